@@ -1,0 +1,42 @@
+"""``spatialprobe datasets ...``: list, show and export datasets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+datasets_app = typer.Typer(help="Build, inspect and export datasets.", no_args_is_help=True)
+
+
+@datasets_app.command("list")
+def list_datasets() -> None:
+    """List the built-in datasets with their sizes and versions."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .. import datasets
+
+    table = Table("name", "task", "instances", "labels", "version")
+    for name in datasets.BUILTIN:
+        ds = datasets.load(name)
+        table.add_row(name, ds.task, str(len(ds)), ", ".join(ds.labels), ds.version)
+    Console().print(table)
+
+
+@datasets_app.command("export")
+def export(
+    name: str = typer.Argument(..., help="Built-in dataset name (size, height, posrel) or a file."),
+    out: Path = typer.Option(..., "--out", help="JSON lines file to write (release format)."),
+) -> None:
+    """Write a dataset in the spatial-commonsense release format (JSON lines)."""
+    from .. import datasets
+    from ..store import write_jsonl
+
+    ds = datasets.load(name)
+    write_jsonl(out, datasets.to_release_records(ds))
+    typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(datasets_app, name="datasets")

@@ -1,0 +1,92 @@
+"""Object-scale comparison sets (size, height) built from the paper's object levels."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ..records import HEIGHT_LABELS, SIZE_LABELS, Dataset, Instance
+
+# Liu et al. (ACL 2022), smaller level first; see shared/ARCHITECTURE.md.
+SIZE_LEVELS: tuple[tuple[str, ...], ...] = (
+    ("ant", "coin", "nut", "bullet", "dice"),
+    ("bird", "cup", "shell", "bottle", "wallet"),
+    ("tyre", "chair", "microwave", "dog", "suitcase"),
+    ("human", "sofa", "bookshelf", "tiger", "bed"),
+    ("house", "cinema", "mountain", "truck", "plane"),
+)
+HEIGHT_LEVELS: tuple[tuple[str, ...], ...] = (
+    ("ant", "insect", "water drop", "bullet", "dice"),
+    ("bird", "cup", "shoe", "bottle", "mobile phone"),
+    ("table", "chair", "trash can", "sofa", "suitcase"),
+    ("human", "horse", "bookshelf", "camel", "door"),
+    ("apartment", "theatre", "giraffe", "truck", "street lamp"),
+)
+SCALE_TASKS = {"size": (SIZE_LEVELS, SIZE_LABELS), "height": (HEIGHT_LEVELS, HEIGHT_LABELS)}
+
+# Words whose first letter misleads the a/an rule.
+_AN_EXCEPTIONS = {"hour", "honest", "honour", "honor", "heir", "herb"}
+_A_EXCEPTIONS = ("uni", "use", "user", "euro", "one", "once", "ufo", "ukulele", "ewe")
+
+
+def article(noun: str) -> str:
+    """``a`` or ``an`` for a noun phrase, by its first sound as far as spelling tells."""
+    word = noun.lower().split()[0] if noun.strip() else noun
+    if word in _AN_EXCEPTIONS:
+        return "an"
+    if word.startswith(_A_EXCEPTIONS):
+        return "a"
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def with_article(noun: str) -> str:
+    return f"{article(noun)} {noun}"
+
+
+def capitalize_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def content_version(name: str, instances: tuple[Instance, ...]) -> str:
+    """A version string that changes whenever any instance changes."""
+    digest = hashlib.sha256(
+        json.dumps([i.to_dict() for i in instances], sort_keys=True).encode()
+    ).hexdigest()
+    return f"{name}-{digest[:12]}"
+
+
+def build_scale(task: str) -> Dataset:
+    """Every ordered pair of objects from different levels; gold says whether A is larger/taller.
+
+    With 5 levels of 5 objects this is 250 unordered pairs in both orders = 500 instances,
+    ordered by (first object, second object) in level order, ids ``{task}-0000`` ...
+    """
+    if task not in SCALE_TASKS:
+        raise ValueError(f"Unknown scale task {task!r}; choose from {sorted(SCALE_TASKS)}.")
+    levels, labels = SCALE_TASKS[task]
+    objects = [(obj, lvl + 1) for lvl, objs in enumerate(levels) for obj in objs]
+    instances = []
+    for obj_a, level_a in objects:
+        for obj_b, level_b in objects:
+            if level_a == level_b:
+                continue
+            instances.append(Instance(
+                id=f"{task}-{len(instances):04d}",
+                task=task,
+                obj_a=obj_a,
+                obj_b=obj_b,
+                label=labels[0] if level_a > level_b else labels[1],
+                text=capitalize_first(f"{with_article(obj_a)} and {with_article(obj_b)}."),
+                level_a=level_a,
+                level_b=level_b,
+                fold_keys=(obj_a, obj_b),
+            ))
+    instances_t = tuple(instances)
+    return Dataset(
+        name=task,
+        version=content_version(task, instances_t),
+        task=task,
+        labels=labels,
+        instances=instances_t,
+        object_levels=tuple(objects),
+    )

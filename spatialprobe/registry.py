@@ -1,0 +1,74 @@
+"""Name -> lazily imported component.
+
+Listing components never imports torch: each entry is a ``module:attribute`` string that is
+imported only when the component is built. Components are grouped by kind (``scorer``,
+``synthesizer``, ``detector``, ``depth``, ...), so ``spatialprobe ls`` can show each group.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A component as data: its registered name and the keyword arguments it is built with."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "args": dict(self.args)}
+
+
+class UnknownComponent(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0])
+
+
+_REGISTRY: dict[str, dict[str, tuple[str, str]]] = {}
+
+
+def register(kind: str, name: str, target: str, summary: str = "") -> None:
+    """Register ``target`` (``"package.module:attr"``) under ``kind``/``name``."""
+    _REGISTRY.setdefault(kind, {})[name] = (target, summary)
+
+
+def names(kind: str) -> list[str]:
+    return sorted(_REGISTRY.get(kind, {}))
+
+
+def summaries(kind: str) -> dict[str, str]:
+    return {name: summary for name, (_, summary) in sorted(_REGISTRY.get(kind, {}).items())}
+
+
+def kinds() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def lookup(kind: str, name: str) -> Any:
+    """Import and return the object registered as ``kind``/``name``."""
+    entries = _REGISTRY.get(kind, {})
+    if name not in entries:
+        close = difflib.get_close_matches(name, list(entries), n=3)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise UnknownComponent(
+            f"Unknown {kind} {name!r}.{hint} Available: {', '.join(sorted(entries)) or 'none'}."
+        )
+    module_name, _, attr = entries[name][0].partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def build(kind: str, spec: Spec) -> Any:
+    return lookup(kind, spec.name)(**spec.args)
+
+
+# Built-in components. Each module that adds a capability registers its entries here, so the
+# whole catalogue is readable in one place.
+register("scorer", "hf-mlm", "spatialprobe.probes.masked_lm:MaskedLMScorer",
+         "any transformers AutoModelForMaskedLM checkpoint or local directory")
+register("scorer", "dummy", "spatialprobe.probes.dummy:DummyScorer",
+         "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
