@@ -1,0 +1,1 @@
+"""Probes: cloze scorers (masked LMs, vision-language models), prompt selection over folds."""
