@@ -17,7 +17,9 @@ app = typer.Typer(
 )
 
 COMMAND_MODULES = (
+    "spatialprobe.commands.probe",
     "spatialprobe.commands.datasets",
+    "spatialprobe.commands.prompts",
 )
 
 for _name in COMMAND_MODULES:

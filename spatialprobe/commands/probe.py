@@ -1,0 +1,145 @@
+"""``spatialprobe probe | consistency | runs | report``: masked-LM probing and what reads it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+TASKS = ("size", "height", "posrel")
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(code=2)
+
+
+def _load_dataset(task: str, data: Optional[Path], pairs: Optional[Path], first: str, second: str,
+                  answer: str, delimiter: Optional[str]):
+    from .. import datasets
+
+    if data and pairs:
+        _fail("give either --data (release format) or --pairs (comparison pairs), not both.")
+    if pairs:
+        return datasets.load_pairs(pairs, task, first=first, second=second, answer=answer,
+                                   delimiter=delimiter)
+    if data:
+        loaded = datasets.load_release(data, task=task)
+        return loaded
+    return datasets.load(task)
+
+
+def probe(
+    task: str = typer.Argument(..., help="size, height or posrel."),
+    model: str = typer.Option(..., "--model", "-m", help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Release-format JSON lines file instead of the built-in set."),
+    pairs: Optional[Path] = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
+    first: str = typer.Option("obj_a", help="--pairs: column of the first object."),
+    second: str = typer.Option("obj_b", help="--pairs: column of the second object."),
+    answer: str = typer.Option("label", help="--pairs: column saying whether the first is larger/taller."),
+    delimiter: Optional[str] = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
+    candidates: str = typer.Option("builtin", "--candidates", help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
+    folds: int = typer.Option(5, help="Object-disjoint folds."),
+    seed: int = typer.Option(0, help="Seed of the fold assignment."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
+    batch_size: int = typer.Option(64, "--batch-size", help="Sequences per forward pass."),
+) -> None:
+    """Probe a masked LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from ..datasets import DataError
+    from ..probes.masked_lm import ModelLoadError
+    from ..probes.run import ProbeSettings, run_probe
+    from ..prompts.templates import resolve
+    from ..reports.tables import probe_table
+
+    if task not in TASKS:
+        _fail(f"unknown task {task!r}; choose from {', '.join(TASKS)}.")
+    try:
+        dataset = _load_dataset(task, data, pairs, first, second, answer, delimiter)
+        cands = resolve(candidates, task)
+    except (DataError, ValueError) as err:
+        _fail(str(err))
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").split("/")[-1])
+    out = out or Path("runs") / f"{task}-{slug}"
+    settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size)
+    console = Console(stderr=True)
+    if model == "dummy":
+        console.print("[yellow]--model dummy is an UNTRAINED smoke scorer: its numbers mean nothing.[/]")
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
+        job = bar.add_task(f"scoring {task} prompts", total=None)
+        try:
+            summary = run_probe(dataset, cands, settings, out,
+                                on_progress=lambda done, total: bar.update(job, completed=done, total=total))
+        except (ModelLoadError, DataError, ValueError, RuntimeError) as err:
+            _fail(str(err))
+    typer.echo(probe_table(summary))
+    typer.echo(f"Run written to {out}")
+
+
+def consistency(
+    run: Path = typer.Argument(..., help="A probe run directory."),
+    plot: bool = typer.Option(True, help="Write the per-object chart consistency_objects.png."),
+) -> None:
+    """Symmetry and transitivity of a size/height run's predictions, and a per-object chart."""
+    from ..reports.consistency import consistency_report
+
+    try:
+        result = consistency_report(run, plot=plot)
+    except (FileNotFoundError, ValueError) as err:
+        _fail(str(err))
+    typer.echo(f"symmetry {result['symmetry']:.1f}% over {result['symmetry_pairs']} pairs; "
+               f"transitivity {result['transitivity']:.1f}% over {result['transitivity_triples']} triples")
+    typer.echo(f"written to {run / 'consistency.json'}")
+
+
+def runs() -> None:
+    """List the runs in the index ($SPATIALPROBE_HOME/index.sqlite)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..store import home, list_runs
+
+    table = Table("created", "kind", "task", "model", "dataset", "accuracy", "macro-F1", "path",
+                  title=f"runs indexed in {home() / 'index.sqlite'}")
+    for r in list_runs():
+        table.add_row(r["created"], r["kind"], r["task"] or "", r["model"] or "", r["dataset"] or "",
+                      "" if r["accuracy"] is None else f"{r['accuracy']:.1f}",
+                      "" if r["macro_f1"] is None else f"{r['macro_f1']:.1f}", r["path"])
+    Console(width=200).print(table)
+
+
+def report(
+    run_dirs: List[Path] = typer.Argument(None, help="Run directories; default: every indexed run."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
+) -> None:
+    """Put several runs side by side: models as rows, tasks' accuracy and macro-F1 as columns."""
+    from ..reports.tables import comparison_table
+    from ..store import atomic_write_text, list_runs, read_json
+
+    paths = list(run_dirs or [Path(r["path"]) for r in list_runs()])
+    summaries = []
+    for path in paths:
+        file = Path(path) / "summary.json"
+        if not file.exists():
+            _fail(f"{path} has no summary.json: not a finished run.")
+        summaries.append(read_json(file))
+    if not summaries:
+        _fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
+    text = comparison_table(summaries)
+    sources = "\n".join(f"- `{p}`" for p in paths)
+    typer.echo(text)
+    if out:
+        atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("probe")(probe)
+    app.command("consistency")(consistency)
+    app.command("runs")(runs)
+    app.command("report")(report)

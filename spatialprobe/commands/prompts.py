@@ -1,0 +1,56 @@
+"""``spatialprobe prompts ...``: show and generate prompt candidates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_args_is_help=True)
+
+
+@prompts_app.command("show")
+def show(task: str = typer.Argument(..., help="size, height or posrel."),
+         candidates: str = typer.Option("builtin", help="'builtin', 'manual' or a candidates file.")) -> None:
+    """Print a task's candidates as JSON (the editable file format)."""
+    from ..prompts.templates import resolve
+
+    typer.echo(json.dumps(resolve(candidates, task).to_dict(), indent=1))
+
+
+@prompts_app.command("backtranslate")
+def backtranslate_cmd(
+    task: str = typer.Option(..., "--task", help="size, height or posrel."),
+    n: int = typer.Option(10, "--n", help="Candidates to keep for the template and for each answer."),
+    forward: str = typer.Option("facebook/wmt19-en-de", help="English->German FSMT model id or path."),
+    backward: str = typer.Option("facebook/wmt19-de-en", help="German->English FSMT model id or path."),
+    data: Optional[Path] = typer.Option(None, help="Release-format file to take the example from."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the candidates JSON here."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda."),
+) -> None:
+    """Back-translate (en->de->en, WMT19) the prompt template and answer words into candidates."""
+    from .. import datasets
+    from ..probes.masked_lm import ModelLoadError
+    from ..prompts.backtranslate import FSMTTranslator, backtranslate
+    from ..store import provenance, write_json
+
+    try:
+        dataset = datasets.load_release(data, task) if data else datasets.load(task)
+        result = backtranslate(dataset, FSMTTranslator(forward, device), FSMTTranslator(backward, device), n,
+                               source=f"backtranslate:{forward}+{backward}")
+    except (ModelLoadError, ValueError) as err:
+        typer.secho(f"Error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2)
+    payload = {**result.to_dict(), "provenance": provenance(), "models": [forward, backward], "n": n}
+    if out:
+        write_json(out, payload)
+        typer.echo(f"wrote {len(result.templates)} templates and answers for "
+                   f"{', '.join(result.answers)} to {out}")
+    else:
+        typer.echo(json.dumps(payload, indent=1))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(prompts_app, name="prompts")

@@ -1,0 +1,37 @@
+"""An UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no model, no download.
+
+It lets a newcomer see the whole pipeline run offline (``--model dummy``). Its numbers mean
+nothing: every output that uses it is labelled ``untrained``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from typing import Any, Sequence
+
+from .base import ClozeRequest, Progress
+
+
+class DummyScorer:
+    name = "dummy"
+
+    def __init__(self, seed: int = 0, **_: Any):
+        self.seed = seed
+
+    def describe(self) -> dict[str, Any]:
+        return {"scorer": self.name, "model": "dummy", "untrained": True, "seed": self.seed,
+                "weights_sha256": None,
+                "score": "sha256 of (seed, prompt, word) mapped to (-10, 0]: NOT a model"}
+
+    def _score(self, req: ClozeRequest, word: str) -> float:
+        key = f"{self.seed}\x1f{req.prefix}\x1f{word}\x1f{req.suffix}".encode()
+        (value,) = struct.unpack(">Q", hashlib.sha256(key).digest()[:8])
+        return -10.0 * value / 2**64
+
+    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+              ) -> list[tuple[float, ...]]:
+        out = [tuple(self._score(req, w) for w in req.words) for req in requests]
+        if progress:
+            progress(len(requests))
+        return out

@@ -1,0 +1,52 @@
+"""Consistency of a probe run: ``RUN/consistency.json`` and ``RUN/consistency_objects.png``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..metrics.consistency import consistency, object_bias
+from ..store import read_json, read_jsonl, write_json
+
+FIRST_LABEL = {"size": "larger", "height": "taller"}
+
+
+def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
+    run = Path(run)
+    summary_path, predictions_path = run / "summary.json", run / "predictions.jsonl"
+    for path in (summary_path, predictions_path):
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: {run} is not a finished probe run.")
+    summary = read_json(summary_path)
+    task = summary.get("task")
+    if task not in FIRST_LABEL:
+        raise ValueError(f"Consistency is defined for size and height comparisons, not {task!r}.")
+    rows = read_jsonl(predictions_path)
+    first = FIRST_LABEL[task]
+    result = consistency(rows, first)
+    result.update({
+        "task": task, "model": summary.get("model"), "dataset": summary.get("dataset"),
+        "definition": "symmetry: A>B iff B<A over pairs predicted in both orders; transitivity: share of "
+                      "triples with (A,B),(B,C) agreeing in direction whose (A,C) agrees; within each fold, pooled",
+        "objects": object_bias(rows, first),
+        "provenance": summary.get("provenance"),
+    })
+    if plot:
+        from .plots import object_bias_chart
+
+        order = _level_order(summary, result["objects"])
+        result["chart"] = object_bias_chart(result["objects"], order, run / "consistency_objects.png",
+                                            title=f"{task} · {summary.get('model')}", first_label=first)
+    write_json(run / "consistency.json", result)
+    return result
+
+
+def _level_order(summary: dict, objects: dict) -> list[str]:
+    """Objects in the dataset's level order where it is a built-in set, else alphabetical."""
+    from ..datasets import BUILTIN, load
+
+    name = (summary.get("dataset") or {}).get("name")
+    if name in BUILTIN:
+        levels = dict(load(name).object_levels)
+        return sorted(objects, key=lambda o: (levels.get(o, 99), o))
+    return sorted(objects)
