@@ -15,7 +15,10 @@ def tiny_wordpiece_bert(path: Path, extra_pieces=("##er", "##est", "hug", "tin",
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
     path.mkdir(parents=True, exist_ok=True)
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(dict.fromkeys(WORDS)) + list(extra_pieces)
+    from spatialprobe.datasets.scale import SIZE_LEVELS
+
+    objects = [o for level in SIZE_LEVELS for o in level]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(dict.fromkeys(WORDS + objects)) + list(extra_pieces)
     (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
     tokenizer = BertTokenizerFast(vocab=str(path / "vocab.txt"), do_lower_case=True)
     tokenizer.save_pretrained(path)

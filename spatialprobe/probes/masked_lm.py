@@ -98,8 +98,17 @@ class MaskedLMScorer:
         tok = self.tokenizer
         left = tok(prefix.rstrip(), add_special_tokens=False)["input_ids"] if prefix.strip() else []
         right = tok(suffix, add_special_tokens=False)["input_ids"] if suffix.strip() else []
-        ids = tok.build_inputs_with_special_tokens(list(left) + [tok.mask_token_id] * n_masks + list(right))
-        return tuple(ids)
+        head, tail = self._special_tokens()
+        return tuple(head + list(left) + [tok.mask_token_id] * n_masks + list(right) + tail)
+
+    def _special_tokens(self) -> tuple[list[int], list[int]]:
+        """The ids the tokenizer puts before and after a single sequence ([CLS] ... [SEP])."""
+        if not hasattr(self, "_specials"):
+            plain = self.tokenizer("a", add_special_tokens=False)["input_ids"]
+            full = self.tokenizer("a")["input_ids"]
+            at = next(i for i in range(len(full)) if full[i:i + len(plain)] == plain)
+            self._specials = (list(full[:at]), list(full[at + len(plain):]))
+        return self._specials
 
     # -- scoring -------------------------------------------------------------------------------
     def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None

@@ -1,0 +1,98 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from mlm_helpers import set_output_bias, tiny_wordpiece_bert
+from spatialprobe.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    return result
+
+
+@pytest.fixture(scope="module")
+def always_larger(tmp_path_factory):
+    """A tiny BERT that always prefers 'larger' over 'smaller'."""
+    path = tiny_wordpiece_bert(tmp_path_factory.mktemp("bert"))
+    set_output_bias(path, {"larger": 3.0, "smaller": 1.0, "bigger": 2.0})
+    return path
+
+
+def test_probe_size_end_to_end_with_a_local_model(always_larger, tmp_path):
+    out = tmp_path / "run"
+    result = invoke("probe", "size", "--model", always_larger, "--out", out, "--candidates", "manual",
+                    "--device", "cpu", "--batch-size", "128")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["task"] == "size" and summary["model"] == str(always_larger)
+    assert len(summary["folds"]) == 5
+    for fold in summary["folds"]:  # always "larger": half of every fold's test pairs are right
+        assert fold["accuracy"] == 50.0 and fold["size"] == 320
+        assert fold["answers"] == {"larger": "larger", "smaller": "smaller"}
+        assert fold["macro_f1"] == pytest.approx(100 * (2 / 3) / 2)
+    assert summary["accuracy"] == {"mean": 50.0, "std": 0.0}
+    rows = [json.loads(l) for l in (out / "predictions.jsonl").read_text().splitlines()]
+    assert len(rows) == 1600 and {r["pred"] for r in rows} == {"larger"}
+    assert "| mean ± σ |  | 50.0 |" in (out / "table.md").read_text()
+    assert "50.0" in result.output and "fold" in result.output
+
+
+def test_release_file_and_pairs_file_run_through_the_same_probe(tmp_path):
+    data = tmp_path / "posrel.jsonl"
+    invoke("datasets", "export", "posrel", "--out", data)
+    result = invoke("probe", "posrel", "--model", "dummy", "--data", data, "--out", tmp_path / "p",
+                    "--candidates", "manual")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "p" / "summary.json").read_text())["dataset"]["name"] == "posrel.jsonl"
+    pairs = tmp_path / "rs.tsv"
+    objects = ["ant", "cup", "dog", "bus", "house", "plane", "coin", "shoe", "tiger", "truck"]
+    lines = ["x\ty\tbigger"] + [f"{a}\t{b}\t{a if i > j else b}" for i, a in enumerate(objects)
+                                for j, b in enumerate(objects) if a != b]
+    pairs.write_text("\n".join(lines) + "\n")
+    result = invoke("probe", "size", "--model", "dummy", "--pairs", pairs, "--first", "x", "--second", "y",
+                    "--answer", "bigger", "--out", tmp_path / "rs")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "rs" / "summary.json").read_text())
+    assert summary["dataset"]["instances"] == 90 and len(summary["folds"]) == 5
+
+
+def test_malformed_input_is_one_clear_error(tmp_path):
+    bad = tmp_path / "size.jsonl"
+    bad.write_text('{"text": "x", "obj_a": "ant", "obj_b": "cup", "label": 1}\n{"text": "x", "obj_a": "ant"}\n')
+    result = invoke("probe", "size", "--model", "dummy", "--data", bad, "--out", tmp_path / "r")
+    assert result.exit_code == 2
+    assert f"{bad}, line 2, field 'obj_b': missing" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_unknown_task_and_unloadable_model(tmp_path):
+    assert "unknown task 'width'" in invoke("probe", "width", "--model", "dummy").output
+    result = invoke("probe", "size", "--model", tmp_path / "missing", "--out", tmp_path / "r", "--device", "cpu")
+    assert result.exit_code == 2 and "Could not load" in result.output and "Traceback" not in result.output
+
+
+def test_runs_and_report_put_runs_side_by_side(tmp_path):
+    for task in ("size", "posrel"):
+        assert invoke("probe", task, "--model", "dummy", "--out", tmp_path / task,
+                      "--candidates", "manual").exit_code == 0
+    listed = invoke("runs")
+    assert listed.exit_code == 0 and "dummy" in listed.output and "posrel" in listed.output
+    table = tmp_path / "table.md"
+    result = invoke("report", tmp_path / "size", tmp_path / "posrel", "--out", table)
+    assert result.exit_code == 0, result.output
+    header = table.read_text().splitlines()[0]
+    assert header == "| model | size acc | size F1 | posrel acc | posrel F1 |"
+    assert table.read_text().splitlines()[2].startswith("| dummy [untrained] | ")
+    assert invoke("report").exit_code == 0  # every indexed run
+    assert invoke("report", tmp_path / "nothing").exit_code == 2
+
+
+def test_listing_commands():
+    assert "hf-mlm" in invoke("ls").output
+    assert "posrel" in invoke("datasets", "list").output
+    shown = json.loads(invoke("prompts", "show", "size", "--candidates", "manual").output)
+    assert shown["templates"] == ["[A] is [MASK] than [B]."]
