@@ -7,6 +7,7 @@ from typing import Any
 
 from ..metrics.consistency import consistency, object_bias
 from ..store import read_json, read_jsonl, write_json
+from .tables import provenance_line
 
 FIRST_LABEL = {"size": "larger", "height": "taller"}
 
@@ -36,7 +37,8 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
 
         order = _level_order(summary, result["objects"])
         result["chart"] = object_bias_chart(result["objects"], order, run / "consistency_objects.png",
-                                            title=f"{task} · {summary.get('model')}", first_label=first)
+                                            title=f"{task} · {summary.get('model')}", first_label=first,
+                                            caption=provenance_line(summary))
     write_json(run / "consistency.json", result)
     return result
 

@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 
 
 def object_bias_chart(objects: Mapping[str, Mapping[str, float | None]], order: Sequence[str], out: Path,
-                      title: str = "", first_label: str = "larger") -> str:
+                      title: str = "", first_label: str = "larger", caption: str = "") -> str:
     """Per object: share of "object {first_label} than others" (object first) and of
     "others {first_label} than object" (object second). Returns the file name written."""
     import matplotlib
@@ -29,7 +29,9 @@ def object_bias_chart(objects: Mapping[str, Mapping[str, float | None]], order: 
     ax.set_ylim(0, 100)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
+    if caption:  # what produced the figure travels with it
+        fig.text(0.01, 0.01, caption, fontsize=6, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.04 if caption else 0, 1, 1))
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return Path(out).name
