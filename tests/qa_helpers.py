@@ -8,6 +8,18 @@ from pathlib import Path
 SPECIALS = ["<pad>", "</s>", "<unk>"]
 
 
+def _bert_tokenizer(words: list[str], path: Path, **special):
+    """A BERT word-piece tokenizer over ``words`` (transformers 5 takes a dict, 4.x a vocab file)."""
+    import inspect
+
+    from transformers import BertTokenizerFast
+
+    if "vocab" in inspect.signature(BertTokenizerFast.__init__).parameters:
+        return BertTokenizerFast(vocab={w: i for i, w in enumerate(words)}, do_lower_case=True, **special)
+    (path / "vocab.txt").write_text("\n".join(words) + "\n")
+    return BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True, **special)
+
+
 def _words(texts) -> list[str]:
     found = set()
     for text in texts:
@@ -63,13 +75,12 @@ def train_t5(path: Path, inputs: list[str], answers: list[str], steps: int = 80)
 def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
     """A 1-layer ViLT-VQA whose answer classifier outputs ``answer_bias`` whatever the input."""
     import torch
-    from transformers import (BertTokenizerFast, ViltConfig, ViltForQuestionAnswering,
+    from transformers import (ViltConfig, ViltForQuestionAnswering,
                               ViltImageProcessor, ViltProcessor)
 
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + _words(texts)
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + _words(list(texts) + ["yes no"])
     path.mkdir(parents=True, exist_ok=True)
-    (path / "vocab.txt").write_text("\n".join(words) + "\n")
-    tokenizer = BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
+    tokenizer = _bert_tokenizer(words, path)
     image_processor = ViltImageProcessor(size={"shortest_edge": image_size}, size_divisor=16)
     ViltProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(path)
     labels = list(answer_bias)
@@ -84,5 +95,34 @@ def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int 
         head.weight.zero_()
         head.bias.copy_(torch.tensor([answer_bias[w] for w in labels]))
     model.save_pretrained(path)
-    (path / "vocab.txt").unlink()  # the saved tokenizer files are what loading uses
+    return path
+
+
+def make_blip(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
+    """A 1-layer BLIP-VQA whose answer decoder outputs fixed logits: ``answer_bias`` per word."""
+    import torch
+    from transformers import (BlipConfig, BlipForQuestionAnswering,
+                              BlipImageProcessor, BlipProcessor)
+
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"] + _words(list(texts) + ["yes no"])
+    path.mkdir(parents=True, exist_ok=True)
+    tokenizer = _bert_tokenizer(words, path, bos_token="[DEC]")  # as in Salesforce/blip-vqa-base
+    image_processor = BlipImageProcessor(size={"height": image_size, "width": image_size})
+    BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(path)
+    small = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    config = BlipConfig(
+        text_config=dict(vocab_size=len(words), bos_token_id=words.index("[DEC]"), pad_token_id=0,
+                         sep_token_id=words.index("[SEP]"), eos_token_id=words.index("[SEP]"),
+                         encoder_hidden_size=32, max_position_embeddings=64, **small),
+        vision_config=dict(image_size=image_size, patch_size=16, **small),
+        projection_dim=32)
+    torch.manual_seed(0)
+    model = BlipForQuestionAnswering(config)
+    head = model.text_decoder.cls.predictions
+    with torch.no_grad():
+        head.decoder.weight.zero_()
+        head.bias.zero_()
+        for word, value in answer_bias.items():
+            head.bias[words.index(word)] = value
+    model.save_pretrained(path)
     return path

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from qa_helpers import make_vilt
+from qa_helpers import make_blip, make_vilt
 from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa
@@ -95,3 +95,25 @@ def test_model_without_yes_no_classes_is_refused(tmp_path, posrel_qa):
     model = make_vilt(tmp_path / "m", [i.full_text for i in posrel_qa.items], {"left": 0.0, "right": 1.0})
     with pytest.raises(ValueError, match="lack 'yes' or 'no'"):
         load_vqa(str(model), device="cpu")
+
+
+def test_blip_restricted_scores_are_decoder_log_likelihoods(tmp_path, posrel_qa):
+    import torch
+
+    texts = [i.full_text for i in posrel_qa.items]
+    model = make_blip(tmp_path / "blip", texts, {"yes": 3.0, "[SEP]": 2.0, "no": 1.0})
+    answerer = load_vqa(str(model), device="cpu")
+    assert answerer.name == "blip"
+    image = Image.new("RGB", (40, 40), "white")
+    got = answerer.answer([image, image], [i.question for i in posrel_qa.items[:2]])
+    vocab = answerer.processor.tokenizer.get_vocab()
+    bias = answerer.model.text_decoder.cls.predictions.bias.detach()
+    logp = torch.log_softmax(bias, dim=-1)
+    yes = float(logp[vocab["yes"]] + logp[vocab["[SEP]"]])
+    no = float(logp[vocab["no"]] + logp[vocab["[SEP]"]])
+    for answer in got:
+        assert answer.answer == "yes"
+        assert answer.yes_score == pytest.approx(yes, abs=1e-4)
+        assert answer.no_score == pytest.approx(no, abs=1e-4)
+    generated = answerer.answer([image], [posrel_qa.items[0].question], full_vocab=True)
+    assert generated[0].answer.split()[0] == "yes"
