@@ -80,3 +80,25 @@ def test_cli_with_conceptnet(tmp_path):
 def test_cli_requires_one_source(tmp_path):
     result = CliRunner().invoke(app, ["generalize", "--out", str(tmp_path / "x.jsonl")])
     assert result.exit_code != 0
+
+
+class _Subterms:
+    name = "fake"
+
+    def __init__(self, table):
+        self.table = table
+
+    def subterms(self, word):
+        return self.table.get(word, [])
+
+    def describe(self):
+        return {"source": self.name}
+
+
+def test_source_scenarios_are_never_re_emitted():
+    terms = _Subterms({"man": ["boy", "wizard"]})  # ConceptNet holds "boy IsA man"
+    rows, _ = generalize_records(datasets.load("posrel"), terms, replace="person")
+    texts = {r["text"] for r in rows}
+    assert "A boy drives the bus." not in texts  # already in the source set
+    assert "A wizard drives the bus." in texts
+    assert all(r["source_obj_a"] == "man" for r in rows)

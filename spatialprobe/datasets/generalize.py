@@ -70,7 +70,9 @@ def generalize_records(dataset: Dataset, source, *, replace: str = "both",
         raise ValueError(f"Only posrel scenarios can be generalized, not {dataset.task!r}.")
     if replace not in REPLACE_MODES:
         raise ValueError(f"replace must be one of {REPLACE_MODES}, not {replace!r}.")
-    rows, seen, missing = [], set(), set()
+    rows, missing = [], set()
+    # A subterm can be another source word (ConceptNet: "boy IsA man"); never re-emit a source scenario.
+    seen = {normalize_phrase(inst.text) for inst in dataset.instances}
     for inst in dataset.instances:
         if not inst.action:
             continue  # the text did not parse as "A <person> <action> the <object>."

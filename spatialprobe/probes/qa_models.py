@@ -83,7 +83,7 @@ class T5YesNo:
         self._targets = targets.input_ids.masked_fill(targets.attention_mask == 0, -100)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model_id, "device": self.device,
+        return {"name": self.name, "model": self.model_id,
                 "input_format": "unifiedqa: '<question> \\n <context>'" + (", lower-cased" if self.lowercase else ""),
                 "use_context": self.use_context, "score": "summed log-prob of 'yes</s>' vs 'no</s>'"}
 

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..datasets.corpus_filter import normalize_phrase
 from ..datasets.qa import QAItem, QASet
-from ..store import RunDir, register_run, write_json, write_jsonl
+from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
 from .qa_models import Answer
 
 _TABLE = """CREATE TABLE IF NOT EXISTS qa_answers (
@@ -116,7 +116,7 @@ def _finish(run: RunDir, config: dict, items: Sequence[QAItem], final: dict[str,
              "|---|---|---|---|---|---|---|---|\n"
              f"| {config['mode']} | {config['task']} | {config['model']} | {config['dataset']} | "
              f"{summary['n']} | {summary['coverage']:.1%} | {acc:.1f} | {f1:.1f} |\n")
-    (run.file("table.md")).write_text(table, encoding="utf-8")
+    atomic_write_text(run.file("table.md"), table)
     register_run(run.path, kind="qa", task=config["task"], model=config["model"],
                  dataset=config["dataset"], accuracy=acc, macro_f1=f1)
     return summary
@@ -134,7 +134,8 @@ def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_siz
     """Answer every question of ``qa`` with a text answerer (``answer(questions, contexts)``)."""
     config = {"kind": "qa", "mode": "text", "task": qa.task, "model": answerer.model_id,
               "dataset": dataset, "questions": f"{qa.name}@{qa.version}", "full_vocab": False,
-              "answerer": answerer.describe(), "seed": None, "deterministic": True}
+              "answerer": answerer.describe(), "device": answerer.device, "seed": None,
+              "deterministic": True}
     run, config = _start(out, config)
     by_id = {item.id: item for item in qa.items}
 
@@ -174,7 +175,8 @@ def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, f
     config = {"kind": "qa", "mode": "image", "task": qa.task, "model": answerer.model_id,
               "dataset": dataset, "questions": f"{qa.name}@{qa.version}", "full_vocab": full_vocab,
               "images": str(Path(store.path).resolve()),
-              "answerer": {"name": answerer.name, "model": answerer.model_id, "device": answerer.device},
+              "answerer": {"name": answerer.name, "model": answerer.model_id},
+              "device": answerer.device,
               "seed": None, "deterministic": True}
     run, config = _start(out, config)
     by_id = {item.id: item for item in qa.items}
