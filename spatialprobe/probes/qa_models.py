@@ -44,10 +44,15 @@ def resolve_device(device: str = "auto") -> str:
     return device
 
 
-def _dtype(device: str):
+def _dtype(device: str) -> dict[str, Any]:
+    """from_pretrained keyword for float16 on CUDA (``dtype`` since transformers 4.56)."""
+    if not device.startswith("cuda"):
+        return {}
     import torch
+    import transformers
 
-    return torch.float16 if device.startswith("cuda") else torch.float32
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": torch.float16}
 
 
 def _load_error(model: str, err: Exception) -> RuntimeError:
@@ -74,7 +79,7 @@ class T5YesNo:
         self.model_id, self.device = model, resolve_device(device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(model, dtype=_dtype(self.device))
+            self.model = AutoModelForSeq2SeqLM.from_pretrained(model, **_dtype(self.device))
         except (OSError, ValueError) as err:
             raise _load_error(model, err) from None
         self.model.to(self.device).eval()
@@ -126,7 +131,7 @@ class ViltVQA:
         from transformers import ViltForQuestionAnswering
 
         self.model_id, self.processor, self.device = model, processor, device
-        self.model = ViltForQuestionAnswering.from_pretrained(model, dtype=_dtype(device))
+        self.model = ViltForQuestionAnswering.from_pretrained(model, **_dtype(device))
         self.model.to(device).eval()
         label2id = {str(k).lower(): v for k, v in self.model.config.label2id.items()}
         if "yes" not in label2id or "no" not in label2id:
@@ -138,6 +143,7 @@ class ViltVQA:
 
         enc = self.processor(images=list(images), text=list(questions), return_tensors="pt",
                              padding=True, truncation=True).to(self.device)
+        enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)  # float16 on CUDA
         with torch.no_grad():
             logits = self.model(**enc).logits.float().cpu()
         out = []
@@ -158,7 +164,7 @@ class BlipVQA:
         from transformers import BlipForQuestionAnswering
 
         self.model_id, self.processor, self.device = model, processor, device
-        self.model = BlipForQuestionAnswering.from_pretrained(model, dtype=_dtype(device))
+        self.model = BlipForQuestionAnswering.from_pretrained(model, **_dtype(device))
         self.model.to(device).eval()
         tok, text_config = processor.tokenizer, self.model.config.text_config
         self._targets = [[text_config.bos_token_id] + tok(word, add_special_tokens=False).input_ids
@@ -187,6 +193,7 @@ class BlipVQA:
 
         enc = self.processor(images=list(images), text=list(questions), return_tensors="pt",
                              padding=True).to(self.device)
+        enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)  # float16 on CUDA
         with torch.no_grad():
             scores = self._target_scores(enc)
             words = None
