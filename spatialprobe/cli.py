@@ -20,6 +20,8 @@ COMMAND_MODULES = (
     "spatialprobe.commands.probe",
     "spatialprobe.commands.datasets",
     "spatialprobe.commands.prompts",
+    "spatialprobe.commands.generalize",
+    "spatialprobe.commands.qa",
 )
 
 for _name in COMMAND_MODULES:

@@ -72,3 +72,15 @@ register("scorer", "hf-mlm", "spatialprobe.probes.masked_lm:MaskedLMScorer",
          "any transformers AutoModelForMaskedLM checkpoint or local directory")
 register("scorer", "dummy", "spatialprobe.probes.dummy:DummyScorer",
          "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
+
+# Spatial QA (issue 6): yes/no answerers for `spatialprobe qa text|image`.
+register("qa", "t5", "spatialprobe.probes.qa_models:T5YesNo",
+         "T5/UnifiedQA seq2seq checkpoint; yes vs no by decoder likelihood")
+register("qa", "vilt", "spatialprobe.probes.qa_models:ViltVQA",
+         "ViltForQuestionAnswering; yes/no logits or argmax over its answer classes")
+register("qa", "blip", "spatialprobe.probes.qa_models:BlipVQA",
+         "BlipForQuestionAnswering; yes/no by answer-decoder likelihood, or generation")
+register("subterms", "conceptnet", "spatialprobe.datasets.subterms:ConceptNetSubterms",
+         "IsA subterms from a conceptnet-lite database file (no download)")
+register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms",
+         "WordNet hyponyms through nltk (data directory given or found; no download)")

@@ -1,0 +1,54 @@
+"""``spatialprobe generalize``: posrel scenarios with uncommon persons and objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+
+def generalize_command(
+    out: Path = typer.Option(..., "--out", help="Release-format JSON lines file to write."),
+    source: str = typer.Option("posrel", "--source", help="posrel dataset: built-in name or file."),
+    conceptnet: Optional[Path] = typer.Option(
+        None, "--conceptnet", help="conceptnet-lite database file (conceptnet.db): IsA subterms."),
+    wordnet: Optional[str] = typer.Option(
+        None, "--wordnet", help="WordNet hyponyms; a data directory, or 'auto' to find nltk's."),
+    corpus: List[Path] = typer.Option(
+        [], "--corpus", help="Plain-text reference corpus file (repeatable); scenarios in it are dropped."),
+    replace: str = typer.Option("both", help="Replace the person, the object, or both."),
+    depth: int = typer.Option(1, help="Levels of subterms to follow (1 = direct)."),
+    senses: int = typer.Option(1, help="WordNet: noun senses of each word to use, most frequent first."),
+    max_per_scenario: int = typer.Option(20, help="Most substitutions kept per source scenario (0 = all)."),
+    seed: int = typer.Option(0, help="Seed for sampling substitutions."),
+) -> None:
+    """Replace persons and objects of posrel scenarios by subterms; drop those the corpus contains."""
+    from .. import datasets
+    from ..datasets.generalize import generalize
+    from ..datasets.subterms import ConceptNetSubterms, WordNetSubterms
+
+    if (conceptnet is None) == (wordnet is None):
+        raise typer.BadParameter("Give exactly one of --conceptnet DB or --wordnet [DIR|auto].")
+    try:
+        if conceptnet is not None:
+            terms = ConceptNetSubterms(conceptnet, depth=depth)
+        else:
+            terms = WordNetSubterms(None if wordnet == "auto" else wordnet, depth=depth, senses=senses)
+    except (FileNotFoundError, ImportError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    if not corpus:
+        typer.echo("warning: no --corpus given; no scenario is checked against a reference corpus.",
+                   err=True)
+    report = generalize(datasets.load(source, task="posrel"), terms, out, corpus=corpus,
+                        replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
+                        show_progress=True)
+    typer.echo(f"{report.candidates} generalized scenarios, {report.in_corpus} found in the corpus "
+               f"and dropped, {report.kept} written to {report.out}")
+    if report.no_subterms:
+        typer.echo(f"no subterms for: {', '.join(report.no_subterms)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("generalize")(generalize_command)

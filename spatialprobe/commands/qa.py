@@ -1,0 +1,138 @@
+"""``spatialprobe qa ...``: build, export and answer yes/no spatial questions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
+                     no_args_is_help=True)
+
+TASK_HELP = "size, height or posrel (built-in dataset; with --data, the file's task)."
+DATA_HELP = "A QA file (e.g. the release's posrel_qa.jsonl) or a dataset file to build questions from."
+
+
+def _questions(task: Optional[str], data: Optional[Path]):
+    from ..datasets.qa import questions_for
+    from ..datasets.release import DataError
+
+    try:
+        return questions_for(task, data)
+    except (DataError, ValueError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _default_out(mode: str, task: str, model: str) -> Path:
+    from ..store import home
+
+    name = Path(model.rstrip("/")).name or "model"
+    return home() / "runs" / f"qa-{mode}-{task}-{name}"
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    typer.echo(f"{summary['task']}: accuracy {summary['accuracy']['mean']:.1f}, macro-F1 "
+               f"{summary['macro_f1']['mean']:.1f} on {summary['n']} of {summary['n_questions']} "
+               f"questions -> {out}")
+
+
+def _progress_bar(total: int, what: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                   TimeRemainingColumn())
+    task = bar.add_task(what, total=total or None)
+    return bar, (lambda n: bar.advance(task, n))
+
+
+@qa_app.command("export")
+def export(
+    task: Optional[str] = typer.Option(None, help=TASK_HELP),
+    data: Optional[Path] = typer.Option(None, help=DATA_HELP),
+    out: Path = typer.Option(..., "--out", help="JSON lines file (release posrel_qa format + our fields)."),
+) -> None:
+    """Write the balanced yes/no question set of a dataset."""
+    from ..datasets.qa import to_qa_records
+    from ..store import write_jsonl
+
+    qa, label = _questions(task, data)
+    write_jsonl(out, to_qa_records(qa))
+    yes = sum(item.answer == "yes" for item in qa.items)
+    typer.echo(f"wrote {len(qa)} {qa.task} questions ({yes} yes, {len(qa) - yes} no) from {label} to {out}")
+
+
+@qa_app.command("text")
+def text(
+    model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint: Hugging Face id or directory."),
+    task: Optional[str] = typer.Option(None, help=TASK_HELP),
+    data: Optional[Path] = typer.Option(None, help=DATA_HELP),
+    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
+    batch_size: int = typer.Option(16, help="Questions per forward pass."),
+    context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
+) -> None:
+    """Answer the questions with a text QA model (yes vs no by decoder likelihood)."""
+    from ..probes.qa_models import T5YesNo
+    from ..probes.qa_run import run_text_qa
+
+    qa, label = _questions(task, data)
+    out = out or _default_out("text", qa.task, model)
+    try:
+        answerer = T5YesNo(model, device=device, batch_size=batch_size, use_context=context)
+    except RuntimeError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    bar, advance = _progress_bar(len(qa), f"qa text {qa.task}")
+    with bar:
+        summary = run_text_qa(qa, answerer, out, dataset=label, batch_size=batch_size, progress=advance)
+    _print_summary(summary, out)
+
+
+@qa_app.command("image")
+def image(
+    images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
+    model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP): id or directory."),
+    task: Optional[str] = typer.Option(None, help=TASK_HELP + " Default: the task of the images."),
+    data: Optional[Path] = typer.Option(None, help=DATA_HELP),
+    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
+    full_vocab: bool = typer.Option(False, help="Argmax over the full answer vocabulary, not yes/no."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
+    batch_size: int = typer.Option(8, help="Images per forward pass."),
+) -> None:
+    """Answer each question from the image synthesized for its scenario."""
+    from ..imagestore import ImageStore
+    from ..probes.qa_models import load_vqa
+    from ..probes.qa_run import run_image_qa
+
+    if not (images / "run.sqlite").exists():
+        typer.echo(f"error: {images} is not a synthesis run (no run.sqlite).", err=True)
+        raise typer.Exit(2)
+    store = ImageStore(images)
+    if task is None and data is None:
+        tasks = {p.meta.get("task") for p in store.prompts()} - {None}
+        if len(tasks) != 1:
+            typer.echo("error: cannot tell the task of the images; pass --task or --data.", err=True)
+            raise typer.Exit(2)
+        task = tasks.pop()
+    qa, label = _questions(task, data)
+    out = out or _default_out("image", qa.task, model)
+    try:
+        answerer = load_vqa(model, device=device)
+    except (RuntimeError, ValueError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    bar, advance = _progress_bar(0, f"qa image {qa.task}")
+    with bar:
+        try:
+            summary = run_image_qa(qa, store, answerer, out, dataset=label, full_vocab=full_vocab,
+                                   batch_size=batch_size, progress=advance)
+        except ValueError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(2) from None
+    _print_summary(summary, out)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(qa_app, name="qa")

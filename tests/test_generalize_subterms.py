@@ -1,0 +1,52 @@
+"""Subterm sources against a tiny ConceptNet database and a tiny WordNet directory."""
+
+from __future__ import annotations
+
+import pytest
+
+from generalize_helpers import make_conceptnet_db, make_wordnet_dir
+from spatialprobe.datasets.subterms import ConceptNetSubterms, WordNetSubterms, find_wordnet
+
+pytest.importorskip("conceptnet_lite")
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPATIALPROBE_HOME", str(tmp_path / "home"))
+
+
+def test_conceptnet_isa_subterms_english_only(tmp_path):
+    terms = ConceptNetSubterms(make_conceptnet_db(tmp_path / "cn.db"))
+    assert terms.subterms("woman") == ["ballerina", "enchantress"]  # not the German "hexe"
+    assert terms.subterms("car") == ["ambulance", "convertible"]  # RelatedTo "garage" is not IsA
+    assert terms.subterms("man") == ["wizard"]
+    assert terms.subterms("camel") == []
+
+
+def test_conceptnet_depth_two_follows_isa_chains(tmp_path):
+    terms = ConceptNetSubterms(make_conceptnet_db(tmp_path / "cn.db"), depth=2)
+    assert terms.subterms("man") == ["archmage", "wizard"]
+
+
+def test_conceptnet_missing_database_never_downloads(tmp_path):
+    with pytest.raises(FileNotFoundError, match="--conceptnet"):
+        ConceptNetSubterms(tmp_path / "absent.db")
+    assert not (tmp_path / "absent.db").exists()
+
+
+def test_wordnet_hyponyms_of_the_first_sense(tmp_path):
+    terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"))
+    assert terms.subterms("man") == ["bachelor", "wizard"]  # not "pawn" (second sense)
+    assert terms.subterms("woman") == ["ballerina", "enchantress", "sorceress"]
+    assert terms.subterms("car") == ["ambulance", "convertible"]
+    assert terms.subterms("camel") == []
+
+
+def test_wordnet_depth_and_senses(tmp_path):
+    terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"), depth=2, senses=2)
+    assert terms.subterms("man") == ["archmage", "bachelor", "pawn", "wizard"]
+
+
+def test_wordnet_directory_without_data_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="index.noun"):
+        find_wordnet(tmp_path)

@@ -1,0 +1,108 @@
+"""Text QA with a tiny T5 built in the test: scoring, a memorized known answer, runs, resume, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from qa_helpers import make_t5, train_t5
+from spatialprobe import datasets
+from spatialprobe.cli import app
+from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
+from spatialprobe.probes.qa_models import T5YesNo, unifiedqa_input
+from spatialprobe.probes.qa_run import run_text_qa
+from spatialprobe.store import list_runs, write_jsonl
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPATIALPROBE_HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture(scope="module")
+def posrel_qa():
+    qa = build_qa(datasets.load("posrel"))
+    # Two scenarios of different objects (4 questions) and their pairs with other actions.
+    items = tuple(i for i in qa.items if i.context in (
+        "A man drives the bus.", "A man cleans the bus.", "A girl rides the camel.", "A girl leads the camel."))
+    return QASet(qa.name, "test", qa.task, items)
+
+
+@pytest.fixture(scope="module")
+def trained_t5(tmp_path_factory, posrel_qa):
+    path = make_t5(tmp_path_factory.mktemp("t5") / "t5", [i.full_text for i in posrel_qa.items])
+    return train_t5(path, [unifiedqa_input(i.question, i.context) for i in posrel_qa.items],
+                    [i.answer for i in posrel_qa.items])
+
+
+def test_unifiedqa_input_format():
+    assert unifiedqa_input("Is the man inside the car?", "A man drives the car.") == \
+        "is the man inside the car? \\n a man drives the car."
+    assert unifiedqa_input("Is an ant larger than a bird?") == "is an ant larger than a bird?"
+
+
+def test_scores_are_summed_log_probs_of_yes_and_no(tmp_path, posrel_qa):
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    path = make_t5(tmp_path / "t5", [i.full_text for i in posrel_qa.items])
+    items = posrel_qa.items[:3]
+    answers = T5YesNo(str(path), batch_size=2).answer([i.question for i in items], [i.context for i in items])
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path).eval()
+    for item, got in zip(items, answers):
+        enc = tok(unifiedqa_input(item.question, item.context), return_tensors="pt")
+        for word, score in (("yes", got.yes_score), ("no", got.no_score)):
+            labels = tok(word, return_tensors="pt").input_ids
+            with torch.no_grad():
+                loss = model(**enc, labels=labels).loss  # mean NLL over the label tokens
+            assert score == pytest.approx(-loss.item() * labels.shape[1], abs=1e-4)
+        assert got.answer == ("yes" if got.yes_score >= got.no_score else "no")
+
+
+def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa, trained_t5):
+    out = tmp_path / "run"
+    summary = run_text_qa(posrel_qa, T5YesNo(str(trained_t5)), out, dataset="posrel@test")
+    assert summary["kind"] == "qa" and summary["task"] == "posrel"
+    assert summary["accuracy"] == {"mean": 100.0, "std": 0.0}
+    assert summary["macro_f1"] == {"mean": 100.0, "std": 0.0}
+    assert summary["n"] == 8 and summary["coverage"] == 1.0 and summary["yes_share_pred"] == 0.5
+    assert set(summary["by_relation"]) == {"inside", "beside", "above"}
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert all(p["correct"] for p in preds) and len(preds) == 8
+    assert "| text | posrel |" in (out / "table.md").read_text()
+    assert [r["kind"] for r in list_runs()] == ["qa"]
+
+    class Refuses:  # a resumed run must not ask the model again
+        model_id = str(trained_t5)
+
+        def describe(self):
+            return T5YesNo.describe(self)
+
+        def answer(self, *args, **kwargs):
+            raise AssertionError("answered again")
+
+    Refuses.name, Refuses.device, Refuses.use_context, Refuses.lowercase = "t5", "cpu", True, True
+    again = run_text_qa(posrel_qa, Refuses(), out, dataset="posrel@test")
+    assert again["accuracy"]["mean"] == 100.0
+
+
+def test_cli_text_with_data_file(tmp_path, posrel_qa, trained_t5):
+    data = tmp_path / "qa.jsonl"
+    write_jsonl(data, to_qa_records(posrel_qa))
+    out = tmp_path / "cli-run"
+    result = CliRunner().invoke(app, ["qa", "text", "--model", str(trained_t5), "--data", str(data),
+                                      "--out", str(out), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["accuracy"]["mean"] == 100.0 and summary["dataset"].startswith("qa.jsonl@")
+    config = json.loads((out / "config.json").read_text())
+    assert config["model"] == str(trained_t5) and "toolkit_version" in config["provenance"]
+
+
+def test_unloadable_model_is_one_clear_sentence(tmp_path):
+    result = CliRunner().invoke(app, ["qa", "text", "--model", str(tmp_path / "nope"), "--task", "size"])
+    assert result.exit_code == 2
+    assert "Cannot load model" in result.output and "local directory" in result.output
