@@ -18,6 +18,8 @@ app = typer.Typer(
 
 COMMAND_MODULES = (
     "spatialprobe.commands.datasets",
+    "spatialprobe.commands.convert",
+    "spatialprobe.commands.vl",
 )
 
 for _name in COMMAND_MODULES:
