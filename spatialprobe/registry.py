@@ -72,3 +72,7 @@ register("scorer", "hf-mlm", "spatialprobe.probes.masked_lm:MaskedLMScorer",
          "any transformers AutoModelForMaskedLM checkpoint or local directory")
 register("scorer", "dummy", "spatialprobe.probes.dummy:DummyScorer",
          "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
+
+# Vision-language probes (issue 5)
+register("scorer", "vilt", "spatialprobe.probes.vilt:ViltMaskedLMScorer",
+         "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
