@@ -2,8 +2,58 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
+
+
+def _fail(err: Exception) -> None:
+    typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+def _progress(total: int, label: str):
+    from rich.progress import Progress
+
+    bar = Progress()
+    task = bar.add_task(label, total=total)
+    return bar, lambda n: bar.advance(task, n)
+
+
+def _report_missing(summary: dict) -> None:
+    if summary.get("n_missing_images"):
+        typer.secho(f"{summary['n_missing_images']} of {summary['n_examples']} examples have no image "
+                    f"in the images folder and were skipped (listed in summary.json).",
+                    fg=typer.colors.YELLOW, err=True)
+
+
+def vsr_command(
+    model: str = typer.Option(..., "--model", help="Any transformers CLIP checkpoint (id or directory)."),
+    data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
+    images: Path = typer.Option(..., "--images", help="COCO 2017 image folder (train2017/val2017 inside or flat)."),
+    split: str = typer.Option("random", "--split", help="random or zeroshot."),
+    part: str = typer.Option("test", "--part", help="train, dev or test."),
+    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    batch_size: int = typer.Option(16, "--batch-size"),
+    limit: int = typer.Option(None, "--limit", help="Only the first N examples (smoke tests)."),
+    device: str = Device,
+) -> None:
+    """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
+    from ..datasets.release import DataError
+    from ..probes.vl_common import ModelLoadError
+    from ..probes.vsr_eval import run_vsr_clip
+
+    try:
+        summary = run_vsr_clip(model, data, images, out, split=split, part=part, device=device,
+                               batch_size=batch_size, limit=limit)
+    except (DataError, ModelLoadError, ValueError) as err:
+        _fail(err)
+    _report_missing(summary)
+    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over {summary['n_scored']} "
+               f"examples; results in {out}")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("vsr")(vsr_command)
