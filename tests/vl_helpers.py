@@ -91,3 +91,46 @@ def solid_image(path: Path, color=(200, 30, 30), size: int = 40) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.new("RGB", (size, size), color).save(path)
     return path
+
+
+LLAVA_WORDS = ["left", "<pad>", "<unk>", "<s>", "</s>", "<image>", "right", "of", "in", "front",
+               "behind", "below", "on/above", "answer", ":", "?", "the", "is", "where"]
+
+
+def tiny_llava(directory: Path, always_left: bool = False):
+    """A LLaVA image-text-to-text model (CLIP vision + Llama text) with a word-level tokenizer.
+
+    ``always_left``: zero the output layer, so every logit ties and greedy decoding emits
+    token 0, ``left``, at every step.
+    """
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import (CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration,
+                              LlavaProcessor, PreTrainedTokenizerFast)
+
+    vocab = {w: i for i, w in enumerate(LLAVA_WORDS)}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", pad_token="<pad>",
+                                        bos_token="<s>", eos_token="</s>")
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>"]})
+    config = LlavaConfig(
+        vision_config={"model_type": "clip_vision_model", "hidden_size": 16, "intermediate_size": 32,
+                       "num_hidden_layers": 1, "num_attention_heads": 2, "image_size": 32,
+                       "patch_size": 16},
+        text_config={"model_type": "llama", "vocab_size": len(LLAVA_WORDS), "hidden_size": 16,
+                     "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
+                     "num_key_value_heads": 2, "max_position_embeddings": 256, "pad_token_id": 1,
+                     "bos_token_id": 3, "eos_token_id": 4},
+        image_token_index=vocab["<image>"], vision_feature_layer=-1)
+    torch.manual_seed(0)
+    model = LlavaForConditionalGeneration(config)
+    if always_left:
+        with torch.no_grad():
+            model.get_output_embeddings().weight.zero_()
+    model.save_pretrained(directory)
+    image_processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=16,
+                   vision_feature_select_strategy="default", image_token="<image>",
+                   num_additional_image_tokens=1).save_pretrained(directory)
+    return directory

@@ -55,5 +55,39 @@ def vsr_command(
                f"examples; results in {out}")
 
 
+
+
+def spatialmqa_command(
+    model: str = typer.Option(..., "--model", help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
+    data: Path = typer.Option(..., "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
+    images: Path = typer.Option(..., "--images", help="COCO test2017 image folder."),
+    part: str = typer.Option("test", "--part", help="train, dev or test."),
+    method: str = typer.Option("auto", "--method", help="auto, clip (score each option) or generate."),
+    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    batch_size: int = typer.Option(8, "--batch-size"),
+    limit: int = typer.Option(None, "--limit", help="Only the first N questions (smoke tests)."),
+    device: str = Device,
+) -> None:
+    """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
+    from ..datasets.release import DataError
+    from ..probes.spatialmqa_eval import run_spatialmqa
+    from ..probes.vl_common import ModelLoadError
+
+    try:
+        summary = run_spatialmqa(model, data, images, out, part=part, method=method, device=device,
+                                 batch_size=batch_size, limit=limit)
+    except (DataError, ModelLoadError, ValueError) as err:
+        _fail(err)
+    _report_missing(summary)
+    for key, ids in summary["extra_keys"].items():
+        typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
+                    "ignored.", fg=typer.colors.YELLOW, err=True)
+    s, l = summary["strict"]["overall"], summary["lenient"]["overall"]
+    typer.echo(f"SpatialMQA {part}: strict accuracy {s['accuracy']}%, lenient accuracy "
+               f"{l['accuracy']}% (macro F1 {l['f1']}%) over {summary['n_scored']} questions; "
+               f"results in {out}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("vsr")(vsr_command)
+    app.command("spatialmqa")(spatialmqa_command)
