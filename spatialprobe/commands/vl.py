@@ -88,6 +88,37 @@ def spatialmqa_command(
                f"results in {out}")
 
 
+def vsr_train_command(
+    data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/."),
+    images: Path = typer.Option(..., "--images", help="COCO 2017 image folder."),
+    out: Path = typer.Option(..., "--out", help="Run directory: checkpoints/, best/, summary.json."),
+    model: str = typer.Option("dandelin/vilt-b32-mlm", "--model", help="ViLT checkpoint to start from."),
+    split: str = typer.Option("random", "--split", help="random or zeroshot."),
+    learning_rate: float = typer.Option(1e-5, "--lr"),
+    batch_size: int = typer.Option(12, "--batch-size"),
+    epochs: float = typer.Option(30, "--epochs"),
+    eval_steps: int = typer.Option(100, "--eval-steps"),
+    max_steps: int = typer.Option(-1, "--max-steps", help="Stop after N steps (-1: all epochs)."),
+    seed: int = typer.Option(42, "--seed"),
+    device: str = Device,
+) -> None:
+    """Fine-tune ViLT on VSR's training split (best dev checkpoint), then evaluate on test."""
+    from ..datasets.release import DataError
+    from ..probes.vl_common import ModelLoadError
+    from ..probes.vsr_train import TrainSettings, train_vsr_vilt
+
+    settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs,
+                             eval_steps=eval_steps, max_steps=max_steps, seed=seed)
+    try:
+        summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
+                                 device=device)
+    except (DataError, ModelLoadError, ValueError) as err:
+        _fail(err)
+    typer.echo(f"best dev accuracy {summary['best_dev_accuracy']}%, test accuracy "
+               f"{summary['accuracy']['mean']}%; best checkpoint in {summary['best_checkpoint']}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("vsr")(vsr_command)
+    app.command("vsr-train")(vsr_train_command)
     app.command("spatialmqa")(spatialmqa_command)
