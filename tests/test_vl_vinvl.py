@@ -147,3 +147,20 @@ def test_convert_command(tmp_path):
     assert (tmp_path / "out" / "vocab.txt").exists() and (tmp_path / "out" / "vinvl.json").exists()
     bad = CliRunner().invoke(app, ["convert", "vinvl", str(tmp_path / "nothing"), str(tmp_path / "o")])
     assert bad.exit_code != 0 and "vocab.txt" in bad.output
+
+
+def test_converted_directory_scores_through_the_masked_lm_prober(tmp_path):
+    """The converted directory goes through the generic "hf-mlm" scorer (``probe --model OUT``)."""
+    pytest.importorskip("spatialprobe.probes.masked_lm")
+    from spatialprobe import registry
+    from spatialprobe.probes.base import ClozeRequest
+
+    sd = synthetic_oscar_checkpoint(tmp_path / "ckpt")
+    convert_vinvl(tmp_path / "ckpt", tmp_path / "out")
+    scorer = registry.lookup("scorer", "hf-mlm")(str(tmp_path / "out"))
+    got = scorer.score([ClozeRequest("An ant is", " than a bird.", ("larger", "smaller"))])[0]
+    vocab = SPECIALS + WORDS
+    ids = [vocab.index(t) for t in ("[CLS]", "an", "ant", "is", "[MASK]", "than", "a", "bird", ".", "[SEP]")]
+    log_probs = mlm_logits_by_hand(sd, torch.tensor(ids))[4].log_softmax(-1)
+    expected = (log_probs[vocab.index("larger")].item(), log_probs[vocab.index("smaller")].item())
+    assert got == pytest.approx(expected, abs=1e-4)
