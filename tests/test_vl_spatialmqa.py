@@ -158,3 +158,25 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     assert result.exit_code == 0, result.output
     config = json.loads((tmp_path / "run-gen2" / "summary.json").read_text())["model_info"]
     assert config["method"] == "generate" and config["decoding"]["do_sample"] is False
+
+
+def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
+    from transformers import AutoProcessor
+
+    from spatialprobe.probes.mqa_models import GenerativeAnswerer
+
+    from .vl_helpers import tiny_llava
+
+    model_dir = tiny_llava(tmp_path / "llava", always_left=True)
+    plain = GenerativeAnswerer(str(model_dir), device="cpu", max_new_tokens=2)
+    assert plain._text("where is the cat ?", ["left of", "right of"]).startswith("<image>\n")
+    processor = AutoProcessor.from_pretrained(model_dir)
+    processor.chat_template = ("{% for m in messages %}USER: {% for c in m['content'] %}"
+                               "{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}"
+                               "{% endif %}{% endfor %}{% endfor %} ASSISTANT:")
+    processor.save_pretrained(model_dir)
+    chat = GenerativeAnswerer(str(model_dir), device="cpu", max_new_tokens=2)
+    text = chat._text("where is the cat ?", ["left of", "right of"])
+    assert text.startswith("USER: <image>\n") and text.endswith("Options: left of; right of ASSISTANT:")
+    image = solid_image(tmp_path / "x.png")
+    assert chat.answer_batch([(image, "where is the cat ?", ("left of", "right of"))]) == [{"output": "left left"}]

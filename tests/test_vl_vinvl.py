@@ -33,6 +33,7 @@ def synthetic_oscar_checkpoint(directory, *, old_layernorm_names=True):
         f"bert.embeddings.LayerNorm.{ln[1]}": r(H) * 0.1,
         "bert.pooler.dense.weight": r(H, H), "bert.pooler.dense.bias": r(H),
         "bert.img_embedding.weight": r(H, 2054), "bert.img_embedding.bias": r(H),
+        "bert.LayerNorm.weight": 1 + r(H) * 0.1, "bert.LayerNorm.bias": r(H) * 0.1,  # img layer norm
         "cls.predictions.bias": r(vocab),
         "cls.predictions.transform.dense.weight": r(H, H),
         "cls.predictions.transform.dense.bias": r(H),
@@ -106,7 +107,8 @@ def test_converted_logits_equal_hand_computed(tmp_path):
     expected = mlm_logits_by_hand(sd, torch.tensor(ids))
     assert got.shape == (len(ids), len(SPECIALS) + len(WORDS))
     torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
-    assert record["image_embedding"] == ["bert.img_embedding.bias", "bert.img_embedding.weight"]
+    assert record["image_embedding"] == ["bert.LayerNorm.bias", "bert.LayerNorm.weight",
+                                         "bert.img_embedding.bias", "bert.img_embedding.weight"]
     assert record["oscar_config"]["img_feature_dim"] == 2054
 
 

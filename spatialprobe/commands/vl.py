@@ -14,11 +14,13 @@ def _fail(err: Exception) -> None:
     raise typer.Exit(1)
 
 
-def _progress(total: int, label: str):
-    from rich.progress import Progress
+def _progress(label: str):
+    """A rich progress display counting examples as they finish (the total is not known yet)."""
+    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    bar = Progress()
-    task = bar.add_task(label, total=total)
+    bar = Progress(SpinnerColumn(), TextColumn(label), MofNCompleteColumn(), TimeElapsedColumn(),
+                   transient=True)
+    task = bar.add_task(label, total=None)
     return bar, lambda n: bar.advance(task, n)
 
 
@@ -45,9 +47,11 @@ def vsr_command(
     from ..probes.vl_common import ModelLoadError
     from ..probes.vsr_eval import run_vsr_clip
 
+    bar, advance = _progress("VSR examples scored")
     try:
-        summary = run_vsr_clip(model, data, images, out, split=split, part=part, device=device,
-                               batch_size=batch_size, limit=limit)
+        with bar:
+            summary = run_vsr_clip(model, data, images, out, split=split, part=part, device=device,
+                                   batch_size=batch_size, limit=limit, progress=advance)
     except (DataError, ModelLoadError, ValueError) as err:
         _fail(err)
     _report_missing(summary)
@@ -73,9 +77,12 @@ def spatialmqa_command(
     from ..probes.spatialmqa_eval import run_spatialmqa
     from ..probes.vl_common import ModelLoadError
 
+    bar, advance = _progress("SpatialMQA questions answered")
     try:
-        summary = run_spatialmqa(model, data, images, out, part=part, method=method, device=device,
-                                 batch_size=batch_size, limit=limit)
+        with bar:
+            summary = run_spatialmqa(model, data, images, out, part=part, method=method,
+                                     device=device, batch_size=batch_size, limit=limit,
+                                     progress=advance)
     except (DataError, ModelLoadError, ValueError) as err:
         _fail(err)
     _report_missing(summary)

@@ -16,7 +16,7 @@ from .vl_common import autocast, load_pretrained, open_image, resolve_device
 CLIP_TEMPLATE = "{option}: {question}"
 PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
           "question by choosing exactly one of the options. Reply with the option only, no "
-          "explanation.\nQuestion: {question}\nOptions: {options}\nAnswer:")
+          "explanation.\nQuestion: {question}\nOptions: {options}")
 
 
 def is_clip_like(model: str) -> bool:
@@ -80,6 +80,7 @@ class GenerativeAnswerer:
             messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
             return self.processor.apply_chat_template(messages, add_generation_prompt=True)
         image_token = getattr(self.processor, "image_token", None)  # e.g. LLaVA's "<image>"
+        text += "\nAnswer:"
         return f"{image_token}\n{text}" if image_token else text
 
     def answer_batch(self, items: Sequence[tuple[Any, str, Sequence[str]]]) -> list[dict[str, Any]]:

@@ -12,8 +12,10 @@ dict is a BERT with two additions::
 The converted directory holds the BERT body and the masked-LM head as ``BertForMaskedLM``
 (``config.json`` + ``model.safetensors`` + ``vocab.txt``/``tokenizer_config.json``), so
 ``AutoModelForMaskedLM``/``AutoTokenizer`` and ``spatialprobe probe ... --model OUT_DIR`` load it
-like any BERT. Nothing is thrown away: ``img_embedding.safetensors`` keeps every ``bert.img_*``
-tensor and ``pretraining_heads.safetensors`` keeps the pooler and ``cls.seq_relationship``;
+like any BERT. Nothing is thrown away: ``img_embedding.safetensors`` keeps the image path
+(``bert.img_embedding.*``, and ``bert.LayerNorm.*`` of checkpoints trained with
+``use_img_layernorm``) and ``pretraining_heads.safetensors`` keeps the pooler,
+``cls.seq_relationship`` and any other tensor outside BERT;
 ``vinvl.json`` records where they came from.
 
 Text-only probing feeds no regions: the sequence is ``[CLS] text [SEP]`` and the image
@@ -30,7 +32,6 @@ from typing import Any
 
 WEIGHT_FILES = ("pytorch_model.bin", "model.safetensors")
 MLM_PREFIXES = ("bert.embeddings.", "bert.encoder.", "cls.predictions.")
-IMAGE_PREFIX = "bert.img_"
 HEAD_PREFIXES = ("bert.pooler.", "cls.seq_relationship.")
 # Oscar-only config keys that BertConfig does not use; kept in vinvl.json instead.
 _OSCAR_CONFIG_KEYS = ("img_feature_dim", "img_feature_type", "img_layer_norm_eps",
@@ -86,12 +87,12 @@ def split_state_dict(state: dict[str, Any]) -> tuple[dict, dict, dict]:
     mlm, image, heads = {}, {}, {}
     for raw_key, tensor in state.items():
         key = _modern_name(raw_key.removeprefix("module."))
-        if key.startswith(IMAGE_PREFIX):
-            image[key] = tensor
-        elif key.startswith(HEAD_PREFIXES):
-            heads[key] = tensor
-        elif key.startswith(MLM_PREFIXES):
+        if key.startswith(MLM_PREFIXES):
             mlm[key] = tensor
+        elif key.startswith(HEAD_PREFIXES) or not key.startswith("bert."):
+            heads[key] = tensor
+        else:  # bert.img_embedding.*, and bert.LayerNorm.* where use_img_layernorm is set
+            image[key] = tensor
     if "bert.embeddings.word_embeddings.weight" not in mlm:
         raise CheckpointError("no bert.embeddings.word_embeddings.weight: not a BERT checkpoint")
     if "cls.predictions.transform.dense.weight" not in mlm:
