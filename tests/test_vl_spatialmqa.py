@@ -121,6 +121,8 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     assert summary["extra_keys"] == {",answer": ["test-00002"]}
     assert (tmp_path / "run" / "table.md").read_text().count("\n") == 2 + 1 + 2 + 2
     assert list_runs()[0]["kind"] == "qa"
+    with pytest.raises(ValueError, match="none of the 3 images"):
+        run_spatialmqa("fixed", tmp_path / "data", tmp_path / "nowhere", tmp_path / "run2", answerer=echo)
 
 
 def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):

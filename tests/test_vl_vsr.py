@@ -141,6 +141,10 @@ def test_vsr_command_with_tiny_clip(tmp_path):
     assert summary["accuracy"]["mean"] == (100.0 if row["pred"] == 0 else 0.0)
     assert summary["task"] == "vsr-zeroshot" and summary["dataset"].startswith("vsr-zeroshot-dev@sha256:")
     bad = CliRunner().invoke(app, ["vsr", "--model", str(tmp_path / "nope"), "--data", str(tmp_path),
-                                   "--images", str(tmp_path), "--split", "zeroshot", "--part", "dev",
+                                   "--images", str(tmp_path / "coco"), "--split", "zeroshot", "--part", "dev",
                                    "--out", str(tmp_path / "run2")])
     assert bad.exit_code == 1 and "local directory" in bad.output
+    nothing = CliRunner().invoke(app, ["vsr", "--model", str(clip_dir), "--data", str(tmp_path),
+                                       "--images", str(tmp_path / "empty"), "--split", "zeroshot",
+                                       "--part", "dev", "--out", str(tmp_path / "run3")])
+    assert nothing.exit_code == 1 and "none of the 1 images were found" in nothing.output

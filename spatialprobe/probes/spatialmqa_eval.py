@@ -119,6 +119,9 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
     path = Path(data_dir) / f"{part}.jsonl"
     examples = spatialmqa.load_spatialmqa(data_dir, part)[:limit]
     images, missing = _find_images(examples, images_dir)
+    if not images:
+        raise ValueError(f"none of the {len(examples)} images were found under {images_dir}: "
+                         "--images should be the COCO test2017 folder")
     dataset = f"spatialmqa-{part}@{file_version(path)}"
     run = RunDir(out)
     run.start({"kind": "qa", "benchmark": "spatialmqa", "model": str(model), "method": method,

@@ -74,6 +74,9 @@ def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: 
     path = vsr.split_file(data_dir, split, part)
     examples = vsr.load_vsr_file(path, split=split, part=part)[:limit]
     images, missing = vsr.find_images(examples, images_dir)
+    if not images:
+        raise ValueError(f"none of the {len(examples)} images were found under {images_dir}: "
+                         "--images should be the COCO 2017 folder (flat, or with train2017/, val2017/)")
     dataset = f"vsr-{split}-{part}@{vsr.file_version(path)}"
     run = RunDir(out)
     config = {"kind": "vsr", "method": "clip-negated-relation", "model": str(model),

@@ -28,7 +28,7 @@ def accuracy_bars(panels: Mapping[str, Mapping[str, Mapping[str, float]]], path:
         ax.set_title(name)
         ax.tick_params(axis="y", labelsize=7)
     fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))  # leave room for the title
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
