@@ -22,6 +22,8 @@ COMMAND_MODULES = (
     "spatialprobe.commands.prompts",
     "spatialprobe.commands.generalize",
     "spatialprobe.commands.qa",
+    "spatialprobe.commands.convert",
+    "spatialprobe.commands.vl",
 )
 
 for _name in COMMAND_MODULES:

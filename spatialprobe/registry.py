@@ -84,3 +84,6 @@ register("subterms", "conceptnet", "spatialprobe.datasets.subterms:ConceptNetSub
          "IsA subterms from a conceptnet-lite database file (no download)")
 register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms",
          "WordNet hyponyms through nltk (data directory given or found; no download)")
+# Vision-language probes (issue 5)
+register("scorer", "vilt", "spatialprobe.probes.vilt:ViltMaskedLMScorer",
+         "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")

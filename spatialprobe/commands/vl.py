@@ -1,0 +1,131 @@
+"""Vision-language evaluation commands: ``vsr``, ``vsr-train``, ``spatialmqa``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
+
+
+def _fail(err: Exception) -> None:
+    typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+def _progress(label: str):
+    """A rich progress display counting examples as they finish (the total is not known yet)."""
+    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    bar = Progress(SpinnerColumn(), TextColumn(label), MofNCompleteColumn(), TimeElapsedColumn(),
+                   transient=True)
+    task = bar.add_task(label, total=None)
+    return bar, lambda n: bar.advance(task, n)
+
+
+def _report_missing(summary: dict) -> None:
+    if summary.get("n_missing_images"):
+        typer.secho(f"{summary['n_missing_images']} of {summary['n_examples']} examples have no image "
+                    f"in the images folder and were skipped (listed in summary.json).",
+                    fg=typer.colors.YELLOW, err=True)
+
+
+def vsr_command(
+    model: str = typer.Option(..., "--model", help="Any transformers CLIP checkpoint (id or directory)."),
+    data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
+    images: Path = typer.Option(..., "--images", help="COCO 2017 image folder (train2017/val2017 inside or flat)."),
+    split: str = typer.Option("random", "--split", help="random or zeroshot."),
+    part: str = typer.Option("test", "--part", help="train, dev or test."),
+    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    batch_size: int = typer.Option(16, "--batch-size"),
+    limit: int = typer.Option(None, "--limit", help="Only the first N examples (smoke tests)."),
+    device: str = Device,
+) -> None:
+    """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
+    from ..datasets.release import DataError
+    from ..probes.vl_common import ModelLoadError
+    from ..probes.vsr_eval import run_vsr_clip
+
+    bar, advance = _progress("VSR examples scored")
+    try:
+        with bar:
+            summary = run_vsr_clip(model, data, images, out, split=split, part=part, device=device,
+                                   batch_size=batch_size, limit=limit, progress=advance)
+    except (DataError, ModelLoadError, ValueError) as err:
+        _fail(err)
+    _report_missing(summary)
+    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over {summary['n_scored']} "
+               f"examples; results in {out}")
+
+
+
+
+def spatialmqa_command(
+    model: str = typer.Option(..., "--model", help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
+    data: Path = typer.Option(..., "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
+    images: Path = typer.Option(..., "--images", help="COCO test2017 image folder."),
+    part: str = typer.Option("test", "--part", help="train, dev or test."),
+    method: str = typer.Option("auto", "--method", help="auto, clip (score each option) or generate."),
+    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    batch_size: int = typer.Option(8, "--batch-size"),
+    limit: int = typer.Option(None, "--limit", help="Only the first N questions (smoke tests)."),
+    device: str = Device,
+) -> None:
+    """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
+    from ..datasets.release import DataError
+    from ..probes.spatialmqa_eval import run_spatialmqa
+    from ..probes.vl_common import ModelLoadError
+
+    bar, advance = _progress("SpatialMQA questions answered")
+    try:
+        with bar:
+            summary = run_spatialmqa(model, data, images, out, part=part, method=method,
+                                     device=device, batch_size=batch_size, limit=limit,
+                                     progress=advance)
+    except (DataError, ModelLoadError, ValueError) as err:
+        _fail(err)
+    _report_missing(summary)
+    for key, ids in summary["extra_keys"].items():
+        typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
+                    "ignored.", fg=typer.colors.YELLOW, err=True)
+    s, l = summary["strict"]["overall"], summary["lenient"]["overall"]
+    typer.echo(f"SpatialMQA {part}: strict accuracy {s['accuracy']}%, lenient accuracy "
+               f"{l['accuracy']}% (macro F1 {l['f1']}%) over {summary['n_scored']} questions; "
+               f"results in {out}")
+
+
+def vsr_train_command(
+    data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/."),
+    images: Path = typer.Option(..., "--images", help="COCO 2017 image folder."),
+    out: Path = typer.Option(..., "--out", help="Run directory: checkpoints/, best/, summary.json."),
+    model: str = typer.Option("dandelin/vilt-b32-mlm", "--model", help="ViLT checkpoint to start from."),
+    split: str = typer.Option("random", "--split", help="random or zeroshot."),
+    learning_rate: float = typer.Option(1e-5, "--lr"),
+    batch_size: int = typer.Option(12, "--batch-size"),
+    epochs: float = typer.Option(30, "--epochs"),
+    eval_steps: int = typer.Option(100, "--eval-steps"),
+    max_steps: int = typer.Option(-1, "--max-steps", help="Stop after N steps (-1: all epochs)."),
+    seed: int = typer.Option(42, "--seed"),
+    device: str = Device,
+) -> None:
+    """Fine-tune ViLT on VSR's training split (best dev checkpoint), then evaluate on test."""
+    from ..datasets.release import DataError
+    from ..probes.vl_common import ModelLoadError
+    from ..probes.vsr_train import TrainSettings, train_vsr_vilt
+
+    settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs,
+                             eval_steps=eval_steps, max_steps=max_steps, seed=seed)
+    try:
+        summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
+                                 device=device)
+    except (DataError, ModelLoadError, ValueError) as err:
+        _fail(err)
+    typer.echo(f"best dev accuracy {summary['best_dev_accuracy']}%, test accuracy "
+               f"{summary['accuracy']['mean']}%; best checkpoint in {summary['best_checkpoint']}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("vsr")(vsr_command)
+    app.command("vsr-train")(vsr_train_command)
+    app.command("spatialmqa")(spatialmqa_command)

@@ -1,0 +1,99 @@
+"""The two kinds of model ``spatialprobe spatialmqa`` evaluates.
+
+* :class:`ClipOptionScorer` - CLIP-style: score ``template`` filled with each option against
+  the image; the best-scoring option is the answer (a ranking, so always a valid option).
+* :class:`GenerativeAnswerer` - any ``AutoModelForImageTextToText`` checkpoint with its
+  ``AutoProcessor``; the chat template when the processor has one, greedy decoding
+  (``do_sample=False``, one beam), so results are deterministic; returns the generated text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .vl_common import autocast, load_pretrained, open_image, resolve_device
+
+CLIP_TEMPLATE = "{option}: {question}"
+PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
+          "question by choosing exactly one of the options. Reply with the option only, no "
+          "explanation.\nQuestion: {question}\nOptions: {options}")
+
+
+def is_clip_like(model: str) -> bool:
+    """True for dual-encoder checkpoints (CLIP, SigLIP, ...) judged from their config."""
+    from transformers import AutoConfig
+
+    config = load_pretrained(AutoConfig, model, "model configuration")
+    names = " ".join([config.model_type] + list(getattr(config, "architectures", None) or []))
+    return any(tag in names.lower() for tag in ("clip", "siglip", "align", "altclip"))
+
+
+class ClipOptionScorer:
+    kind = "clip"
+
+    def __init__(self, model: str, device: str = "auto", template: str = CLIP_TEMPLATE):
+        from .clip_scoring import ClipSimilarity
+
+        self.similarity = ClipSimilarity(model, device=device)
+        self.template = template
+
+    def describe(self) -> dict[str, Any]:
+        return {"method": "clip", "template": self.template, **self.similarity.describe()}
+
+    def answer_batch(self, items: Sequence[tuple[Any, str, Sequence[str]]]) -> list[dict[str, Any]]:
+        """(image, question, options) -> {"output": chosen option, "scores": per option}."""
+        texts = [[self.template.format(option=o, question=q) for o in options]
+                 for _, q, options in items]
+        scores = self.similarity.batch_scores([(image, t) for (image, _, _), t in zip(items, texts)])
+        out = []
+        for (_, _, options), row in zip(items, scores):
+            best = max(range(len(options)), key=lambda i: row[i])
+            out.append({"output": options[best], "scores": row})
+        return out
+
+
+class GenerativeAnswerer:
+    kind = "generate"
+
+    def __init__(self, model: str, device: str = "auto", prompt: str = PROMPT,
+                 max_new_tokens: int = 16):
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        self.model_name = str(model)
+        self.device = resolve_device(device)
+        self.prompt = prompt
+        self.max_new_tokens = max_new_tokens
+        self.processor = load_pretrained(AutoProcessor, self.model_name, "processor")
+        dtype = {"torch_dtype": "auto"} if self.device.startswith("cuda") else {}
+        self.model = load_pretrained(AutoModelForImageTextToText, self.model_name,
+                                     "image-text-to-text model", **dtype).to(self.device).eval()
+
+    def describe(self) -> dict[str, Any]:
+        return {"method": "generate", "model": self.model_name, "device": self.device,
+                "prompt": self.prompt, "decoding": {"do_sample": False, "num_beams": 1,
+                                                    "max_new_tokens": self.max_new_tokens},
+                "weights_revision": getattr(self.model.config, "_commit_hash", None)}
+
+    def _text(self, question: str, options: Sequence[str]) -> str:
+        text = self.prompt.format(question=question, options="; ".join(options))
+        if getattr(self.processor, "chat_template", None):
+            messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
+            return self.processor.apply_chat_template(messages, add_generation_prompt=True)
+        image_token = getattr(self.processor, "image_token", None)  # e.g. LLaVA's "<image>"
+        text += "\nAnswer:"
+        return f"{image_token}\n{text}" if image_token else text
+
+    def answer_batch(self, items: Sequence[tuple[Any, str, Sequence[str]]]) -> list[dict[str, Any]]:
+        import torch
+
+        out = []
+        for image, question, options in items:  # one at a time: no padding-side surprises
+            inputs = self.processor(images=[open_image(image)], text=[self._text(question, options)],
+                                    return_tensors="pt").to(self.device)
+            with torch.no_grad(), autocast(self.device):
+                generated = self.model.generate(**inputs, do_sample=False, num_beams=1,
+                                                max_new_tokens=self.max_new_tokens)
+            new_tokens = generated[0, inputs["input_ids"].shape[1]:]
+            text = self.processor.batch_decode([new_tokens], skip_special_tokens=True)[0]
+            out.append({"output": text.strip()})
+        return out

@@ -1,0 +1,184 @@
+"""SpatialMQA: loader (extra keys, malformed records), perspective/axis, matching, metrics, runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spatialprobe.datasets.release import DataError
+from spatialprobe.datasets.spatialmqa import (axis, extra_key_report, load_spatialmqa,
+                                              load_spatialmqa_file, perspective)
+from spatialprobe.probes.spatialmqa_eval import (classification_metrics, lenient_correct,
+                                                 lenient_label, run_spatialmqa, strict_label)
+
+from .vl_helpers import solid_image
+
+RECORDS = [
+    {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",
+     "options": ["in front of", "behind", "left of", "right of"], "answer": "left of"},
+    {"image": "b.jpg", "question": "If you were the man in the image, where would the sun be "
+     "located relative to you?", "options": ["left of", "right of"], "answer": "right of"},
+    {"image": "a.jpg", "question": "If you were the girl in the image, from your perspective, "
+     "where would the book be located relative to the laptop?",
+     "options": ["on/above", "below", "left of", "right of", "in front of", "behind"],
+     "answer": "on/above", ",answer": "on/above"},
+]
+
+
+def write(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_loader_ids_perspective_axis_and_extra_keys(tmp_path):
+    write(tmp_path / "test.jsonl", RECORDS)
+    rows = load_spatialmqa(tmp_path, "test")
+    assert [r.id for r in rows] == ["test-00000", "test-00001", "test-00002"]
+    assert [r.perspective for r in rows] == ["outside", "first", "third"]
+    assert [r.axis for r in rows] == ["x", "x", "y"]
+    assert rows[2].extra_keys == (",answer",)
+    assert extra_key_report(rows) == {",answer": ["test-00002"]}
+    again = load_spatialmqa_file(write(tmp_path / "copy.jsonl", RECORDS[::-1]))
+    assert again[0].content_hash == rows[2].content_hash != rows[0].content_hash
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("For the clock in the image, does the minute hand point above or below the 3 mark?", "outside"),
+    ("On which side of the pole is the sun located?", "outside"),
+    ("If you were the athlete in the image, where is the sun?", "first"),
+    ("If you are the person on the right side of the image, where is the TV located relative to you?", "first"),
+    ("If you were the giraffe, which side of the fence would you be?", "third"),
+    ("If you are sitting at the desk, from your perspective, where is the phone relative to the mouse?", "third"),
+])
+def test_perspective_rules(question, expected):
+    assert perspective(question) == expected
+
+
+def test_axis_from_answer():
+    assert [axis(a) for a in ("left of", "below", "in front of", "behind", "on/above", "near")] == \
+        ["x", "y", "z", "z", "y", "?"]
+
+
+@pytest.mark.parametrize("record, field", [
+    ({"question": "Q?", "options": ["left of", "right of"], "answer": "left of"}, "image"),
+    ({"image": "a.jpg", "question": "Q?", "options": "left of", "answer": "left of"}, "options"),
+    ({"image": "a.jpg", "question": "Q?", "options": ["left of"], "answer": "left of"}, "options"),
+    ({"image": "a.jpg", "question": "Q?", "options": ["left of", "right of"], "answer": "below"}, "answer"),
+])
+def test_malformed_records(tmp_path, record, field):
+    path = write(tmp_path / "dev.jsonl", [RECORDS[0], record])
+    with pytest.raises(DataError) as err:
+        load_spatialmqa_file(path)
+    assert (err.value.line, err.value.field) == (2, field)
+
+
+def test_strict_and_lenient_matching():
+    options = ("on/above", "below", "left of", "right of")
+    assert strict_label("Left of.", options) == "left of"
+    assert strict_label("left", options) == "--"
+    assert lenient_correct("left", "left of") and lenient_correct("The answer is left of", "left of")
+    assert not lenient_correct("right", "left of")
+    assert lenient_correct("on", "on/above") and lenient_correct("above", "on/above")
+    assert lenient_correct("in front of", "on/above")  # the benchmark's substring quirk, kept
+    assert lenient_label("right", "left of") == "right of"
+    assert lenient_label("", "left of") == "--" and lenient_label("purple", "below") == "--"
+
+
+def test_macro_metrics_known_values():
+    m = classification_metrics(["left of", "right of", "left of"], ["left of", "left of", "left of"])
+    # precision: left 2/3, right 0 -> 33.33; recall: left 1, right 0 -> 50; F1: left .8, right 0 -> 40
+    assert m == {"accuracy": 66.67, "precision": 33.33, "recall": 50.0, "f1": 40.0, "n": 3}
+
+
+class Echo:
+    """Answers with a fixed text per question."""
+
+    def __init__(self, outputs):
+        self.outputs = outputs
+
+    def describe(self):
+        return {"method": "fixed"}
+
+    def answer_batch(self, items):
+        return [{"output": self.outputs[q]} for _, q, _ in items]
+
+
+def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
+    from spatialprobe.store import list_runs
+
+    write(tmp_path / "data" / "test.jsonl", RECORDS)
+    solid_image(tmp_path / "coco" / "test2017" / "a.jpg")  # b.jpg is missing
+    echo = Echo({RECORDS[0]["question"]: "left", RECORDS[2]["question"]: "on/above"})
+    summary = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=echo)
+    assert summary["n_scored"] == 2 and summary["n_missing_images"] == 1
+    assert summary["strict"]["overall"]["accuracy"] == 50.0   # "left" is not an option verbatim
+    assert summary["lenient"]["overall"]["accuracy"] == 100.0
+    assert summary["accuracy"] == {"mean": 100.0, "std": 0.0} and summary["macro_f1"]["mean"] == 100.0
+    assert summary["strict"]["per_perspective"]["outside"]["accuracy"] == 0.0
+    assert summary["strict"]["per_axis"]["y"]["accuracy"] == 100.0
+    assert summary["extra_keys"] == {",answer": ["test-00002"]}
+    assert (tmp_path / "run" / "table.md").read_text().count("\n") == 2 + 1 + 2 + 2
+    assert list_runs()[0]["kind"] == "qa"
+    with pytest.raises(ValueError, match="none of the 3 images"):
+        run_spatialmqa("fixed", tmp_path / "data", tmp_path / "nowhere", tmp_path / "run2", answerer=echo)
+
+
+def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+    from spatialprobe.probes.mqa_models import GenerativeAnswerer
+
+    from .vl_helpers import tiny_clip, tiny_llava
+
+    write(tmp_path / "data" / "dev.jsonl", RECORDS[:2])
+    for name in ("a.jpg", "b.jpg"):
+        solid_image(tmp_path / "coco" / name)
+    clip_dir = tiny_clip(tmp_path / "clip")
+    result = CliRunner().invoke(app, ["spatialmqa", "--model", str(clip_dir), "--data", str(tmp_path / "data"),
+                                      "--images", str(tmp_path / "coco"), "--part", "dev",
+                                      "--out", str(tmp_path / "run-clip"), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(x) for x in (tmp_path / "run-clip" / "predictions.jsonl").read_text().splitlines()]
+    for row in rows:  # CLIP picks the best-scoring option
+        assert row["output"] == row["options"][max(range(len(row["scores"])), key=row["scores"].__getitem__)]
+        assert row["strict_label"] == row["output"]
+
+    llava_dir = tiny_llava(tmp_path / "llava", always_left=True)
+    answerer = GenerativeAnswerer(str(llava_dir), device="cpu", max_new_tokens=1)
+    summary = run_spatialmqa(str(llava_dir), tmp_path / "data", tmp_path / "coco", tmp_path / "run-gen",
+                             part="dev", answerer=answerer)
+    rows = [json.loads(x) for x in (tmp_path / "run-gen" / "predictions.jsonl").read_text().splitlines()]
+    assert [r["output"] for r in rows] == ["left", "left"]
+    assert summary["strict"]["overall"]["accuracy"] == 0.0
+    assert summary["lenient"]["overall"]["accuracy"] == 50.0  # "left" matches "left of" leniently
+    result = CliRunner().invoke(app, ["spatialmqa", "--model", str(llava_dir), "--data", str(tmp_path / "data"),
+                                      "--images", str(tmp_path / "coco"), "--part", "dev", "--limit", "1",
+                                      "--out", str(tmp_path / "run-gen2"), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((tmp_path / "run-gen2" / "summary.json").read_text())["model_info"]
+    assert config["method"] == "generate" and config["decoding"]["do_sample"] is False
+
+
+def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
+    from transformers import AutoProcessor
+
+    from spatialprobe.probes.mqa_models import GenerativeAnswerer
+
+    from .vl_helpers import tiny_llava
+
+    model_dir = tiny_llava(tmp_path / "llava", always_left=True)
+    plain = GenerativeAnswerer(str(model_dir), device="cpu", max_new_tokens=2)
+    assert plain._text("where is the cat ?", ["left of", "right of"]).startswith("<image>\n")
+    processor = AutoProcessor.from_pretrained(model_dir)
+    processor.chat_template = ("{% for m in messages %}USER: {% for c in m['content'] %}"
+                               "{% if c['type'] == 'image' %}<image>\n{% else %}{{ c['text'] }}"
+                               "{% endif %}{% endfor %}{% endfor %} ASSISTANT:")
+    processor.save_pretrained(model_dir)
+    chat = GenerativeAnswerer(str(model_dir), device="cpu", max_new_tokens=2)
+    text = chat._text("where is the cat ?", ["left of", "right of"])
+    assert text.startswith("USER: <image>\n") and text.endswith("Options: left of; right of ASSISTANT:")
+    image = solid_image(tmp_path / "x.png")
+    assert chat.answer_batch([(image, "where is the cat ?", ("left of", "right of"))]) == [{"output": "left left"}]

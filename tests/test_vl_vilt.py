@@ -1,0 +1,91 @@
+"""ViLT masked-LM cloze scorer: known answers from a tiny model, image options."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from spatialprobe import registry  # noqa: E402
+from spatialprobe.imagestore import ImageStore, PromptItem  # noqa: E402
+from spatialprobe.probes.base import ClozeRequest, Scorer  # noqa: E402
+from spatialprobe.probes.vilt import ViltMaskedLMScorer, attach_images  # noqa: E402
+from spatialprobe.probes.vl_common import ModelLoadError  # noqa: E402
+
+from .vl_helpers import WORDS, solid_image, tiny_vilt  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def vilt_dir(tmp_path_factory):
+    return tiny_vilt(tmp_path_factory.mktemp("vilt"))
+
+
+def direct_scores(model_dir, text, pieces, image):
+    """Mean log-prob of ``pieces`` at the [MASK] positions, from the model called directly."""
+    from transformers import ViltForMaskedLM, ViltProcessor
+
+    processor = ViltProcessor.from_pretrained(model_dir)
+    model = ViltForMaskedLM.from_pretrained(model_dir).eval()
+    inputs = processor(images=[image], text=[text], return_tensors="pt")
+    with torch.no_grad():
+        log_probs = model(**inputs).logits[0].log_softmax(-1)
+    ids = inputs["input_ids"][0].tolist()
+    positions = [i for i, t in enumerate(ids) if t == processor.tokenizer.mask_token_id]
+    assert len(positions) == len(pieces)
+    return sum(log_probs[p, t].item() for p, t in zip(positions, pieces)) / len(pieces)
+
+
+def test_scores_match_direct_computation_with_multi_piece_word(vilt_dir):
+    scorer = registry.build("scorer", registry.Spec("vilt", {"model": str(vilt_dir), "device": "cpu"}))
+    assert isinstance(scorer, Scorer)
+    request = ClozeRequest("An ant is", " than a bird.", ("larger", "bigger"))
+    got = scorer.score([request])[0]
+    tok = scorer.tokenizer
+    assert tok.tokenize("bigger") == ["big", "##ger"]
+    for word, value in zip(request.words, got):
+        pieces = tok.encode(word, add_special_tokens=False)
+        text = "An ant is " + " ".join(["[MASK]"] * len(pieces)) + " than a bird."
+        assert value == pytest.approx(direct_scores(vilt_dir, text, pieces, scorer.blank), abs=1e-5)
+
+
+def test_bias_towards_a_word_decides_the_answer(tmp_path):
+    from transformers import ViltForMaskedLM
+
+    model_dir = tiny_vilt(tmp_path / "vilt")
+    model = ViltForMaskedLM.from_pretrained(model_dir)
+    tok_id = 5 + WORDS.index("smaller")  # 5 special tokens come first in the helper vocabulary
+    with torch.no_grad():
+        model.mlm_score.decoder.bias[tok_id] += 50.0
+    model.save_pretrained(model_dir)
+    scorer = ViltMaskedLMScorer(str(model_dir), device="cpu")
+    assert scorer.tokenizer.convert_ids_to_tokens(tok_id) == "smaller"
+    larger, smaller = scorer.score([ClozeRequest("An ant is", " than a bird.", ("larger", "smaller"))])[0]
+    assert smaller > larger and smaller > -1e-3
+
+
+def test_image_options_request_and_synthesis_run(vilt_dir, tmp_path):
+    red = solid_image(tmp_path / "red.png", (250, 0, 0))
+    request = ClozeRequest("An ant is", " than a bird.", ("larger", "smaller"))
+    blank = ViltMaskedLMScorer(str(vilt_dir), device="cpu").score([request])[0]
+    with_image = ViltMaskedLMScorer(str(vilt_dir), image="request", device="cpu")
+    red_scores = with_image.score([ClozeRequest(request.prefix, request.suffix, request.words, red)])[0]
+    assert red_scores != pytest.approx(blank, abs=1e-6)
+    assert with_image.score([request])[0] == pytest.approx(blank)  # no image -> blank image
+
+    store = ImageStore(tmp_path / "run")
+    store.add_prompts([PromptItem("size-0000", "An ant and a bird.", {"obj_a": "ant", "obj_b": "bird"}),
+                       PromptItem("size-0001", "A bird and an ant.", {"obj_a": "bird", "obj_b": "ant"})])
+    from PIL import Image
+
+    store.save_image(Image.open(red), "size-0000", 0, seed=0, backend="test", model="m", settings={})
+    store.save_image(Image.new("RGB", (40, 40), (0, 0, 250)), "size-0001", 0, seed=0, backend="test",
+                     model="m", settings={})
+    from_run = ViltMaskedLMScorer(str(vilt_dir), image=str(tmp_path / "run"), device="cpu")
+    assert from_run.score([request])[0] == pytest.approx(red_scores, abs=1e-5)
+    attached = attach_images([request], ["size-0000"], store)
+    assert attached[0].image == store.image_path("size-0000", 0)
+
+
+def test_missing_model_says_what_to_do(tmp_path):
+    with pytest.raises(ModelLoadError, match="local directory"):
+        ViltMaskedLMScorer(str(tmp_path / "no-such-model"), device="cpu")

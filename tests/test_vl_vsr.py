@@ -1,0 +1,150 @@
+"""VSR: loader (incl. malformed records), relation table, negation, CLIP evaluation run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spatialprobe.datasets.release import DataError
+from spatialprobe.datasets.vsr import (CATEGORIES, find_images, load_vsr, load_vsr_file,
+                                       negate_caption, relations)
+
+from .vl_helpers import solid_image
+
+RANDOM = [
+    {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1,
+     "relation": "left of", "annotator_id": 3, "vote_true_validator_id": "[2, 9]",
+     "vote_false_validator_id": "[]", "reference_frame": 0.0},
+    {"image": "000000000002.jpg", "caption": "The hot dog is on the table.", "label": 0,
+     "relation": "on", "annotator_id": 4, "vote_true_validator_id": [], "vote_false_validator_id": [1],
+     "reference_frame": None, "extra": "ignored"},
+    {"image": "000000000404.jpg", "caption": "The car is near the cat.", "label": 1,
+     "relation": "near", "annotator_id": 1, "vote_true_validator_id": "[1]", "vote_false_validator_id": "[]"},
+]
+ZEROSHOT = [{"image": "000000000001.jpg", "caption": "The cat is touching the dog.", "label": 0,
+             "relation": "touching", "subj": "cat", "obj": "dog", "annotator_id": 2,
+             "vote_true_validator_id": "[]", "vote_false_validator_id": "[2, 5]"}]
+
+
+def write_split(root, split, part, rows):
+    path = root / split / f"{part}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_relation_table_has_71_relations_in_7_categories():
+    table = relations()
+    assert len(table) == 71
+    assert {r.category for r in table.values()} == set(CATEGORIES)
+    assert table["left of"].negation == "right of" and table["left of"].category == "Projective"
+    assert table["touching"].category == "Topological"
+    assert all(r.negation and r.negation != r.name for r in table.values())
+
+
+def test_negation_replaces_the_relation_not_words_in_object_names():
+    assert negate_caption("The cat is left of the dog.", "left of") == "The cat is right of the dog."
+    assert negate_caption("The hot dog is on the table.", "on") == "The hot dog is off the table."
+    assert negate_caption("The cake contains the cat.", "contains") == "The cake does not contain the cat."
+    with pytest.raises(ValueError, match="does not contain its relation"):
+        negate_caption("The cat is near the dog.", "left of")
+
+
+def test_loader_parses_both_splits_and_id_fields(tmp_path):
+    write_split(tmp_path, "random", "test", RANDOM)
+    write_split(tmp_path, "zeroshot", "test", ZEROSHOT)
+    rows = load_vsr(tmp_path, "random", "test")
+    assert [r.id for r in rows] == ["random-test-00000", "random-test-00001", "random-test-00002"]
+    assert rows[0].vote_true == (2, 9) and rows[0].vote_false == () and rows[0].reference_frame == 0.0
+    assert rows[1].vote_false == (1,) and (rows[1].subj, rows[1].obj) == ("hot dog", "table")
+    zs = load_vsr(tmp_path / "zeroshot", "zeroshot", "test")
+    assert (zs[0].subj, zs[0].obj, zs[0].vote_false) == ("cat", "dog", (2, 5))
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"label": 2}, "label"), ({"label": "1"}, "label"), ({"caption": ""}, "caption"),
+    ({"vote_true_validator_id": "[2, x]"}, "vote_true_validator_id"),
+    ({"vote_false_validator_id": [1, "a"]}, "vote_false_validator_id"),
+])
+def test_malformed_records_name_file_line_and_field(tmp_path, change, field):
+    path = write_split(tmp_path, "random", "dev", [RANDOM[0], {**RANDOM[1], **change}])
+    with pytest.raises(DataError) as err:
+        load_vsr_file(path)
+    assert err.value.line == 2 and err.value.field == field and str(path) in str(err.value)
+
+
+def test_missing_images_are_reported(tmp_path):
+    write_split(tmp_path, "random", "test", RANDOM)
+    solid_image(tmp_path / "coco" / "train2017" / "000000000001.jpg")
+    solid_image(tmp_path / "coco" / "000000000002.jpg")
+    found, missing = find_images(load_vsr(tmp_path, "random", "test"), tmp_path / "coco")
+    assert sorted(found) == ["random-test-00000", "random-test-00001"]
+    assert missing == ["random-test-00002"]
+
+
+class FixedClip:
+    """Scores a caption by a fixed table: lets the test know every prediction."""
+
+    def __init__(self, wins):
+        self.wins = wins  # caption -> caption beats its negation
+
+    def describe(self):
+        return {"model": "fixed"}
+
+    def batch_scores(self, items):
+        return [[1.0, 0.0] if self.wins[texts[0]] else [0.0, 1.0] for _, texts in items]
+
+
+def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
+    from spatialprobe.probes.vsr_eval import run_vsr_clip
+    from spatialprobe.store import list_runs
+
+    write_split(tmp_path, "random", "test", RANDOM)
+    for name in ("000000000001.jpg", "000000000002.jpg"):
+        solid_image(tmp_path / "coco" / name)
+    clip = FixedClip({"The cat is left of the dog.": True, "The hot dog is on the table.": True})
+    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
+    # first: gold 1, pred 1 (right); second: gold 0, pred 1 (wrong); third: no image
+    assert summary["accuracy"] == {"mean": 50.0, "std": 0.0}
+    assert summary["macro_f1"]["mean"] == pytest.approx(100 * (2 / 3 + 0) / 2, abs=0.01)
+    assert summary["n_missing_images"] == 1 and summary["missing_images"] == ["000000000404.jpg"]
+    assert summary["per_category"] == {"Projective": {"accuracy": 100.0, "n": 1},
+                                       "Topological": {"accuracy": 0.0, "n": 1}}
+    assert summary["per_relation"]["on"]["accuracy"] == 0.0
+    for name in ("summary.json", "config.json", "predictions.jsonl", "table.md", "accuracy.png"):
+        assert (tmp_path / "run" / name).exists()
+    assert [r["kind"] for r in list_runs()] == ["vsr"]
+    # a second run on the same directory reuses stored results: a clip that fails if called
+    again = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip({}))
+    assert again["accuracy"] == summary["accuracy"]
+
+
+def test_vsr_command_with_tiny_clip(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    from .vl_helpers import tiny_clip
+
+    write_split(tmp_path, "zeroshot", "dev", ZEROSHOT)
+    solid_image(tmp_path / "coco" / "val2017" / "000000000001.jpg")
+    clip_dir = tiny_clip(tmp_path / "clip")
+    result = CliRunner().invoke(app, ["vsr", "--model", str(clip_dir), "--data", str(tmp_path),
+                                      "--images", str(tmp_path / "coco"), "--split", "zeroshot",
+                                      "--part", "dev", "--out", str(tmp_path / "run"), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()[0])
+    assert row["negation"] == "The cat is not touching the dog."
+    assert row["pred"] == int(row["score_caption"] > row["score_negation"])
+    assert summary["accuracy"]["mean"] == (100.0 if row["pred"] == 0 else 0.0)
+    assert summary["task"] == "vsr-zeroshot" and summary["dataset"].startswith("vsr-zeroshot-dev@sha256:")
+    bad = CliRunner().invoke(app, ["vsr", "--model", str(tmp_path / "nope"), "--data", str(tmp_path),
+                                   "--images", str(tmp_path / "coco"), "--split", "zeroshot", "--part", "dev",
+                                   "--out", str(tmp_path / "run2")])
+    assert bad.exit_code == 1 and "local directory" in bad.output
+    nothing = CliRunner().invoke(app, ["vsr", "--model", str(clip_dir), "--data", str(tmp_path),
+                                       "--images", str(tmp_path / "empty"), "--split", "zeroshot",
+                                       "--part", "dev", "--out", str(tmp_path / "run3")])
+    assert nothing.exit_code == 1 and "none of the 1 images were found" in nothing.output
