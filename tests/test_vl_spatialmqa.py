@@ -12,7 +12,7 @@ from spatialprobe.datasets.spatialmqa import (axis, extra_key_report, load_spati
 from spatialprobe.probes.spatialmqa_eval import (classification_metrics, lenient_correct,
                                                  lenient_label, run_spatialmqa, strict_label)
 
-from .vl_helpers import solid_image
+from vl_helpers import solid_image
 
 RECORDS = [
     {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",
@@ -131,7 +131,7 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     from spatialprobe.cli import app
     from spatialprobe.probes.mqa_models import GenerativeAnswerer
 
-    from .vl_helpers import tiny_clip, tiny_llava
+    from vl_helpers import tiny_clip, tiny_llava
 
     write(tmp_path / "data" / "dev.jsonl", RECORDS[:2])
     for name in ("a.jpg", "b.jpg"):
@@ -167,7 +167,7 @@ def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
 
     from spatialprobe.probes.mqa_models import GenerativeAnswerer
 
-    from .vl_helpers import tiny_llava
+    from vl_helpers import tiny_llava
 
     model_dir = tiny_llava(tmp_path / "llava", always_left=True)
     plain = GenerativeAnswerer(str(model_dir), device="cpu", max_new_tokens=2)

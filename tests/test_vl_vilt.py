@@ -12,7 +12,7 @@ from spatialprobe.probes.base import ClozeRequest, Scorer  # noqa: E402
 from spatialprobe.probes.vilt import ViltMaskedLMScorer, attach_images  # noqa: E402
 from spatialprobe.probes.vl_common import ModelLoadError  # noqa: E402
 
-from .vl_helpers import WORDS, solid_image, tiny_vilt  # noqa: E402
+from vl_helpers import WORDS, solid_image, tiny_vilt  # noqa: E402
 
 
 @pytest.fixture(scope="module")

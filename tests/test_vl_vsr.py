@@ -10,7 +10,7 @@ from spatialprobe.datasets.release import DataError
 from spatialprobe.datasets.vsr import (CATEGORIES, find_images, load_vsr, load_vsr_file,
                                        negate_caption, relations)
 
-from .vl_helpers import solid_image
+from vl_helpers import solid_image
 
 RANDOM = [
     {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1,
@@ -125,7 +125,7 @@ def test_vsr_command_with_tiny_clip(tmp_path):
 
     from spatialprobe.cli import app
 
-    from .vl_helpers import tiny_clip
+    from vl_helpers import tiny_clip
 
     write_split(tmp_path, "zeroshot", "dev", ZEROSHOT)
     solid_image(tmp_path / "coco" / "val2017" / "000000000001.jpg")

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from .test_vl_vsr import write_split  # noqa: E402
-from .vl_helpers import solid_image, tiny_vilt  # noqa: E402
+from test_vl_vsr import write_split  # noqa: E402
+from vl_helpers import solid_image, tiny_vilt  # noqa: E402
 
 
 def records(n):
