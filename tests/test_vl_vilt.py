@@ -89,3 +89,21 @@ def test_image_options_request_and_synthesis_run(vilt_dir, tmp_path):
 def test_missing_model_says_what_to_do(tmp_path):
     with pytest.raises(ModelLoadError, match="local directory"):
         ViltMaskedLMScorer(str(tmp_path / "no-such-model"), device="cpu")
+
+
+def test_probe_command_runs_vilt_through_the_same_prober(tmp_path):
+    """`spatialprobe probe size --model VILT_DIR` picks the ViLT scorer and writes a normal run."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    model_dir = tiny_vilt(tmp_path / "tiny-vilt")
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(model_dir), "--candidates", "manual",
+                                      "--device", "cpu", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["scorer"]["name"] == "vilt" and config["scorer"]["image"] == "blank"
+    assert len(summary["folds"]) == 5 and 0 <= summary["accuracy"]["mean"] <= 100

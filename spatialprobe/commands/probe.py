@@ -46,6 +46,8 @@ def probe(
     seed: int = typer.Option(0, help="Seed of the fold assignment."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
     batch_size: int = typer.Option(64, "--batch-size", help="Sequences per forward pass."),
+    scorer: str = typer.Option("auto", help="auto, hf-mlm, vilt or dummy (see `spatialprobe ls`)."),
+    image: str = typer.Option("blank", help="vilt: 'blank' gray image, or a synthesis run directory."),
 ) -> None:
     """Probe a masked LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
     from rich.console import Console
@@ -66,7 +68,8 @@ def probe(
         _fail(str(err))
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").split("/")[-1])
     out = out or Path("runs") / f"{task}-{slug}"
-    settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size)
+    settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
+                             scorer=scorer, image=image)
     console = Console(stderr=True)
     if model == "dummy":
         console.print("[yellow]--model dummy is an UNTRAINED smoke scorer: its numbers mean nothing.[/]")
@@ -76,7 +79,7 @@ def probe(
         try:
             summary = run_probe(dataset, cands, settings, out,
                                 on_progress=lambda done, total: bar.update(job, completed=done, total=total))
-        except (ModelLoadError, DataError, ValueError, RuntimeError) as err:
+        except (ModelLoadError, DataError, ValueError, RuntimeError, KeyError) as err:
             _fail(str(err))
     typer.echo(probe_table(summary))
     typer.echo(f"Run written to {out}")

@@ -39,14 +39,28 @@ class ProbeSettings:
     """``auto``, ``cpu`` or ``cuda``."""
     batch_size: int = 64
     """Sequences per forward pass."""
+    scorer: str = "auto"
+    """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, ``vilt`` for a model whose
+    name contains "vilt", else ``hf-mlm`` (any masked LM, converted VinVL included)."""
+    image: str = "blank"
+    """Vision-language scorers: ``blank`` (a neutral gray image) or a synthesis run directory."""
+
+
+def scorer_spec(settings: ProbeSettings) -> registry.Spec:
+    name = settings.scorer
+    if name == "auto":
+        name = ("dummy" if settings.model == "dummy"
+                else "vilt" if "vilt" in settings.model.lower() else "hf-mlm")
+    if name == "dummy":
+        return registry.Spec("dummy", {"seed": settings.seed})
+    args = {"model": settings.model, "device": settings.device, "batch_size": settings.batch_size}
+    if name == "vilt":
+        args["image"] = settings.image
+    return registry.Spec(name, args)
 
 
 def build_scorer(settings: ProbeSettings):
-    """``dummy`` -> the untrained smoke scorer; a registered scorer name; else any masked LM."""
-    if settings.model == "dummy":
-        return registry.build("scorer", registry.Spec("dummy", {"seed": settings.seed}))
-    return registry.build("scorer", registry.Spec(
-        "hf-mlm", {"model": settings.model, "device": settings.device, "batch_size": settings.batch_size}))
+    return registry.build("scorer", scorer_spec(settings))
 
 
 def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings, out: Path,

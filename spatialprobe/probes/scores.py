@@ -55,10 +55,12 @@ def compute_scores(run: RunDir, scorer: Scorer, templates: Sequence[str], instan
     for start in range(0, len(todo), chunk):
         part = todo[start:start + chunk]
         requests = [ClozeRequest(*fill(t, inst), words=words) for t, inst in part]
+        finished = [done]
 
-        def tick(n: int, _base=done) -> None:
+        def tick(n: int) -> None:  # scorers report requests finished since the last call
+            finished[0] += n
             if on_progress:
-                on_progress(_base + n, total)
+                on_progress(min(finished[0], done + len(part)), total)
 
         results = scorer.score(requests, progress=tick)
         rows = [(t, inst.id, w, float(s)) for (t, inst), scores in zip(part, results)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .base import ClozeRequest, Progress
+from .masked_lm import weights_hash
 from .vl_common import autocast, blank_image, load_pretrained, open_image, resolve_device
 
 
@@ -83,7 +84,8 @@ class ViltMaskedLMScorer:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_name, "image": self.image_option,
                 "weights_revision": getattr(self.model.config, "_commit_hash", None),
-                "device": self.device}
+                "weights_sha256": weights_hash(self.model),
+                "device": str(self.device)}
 
     def _image_for(self, request: ClozeRequest):
         if self.image_option == "blank":
