@@ -18,6 +18,7 @@ app = typer.Typer(
 
 COMMAND_MODULES = (
     "spatialprobe.commands.datasets",
+    "spatialprobe.commands.synthesis",
 )
 
 for _name in COMMAND_MODULES:

@@ -72,3 +72,9 @@ register("scorer", "hf-mlm", "spatialprobe.probes.masked_lm:MaskedLMScorer",
          "any transformers AutoModelForMaskedLM checkpoint or local directory")
 register("scorer", "dummy", "spatialprobe.probes.dummy:DummyScorer",
          "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
+
+# synthesis (issue 3): text-to-image synthesizers used as probes
+register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCLIP",
+         "VQGAN (diffusers VQModel) latents optimised against a transformers CLIP; paper recipe")
+register("synthesizer", "diffusers", "spatialprobe.synthesis.diffusion:DiffusersPipeline",
+         "any diffusers text-to-image pipeline by id or path (Stable Diffusion, SDXL, ...)")
