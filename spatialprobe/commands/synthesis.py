@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from typer.core import TyperCommand
 
 convert_app = typer.Typer(help="Convert model checkpoints to the formats spatialprobe loads.",
                           no_args_is_help=True)
@@ -38,9 +39,8 @@ def synthesize_command(
     precision: str = typer.Option("auto", "--precision",
                                   help="auto (bf16 autocast on CUDA for VQGAN+CLIP, fp16 "
                                        "pipelines), fp32, bf16, fp16."),
-    ray: Optional[str] = typer.Option(None, "--ray", flag_value="local", is_flag=False,
-                                      help="Fan out over a Ray cluster: --ray alone starts a "
-                                           "local one, --ray ADDRESS joins one."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
+                                      "alone starts a local one, --ray ADDRESS joins one."),
     workers: Optional[int] = typer.Option(None, "--workers", help="Ray workers (default: one "
                                           "per GPU, else one per CPU)."),
     vqgan: Optional[str] = typer.Option(None, "--vqgan", help="VQModel directory or id "
@@ -126,6 +126,19 @@ def convert_vqgan_command(
                f"downsampling f={2 ** (len(cfg.block_out_channels) - 1)}")
 
 
+class _OptionalRayAddress(TyperCommand):
+    """Lets ``--ray`` stand alone (start a local cluster) or take an ADDRESS; Typer options
+    cannot have an optional value, so a bare ``--ray`` is read as ``--ray local``."""
+
+    def parse_args(self, ctx, args):
+        fixed = []
+        for i, arg in enumerate(args):
+            fixed.append(arg)
+            if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+                fixed.append("local")
+        return super().parse_args(ctx, fixed)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("synthesize")(synthesize_command)
+    app.command("synthesize", cls=_OptionalRayAddress)(synthesize_command)
     app.add_typer(convert_app, name="convert")
