@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 TINY_IMAGE = 32        # pixels; the tiny VQModel downsamples by 2 -> 16x16 latents
 TINY_CLIP_IMAGE = 16   # CLIP input side; patch 8 -> 4 patches
 
@@ -78,3 +80,15 @@ def tiny_settings(**changes) -> dict:
     settings = {"size": TINY_IMAGE, "iterations": 4, "cutouts": 4, "large_cutouts": 1}
     settings.update(changes)
     return settings
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """Tiny models gain nothing from threads, and on a shared, busy CPU a second torch thread
+    makes them many times slower; restore the setting for whatever runs next."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -7,6 +7,7 @@ written to a temporary file, renamed, and only then recorded, so a run killed at
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -59,6 +60,15 @@ def build_synthesizer(backend: str, args: dict[str, Any]):
     return registry.lookup("synthesizer", backend)(**args)
 
 
+def resolve_generation(backend: str, args: dict[str, Any]) -> dict[str, Any]:
+    """What decides the images (backend arguments minus device/precision), as plain JSON."""
+    cls = registry.lookup("synthesizer", backend)
+    generation = {k: v for k, v in args.items() if k not in RUNTIME_ARGS}
+    if hasattr(cls, "resolve_generation"):
+        generation = cls.resolve_generation(generation)
+    return json.loads(json.dumps(generation))
+
+
 class ResultWriter:
     """Writes finished images (and snapshots) into the store as results arrive."""
 
@@ -99,7 +109,7 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
     process already joined); any other value is a Ray cluster address.
     """
     store = ImageStore(out)
-    generation = {k: v for k, v in backend_args.items() if k not in RUNTIME_ARGS}
+    generation = resolve_generation(backend, backend_args)
     config = {"kind": "synthesize", "backend": backend, "generation": generation, "seed": seed,
               "images_per_prompt": images_per_prompt, "prompts": prompts.source,
               "task": prompts.task,
@@ -141,7 +151,8 @@ def _run_here(store, backend, backend_args, jobs, batch_size, images_per_prompt,
 
 def _write_summary(store: ImageStore, config: dict[str, Any], summary: SynthesisSummary) -> None:
     finished = len(store.finished())
-    model = config["generation"].get("model") or config["generation"].get("vqgan")
+    gen = config["generation"]
+    model = gen.get("model") or f"vqgan={gen.get('vqgan')};clip={gen.get('clip')}"
     data = {"kind": "synthesize", "task": config["task"], "model": model,
             "dataset": config["prompts"], "backend": config["backend"],
             "images_total": summary.total, "images_finished": finished,

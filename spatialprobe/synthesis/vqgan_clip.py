@@ -59,6 +59,15 @@ class VQGANCLIP:
         self._hash: str | None = None
 
     @staticmethod
+    def resolve_generation(args: Mapping[str, Any]) -> dict[str, Any]:
+        """The constructor arguments with the preset and overrides resolved to full settings,
+        so a run's config names the whole recipe and a changed preset is noticed on resume."""
+        resolved = dict(args)
+        settings = with_overrides(load_preset(args.get("preset", "paper")), args.get("settings") or {})
+        resolved["settings"] = settings.to_dict()
+        return resolved
+
+    @staticmethod
     def _normalization(clip: str) -> tuple[Sequence[float], Sequence[float]]:
         try:
             from transformers import CLIPImageProcessor

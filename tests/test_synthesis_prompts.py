@@ -1,0 +1,70 @@
+"""Where prompts come from, and how bad prompt files are reported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spatialprobe.datasets import DataError
+from spatialprobe.synthesis import load_prompts
+
+
+def test_text_file_skips_blanks_and_drops_duplicates(tmp_path):
+    path = tmp_path / "positional.txt"
+    path.write_text("A man washes the car.\n\n  A man drives the car.  \nA man washes the car.\n"
+                    "\n", encoding="utf-8")
+    prompts = load_prompts(str(path))
+    assert [(p.prompt_id, p.prompt) for p in prompts.items] == [
+        ("line-0001", "A man washes the car."), ("line-0003", "A man drives the car.")]
+    assert prompts.notes == ("skipped 2 blank line(s): 2, 5",
+                             "line 4 repeats line 1 ('A man washes the car.'); dropped")
+    assert prompts.items[1].meta == {"line": 3}
+
+
+def test_non_utf8_line_is_named(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("A cat.\nA dog.\nA caf\u00e9 and a man.\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin1\.txt, line 3: not UTF-8"):
+        load_prompts(str(path))
+
+
+@pytest.mark.parametrize("content", [b"", b"\n  \n\n"])
+def test_empty_file_is_an_error(tmp_path, content):
+    path = tmp_path / "empty.txt"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match="holds no prompts"):
+        load_prompts(str(path))
+
+
+def test_missing_file_is_an_error(tmp_path):
+    with pytest.raises(DataError, match="no such file"):
+        load_prompts(str(tmp_path / "nope.txt"))
+
+
+def test_jsonl_prompts_keep_their_metadata(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"id": "p1", "text": "An ant and a bird.", "obj_a": "ant"}) + "\n"
+                    + json.dumps({"id": "p2", "text": "A cup."}) + "\n", encoding="utf-8")
+    prompts = load_prompts(str(path))
+    assert [p.prompt_id for p in prompts.items] == ["p1", "p2"]
+    assert prompts.items[0].meta == {"obj_a": "ant"}
+
+
+def test_jsonl_errors_name_line_and_field(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"id": "p1", "text": "A."}\n{"id": "p1", "text": "B."}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 2, field 'id': repeats the id 'p1' of line 1"):
+        load_prompts(str(path))
+    path.write_text('{"id": "p1", "text": "A."}\n{"id": "p2"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 2, field 'text'"):
+        load_prompts(str(path))
+
+
+def test_builtin_dataset_stores_the_instance():
+    prompts = load_prompts("size")
+    assert len(prompts.items) == 500 and prompts.task == "size"
+    first = prompts.items[0]
+    assert first.prompt_id == first.meta["id"] and first.prompt == first.meta["text"].strip()
+    assert {"obj_a", "obj_b", "label"} <= set(first.meta)
+    assert prompts.source.startswith("size@")
