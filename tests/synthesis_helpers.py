@@ -92,3 +92,32 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def tiny_stable_diffusion(folder: Path, seed: int = 0) -> Path:
+    """Save a random tiny StableDiffusionPipeline (16x16 images, 2 blocks) to ``folder``."""
+    import torch
+    from diffusers import (AutoencoderKL, DDIMScheduler, StableDiffusionPipeline,
+                           UNet2DConditionModel)
+    from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
+
+    torch.manual_seed(seed)
+    write_tiny_clip_tokenizer(folder / "_tokenizer")
+    tokenizer = CLIPTokenizer.from_pretrained(str(folder / "_tokenizer"))
+    text = CLIPTextModel(CLIPTextConfig(
+        vocab_size=514, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, max_position_embeddings=32, bos_token_id=512, eos_token_id=513,
+        pad_token_id=513))
+    unet = UNet2DConditionModel(
+        sample_size=8, in_channels=4, out_channels=4, layers_per_block=1,
+        block_out_channels=(8, 16), norm_num_groups=4, cross_attention_dim=16,
+        attention_head_dim=2, down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"),
+        up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"))
+    vae = AutoencoderKL(block_out_channels=(8, 8), norm_num_groups=4, latent_channels=4,
+                        down_block_types=("DownEncoderBlock2D",) * 2,
+                        up_block_types=("UpDecoderBlock2D",) * 2, sample_size=16)
+    pipe = StableDiffusionPipeline(vae=vae, text_encoder=text, tokenizer=tokenizer, unet=unet,
+                                   scheduler=DDIMScheduler(clip_sample=False), safety_checker=None,
+                                   feature_extractor=None, requires_safety_checker=False)
+    pipe.save_pretrained(str(folder / "pipeline"))
+    return folder / "pipeline"
