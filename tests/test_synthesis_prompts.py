@@ -68,3 +68,34 @@ def test_builtin_dataset_stores_the_instance():
     assert first.prompt_id == first.meta["id"] and first.prompt == first.meta["text"].strip()
     assert {"obj_a", "obj_b", "label"} <= set(first.meta)
     assert prompts.source.startswith("size@")
+
+
+def test_jsonl_ids_that_collide_as_file_names_are_refused(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"id": "a/b", "text": "A."}\n{"id": "a_b", "text": "B."}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"line 2, field 'id'.*same image file name 'a_b'"):
+        load_prompts(str(path))
+
+
+def test_cli_reports_bad_prompt_files_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"A cat.\n\xff\xfe oops\n")
+    result = CliRunner().invoke(app, ["synthesize", "--prompts", str(bad), "--vqgan", "x",
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2
+    assert "bad.txt, line 2: not UTF-8" in result.output
+    result = CliRunner().invoke(app, ["synthesize", "--prompts", str(bad), "--out",
+                                      str(tmp_path / "run")])
+    assert result.exit_code == 2 and "needs --vqgan" in result.output
+
+
+def test_bare_ray_flag_means_a_local_cluster():
+    from spatialprobe.commands.synthesis import bare_ray_means_local
+
+    assert bare_ray_means_local(["--ray", "--out", "r"]) == ["--ray", "local", "--out", "r"]
+    assert bare_ray_means_local(["--out", "r", "--ray"]) == ["--out", "r", "--ray", "local"]
+    assert bare_ray_means_local(["--ray", "10.0.0.1:6379"]) == ["--ray", "10.0.0.1:6379"]

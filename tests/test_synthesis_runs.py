@@ -107,6 +107,8 @@ def test_kill_9_mid_run_then_resume(tmp_path, models):
     assert 2 <= len(kept) < count, "the run should have been killed mid-way"
     for png in (out / "images").glob("*.png"):  # no half image under a final name
         Image.open(png).load()
+    stray = out / "images" / f"line-0012_00.png.{proc.pid}.tmp"  # as a kill mid-write leaves
+    stray.write_bytes(b"\x89PNG half")
 
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -114,4 +116,4 @@ def test_kill_9_mid_run_then_resume(tmp_path, models):
     records = list(ImageStore(out).images())
     assert len(records) == count
     assert all(path.read_bytes() == data for path, data in kept.items())
-    assert not list((out / "images").glob("*.tmp"))  # strays of the killed run are overwritten...
+    assert not list((out / "images").glob("*.tmp"))  # the killed writer's strays are gone

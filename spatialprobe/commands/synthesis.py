@@ -126,17 +126,21 @@ def convert_vqgan_command(
                f"downsampling f={2 ** (len(cfg.block_out_channels) - 1)}")
 
 
+def bare_ray_means_local(args: list[str]) -> list[str]:
+    """Typer options cannot have an optional value, so a bare ``--ray`` becomes ``--ray local``."""
+    fixed = []
+    for i, arg in enumerate(args):
+        fixed.append(arg)
+        if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            fixed.append("local")
+    return fixed
+
+
 class _OptionalRayAddress(TyperCommand):
-    """Lets ``--ray`` stand alone (start a local cluster) or take an ADDRESS; Typer options
-    cannot have an optional value, so a bare ``--ray`` is read as ``--ray local``."""
+    """Lets ``--ray`` stand alone (start a local cluster) or take an ADDRESS."""
 
     def parse_args(self, ctx, args):
-        fixed = []
-        for i, arg in enumerate(args):
-            fixed.append(arg)
-            if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-")):
-                fixed.append("local")
-        return super().parse_args(ctx, fixed)
+        return super().parse_args(ctx, bare_ray_means_local(list(args)))
 
 
 def register(app: typer.Typer) -> None:

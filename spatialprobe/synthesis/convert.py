@@ -40,6 +40,9 @@ class ConversionError(ValueError):
 
 def read_taming_config(yaml_path: str | Path) -> dict[str, Any]:
     """``model.params`` of a taming ``model.yaml``: ``embed_dim``, ``n_embed`` and ``ddconfig``."""
+    from .loading import require
+
+    require("yaml", "Reading a taming model.yaml")
     import yaml
 
     with open(yaml_path, encoding="utf-8") as handle:
@@ -165,6 +168,9 @@ def load_taming_state_dict(ckpt_path: str | Path, *, allow_pickle: bool = False)
 def convert_vqgan(ckpt_path: str | Path, yaml_path: str | Path, out_dir: str | Path, *,
                   allow_pickle: bool = False):
     """Convert and ``save_pretrained`` into ``out_dir``; returns the loaded diffusers model."""
+    from .loading import require
+
+    require("diffusers", "Converting a VQGAN")
     from diffusers import VQModel
 
     params = read_taming_config(yaml_path)

@@ -14,6 +14,17 @@ class ModelLoadError(RuntimeError):
     """A model that could not be loaded; the message says what to do."""
 
 
+def require(module: str, what: str) -> None:
+    """Import ``module`` or say which extra installs it."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f'{what} needs the {module!r} package: pip install "spatialprobe[synthesis]"'
+                          ) from None
+
+
 def resolve_device(device: str = "auto"):
     import torch
 

@@ -58,7 +58,7 @@ def _from_jsonl(path: Path) -> PromptSet:
         raise DataError(path, None, None, "the file holds no prompts")
     if not any("id" in r for _, r in records):
         return _from_dataset(str(path))  # spatial-commonsense release format
-    items, seen = [], {}
+    items, seen, files = [], {}, {}
     for number, record in records:
         for key in ("id", "text"):
             if not isinstance(record.get(key), str) or not record[key].strip():
@@ -67,6 +67,11 @@ def _from_jsonl(path: Path) -> PromptSet:
         if pid in seen:
             raise DataError(path, number, "id", f"repeats the id {pid!r} of line {seen[pid]}")
         seen[pid] = number
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in pid)  # image file stem
+        if safe in files:
+            raise DataError(path, number, "id", f"{pid!r} and the id of line {files[safe]} give "
+                                                f"the same image file name {safe!r}")
+        files[safe] = number
         meta = {k: v for k, v in record.items() if k not in ("id", "text")}
         items.append(PromptItem(pid, record["text"].strip(), meta))
     return PromptSet(tuple(items), str(path))

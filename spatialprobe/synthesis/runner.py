@@ -56,6 +56,28 @@ def batches(jobs: Sequence[Job], size: int) -> Iterator[list[Job]]:
         yield list(jobs[start:start + max(1, size)])
 
 
+def remove_strays(run: Path) -> list[Path]:
+    """Delete ``*.{pid}.tmp`` files left by writers that no longer run (a killed run)."""
+    removed = []
+    for folder in (run / "images", run / "snapshots"):
+        for tmp in folder.glob("*.tmp") if folder.is_dir() else ():
+            pid = tmp.name.rsplit(".", 2)[-2]
+            if pid.isdigit() and not _alive(int(pid)):
+                tmp.unlink(missing_ok=True)
+                removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def build_synthesizer(backend: str, args: dict[str, Any]):
     return registry.lookup("synthesizer", backend)(**args)
 
@@ -116,6 +138,7 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
               "runtime": {k: backend_args.get(k) for k in RUNTIME_ARGS} | {
                   "batch_size": batch_size, "ray": ray, "workers": workers}}
     store.run.start(config, resume_keys=("backend", "generation", "seed"))
+    remove_strays(store.path)
     store.add_prompts(prompts.items)
     finished = store.finished()
     jobs = plan_jobs(prompts, images_per_prompt, seed, finished)

@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .augment import make_cutouts
 from .jobs import Job, JobResult
-from .loading import (autocast, load_model, resolve_device, resolve_precision, to_pil,
-                      weights_hash)
+from .loading import (autocast, load_model, require, resolve_device, resolve_precision,
+                      to_pil, weights_hash)
 from .settings import VQGANCLIPSettings, load_preset, with_overrides
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -35,6 +35,7 @@ class VQGANCLIP:
     def __init__(self, vqgan: str, clip: str = "openai/clip-vit-base-patch32",
                  preset: str = "paper", settings: Mapping[str, Any] | None = None,
                  device: str = "auto", precision: str = "auto"):
+        require("diffusers", "VQGAN+CLIP")
         import torch
         from diffusers import VQModel
         from transformers import CLIPModel, CLIPTokenizer
