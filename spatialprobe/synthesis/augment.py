@@ -41,7 +41,7 @@ def _draw_crop_maps(settings: VQGANCLIPSettings, side: int, generator: torch.Gen
         scales[n - min(s.large_cutouts, n):] = s.large_cutout_scale
     crop = torch.floor(scales * side).clamp(max=padded - 1)            # crop side in padded pixels
     offset = torch.floor(uniform(2, n) * (padded - crop))               # top-left corner (x, y)
-    flip = uniform(1)[0] < s.flip_probability
+    mirror = 1.0 - 2.0 * (uniform(1)[0] < s.flip_probability).double()  # -1 flips; no host sync
     angle = (uniform(1)[0] * 2 - 1) * math.radians(s.max_rotation_degrees)
     shift = (uniform(2) * 2 - 1) * s.max_translate * padded             # in padded pixels
 
@@ -49,9 +49,7 @@ def _draw_crop_maps(settings: VQGANCLIPSettings, side: int, generator: torch.Gen
     half = (crop - 1) / 2
     centre = (padded - 1) / 2
     cos, sin = torch.cos(angle), torch.sin(angle)
-    rot = torch.stack([torch.stack([cos, -sin]), torch.stack([sin, cos])])
-    if flip:
-        rot = rot * torch.tensor([[-1.0], [1.0]], dtype=rot.dtype, device=device)
+    rot = torch.stack([torch.stack([cos, -sin]) * mirror, torch.stack([sin, cos])])
     # augmented pixel q -> padded pixel p = centre + rot @ (q - centre - shift)
     # padded pixel p -> image pixel p - side/2 -> normalized x = 2 * pixel / (side - 1) - 1
     to_norm = 2.0 / (side - 1)

@@ -152,7 +152,7 @@ class VQGANCLIP:
             optimizer.step()
             with torch.no_grad():
                 decay = (z.abs().amax(dim=(1, 2, 3)) > s.weight_decay_threshold).float()
-            history.append(per_image.detach().float().cpu())
+            history.append(per_image.detach().float())  # stays on the device: no sync
             if on_snapshot is not None and step in snapshots:
                 with torch.no_grad(), autocast(self.device, self.amp_dtype):
                     on_snapshot(step, self.decode(z))
@@ -161,7 +161,8 @@ class VQGANCLIP:
             small = torch.nn.functional.interpolate(images, size=(self.cut_size, self.cut_size),
                                                     mode="bilinear", antialias=True)
             similarity = (self.image_embeddings(small) * text).sum(-1)
-        return images.float(), torch.stack(history) if history else None, similarity.float().cpu()
+        losses = torch.stack(history).cpu() if history else None
+        return images.float(), losses, similarity.float().cpu()
 
     def generate(self, jobs: Sequence[Job]) -> list[JobResult]:
         start = time.perf_counter()
