@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,15 @@ def test_bare_ray_flag_means_a_local_cluster():
     assert bare_ray_means_local(["--ray", "--out", "r"]) == ["--ray", "local", "--out", "r"]
     assert bare_ray_means_local(["--out", "r", "--ray"]) == ["--out", "r", "--ray", "local"]
     assert bare_ray_means_local(["--ray", "10.0.0.1:6379"]) == ["--ray", "10.0.0.1:6379"]
+
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.mark.skipif(not (SHARED / "data" / "spatial-commonsense").is_dir(),
+                    reason="../shared/data/spatial-commonsense is absent")
+def test_release_file_without_ids_reads_as_a_dataset():
+    prompts = load_prompts(str(SHARED / "data" / "spatial-commonsense" / "posrel.jsonl"))
+    assert len(prompts.items) == 224 and prompts.task == "posrel"
+    assert prompts.items[0].meta["label"] in ("above", "below", "inside", "beside")
+    assert prompts.items[0].prompt == prompts.items[0].prompt.strip()
