@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.qa",
     "spatialprobe.commands.convert",
     "spatialprobe.commands.vl",
+    "spatialprobe.commands.synthesis",
 )
 
 for _name in COMMAND_MODULES:

@@ -87,3 +87,8 @@ register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms"
 # Vision-language probes (issue 5)
 register("scorer", "vilt", "spatialprobe.probes.vilt:ViltMaskedLMScorer",
          "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
+# synthesis (issue 3): text-to-image synthesizers used as probes
+register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCLIP",
+         "VQGAN (diffusers VQModel) latents optimised against a transformers CLIP; paper recipe")
+register("synthesizer", "diffusers", "spatialprobe.synthesis.diffusion:DiffusersPipeline",
+         "any diffusers text-to-image pipeline by id or path (Stable Diffusion, SDXL, ...)")

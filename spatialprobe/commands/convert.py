@@ -34,5 +34,29 @@ def convert_vinvl_command(
     typer.echo(f"probe it with: spatialprobe probe size --model {out_dir}")
 
 
+@convert_app.command("vqgan")
+def convert_vqgan_command(
+    ckpt: Path = typer.Argument(..., help="taming checkpoint, e.g. last.ckpt"),
+    yaml: Path = typer.Argument(..., help="its model.yaml"),
+    out: Path = typer.Argument(..., help="directory to write the diffusers VQModel to"),
+    allow_pickle: bool = typer.Option(False, "--allow-pickle",
+                                      help="Allow arbitrary pickled objects in CKPT (trusted files)."),
+) -> None:
+    """Convert a taming-transformers VQGAN checkpoint into a diffusers VQModel directory."""
+    from ..synthesis.convert import ConversionError, convert_vqgan
+
+    for path in (ckpt, yaml):
+        if not path.is_file():
+            raise typer.BadParameter(f"{path}: no such file", param_hint="CKPT/YAML")
+    try:
+        model = convert_vqgan(ckpt, yaml, out, allow_pickle=allow_pickle)
+    except ConversionError as err:
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    cfg = model.config
+    typer.echo(f"wrote VQModel to {out}: {cfg.num_vq_embeddings} codes of dim {cfg.vq_embed_dim}, "
+               f"downsampling f={2 ** (len(cfg.block_out_channels) - 1)}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(convert_app, name="convert")

@@ -1,0 +1,112 @@
+"""VQGAN+CLIP images per hour against batch size, measured side by side in one run.
+
+    python bench/synthesis_throughput.py [--device auto|cpu|cuda] [--batch-sizes 1,4,8,16]
+
+On CUDA: the paper's settings (512x512, 32 cutouts, bf16 autocast) with randomly initialised
+models of the real shapes (the taming ImageNet f=16/16384 VQGAN, CLIP ViT-B/32): the cost of an
+iteration does not depend on the weights. Each batch size runs ``--measure-iterations`` steps
+after a warm-up, and images/hour is extrapolated to the preset's 600 iterations.
+On CPU: the tiny test models (32x32 images, 8 cutouts, 20 iterations, one torch thread,
+best of two timings), because a real-shape
+model at 512x512 takes minutes per step on a shared 2-core machine; the CPU ratio says how
+well batching amortises per-step overhead, not what a GPU will do.
+
+The last line is the batching speed-up: best images/hour over images/hour at batch size 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+IMAGENET_F16_16384 = {
+    "embed_dim": 256, "n_embed": 16384,
+    "ddconfig": {"double_z": False, "z_channels": 256, "resolution": 256, "in_channels": 3,
+                 "out_ch": 3, "ch": 128, "ch_mult": [1, 1, 2, 2, 4], "num_res_blocks": 2,
+                 "attn_resolutions": [16], "dropout": 0.0},
+}
+
+
+def build_models(root: Path, real_shapes: bool) -> tuple[str, str]:
+    from synthesis_helpers import tiny_clip, tiny_vqmodel, write_tiny_clip_tokenizer
+
+    if not real_shapes:
+        return str(tiny_vqmodel(root / "vq")), str(tiny_clip(root / "clip"))
+    from diffusers import VQModel
+    from transformers import CLIPConfig, CLIPModel
+
+    from spatialprobe.synthesis.convert import vqmodel_config
+
+    VQModel(**vqmodel_config(IMAGENET_F16_16384)).save_pretrained(str(root / "vq"))
+    write_tiny_clip_tokenizer(root / "clip")  # tokenizer speed is irrelevant here
+    config = CLIPConfig()  # the defaults are the ViT-B/32 shapes
+    config.text_config.vocab_size = 514
+    config.text_config.bos_token_id, config.text_config.eos_token_id = 512, 513
+    CLIPModel(config).save_pretrained(str(root / "clip"))
+    return str(root / "vq"), str(root / "clip")
+
+
+def timed_step(synth, prompts, seeds, iterations: int, gpu: bool) -> float:
+    """Seconds per optimisation step for this batch."""
+    import torch
+
+    if gpu:
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    synth.optimize(prompts, seeds)
+    if gpu:
+        torch.cuda.synchronize()
+    return (time.perf_counter() - start) / iterations
+
+
+def main() -> None:
+    import torch
+
+    from spatialprobe.synthesis.loading import resolve_device
+    from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--batch-sizes", default=None, help="comma-separated")
+    parser.add_argument("--measure-iterations", type=int, default=None)
+    args = parser.parse_args()
+    device = resolve_device(args.device)
+    gpu = device.type == "cuda"
+    if not gpu:
+        torch.set_num_threads(1)  # a shared CPU: one thread gives steady, comparable timings
+    sizes = [int(b) for b in (args.batch_sizes or ("1,4,8,16" if gpu else "1,2,4,8")).split(",")]
+    measured = args.measure_iterations or (10 if gpu else 20)
+    settings = {} if gpu else {"size": 32, "iterations": 20, "cutouts": 8, "large_cutouts": 1}
+    with tempfile.TemporaryDirectory() as tmp:
+        vq, clip = build_models(Path(tmp), real_shapes=gpu)
+        synth = VQGANCLIP(vq, clip, settings=settings, device=str(device))
+    full = synth.settings.iterations
+    print(f"device {device} ({torch.cuda.get_device_name(device) if gpu else 'cpu'}), "
+          f"{'real-shape random models, paper settings' if gpu else 'tiny test models'}: "
+          f"{synth.settings.size}px, {synth.settings.cutouts} cutouts, {full} iterations per image"
+          f"{f', timed over {measured}' if measured != full else ''}")
+    rates = {}
+    for batch in sizes:
+        prompts = [f"A man number {i} washes the car." for i in range(batch)]
+        seeds = list(range(batch))
+        synth.settings = dataclasses.replace(synth.settings, iterations=2)
+        synth.optimize(prompts, seeds)  # warm-up: allocator, kernels, autotuning
+        synth.settings = dataclasses.replace(synth.settings, iterations=measured)
+        per_step = min(timed_step(synth, prompts, seeds, measured, gpu) for _ in range(2))
+        rates[batch] = 3600 * batch / (per_step * full)
+        print(f"batch {batch:3d}: {per_step * 1000:8.1f} ms/iteration, "
+              f"{rates[batch]:9.1f} images/hour")
+    best = max(rates, key=rates.get)
+    print(f"batching speed-up (batch {best} vs batch 1, images/hour ratio):")
+    print(f"{rates[best] / rates[sizes[0]]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""``spatialprobe synthesize`` (``spatialprobe convert vqgan`` lives in ``commands/convert.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from typer.core import TyperCommand
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
+    settings: dict = {k: v for k, v in named.items() if v is not None}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            _fail(f"--set takes KEY=VALUE, got {pair!r}")
+        settings[key.strip().replace("-", "_")] = value.strip()
+    return settings
+
+
+def synthesize_command(
+    prompts: str = typer.Option(..., "--prompts", help="Prompt file (one per line, or JSON lines "
+                                "{id, text, ...}) or a built-in dataset: size, height, posrel."),
+    backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip or diffusers."),
+    out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
+    images_per_prompt: int = typer.Option(1, "--images-per-prompt", "-n", min=1),
+    seed: int = typer.Option(0, "--seed", help="Run seed; each image's seed derives from it."),
+    batch_size: int = typer.Option(1, "--batch-size", min=1, help="Images optimised together."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
+    precision: str = typer.Option("auto", "--precision",
+                                  help="auto (bf16 autocast on CUDA for VQGAN+CLIP, fp16 "
+                                       "pipelines), fp32, bf16, fp16."),
+    ray: Optional[str] = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
+                                      "alone starts a local one, --ray ADDRESS joins one."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Ray workers (default: one "
+                                          "per GPU, else one per CPU)."),
+    vqgan: Optional[str] = typer.Option(None, "--vqgan", help="VQModel directory or id "
+                                        "(see `spatialprobe convert vqgan`)."),
+    clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
+    preset: str = typer.Option("paper", "--preset", help="VQGAN+CLIP preset: paper, fast."),
+    size: Optional[int] = typer.Option(None, "--size", help="VQGAN+CLIP image side."),
+    iterations: Optional[int] = typer.Option(None, "--iterations"),
+    cutouts: Optional[int] = typer.Option(None, "--cutouts"),
+    lr: Optional[float] = typer.Option(None, "--lr"),
+    quantize: Optional[bool] = typer.Option(None, "--quantize/--no-quantize",
+                                            help="Decode through the VQGAN codebook."),
+    snapshots: Optional[str] = typer.Option(None, "--snapshots",
+                                            help="Iterations to snapshot, e.g. 100,300."),
+    set_: List[str] = typer.Option([], "--set", help="Any VQGAN+CLIP setting: KEY=VALUE."),
+    model: Optional[str] = typer.Option(None, "--model", help="diffusers pipeline id or path."),
+    steps: int = typer.Option(50, "--steps", help="diffusers: inference steps."),
+    guidance: float = typer.Option(7.5, "--guidance", help="diffusers: guidance scale."),
+    height: Optional[int] = typer.Option(None, "--height", help="diffusers: image height."),
+    width: Optional[int] = typer.Option(None, "--width", help="diffusers: image width."),
+    negative_prompt: str = typer.Option("", "--negative-prompt", help="diffusers only."),
+) -> None:
+    """Generate images for prompts into an image store (resumes an existing --out)."""
+    from rich.progress import Progress
+
+    from ..datasets import DataError
+    from ..synthesis import load_prompts, synthesize
+    from ..synthesis.loading import ModelLoadError
+
+    if backend == "vqgan-clip":
+        if not vqgan:
+            _fail("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "
+                  "checkpoint with `spatialprobe convert vqgan`).")
+        settings = _vqgan_settings(set_, size=size, iterations=iterations, cutouts=cutouts, lr=lr,
+                                   quantize=quantize, snapshots=snapshots)
+        args = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings}
+    elif backend == "diffusers":
+        if not model:
+            _fail("--backend diffusers needs --model (a pipeline id or directory).")
+        args = {"model": model, "steps": steps, "guidance": guidance, "height": height,
+                "width": width, "negative_prompt": negative_prompt}
+    else:
+        _fail(f"unknown backend {backend!r}; use vqgan-clip or diffusers.")
+    args.update(device=device, precision=precision)
+    try:
+        prompt_set = load_prompts(prompts)
+        for note in prompt_set.notes:
+            typer.secho(f"note: {note}", fg=typer.colors.YELLOW, err=True)
+        with Progress(transient=True) as bar:
+            task = bar.add_task("synthesizing", total=None)
+            summary = synthesize(prompt_set, out, backend, args,
+                                 images_per_prompt=images_per_prompt, seed=seed,
+                                 batch_size=batch_size, ray=ray, workers=workers,
+                                 progress=lambda done, total: bar.update(task, completed=done,
+                                                                         total=total))
+    except (DataError, ModelLoadError, ValueError, ImportError) as err:
+        _fail(str(err))
+    rate = f", {summary.images_per_hour:.1f} images/hour" if summary.images_per_hour else ""
+    typer.echo(f"{out}: {summary.already_done + summary.generated}/{summary.total} images "
+               f"({summary.already_done} were already there, {summary.generated} generated{rate})")
+
+
+def bare_ray_means_local(args: list[str]) -> list[str]:
+    """Typer options cannot have an optional value, so a bare ``--ray`` becomes ``--ray local``."""
+    fixed = []
+    for i, arg in enumerate(args):
+        fixed.append(arg)
+        if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            fixed.append("local")
+    return fixed
+
+
+class _OptionalRayAddress(TyperCommand):
+    """Lets ``--ray`` stand alone (start a local cluster) or take an ADDRESS."""
+
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, bare_ray_means_local(list(args)))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("synthesize", cls=_OptionalRayAddress)(synthesize_command)

@@ -1,0 +1,76 @@
+"""Fan batches out to Ray workers, one per GPU (or per CPU where there is no GPU).
+
+Workers load the synthesizer once and *return* their images; the driver writes them into the
+store as each batch arrives. So the store needs no shared file system and only one process
+ever writes it, and a killed driver loses at most the batches in flight. Batches are handed
+out as workers become free (``ActorPool.map_unordered``), which balances uneven GPUs better
+than fixed shards.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .jobs import Job
+from .runner import ResultWriter, batches, build_synthesizer
+
+
+class _Worker:
+    def __init__(self, backend: str, backend_args: dict[str, Any]):
+        self.synth = build_synthesizer(backend, backend_args)
+
+    def describe(self) -> dict[str, Any]:
+        return self.synth.describe()
+
+    def generate(self, jobs: Sequence[Job]):
+        return self.synth.generate(jobs)
+
+
+def _connect(address: str | None) -> bool:
+    """Join or start a cluster; True if this call started (and so must stop) it."""
+    try:
+        import ray
+    except ImportError:
+        raise ImportError('--ray needs Ray: pip install "spatialprobe[synthesis]"') from None
+    if ray.is_initialized():
+        return False
+    if address in (None, "", "local"):
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+        ray.init(include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
+    else:
+        ray.init(address=address)
+    return True
+
+
+def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence[Job],
+               batch_size: int, images_per_prompt: int, *, address: str | None,
+               workers: int | None, progress: Callable[[int, int], None] | None,
+               done: int, total: int) -> int:
+    import ray
+    from ray.util import ActorPool
+
+    started = _connect(address)
+    try:
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        options = {"num_gpus": 1} if gpus else {"num_cpus": 1}
+        count = workers or gpus or max(1, int(resources.get("CPU", 1)))
+        work = list(batches(jobs, batch_size))
+        actors = [ray.remote(**options)(_Worker).remote(backend, backend_args)
+                  for _ in range(min(count, len(work)))]
+        write = ResultWriter(store, backend, ray.get(actors[0].describe.remote()),
+                             {"images_per_prompt": images_per_prompt})
+        pool = ActorPool(actors)
+        for results in pool.map_unordered(lambda actor, batch: actor.generate.remote(batch), work):
+            write(results)
+            if progress:
+                progress(done + write.count, total)
+        for actor in actors:
+            ray.kill(actor)
+        return write.count
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,110 @@
+"""Devices, precision, model loading with one-sentence errors, and weight hashes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path
+from typing import Any, Callable
+
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pt", ".pth")
+
+
+class ModelLoadError(RuntimeError):
+    """A model that could not be loaded; the message says what to do."""
+
+
+def require(module: str, what: str) -> None:
+    """Import ``module`` or say which extra installs it."""
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise ImportError(f'{what} needs the {module!r} package: pip install "spatialprobe[synthesis]"'
+                          ) from None
+
+
+def resolve_device(device: str = "auto"):
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ModelLoadError(f"Device {device!r} was asked for but torch sees no CUDA GPU; "
+                             "use --device cpu or install a CUDA build of torch.")
+    return torch.device(device)
+
+
+def resolve_precision(precision: str, device) -> Any:
+    """``auto`` is bfloat16 autocast on CUDA and float32 elsewhere; returns a torch dtype."""
+    import torch
+
+    names = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
+             "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
+    if precision == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    if precision not in names:
+        raise ValueError(f"Unknown precision {precision!r}; use auto, fp32, bf16 or fp16.")
+    return names[precision]
+
+
+def autocast(device, dtype):
+    """Mixed precision context on CUDA when ``dtype`` is half; a no-op otherwise."""
+    import torch
+
+    if device.type == "cuda" and dtype != torch.float32:
+        return torch.autocast(device_type="cuda", dtype=dtype)
+    return contextlib.nullcontext()
+
+
+def load_model(loader: Callable[..., Any], name_or_path: str, what: str, **kwargs) -> Any:
+    """``loader(name_or_path, **kwargs)`` with a clear sentence when the files cannot be had."""
+    try:
+        return loader(name_or_path, **kwargs)
+    except (OSError, ValueError, EnvironmentError) as err:
+        hint = ("no such directory" if not Path(name_or_path).exists() else "the directory lacks "
+                "the expected files")
+        raise ModelLoadError(
+            f"Could not load the {what} {name_or_path!r} ({hint}: {str(err).splitlines()[0][:200]}). "
+            "Pass a local directory saved with save_pretrained, or download the model where the "
+            f"Hugging Face Hub is reachable (`hf download {name_or_path}`) and check the name."
+        ) from None
+
+
+def local_dir(name_or_path: str) -> Path | None:
+    """The local directory of a model: the path itself, or its Hub cache snapshot if present."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name_or_path, local_files_only=True))
+    except Exception:  # not cached, not a repo id
+        return None
+
+
+def weights_hash(name_or_path: str) -> str | None:
+    """sha256 (first 16 hex digits) over the weight files of a model directory, or None."""
+    folder = local_dir(name_or_path)
+    if folder is None:
+        return None
+    digest = hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
+    if not files:
+        return None
+    for path in files:
+        digest.update(str(path.relative_to(folder)).encode())
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def to_pil(images):
+    """(B, 3, H, W) tensor in [0, 1] -> list of PIL RGB images."""
+    from PIL import Image
+
+    array = (images.detach().float().clamp(0, 1) * 255).round().to("cpu").byte()
+    return [Image.fromarray(a.permute(1, 2, 0).numpy(), "RGB") for a in array]

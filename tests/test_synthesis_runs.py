@@ -1,0 +1,119 @@
+"""Runs into the image store: manifest rows, resume, refusal to mix runs, kill -9 mid-run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from spatialprobe.imagestore import ImageStore
+from spatialprobe.synthesis import image_seed, load_prompts, synthesize
+from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny")
+    return str(tiny_vqmodel(root / "vq")), str(tiny_clip(root / "clip"))
+
+
+def vqgan_args(models, **settings):
+    return {"vqgan": models[0], "clip": models[1], "preset": "paper",
+            "settings": tiny_settings(**settings), "device": "cpu", "precision": "auto"}
+
+
+def prompt_file(tmp_path, count):
+    path = tmp_path / "prompts.txt"
+    path.write_text("".join(f"A man number {i} washes the car.\n" for i in range(count)),
+                    encoding="utf-8")
+    return load_prompts(str(path))
+
+
+def test_run_fills_the_manifest_and_resumes(tmp_path, models):
+    prompts = prompt_file(tmp_path, 2)
+    out = tmp_path / "run"
+    first = synthesize(prompts, out, "vqgan-clip", vqgan_args(models, snapshots=(2,)),
+                       images_per_prompt=2, seed=5, batch_size=3)
+    assert (first.total, first.already_done, first.generated) == (4, 0, 4)
+    records = list(ImageStore(out).images())
+    assert [(r.prompt_id, r.image_index) for r in records] == [
+        ("line-0001", 0), ("line-0001", 1), ("line-0002", 0), ("line-0002", 1)]
+    for r in records:
+        assert r.seed == image_seed(5, r.prompt_id, r.image_index)
+        assert r.backend == "vqgan-clip" and r.model.startswith("vqgan=")
+        assert r.clip_score is not None and Image.open(r.path).size == (32, 32)
+        assert (out / "snapshots" / f"{r.path.stem}_it0002.png").exists()
+    assert len({r.seed for r in records}) == 4
+    with sqlite3.connect(out / "run.sqlite") as conn:
+        hashes, settings = conn.execute("SELECT weights_hash, settings FROM images").fetchone()
+    assert len(hashes.split(";")) == 2 and '"iterations": 4' in settings
+    before = {r.path: r.path.stat().st_mtime_ns for r in records}
+
+    again = synthesize(prompts, out, "vqgan-clip", vqgan_args(models, snapshots=(2,)),
+                       images_per_prompt=3, seed=5, batch_size=1)
+    assert (again.total, again.already_done, again.generated) == (6, 4, 2)
+    assert {p: p.stat().st_mtime_ns for p in before} == before  # finished images untouched
+    assert (out / "summary.json").exists() and (out / "table.md").exists()
+
+
+def test_a_different_run_in_the_same_directory_is_refused(tmp_path, models):
+    prompts = prompt_file(tmp_path, 1)
+    synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=1))
+    with pytest.raises(ValueError, match="already holds a run with generation="):
+        synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=2))
+
+
+def _finished_rows(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM images").fetchone()[0]
+    except sqlite3.OperationalError:  # table not created yet
+        return 0
+
+
+def test_kill_9_mid_run_then_resume(tmp_path, models):
+    count = 12
+    prompt_file(tmp_path, count)
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "spatialprobe", "synthesize", "--prompts",
+               str(tmp_path / "prompts.txt"), "--backend", "vqgan-clip", "--vqgan", models[0],
+               "--clip", models[1], "--size", "32", "--cutouts", "4", "--set", "large_cutouts=1",
+               "--iterations", "30", "--batch-size", "1", "--device", "cpu", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.time() + 120
+    while _finished_rows(out / "run.sqlite") < 2:
+        assert proc.poll() is None, proc.stdout.read().decode()
+        assert time.time() < deadline, "no image finished within 120 s"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+
+    store = ImageStore(out)
+    kept = {r.path: r.path.read_bytes() for r in store.images()}
+    assert 2 <= len(kept) < count, "the run should have been killed mid-way"
+    for png in (out / "images").glob("*.png"):  # no half image under a final name
+        Image.open(png).load()
+    stray = out / "images" / f"line-0012_00.png.{proc.pid}.tmp"  # as a kill mid-write leaves
+    stray.write_bytes(b"\x89PNG half")
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{count}/{count} images ({len(kept)} were already there" in done.stdout
+    records = list(ImageStore(out).images())
+    assert len(records) == count
+    assert all(path.read_bytes() == data for path, data in kept.items())
+    assert not list((out / "images").glob("*.tmp"))  # the killed writer's strays are gone
