@@ -18,6 +18,8 @@ app = typer.Typer(
 
 COMMAND_MODULES = (
     "spatialprobe.commands.datasets",
+    "spatialprobe.commands.judge",
+    "spatialprobe.commands.annotate",
 )
 
 for _name in COMMAND_MODULES:
