@@ -54,3 +54,100 @@ def write_run(path: Path, task: str, plan: list[tuple[str, str, bool]]) -> list[
         store.save_image(image, meta["id"], 0, seed=0, backend="test", model="drawn-shapes",
                          settings={"drawn": answer})
     return metas
+
+
+# ---- tiny transformers models, saved and loaded through the public from_pretrained path --------
+
+def tiny_owlvit(path: Path) -> Path:
+    """A 1-layer OWL-ViT (hidden 16, 32x32 images, 16-px patches: 4 boxes per image)."""
+    import json
+    import string
+
+    from transformers import (CLIPTokenizer, OwlViTConfig, OwlViTForObjectDetection,
+                              OwlViTImageProcessor, OwlViTProcessor)
+
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = {"!": 0, "<|startoftext|>": 1, "<|endoftext|>": 2}
+    for c in list(string.ascii_lowercase) + [c + "</w>" for c in string.ascii_lowercase]:
+        vocab[c] = len(vocab)
+    (path / "vocab.json").write_text(json.dumps(vocab))
+    (path / "merges.txt").write_text("#version: 0.2\n")
+    tokenizer = CLIPTokenizer(str(path / "vocab.json"), str(path / "merges.txt"), pad_token="!",
+                              model_max_length=16)
+    config = OwlViTConfig(
+        text_config=dict(vocab_size=len(vocab), hidden_size=16, intermediate_size=32,
+                         num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=16,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=0),
+        vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                           num_attention_heads=2, image_size=32, patch_size=16),
+        projection_dim=16)
+    OwlViTForObjectDetection(config).save_pretrained(path)
+    processor = OwlViTProcessor(image_processor=OwlViTImageProcessor(
+        size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32}), tokenizer=tokenizer)
+    processor.save_pretrained(path)
+    return path
+
+
+def tiny_dpt(path: Path, disparity: float = 4.0) -> Path:
+    """A 2-layer DPT whose head predicts the constant ``disparity`` everywhere."""
+    import torch
+    from transformers import DPTConfig, DPTForDepthEstimation, DPTImageProcessor
+
+    config = DPTConfig(image_size=32, patch_size=16, hidden_size=16, num_hidden_layers=2,
+                       num_attention_heads=2, intermediate_size=32, backbone_out_indices=[0, 1],
+                       neck_hidden_sizes=[8, 16], reassemble_factors=[2, 1], fusion_hidden_size=16)
+    model = DPTForDepthEstimation(config)
+    with torch.no_grad():  # last conv of the head -> ReLU: output = ReLU(bias)
+        model.head.head[4].weight.zero_()
+        model.head.head[4].bias.fill_(disparity)
+    model.save_pretrained(path)
+    DPTImageProcessor(size={"height": 32, "width": 32}, keep_aspect_ratio=False).save_pretrained(path)
+    return path
+
+
+def tiny_depth_anything_metric(path: Path, max_depth: int = 20) -> Path:
+    """A 2-layer metric Depth Anything predicting sigmoid(0) * max_depth = max_depth / 2."""
+    import torch
+    from transformers import (DepthAnythingConfig, DepthAnythingForDepthEstimation, Dinov2Config,
+                              DPTImageProcessor)
+
+    backbone = Dinov2Config(image_size=28, patch_size=14, hidden_size=16, num_hidden_layers=2,
+                            num_attention_heads=2, intermediate_size=32,
+                            out_features=["stage1", "stage2"], reshape_hidden_states=False)
+    config = DepthAnythingConfig(backbone_config=backbone, reassemble_hidden_size=16,
+                                 neck_hidden_sizes=[8, 16], reassemble_factors=[2, 1],
+                                 fusion_hidden_size=16, head_hidden_size=8,
+                                 depth_estimation_type="metric", max_depth=max_depth)
+    model = DepthAnythingForDepthEstimation(config)
+    with torch.no_grad():
+        model.head.conv3.weight.zero_()
+        model.head.conv3.bias.zero_()
+    model.save_pretrained(path)
+    DPTImageProcessor(size={"height": 28, "width": 28}, keep_aspect_ratio=False,
+                      ensure_multiple_of=14).save_pretrained(path)
+    return path
+
+
+def tiny_detr(path: Path, predicted_class: int = 1) -> Path:
+    """A 1-layer DETR (ResNet backbone from transformers) that predicts ``predicted_class``
+    for all 3 queries; classes 0 person, 1 tire, 2 cup."""
+    import torch
+    from transformers import DetrConfig, DetrForObjectDetection, DetrImageProcessor, ResNetConfig
+
+    backbone = ResNetConfig(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
+                            layer_type="basic", out_features=["stage1", "stage2"])
+    id2label = {0: "person", 1: "tire", 2: "cup"}
+    config = DetrConfig(use_timm_backbone=False, backbone_config=backbone,
+                        use_pretrained_backbone=False, num_queries=3, d_model=16, encoder_layers=1,
+                        decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+                        encoder_ffn_dim=32, decoder_ffn_dim=32, id2label=id2label,
+                        label2id={v: k for k, v in id2label.items()})
+    model = DetrForObjectDetection(config)
+    with torch.no_grad():
+        model.class_labels_classifier.weight.zero_()
+        bias = torch.full((4,), -10.0)
+        bias[predicted_class] = 10.0
+        model.class_labels_classifier.bias.copy_(bias)
+    model.save_pretrained(path)
+    DetrImageProcessor(size={"shortest_edge": 32, "longest_edge": 32}).save_pretrained(path)
+    return path

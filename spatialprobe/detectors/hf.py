@@ -92,10 +92,15 @@ class OwlDetector(_TorchModel):
 
         images = [im.convert("RGB") for im in images]
         texts = [[self.template.format(q) for q in qs] for qs in queries]
-        inputs = self.processor(text=texts, images=images, return_tensors="pt")
+        # Fixed-length padding: every image's queries stack into one tensor, as OWL-ViT expects.
+        inputs = self.processor(text=texts, images=images, return_tensors="pt",
+                                padding="max_length", truncation=True)
         outputs = self._forward(inputs)
         sizes = [(max(im.size),) * 2 if self.square else (im.size[1], im.size[0]) for im in images]
-        outputs.logits = outputs.logits.float()
+        logits = outputs.logits.float().clone()
+        for i, qs in enumerate(queries):  # the processor's padding queries must not win a box
+            logits[i, :, len(qs):] = torch.finfo(logits.dtype).min
+        outputs.logits = logits
         outputs.pred_boxes = outputs.pred_boxes.float()
         processed = self.processor.post_process_grounded_object_detection(
             outputs=outputs, threshold=self.threshold, target_sizes=torch.tensor(sizes))
