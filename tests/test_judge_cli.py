@@ -112,3 +112,11 @@ def test_gallery_command(tmp_path):
     page = (tmp_path / "g.html").read_text()
     assert page.count("<figure") == 2 and "data:image/jpeg;base64," in page
     assert "centre angle 90.0 deg" in page and "not recognized" in page
+
+
+def test_missing_run_is_refused_without_creating_it(tmp_path):
+    missing = tmp_path / "nope"
+    result = runner.invoke(app, ["judge", "size", str(missing), *COLOUR])
+    flat = " ".join(result.output.replace("│", " ").split())  # rich wraps the message in a box
+    assert result.exit_code != 0 and "is not an image run" in flat
+    assert not missing.exists()

@@ -19,7 +19,9 @@ def export(
 ) -> None:
     """Write a self-contained annotation page: one image at a time, keyboard answers, saved to JSON."""
     from ..reports.annotation import export_page
+    from .judge import require_image_run
 
+    require_image_run(run)
     typer.echo(f"wrote {export_page(run, out, task)}")
 
 
@@ -35,7 +37,9 @@ def import_(
     from rich.console import Console
 
     from ..reports.annotation import annotation_items, import_answers
+    from .judge import require_image_run
 
+    require_image_run(run)
     task = task or annotation_items(run, None)[0]
     out = out or run / "human" / task
     summary = import_answers(run, answers, out, task=task, seed=seed)

@@ -14,6 +14,14 @@ judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector,
 _RULE_NAMES = {"size": "area*depth^2", "height": "height*depth"}
 
 
+def require_image_run(run: Path) -> Path:
+    """Refuse a path that holds no image run (ImageStore would create an empty one)."""
+    if not (run / "run.sqlite").exists():
+        raise typer.BadParameter(f"{run} is not an image run (no run.sqlite); give the directory "
+                                 "written by spatialprobe synthesize.")
+    return run
+
+
 def _parse_args(pairs: list[str] | None) -> dict:
     """``key=value`` pairs; values are read as JSON when they parse, else kept as strings."""
     out = {}
@@ -48,6 +56,7 @@ def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_mode
     from ..detectors.judge import JudgeConfig, judge_run, task_images
     from ..imagestore import ImageStore
 
+    require_image_run(run)
     cfg = JudgeConfig(
         task=task,
         detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
@@ -127,8 +136,9 @@ def visor(
         if prompts is None:
             raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")
         result = V.score_released(detections, prompts)
-        out = out or detections.parent
+        out = out or detections.parent / f"visor-{detections.stem}"
     elif run is not None:
+        require_image_run(run)
         spec = _spec(detector, detector_model, detector_arg, threshold=threshold)
         result = V.score_image_run(run, spec, prompts=prompts, batch_size=batch_size)
         out = out or run / "visor" / detector

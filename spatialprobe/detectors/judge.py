@@ -97,7 +97,10 @@ def _batches(items: Sequence, size: int) -> Iterable[Sequence]:
 def judge_run(source: str, out: str, cfg: JudgeConfig,
               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
-    from PIL import Image
+    try:
+        from PIL import Image
+    except ImportError:
+        raise RuntimeError('Judging images needs Pillow: pip install "spatialprobe[judge]"') from None
 
     if cfg.task not in TASK_LABELS:
         raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")

@@ -60,7 +60,8 @@ def annotation_items(run: str | Path, task: str | None = None) -> tuple[str, lis
 
 
 def page_id(run: str | Path, task: str, items: Sequence[dict[str, Any]]) -> str:
-    digest = hashlib.sha256(json.dumps([str(Path(run).resolve()), task] + [i["id"] for i in items])
+    """Names the page by its task and items (not the run's path, so a moved run still imports)."""
+    digest = hashlib.sha256(json.dumps([task] + [[i["id"], i["prompt"]] for i in items])
                             .encode()).hexdigest()
     return f"{task}-{digest[:12]}"
 
