@@ -58,33 +58,49 @@ def write_run(path: Path, task: str, plan: list[tuple[str, str, bool]]) -> list[
 
 # ---- tiny transformers models, saved and loaded through the public from_pretrained path --------
 
-def tiny_owlvit(path: Path) -> Path:
-    """A 1-layer OWL-ViT (hidden 16, 32x32 images, 16-px patches: 4 boxes per image)."""
+def tiny_owlvit(path: Path, version: int = 1, cell_boxes: bool = False) -> Path:
+    """A 1-layer OWL-ViT (``version=2``: OWLv2), hidden 16, 32x32 inputs, 16-px patches: 4 boxes.
+
+    ``cell_boxes=True`` zeroes the box head's last layer, so each patch predicts exactly the
+    model's built-in box bias: centre at the patch's grid corner ((col+1)/2, (row+1)/2) and size
+    1/2 of the (padded, for OWLv2) image - a known answer for the box scaling.
+    """
     import json
     import string
 
-    from transformers import (CLIPTokenizer, OwlViTConfig, OwlViTForObjectDetection,
-                              OwlViTImageProcessor, OwlViTProcessor)
+    import torch
+    import transformers as T
 
+    names = ({"config": "OwlViTConfig", "model": "OwlViTForObjectDetection",
+              "images": "OwlViTImageProcessor", "processor": "OwlViTProcessor"} if version == 1 else
+             {"config": "Owlv2Config", "model": "Owlv2ForObjectDetection",
+              "images": "Owlv2ImageProcessor", "processor": "Owlv2Processor"})
     path.mkdir(parents=True, exist_ok=True)
     vocab = {"!": 0, "<|startoftext|>": 1, "<|endoftext|>": 2}
     for c in list(string.ascii_lowercase) + [c + "</w>" for c in string.ascii_lowercase]:
         vocab[c] = len(vocab)
     (path / "vocab.json").write_text(json.dumps(vocab))
     (path / "merges.txt").write_text("#version: 0.2\n")
-    tokenizer = CLIPTokenizer(str(path / "vocab.json"), str(path / "merges.txt"), pad_token="!",
-                              model_max_length=16)
-    config = OwlViTConfig(
+    tokenizer = T.CLIPTokenizer(str(path / "vocab.json"), str(path / "merges.txt"), pad_token="!",
+                                model_max_length=16)
+    config = getattr(T, names["config"])(
         text_config=dict(vocab_size=len(vocab), hidden_size=16, intermediate_size=32,
                          num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=16,
                          bos_token_id=1, eos_token_id=2, pad_token_id=0),
         vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
                            num_attention_heads=2, image_size=32, patch_size=16),
         projection_dim=16)
-    OwlViTForObjectDetection(config).save_pretrained(path)
-    processor = OwlViTProcessor(image_processor=OwlViTImageProcessor(
-        size={"height": 32, "width": 32}, crop_size={"height": 32, "width": 32}), tokenizer=tokenizer)
-    processor.save_pretrained(path)
+    torch.manual_seed(0)
+    model = getattr(T, names["model"])(config)
+    if cell_boxes:
+        with torch.no_grad():
+            model.box_head.dense2.weight.zero_()
+            model.box_head.dense2.bias.zero_()
+    model.save_pretrained(path)
+    size = {"height": 32, "width": 32}
+    images = (T.OwlViTImageProcessor(size=size, crop_size=size) if version == 1
+              else T.Owlv2ImageProcessor(size=size))
+    getattr(T, names["processor"])(image_processor=images, tokenizer=tokenizer).save_pretrained(path)
     return path
 
 
@@ -96,6 +112,7 @@ def tiny_dpt(path: Path, disparity: float = 4.0) -> Path:
     config = DPTConfig(image_size=32, patch_size=16, hidden_size=16, num_hidden_layers=2,
                        num_attention_heads=2, intermediate_size=32, backbone_out_indices=[0, 1],
                        neck_hidden_sizes=[8, 16], reassemble_factors=[2, 1], fusion_hidden_size=16)
+    torch.manual_seed(0)
     model = DPTForDepthEstimation(config)
     with torch.no_grad():  # last conv of the head -> ReLU: output = ReLU(bias)
         model.head.head[4].weight.zero_()
@@ -118,6 +135,7 @@ def tiny_depth_anything_metric(path: Path, max_depth: int = 20) -> Path:
                                  neck_hidden_sizes=[8, 16], reassemble_factors=[2, 1],
                                  fusion_hidden_size=16, head_hidden_size=8,
                                  depth_estimation_type="metric", max_depth=max_depth)
+    torch.manual_seed(0)
     model = DepthAnythingForDepthEstimation(config)
     with torch.no_grad():
         model.head.conv3.weight.zero_()
@@ -142,6 +160,7 @@ def tiny_detr(path: Path, predicted_class: int = 1) -> Path:
                         decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
                         encoder_ffn_dim=32, decoder_ffn_dim=32, id2label=id2label,
                         label2id={v: k for k, v in id2label.items()})
+    torch.manual_seed(0)
     model = DetrForObjectDetection(config)
     with torch.no_grad():
         model.class_labels_classifier.weight.zero_()

@@ -34,11 +34,26 @@ def test_owlvit_adapter_batches_queries_and_drops_padding(models):
     assert [len(f) for f in found] == [4, 4]
     assert {d.label for d in found[0]} <= {"cat", "dog"}
     assert {d.label for d in found[1]} == {"cat"}
-    assert all(0.0 < d.score < 1.0 for f in found for d in f)
+    assert all(0.0 < d.score <= 1.0 for f in found for d in f)
     assert detector.detect(images, [["cat"], ["cat"]]) != [[], []]
     strict = build("detector", Spec("owlvit", {"model": str(models["owlvit"]), "threshold": 0.999}))
     assert strict.detect(images[:1], [["cat"]]) == [[]]
     assert detector.describe()["model"] == str(models["owlvit"])
+
+
+@pytest.mark.parametrize("version,detector,expected", [
+    # OWL-ViT stretches the 40x30 image to its square input: boxes scale by (40, 30).
+    (1, "owlvit", {(10, 7.5, 30, 22.5), (30, 7.5, 50, 22.5), (10, 22.5, 30, 37.5), (30, 22.5, 50, 37.5)}),
+    # OWLv2 pads it to 40x40 first: boxes are relative to the padded square.
+    (2, "owlv2", {(10, 10, 30, 30), (30, 10, 50, 30), (10, 30, 30, 50), (30, 30, 50, 50)}),
+])
+def test_owl_boxes_are_scaled_back_to_the_image(tmp_path, version, detector, expected):
+    model = tiny_owlvit(tmp_path / "owl", version=version, cell_boxes=True)
+    adapter = build("detector", Spec(detector, {"model": str(model), "threshold": 0.0}))
+    assert adapter.describe()["name"] == detector
+    found = adapter.detect([Image.new("RGB", (40, 30), "gray")], [["cat"]])[0]
+    boxes = {tuple(round(v * 2) / 2 for v in d.box) for d in found}
+    assert boxes == expected
 
 
 def test_detr_adapter_maps_classes_through_aliases(models, tmp_path):

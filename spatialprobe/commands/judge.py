@@ -49,7 +49,7 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
 def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_model: Optional[str],
          detector_arg: list[str], threshold: Optional[float], depth: str, depth_model: Optional[str],
          depth_arg: list[str], rule: str, rule_arg: list[str], seed: int, batch_size: int,
-         gallery: bool) -> None:
+         gallery: bool, device: str) -> None:
     from rich.console import Console
     from rich.progress import Progress
 
@@ -60,7 +60,7 @@ def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_mode
     cfg = JudgeConfig(
         task=task,
         detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
-        depth=_spec(depth, depth_model, depth_arg) if task != "posrel" else None,
+        depth=_spec(depth, depth_model, depth_arg) if task != "posrel" else None, device=device,
         rule=rule if task == "posrel" else _RULE_NAMES[task],
         rule_args=_parse_args(rule_arg), seed=seed, batch_size=batch_size)
     name = f"{task}-{detector}" + ("" if task == "posrel" else f"-{depth}")
@@ -94,9 +94,10 @@ def _make_task_command(task: str):
         seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unrecognized images."),
         batch_size: int = typer.Option(8, "--batch-size", help="Images per model batch."),
         gallery: bool = typer.Option(True, "--gallery/--no-gallery", help="Also write gallery.html."),
+        device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
     ) -> None:
         _run(task, run, out, detector, detector_model, detector_arg, threshold, depth, depth_model,
-             depth_arg, rule, rule_arg, seed, batch_size, gallery)
+             depth_arg, rule, rule_arg, seed, batch_size, gallery, device)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
                        "recognized subset, recognized ratio, per-object results.")
@@ -126,6 +127,7 @@ def visor(
     detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
     threshold: float = typer.Option(0.1, "--threshold", help="Detector score threshold (VISOR: 0.1)."),
     batch_size: int = typer.Option(8, "--batch-size", help="Images per detector batch."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
     from rich.console import Console
@@ -139,7 +141,7 @@ def visor(
         out = out or detections.parent / f"visor-{detections.stem}"
     elif run is not None:
         require_image_run(run)
-        spec = _spec(detector, detector_model, detector_arg, threshold=threshold)
+        spec = _spec(detector, detector_model, detector_arg, threshold=threshold, device=device)
         result = V.score_image_run(run, spec, prompts=prompts, batch_size=batch_size)
         out = out or run / "visor" / detector
     else:

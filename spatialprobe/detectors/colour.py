@@ -50,8 +50,8 @@ class ColourDetector:
 
     name = "colour"
 
-    def __init__(self, threshold: float = 0.1):
-        self.threshold = threshold
+    def __init__(self, threshold: float = 0.1, device: str = "cpu"):
+        self.threshold = threshold  # device is accepted for a uniform CLI and ignored
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": "colour-coded test detector (untrained)",
@@ -82,7 +82,7 @@ class ColourDepth:
     name = "colour"
     predicts = "disparity"
 
-    def __init__(self, shift: float = 0.0):
+    def __init__(self, shift: float = 0.0, device: str = "cpu"):
         self.shift = shift
 
     def describe(self) -> dict[str, Any]:

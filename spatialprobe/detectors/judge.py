@@ -44,11 +44,14 @@ class JudgeConfig:
     """Seed of the random guesses given to unrecognized images."""
     batch_size: int = 8
     """Images per detector / depth batch."""
+    device: str = "auto"
+    """auto, cpu or cuda; not part of a run's identity (a run may resume on another device)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "detector": self.detector.to_dict(),
                 "depth": self.depth.to_dict() if self.depth else None, "rule": self.rule,
-                "rule_args": dict(self.rule_args), "seed": self.seed, "batch_size": self.batch_size}
+                "rule_args": dict(self.rule_args), "seed": self.seed, "batch_size": self.batch_size,
+                "device": self.device}
 
 
 def task_images(store: ImageStore, task: str) -> list[ImageRecord]:
@@ -94,6 +97,10 @@ def _batches(items: Sequence, size: int) -> Iterable[Sequence]:
         yield items[start:start + size]
 
 
+def _on_device(spec: Spec, device: str) -> Spec:
+    return Spec(spec.name, {**spec.args, "device": device})
+
+
 def judge_run(source: str, out: str, cfg: JudgeConfig,
               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
@@ -110,8 +117,8 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
         raise ValueError(f"{source} holds no finished images of {cfg.task} instances "
                          "(prompt meta needs task, obj_a, obj_b and label).")
     run = RunDir(out)
-    detector = build("detector", cfg.detector)
-    depth = build("depth", cfg.depth) if cfg.depth and cfg.task != "posrel" else None
+    detector = build("detector", _on_device(cfg.detector, cfg.device))
+    depth = build("depth", _on_device(cfg.depth, cfg.device)) if cfg.depth and cfg.task != "posrel" else None
     config = {"kind": "judge", "source": str(store.path.resolve()), **cfg.to_dict(),
               "detector_resolved": detector.describe(),
               "depth_resolved": depth.describe() if depth else None}
