@@ -5,7 +5,6 @@ from typer.testing import CliRunner
 
 from spatialprobe.cli import app
 from spatialprobe.datasets.release import DataError
-from spatialprobe.datasets.sr2d import build_sr2d
 from spatialprobe.detectors.colour import draw_scene
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.metrics import visor

@@ -142,7 +142,7 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
         stored = {(p, i): json.loads(t) for p, i, t in
                   conn.execute("SELECT prompt_id, image_index, record FROM judgements")}
     predictions = finish_predictions(images, stored, store, TASK_LABELS[cfg.task], cfg.seed)
-    summary = summarize(predictions, TASK_LABELS[cfg.task], cfg, source_info(store, images))
+    summary = summarize(predictions, cfg, source_info(store, images))
     write_jsonl(run.file("predictions.jsonl"), predictions)
     write_json(run.file("summary.json"), summary)
     run.file("table.md").write_text(table_markdown(summary), encoding="utf-8")
@@ -177,8 +177,13 @@ def source_info(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, s
     return {"model": " | ".join(models), "dataset": str(dataset or images[0].meta.get("task"))}
 
 
-def scores(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, float]:
-    """Accuracy and macro-F1 (percent) over ``labels``; zeros for an empty set."""
+def scores(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Accuracy and macro-F1 (percent); zeros for an empty set.
+
+    Macro-F1 averages over the labels that occur in gold or predictions (scikit-learn's
+    default), so a small subset is not charged for labels it never contains; a judge's
+    ``none`` answer counts as a class of its own.
+    """
     from sklearn.metrics import accuracy_score, f1_score
 
     if not rows:
@@ -186,8 +191,7 @@ def scores(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, f
     gold = [r["gold"] for r in rows]
     pred = [r["pred"] for r in rows]
     return {"accuracy": 100.0 * accuracy_score(gold, pred),
-            "macro_f1": 100.0 * f1_score(gold, pred, labels=list(labels), average="macro",
-                                         zero_division=0),
+            "macro_f1": 100.0 * f1_score(gold, pred, average="macro", zero_division=0),
             "n": len(rows)}
 
 
@@ -202,10 +206,9 @@ def per_object(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
             for obj, v in sorted(stats.items())}
 
 
-def summarize(rows: Sequence[dict[str, Any]], labels: Sequence[str], cfg: JudgeConfig,
-              info: dict[str, str]) -> dict[str, Any]:
-    whole = scores(rows, labels)
-    recognized = scores([r for r in rows if r["recognized"]], labels)
+def summarize(rows: Sequence[dict[str, Any]], cfg: JudgeConfig, info: dict[str, str]) -> dict[str, Any]:
+    whole = scores(rows)
+    recognized = scores([r for r in rows if r["recognized"]])
     return {
         "kind": "judge", "method": "ISM (Box)", "task": cfg.task, "model": info["model"],
         "dataset": info["dataset"], "judge": cfg.to_dict(),

@@ -116,8 +116,8 @@ def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], la
         rows.append({"item": item["id"], "obj_a": item["obj_a"], "obj_b": item["obj_b"],
                      "gold": item["gold"], "answer": given, "recognized": answered,
                      "pred": given if answered else rng.choice(list(labels))})
-    whole = scores(rows, labels)
-    subset = scores([r for r in rows if r["recognized"]], labels)
+    whole = scores(rows)
+    subset = scores([r for r in rows if r["recognized"]])
     return {"whole_set": whole, "recognized_subset": subset,
             "recognized_ratio": 100.0 * subset["n"] / max(whole["n"], 1)}, rows
 
