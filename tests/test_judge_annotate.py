@@ -107,7 +107,8 @@ def _annotate(page, download_dir, name, keys):
         driver.get(page.as_uri())
         assert driver.find_element(By.ID, "position").text == "1 / 4"
         assert "where is the" in driver.find_element(By.ID, "question").text
-        assert driver.find_element(By.ID, "image").get_attribute("src").startswith("data:image/png")
+        assert driver.find_element(By.ID, "image").get_attribute("src").startswith("data:image/jpeg;base64,")
+        assert driver.execute_script("return document.getElementById('image').naturalWidth") == 64
         field = driver.find_element(By.ID, "annotator")
         field.send_keys(name, Keys.ENTER)  # Enter leaves the field so keys drive the page again
         body = driver.find_element(By.TAG_NAME, "body")

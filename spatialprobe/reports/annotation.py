@@ -66,6 +66,20 @@ def page_id(run: str | Path, task: str, items: Sequence[dict[str, Any]]) -> str:
     return f"{task}-{digest[:12]}"
 
 
+def image_data_uri(path: Path, max_side: int = 768, quality: int = 90) -> str:
+    """The image as a JPEG data URI (a page of 500 PNGs at 512 px would weigh ~200 MB)."""
+    import io
+
+    from PIL import Image
+
+    image = Image.open(path).convert("RGB")
+    if max(image.size) > max_side:
+        image.thumbnail((max_side, max_side))
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=quality)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
 def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Path:
     """Write the annotation page for the run's images of ``task``; returns its path."""
     from ..store import atomic_write_text
@@ -76,7 +90,7 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
         "page_id": page_id(run, task, items), "run": str(Path(run).resolve()), "task": task,
         "options": options,
         "items": [{"id": i["id"], "question": i["question"],
-                   "image": "data:image/png;base64," + base64.b64encode(i["path"].read_bytes()).decode()}
+                   "image": image_data_uri(i["path"])}
                   for i in items],
     }
     template = (resources.files("spatialprobe") / "data" / "annotate.html").read_text("utf-8")
