@@ -227,7 +227,10 @@ def table_markdown(summary: dict[str, Any]) -> str:
             f"| whole set (unrecognized: random guess) | {whole['n']} | {whole['accuracy']:.1f} | "
             f"{whole['macro_f1']:.1f} |\n"
             f"| recognized subset | {rec['n']} | {rec['accuracy']:.1f} | {rec['macro_f1']:.1f} |\n\n"
-            f"Recognized ratio: {summary['recognized_ratio']:.1f}%\n")
+            f"Recognized ratio: {summary['recognized_ratio']:.1f}%\n\n"
+            "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
+            + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
+                      for obj, v in summary["per_object"].items()))
 
 
 def load_summary(run: str) -> dict[str, Any]:
