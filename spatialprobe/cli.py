@@ -25,6 +25,8 @@ COMMAND_MODULES = (
     "spatialprobe.commands.convert",
     "spatialprobe.commands.vl",
     "spatialprobe.commands.synthesis",
+    "spatialprobe.commands.judge",
+    "spatialprobe.commands.annotate",
 )
 
 for _name in COMMAND_MODULES:

@@ -92,3 +92,28 @@ register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCL
          "VQGAN (diffusers VQModel) latents optimised against a transformers CLIP; paper recipe")
 register("synthesizer", "diffusers", "spatialprobe.synthesis.diffusion:DiffusersPipeline",
          "any diffusers text-to-image pipeline by id or path (Stable Diffusion, SDXL, ...)")
+# Judging generated images (issue 4): detectors, depth estimators and position judges.
+register("detector", "owlvit", "spatialprobe.detectors.hf:OwlDetector",
+         "OWL-ViT open-vocabulary detector (default google/owlvit-base-patch32)")
+register("detector", "owlv2", "spatialprobe.detectors.hf:owlv2",
+         "OWLv2 open-vocabulary detector (default google/owlv2-base-patch16-ensemble)")
+register("detector", "detr", "spatialprobe.detectors.hf:DetrDetector",
+         "closed-set COCO detector (default facebook/detr-resnet-50) with an editable alias map")
+register("detector", "colour", "spatialprobe.detectors.colour:ColourDetector",
+         "UNTRAINED test detector: boxes of colour-coded shapes, for tests and smoke runs")
+register("depth", "dpt", "spatialprobe.detectors.hf:HFDepth",
+         "DPT / any AutoModelForDepthEstimation (default Intel/dpt-large); disparity -> depth")
+register("depth", "depth-anything", "spatialprobe.detectors.hf:depth_anything",
+         "Depth Anything (default LiheYoung/depth-anything-small-hf); disparity -> depth")
+register("depth", "colour", "spatialprobe.detectors.colour:ColourDepth",
+         "UNTRAINED test depth: disparity read from the blue channel of colour-coded shapes")
+register("position-judge", "vdg", "spatialprobe.detectors.rules:vdg_judge",
+         "inside if box A within box B, else centre angle: above 45-135, below 225-315")
+register("position-judge", "vdg-legacy", "spatialprobe.detectors.rules:vdg_legacy_judge",
+         "VDG with the released code's opposite vertical sign (above/below swapped)")
+register("position-judge", "visor", "spatialprobe.detectors.rules:visor_judge",
+         "VISOR: sign of the centroid difference")
+register("position-judge", "geneval", "spatialprobe.detectors.rules:geneval_judge",
+         "GenEval: centre offsets reduced by a margin of the box sizes")
+register("position-judge", "t2i-compbench", "spatialprobe.detectors.rules:t2i_compbench_judge",
+         "T2I-CompBench: dominant-axis sign, damped by IoU")

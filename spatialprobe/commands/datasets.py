@@ -38,5 +38,21 @@ def export(
     typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
 
 
+@datasets_app.command("build")
+def build(
+    name: str = typer.Argument(..., help="Dataset to build: sr2d."),
+    out: Path = typer.Option(..., "--out", help="JSON file to write (released layout)."),
+) -> None:
+    """Build a generated prompt set (sr2d: VISOR's SR2D over the 80 COCO classes)."""
+    from ..datasets.sr2d import build_sr2d
+    from ..store import write_json
+
+    if name != "sr2d":
+        raise typer.BadParameter(f"unknown buildable dataset {name!r}; choose from: sr2d")
+    records = build_sr2d()
+    write_json(out, records)
+    typer.echo(f"wrote {len(records)} SR2D prompts to {out}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(datasets_app, name="datasets")

@@ -1,0 +1,99 @@
+"""Images judged per second against batch size: detector + depth + size rule, on this device.
+
+Models are RANDOMLY INITIALIZED (no weights can be downloaded here), built in a temporary
+directory and loaded through the same adapters the judge uses, so the compute is that of the
+architecture, not of a trained checkpoint:
+
+* ``--shape tiny`` (default): 1-2 layer OWL-ViT and DPT (hidden 16, 32 px inputs) - measures the
+  pipeline's own overhead (pre/post-processing, rules) more than the networks.
+* ``--shape base``: OWL-ViT B/32 text+vision towers at 768 px (the VISOR detector's shape) and a
+  DPT ViT-B/16 at 384 px. Slow on a shared CPU; meant for a GPU (``--device cuda``).
+
+Run: ``PYTHONPATH=. python bench/judge_throughput.py [--shape tiny|base] [--batches 1,2,4,8]``.
+The last line is the throughput at the largest batch over batch 1, followed by ``x``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+
+def build_models(root: Path, shape: str) -> tuple[Path, Path]:
+    from judge_helpers import tiny_dpt, tiny_owlvit
+
+    if shape == "tiny":
+        return tiny_owlvit(root / "owl"), tiny_dpt(root / "dpt")
+    from transformers import (DPTConfig, DPTForDepthEstimation, DPTImageProcessor, OwlViTConfig,
+                              OwlViTForObjectDetection, OwlViTImageProcessor, OwlViTProcessor)
+
+    owl = tiny_owlvit(root / "owl")  # reuse the tiny tokenizer files, replace model and images
+    config = OwlViTConfig(text_config=dict(vocab_size=64, max_position_embeddings=16,
+                                           bos_token_id=1, eos_token_id=2, pad_token_id=0),
+                          vision_config=dict(image_size=768, patch_size=32))
+    OwlViTForObjectDetection(config).save_pretrained(owl)
+    processor = OwlViTProcessor.from_pretrained(owl)
+    processor.image_processor = OwlViTImageProcessor(size={"height": 768, "width": 768},
+                                                     crop_size={"height": 768, "width": 768})
+    processor.save_pretrained(owl)
+    dpt = root / "dpt"
+    DPTForDepthEstimation(DPTConfig(image_size=384, hidden_size=768, num_hidden_layers=12,
+                                    num_attention_heads=12, intermediate_size=3072,
+                                    backbone_out_indices=[2, 5, 8, 11])).save_pretrained(dpt)
+    DPTImageProcessor(size={"height": 384, "width": 384}, keep_aspect_ratio=False).save_pretrained(dpt)
+    return owl, dpt
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", choices=("tiny", "base"), default="tiny")
+    parser.add_argument("--batches", default="1,2,4,8")
+    parser.add_argument("--images", type=int, default=16, help="images judged per batch size")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+
+    import torch
+
+    from judge_helpers import scene
+    from spatialprobe.detectors.judge import JudgeConfig
+    from spatialprobe.registry import Spec, build
+
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        owl, dpt = build_models(Path(tmp), args.shape)
+        cfg = JudgeConfig(task="size", detector=Spec("owlvit", {"model": str(owl), "threshold": 0.0,
+                                                                "device": args.device}),
+                          depth=Spec("dpt", {"model": str(dpt), "device": args.device}),
+                          rule="area*depth^2")
+        detector, depth = build("detector", cfg.detector), build("depth", cfg.depth)
+        meta = {"obj_a": "ant", "obj_b": "dog", "label": "smaller"}
+        images = [scene("size", "ant", "dog", "smaller").resize((256, 256)) for _ in range(args.images)]
+        rates = {}
+        print(f"shape={args.shape} (random init) device={args.device} threads={torch.get_num_threads()}")
+        for batch in [int(b) for b in args.batches.split(",")]:
+            judge_once(detector, depth, cfg, images[:batch], meta)  # warm-up
+            start = time.perf_counter()
+            for i in range(0, len(images), batch):
+                judge_once(detector, depth, cfg, images[i:i + batch], meta)
+            rates[batch] = len(images) / (time.perf_counter() - start)
+            print(f"batch {batch:3d}: {rates[batch]:8.2f} images/s  ({rates[batch] / rates[min(rates)]:.2f}x batch 1)")
+        largest = max(rates)
+        print(f"batch {largest} vs batch {min(rates)}: {rates[largest] / rates[min(rates)]:.2f}x")
+
+
+def judge_once(detector, depth, cfg, images, meta):
+    from spatialprobe.detectors.judge import judge_image
+
+    found = detector.detect(images, [[meta["obj_a"], meta["obj_b"]]] * len(images))
+    maps = depth.estimate(images)
+    return [judge_image(cfg, f, d, meta) for f, d in zip(found, maps)]
+
+
+if __name__ == "__main__":
+    main()

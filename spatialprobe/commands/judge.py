@@ -1,0 +1,156 @@
+"""``spatialprobe judge size|height|posrel RUN``, ``judge gallery``, and ``spatialprobe visor``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
+                        no_args_is_help=True)
+
+_RULE_NAMES = {"size": "area*depth^2", "height": "height*depth"}
+
+
+def require_image_run(run: Path) -> Path:
+    """Refuse a path that holds no image run (ImageStore would create an empty one)."""
+    if not (run / "run.sqlite").exists():
+        raise typer.BadParameter(f"{run} is not an image run (no run.sqlite); give the directory "
+                                 "written by spatialprobe synthesize.")
+    return run
+
+
+def _parse_args(pairs: list[str] | None) -> dict:
+    """``key=value`` pairs; values are read as JSON when they parse, else kept as strings."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _spec(name: str, model: str | None, extra: list[str] | None, **more):
+    from ..registry import Spec
+
+    args = {k: v for k, v in more.items() if v is not None}
+    if model:
+        args["model"] = model
+    args.update(_parse_args(extra))
+    return Spec(name, args)
+
+
+def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_model: Optional[str],
+         detector_arg: list[str], threshold: Optional[float], depth: str, depth_model: Optional[str],
+         depth_arg: list[str], rule: str, rule_arg: list[str], seed: int, batch_size: int,
+         gallery: bool, device: str) -> None:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from ..detectors.judge import JudgeConfig, judge_run, task_images
+    from ..imagestore import ImageStore
+
+    require_image_run(run)
+    cfg = JudgeConfig(
+        task=task,
+        detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
+        depth=_spec(depth, depth_model, depth_arg) if task != "posrel" else None, device=device,
+        rule=rule if task == "posrel" else _RULE_NAMES[task],
+        rule_args=_parse_args(rule_arg), seed=seed, batch_size=batch_size)
+    name = f"{task}-{detector}" + ("" if task == "posrel" else f"-{depth}")
+    out = out or run / "judge" / name
+    total = len(task_images(ImageStore(run), task))
+    with Progress(transient=True) as bar:
+        job = bar.add_task(f"judging {task}", total=total)
+        summary = judge_run(str(run), str(out), cfg, progress=lambda n: bar.advance(job, n))
+    console = Console()
+    console.print((out / "table.md").read_text(encoding="utf-8"))
+    if gallery:
+        from ..reports.gallery import write_gallery
+
+        console.print(f"gallery: {write_gallery(out)}")
+    console.print(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
+
+
+def _make_task_command(task: str):
+    def command(
+        run: Path = typer.Argument(..., help="Image run directory (written by spatialprobe synthesize)."),
+        out: Optional[Path] = typer.Option(None, "--out", help="Judge run directory [RUN/judge/...]."),
+        detector: str = typer.Option("owlvit", "--detector", help="Registered detector (spatialprobe ls)."),
+        detector_model: Optional[str] = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
+        detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
+        threshold: Optional[float] = typer.Option(None, "--threshold", help="Detector score threshold."),
+        depth: str = typer.Option("dpt", "--depth", help="Registered depth estimator (size, height)."),
+        depth_model: Optional[str] = typer.Option(None, "--depth-model", help="Checkpoint id or directory."),
+        depth_arg: list[str] = typer.Option([], "--depth-arg", help="Extra depth argument key=value."),
+        rule: str = typer.Option("vdg", "--rule", help="posrel: registered position judge."),
+        rule_arg: list[str] = typer.Option([], "--rule-arg", help="Rule argument key=value (JSON value)."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unrecognized images."),
+        batch_size: int = typer.Option(8, "--batch-size", help="Images per model batch."),
+        gallery: bool = typer.Option(True, "--gallery/--no-gallery", help="Also write gallery.html."),
+        device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
+    ) -> None:
+        _run(task, run, out, detector, detector_model, detector_arg, threshold, depth, depth_model,
+             depth_arg, rule, rule_arg, seed, batch_size, gallery, device)
+
+    command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
+                       "recognized subset, recognized ratio, per-object results.")
+    return command
+
+
+for _task in ("size", "height", "posrel"):
+    judge_app.command(_task)(_make_task_command(_task))
+
+
+@judge_app.command("gallery")
+def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
+            out: Optional[Path] = typer.Option(None, "--out", help="HTML file [JUDGED/gallery.html].")) -> None:
+    """HTML gallery of a judged run: boxes drawn, depths, the rule's explanation, match with gold."""
+    from ..reports.gallery import write_gallery
+
+    typer.echo(f"wrote {write_gallery(judged, out)}")
+
+
+def visor(
+    run: Optional[Path] = typer.Argument(None, help="Image run of SR2D prompts (omit with --detections)."),
+    detections: Optional[Path] = typer.Option(None, "--detections", help="Detection results, released layout."),
+    prompts: Optional[Path] = typer.Option(None, "--prompts", help="SR2D JSON (released layout)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory for visor.json."),
+    detector: str = typer.Option("owlvit", "--detector", help="Registered detector for RUN."),
+    detector_model: Optional[str] = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
+    detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
+    threshold: float = typer.Option(0.1, "--threshold", help="Detector score threshold (VISOR: 0.1)."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Images per detector batch."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
+) -> None:
+    """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
+    from rich.console import Console
+
+    from ..metrics import visor as V
+
+    if detections is not None:
+        if prompts is None:
+            raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")
+        result = V.score_released(detections, prompts)
+        out = out or detections.parent / f"visor-{detections.stem}"
+    elif run is not None:
+        require_image_run(run)
+        spec = _spec(detector, detector_model, detector_arg, threshold=threshold, device=device)
+        result = V.score_image_run(run, spec, prompts=prompts, batch_size=batch_size)
+        out = out or run / "visor" / detector
+    else:
+        raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
+    path = V.write_visor(out, result)
+    Console().print(V.table_markdown(result))
+    typer.echo(f"wrote {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(judge_app, name="judge")
+    app.command("visor")(visor)

@@ -1,0 +1,182 @@
+"""VISOR (Gokhale et al. 2022): object accuracy and spatial correctness of generated images.
+
+Per image of a spatial SR2D prompt (``rel_type`` not ``and``/``single``): *both* = both
+classes detected; *correct* = both and some pair of their detections satisfies the relation by
+the sign of the centroid difference (``detectors.rules.visor_any_pair``). Then, in percent:
+
+* ``OA`` = images with both / images;  ``VISOR_cond`` = correct / images with both;
+* ``VISOR`` (unconditional) = correct / images (= VISOR_cond x OA / 100);
+* ``VISOR_n`` = prompts with at least ``n`` correct images / prompts, for n = 1..N (N = most
+  images of one prompt).
+
+The same numbers are given per relation and per class (images whose prompt names the class).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..datasets.release import DataError
+from ..detectors.rules import SR2D_RELATIONS, visor_any_pair
+
+
+def image_outcome(prompt: dict[str, Any], classes: Sequence[str],
+                  centroids: Sequence[Sequence[float]] | None, sra: Any = None) -> dict[str, Any]:
+    """Detection and spatial correctness of one image of a spatial prompt."""
+    a, b = prompt["obj_1_attributes"][0], prompt["obj_2_attributes"][0]
+    det_a, det_b = a in classes, b in classes
+    if centroids is not None:
+        ca = [c for cls, c in zip(classes, centroids) if cls == a]
+        cb = [c for cls, c in zip(classes, centroids) if cls == b]
+        spatial = visor_any_pair(ca, cb, SR2D_RELATIONS[prompt["rel_type"]])
+    else:
+        spatial = bool(sra)
+    return {"uid": int(prompt["unique_id"]), "obj_a": a, "obj_b": b, "rel": prompt["rel_type"],
+            "det_a": det_a, "det_b": det_b, "both": det_a and det_b,
+            "correct": det_a and det_b and spatial}
+
+
+def is_spatial(prompt: dict[str, Any]) -> bool:
+    return prompt.get("num_objects") == 2 and prompt.get("rel_type") in SR2D_RELATIONS
+
+
+def aggregate(outcomes: Sequence[dict[str, Any]], n_max: int | None = None) -> dict[str, Any]:
+    """OA, VISOR, VISOR_cond, VISOR_1..N and object accuracies (percent) of a set of images."""
+    count = len(outcomes)
+    both = sum(o["both"] for o in outcomes)
+    correct = sum(o["correct"] for o in outcomes)
+    per_prompt: dict[int, int] = {}
+    images_per_prompt: dict[int, int] = {}
+    for o in outcomes:
+        per_prompt[o["uid"]] = per_prompt.get(o["uid"], 0) + int(o["correct"])
+        images_per_prompt[o["uid"]] = images_per_prompt.get(o["uid"], 0) + 1
+    n_max = n_max or max(images_per_prompt.values(), default=0)
+    pct = lambda x, n: 100.0 * x / n if n else 0.0  # noqa: E731
+    result = {"OA": pct(both, count), "VISOR": pct(correct, count),
+              "VISOR_cond": pct(correct, both),
+              "object_accuracy_A": pct(sum(o["det_a"] for o in outcomes), count),
+              "object_accuracy_B": pct(sum(o["det_b"] for o in outcomes), count),
+              "images": count, "prompts": len(per_prompt)}
+    for n in range(1, n_max + 1):
+        result[f"VISOR_{n}"] = pct(sum(v >= n for v in per_prompt.values()), len(per_prompt))
+    return result
+
+
+def visor_report(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Overall, per-relation and per-class VISOR numbers."""
+    n_max = max(_count_by_uid(outcomes).values(), default=0)
+    report = aggregate(outcomes, n_max)
+    report["per_relation"] = {rel: aggregate([o for o in outcomes if o["rel"] == rel], n_max)
+                              for rel in SR2D_RELATIONS if any(o["rel"] == rel for o in outcomes)}
+    classes = sorted({o["obj_a"] for o in outcomes} | {o["obj_b"] for o in outcomes})
+    report["per_class"] = {c: aggregate([o for o in outcomes if c in (o["obj_a"], o["obj_b"])], n_max)
+                           for c in classes}
+    return report
+
+
+def _count_by_uid(outcomes: Iterable[dict[str, Any]]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for o in outcomes:
+        counts[o["uid"]] = counts.get(o["uid"], 0) + 1
+    return counts
+
+
+def score_released(detections_path: str | Path, prompts_path: str | Path) -> dict[str, Any]:
+    """Score a detection file in the released layout (``"<unique_id>_<k>" -> {classes, centroid}``)."""
+    from ..datasets.sr2d import load_sr2d
+
+    prompts = load_sr2d(prompts_path)
+    path = Path(detections_path)
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
+    if not isinstance(results, dict):
+        raise DataError(path, None, None, "expected a JSON object keyed '<unique_id>_<k>'")
+    outcomes = []
+    for key, rr in results.items():
+        head = key.split("_")[0]
+        if not head.isdigit() or int(head) not in prompts:
+            raise DataError(path, None, key, f"no SR2D prompt with unique_id {head!r} in {prompts_path}")
+        prompt = prompts[int(head)]
+        if not is_spatial(prompt):
+            continue
+        if "classes" not in rr:
+            raise DataError(path, None, f"{key}.classes", "missing")
+        outcomes.append(image_outcome(prompt, rr["classes"], rr.get("centroid"), rr.get("sra")))
+    report = visor_report(outcomes)
+    report["source"] = {"detections": str(path.resolve()), "prompts": str(Path(prompts_path).resolve())}
+    return report
+
+
+def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | None) -> dict | None:
+    """The SR2D record of an image-store prompt: its meta, or the prompts file by unique_id."""
+    if {"obj_1_attributes", "obj_2_attributes", "rel_type"} <= set(meta):
+        return {"unique_id": meta.get("unique_id", prompt_id), "num_objects": 2, **meta}
+    uid = meta.get("unique_id", prompt_id)
+    if prompts is not None and str(uid).isdigit():
+        return prompts.get(int(uid))
+    return None
+
+
+def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None = None,
+                    batch_size: int = 8) -> dict[str, Any]:
+    """Detect the prompt's objects in every image of an SR2D image run and score VISOR."""
+    from PIL import Image
+
+    from ..datasets.sr2d import load_sr2d
+    from ..detectors.rules import centre
+    from ..imagestore import ImageStore
+    from ..registry import build
+
+    table = load_sr2d(prompts) if prompts else None
+    store = ImageStore(run)
+    items = [(rec, p) for rec in store.images()
+             if (p := prompt_of(rec.meta, rec.prompt_id, table)) is not None and is_spatial(p)]
+    if not items:
+        raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
+    detector = build("detector", detector_spec)
+    released, outcomes = {}, []
+    for start in range(0, len(items), batch_size):
+        batch = items[start:start + batch_size]
+        images = [Image.open(rec.path).convert("RGB") for rec, _ in batch]
+        queries = [[p["obj_1_attributes"][0], p["obj_2_attributes"][0]] for _, p in batch]
+        for (rec, p), dets in zip(batch, detector.detect(images, queries)):
+            classes = [d.label for d in dets]
+            centroids = [list(centre(d.box)) for d in dets]
+            outcome = image_outcome(p, classes, centroids)
+            outcomes.append(outcome)
+            released[f"{p['unique_id']}_{rec.image_index}"] = {
+                "classes": classes, "centroid": centroids,
+                "recall": int(outcome["det_a"]) + int(outcome["det_b"]),
+                "sra": int(outcome["correct"]), "text": p["text"],
+                "boxes": [list(d.box) for d in dets], "scores": [d.score for d in dets]}
+    report = visor_report(outcomes)
+    report["source"] = {"run": str(store.path.resolve()), "detector": detector.describe()}
+    report["detections"] = released
+    return report
+
+
+def write_visor(out: str | Path, report: dict[str, Any]) -> Path:
+    """``OUT/visor.json`` (and ``OUT/detections.json`` in the released layout when present)."""
+    from ..store import RunDir, write_json
+
+    run = RunDir(out)
+    report = dict(report)
+    detections = report.pop("detections", None)
+    run.start({"kind": "visor", "source": report.get("source")})
+    if detections is not None:
+        write_json(run.file("detections.json"), detections)
+    write_json(run.file("visor.json"), report)
+    return run.file("visor.json")
+
+
+def table_markdown(report: dict[str, Any]) -> str:
+    keys = ["OA", "VISOR", "VISOR_cond"] + sorted(k for k in report if k.startswith("VISOR_")
+                                                  and k[6:].isdigit())
+    head = "| relation | " + " | ".join(keys) + " |\n|---|" + "---:|" * len(keys) + "\n"
+    rows = [("all", report)] + list(report.get("per_relation", {}).items())
+    return head + "".join(f"| {name} | " + " | ".join(f"{r.get(k, 0.0):.2f}" for k in keys) + " |\n"
+                          for name, r in rows)

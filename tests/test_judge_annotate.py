@@ -1,0 +1,141 @@
+"""The human-evaluation page: answered with the keyboard in a real headless Chromium, then scored.
+
+The browser test needs Debian's ``chromium`` and ``chromium-driver`` and the ``selenium`` package
+and is skipped when any is missing; the scoring tests run everywhere.
+"""
+
+import json
+import random
+import shutil
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from spatialprobe.cli import app
+from spatialprobe.reports.annotation import annotation_items, page_id
+
+from judge_helpers import write_run
+
+runner = CliRunner()
+LABELS = ["above", "below", "inside", "beside"]
+GOLD = ["above", "below", "inside", "beside"]
+
+
+def invoke(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result
+
+
+@pytest.fixture
+def image_run(tmp_path):
+    run = tmp_path / "images"
+    write_run(run, "posrel", [(g, g, True) for g in GOLD])
+    return run
+
+
+def answers_file(path, run, annotator, answers):
+    task, items = annotation_items(run)
+    path.write_text(json.dumps({
+        "format": "spatialprobe-annotations", "version": 1, "page_id": page_id(run, task, items),
+        "annotator": annotator, "answers": {i["id"]: a for i, a in zip(items, answers) if a}}))
+    return path
+
+
+def check_scores(summary):
+    """alice: above, below, above (wrong), cannot tell; bob: all right."""
+    alice, bob = summary["annotators"]["alice"], summary["annotators"]["bob"]
+    assert alice["recognized_ratio"] == pytest.approx(75.0)
+    assert alice["recognized_subset"]["accuracy"] == pytest.approx(200 / 3)
+    guess = random.Random(0).choice(LABELS)  # the seeded guess for alice's "cannot tell" item
+    alice_whole = 100 * (2 + (guess == "beside")) / 4
+    assert alice["whole_set"]["accuracy"] == pytest.approx(alice_whole)
+    assert bob["whole_set"]["accuracy"] == 100.0 and bob["recognized_ratio"] == 100.0
+    assert summary["accuracy"]["mean"] == pytest.approx((alice_whole + 100) / 2)
+    assert summary["accuracy"]["std"] == pytest.approx(abs(100 - alice_whole) / 2)
+    # kappa by hand: p_o = 2/4; p_e = above 2/4*1/4 + below 1/4*1/4 = 3/16 -> (8/16-3/16)/(13/16)
+    assert summary["kappa"]["alice | bob"]["kappa"] == pytest.approx(5 / 13)
+    assert summary["kind"] == "human" and summary["task"] == "posrel"
+
+
+def test_import_scores_annotators(image_run, tmp_path):
+    a = answers_file(tmp_path / "a.json", image_run, "alice", ["above", "below", "above", "cannot tell"])
+    b = answers_file(tmp_path / "b.json", image_run, "bob", GOLD)
+    invoke("annotate", "import", image_run, a, b, "--out", tmp_path / "human")
+    summary = json.loads((tmp_path / "human" / "summary.json").read_text())
+    check_scores(summary)
+    assert "Cohen's kappa" in (tmp_path / "human" / "table.md").read_text()
+
+
+def test_import_refuses_answers_of_another_page(image_run, tmp_path):
+    other = tmp_path / "other"
+    write_run(other, "posrel", [("above", "above", True)])
+    stray = answers_file(tmp_path / "x.json", other, "carol", ["above"])
+    result = runner.invoke(app, ["annotate", "import", str(image_run), str(stray)])
+    assert result.exit_code != 0 and "page_id" in str(result.exception)
+
+
+def _browser(download_dir):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not binary or not driver_path:
+        pytest.skip("chromium and chromium-driver are not installed")
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync",
+                 "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.add_experimental_option("prefs", {"download.default_directory": str(download_dir),
+                                              "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow",
+                                                        "downloadPath": str(download_dir)})
+    return driver
+
+
+def _annotate(page, download_dir, name, keys):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver = _browser(download_dir)
+    try:
+        driver.get(page.as_uri())
+        assert driver.find_element(By.ID, "position").text == "1 / 4"
+        assert "where is the" in driver.find_element(By.ID, "question").text
+        assert driver.find_element(By.ID, "image").get_attribute("src").startswith("data:image/jpeg;base64,")
+        assert driver.execute_script("return document.getElementById('image').naturalWidth") == 64
+        field = driver.find_element(By.ID, "annotator")
+        field.send_keys(name, Keys.ENTER)  # Enter leaves the field so keys drive the page again
+        body = driver.find_element(By.TAG_NAME, "body")
+        for key in keys:
+            body.send_keys(key)
+        assert driver.find_element(By.ID, "progress").text.startswith("4 answered")
+        body.send_keys(Keys.ARROW_LEFT)
+        assert driver.find_element(By.ID, "position").text == "3 / 4"
+        body.send_keys("s")
+        target = download_dir / f"answers-{name}.json"
+        deadline = time.time() + 20
+        while not target.exists() and time.time() < deadline:
+            time.sleep(0.1)
+        assert target.exists(), f"no download in {download_dir}: {list(download_dir.iterdir())}"
+        return target
+    finally:
+        driver.quit()
+
+
+def test_annotation_page_in_headless_chromium(image_run, tmp_path):
+    page = tmp_path / "page.html"
+    invoke("annotate", "export", image_run, "--out", page)
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    alice = _annotate(page, downloads, "alice", ["1", "2", "1", "0"])
+    bob = _annotate(page, downloads, "bob", ["1", "2", "3", "4"])
+    saved = json.loads(alice.read_text())
+    assert saved["annotator"] == "alice" and len(saved["answers"]) == 4
+    invoke("annotate", "import", image_run, alice, bob, "--out", tmp_path / "human")
+    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()))

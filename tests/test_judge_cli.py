@@ -1,0 +1,122 @@
+import json
+import random
+
+import pytest
+from typer.testing import CliRunner
+
+from spatialprobe import store
+from spatialprobe.cli import app
+
+from judge_helpers import write_run
+
+runner = CliRunner()
+COLOUR = ["--detector", "colour", "--depth", "colour"]
+
+
+def invoke(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result
+
+
+def expected_whole(rows_golds_preds, labels, seed=0):
+    """Accuracy with unrecognized items guessed by random.Random(seed) in order (documented)."""
+    rng = random.Random(seed)
+    hits = 0
+    for gold, pred in rows_golds_preds:
+        hits += gold == (pred if pred is not None else rng.choice(labels))
+    return 100 * hits / len(rows_golds_preds)
+
+
+@pytest.mark.parametrize("task,labels", [("size", ["larger", "smaller"]),
+                                         ("height", ["taller", "shorter"])])
+def test_judge_comparison_end_to_end(tmp_path, task, labels):
+    big, small = labels
+    # (gold, answer drawn, recognized): 6 recognized of which 4 right; 2 unrecognized.
+    plan = [(big, big, True), (big, big, True), (big, small, True),
+            (small, small, True), (small, small, True), (small, big, True),
+            (big, big, False), (small, small, False)]
+    write_run(tmp_path / "images", task, plan)
+    out = tmp_path / "judged"
+    invoke("judge", task, tmp_path / "images", *COLOUR, "--out", out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["kind"] == "judge" and summary["task"] == task
+    assert summary["recognized_ratio"] == pytest.approx(75.0)
+    rec = summary["recognized_subset"]
+    assert rec["n"] == 6 and rec["accuracy"] == pytest.approx(400 / 6)
+    assert rec["macro_f1"] == pytest.approx(200 / 3)  # each class: precision = recall = 2/3
+    whole = expected_whole([(g, a if r else None) for g, a, r in plan], labels)
+    assert summary["accuracy"] == {"mean": pytest.approx(whole), "std": 0.0}
+    assert summary["whole_set"]["n"] == 8
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert [p["recognized"] for p in preds] == [r for _, _, r in plan]
+    assert [p["pred"] for p in preds[:6]] == [a for _, a, _ in plan[:6]]
+    assert all(p["pred"] in labels for p in preds)
+    assert preds[0]["depth_a"] == pytest.approx(255 / 64)  # drawn far: disparity 64/255
+    assert "depth" in preds[0]["explanation"]
+    obj = preds[0]["obj_a"]
+    assert summary["per_object"][obj]["n"] >= 1
+    assert (out / "table.md").read_text().count("|") > 10
+    assert (out / "gallery.html").exists()
+    indexed = [r for r in store.list_runs() if r["path"] == str(out.resolve())]
+    assert indexed and indexed[0]["accuracy"] == pytest.approx(whole)
+
+
+def test_judge_posrel_rules_and_legacy(tmp_path):
+    plan = [("above", "above", True), ("below", "below", True), ("inside", "inside", True),
+            ("beside", "beside", True), ("above", "below", True)]
+    write_run(tmp_path / "images", "posrel", plan)
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--out", tmp_path / "vdg")
+    summary = json.loads((tmp_path / "vdg" / "summary.json").read_text())
+    assert summary["accuracy"]["mean"] == pytest.approx(80.0)
+    assert summary["recognized_ratio"] == 100.0
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "vdg-legacy",
+           "--out", tmp_path / "legacy")
+    preds = [json.loads(l) for l in (tmp_path / "legacy" / "predictions.jsonl").read_text().splitlines()]
+    assert [p["pred"] for p in preds] == ["below", "above", "inside", "beside", "above"]
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule-arg",
+           'above=[80, 100]', "--out", tmp_path / "narrow")
+    config = json.loads((tmp_path / "narrow" / "config.json").read_text())
+    assert config["rule_args"] == {"above": [80, 100]}
+    assert config["provenance"]["toolkit"] == "spatialprobe"
+
+
+def test_judge_resumes_and_refuses_other_settings(tmp_path):
+    write_run(tmp_path / "images", "size", [("larger", "larger", True), ("smaller", "larger", True)])
+    out = tmp_path / "judged"
+    invoke("judge", "size", tmp_path / "images", *COLOUR, "--out", out, "--no-gallery")
+    first = (out / "predictions.jsonl").read_text()
+    invoke("judge", "size", tmp_path / "images", *COLOUR, "--out", out, "--no-gallery")
+    assert (out / "predictions.jsonl").read_text() == first
+    result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "colour",
+                                 "--depth", "colour", "--depth-arg", "shift=0.1", "--out", str(out)])
+    assert result.exit_code != 0 and "already holds a run" in str(result.exception)
+
+
+def test_judge_errors_are_clear(tmp_path):
+    write_run(tmp_path / "images", "size", [("larger", "larger", True)])
+    result = runner.invoke(app, ["judge", "height", str(tmp_path / "images"), *COLOUR])
+    assert result.exit_code != 0 and "no finished images of height" in str(result.exception)
+    result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "owlvitt"])
+    assert "Did you mean 'owlvit'" in str(result.exception)
+    result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector-model",
+                                 str(tmp_path / "missing"), "--depth", "colour"])
+    assert result.exit_code != 0 and "local directory" in str(result.exception)
+
+
+def test_gallery_command(tmp_path):
+    write_run(tmp_path / "images", "posrel", [("above", "above", True), ("below", "beside", False)])
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--out", tmp_path / "j",
+           "--no-gallery")
+    invoke("judge", "gallery", tmp_path / "j", "--out", tmp_path / "g.html")
+    page = (tmp_path / "g.html").read_text()
+    assert page.count("<figure") == 2 and "data:image/jpeg;base64," in page
+    assert "centre angle 90.0 deg" in page and "not recognized" in page
+
+
+def test_missing_run_is_refused_without_creating_it(tmp_path):
+    missing = tmp_path / "nope"
+    result = runner.invoke(app, ["judge", "size", str(missing), *COLOUR])
+    flat = " ".join(result.output.replace("│", " ").split())  # rich wraps the message in a box
+    assert result.exit_code != 0 and "is not an image run" in flat
+    assert not missing.exists()

@@ -1,0 +1,116 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from spatialprobe.cli import app
+from spatialprobe.datasets.release import DataError
+from spatialprobe.detectors.colour import draw_scene
+from spatialprobe.imagestore import ImageStore, PromptItem
+from spatialprobe.metrics import visor
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def sr2d_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sr2d") / "text_spatial_rel_phrases.json"
+    result = runner.invoke(app, ["datasets", "build", "sr2d", "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_sr2d_layout_and_counts(sr2d_file):
+    data = json.loads(sr2d_file.read_text())
+    assert len(data) == 31680
+    rels = [d["rel_type"] for d in data]
+    assert sum(r in ("to the left of", "to the right of", "above", "below") for r in rels) == 25280
+    assert rels.count("and") == 6320 and rels.count("single") == 80
+    assert all(d["unique_id"] == i for i, d in enumerate(data))
+    assert set(data[0]) == {"unique_id", "num_objects", "obj_1_attributes", "obj_2_attributes",
+                            "rel_type", "text"}
+    # The two examples printed in the VISOR README, by unique id.
+    assert data[1103]["text"] == "a kite to the right of a bicycle"
+    assert data[11036]["text"] == "a cat below a bottle"
+    assert data[-1] == {"unique_id": 31679, "num_objects": 1, "obj_1_attributes": ["toothbrush"],
+                        "obj_2_attributes": [None], "rel_type": "single", "text": "a toothbrush"}
+    assert any(d["text"] == "an umbrella above a person" for d in data)
+
+
+DETECTIONS = {
+    # uid 0: a person to the left of a bicycle
+    "0_0": {"classes": ["person", "bicycle"], "centroid": [[10, 50], [90, 50]]},   # correct
+    "0_1": {"classes": ["person", "bicycle"], "centroid": [[90, 50], [10, 50]]},   # both, wrong
+    "0_2": {"classes": ["person"], "centroid": [[10, 50]]},
+    "0_3": {"classes": [], "centroid": []},
+    # uid 2: a person to the right of a bicycle
+    "2_0": {"classes": ["person", "bicycle", "person"], "centroid": [[10, 0], [50, 0], [90, 0]]},
+    "2_1": {"classes": ["bicycle", "person"], "centroid": [[0, 0], [5, 0]]},        # correct
+    "2_2": {"classes": ["person", "bicycle"], "centroid": [[0, 0], [5, 0]]},        # both, wrong
+    "2_3": {"classes": ["bicycle"], "centroid": [[0, 0]]},
+    # uid 4: a person above a bicycle
+    "4_0": {"classes": ["person", "bicycle"], "centroid": [[0, 10], [0, 50]]},      # correct
+    "4_1": {"classes": []}, "4_2": {"classes": [], "sra": 1}, "4_3": {"classes": []},
+    # uid 8: "a person and a bicycle" is not spatial and is skipped
+    "8_0": {"classes": ["person", "bicycle"], "centroid": [[0, 0], [1, 1]]},
+}
+
+
+def test_visor_hand_computed(sr2d_file, tmp_path):
+    path = tmp_path / "results_x_owlvit_0.1.json"
+    path.write_text(json.dumps(DETECTIONS))
+    r = visor.score_released(path, sr2d_file)
+    assert r["images"] == 12 and r["prompts"] == 3
+    assert r["OA"] == pytest.approx(50.0)                 # 6 of 12 images have both objects
+    assert r["VISOR"] == pytest.approx(100 * 4 / 12)      # 4 correct of 12
+    assert r["VISOR_cond"] == pytest.approx(100 * 4 / 6)  # 4 correct of the 6 with both
+    assert r["VISOR"] == pytest.approx(r["VISOR_cond"] * r["OA"] / 100)
+    assert [r[f"VISOR_{n}"] for n in (1, 2, 3, 4)] == pytest.approx([100, 100 / 3, 0, 0])
+    left = r["per_relation"]["to the left of"]
+    assert (left["OA"], left["VISOR"], left["VISOR_cond"]) == pytest.approx((50, 25, 50))
+    assert set(r["per_relation"]) == {"to the left of", "to the right of", "above"}
+    assert r["per_class"]["bicycle"]["images"] == 12
+    assert r["object_accuracy_A"] == pytest.approx(100 * 7 / 12)  # person in 3 + 3 + 1 images
+
+
+def test_visor_cli_writes_visor_json(sr2d_file, tmp_path):
+    path = tmp_path / "det.json"
+    path.write_text(json.dumps(DETECTIONS))
+    result = runner.invoke(app, ["visor", "--detections", str(path), "--prompts", str(sr2d_file),
+                                 "--out", str(tmp_path / "v")])
+    assert result.exit_code == 0, result.output
+    out = json.loads((tmp_path / "v" / "visor.json").read_text())
+    for key in ("OA", "VISOR", "VISOR_cond", "VISOR_1", "VISOR_4"):
+        assert key in out
+    assert "33.33" in result.output
+
+
+def test_visor_bad_key_is_located(sr2d_file, tmp_path):
+    path = tmp_path / "det.json"
+    path.write_text(json.dumps({"99999_0": {"classes": []}}))
+    with pytest.raises(DataError, match="99999_0"):
+        visor.score_released(path, sr2d_file)
+
+
+def test_visor_on_image_run(sr2d_file, tmp_path):
+    data = json.loads(sr2d_file.read_text())
+    store = ImageStore(tmp_path / "images")
+    prompts = [data[0], data[4]]  # person left of bicycle; person above bicycle
+    store.add_prompts(PromptItem(str(p["unique_id"]), p["text"], p) for p in prompts)
+    left = [("person", (4, 20, 14, 30), 1.0), ("bicycle", (40, 20, 50, 30), 1.0)]
+    right = [("person", (40, 20, 50, 30), 1.0), ("bicycle", (4, 20, 14, 30), 1.0)]
+    scenes = {("0", 0): left, ("0", 1): right, ("4", 0): left, ("4", 1): left[:1]}
+    for (pid, idx), objects in scenes.items():
+        store.save_image(draw_scene(objects), pid, idx, seed=idx, backend="test", model="drawn",
+                         settings={})
+    result = runner.invoke(app, ["visor", str(tmp_path / "images"), "--detector", "colour",
+                                 "--out", str(tmp_path / "v")])
+    assert result.exit_code == 0, result.output
+    out = json.loads((tmp_path / "v" / "visor.json").read_text())
+    assert out["OA"] == pytest.approx(75.0) and out["VISOR"] == pytest.approx(25.0)
+    assert out["VISOR_1"] == pytest.approx(50.0) and out["VISOR_2"] == 0.0
+    released = json.loads((tmp_path / "v" / "detections.json").read_text())
+    assert released["0_0"]["classes"] == ["person", "bicycle"] and released["0_0"]["sra"] == 1
+    # the written detections score the same through the released-layout path
+    again = visor.score_released(tmp_path / "v" / "detections.json", sr2d_file)
+    assert again["VISOR"] == out["VISOR"] and again["OA"] == out["OA"]
