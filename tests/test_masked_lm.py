@@ -107,3 +107,20 @@ def test_describe_records_weights_hash(bert_dir):
     b = MaskedLMScorer(str(bert_dir), device="cpu").describe()
     assert a["weights_sha256"] == b["weights_sha256"] and len(a["weights_sha256"]) == 16
     assert a["model"] == str(bert_dir)
+
+
+def test_models_whose_head_is_not_one_module_keep_the_full_pass(bert_dir, tmp_path):
+    """DistilBERT's head is three modules: the scorer must fall back to the full forward pass."""
+    from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
+
+    tok = AutoTokenizer.from_pretrained(bert_dir)
+    torch.manual_seed(0)
+    DistilBertForMaskedLM(DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=1, n_heads=2,
+                                           hidden_dim=64, max_position_embeddings=64)).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    scorer = MaskedLMScorer(str(tmp_path), device="cpu")
+    assert scorer._head is None
+    assert MaskedLMScorer(str(bert_dir), device="cpu")._head is not None
+    req = ClozeRequest("An ant is ", " than a bird.", ("larger", "huger"))
+    for word, score in zip(req.words, scorer.score([req])[0]):
+        assert score == pytest.approx(_reference(tmp_path, req.prefix, req.suffix, word), abs=1e-4)

@@ -97,12 +97,14 @@ def test_five_fold_search_costs_no_more_forward_passes_than_one_fold(tmp_path):
     for k in (2, 5):
         scorer = MaskedLMScorer(str(model_dir), device="cpu", batch_size=256)
         rows = []
-        original = scorer.model.forward
-        scorer.model.forward = lambda *a, **kw: (rows.append(kw["input_ids"].shape[0]), original(*a, **kw))[1]
+        encoder = scorer.model.base_model  # every pass, with or without the mask-only head, runs it
+        original = encoder.forward
+        encoder.forward = lambda *a, **kw: (rows.append(kw["input_ids"].shape[0]), original(*a, **kw))[1]
         run_probe(ds, cands, ProbeSettings(model=str(model_dir), folds=k), tmp_path / f"k{k}", scorer=scorer)
         counts[k] = sum(rows)
     # one sequence per (template, instance, piece count): 1-piece words and 2-piece words
     assert counts[5] == counts[2] == 2 * 500 * 2
+    assert scorer._head is not None  # BERT's head runs at the mask positions only
 
 
 def test_summary_contract_and_index(tmp_path):

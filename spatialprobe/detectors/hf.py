@@ -19,6 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..loading import load_pretrained
+from ..probes.vl_common import resolve_device
 from .base import Detection, nms
 from .depth import predicts_of_config, to_depth
 
@@ -27,25 +29,6 @@ DEFAULT_OWLV2 = "google/owlv2-base-patch16-ensemble"
 DEFAULT_DETR = "facebook/detr-resnet-50"
 DEFAULT_DPT = "Intel/dpt-large"
 DEFAULT_DEPTH_ANYTHING = "LiheYoung/depth-anything-small-hf"
-
-
-def resolve_device(device: str) -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def load_pretrained(loader, name: str, what: str):
-    """``loader.from_pretrained(name)`` with one clear sentence when it cannot be loaded."""
-    try:
-        return loader.from_pretrained(name)
-    except (OSError, ValueError) as err:
-        raise RuntimeError(
-            f"Could not load {what} {name!r} ({type(err).__name__}): pass a local directory "
-            f"holding the checkpoint, or a Hugging Face id on a machine that can download it."
-        ) from None
 
 
 class _TorchModel:

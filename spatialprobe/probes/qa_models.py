@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .vl_common import resolve_device
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -32,16 +34,6 @@ class Answer:
     """Score of ``yes`` (log-probability or logit, by model)."""
     no_score: float
     """Score of ``no``."""
-
-
-def resolve_device(device: str = "auto") -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError("--device cuda was asked for but no CUDA device is available; use --device cpu.")
-    return device
 
 
 def _dtype(device: str) -> dict[str, Any]:

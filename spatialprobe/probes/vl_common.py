@@ -5,34 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-
-class ModelLoadError(RuntimeError):
-    """A pretrained model or processor could not be loaded; the message says what to do."""
-
-
-def load_pretrained(loader: Any, name_or_path: str, what: str, **kwargs) -> Any:
-    """``loader.from_pretrained(name_or_path)`` with one clear sentence when it fails."""
-    try:
-        return loader.from_pretrained(str(name_or_path), **kwargs)
-    except (OSError, ValueError, KeyError) as err:
-        hint = ("the directory exists but does not hold a loadable checkpoint"
-                if Path(str(name_or_path)).exists()
-                else "no such local directory, and the Hugging Face hub could not provide it")
-        raise ModelLoadError(
-            f"Could not load {what} {name_or_path!r} ({hint}): download the checkpoint on a "
-            f"machine with network access and pass its local directory instead "
-            f"(details: {str(err).splitlines()[0] if str(err) else type(err).__name__})."
-        ) from None
+from ..loading import ModelLoadError, load_pretrained  # noqa: F401 (re-exported)
+from ..loading import resolve_device as _resolve_device
 
 
 def resolve_device(device: str = "auto") -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} asked for, but torch sees no CUDA GPU; use --device cpu")
-    return device
+    """The shared device rule (:func:`spatialprobe.loading.resolve_device`), as a string."""
+    return str(_resolve_device(device))
 
 
 def autocast(device: str):

@@ -36,8 +36,7 @@ class FSMTTranslator:
     def __init__(self, model: str, device: str = "auto", max_new_tokens: int = 64):
         from transformers import FSMTForConditionalGeneration, FSMTTokenizer
 
-        from ..probes.device import resolve_device
-        from ..probes.masked_lm import load_pretrained
+        from ..loading import load_pretrained, resolve_device
 
         self.device = resolve_device(device)
         self.tokenizer = load_pretrained(FSMTTokenizer, model, "the translation tokenizer")

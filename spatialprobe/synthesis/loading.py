@@ -7,11 +7,9 @@ import hashlib
 from pathlib import Path
 from typing import Any, Callable
 
+from ..loading import ModelLoadError, resolve_device  # noqa: F401 (re-exported)
+
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pt", ".pth")
-
-
-class ModelLoadError(RuntimeError):
-    """A model that could not be loaded; the message says what to do."""
 
 
 def require(module: str, what: str) -> None:
@@ -23,17 +21,6 @@ def require(module: str, what: str) -> None:
     except ImportError:
         raise ImportError(f'{what} needs the {module!r} package: pip install "spatialprobe[synthesis]"'
                           ) from None
-
-
-def resolve_device(device: str = "auto"):
-    import torch
-
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ModelLoadError(f"Device {device!r} was asked for but torch sees no CUDA GPU; "
-                             "use --device cpu or install a CUDA build of torch.")
-    return torch.device(device)
 
 
 def resolve_precision(precision: str, device) -> Any:

@@ -1,0 +1,42 @@
+"""Loading pretrained models the same way everywhere: one clear sentence when it fails, one device rule.
+
+Every component loads through ``loader.from_pretrained(name_or_path)``, so a user with the
+Hugging Face hub gets real models by id and anyone else passes a local directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+class ModelLoadError(RuntimeError):
+    """A pretrained model, tokenizer or processor could not be loaded; the message says what to do."""
+
+
+def load_pretrained(loader: Any, name_or_path: str, what: str, **kwargs) -> Any:
+    """``loader.from_pretrained(name_or_path)`` with one clear sentence when it cannot be had."""
+    try:
+        return loader.from_pretrained(str(name_or_path), **kwargs)
+    except (OSError, ValueError, KeyError) as err:
+        hint = ("the directory exists but does not hold a loadable checkpoint"
+                if Path(str(name_or_path)).exists()
+                else "it is not a local directory, and the Hugging Face hub could not provide it")
+        detail = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+        raise ModelLoadError(
+            f"Could not load {what} {str(name_or_path)!r} ({hint}): check the name, or download it "
+            f"where the hub is reachable (`huggingface-cli download {name_or_path}`) and pass the "
+            f"local directory. (details: {detail})"
+        ) from None
+
+
+def resolve_device(device: str = "auto"):
+    """``auto`` -> cuda when available, else cpu; asking for cuda without a GPU is a clear error."""
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ModelLoadError(f"--device {device} was asked for, but PyTorch sees no CUDA GPU here; "
+                             "use --device cpu.")
+    return torch.device(device)
