@@ -80,32 +80,8 @@ def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
     words = [w for answers in answer_sets for w in answers]
     grid = compute_scores(run, scorer, candidates.templates, dataset.instances, words,
                           on_progress=on_progress)
-    gold = np.array([dataset.labels.index(inst.label) for inst in dataset.instances])
     pred = predictions(grid, answer_sets)
-    by_id = {inst.id: n for n, inst in enumerate(dataset.instances)}
-
-    fold_rows, rows = [], []
-    for fold in make_folds(dataset, settings.folds, settings.seed):
-        choice = choose(grid, answer_sets, pred, gold, dataset.labels, fold)
-        test = [by_id[i] for i in fold.test]
-        for n in test:
-            inst = dataset.instances[n]
-            word_ids = [grid.word_index(w) for w in choice.config.answers]
-            rows.append(Prediction(
-                inst.id, fold.index, inst.obj_a, inst.obj_b, inst.label,
-                dataset.labels[pred[choice.template_index, choice.answer_set_index, n]],
-                choice.config.template, choice.config.answers,
-                tuple(round(float(grid.values[choice.template_index, n, w]), 6) for w in word_ids),
-            ).to_dict())
-        figures = accuracy_f1([r["gold"] for r in rows if r["fold"] == fold.index],
-                              [r["pred"] for r in rows if r["fold"] == fold.index], dataset.labels)
-        fold_rows.append({
-            "fold": fold.index, "objects": list(fold.objects), "dev_size": len(fold.dev),
-            "size": len(test), "prompt": choice.config.template,
-            "answers": dict(zip(dataset.labels, choice.config.answers)),
-            "dev_accuracy": choice.dev_accuracy, "dev_macro_f1": choice.dev_macro_f1,
-            "accuracy": figures["accuracy"], "macro_f1": figures["macro_f1"],
-        })
+    fold_rows, rows = evaluate_folds(dataset, grid, answer_sets, pred, settings)
 
     whole = accuracy_f1([inst.label for inst in dataset.instances],
                         [dataset.labels[p] for p in pred[0, 0]], dataset.labels)
@@ -134,6 +110,36 @@ def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
                  dataset=f"{dataset.name}@{dataset.version}",
                  accuracy=summary["accuracy"]["mean"], macro_f1=summary["macro_f1"]["mean"])
     return summary
+
+
+def evaluate_folds(dataset: Dataset, grid, answer_sets, pred: np.ndarray, settings: ProbeSettings
+                   ) -> tuple[list[dict], list[dict]]:
+    """Per fold: choose on dev, predict and measure on test. Returns (fold rows, prediction rows)."""
+    gold = np.array([dataset.labels.index(inst.label) for inst in dataset.instances])
+    by_id = {inst.id: n for n, inst in enumerate(dataset.instances)}
+    fold_rows, rows = [], []
+    for fold in make_folds(dataset, settings.folds, settings.seed):
+        choice = choose(grid, answer_sets, pred, gold, dataset.labels, fold)
+        t, s = choice.template_index, choice.answer_set_index
+        word_ids = [grid.word_index(w) for w in choice.config.answers]
+        fold_preds = []
+        for n in (by_id[i] for i in fold.test):
+            inst = dataset.instances[n]
+            fold_preds.append(Prediction(
+                inst.id, fold.index, inst.obj_a, inst.obj_b, inst.label, dataset.labels[pred[t, s, n]],
+                choice.config.template, choice.config.answers,
+                tuple(round(float(grid.values[t, n, w]), 6) for w in word_ids),
+            ).to_dict())
+        figures = accuracy_f1([r["gold"] for r in fold_preds], [r["pred"] for r in fold_preds], dataset.labels)
+        fold_rows.append({
+            "fold": fold.index, "objects": list(fold.objects), "dev_size": len(fold.dev),
+            "size": len(fold_preds), "prompt": choice.config.template,
+            "answers": dict(zip(dataset.labels, choice.config.answers)),
+            "dev_accuracy": choice.dev_accuracy, "dev_macro_f1": choice.dev_macro_f1,
+            "accuracy": figures["accuracy"], "macro_f1": figures["macro_f1"],
+        })
+        rows.extend(fold_preds)
+    return fold_rows, rows
 
 
 def same_answer_share(rows: list[dict], dataset: Dataset) -> float | None:
