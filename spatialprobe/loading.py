@@ -14,9 +14,36 @@ class ModelLoadError(RuntimeError):
     """A pretrained model, tokenizer or processor could not be loaded; the message says what to do."""
 
 
-def load_pretrained(loader: Any, name_or_path: str, what: str, **kwargs) -> Any:
-    """``loader.from_pretrained(name_or_path)`` with one clear sentence when it cannot be had."""
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub's host (``HF_ENDPOINT`` or huggingface.co) answers on its port."""
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"):
+        return False
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
     try:
+        with socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)),
+                                      timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def load_pretrained(loader: Any, name_or_path: str, what: str, **kwargs) -> Any:
+    """``loader.from_pretrained(name_or_path)`` with one clear sentence when it cannot be had.
+
+    A hub id is first looked up in the local cache; only when it is not there and the hub can be
+    reached is it downloaded, so an offline machine gets the answer at once instead of after the
+    hub client's retries."""
+    try:
+        if not Path(str(name_or_path)).exists():
+            try:
+                return loader.from_pretrained(str(name_or_path), local_files_only=True, **kwargs)
+            except (OSError, ValueError, KeyError):
+                if not hub_reachable():
+                    raise OSError("not in the local Hugging Face cache, and the hub cannot be reached") from None
         return loader.from_pretrained(str(name_or_path), **kwargs)
     except (OSError, ValueError, KeyError) as err:
         hint = ("the directory exists but does not hold a loadable checkpoint"

@@ -124,3 +124,13 @@ def test_models_whose_head_is_not_one_module_keep_the_full_pass(bert_dir, tmp_pa
     req = ClozeRequest("An ant is ", " than a bird.", ("larger", "huger"))
     for word, score in zip(req.words, scorer.score([req])[0]):
         assert score == pytest.approx(_reference(tmp_path, req.prefix, req.suffix, word), abs=1e-4)
+
+
+def test_hub_id_offline_fails_at_once_without_retries(monkeypatch):
+    import time
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    start = time.perf_counter()
+    with pytest.raises(ModelLoadError, match="hub cannot be reached"):
+        MaskedLMScorer("no-such-org/no-such-model", device="cpu")
+    assert time.perf_counter() - start < 10

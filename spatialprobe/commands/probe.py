@@ -75,10 +75,13 @@ def probe(
         console.print("[yellow]--model dummy is an UNTRAINED smoke scorer: its numbers mean nothing.[/]")
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), TimeRemainingColumn(), console=console) as bar:
-        job = bar.add_task(f"scoring {task} prompts", total=None)
+        job = bar.add_task(f"loading {model}", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(job, completed=done, total=total, description=f"scoring {task} prompts")
+
         try:
-            summary = run_probe(dataset, cands, settings, out,
-                                on_progress=lambda done, total: bar.update(job, completed=done, total=total))
+            summary = run_probe(dataset, cands, settings, out, on_progress=progress)
         except (ModelLoadError, DataError, ValueError, RuntimeError, KeyError) as err:
             _fail(str(err))
     typer.echo(probe_table(summary))
