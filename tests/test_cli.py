@@ -87,6 +87,7 @@ def test_runs_and_report_put_runs_side_by_side(tmp_path):
     header = table.read_text().splitlines()[0]
     assert header == "| model | size acc | size F1 | posrel acc | posrel F1 |"
     assert table.read_text().splitlines()[2].startswith("| dummy [untrained] | ")
+    assert f"`{tmp_path / 'size'}`: model `dummy` · dataset `size@size-" in table.read_text()
     assert invoke("report").exit_code == 0  # every indexed run
     assert invoke("report", tmp_path / "nothing").exit_code == 2
 

@@ -125,7 +125,7 @@ def report(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
 ) -> None:
     """Put several runs side by side: models as rows, tasks' accuracy and macro-F1 as columns."""
-    from ..reports.tables import comparison_table
+    from ..reports.tables import comparison_table, provenance_line
     from ..store import atomic_write_text, list_runs, read_json
 
     paths = list(run_dirs or [Path(r["path"]) for r in list_runs()])
@@ -138,7 +138,7 @@ def report(
     if not summaries:
         _fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
     text = comparison_table(summaries)
-    sources = "\n".join(f"- `{p}`" for p in paths)
+    sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries))
     typer.echo(text)
     if out:
         atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")
