@@ -73,7 +73,9 @@ def test_import_refuses_answers_of_another_page(image_run, tmp_path):
     write_run(other, "posrel", [("above", "above", True)])
     stray = answers_file(tmp_path / "x.json", other, "carol", ["above"])
     result = runner.invoke(app, ["annotate", "import", str(image_run), str(stray)])
-    assert result.exit_code != 0 and "page_id" in str(result.exception)
+    assert result.exit_code == 2 and "x.json, field 'page_id'" in result.output
+    missing = runner.invoke(app, ["annotate", "import", str(image_run), str(tmp_path / "no.json")])
+    assert missing.exit_code == 2 and "no.json: file not found" in missing.output
 
 
 def _browser(download_dir):

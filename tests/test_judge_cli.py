@@ -90,18 +90,24 @@ def test_judge_resumes_and_refuses_other_settings(tmp_path):
     assert (out / "predictions.jsonl").read_text() == first
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "colour",
                                  "--depth", "colour", "--depth-arg", "shift=0.1", "--out", str(out)])
-    assert result.exit_code != 0 and "already holds a run" in str(result.exception)
+    assert result.exit_code == 2 and "already holds a run" in result.output
+    assert "Traceback" not in result.output and result.output.strip().startswith("error: ")
 
 
 def test_judge_errors_are_clear(tmp_path):
     write_run(tmp_path / "images", "size", [("larger", "larger", True)])
+    # Expected failures end with one "error: ..." sentence and exit code 2, never a traceback.
     result = runner.invoke(app, ["judge", "height", str(tmp_path / "images"), *COLOUR])
-    assert result.exit_code != 0 and "no finished images of height" in str(result.exception)
+    assert result.exit_code == 2 and "error: " in result.output
+    assert "no finished images of height" in result.output
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "owlvitt"])
-    assert "Did you mean 'owlvit'" in str(result.exception)
+    assert result.exit_code == 2 and "Did you mean 'owlvit'" in result.output
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector-model",
                                  str(tmp_path / "missing"), "--depth", "colour"])
-    assert result.exit_code != 0 and "local directory" in str(result.exception)
+    assert result.exit_code == 2 and "local directory" in result.output
+    result = runner.invoke(app, ["judge", "gallery", str(tmp_path / "images")])
+    assert result.exit_code == 2 and "is not a judge run" in result.output
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped exception
 
 
 def test_gallery_command(tmp_path):

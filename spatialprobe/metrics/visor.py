@@ -91,6 +91,8 @@ def score_released(detections_path: str | Path, prompts_path: str | Path) -> dic
     path = Path(detections_path)
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
     except json.JSONDecodeError as err:
         raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
     if not isinstance(results, dict):

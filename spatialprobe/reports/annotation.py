@@ -106,6 +106,8 @@ def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
     except json.JSONDecodeError as err:
         raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
