@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
+from spatialprobe.synthesis import load_prompts
 from spatialprobe.reports.annotation import annotation_items, page_id
 
 from judge_helpers import write_run
@@ -57,6 +58,7 @@ def check_scores(summary):
     # kappa by hand: p_o = 2/4; p_e = above 2/4*1/4 + below 1/4*1/4 = 3/16 -> (8/16-3/16)/(13/16)
     assert summary["kappa"]["alice | bob"]["kappa"] == pytest.approx(5 / 13)
     assert summary["kind"] == "human" and summary["task"] == "posrel"
+    assert summary["dataset"] == load_prompts("posrel").source
 
 
 def test_import_scores_annotators(image_run, tmp_path):

@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 
 from spatialprobe import store
 from spatialprobe.cli import app
+from spatialprobe.synthesis import load_prompts
 
 from judge_helpers import write_run
 
@@ -41,6 +42,8 @@ def test_judge_comparison_end_to_end(tmp_path, task, labels):
     invoke("judge", task, tmp_path / "images", *COLOUR, "--out", out)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["kind"] == "judge" and summary["task"] == task
+    assert summary["dataset"] == load_prompts(task).source  # name@version, as synthesize records it
+    assert summary["model"] == "test:drawn-shapes"
     assert summary["recognized_ratio"] == pytest.approx(75.0)
     rec = summary["recognized_subset"]
     assert rec["n"] == 6 and rec["accuracy"] == pytest.approx(400 / 6)

@@ -168,13 +168,22 @@ def finish_predictions(images: Sequence[ImageRecord], stored: dict, store: Image
     return rows
 
 
-def source_info(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, str]:
+def source_dataset(store: ImageStore) -> str | None:
+    """The image run's dataset as ``name@version`` (or the prompt file), from its config.
+
+    ``spatialprobe synthesize`` records it as ``prompts``; ``dataset`` is read too.
+    """
     config = store.run.config() or {}
-    dataset = config.get("dataset")
+    dataset = config.get("dataset") or config.get("prompts")
     if isinstance(dataset, dict):
         dataset = f"{dataset.get('name')}@{dataset.get('version')}"
+    return str(dataset) if dataset else None
+
+
+def source_info(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, str]:
     models = sorted({f"{r.backend}:{r.model}" for r in images})
-    return {"model": " | ".join(models), "dataset": str(dataset or images[0].meta.get("task"))}
+    return {"model": " | ".join(models),
+            "dataset": source_dataset(store) or str(images[0].meta.get("task"))}
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, float]:

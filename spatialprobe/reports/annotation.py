@@ -144,6 +144,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     import numpy as np
     from sklearn.metrics import cohen_kappa_score
 
+    from ..detectors.judge import source_dataset
     from ..store import RunDir, register_run, write_json, write_jsonl
 
     task, items = annotation_items(run, task)
@@ -170,7 +171,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     models = sorted({f"{r.backend}:{r.model}" for r in source.images()})
     summary = {
         "kind": "human", "method": "ISM (Human)", "task": task, "model": " | ".join(models),
-        "dataset": str(((source.run.config() or {}).get("dataset")) or task),
+        "dataset": source_dataset(source) or task,
         "accuracy": {"mean": float(np.mean(accs)), "std": float(np.std(accs))},
         "macro_f1": {"mean": float(np.mean(f1s)), "std": float(np.std(f1s))},
         "annotators": per_annotator, "kappa": kappa,
