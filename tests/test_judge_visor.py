@@ -114,3 +114,33 @@ def test_visor_on_image_run(sr2d_file, tmp_path):
     # the written detections score the same through the released-layout path
     again = visor.score_released(tmp_path / "v" / "detections.json", sr2d_file)
     assert again["VISOR"] == out["VISOR"] and again["OA"] == out["OA"]
+
+
+def test_sr2d_prompt_lines_feed_synthesize_and_visor(tmp_path):
+    """SR2D built as prompt lines is read by synthesize's prompt loader; the image run it would
+    fill is scored by `visor RUN` without --prompts, ids staying the released unique_ids."""
+    from spatialprobe.synthesis import load_prompts
+
+    lines = tmp_path / "sr2d.jsonl"
+    result = runner.invoke(app, ["datasets", "build", "sr2d", "--only", "spatial", "--out", str(lines)])
+    assert result.exit_code == 0, result.output
+    prompts = load_prompts(str(lines))
+    assert len(prompts.items) == 25280
+    first, above = prompts.items[0], prompts.items[4]   # uid 0: left of; uid 4: above
+    assert (first.prompt_id, first.prompt) == ("0", "a person to the left of a bicycle")
+    assert above.meta["rel_type"] == "above" and above.meta["unique_id"] == 4
+    assert {"1103", "11036"} <= {p.prompt_id for p in prompts.items}
+    assert not any(p.meta["rel_type"] in ("and", "single") for p in prompts.items)
+    store = ImageStore(tmp_path / "images")
+    store.add_prompts([first, above])
+    left = [("person", (4, 20, 14, 30), 1.0), ("bicycle", (40, 20, 50, 30), 1.0)]
+    for pid in ("0", "4"):
+        store.save_image(draw_scene(left), pid, 0, seed=0, backend="test", model="drawn", settings={})
+    result = runner.invoke(app, ["visor", str(tmp_path / "images"), "--detector", "colour",
+                                 "--out", str(tmp_path / "v")])
+    assert result.exit_code == 0, result.output
+    out = json.loads((tmp_path / "v" / "visor.json").read_text())
+    assert out["OA"] == 100.0 and out["VISOR"] == 50.0  # left of: right; above: wrong
+    released = json.loads((tmp_path / "v" / "detections.json").read_text())
+    assert released["0_0"]["text"] == "a person to the left of a bicycle" and released["0_0"]["sra"] == 1
+    assert released["4_0"]["sra"] == 0

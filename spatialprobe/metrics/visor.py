@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..datasets.release import DataError
+from ..datasets.sr2d import is_spatial
 from ..detectors.rules import SR2D_RELATIONS, visor_any_pair
 
 
@@ -36,10 +37,6 @@ def image_outcome(prompt: dict[str, Any], classes: Sequence[str],
     return {"uid": int(prompt["unique_id"]), "obj_a": a, "obj_b": b, "rel": prompt["rel_type"],
             "det_a": det_a, "det_b": det_b, "both": det_a and det_b,
             "correct": det_a and det_b and spatial}
-
-
-def is_spatial(prompt: dict[str, Any]) -> bool:
-    return prompt.get("num_objects") == 2 and prompt.get("rel_type") in SR2D_RELATIONS
 
 
 def aggregate(outcomes: Sequence[dict[str, Any]], n_max: int | None = None) -> dict[str, Any]:
@@ -113,10 +110,12 @@ def score_released(detections_path: str | Path, prompts_path: str | Path) -> dic
     return report
 
 
-def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | None) -> dict | None:
+def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | None,
+              text: str = "") -> dict | None:
     """The SR2D record of an image-store prompt: its meta, or the prompts file by unique_id."""
     if {"obj_1_attributes", "obj_2_attributes", "rel_type"} <= set(meta):
-        return {"unique_id": meta.get("unique_id", prompt_id), "num_objects": 2, **meta}
+        return {"unique_id": meta.get("unique_id", prompt_id), "num_objects": 2, "text": text,
+                **meta}
     uid = meta.get("unique_id", prompt_id)
     if prompts is not None and str(uid).isdigit():
         return prompts.get(int(uid))
@@ -136,7 +135,8 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
     table = load_sr2d(prompts) if prompts else None
     store = ImageStore(run)
     items = [(rec, p) for rec in store.images()
-             if (p := prompt_of(rec.meta, rec.prompt_id, table)) is not None and is_spatial(p)]
+             if (p := prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)) is not None
+             and is_spatial(p)]
     if not items:
         raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
     detector = build("detector", detector_spec)
