@@ -85,6 +85,22 @@ def test_visor_cli_writes_visor_json(sr2d_file, tmp_path):
     assert "33.33" in result.output
 
 
+def test_released_sra_flag_decides_as_in_visor_py(sr2d_file, tmp_path):
+    # uid 0 "a person to the left of a bicycle": the centroids say left of, the flag says no;
+    # the released visor.py reads only the flag, so the published numbers follow the flag.
+    path = tmp_path / "det.json"
+    path.write_text(json.dumps({
+        "0_0": {"classes": ["person", "bicycle"], "centroid": [[10, 50], [90, 50]], "sra": 0},
+        "0_1": {"classes": ["person", "bicycle"], "centroid": [[90, 50], [10, 50]], "sra": 1},
+        "0_2": {"classes": ["person", "bicycle"], "centroid": [[10, 50], [90, 50]]}}))
+    r = visor.score_released(path, sr2d_file)
+    assert r["VISOR_cond"] == pytest.approx(200 / 3)  # 0_1 by its flag, 0_2 by its centroids
+    assert [r["VISOR_1"], r["VISOR_2"], r["VISOR_3"]] == [100.0, 100.0, 0.0]
+    path.write_text(json.dumps({"0_0": {"classes": ["person", "bicycle"]}}))
+    with pytest.raises(DataError, match=r"0_0\.sra"):
+        visor.score_released(path, sr2d_file)
+
+
 def test_visor_bad_key_is_located(sr2d_file, tmp_path):
     path = tmp_path / "det.json"
     path.write_text(json.dumps({"99999_0": {"classes": []}}))

@@ -2,7 +2,9 @@
 
 Per image of a spatial SR2D prompt (``rel_type`` not ``and``/``single``): *both* = both
 classes detected; *correct* = both and some pair of their detections satisfies the relation by
-the sign of the centroid difference (``detectors.rules.visor_any_pair``). Then, in percent:
+the sign of the centroid difference (``detectors.rules.visor_any_pair``); in a released-layout
+file the record's ``sra`` flag says it (as the released ``visor.py`` reads it), the centroids
+only when ``sra`` is absent. Then, in percent:
 
 * ``OA`` = images with both / images;  ``VISOR_cond`` = correct / images with both;
 * ``VISOR`` (unconditional) = correct / images (= VISOR_cond x OA / 100);
@@ -25,15 +27,21 @@ from ..detectors.rules import SR2D_RELATIONS, visor_any_pair
 
 def image_outcome(prompt: dict[str, Any], classes: Sequence[str],
                   centroids: Sequence[Sequence[float]] | None, sra: Any = None) -> dict[str, Any]:
-    """Detection and spatial correctness of one image of a spatial prompt."""
+    """Detection and spatial correctness of one image of a spatial prompt.
+
+    A given ``sra`` (the released files' spatial flag) decides the relation, as the released
+    ``visor.py`` reads it; only without it is the relation computed from the centroids.
+    """
     a, b = prompt["obj_1_attributes"][0], prompt["obj_2_attributes"][0]
     det_a, det_b = a in classes, b in classes
-    if centroids is not None:
+    if sra is not None:
+        spatial = bool(sra)
+    elif centroids is not None:
         ca = [c for cls, c in zip(classes, centroids) if cls == a]
         cb = [c for cls, c in zip(classes, centroids) if cls == b]
         spatial = visor_any_pair(ca, cb, SR2D_RELATIONS[prompt["rel_type"]])
     else:
-        spatial = bool(sra)
+        spatial = False
     return {"uid": int(prompt["unique_id"]), "obj_a": a, "obj_b": b, "rel": prompt["rel_type"],
             "det_a": det_a, "det_b": det_b, "both": det_a and det_b,
             "correct": det_a and det_b and spatial}
@@ -102,8 +110,12 @@ def score_released(detections_path: str | Path, prompts_path: str | Path) -> dic
         prompt = prompts[int(head)]
         if not is_spatial(prompt):
             continue
-        if "classes" not in rr:
+        if not isinstance(rr, dict) or "classes" not in rr:
             raise DataError(path, None, f"{key}.classes", "missing")
+        both = {prompt["obj_1_attributes"][0], prompt["obj_2_attributes"][0]} <= set(rr["classes"])
+        if both and "sra" not in rr and "centroid" not in rr:
+            raise DataError(path, None, f"{key}.sra", "missing: with both objects detected, "
+                            "give sra or centroid")
         outcomes.append(image_outcome(prompt, rr["classes"], rr.get("centroid"), rr.get("sra")))
     report = visor_report(outcomes)
     report["source"] = {"detections": str(path.resolve()), "prompts": str(Path(prompts_path).resolve())}
