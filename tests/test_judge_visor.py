@@ -157,6 +157,7 @@ def test_sr2d_prompt_lines_feed_synthesize_and_visor(tmp_path):
     assert result.exit_code == 0, result.output
     out = json.loads((tmp_path / "v" / "visor.json").read_text())
     assert out["OA"] == 100.0 and out["VISOR"] == 50.0  # left of: right; above: wrong
+    assert out["source"]["model"] == "test:drawn" and out["source"]["detector"]["name"] == "colour"
     released = json.loads((tmp_path / "v" / "detections.json").read_text())
     assert released["0_0"]["text"] == "a person to the left of a bicycle" and released["0_0"]["sra"] == 1
     assert released["4_0"]["sra"] == 0

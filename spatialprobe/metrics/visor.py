@@ -140,6 +140,7 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
     from PIL import Image
 
     from ..datasets.sr2d import load_sr2d
+    from ..detectors.judge import source_dataset
     from ..detectors.rules import centre
     from ..imagestore import ImageStore
     from ..registry import build
@@ -168,7 +169,9 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
                 "sra": int(outcome["correct"]), "text": p["text"],
                 "boxes": [list(d.box) for d in dets], "scores": [d.score for d in dets]}
     report = visor_report(outcomes)
-    report["source"] = {"run": str(store.path.resolve()), "detector": detector.describe()}
+    report["source"] = {"run": str(store.path.resolve()), "detector": detector.describe(),
+                        "model": " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in items})),
+                        "dataset": source_dataset(store)}
     report["detections"] = released
     return report
 
