@@ -84,6 +84,21 @@ def test_judge_posrel_rules_and_legacy(tmp_path):
     assert config["provenance"]["toolkit"] == "spatialprobe"
 
 
+def test_rule_without_an_answer_counts_as_not_recognized(tmp_path):
+    # Drawn "inside" shares B's centre: GenEval finds no relation there. That image must get the
+    # seeded guess (not a "none" class of its own in accuracy and macro-F1).
+    write_run(tmp_path / "images", "posrel", [("inside", "inside", True), ("above", "above", True)])
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "geneval",
+           "--out", tmp_path / "g", "--no-gallery")
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    preds = [json.loads(l) for l in (tmp_path / "g" / "predictions.jsonl").read_text().splitlines()]
+    assert [p["recognized"] for p in preds] == [False, True]
+    assert preds[0]["found_a"] and preds[0]["found_b"] and "no relation" in preds[0]["explanation"]
+    assert preds[0]["pred"] == random.Random(0).choice(["above", "below", "inside", "beside"])
+    assert summary["recognized_ratio"] == 50.0
+    assert summary["recognized_subset"] == {"accuracy": 100.0, "macro_f1": 100.0, "n": 1}
+
+
 def test_judge_resumes_and_refuses_other_settings(tmp_path):
     write_run(tmp_path / "images", "size", [("larger", "larger", True), ("smaller", "larger", True)])
     out = tmp_path / "judged"
