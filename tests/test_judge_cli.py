@@ -144,3 +144,12 @@ def test_missing_run_is_refused_without_creating_it(tmp_path):
     flat = " ".join(result.output.replace("│", " ").split())  # rich wraps the message in a box
     assert result.exit_code != 0 and "is not an image run" in flat
     assert not missing.exists()
+
+
+def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
+    from spatialprobe.commands.judge import _spec
+
+    (tmp_path / "owl").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert _spec("owlvit", "owl", []).args["model"] == str(tmp_path / "owl")
+    assert _spec("owlvit", "google/owlvit-base-patch32", []).args["model"] == "google/owlvit-base-patch32"

@@ -62,8 +62,8 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
     from ..registry import Spec
 
     args = {k: v for k, v in more.items() if v is not None}
-    if model:
-        args["model"] = model
+    if model:  # a local directory is recorded absolute, so the run's config names it anywhere
+        args["model"] = str(Path(model).resolve()) if Path(model).exists() else model
     args.update(_parse_args(extra))
     return Spec(name, args)
 
