@@ -44,9 +44,16 @@ def instances(task: str, golds: list[str]) -> list[dict]:
     return out
 
 
+def dataset_id(task: str) -> str:
+    ds = datasets.load(task)
+    return f"{ds.name}@{ds.version}"
+
+
 def write_run(path: Path, task: str, plan: list[tuple[str, str, bool]]) -> list[dict]:
     """An image run with one image per (gold, drawn answer, recognized) triple; returns the metas."""
     store = ImageStore(path)
+    # As `spatialprobe synthesize` records it: the prompts' source is the dataset name@version.
+    store.run.start({"kind": "synthesize", "prompts": dataset_id(task), "task": task})
     metas = instances(task, [g for g, _, _ in plan])
     store.add_prompts(PromptItem(m["id"], m["text"], m) for m in metas)
     for meta, (_, answer, recognized) in zip(metas, plan):

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
+from spatialprobe.synthesis import load_prompts
 from spatialprobe.reports.annotation import annotation_items, page_id
 
 from judge_helpers import write_run
@@ -35,11 +36,13 @@ def image_run(tmp_path):
     return run
 
 
-def answers_file(path, run, annotator, answers):
+def answers_file(path, run, annotator, answers, list_items=False):
     task, items = annotation_items(run)
-    path.write_text(json.dumps({
-        "format": "spatialprobe-annotations", "version": 1, "page_id": page_id(run, task, items),
-        "annotator": annotator, "answers": {i["id"]: a for i, a in zip(items, answers) if a}}))
+    data = {"format": "spatialprobe-annotations", "version": 1, "page_id": page_id(run, task, items),
+            "annotator": annotator, "answers": {i["id"]: a for i, a in zip(items, answers) if a}}
+    if list_items:  # as the page saves them
+        data["items"] = [i["id"] for i in items]
+    path.write_text(json.dumps(data))
     return path
 
 
@@ -57,6 +60,7 @@ def check_scores(summary):
     # kappa by hand: p_o = 2/4; p_e = above 2/4*1/4 + below 1/4*1/4 = 3/16 -> (8/16-3/16)/(13/16)
     assert summary["kappa"]["alice | bob"]["kappa"] == pytest.approx(5 / 13)
     assert summary["kind"] == "human" and summary["task"] == "posrel"
+    assert summary["dataset"] == load_prompts("posrel").source
 
 
 def test_import_scores_annotators(image_run, tmp_path):
@@ -68,12 +72,31 @@ def test_import_scores_annotators(image_run, tmp_path):
     assert "Cohen's kappa" in (tmp_path / "human" / "table.md").read_text()
 
 
+def test_images_added_after_export_do_not_orphan_the_answers(image_run, tmp_path):
+    a = answers_file(tmp_path / "a.json", image_run, "alice", ["above", "below", "above", "cannot tell"],
+                     list_items=True)
+    b = answers_file(tmp_path / "b.json", image_run, "bob", GOLD, list_items=True)
+    write_run(image_run, "posrel", [("above", "above", True)] * 2)  # synthesis went on: 1 new image
+    assert len(annotation_items(image_run)[1]) == 5
+    invoke("annotate", "import", image_run, a, b, "--out", tmp_path / "human")
+    summary = json.loads((tmp_path / "human" / "summary.json").read_text())
+    assert summary["items"] == 4
+    check_scores(summary)
+
+
 def test_import_refuses_answers_of_another_page(image_run, tmp_path):
     other = tmp_path / "other"
     write_run(other, "posrel", [("above", "above", True)])
     stray = answers_file(tmp_path / "x.json", other, "carol", ["above"])
     result = runner.invoke(app, ["annotate", "import", str(image_run), str(stray)])
-    assert result.exit_code != 0 and "page_id" in str(result.exception)
+    assert result.exit_code == 2 and "x.json, field 'page_id'" in result.output
+    bigger = tmp_path / "bigger"
+    write_run(bigger, "posrel", [("above", "above", True)] * 2)  # its 2nd image is not in image_run
+    listed = answers_file(tmp_path / "y.json", bigger, "carol", ["above", "above"], list_items=True)
+    result = runner.invoke(app, ["annotate", "import", str(image_run), str(listed)])
+    assert result.exit_code == 2 and "y.json, field 'items'" in result.output
+    missing = runner.invoke(app, ["annotate", "import", str(image_run), str(tmp_path / "no.json")])
+    assert missing.exit_code == 2 and "no.json: file not found" in missing.output
 
 
 def _browser(download_dir):
@@ -137,5 +160,6 @@ def test_annotation_page_in_headless_chromium(image_run, tmp_path):
     bob = _annotate(page, downloads, "bob", ["1", "2", "3", "4"])
     saved = json.loads(alice.read_text())
     assert saved["annotator"] == "alice" and len(saved["answers"]) == 4
+    assert saved["items"] == [i["id"] for i in annotation_items(image_run)[1]]
     invoke("annotate", "import", image_run, alice, bob, "--out", tmp_path / "human")
     check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()))

@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 
 from spatialprobe import store
 from spatialprobe.cli import app
+from spatialprobe.synthesis import load_prompts
 
 from judge_helpers import write_run
 
@@ -41,6 +42,8 @@ def test_judge_comparison_end_to_end(tmp_path, task, labels):
     invoke("judge", task, tmp_path / "images", *COLOUR, "--out", out)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["kind"] == "judge" and summary["task"] == task
+    assert summary["dataset"] == load_prompts(task).source  # name@version, as synthesize records it
+    assert summary["model"] == "test:drawn-shapes"
     assert summary["recognized_ratio"] == pytest.approx(75.0)
     rec = summary["recognized_subset"]
     assert rec["n"] == 6 and rec["accuracy"] == pytest.approx(400 / 6)
@@ -81,6 +84,21 @@ def test_judge_posrel_rules_and_legacy(tmp_path):
     assert config["provenance"]["toolkit"] == "spatialprobe"
 
 
+def test_rule_without_an_answer_counts_as_not_recognized(tmp_path):
+    # Drawn "inside" shares B's centre: GenEval finds no relation there. That image must get the
+    # seeded guess (not a "none" class of its own in accuracy and macro-F1).
+    write_run(tmp_path / "images", "posrel", [("inside", "inside", True), ("above", "above", True)])
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "geneval",
+           "--out", tmp_path / "g", "--no-gallery")
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    preds = [json.loads(l) for l in (tmp_path / "g" / "predictions.jsonl").read_text().splitlines()]
+    assert [p["recognized"] for p in preds] == [False, True]
+    assert preds[0]["found_a"] and preds[0]["found_b"] and "no relation" in preds[0]["explanation"]
+    assert preds[0]["pred"] == random.Random(0).choice(["above", "below", "inside", "beside"])
+    assert summary["recognized_ratio"] == 50.0
+    assert summary["recognized_subset"] == {"accuracy": 100.0, "macro_f1": 100.0, "n": 1}
+
+
 def test_judge_resumes_and_refuses_other_settings(tmp_path):
     write_run(tmp_path / "images", "size", [("larger", "larger", True), ("smaller", "larger", True)])
     out = tmp_path / "judged"
@@ -90,18 +108,24 @@ def test_judge_resumes_and_refuses_other_settings(tmp_path):
     assert (out / "predictions.jsonl").read_text() == first
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "colour",
                                  "--depth", "colour", "--depth-arg", "shift=0.1", "--out", str(out)])
-    assert result.exit_code != 0 and "already holds a run" in str(result.exception)
+    assert result.exit_code == 2 and "already holds a run" in result.output
+    assert "Traceback" not in result.output and result.output.strip().startswith("error: ")
 
 
 def test_judge_errors_are_clear(tmp_path):
     write_run(tmp_path / "images", "size", [("larger", "larger", True)])
+    # Expected failures end with one "error: ..." sentence and exit code 2, never a traceback.
     result = runner.invoke(app, ["judge", "height", str(tmp_path / "images"), *COLOUR])
-    assert result.exit_code != 0 and "no finished images of height" in str(result.exception)
+    assert result.exit_code == 2 and "error: " in result.output
+    assert "no finished images of height" in result.output
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "owlvitt"])
-    assert "Did you mean 'owlvit'" in str(result.exception)
+    assert result.exit_code == 2 and "Did you mean 'owlvit'" in result.output
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector-model",
                                  str(tmp_path / "missing"), "--depth", "colour"])
-    assert result.exit_code != 0 and "local directory" in str(result.exception)
+    assert result.exit_code == 2 and "local directory" in result.output
+    result = runner.invoke(app, ["judge", "gallery", str(tmp_path / "images")])
+    assert result.exit_code == 2 and "is not a judge run" in result.output
+    assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped exception
 
 
 def test_gallery_command(tmp_path):
@@ -120,3 +144,12 @@ def test_missing_run_is_refused_without_creating_it(tmp_path):
     flat = " ".join(result.output.replace("│", " ").split())  # rich wraps the message in a box
     assert result.exit_code != 0 and "is not an image run" in flat
     assert not missing.exists()
+
+
+def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
+    from spatialprobe.commands.judge import _spec
+
+    (tmp_path / "owl").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert _spec("owlvit", "owl", []).args["model"] == str(tmp_path / "owl")
+    assert _spec("owlvit", "google/owlvit-base-patch32", []).args["model"] == "google/owlvit-base-patch32"

@@ -88,6 +88,15 @@ def test_vdg_nested_boxes():
     assert rules.vdg_position((5, 20, 30, 30), outer)[0] != "inside"  # sticks out on the left
 
 
+def test_vdg_shared_centre_has_no_angle():
+    # A wide and flat, B tall and thin, same centre: neither lies within the other.
+    wide, tall = (0, 45, 100, 55), (45, 0, 55, 100)
+    assert rules.vdg_position(wide, tall)[0] == "none"
+    assert rules.vdg_position(wide, tall, legacy_sign=True)[0] == "none"
+    vdg = registry.lookup("position-judge", "vdg")
+    assert rules.classify_position(vdg, wide, tall, ("above", "below", "inside", "beside"))[0] == "none"
+
+
 def test_vdg_judge_left_right():
     assert rules.vdg_judge(box_at(10, 50), B, "left of")[0] == 1.0
     assert rules.vdg_judge(box_at(10, 50), B, "right of")[0] == 0.0
@@ -178,7 +187,7 @@ def test_swapping_objects_flips_height(box_a, da, box_b, db):
 def test_swapping_objects_mirrors_vdg(box_a, box_b):
     assume(not rules.contains(box_a, box_b) and not rules.contains(box_b, box_a))
     ab, ba = rules.vdg_position(box_a, box_b)[0], rules.vdg_position(box_b, box_a)[0]
-    assert {"above": "below", "below": "above", "beside": "beside"}[ab] == ba
+    assert {"above": "below", "below": "above", "beside": "beside", "none": "none"}[ab] == ba
 
 
 @given(boxes(), depth, boxes(), depth, st.floats(0.1, 10))

@@ -85,6 +85,22 @@ def test_visor_cli_writes_visor_json(sr2d_file, tmp_path):
     assert "33.33" in result.output
 
 
+def test_released_sra_flag_decides_as_in_visor_py(sr2d_file, tmp_path):
+    # uid 0 "a person to the left of a bicycle": the centroids say left of, the flag says no;
+    # the released visor.py reads only the flag, so the published numbers follow the flag.
+    path = tmp_path / "det.json"
+    path.write_text(json.dumps({
+        "0_0": {"classes": ["person", "bicycle"], "centroid": [[10, 50], [90, 50]], "sra": 0},
+        "0_1": {"classes": ["person", "bicycle"], "centroid": [[90, 50], [10, 50]], "sra": 1},
+        "0_2": {"classes": ["person", "bicycle"], "centroid": [[10, 50], [90, 50]]}}))
+    r = visor.score_released(path, sr2d_file)
+    assert r["VISOR_cond"] == pytest.approx(200 / 3)  # 0_1 by its flag, 0_2 by its centroids
+    assert [r["VISOR_1"], r["VISOR_2"], r["VISOR_3"]] == [100.0, 100.0, 0.0]
+    path.write_text(json.dumps({"0_0": {"classes": ["person", "bicycle"]}}))
+    with pytest.raises(DataError, match=r"0_0\.sra"):
+        visor.score_released(path, sr2d_file)
+
+
 def test_visor_bad_key_is_located(sr2d_file, tmp_path):
     path = tmp_path / "det.json"
     path.write_text(json.dumps({"99999_0": {"classes": []}}))
@@ -114,3 +130,34 @@ def test_visor_on_image_run(sr2d_file, tmp_path):
     # the written detections score the same through the released-layout path
     again = visor.score_released(tmp_path / "v" / "detections.json", sr2d_file)
     assert again["VISOR"] == out["VISOR"] and again["OA"] == out["OA"]
+
+
+def test_sr2d_prompt_lines_feed_synthesize_and_visor(tmp_path):
+    """SR2D built as prompt lines is read by synthesize's prompt loader; the image run it would
+    fill is scored by `visor RUN` without --prompts, ids staying the released unique_ids."""
+    from spatialprobe.synthesis import load_prompts
+
+    lines = tmp_path / "sr2d.jsonl"
+    result = runner.invoke(app, ["datasets", "build", "sr2d", "--only", "spatial", "--out", str(lines)])
+    assert result.exit_code == 0, result.output
+    prompts = load_prompts(str(lines))
+    assert len(prompts.items) == 25280
+    first, above = prompts.items[0], prompts.items[4]   # uid 0: left of; uid 4: above
+    assert (first.prompt_id, first.prompt) == ("0", "a person to the left of a bicycle")
+    assert above.meta["rel_type"] == "above" and above.meta["unique_id"] == 4
+    assert {"1103", "11036"} <= {p.prompt_id for p in prompts.items}
+    assert not any(p.meta["rel_type"] in ("and", "single") for p in prompts.items)
+    store = ImageStore(tmp_path / "images")
+    store.add_prompts([first, above])
+    left = [("person", (4, 20, 14, 30), 1.0), ("bicycle", (40, 20, 50, 30), 1.0)]
+    for pid in ("0", "4"):
+        store.save_image(draw_scene(left), pid, 0, seed=0, backend="test", model="drawn", settings={})
+    result = runner.invoke(app, ["visor", str(tmp_path / "images"), "--detector", "colour",
+                                 "--out", str(tmp_path / "v")])
+    assert result.exit_code == 0, result.output
+    out = json.loads((tmp_path / "v" / "visor.json").read_text())
+    assert out["OA"] == 100.0 and out["VISOR"] == 50.0  # left of: right; above: wrong
+    assert out["source"]["model"] == "test:drawn" and out["source"]["detector"]["name"] == "colour"
+    released = json.loads((tmp_path / "v" / "detections.json").read_text())
+    assert released["0_0"]["text"] == "a person to the left of a bicycle" and released["0_0"]["sra"] == 1
+    assert released["4_0"]["sra"] == 0

@@ -19,10 +19,11 @@ def export(
 ) -> None:
     """Write a self-contained annotation page: one image at a time, keyboard answers, saved to JSON."""
     from ..reports.annotation import export_page
-    from .judge import require_image_run
+    from .judge import require_image_run, user_errors
 
     require_image_run(run)
-    typer.echo(f"wrote {export_page(run, out, task)}")
+    with user_errors():
+        typer.echo(f"wrote {export_page(run, out, task)}")
 
 
 @annotate_app.command("import")
@@ -37,12 +38,13 @@ def import_(
     from rich.console import Console
 
     from ..reports.annotation import annotation_items, import_answers
-    from .judge import require_image_run
+    from .judge import require_image_run, user_errors
 
     require_image_run(run)
-    task = task or annotation_items(run, None)[0]
-    out = out or run / "human" / task
-    summary = import_answers(run, answers, out, task=task, seed=seed)
+    with user_errors():
+        task = task or annotation_items(run, None)[0]
+        out = out or run / "human" / task
+        summary = import_answers(run, answers, out, task=task, seed=seed)
     Console().print((out / "table.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {out} (mean accuracy {summary['accuracy']['mean']:.1f}%)")
 

@@ -41,17 +41,29 @@ def export(
 @datasets_app.command("build")
 def build(
     name: str = typer.Argument(..., help="Dataset to build: sr2d."),
-    out: Path = typer.Option(..., "--out", help="JSON file to write (released layout)."),
+    out: Path = typer.Option(..., "--out", help="File to write: *.json in the released layout (a "
+                             "list), *.jsonl as prompt lines for `spatialprobe synthesize`."),
+    only: str = typer.Option("all", "--only", help="all, or spatial (the 25,280 prompts VISOR "
+                             "scores; ids stay the released unique_ids)."),
 ) -> None:
     """Build a generated prompt set (sr2d: VISOR's SR2D over the 80 COCO classes)."""
-    from ..datasets.sr2d import build_sr2d
-    from ..store import write_json
+    from ..datasets.sr2d import build_sr2d, is_spatial, prompt_lines
+    from ..store import write_json, write_jsonl
 
     if name != "sr2d":
         raise typer.BadParameter(f"unknown buildable dataset {name!r}; choose from: sr2d")
+    if only not in ("all", "spatial"):
+        raise typer.BadParameter(f"--only must be all or spatial, got {only!r}")
     records = build_sr2d()
-    write_json(out, records)
-    typer.echo(f"wrote {len(records)} SR2D prompts to {out}")
+    if only == "spatial":
+        records = [r for r in records if is_spatial(r)]
+    if out.suffix == ".jsonl":
+        write_jsonl(out, prompt_lines(records))
+        typer.echo(f"wrote {len(records)} SR2D prompts to {out} (prompt lines: spatialprobe "
+                   f"synthesize --prompts {out} -n 4)")
+    else:
+        write_json(out, records)
+        typer.echo(f"wrote {len(records)} SR2D prompts to {out}")
 
 
 def register(app: typer.Typer) -> None:

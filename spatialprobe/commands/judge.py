@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import typer
 
@@ -12,6 +13,27 @@ judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector,
                         no_args_is_help=True)
 
 _RULE_NAMES = {"size": "area*depth^2", "height": "height*depth"}
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Expected failures (bad data, unknown component, model that cannot load, wrong run) end the
+    command with their one-sentence message and exit code 2, not a traceback."""
+    from ..datasets.release import DataError
+    from ..loading import ModelLoadError
+    from ..registry import UnknownComponent
+
+    try:
+        yield
+    except UnknownComponent as err:
+        _fail(str(err.args[0]))
+    except (DataError, ModelLoadError, ValueError, FileNotFoundError, ImportError) as err:
+        _fail(str(err))
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
 
 
 def require_image_run(run: Path) -> Path:
@@ -40,8 +62,8 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
     from ..registry import Spec
 
     args = {k: v for k, v in more.items() if v is not None}
-    if model:
-        args["model"] = model
+    if model:  # a local directory is recorded absolute, so the run's config names it anywhere
+        args["model"] = str(Path(model).resolve()) if Path(model).exists() else model
     args.update(_parse_args(extra))
     return Spec(name, args)
 
@@ -66,7 +88,7 @@ def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_mode
     name = f"{task}-{detector}" + ("" if task == "posrel" else f"-{depth}")
     out = out or run / "judge" / name
     total = len(task_images(ImageStore(run), task))
-    with Progress(transient=True) as bar:
+    with user_errors(), Progress(transient=True) as bar:
         job = bar.add_task(f"judging {task}", total=total)
         summary = judge_run(str(run), str(out), cfg, progress=lambda n: bar.advance(job, n))
     console = Console()
@@ -74,7 +96,8 @@ def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_mode
     if gallery:
         from ..reports.gallery import write_gallery
 
-        console.print(f"gallery: {write_gallery(out)}")
+        with user_errors():
+            console.print(f"gallery: {write_gallery(out)}")
     console.print(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
 
 
@@ -114,7 +137,8 @@ def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
     """HTML gallery of a judged run: boxes drawn, depths, the rule's explanation, match with gold."""
     from ..reports.gallery import write_gallery
 
-    typer.echo(f"wrote {write_gallery(judged, out)}")
+    with user_errors():
+        typer.echo(f"wrote {write_gallery(judged, out)}")
 
 
 def visor(
@@ -137,12 +161,14 @@ def visor(
     if detections is not None:
         if prompts is None:
             raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")
-        result = V.score_released(detections, prompts)
+        with user_errors():
+            result = V.score_released(detections, prompts)
         out = out or detections.parent / f"visor-{detections.stem}"
     elif run is not None:
         require_image_run(run)
         spec = _spec(detector, detector_model, detector_arg, threshold=threshold, device=device)
-        result = V.score_image_run(run, spec, prompts=prompts, batch_size=batch_size)
+        with user_errors():
+            result = V.score_image_run(run, spec, prompts=prompts, batch_size=batch_size)
         out = out or run / "visor" / detector
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")

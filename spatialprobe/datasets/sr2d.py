@@ -54,6 +54,17 @@ def build_sr2d(classes: tuple[str, ...] = COCO_CLASSES) -> list[dict[str, Any]]:
     return records
 
 
+def is_spatial(record: dict[str, Any]) -> bool:
+    """A two-object prompt with a spatial relation (the prompts VISOR scores)."""
+    return record.get("num_objects") == 2 and record.get("rel_type") in SR2D_RELATIONS
+
+
+def prompt_lines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records as ``spatialprobe synthesize`` prompt lines: ``{id, text, ...}`` with the
+    SR2D fields kept as the prompt's metadata, so ``spatialprobe visor RUN`` finds them."""
+    return [{"id": str(r["unique_id"]), **r} for r in records]
+
+
 def load_sr2d(path: str | Path) -> dict[int, dict[str, Any]]:
     """SR2D records by ``unique_id``; a malformed record is a DataError naming its index and field."""
     path = Path(path)

@@ -81,8 +81,12 @@ def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -
     labels = TASK_LABELS[cfg.task]
     if cfg.task == "posrel":
         judge = lookup("position-judge", cfg.rule)
-        row["pred"], row["explanation"] = rules.classify_position(
-            judge, det_a.box, det_b.box, labels, **cfg.rule_args)
+        pred, why = rules.classify_position(judge, det_a.box, det_b.box, labels, **cfg.rule_args)
+        # A rule that finds no relation cannot answer: the image counts as not recognized (it
+        # gets the seeded guess on the whole set), as the released code leaves such images out,
+        # rather than adding a "none" class to the task's labels and to macro-F1.
+        row["pred"] = None if pred == "none" else pred
+        row["explanation"] = f"not recognized: {why}" if pred == "none" else why
         return row
     row["depth_a"] = rules.mean_depth(depth_map, det_a.box)
     row["depth_b"] = rules.mean_depth(depth_map, det_b.box)
@@ -168,21 +172,29 @@ def finish_predictions(images: Sequence[ImageRecord], stored: dict, store: Image
     return rows
 
 
-def source_info(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, str]:
+def source_dataset(store: ImageStore) -> str | None:
+    """The image run's dataset as ``name@version`` (or the prompt file), from its config.
+
+    ``spatialprobe synthesize`` records it as ``prompts``; ``dataset`` is read too.
+    """
     config = store.run.config() or {}
-    dataset = config.get("dataset")
+    dataset = config.get("dataset") or config.get("prompts")
     if isinstance(dataset, dict):
         dataset = f"{dataset.get('name')}@{dataset.get('version')}"
+    return str(dataset) if dataset else None
+
+
+def source_info(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, str]:
     models = sorted({f"{r.backend}:{r.model}" for r in images})
-    return {"model": " | ".join(models), "dataset": str(dataset or images[0].meta.get("task"))}
+    return {"model": " | ".join(models),
+            "dataset": source_dataset(store) or str(images[0].meta.get("task"))}
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Accuracy and macro-F1 (percent); zeros for an empty set.
 
     Macro-F1 averages over the labels that occur in gold or predictions (scikit-learn's
-    default), so a small subset is not charged for labels it never contains; a judge's
-    ``none`` answer counts as a class of its own.
+    default), so a small subset is not charged for labels it never contains.
     """
     from sklearn.metrics import accuracy_score, f1_score
 

@@ -122,9 +122,12 @@ def vdg_position(box_a: Box, box_b: Box, *, above: tuple[float, float] = (45.0, 
     """Relation of A to B: ``inside`` if box A lies within box B, else by the centre angle.
 
     ``above`` and ``below`` are closed angle intervals (degrees); anything else is ``beside``.
+    Two boxes sharing their centre (one not within the other) have no angle: ``none``.
     """
     if contains(box_b, box_a):
         return "inside", f"box A {_boxstr(box_a)} lies within box B {_boxstr(box_b)} -> inside"
+    if centre(box_a) == centre(box_b):  # no angle: the released code leaves such pairs unjudged
+        return "none", f"boxes A {_boxstr(box_a)} and B {_boxstr(box_b)} share their centre -> none"
     angle = centre_angle(box_a, box_b, legacy_sign)
     if above[0] <= angle <= above[1]:
         answer = "above"

@@ -2,7 +2,9 @@
 
 Per image of a spatial SR2D prompt (``rel_type`` not ``and``/``single``): *both* = both
 classes detected; *correct* = both and some pair of their detections satisfies the relation by
-the sign of the centroid difference (``detectors.rules.visor_any_pair``). Then, in percent:
+the sign of the centroid difference (``detectors.rules.visor_any_pair``); in a released-layout
+file the record's ``sra`` flag says it (as the released ``visor.py`` reads it), the centroids
+only when ``sra`` is absent. Then, in percent:
 
 * ``OA`` = images with both / images;  ``VISOR_cond`` = correct / images with both;
 * ``VISOR`` (unconditional) = correct / images (= VISOR_cond x OA / 100);
@@ -19,27 +21,30 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..datasets.release import DataError
+from ..datasets.sr2d import is_spatial
 from ..detectors.rules import SR2D_RELATIONS, visor_any_pair
 
 
 def image_outcome(prompt: dict[str, Any], classes: Sequence[str],
                   centroids: Sequence[Sequence[float]] | None, sra: Any = None) -> dict[str, Any]:
-    """Detection and spatial correctness of one image of a spatial prompt."""
+    """Detection and spatial correctness of one image of a spatial prompt.
+
+    A given ``sra`` (the released files' spatial flag) decides the relation, as the released
+    ``visor.py`` reads it; only without it is the relation computed from the centroids.
+    """
     a, b = prompt["obj_1_attributes"][0], prompt["obj_2_attributes"][0]
     det_a, det_b = a in classes, b in classes
-    if centroids is not None:
+    if sra is not None:
+        spatial = bool(sra)
+    elif centroids is not None:
         ca = [c for cls, c in zip(classes, centroids) if cls == a]
         cb = [c for cls, c in zip(classes, centroids) if cls == b]
         spatial = visor_any_pair(ca, cb, SR2D_RELATIONS[prompt["rel_type"]])
     else:
-        spatial = bool(sra)
+        spatial = False
     return {"uid": int(prompt["unique_id"]), "obj_a": a, "obj_b": b, "rel": prompt["rel_type"],
             "det_a": det_a, "det_b": det_b, "both": det_a and det_b,
             "correct": det_a and det_b and spatial}
-
-
-def is_spatial(prompt: dict[str, Any]) -> bool:
-    return prompt.get("num_objects") == 2 and prompt.get("rel_type") in SR2D_RELATIONS
 
 
 def aggregate(outcomes: Sequence[dict[str, Any]], n_max: int | None = None) -> dict[str, Any]:
@@ -91,6 +96,8 @@ def score_released(detections_path: str | Path, prompts_path: str | Path) -> dic
     path = Path(detections_path)
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
     except json.JSONDecodeError as err:
         raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
     if not isinstance(results, dict):
@@ -103,18 +110,24 @@ def score_released(detections_path: str | Path, prompts_path: str | Path) -> dic
         prompt = prompts[int(head)]
         if not is_spatial(prompt):
             continue
-        if "classes" not in rr:
+        if not isinstance(rr, dict) or "classes" not in rr:
             raise DataError(path, None, f"{key}.classes", "missing")
+        both = {prompt["obj_1_attributes"][0], prompt["obj_2_attributes"][0]} <= set(rr["classes"])
+        if both and "sra" not in rr and "centroid" not in rr:
+            raise DataError(path, None, f"{key}.sra", "missing: with both objects detected, "
+                            "give sra or centroid")
         outcomes.append(image_outcome(prompt, rr["classes"], rr.get("centroid"), rr.get("sra")))
     report = visor_report(outcomes)
     report["source"] = {"detections": str(path.resolve()), "prompts": str(Path(prompts_path).resolve())}
     return report
 
 
-def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | None) -> dict | None:
+def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | None,
+              text: str = "") -> dict | None:
     """The SR2D record of an image-store prompt: its meta, or the prompts file by unique_id."""
     if {"obj_1_attributes", "obj_2_attributes", "rel_type"} <= set(meta):
-        return {"unique_id": meta.get("unique_id", prompt_id), "num_objects": 2, **meta}
+        return {"unique_id": meta.get("unique_id", prompt_id), "num_objects": 2, "text": text,
+                **meta}
     uid = meta.get("unique_id", prompt_id)
     if prompts is not None and str(uid).isdigit():
         return prompts.get(int(uid))
@@ -127,6 +140,7 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
     from PIL import Image
 
     from ..datasets.sr2d import load_sr2d
+    from ..detectors.judge import source_dataset
     from ..detectors.rules import centre
     from ..imagestore import ImageStore
     from ..registry import build
@@ -134,7 +148,8 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
     table = load_sr2d(prompts) if prompts else None
     store = ImageStore(run)
     items = [(rec, p) for rec in store.images()
-             if (p := prompt_of(rec.meta, rec.prompt_id, table)) is not None and is_spatial(p)]
+             if (p := prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)) is not None
+             and is_spatial(p)]
     if not items:
         raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
     detector = build("detector", detector_spec)
@@ -154,7 +169,9 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
                 "sra": int(outcome["correct"]), "text": p["text"],
                 "boxes": [list(d.box) for d in dets], "scores": [d.score for d in dets]}
     report = visor_report(outcomes)
-    report["source"] = {"run": str(store.path.resolve()), "detector": detector.describe()}
+    report["source"] = {"run": str(store.path.resolve()), "detector": detector.describe(),
+                        "model": " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in items})),
+                        "dataset": source_dataset(store)}
     report["detections"] = released
     return report
 

@@ -102,14 +102,38 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
     return out
 
 
-def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
-    path = Path(path)
+def _load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
     except json.JSONDecodeError as err:
         raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DataError(path, None, "format", f"not a {FORMAT} file")
+    return data
+
+
+def page_items(path: str | Path, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items of the page an answers file came from: those it lists (pages save their item
+    ids, so images added to the run after the export do not orphan the answers), else all."""
+    path = Path(path)
+    listed = _load(path).get("items")
+    if listed is None:
+        return list(items)
+    if not isinstance(listed, list):
+        raise DataError(path, None, "items", "expected a list of item ids")
+    by_id = {i["id"]: i for i in items}
+    missing = [i for i in listed if i not in by_id]
+    if missing:
+        raise DataError(path, None, "items", f"item {missing[0]!r} is not an image of this run "
+                        "(answers exported from another run?)")
+    return [by_id[i] for i in listed]
+
+
+def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
+    path = Path(path)
+    data = _load(path)
     if data.get("page_id") != expected_page:
         raise DataError(path, None, "page_id", f"answers are for page {data.get('page_id')!r}, "
                         f"but this run's page is {expected_page!r} (exported from another run?)")
@@ -142,9 +166,12 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     import numpy as np
     from sklearn.metrics import cohen_kappa_score
 
+    from ..detectors.judge import source_dataset
     from ..store import RunDir, register_run, write_json, write_jsonl
 
     task, items = annotation_items(run, task)
+    if answer_files:
+        items = page_items(answer_files[0], items)
     labels = TASK_LABELS[task]
     expected = page_id(run, task, items)
     per_annotator, all_rows, answers_by = {}, [], {}
@@ -168,7 +195,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     models = sorted({f"{r.backend}:{r.model}" for r in source.images()})
     summary = {
         "kind": "human", "method": "ISM (Human)", "task": task, "model": " | ".join(models),
-        "dataset": str(((source.run.config() or {}).get("dataset")) or task),
+        "dataset": source_dataset(source) or task,
         "accuracy": {"mean": float(np.mean(accs)), "std": float(np.std(accs))},
         "macro_f1": {"mean": float(np.mean(f1s)), "std": float(np.std(f1s))},
         "annotators": per_annotator, "kappa": kappa,
