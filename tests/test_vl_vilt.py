@@ -86,6 +86,13 @@ def test_image_options_request_and_synthesis_run(vilt_dir, tmp_path):
     assert attached[0].image == store.image_path("size-0000", 0)
 
 
+def test_image_option_typo_is_an_error_that_creates_nothing(vilt_dir, tmp_path):
+    for option in (str(tmp_path / "blnk"), str(vilt_dir)):  # no such path; a directory that is no run
+        with pytest.raises(ValueError, match="neither 'blank', 'request' nor a synthesis run"):
+            ViltMaskedLMScorer(str(vilt_dir), image=option, device="cpu")
+    assert not (tmp_path / "blnk").exists() and not (vilt_dir / "run.sqlite").exists()
+
+
 def test_missing_model_says_what_to_do(tmp_path):
     with pytest.raises(ModelLoadError, match="local directory"):
         ViltMaskedLMScorer(str(tmp_path / "no-such-model"), device="cpu")

@@ -39,6 +39,9 @@ def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -
 def _images_by_objects(run_dir: str | Path) -> list[tuple[str, str, Path]]:
     from ..imagestore import ImageStore
 
+    if not (Path(run_dir) / "run.sqlite").is_file():  # do not create a store from a typo
+        raise ValueError(f"image option {str(run_dir)!r} is neither 'blank', 'request' nor a "
+                         "synthesis run directory (one holding run.sqlite)")
     rows, seen = [], set()
     for record in ImageStore(run_dir).images():
         a, b = record.meta.get("obj_a"), record.meta.get("obj_b")
@@ -73,6 +76,9 @@ class ViltMaskedLMScorer:
         self.image_option = str(image)
         self.device = resolve_device(device)
         self.batch_size = batch_size
+        self._by_objects = None  # checked before the model loads: a typo fails at once
+        if self.image_option not in ("blank", "request"):
+            self._by_objects = _images_by_objects(self.image_option)
         self.processor = load_pretrained(ViltProcessor, self.model_name, "ViLT processor")
         self.model = load_pretrained(ViltForMaskedLM, self.model_name, "ViLT masked-LM model")
         self.model.to(self.device).eval()
@@ -81,9 +87,6 @@ class ViltMaskedLMScorer:
         self.max_text_length = min(self.model.config.max_position_embeddings,
                                    self.tokenizer.model_max_length)
         self.blank = blank_image(blank_size)
-        self._by_objects = None
-        if self.image_option not in ("blank", "request"):
-            self._by_objects = _images_by_objects(self.image_option)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_name, "image": self.image_option,
