@@ -161,3 +161,24 @@ def test_vsr_command_with_tiny_clip(tmp_path):
                                        "--images", str(tmp_path / "empty"), "--split", "zeroshot",
                                        "--part", "dev", "--out", str(tmp_path / "run3")])
     assert nothing.exit_code == 1 and "none of the 1 images were found" in nothing.output
+
+
+def test_siglip_texts_are_padded_to_full_length_as_trained(tmp_path):
+    """SigLIP scores assume max_length padding; CLIP keeps dynamic padding."""
+    from spatialprobe.probes.clip_scoring import ClipSimilarity
+
+    from vl_helpers import tiny_clip
+
+    clip = ClipSimilarity(str(tiny_clip(tmp_path / "clip")), device="cpu")
+    seen, processor = [], clip.processor
+
+    def recording(**kwargs):
+        seen.append(kwargs["padding"])
+        return processor(**kwargs)
+
+    clip.processor = recording
+    image = solid_image(tmp_path / "x.png")
+    clip.batch_scores([(image, ["a cat.", "a cat is on the dog."])])
+    clip.model.config.model_type = "siglip"
+    clip.batch_scores([(image, ["a cat.", "a cat is on the dog."])])
+    assert seen == [True, "max_length"]
