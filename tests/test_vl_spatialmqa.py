@@ -192,3 +192,19 @@ def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
     assert text.startswith("USER: <image>\n") and text.endswith("Options: left of; right of ASSISTANT:")
     image = solid_image(tmp_path / "x.png")
     assert chat.answer_batch([(image, "where is the cat ?", ("left of", "right of"))]) == [{"output": "left left"}]
+
+
+def test_encoder_decoder_output_is_not_cut_by_the_prompt_length(tmp_path):
+    """Encoder-decoder generators (InstructBLIP-Flan-T5, as in the SpatialMQA paper) return only
+    the new tokens; cutting the prompt's length off them would leave an empty answer."""
+    torch = pytest.importorskip("torch")
+    from spatialprobe.probes.mqa_models import GenerativeAnswerer
+
+    from vl_helpers import LLAVA_WORDS, tiny_llava
+
+    answerer = GenerativeAnswerer(str(tiny_llava(tmp_path / "llava")), device="cpu")
+    answer = [LLAVA_WORDS.index("right"), LLAVA_WORDS.index("of")]
+    answerer.model.generate = lambda **kwargs: torch.tensor([answer])  # new tokens only
+    image = solid_image(tmp_path / "x.png")
+    assert answerer.answer_batch([(image, "where is the cat ?", ("left of", "right of"))]) == \
+        [{"output": "right of"}]
