@@ -89,7 +89,17 @@ def test_strict_and_lenient_matching():
 def test_macro_metrics_known_values():
     m = classification_metrics(["left of", "right of", "left of"], ["left of", "left of", "left of"])
     # precision: left 2/3, right 0 -> 33.33; recall: left 1, right 0 -> 50; F1: left .8, right 0 -> 40
-    assert m == {"accuracy": 66.67, "precision": 33.33, "recall": 50.0, "f1": 40.0, "n": 3}
+    assert m == {"accuracy": 66.67, "precision": 33.33, "recall": 50.0, "f1": 40.0, "macro_f1": 40.0,
+                 "n": 3}
+
+
+def test_f1_is_the_benchmarks_harmonic_mean_of_macro_p_and_r():
+    """calculate_prf1.py: F1 = 2PR/(P+R) of macro P and R, not the mean of per-class F1s."""
+    m = classification_metrics(["left of"] * 3 + ["right of"], ["left of", "left of", "right of", "right of"])
+    # left: P 2/2, R 2/3, F1 .8; right: P 1/2, R 1/1, F1 2/3 -> macro P .75, macro R .8333
+    assert (m["precision"], m["recall"]) == (75.0, 83.33)
+    assert m["f1"] == 78.95      # 2 * .75 * .8333 / (.75 + .8333), what published tables report
+    assert m["macro_f1"] == 73.33  # (.8 + .6667) / 2
 
 
 class Echo:
@@ -182,3 +192,19 @@ def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
     assert text.startswith("USER: <image>\n") and text.endswith("Options: left of; right of ASSISTANT:")
     image = solid_image(tmp_path / "x.png")
     assert chat.answer_batch([(image, "where is the cat ?", ("left of", "right of"))]) == [{"output": "left left"}]
+
+
+def test_encoder_decoder_output_is_not_cut_by_the_prompt_length(tmp_path):
+    """Encoder-decoder generators (InstructBLIP-Flan-T5, as in the SpatialMQA paper) return only
+    the new tokens; cutting the prompt's length off them would leave an empty answer."""
+    torch = pytest.importorskip("torch")
+    from spatialprobe.probes.mqa_models import GenerativeAnswerer
+
+    from vl_helpers import LLAVA_WORDS, tiny_llava
+
+    answerer = GenerativeAnswerer(str(tiny_llava(tmp_path / "llava")), device="cpu")
+    answer = [LLAVA_WORDS.index("right"), LLAVA_WORDS.index("of")]
+    answerer.model.generate = lambda **kwargs: torch.tensor([answer])  # new tokens only
+    image = solid_image(tmp_path / "x.png")
+    assert answerer.answer_batch([(image, "where is the cat ?", ("left of", "right of"))]) == \
+        [{"output": "right of"}]

@@ -86,6 +86,13 @@ def test_image_options_request_and_synthesis_run(vilt_dir, tmp_path):
     assert attached[0].image == store.image_path("size-0000", 0)
 
 
+def test_image_option_typo_is_an_error_that_creates_nothing(vilt_dir, tmp_path):
+    for option in (str(tmp_path / "blnk"), str(vilt_dir)):  # no such path; a directory that is no run
+        with pytest.raises(ValueError, match="neither 'blank', 'request' nor a synthesis run"):
+            ViltMaskedLMScorer(str(vilt_dir), image=option, device="cpu")
+    assert not (tmp_path / "blnk").exists() and not (vilt_dir / "run.sqlite").exists()
+
+
 def test_missing_model_says_what_to_do(tmp_path):
     with pytest.raises(ModelLoadError, match="local directory"):
         ViltMaskedLMScorer(str(tmp_path / "no-such-model"), device="cpu")
@@ -107,3 +114,16 @@ def test_probe_command_runs_vilt_through_the_same_prober(tmp_path):
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["scorer"]["name"] == "vilt" and config["scorer"]["image"] == "blank"
     assert len(summary["folds"]) == 5 and 0 <= summary["accuracy"]["mean"] <= 100
+
+
+def test_prompt_over_40_tokens_is_a_clear_error_not_a_crash_or_truncation(vilt_dir):
+    """The tiny tokenizer has no model_max_length: the 40-token limit comes from the model."""
+    scorer = ViltMaskedLMScorer(str(vilt_dir), device="cpu")
+    assert scorer.max_text_length == 40
+    long = " ".join(["the cat"] * 20)
+    for request in (ClozeRequest(long + " is", " than a bird.", ("larger",)),  # masks past 40
+                    ClozeRequest("An ant is", " than a bird. " + long, ("larger",))):  # suffix past 40
+        with pytest.raises(ValueError, match="ViLT reads at most 40"):
+            scorer.score([request])
+    fits = ClozeRequest(" ".join(["the cat"] * 15), " is big.", ("larger", "bigger"))  # 38 tokens
+    assert len(scorer.score([fits])[0]) == 2

@@ -102,6 +102,7 @@ def test_converted_logits_equal_hand_computed(tmp_path):
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "out")
     ids = tokenizer("An ant is [MASK] than a bird.")["input_ids"]
     assert tokenizer.convert_ids_to_tokens(ids)[:4] == ["[CLS]", "an", "ant", "is"]
+    assert tokenizer.model_max_length == 64  # max_position_embeddings, not "unlimited"
     with torch.no_grad():
         got = model(input_ids=torch.tensor([ids])).logits[0]
     expected = mlm_logits_by_hand(sd, torch.tensor(ids))

@@ -41,6 +41,13 @@ def test_relation_table_has_71_relations_in_7_categories():
     assert table["left of"].negation == "right of" and table["left of"].category == "Projective"
     assert table["touching"].category == "Topological"
     assert all(r.negation and r.negation != r.name for r in table.values())
+    # sizes of the authors' categories (rel_meta_category_dict.txt): 'among' kept once, in
+    # Unallocated; 'congruent' (in the data, not in the list) added to Unallocated
+    sizes = {c: sum(r.category == c for r in table.values()) for c in CATEGORIES}
+    assert sizes == {"Adjacency": 10, "Directional": 16, "Orientation": 4, "Projective": 12,
+                     "Proximity": 5, "Topological": 17, "Unallocated": 7}
+    # the data writes "is congruent the X": the negation keeps that shape
+    assert negate_caption("The couch is congruent the cat.", "congruent") == "The couch is not congruent the cat."
 
 
 def test_negation_replaces_the_relation_not_words_in_object_names():
@@ -115,6 +122,12 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     for name in ("summary.json", "config.json", "predictions.jsonl", "table.md", "accuracy.png"):
         assert (tmp_path / "run" / name).exists()
     assert [r["kind"] for r in list_runs()] == ["vsr"]
+    # an unknown relation or a caption without its relation stops the run before any scoring
+    bad = [dict(RANDOM[0], relation="onto"), dict(RANDOM[0], caption="The cat is near the dog.")]
+    for row, message in zip(bad, ("'onto', which is not among the 71", "does not contain its relation")):
+        write_split(tmp_path / "bad", "random", "test", [row])
+        with pytest.raises(ValueError, match=message):
+            run_vsr_clip("fixed", tmp_path / "bad", tmp_path / "coco", tmp_path / "bad-run", clip=FixedClip({}))
     # a second run on the same directory reuses stored results: a clip that fails if called
     again = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip({}))
     assert again["accuracy"] == summary["accuracy"]
@@ -148,3 +161,24 @@ def test_vsr_command_with_tiny_clip(tmp_path):
                                        "--images", str(tmp_path / "empty"), "--split", "zeroshot",
                                        "--part", "dev", "--out", str(tmp_path / "run3")])
     assert nothing.exit_code == 1 and "none of the 1 images were found" in nothing.output
+
+
+def test_siglip_texts_are_padded_to_full_length_as_trained(tmp_path):
+    """SigLIP scores assume max_length padding; CLIP keeps dynamic padding."""
+    from spatialprobe.probes.clip_scoring import ClipSimilarity
+
+    from vl_helpers import tiny_clip
+
+    clip = ClipSimilarity(str(tiny_clip(tmp_path / "clip")), device="cpu")
+    seen, processor = [], clip.processor
+
+    def recording(**kwargs):
+        seen.append(kwargs["padding"])
+        return processor(**kwargs)
+
+    clip.processor = recording
+    image = solid_image(tmp_path / "x.png")
+    clip.batch_scores([(image, ["a cat.", "a cat is on the dog."])])
+    clip.model.config.model_type = "siglip"
+    clip.batch_scores([(image, ["a cat.", "a cat is on the dog."])])
+    assert seen == [True, "max_length"]

@@ -30,6 +30,18 @@ def test_defaults_are_the_papers():
         (1e-5, 12, 30, 100, 40, 42)
 
 
+def test_trainer_arguments_follow_the_authors_loop(tmp_path):
+    """torch AdamW (weight decay 0.01), constant lr, no warm-up, no clipping, best dev accuracy."""
+    from spatialprobe.probes.vsr_train import TrainSettings, training_arguments
+
+    args = training_arguments(TrainSettings(), tmp_path, "cpu")
+    assert (args.learning_rate, args.per_device_train_batch_size, args.num_train_epochs) == (1e-5, 12, 30)
+    assert (args.weight_decay, args.max_grad_norm, args.warmup_steps) == (0.01, 0.0, 0)
+    assert args.lr_scheduler_type == "constant" and str(args.optim).lower().count("adamw")
+    assert args.load_best_model_at_end and args.metric_for_best_model == "accuracy"
+    assert args.eval_steps == args.save_steps == 100 and args.seed == 42
+
+
 def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path):
     from typer.testing import CliRunner
     from transformers import ViltForImagesAndTextClassification
@@ -58,3 +70,9 @@ def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path):
     state = json.loads(sorted((tmp_path / "run" / "checkpoints").glob("checkpoint-*/trainer_state.json"))[-1]
                        .read_text())
     assert state["best_model_checkpoint"] is not None and state["global_step"] == 2
+    # the same --out with other settings is refused, not resumed from the other run's checkpoints
+    other = CliRunner().invoke(app, [
+        "vsr-train", "--data", str(tmp_path / "vsr"), "--images", str(tmp_path / "coco"),
+        "--out", str(tmp_path / "run"), "--model", str(base), "--batch-size", "2", "--lr", "1e-4",
+        "--max-steps", "2", "--eval-steps", "1", "--device", "cpu"])
+    assert other.exit_code == 1 and "already holds a run" in other.output

@@ -91,7 +91,7 @@ def spatialmqa_command(
                     "ignored.", fg=typer.colors.YELLOW, err=True)
     s, l = summary["strict"]["overall"], summary["lenient"]["overall"]
     typer.echo(f"SpatialMQA {part}: strict accuracy {s['accuracy']}%, lenient accuracy "
-               f"{l['accuracy']}% (macro F1 {l['f1']}%) over {summary['n_scored']} questions; "
+               f"{l['accuracy']}% (F1 {l['f1']}% as the benchmark computes it) over {summary['n_scored']} questions; "
                f"results in {out}")
 
 

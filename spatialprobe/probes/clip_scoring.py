@@ -28,8 +28,13 @@ class ClipSimilarity:
 
         images = [open_image(image) for image, _ in items]
         texts = [t for _, group in items for t in group]
-        inputs = self.processor(images=images, text=texts, return_tensors="pt", padding=True,
-                                truncation=True)
+        # SigLIP was trained on texts padded to the full length (64); its scores assume that padding
+        padding: dict[str, Any] = {"padding": True}
+        if "siglip" in self.model.config.model_type:
+            padding = {"padding": "max_length",
+                       "max_length": self.model.config.text_config.max_position_embeddings}
+        inputs = self.processor(images=images, text=texts, return_tensors="pt", truncation=True,
+                                **padding)
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
         with torch.no_grad(), autocast(self.device):
             logits = self.model(**inputs).logits_per_image.float()  # (images, all texts)

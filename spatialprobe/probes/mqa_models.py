@@ -93,7 +93,16 @@ class GenerativeAnswerer:
             with torch.no_grad(), autocast(self.device):
                 generated = self.model.generate(**inputs, do_sample=False, num_beams=1,
                                                 max_new_tokens=self.max_new_tokens)
-            new_tokens = generated[0, inputs["input_ids"].shape[1]:]
+            new_tokens = _new_tokens(generated[0], inputs["input_ids"][0])
             text = self.processor.batch_decode([new_tokens], skip_special_tokens=True)[0]
             out.append({"output": text.strip()})
         return out
+
+
+def _new_tokens(generated, prompt_ids):
+    """The generated continuation: decoder-only models echo the prompt first, encoder-decoder
+    models (InstructBLIP/BLIP-2 with Flan-T5, ...) return only new tokens."""
+    n = len(prompt_ids)
+    if len(generated) >= n and bool((generated[:n] == prompt_ids.to(generated.device)).all()):
+        return generated[n:]
+    return generated

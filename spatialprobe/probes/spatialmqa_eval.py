@@ -12,8 +12,11 @@ removed; an empty output becomes ``--``):
 For precision/recall/F1 each output is mapped to a label: strict - the option it equals, else
 ``--``; lenient - the gold answer when leniently correct, else the first relation (in the
 order on/above, below, left of, right of, in front of, behind) that contains the output as a
-substring, else ``--`` (the benchmark's P/R/F1 script does the same). Metrics are
-scikit-learn's macro averages over the relations present in the gold answers.
+substring, else ``--`` (the benchmark's P/R/F1 script does the same). Precision and recall
+are scikit-learn's macro averages over the relations present in the gold answers; ``f1`` is
+the benchmark's F1, the harmonic mean of macro precision and macro recall
+(``Code/eval/calculate_prf1.py``), which is what published tables report; ``macro_f1`` is
+the mean of the per-relation F1 scores (scikit-learn's macro F1). The two differ in general.
 """
 
 from __future__ import annotations
@@ -50,16 +53,19 @@ def lenient_label(output: str, answer: str) -> str:
 
 
 def classification_metrics(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
-    """Accuracy, macro precision/recall/F1 (percent) over the relations present in gold."""
+    """Accuracy, macro precision/recall, the benchmark's F1 and macro-F1 (percent)."""
     from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
     if not gold:
-        return {"accuracy": None, "precision": None, "recall": None, "f1": None, "n": 0}
+        return {"accuracy": None, "precision": None, "recall": None, "f1": None, "macro_f1": None,
+                "n": 0}
     labels = [r for r in RELATIONS if r in set(gold)] or sorted(set(gold))
     p, r, f, _ = precision_recall_fscore_support(gold, pred, labels=labels, average="macro",
                                                  zero_division=0)
+    benchmark_f1 = 2 * p * r / (p + r) if p + r else 0.0
     return {"accuracy": round(100 * accuracy_score(gold, pred), 2), "precision": round(100 * p, 2),
-            "recall": round(100 * r, 2), "f1": round(100 * f, 2), "n": len(gold)}
+            "recall": round(100 * r, 2), "f1": round(100 * benchmark_f1, 2),
+            "macro_f1": round(100 * f, 2), "n": len(gold)}
 
 
 def mqa_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -143,7 +149,8 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
     summary = {"kind": "qa", "task": "spatialmqa", "model": str(model), "dataset": dataset,
                "matching": "lenient (benchmark rule); strict in 'strict'",
                "accuracy": {"mean": lenient["accuracy"], "std": 0.0},
-               "macro_f1": {"mean": lenient["f1"], "std": 0.0},
+               "macro_f1": {"mean": lenient["macro_f1"], "std": 0.0},
+               "f1_benchmark": lenient["f1"],
                "strict": metrics["strict"], "lenient": metrics["lenient"],
                "n_examples": len(examples), "n_scored": len(rows), "n_missing_images": len(missing),
                "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
@@ -157,7 +164,7 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
             table.append((f"{name}: {group}", str(s["n"]), str(s["accuracy"]), str(s["f1"]),
                           str(l["accuracy"]), str(l["precision"]), str(l["recall"]), str(l["f1"])))
     write_summary(run, summary, rows, table, ("group", "n", "strict acc", "strict F1", "lenient acc",
-                                              "lenient P", "lenient R", "lenient F1"))
+                                              "lenient P", "lenient R", "lenient F1 (2PR/(P+R))"))
     return summary
 
 

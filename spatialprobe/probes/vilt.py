@@ -12,7 +12,8 @@ ViLT always reads an image with the text. Which image is an option:
   requests carry no instance ids). Requests that match no prompt get the blank image.
 
 Scores follow :mod:`spatialprobe.probes.base`: the mean log-probability of a word's pieces,
-one ``[MASK]`` per piece.
+one ``[MASK]`` per piece. ViLT reads at most 40 text tokens (its position embeddings); a
+prompt longer than that is an error rather than a silently truncated sentence.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -
 def _images_by_objects(run_dir: str | Path) -> list[tuple[str, str, Path]]:
     from ..imagestore import ImageStore
 
+    if not (Path(run_dir) / "run.sqlite").is_file():  # do not create a store from a typo
+        raise ValueError(f"image option {str(run_dir)!r} is neither 'blank', 'request' nor a "
+                         "synthesis run directory (one holding run.sqlite)")
     rows, seen = [], set()
     for record in ImageStore(run_dir).images():
         a, b = record.meta.get("obj_a"), record.meta.get("obj_b")
@@ -72,14 +76,17 @@ class ViltMaskedLMScorer:
         self.image_option = str(image)
         self.device = resolve_device(device)
         self.batch_size = batch_size
+        self._by_objects = None  # checked before the model loads: a typo fails at once
+        if self.image_option not in ("blank", "request"):
+            self._by_objects = _images_by_objects(self.image_option)
         self.processor = load_pretrained(ViltProcessor, self.model_name, "ViLT processor")
         self.model = load_pretrained(ViltForMaskedLM, self.model_name, "ViLT masked-LM model")
         self.model.to(self.device).eval()
         self.tokenizer = self.processor.tokenizer
+        # ViLT's text position embeddings hold 40 tokens; a saved tokenizer may not say so.
+        self.max_text_length = min(self.model.config.max_position_embeddings,
+                                   self.tokenizer.model_max_length)
         self.blank = blank_image(blank_size)
-        self._by_objects = None
-        if self.image_option not in ("blank", "request"):
-            self._by_objects = _images_by_objects(self.image_option)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_name, "image": self.image_option,
@@ -112,16 +119,22 @@ class ViltMaskedLMScorer:
         import torch
 
         jobs = []  # (request index, text, piece ids, image)
+        limit = self.max_text_length
         for index, request in enumerate(requests):
             image = self._image_for(request)
             for text, pieces in self._variants(request):
+                length = len(self.tokenizer(text)["input_ids"])
+                if length > limit:
+                    raise ValueError(f"request {index}: {text!r} is {length} tokens with [CLS]/[SEP]; "
+                                     f"ViLT reads at most {limit} (shorten the prompt)")
                 jobs.append((index, text, pieces, image))
         scores: list[list[float]] = [[] for _ in requests]
         done_requests = 0
         for start in range(0, len(jobs), self.batch_size):
             batch = jobs[start:start + self.batch_size]
             inputs = self.processor(images=[j[3] for j in batch], text=[j[1] for j in batch],
-                                    padding=True, truncation=True, return_tensors="pt")
+                                    padding=True, truncation=True, max_length=limit,
+                                    return_tensors="pt")
             inputs = {k: v.to(self.device) for k, v in inputs.items()}
             with torch.no_grad(), autocast(self.device):
                 logits = self.model(**inputs).logits.float()
@@ -129,9 +142,9 @@ class ViltMaskedLMScorer:
             mask_id = self.tokenizer.mask_token_id
             for row, (index, _, pieces, _) in enumerate(batch):
                 positions = (inputs["input_ids"][row] == mask_id).nonzero().flatten()
-                if len(positions) != len(pieces):
-                    raise ValueError(f"request {index}: prompt too long for ViLT's 40 text tokens "
-                                     "(the masks were truncated away)")
+                if len(positions) != len(pieces):  # a literal [MASK] in the prompt text
+                    raise ValueError(f"request {index}: expected {len(pieces)} [MASK] tokens, "
+                                     f"found {len(positions)}")
                 values = log_probs[row, positions, torch.tensor(pieces, device=self.device)]
                 scores[index].append(float(values.mean()))
             finished = sum(1 for i, s in enumerate(scores) if len(s) == len(requests[i].words))

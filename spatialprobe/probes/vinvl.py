@@ -147,7 +147,11 @@ def convert_vinvl(ckpt_dir: str | Path, out_dir: str | Path, *, lowercase: bool 
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     # from_pretrained on the directory reads vocab.txt the same way across transformers versions
-    BertTokenizerFast.from_pretrained(str(ckpt_dir), do_lower_case=lowercase).save_pretrained(out_dir)
+    # Oscar checkpoints carry no tokenizer_config.json: set the length limit from the model, so
+    # the tokenizer truncates at 512 (say) instead of feeding positions the model does not have.
+    BertTokenizerFast.from_pretrained(
+        str(ckpt_dir), do_lower_case=lowercase, model_max_length=config.max_position_embeddings
+    ).save_pretrained(out_dir)
     shutil.copyfile(ckpt_dir / "vocab.txt", out_dir / "vocab.txt")  # newer versions write only tokenizer.json
 
     def contiguous(tensors: dict) -> dict:

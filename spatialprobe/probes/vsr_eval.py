@@ -64,6 +64,16 @@ def predict_rows(examples: Sequence[vsr.VSRExample], images: dict[str, Path], cl
     return rows
 
 
+def _check_negations(examples: Sequence[vsr.VSRExample], path: Path) -> None:
+    """Every example's relation is in the table and its caption negates: checked before any model runs."""
+    table = vsr.relations()
+    for example in examples:
+        if example.relation not in table:
+            raise ValueError(f"{path}: example {example.id} has relation {example.relation!r}, which "
+                             "is not among the 71 of spatialprobe/data/vsr_relations.tsv")
+        vsr.negate_caption(example.caption, example.relation)  # ValueError names the caption
+
+
 def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: str | Path, *,
                  split: str = "random", part: str = "test", device: str = "auto",
                  batch_size: int = 16, limit: int | None = None, clip=None,
@@ -73,6 +83,7 @@ def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: 
 
     path = vsr.split_file(data_dir, split, part)
     examples = vsr.load_vsr_file(path, split=split, part=part)[:limit]
+    _check_negations(examples, path)
     images, missing = vsr.find_images(examples, images_dir)
     if not images:
         raise ValueError(f"none of the {len(examples)} images were found under {images_dir}: "

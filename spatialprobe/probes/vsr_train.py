@@ -3,9 +3,11 @@
 ``ViltForImagesAndTextClassification`` with one image (the VSR authors' setup), initialized
 from ``dandelin/vilt-b32-mlm``, trained with the standard transformers ``Trainer``; the dev
 split is evaluated every ``eval_steps`` and the best dev checkpoint is kept and evaluated on
-the test split. Defaults are the paper's: AdamW, learning rate 1e-5 (constant), batch size 12,
-30 epochs, evaluation every 100 steps, text padded to 40 tokens, mixed precision on CUDA,
-seed 42.
+the test split. Defaults are the paper's (``scripts/vilt_train.sh`` and ``src/train.py`` of
+cambridgeltl/visual-spatial-reasoning): AdamW with torch's default weight decay 0.01, learning
+rate 1e-5 (constant, no warm-up), no gradient clipping, batch size 12, 30 epochs, evaluation
+every 100 steps, text padded to 40 tokens, mixed precision on CUDA, seed 42. (The Trainer
+exempts biases and LayerNorm weights from weight decay; the authors' loop decays all.)
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ class TrainSettings:
     """Evaluate on dev (and maybe save the best checkpoint) every this many steps."""
     max_steps: int = -1
     """Stop after this many steps (-1: run all epochs); for smoke tests."""
+    weight_decay: float = 0.01
+    """AdamW weight decay (torch.optim.AdamW's default, which the authors' loop used)."""
+    max_grad_norm: float = 0.0
+    """Gradient clipping norm; 0 = none, as in the authors' loop (the Trainer's default is 1)."""
     max_text_length: int = 40
     """Text tokens (ViLT's position embeddings hold 40)."""
     seed: int = 42
@@ -74,12 +80,27 @@ def _accuracy(eval_pred) -> dict[str, float]:
     return {"accuracy": float((logits.argmax(-1) == labels).mean())}
 
 
+def training_arguments(settings: TrainSettings, output_dir: Path, device: str):
+    """The Trainer's arguments for ``settings`` (best dev accuracy kept)."""
+    from transformers import TrainingArguments
+
+    return TrainingArguments(
+        output_dir=str(output_dir), learning_rate=settings.learning_rate,
+        per_device_train_batch_size=settings.batch_size, per_device_eval_batch_size=settings.batch_size,
+        num_train_epochs=settings.epochs, max_steps=settings.max_steps, lr_scheduler_type="constant",
+        warmup_steps=0, weight_decay=settings.weight_decay, max_grad_norm=settings.max_grad_norm,
+        eval_strategy="steps", eval_steps=settings.eval_steps, save_strategy="steps",
+        save_steps=settings.eval_steps, save_total_limit=2, load_best_model_at_end=True,
+        metric_for_best_model="accuracy", greater_is_better=True, seed=settings.seed,
+        fp16=device.startswith("cuda"), use_cpu=device == "cpu", report_to=[],
+        remove_unused_columns=False, dataloader_num_workers=0, logging_steps=settings.eval_steps)
+
+
 def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32-mlm",
                    split: str = "random", settings: TrainSettings = TrainSettings(),
                    device: str = "auto") -> dict[str, Any]:
     """Fine-tune, keep the best dev checkpoint in ``OUT/best``, evaluate it on test."""
-    from transformers import (Trainer, TrainingArguments, ViltForImagesAndTextClassification,
-                              ViltProcessor)
+    from transformers import Trainer, ViltForImagesAndTextClassification, ViltProcessor
 
     device = resolve_device(device)
     run = RunDir(out)
@@ -92,20 +113,13 @@ def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32
     run.start({"kind": "vsr", "method": "vilt-finetune", "model": str(model), "split": split,
                "dataset": f"vsr-{split}@{versions['train']}", "data_versions": versions,
                "images": str(images_dir), "settings": asdict(settings), "seed": settings.seed,
-               "missing_images": {p: len(found[p][1]) for p in vsr.PARTS}})
+               "missing_images": {p: len(found[p][1]) for p in vsr.PARTS}},
+              resume_keys=("model", "split", "dataset", "settings"))
     processor = load_pretrained(ViltProcessor, model, "ViLT processor")
     net = load_pretrained(ViltForImagesAndTextClassification, model, "ViLT model", num_images=1,
                           num_labels=2, id2label={0: "False", 1: "True"},
                           label2id={"False": 0, "True": 1})
-    args = TrainingArguments(
-        output_dir=str(run.file("checkpoints")), learning_rate=settings.learning_rate,
-        per_device_train_batch_size=settings.batch_size, per_device_eval_batch_size=settings.batch_size,
-        num_train_epochs=settings.epochs, max_steps=settings.max_steps, lr_scheduler_type="constant",
-        weight_decay=0.0, eval_strategy="steps", eval_steps=settings.eval_steps, save_strategy="steps",
-        save_steps=settings.eval_steps, save_total_limit=2, load_best_model_at_end=True,
-        metric_for_best_model="accuracy", greater_is_better=True, seed=settings.seed,
-        fp16=device.startswith("cuda"), use_cpu=device == "cpu", report_to=[],
-        remove_unused_columns=False, dataloader_num_workers=0, logging_steps=settings.eval_steps)
+    args = training_arguments(settings, run.file("checkpoints"), device)
     trainer = Trainer(model=net, args=args, train_dataset=data["train"], eval_dataset=data["dev"],
                       data_collator=make_collator(processor, settings.max_text_length),
                       compute_metrics=_accuracy)
