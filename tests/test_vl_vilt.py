@@ -106,7 +106,7 @@ def test_probe_command_runs_vilt_through_the_same_prober(tmp_path):
 
     from spatialprobe.cli import app
 
-    model_dir = tiny_vilt(tmp_path / "tiny-vilt")
+    model_dir = tiny_vilt(tmp_path / "tiny-model")  # found by its config's model_type, not its name
     result = CliRunner().invoke(app, ["probe", "size", "--model", str(model_dir), "--candidates", "manual",
                                       "--device", "cpu", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output

@@ -7,6 +7,7 @@ measure on test, write ``config.json``, ``predictions.jsonl``, ``summary.json``,
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,8 +41,9 @@ class ProbeSettings:
     batch_size: int = 64
     """Sequences per forward pass."""
     scorer: str = "auto"
-    """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, ``vilt`` for a model whose
-    name contains "vilt", else ``hf-mlm`` (any masked LM, converted VinVL included)."""
+    """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, ``vilt`` for a ViLT model
+    (``model_type`` in a local directory's config.json, else "vilt" in the model id), else
+    ``hf-mlm`` (any masked LM, converted VinVL included)."""
     image: str = "blank"
     """Vision-language scorers: ``blank`` (a neutral gray image) or a synthesis run directory."""
 
@@ -50,13 +52,23 @@ def scorer_spec(settings: ProbeSettings) -> registry.Spec:
     name = settings.scorer
     if name == "auto":
         name = ("dummy" if settings.model == "dummy"
-                else "vilt" if "vilt" in settings.model.lower() else "hf-mlm")
+                else "vilt" if _model_type(settings.model) == "vilt" else "hf-mlm")
     if name == "dummy":
         return registry.Spec("dummy", {"seed": settings.seed})
     args = {"model": settings.model, "device": settings.device, "batch_size": settings.batch_size}
     if name == "vilt":
         args["image"] = settings.image
     return registry.Spec(name, args)
+
+
+def _model_type(model: str) -> str:
+    config = Path(model) / "config.json"
+    if config.is_file():
+        try:
+            return str(json.loads(config.read_text(encoding="utf-8")).get("model_type", ""))
+        except (OSError, ValueError):
+            return ""
+    return "vilt" if "vilt" in model.lower() else ""
 
 
 def build_scorer(settings: ProbeSettings):
