@@ -106,3 +106,26 @@ def test_unloadable_model_is_one_clear_sentence(tmp_path):
     result = CliRunner().invoke(app, ["qa", "text", "--model", str(tmp_path / "nope"), "--task", "size"])
     assert result.exit_code == 2
     assert "Cannot load model" in result.output and "local directory" in result.output
+
+
+def test_cli_rerun_with_other_questions_is_one_error_line(tmp_path, posrel_qa, trained_t5):
+    out = tmp_path / "cli-run"
+    args = ["qa", "text", "--model", str(trained_t5), "--out", str(out), "--device", "cpu"]
+    for name, items in (("first.jsonl", posrel_qa.items[:4]), ("second.jsonl", posrel_qa.items[4:])):
+        write_jsonl(tmp_path / name, to_qa_records(QASet("x", "v", "posrel", items)))
+    assert CliRunner().invoke(app, [*args, "--data", str(tmp_path / "first.jsonl")]).exit_code == 0
+    result = CliRunner().invoke(app, [*args, "--data", str(tmp_path / "second.jsonl")])
+    assert result.exit_code == 2 and result.exception is not None  # typer.Exit, no traceback
+    assert "error:" in result.output and "Use another --out directory" in result.output
+
+
+def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_t5):
+    import os
+
+    data = tmp_path / "generalized.jsonl"
+    write_jsonl(data, to_qa_records(posrel_qa))
+    result = CliRunner().invoke(app, ["qa", "text", "--model", str(trained_t5), "--data", str(data),
+                                      "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    home = tmp_path / "home" / "runs"
+    assert (home / f"qa-text-generalized-{os.path.basename(trained_t5)}" / "summary.json").exists()
