@@ -81,17 +81,22 @@ def _bounded(buffer: str, start: int, end: int) -> bool:
     return not before.isalnum() and not after.isalnum()
 
 
-def scan_buffer(automaton, buffer: str, final: bool) -> Iterable[str]:
+def scan_buffer(automaton, buffer: str, final: bool, carried: bool = False) -> Iterable[str]:
     """Phrases that occur in ``buffer`` at word boundaries.
 
     Unless ``final``, a match that ends on the buffer's last character is skipped: the next
     character is not known yet, and the carried tail lets the next chunk find it again.
+    With ``carried`` (the buffer starts with a full-length tail of the previous buffer), a
+    match that starts on the first character is skipped: the character before it is not known
+    here, and the match, shorter than the tail, lay wholly inside the previous buffer, which
+    already judged it.
     """
     last = len(buffer) - 1
     for end, phrase in automaton.iter(buffer):
-        if end == last and not final:
+        start = end - len(phrase) + 1
+        if (end == last and not final) or (start == 0 and carried):
             continue
-        if _bounded(buffer, end - len(phrase) + 1, end):
+        if _bounded(buffer, start, end):
             yield phrase
 
 
@@ -104,6 +109,8 @@ class CorpusFilter:
         self.automaton = build_automaton(self.phrases) if self.phrases else None
         self.keep = max((len(p) for p in self.phrases), default=0) + 1
         self.state_path = Path(state_path) if state_path else None
+        if chunk_bytes < 4:  # a chunk must hold a whole UTF-8 character
+            raise ValueError(f"chunk_bytes must be at least 4, not {chunk_bytes}.")
         self.chunk_bytes = chunk_bytes
         self.state = self._load_state()
 
@@ -166,7 +173,9 @@ class CorpusFilter:
                 final = len(chunk) < self.chunk_bytes
                 text = decoder.decode(chunk, final=final)
                 buffer = normalize(entry["tail"] + text)
-                for phrase in scan_buffer(self.automaton, buffer, final):
+                # A full-length tail was cut from a longer buffer: what preceded it is unknown.
+                carried = len(entry["tail"]) >= self.keep
+                for phrase in scan_buffer(self.automaton, buffer, final, carried):
                     found.setdefault(phrase, f"{path.name}:{entry['offset']}")
                 pending = len(decoder.getstate()[0])  # bytes of a character cut by the chunk
                 entry["offset"] += len(chunk) - pending
