@@ -41,9 +41,13 @@ def generalize_command(
     if not corpus:
         typer.echo("warning: no --corpus given; no scenario is checked against a reference corpus.",
                    err=True)
-    report = generalize(datasets.load(source, task="posrel"), terms, out, corpus=corpus,
-                        replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
-                        show_progress=True)
+    try:
+        report = generalize(datasets.load(source, task="posrel"), terms, out, corpus=corpus,
+                            replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
+                            show_progress=True)
+    except (ValueError, FileNotFoundError) as err:  # DataError is a ValueError
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
     typer.echo(f"{report.candidates} generalized scenarios, {report.in_corpus} found in the corpus "
                f"and dropped, {report.kept} written to {report.out}")
     if report.no_subterms:

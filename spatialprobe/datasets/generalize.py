@@ -111,9 +111,10 @@ def generalize(dataset: Dataset, source, out: str | Path, *, corpus: Sequence[st
                                        max_per_scenario=max_per_scenario, seed=seed)
     found: dict[str, str] = {}
     if corpus:
+        # The state belongs to this output; one left by other settings (other scenarios) is stale.
         result = filter_phrases([r["text"] for r in rows], corpus,
                                 state_path=Path(f"{out}.corpus-state.json"),
-                                show_progress=show_progress)
+                                show_progress=show_progress, restart_stale=True)
         found = result.found
     kept = [r for r in rows if normalize_phrase(r["text"]) not in found]
     if not kept:
