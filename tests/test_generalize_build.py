@@ -128,3 +128,15 @@ def test_rerun_with_other_settings_rescans_instead_of_refusing(tmp_path):
     assert first.exit_code == 0 and second.exit_code == 0, second.output
     rows = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
     assert rows and all(r["obj_b"] == r["source_obj_b"] for r in rows)
+
+
+def test_gendered_subterms_get_their_own_pronoun_others_inherit():
+    # IsA data is noisy: a policewoman listed under "man" is still "She".
+    terms = _Subterms({"man": ["policewoman", "archer", "human"], "woman": ["fireman", "dancer"],
+                       "bus": ["minibus"]})
+    rows, _ = generalize_records(datasets.load("posrel"), terms, replace="both")
+    pronoun = {(r["obj_a"], r["source_obj_a"]): r["pronoun"] for r in rows}
+    assert pronoun == {("policewoman", "man"): "She", ("archer", "man"): "He", ("human", "man"): "He",
+                       ("fireman", "woman"): "He", ("dancer", "woman"): "She"}
+    texts = {r["text"] for r in rows}
+    assert "An archer drives the minibus." in texts and "A human drives the minibus." in texts
