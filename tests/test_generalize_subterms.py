@@ -50,3 +50,9 @@ def test_wordnet_depth_and_senses(tmp_path):
 def test_wordnet_directory_without_data_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="index.noun"):
         find_wordnet(tmp_path)
+
+
+def test_wordnet_named_individuals_are_not_subterms(tmp_path):
+    terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"), depth=2)
+    assert terms.reader.synsets("cave")[0].instance_hyponyms()  # the fixture has Lascaux
+    assert terms.subterms("cave") == []

@@ -129,7 +129,8 @@ class WordNetSubterms:
     """Hyponyms of the first ``senses`` noun senses of a word (WordNet lists senses by frequency).
 
     ``depth`` levels of hyponyms are followed (1 = direct hyponyms); every lemma name of a
-    hyponym synset is a subterm.
+    hyponym synset is a subterm. Instance hyponyms are not: they name individuals (Lascaux is
+    a cave, not a kind of cave), which would read "the lascaux" in a scenario.
     """
 
     name = "wordnet"
@@ -166,7 +167,7 @@ class WordNetSubterms:
         for _ in range(max(self.depth, 1)):
             nxt = []
             for synset in frontier:
-                for hyponym in synset.hyponyms() + synset.instance_hyponyms():
+                for hyponym in synset.hyponyms():
                     nxt.append(hyponym)
                     found.update(_clean(name) for name in hyponym.lemma_names())
             frontier = nxt
