@@ -56,3 +56,19 @@ def test_wordnet_named_individuals_are_not_subterms(tmp_path):
     terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"), depth=2)
     assert terms.reader.synsets("cave")[0].instance_hyponyms()  # the fixture has Lascaux
     assert terms.subterms("cave") == []
+
+
+@pytest.mark.parametrize("content", [b"plain text, not a database\n" * 10, None])
+def test_conceptnet_other_file_is_refused_and_left_unchanged(tmp_path, content):
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    if content is None:  # an SQLite file of something else
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE runs (path TEXT)")
+    else:
+        path.write_bytes(content)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="not a conceptnet-lite database"):
+        ConceptNetSubterms(path)
+    assert path.read_bytes() == before

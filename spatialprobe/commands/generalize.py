@@ -35,7 +35,7 @@ def generalize_command(
             terms = ConceptNetSubterms(conceptnet, depth=depth)
         else:
             terms = WordNetSubterms(None if wordnet == "auto" else wordnet, depth=depth, senses=senses)
-    except (FileNotFoundError, ImportError) as err:
+    except (FileNotFoundError, ImportError, ValueError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
     if not corpus:

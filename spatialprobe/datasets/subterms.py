@@ -56,6 +56,7 @@ class ConceptNetSubterms:
             import conceptnet_lite
         except ImportError:
             raise _missing_extra("conceptnet-lite") from None
+        _check_conceptnet_db(path)  # connect() would add empty tables to any other file
         conceptnet_lite.connect(str(path), db_download_url=None)
         self.path, self.depth, self.language = path, depth, language
         self._cache: dict[str, list[str]] = {}
@@ -88,6 +89,24 @@ class ConceptNetSubterms:
     def describe(self) -> dict:
         return {"source": self.name, "path": str(self.path.resolve()), "depth": self.depth,
                 "language": self.language}
+
+
+def _check_conceptnet_db(path: Path) -> None:
+    """Refuse a file that is not a conceptnet-lite database, reading it only."""
+    import sqlite3
+
+    needed = {"relation", "language", "label", "concept", "edge"}
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as err:
+        raise ValueError(f"{path} is not a conceptnet-lite database ({err}).") from None
+    if not needed <= tables:
+        raise ValueError(f"{path} is not a conceptnet-lite database (tables missing: "
+                         f"{', '.join(sorted(needed - tables))}).")
 
 
 def _expand(word: str, direct, depth: int) -> list[str]:
