@@ -85,6 +85,7 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
             raise AssertionError("answered again")
 
     Refuses.name, Refuses.device, Refuses.use_context, Refuses.lowercase = "t5", "cpu", True, True
+    Refuses.model = torch.nn.Linear(1, 1)  # describe() records its dtype: float32, as on CPU
     again = run_text_qa(posrel_qa, Refuses(), out, dataset="posrel@test")
     assert again["accuracy"]["mean"] == 100.0
 
@@ -129,3 +130,14 @@ def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_
     assert result.exit_code == 0, result.output
     home = tmp_path / "home" / "runs"
     assert (home / f"qa-text-generalized-{os.path.basename(trained_t5)}" / "summary.json").exists()
+
+
+def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
+    from spatialprobe.probes.qa_models import _dtype
+
+    assert _dtype("cpu", prefer_bf16=True) == {}
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert list(_dtype("cuda", prefer_bf16=True).values()) == [torch.bfloat16]
+    assert list(_dtype("cuda").values()) == [torch.float16]
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert list(_dtype("cuda:1", prefer_bf16=True).values()) == [torch.float16]

@@ -86,7 +86,7 @@ def text(
     task: Optional[str] = typer.Option(None, help=TASK_HELP),
     data: Optional[Path] = typer.Option(None, help=DATA_HELP),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
-    device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda (bfloat16 on cuda where supported)."),
     batch_size: int = typer.Option(16, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
 ) -> None:
