@@ -72,3 +72,19 @@ def test_conceptnet_other_file_is_refused_and_left_unchanged(tmp_path, content):
     with pytest.raises(ValueError, match="not a conceptnet-lite database"):
         ConceptNetSubterms(path)
     assert path.read_bytes() == before
+
+
+def test_wordnet_from_nltks_zip_found_on_its_data_path(tmp_path, monkeypatch):
+    import shutil
+
+    import nltk
+
+    data = tmp_path / "nltk_data"
+    make_wordnet_dir(tmp_path / "build" / "wordnet")
+    (data / "corpora").mkdir(parents=True)
+    shutil.make_archive(str(data / "corpora" / "wordnet"), "zip", tmp_path / "build", "wordnet")
+    monkeypatch.setattr(nltk.data, "path", [str(data)])
+    terms = WordNetSubterms(None)
+    assert terms.root == data / "corpora" / "wordnet.zip"
+    assert terms.subterms("woman") == ["ballerina", "enchantress", "sorceress"]
+    assert WordNetSubterms(data / "corpora" / "wordnet.zip").subterms("car") == ["ambulance", "convertible"]

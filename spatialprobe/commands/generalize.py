@@ -14,7 +14,7 @@ def generalize_command(
     conceptnet: Optional[Path] = typer.Option(
         None, "--conceptnet", help="conceptnet-lite database file (conceptnet.db): IsA subterms."),
     wordnet: Optional[str] = typer.Option(
-        None, "--wordnet", help="WordNet hyponyms; a data directory, or 'auto' to find nltk's."),
+        None, "--wordnet", help="WordNet hyponyms: a data directory or wordnet.zip, or 'auto' to find nltk's."),
     corpus: List[Path] = typer.Option(
         [], "--corpus", help="Plain-text reference corpus file (repeatable); scenarios in it are dropped."),
     replace: str = typer.Option("both", help="Replace the person, the object, or both."),

@@ -124,14 +124,31 @@ def _expand(word: str, direct, depth: int) -> list[str]:
     return sorted(seen)
 
 
+def _wordnet_zip_root(path: Path) -> str | None:
+    """``ZIP/wordnet/`` if ``path`` is a zip (as nltk's downloader may leave it) holding WordNet."""
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        return None
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+    for inner in ("wordnet/", ""):
+        if f"{inner}index.noun" in names:
+            return f"{path}/{inner}"
+    return None
+
+
 def find_wordnet(root: str | os.PathLike[str] | None = None) -> Path:
-    """The WordNet data directory: ``root`` if given, else ``corpora/wordnet`` on nltk's path."""
+    """The WordNet data: ``root`` if given, else ``corpora/wordnet`` (or ``wordnet.zip``) on nltk's path.
+
+    A directory holding ``index.noun`` or a zip of one (nltk's ``corpora/wordnet.zip``).
+    """
     if root is not None:
         path = Path(root).expanduser()
-        if not (path / "index.noun").is_file():
+        if not ((path / "index.noun").is_file() or (path.is_file() and _wordnet_zip_root(path))):
             raise FileNotFoundError(
                 f"No WordNet data in {path} (index.noun missing); pass the directory that holds "
-                f"index.noun and data.noun, e.g. ~/nltk_data/corpora/wordnet.")
+                f"index.noun and data.noun, e.g. ~/nltk_data/corpora/wordnet, or nltk's wordnet.zip.")
         return path
     import nltk
 
@@ -139,9 +156,12 @@ def find_wordnet(root: str | os.PathLike[str] | None = None) -> Path:
         candidate = Path(base) / "corpora" / "wordnet"
         if (candidate / "index.noun").is_file():
             return candidate
+        archive = candidate.with_suffix(".zip")
+        if archive.is_file() and _wordnet_zip_root(archive):
+            return archive
     raise FileNotFoundError(
         "WordNet data not found on nltk's data path; on a machine with network run "
-        "`python -m nltk.downloader wordnet`, unzip it, and pass the directory with --wordnet DIR.")
+        "`python -m nltk.downloader wordnet` and pass the directory or wordnet.zip with --wordnet.")
 
 
 class WordNetSubterms:
@@ -163,8 +183,10 @@ class WordNetSubterms:
         import nltk
 
         # nltk reads only from directories on its data path; the user named this one.
-        if str(self.root.resolve()) not in map(str, nltk.data.path):
-            nltk.data.path.append(str(self.root.resolve()))
+        folder = self.root.resolve() if self.root.is_dir() else self.root.resolve().parent
+        if str(folder) not in map(str, nltk.data.path):
+            nltk.data.path.append(str(folder))
+        reader_root = str(self.root) if self.root.is_dir() else _wordnet_zip_root(self.root.resolve())
 
         class _EnglishOnly(WordNetCorpusReader):
             def map_wn(self, version="wordnet"):
@@ -172,7 +194,7 @@ class WordNetSubterms:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "multilingual functions are not available"
-            self.reader = _EnglishOnly(str(self.root), None)
+            self.reader = _EnglishOnly(reader_root, None)
         self.depth, self.senses = depth, senses
         self._cache: dict[str, list[str]] = {}
 
