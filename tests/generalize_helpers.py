@@ -57,19 +57,26 @@ WORDNET = {
     "convertible.n.01": (["convertible"], []),
     "bus.n.01": (["bus"], ["minibus.n.01"]),
     "minibus.n.01": (["minibus"], []),
+    "cave.n.01": (["cave"], []),
+    "lascaux.n.01": (["Lascaux"], []),
 }
+# Instance hyponyms (named individuals, pointer "~i"): Lascaux is a cave, not a kind of cave.
+WORDNET_INSTANCES = {"cave.n.01": ["lascaux.n.01"]}
 
 
 def _data_lines(synsets: dict) -> tuple[dict[str, int], str]:
     """data.noun text; offsets are byte positions, so lengths are computed with dummy offsets."""
     parents = {h: name for name, (_, hypos) in synsets.items() for h in hypos}
+    classes = {i: name for name, insts in WORDNET_INSTANCES.items() for i in insts}
     names = list(synsets)
 
     def line(name: str, offsets: dict[str, int]) -> str:
         lemmas, hypos = synsets[name]
         words = " ".join(f"{lemma} 0" for lemma in lemmas)
         pointers = [("@", parents[name])] if name in parents else []
+        pointers += [("@i", classes[name])] if name in classes else []
         pointers += [("~", h) for h in hypos]
+        pointers += [("~i", i) for i in WORDNET_INSTANCES.get(name, [])]
         ptrs = " ".join(f"{sym} {offsets[target]:08d} n 0000" for sym, target in pointers)
         return (f"{offsets[name]:08d} 03 n {len(lemmas):02x} {words} {len(pointers):03d}"
                 f"{' ' + ptrs if ptrs else ''} | a {name.split('.')[0]}\n")
@@ -91,7 +98,7 @@ def make_wordnet_dir(root: Path) -> Path:
     senses: dict[str, list[str]] = {}
     for name, (lemmas, _) in WORDNET.items():
         for lemma in lemmas:
-            senses.setdefault(lemma, []).append(name)
+            senses.setdefault(lemma.lower(), []).append(name)  # index lemmas are lower-case
     index = ""
     for lemma in sorted(senses):
         names = sorted(senses[lemma], key=lambda n: int(n.rsplit(".", 1)[1]))

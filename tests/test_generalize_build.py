@@ -102,3 +102,41 @@ def test_source_scenarios_are_never_re_emitted():
     assert "A boy drives the bus." not in texts  # already in the source set
     assert "A wizard drives the bus." in texts
     assert all(r["source_obj_a"] == "man" for r in rows)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--source", "absent.jsonl"], "absent.jsonl"),
+    (["--corpus", "absent.txt"], "Corpus file not found"),
+    (["--replace", "verb"], "replace must be one of"),
+    (["--source", "size"], "Only posrel scenarios"),
+])
+def test_cli_bad_input_is_one_error_line(tmp_path, monkeypatch, extra, message):
+    monkeypatch.chdir(tmp_path)
+    make_wordnet_dir(tmp_path / "wn")
+    result = CliRunner().invoke(app, ["generalize", "--wordnet", "wn", "--out", "x.jsonl", *extra])
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "x.jsonl").exists()
+
+
+def test_rerun_with_other_settings_rescans_instead_of_refusing(tmp_path):
+    make_wordnet_dir(tmp_path / "wn")
+    corpus = write_corpus(tmp_path / "books.txt", ["A wizard drives the minibus."])
+    args = ["generalize", "--wordnet", str(tmp_path / "wn"), "--corpus", str(corpus),
+            "--out", str(tmp_path / "g.jsonl")]
+    first = CliRunner().invoke(app, args)
+    second = CliRunner().invoke(app, [*args, "--replace", "person"])
+    assert first.exit_code == 0 and second.exit_code == 0, second.output
+    rows = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
+    assert rows and all(r["obj_b"] == r["source_obj_b"] for r in rows)
+
+
+def test_gendered_subterms_get_their_own_pronoun_others_inherit():
+    # IsA data is noisy: a policewoman listed under "man" is still "She".
+    terms = _Subterms({"man": ["policewoman", "archer", "human"], "woman": ["fireman", "dancer"],
+                       "bus": ["minibus"]})
+    rows, _ = generalize_records(datasets.load("posrel"), terms, replace="both")
+    pronoun = {(r["obj_a"], r["source_obj_a"]): r["pronoun"] for r in rows}
+    assert pronoun == {("policewoman", "man"): "She", ("archer", "man"): "He", ("human", "man"): "He",
+                       ("fireman", "woman"): "He", ("dancer", "woman"): "She"}
+    texts = {r["text"] for r in rows}
+    assert "An archer drives the minibus." in texts and "A human drives the minibus." in texts

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from generalize_helpers import write_corpus
-from spatialprobe.datasets.corpus_filter import CorpusFilter, filter_phrases, normalize
+from spatialprobe.datasets.corpus_filter import (CorpusFilter, filter_phrases, normalize,
+                                                   normalize_phrase)
 
 PHRASES = ["A wizard drives the ambulance.", "An enchantress rides the camel.",
            "A ballerina paints the canoe.", "A wizard drives the car."]
@@ -82,3 +83,58 @@ def test_state_of_other_phrases_is_refused(tmp_path):
     filter_phrases(PHRASES, [corpus], state_path=state)
     with pytest.raises(ValueError, match="other phrases"):
         CorpusFilter(["a man drives the bus"], state)
+
+
+@pytest.mark.parametrize("chunk", [100, 101, 4096])
+def test_carried_tail_does_not_forget_the_character_before_it(tmp_path, chunk):
+    # The first chunk ends 1 character after "a wizard drives the car", so the carried tail
+    # begins with the phrase; in the text it is glued to "n" ("na wizard"): never a match.
+    phrase = "a wizard drives the car"
+    keep = max(len(normalize_phrase(p)) for p in PHRASES) + 1  # the carried tail's length
+    after = " " + "y" * (keep - len(phrase) - 2) + " "  # the first chunk ends after this
+    text = "x" * (chunk - keep - 2) + " n" + phrase + after + "and more text"
+    assert text.encode()[:chunk].decode().endswith(phrase + after)
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+    assert filter_phrases(PHRASES, [path], chunk_bytes=chunk).found == {}
+    path.write_text(text.replace(" n" + phrase, "  " + phrase), encoding="utf-8")
+    assert set(filter_phrases(PHRASES, [path], chunk_bytes=chunk).found) == {phrase}
+
+
+def test_chunk_must_hold_a_character(tmp_path):
+    with pytest.raises(ValueError, match="at least 4"):
+        CorpusFilter(PHRASES, chunk_bytes=2)
+
+
+def _whole_text_matches(phrases, text):
+    """Reference: normalise the whole text at once and test every occurrence of every phrase."""
+    buffer, found = normalize(text), set()
+    for phrase in {normalize_phrase(p) for p in phrases}:
+        start = buffer.find(phrase)
+        while start >= 0:
+            end = start + len(phrase)
+            if not (start and buffer[start - 1].isalnum()) and not (end < len(buffer) and buffer[end].isalnum()):
+                found.add(phrase)
+                break
+            start = buffer.find(phrase, start + 1)
+    return found
+
+
+def test_any_chunking_finds_what_the_whole_text_holds(tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    words = st.sampled_from(["a", "an", "the car", "the", "car", "carpet", "n", "A", "CAR",
+                             "é", "ü", ".", ",", " ", "  ", "\n", "\t"])
+    phrases = ["the car.", "an é", "a car"]
+    path = tmp_path / "c.txt"
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(words, max_size=40), st.integers(min_value=4, max_value=40))
+    def check(tokens, chunk):
+        text = " ".join(tokens) if len(tokens) % 2 else "".join(tokens)
+        path.write_text(text, encoding="utf-8")
+        assert set(filter_phrases(phrases, [path], chunk_bytes=chunk).found) == \
+            _whole_text_matches(phrases, text)
+
+    check()

@@ -50,3 +50,41 @@ def test_wordnet_depth_and_senses(tmp_path):
 def test_wordnet_directory_without_data_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="index.noun"):
         find_wordnet(tmp_path)
+
+
+def test_wordnet_named_individuals_are_not_subterms(tmp_path):
+    terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"), depth=2)
+    assert terms.reader.synsets("cave")[0].instance_hyponyms()  # the fixture has Lascaux
+    assert terms.subterms("cave") == []
+
+
+@pytest.mark.parametrize("content", [b"plain text, not a database\n" * 10, None])
+def test_conceptnet_other_file_is_refused_and_left_unchanged(tmp_path, content):
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    if content is None:  # an SQLite file of something else
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE runs (path TEXT)")
+    else:
+        path.write_bytes(content)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="not a conceptnet-lite database"):
+        ConceptNetSubterms(path)
+    assert path.read_bytes() == before
+
+
+def test_wordnet_from_nltks_zip_found_on_its_data_path(tmp_path, monkeypatch):
+    import shutil
+
+    import nltk
+
+    data = tmp_path / "nltk_data"
+    make_wordnet_dir(tmp_path / "build" / "wordnet")
+    (data / "corpora").mkdir(parents=True)
+    shutil.make_archive(str(data / "corpora" / "wordnet"), "zip", tmp_path / "build", "wordnet")
+    monkeypatch.setattr(nltk.data, "path", [str(data)])
+    terms = WordNetSubterms(None)
+    assert terms.root == data / "corpora" / "wordnet.zip"
+    assert terms.subterms("woman") == ["ballerina", "enchantress", "sorceress"]
+    assert WordNetSubterms(data / "corpora" / "wordnet.zip").subterms("car") == ["ambulance", "convertible"]

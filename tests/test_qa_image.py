@@ -14,6 +14,8 @@ from spatialprobe.datasets.qa import QASet, build_qa
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.probes.qa_models import load_vqa
 from spatialprobe.probes.qa_run import match_images, run_image_qa
+from spatialprobe.store import write_jsonl
+from spatialprobe.synthesis.prompts import load_prompts
 
 pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
@@ -85,10 +87,55 @@ def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_p
                                       str(model), "--out", str(out), "--device", "cpu"])
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
-    # 3 scenarios with images -> 6 questions, all answered "no": the 3 distractors are right.
+    # The questions are those of the run's 4 prompts; 3 have images -> 6 questions answered,
+    # all "no": the 3 distractors are right.
     assert summary["kind"] == "qa" and summary["mode"] == "image" and summary["n"] == 6
     assert summary["accuracy"]["mean"] == pytest.approx(50.0)
-    assert summary["coverage"] == pytest.approx(6 / 512)
+    assert summary["n_questions"] == 8 and summary["coverage"] == pytest.approx(6 / 8)
+    assert summary["dataset"] == "synth"  # no synthesis config here: the run directory's name
+
+
+def _generalized_store(path):
+    """A synthesis run made from a generalized file: same ids as the built-in set, other scenarios."""
+    general = [{"text": "An enchantress drives the minibus.", "label": 0, "obj_a": "enchantress",
+                "obj_b": "minibus"},
+               {"text": "A wizard cleans the minibus.", "label": 3, "obj_a": "wizard", "obj_b": "minibus"}]
+    write_jsonl(path.parent / "general.jsonl", general)
+    prompts = load_prompts(str(path.parent / "general.jsonl"))
+    store = ImageStore(path)
+    store.run.start({"prompts": prompts.source})
+    store.add_prompts(prompts.items)
+    for item in prompts.items:
+        store.save_image(Image.new("RGB", (40, 40)), item.prompt_id, 0, seed=0, backend="test",
+                         model="none", settings={})
+    return store
+
+
+def test_same_instance_id_of_another_dataset_is_not_a_match(tmp_path, posrel_qa):
+    store = _generalized_store(tmp_path / "synth")
+    assert posrel_qa.items[0].instance_id == next(store.images()).prompt_id  # posrel-0000 in both
+    assert all(v == [] for v in match_images(posrel_qa.items, store.images()).values())
+    with pytest.raises(ValueError, match="other scenarios"):
+        run_image_qa(posrel_qa, store, object(), tmp_path / "run", dataset="posrel@test")
+
+
+def test_cli_image_asks_about_the_runs_own_generalized_scenarios(tmp_path, vilt_yes):
+    store = _generalized_store(tmp_path / "synth")
+    out = tmp_path / "qa-run"
+    args = ["qa", "image", "--images", str(store.path), "--model", str(vilt_yes), "--out", str(out),
+            "--device", "cpu"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n"] == summary["n_questions"] == 4 and summary["dataset"].startswith("general.jsonl@")
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert [p["question"] for p in preds[:2]] == ["Is the enchantress inside the minibus?",
+                                                  "Is the enchantress beside the minibus?"]
+    assert preds[2]["context"] == "A wizard cleans the minibus." and preds[3]["relation"] == "inside"
+    # Another synthesis run into the same run directory is refused, not answered from the cache.
+    other = _generalized_store(tmp_path / "other" / "synth2")
+    again = CliRunner().invoke(app, [*args[:2], "--images", str(other.path), *args[4:]])
+    assert again.exit_code == 2 and "already holds a run with images=" in again.output
 
 
 def test_model_without_yes_no_classes_is_refused(tmp_path, posrel_qa):

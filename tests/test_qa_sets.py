@@ -100,3 +100,12 @@ def test_cli_export(tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 1000 and rows[0]["question"] == "An ant and a bird. Is an ant larger than a bird?"
     assert sum(r["label"] for r in rows) == 500
+
+
+def test_bare_comparison_questions_get_their_task(tmp_path):
+    path = tmp_path / "qa.jsonl"
+    write_jsonl(path, [{"question": "Is a giraffe taller than a cup?", "label": 1},
+                       {"question": "Is a giraffe shorter than a cup?", "label": 0}])
+    qa = load_qa(path)
+    assert qa.task == "height" and [i.instance_id for i in qa.items] == ["height-0000"] * 2
+    assert [i.relation for i in qa.items] == ["taller", "shorter"] and qa.items[0].context == ""

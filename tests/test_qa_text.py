@@ -85,6 +85,7 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
             raise AssertionError("answered again")
 
     Refuses.name, Refuses.device, Refuses.use_context, Refuses.lowercase = "t5", "cpu", True, True
+    Refuses.model = type("M", (), {"dtype": torch.float32})  # describe() records its dtype
     again = run_text_qa(posrel_qa, Refuses(), out, dataset="posrel@test")
     assert again["accuracy"]["mean"] == 100.0
 
@@ -106,3 +107,37 @@ def test_unloadable_model_is_one_clear_sentence(tmp_path):
     result = CliRunner().invoke(app, ["qa", "text", "--model", str(tmp_path / "nope"), "--task", "size"])
     assert result.exit_code == 2
     assert "Cannot load model" in result.output and "local directory" in result.output
+
+
+def test_cli_rerun_with_other_questions_is_one_error_line(tmp_path, posrel_qa, trained_t5):
+    out = tmp_path / "cli-run"
+    args = ["qa", "text", "--model", str(trained_t5), "--out", str(out), "--device", "cpu"]
+    for name, items in (("first.jsonl", posrel_qa.items[:4]), ("second.jsonl", posrel_qa.items[4:])):
+        write_jsonl(tmp_path / name, to_qa_records(QASet("x", "v", "posrel", items)))
+    assert CliRunner().invoke(app, [*args, "--data", str(tmp_path / "first.jsonl")]).exit_code == 0
+    result = CliRunner().invoke(app, [*args, "--data", str(tmp_path / "second.jsonl")])
+    assert result.exit_code == 2 and result.exception is not None  # typer.Exit, no traceback
+    assert "error:" in result.output and "Use another --out directory" in result.output
+
+
+def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_t5):
+    import os
+
+    data = tmp_path / "generalized.jsonl"
+    write_jsonl(data, to_qa_records(posrel_qa))
+    result = CliRunner().invoke(app, ["qa", "text", "--model", str(trained_t5), "--data", str(data),
+                                      "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    home = tmp_path / "home" / "runs"
+    assert (home / f"qa-text-generalized-{os.path.basename(trained_t5)}" / "summary.json").exists()
+
+
+def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
+    from spatialprobe.probes.qa_models import _dtype
+
+    assert _dtype("cpu", prefer_bf16=True) == {}
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert list(_dtype("cuda", prefer_bf16=True).values()) == [torch.bfloat16]
+    assert list(_dtype("cuda").values()) == [torch.float16]
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert list(_dtype("cuda:1", prefer_bf16=True).values()) == [torch.float16]

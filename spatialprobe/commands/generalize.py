@@ -14,7 +14,7 @@ def generalize_command(
     conceptnet: Optional[Path] = typer.Option(
         None, "--conceptnet", help="conceptnet-lite database file (conceptnet.db): IsA subterms."),
     wordnet: Optional[str] = typer.Option(
-        None, "--wordnet", help="WordNet hyponyms; a data directory, or 'auto' to find nltk's."),
+        None, "--wordnet", help="WordNet hyponyms: a data directory or wordnet.zip, or 'auto' to find nltk's."),
     corpus: List[Path] = typer.Option(
         [], "--corpus", help="Plain-text reference corpus file (repeatable); scenarios in it are dropped."),
     replace: str = typer.Option("both", help="Replace the person, the object, or both."),
@@ -35,15 +35,19 @@ def generalize_command(
             terms = ConceptNetSubterms(conceptnet, depth=depth)
         else:
             terms = WordNetSubterms(None if wordnet == "auto" else wordnet, depth=depth, senses=senses)
-    except (FileNotFoundError, ImportError) as err:
+    except (FileNotFoundError, ImportError, ValueError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
     if not corpus:
         typer.echo("warning: no --corpus given; no scenario is checked against a reference corpus.",
                    err=True)
-    report = generalize(datasets.load(source, task="posrel"), terms, out, corpus=corpus,
-                        replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
-                        show_progress=True)
+    try:
+        report = generalize(datasets.load(source, task="posrel"), terms, out, corpus=corpus,
+                            replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
+                            show_progress=True)
+    except (ValueError, FileNotFoundError) as err:  # DataError is a ValueError
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
     typer.echo(f"{report.candidates} generalized scenarios, {report.in_corpus} found in the corpus "
                f"and dropped, {report.kept} written to {report.out}")
     if report.no_subterms:

@@ -25,11 +25,28 @@ def _questions(task: Optional[str], data: Optional[Path]):
         raise typer.Exit(2) from None
 
 
-def _default_out(mode: str, task: str, model: str) -> Path:
+def _default_out(mode: str, what: str, model: str) -> Path:
+    """``qa-MODE-WHAT-MODEL`` under SPATIALPROBE_HOME; WHAT names the questions' source."""
     from ..store import home
 
     name = Path(model.rstrip("/")).name or "model"
-    return home() / "runs" / f"qa-{mode}-{task}-{name}"
+    return home() / "runs" / f"qa-{mode}-{what}-{name}"
+
+
+def _source_name(task: Optional[str], data: Optional[Path], images: Optional[Path] = None) -> str:
+    parts = [data.stem if data is not None else (task or "")]
+    if images is not None:
+        parts.append(Path(str(images).rstrip("/")).name)
+    return "-".join(p for p in parts if p) or "qa"
+
+
+def _run_or_exit(run, *args, **kwargs):
+    """Call a run function; a refused resume or bad input becomes one error line."""
+    try:
+        return run(*args, **kwargs)
+    except ValueError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _print_summary(summary: dict, out: Path) -> None:
@@ -69,7 +86,7 @@ def text(
     task: Optional[str] = typer.Option(None, help=TASK_HELP),
     data: Optional[Path] = typer.Option(None, help=DATA_HELP),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
-    device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
+    device: str = typer.Option("auto", help="auto, cpu or cuda (bfloat16 on cuda where supported)."),
     batch_size: int = typer.Option(16, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
 ) -> None:
@@ -78,7 +95,7 @@ def text(
     from ..probes.qa_run import run_text_qa
 
     qa, label = _questions(task, data)
-    out = out or _default_out("text", qa.task, model)
+    out = out or _default_out("text", _source_name(qa.task, data), model)
     try:
         answerer = T5YesNo(model, device=device, batch_size=batch_size, use_context=context)
     except RuntimeError as err:
@@ -86,7 +103,8 @@ def text(
         raise typer.Exit(2) from None
     bar, advance = _progress_bar(len(qa), f"qa text {qa.task}")
     with bar:
-        summary = run_text_qa(qa, answerer, out, dataset=label, batch_size=batch_size, progress=advance)
+        summary = _run_or_exit(run_text_qa, qa, answerer, out, dataset=label, batch_size=batch_size,
+                               progress=advance)
     _print_summary(summary, out)
 
 
@@ -94,7 +112,8 @@ def text(
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
     model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP): id or directory."),
-    task: Optional[str] = typer.Option(None, help=TASK_HELP + " Default: the task of the images."),
+    task: Optional[str] = typer.Option(
+        None, help=TASK_HELP + " Default: the questions of the instances the images were made for."),
     data: Optional[Path] = typer.Option(None, help=DATA_HELP),
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
     full_vocab: bool = typer.Option(False, help="Argmax over the full answer vocabulary, not yes/no."),
@@ -104,20 +123,18 @@ def image(
     """Answer each question from the image synthesized for its scenario."""
     from ..imagestore import ImageStore
     from ..probes.qa_models import load_vqa
-    from ..probes.qa_run import run_image_qa
+    from ..probes.qa_run import questions_from_images, run_image_qa
 
     if not (images / "run.sqlite").exists():
         typer.echo(f"error: {images} is not a synthesis run (no run.sqlite).", err=True)
         raise typer.Exit(2)
     store = ImageStore(images)
     if task is None and data is None:
-        tasks = {p.meta.get("task") for p in store.prompts()} - {None}
-        if len(tasks) != 1:
-            typer.echo("error: cannot tell the task of the images; pass --task or --data.", err=True)
-            raise typer.Exit(2)
-        task = tasks.pop()
-    qa, label = _questions(task, data)
-    out = out or _default_out("image", qa.task, model)
+        # The run's own prompts are the dataset instances it drew: ask about exactly those.
+        qa, label = _run_or_exit(questions_from_images, store)
+    else:
+        qa, label = _questions(task, data)
+    out = out or _default_out("image", _source_name(qa.task, data, images), model)
     try:
         answerer = load_vqa(model, device=device)
     except (RuntimeError, ValueError) as err:
@@ -125,12 +142,8 @@ def image(
         raise typer.Exit(2) from None
     bar, advance = _progress_bar(0, f"qa image {qa.task}")
     with bar:
-        try:
-            summary = run_image_qa(qa, store, answerer, out, dataset=label, full_vocab=full_vocab,
-                                   batch_size=batch_size, progress=advance)
-        except ValueError as err:
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(2) from None
+        summary = _run_or_exit(run_image_qa, qa, store, answerer, out, dataset=label,
+                               full_vocab=full_vocab, batch_size=batch_size, progress=advance)
     _print_summary(summary, out)
 
 

@@ -13,7 +13,8 @@ automaton (pyahocorasick) scans each chunk for all phrases at once.
 
 Resuming: after every chunk the state (per file: bytes done and the carried tail; the phrases
 found so far and where) is written atomically to a small JSON file. Running again with the same
-phrases continues where the last run stopped; a state file for other phrases is refused.
+phrases continues where the last run stopped; a state file for other phrases is refused, or
+with ``restart_stale`` replaced (``generalize`` does this: its state file belongs to its output).
 """
 
 from __future__ import annotations
@@ -81,17 +82,22 @@ def _bounded(buffer: str, start: int, end: int) -> bool:
     return not before.isalnum() and not after.isalnum()
 
 
-def scan_buffer(automaton, buffer: str, final: bool) -> Iterable[str]:
+def scan_buffer(automaton, buffer: str, final: bool, carried: bool = False) -> Iterable[str]:
     """Phrases that occur in ``buffer`` at word boundaries.
 
     Unless ``final``, a match that ends on the buffer's last character is skipped: the next
     character is not known yet, and the carried tail lets the next chunk find it again.
+    With ``carried`` (the buffer starts with a full-length tail of the previous buffer), a
+    match that starts on the first character is skipped: the character before it is not known
+    here, and the match, shorter than the tail, lay wholly inside the previous buffer, which
+    already judged it.
     """
     last = len(buffer) - 1
     for end, phrase in automaton.iter(buffer):
-        if end == last and not final:
+        start = end - len(phrase) + 1
+        if (end == last and not final) or (start == 0 and carried):
             continue
-        if _bounded(buffer, end - len(phrase) + 1, end):
+        if _bounded(buffer, start, end):
             yield phrase
 
 
@@ -99,20 +105,25 @@ class CorpusFilter:
     """Scan corpus files for ``phrases``; resumable through ``state_path``."""
 
     def __init__(self, phrases: Iterable[str], state_path: str | os.PathLike[str] | None = None,
-                 chunk_bytes: int = CHUNK_BYTES):
+                 chunk_bytes: int = CHUNK_BYTES, restart_stale: bool = False):
         self.phrases = sorted({normalize_phrase(p) for p in phrases if normalize_phrase(p)})
         self.automaton = build_automaton(self.phrases) if self.phrases else None
         self.keep = max((len(p) for p in self.phrases), default=0) + 1
         self.state_path = Path(state_path) if state_path else None
+        if chunk_bytes < 4:  # a chunk must hold a whole UTF-8 character
+            raise ValueError(f"chunk_bytes must be at least 4, not {chunk_bytes}.")
         self.chunk_bytes = chunk_bytes
-        self.state = self._load_state()
+        self.state = self._load_state(restart_stale)
 
-    def _load_state(self) -> dict:
+    def _load_state(self, restart_stale: bool) -> dict:
+        """The saved progress; one for other phrases is refused, or dropped if ``restart_stale``."""
         fresh = {"phrases_hash": _phrases_hash(self.phrases), "files": {}, "found": {}}
         if self.state_path is None or not self.state_path.exists():
             return fresh
         state = read_json(self.state_path)
         if state.get("phrases_hash") != fresh["phrases_hash"]:
+            if restart_stale:
+                return fresh
             raise ValueError(
                 f"{self.state_path} holds the progress of a scan for other phrases; "
                 f"delete it to start over.")
@@ -166,7 +177,9 @@ class CorpusFilter:
                 final = len(chunk) < self.chunk_bytes
                 text = decoder.decode(chunk, final=final)
                 buffer = normalize(entry["tail"] + text)
-                for phrase in scan_buffer(self.automaton, buffer, final):
+                # A full-length tail was cut from a longer buffer: what preceded it is unknown.
+                carried = len(entry["tail"]) >= self.keep
+                for phrase in scan_buffer(self.automaton, buffer, final, carried):
                     found.setdefault(phrase, f"{path.name}:{entry['offset']}")
                 pending = len(decoder.getstate()[0])  # bytes of a character cut by the chunk
                 entry["offset"] += len(chunk) - pending
@@ -186,9 +199,9 @@ class CorpusFilter:
 
 def filter_phrases(phrases: Iterable[str], files: Sequence[str | os.PathLike[str]],
                    state_path: str | os.PathLike[str] | None = None, show_progress: bool = False,
-                   chunk_bytes: int = CHUNK_BYTES) -> FilterResult:
+                   chunk_bytes: int = CHUNK_BYTES, restart_stale: bool = False) -> FilterResult:
     """Scan ``files`` for ``phrases`` with a rich progress bar when ``show_progress``."""
-    corpus = CorpusFilter(phrases, state_path, chunk_bytes=chunk_bytes)
+    corpus = CorpusFilter(phrases, state_path, chunk_bytes=chunk_bytes, restart_stale=restart_stale)
     if not show_progress:
         return corpus.scan(files)
     from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,

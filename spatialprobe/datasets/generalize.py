@@ -3,8 +3,9 @@
 Each posrel scenario ("A woman lights the sparkler.") has its person and/or object replaced by
 subterms from ConceptNet or WordNet ("An enchantress lights the sparkler."). The action and the
 gold relation are kept; the article is recomputed for the new person (``a``/``an``) and the
-pronoun is inherited from the source scenario (subterms of ``woman`` stay ``She``). Scenarios
-that occur in a reference corpus are dropped, so what remains is, as far as that corpus can
+pronoun is inherited from the source scenario (subterms of ``woman`` stay ``She``) unless the
+new person's head word says otherwise (``policewoman`` -> She even as a subterm of ``man``).
+Scenarios that occur in a reference corpus are dropped, so what remains is, as far as that corpus can
 tell, text a language model has not read.
 
 The output is a release-format posrel file (``datasets.load(path)`` reads it like any other)
@@ -27,6 +28,36 @@ from .release import POSREL_CODE_OF, pronoun_for
 from .scale import capitalize_first, with_article
 
 REPLACE_MODES = ("both", "person", "object")
+
+# Head words that say the person's gender whatever the source word was: IsA edges are noisy
+# (a subterm of "man" may be a woman), so these override the pronoun inherited from the source.
+_FEMALE_HEADS = {
+    "woman", "women", "girl", "lady", "mother", "queen", "actress", "grandmother", "sister",
+    "daughter", "wife", "aunt", "niece", "princess", "enchantress", "waitress", "nun", "witch",
+    "sorceress", "bride", "goddess", "empress", "duchess", "countess", "heroine", "hostess",
+    "stewardess", "widow", "girlfriend", "mom", "mum", "mommy", "maiden", "lass", "ballerina",
+    "housewife", "matriarch", "priestess", "mistress", "madam", "granddaughter", "stepmother"}
+_MALE_HEADS = {
+    "man", "men", "boy", "gentleman", "king", "prince", "father", "son", "brother", "husband",
+    "uncle", "nephew", "monk", "wizard", "sorcerer", "groom", "bridegroom", "widower",
+    "boyfriend", "dad", "daddy", "lad", "emperor", "duke", "patriarch", "grandfather",
+    "grandson", "stepfather", "bachelor", "actor", "waiter", "steward", "hero", "priest"}
+_NOT_MALE_MAN = {"human", "shaman", "caiman", "talisman", "ottoman"}
+
+
+def person_pronoun(person: str, inherited: str = "") -> str:
+    """``She``/``He`` for a new person: by its head word when that is gendered, else inherited.
+
+    ``enchantress`` -> She, ``policewoman`` -> She, ``fireman`` -> He, ``archer`` -> the
+    source person's pronoun (a subterm of ``woman`` stays She).
+    """
+    head = person.lower().replace("-", " ").split()[-1] if person.strip() else ""
+    if head in _FEMALE_HEADS or head.endswith(("woman", "women", "girl", "wife", "mother")):
+        return "She"
+    if head in _MALE_HEADS or head.endswith(("boy", "father", "husband")) or (
+            head.endswith(("man", "men")) and head not in _NOT_MALE_MAN):
+        return "He"
+    return inherited or pronoun_for(person)
 
 
 @dataclass(frozen=True)
@@ -93,7 +124,7 @@ def generalize_records(dataset: Dataset, source, *, replace: str = "both",
             seen.add(key)
             rows.append({
                 "text": text, "label": POSREL_CODE_OF[inst.label], "obj_a": person, "obj_b": obj,
-                "action": inst.action, "pronoun": inst.pronoun or pronoun_for(person),
+                "action": inst.action, "pronoun": person_pronoun(person, inst.pronoun),
                 "source_text": inst.text, "source_obj_a": inst.obj_a, "source_obj_b": inst.obj_b,
             })
     return rows, missing
@@ -111,9 +142,10 @@ def generalize(dataset: Dataset, source, out: str | Path, *, corpus: Sequence[st
                                        max_per_scenario=max_per_scenario, seed=seed)
     found: dict[str, str] = {}
     if corpus:
+        # The state belongs to this output; one left by other settings (other scenarios) is stale.
         result = filter_phrases([r["text"] for r in rows], corpus,
                                 state_path=Path(f"{out}.corpus-state.json"),
-                                show_progress=show_progress)
+                                show_progress=show_progress, restart_stale=True)
         found = result.found
     kept = [r for r in rows if normalize_phrase(r["text"]) not in found]
     if not kept:

@@ -31,6 +31,7 @@ from .scale import capitalize_first, content_version, with_article
 RELATION_WORDS = {"inside": "inside", "above": "on", "below": "under", "beside": "beside"}
 _WORD_RELATION = {word: rel for rel, word in RELATION_WORDS.items()}
 _COMPARATIVES = {"size": ("larger", "smaller"), "height": ("taller", "shorter")}
+_TASK_OF_WORD = {word: task for task, words in _COMPARATIVES.items() for word in words}
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def to_qa_records(qa: QASet) -> list[dict[str, Any]]:
 
 _SPLIT = re.compile(r"^(?P<context>.*?[.!])?\s*(?P<question>(Is|Are|Does|Do|Can)\b.*\?)\s*$")
 _ASKED = re.compile(r"\bis (?:the|an?) .+? (?P<word>inside|on|under|beside|larger|smaller|taller|"
-                    r"shorter) (?:the|an?) ", re.IGNORECASE)
+                    r"shorter) (?:than )?(?:the|an?) ", re.IGNORECASE)
 
 
 def load_qa(path: str | Path, task: str | None = None) -> QASet:
@@ -157,12 +158,12 @@ def load_qa(path: str | Path, task: str | None = None) -> QASet:
             raise DataError(path, line, "question", f"no yes/no question found in {full!r}")
         context = rec.get("context", match.group("context") or "").strip()
         question = full[len(context):].strip() if full.startswith(context) else match.group("question")
-        rec_task = rec.get("task") or task or "posrel"
         number = len(items)
-        instance_id = rec.get("instance_id") or f"{rec_task}-{number // 2:04d}"
         asked = _ASKED.search(question)
         relation = rec.get("relation") or (
             _WORD_RELATION.get(asked.group("word").lower(), asked.group("word").lower()) if asked else "")
+        rec_task = rec.get("task") or task or _TASK_OF_WORD.get(relation, "posrel")
+        instance_id = rec.get("instance_id") or f"{rec_task}-{number // 2:04d}"
         items.append(QAItem(rec.get("id") or f"{instance_id}-q{number % 2}", rec_task, question,
                             "yes" if label == 1 else "no", instance_id, context, relation))
     if not items:

@@ -56,6 +56,7 @@ class ConceptNetSubterms:
             import conceptnet_lite
         except ImportError:
             raise _missing_extra("conceptnet-lite") from None
+        _check_conceptnet_db(path)  # connect() would add empty tables to any other file
         conceptnet_lite.connect(str(path), db_download_url=None)
         self.path, self.depth, self.language = path, depth, language
         self._cache: dict[str, list[str]] = {}
@@ -90,6 +91,24 @@ class ConceptNetSubterms:
                 "language": self.language}
 
 
+def _check_conceptnet_db(path: Path) -> None:
+    """Refuse a file that is not a conceptnet-lite database, reading it only."""
+    import sqlite3
+
+    needed = {"relation", "language", "label", "concept", "edge"}
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as err:
+        raise ValueError(f"{path} is not a conceptnet-lite database ({err}).") from None
+    if not needed <= tables:
+        raise ValueError(f"{path} is not a conceptnet-lite database (tables missing: "
+                         f"{', '.join(sorted(needed - tables))}).")
+
+
 def _expand(word: str, direct, depth: int) -> list[str]:
     """Terms reachable from ``word`` in 1..depth steps of ``direct``, breadth first."""
     seen: set[str] = set()
@@ -105,14 +124,31 @@ def _expand(word: str, direct, depth: int) -> list[str]:
     return sorted(seen)
 
 
+def _wordnet_zip_root(path: Path) -> str | None:
+    """``ZIP/wordnet/`` if ``path`` is a zip (as nltk's downloader may leave it) holding WordNet."""
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        return None
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+    for inner in ("wordnet/", ""):
+        if f"{inner}index.noun" in names:
+            return f"{path}/{inner}"
+    return None
+
+
 def find_wordnet(root: str | os.PathLike[str] | None = None) -> Path:
-    """The WordNet data directory: ``root`` if given, else ``corpora/wordnet`` on nltk's path."""
+    """The WordNet data: ``root`` if given, else ``corpora/wordnet`` (or ``wordnet.zip``) on nltk's path.
+
+    A directory holding ``index.noun`` or a zip of one (nltk's ``corpora/wordnet.zip``).
+    """
     if root is not None:
         path = Path(root).expanduser()
-        if not (path / "index.noun").is_file():
+        if not ((path / "index.noun").is_file() or (path.is_file() and _wordnet_zip_root(path))):
             raise FileNotFoundError(
                 f"No WordNet data in {path} (index.noun missing); pass the directory that holds "
-                f"index.noun and data.noun, e.g. ~/nltk_data/corpora/wordnet.")
+                f"index.noun and data.noun, e.g. ~/nltk_data/corpora/wordnet, or nltk's wordnet.zip.")
         return path
     import nltk
 
@@ -120,16 +156,20 @@ def find_wordnet(root: str | os.PathLike[str] | None = None) -> Path:
         candidate = Path(base) / "corpora" / "wordnet"
         if (candidate / "index.noun").is_file():
             return candidate
+        archive = candidate.with_suffix(".zip")
+        if archive.is_file() and _wordnet_zip_root(archive):
+            return archive
     raise FileNotFoundError(
         "WordNet data not found on nltk's data path; on a machine with network run "
-        "`python -m nltk.downloader wordnet`, unzip it, and pass the directory with --wordnet DIR.")
+        "`python -m nltk.downloader wordnet` and pass the directory or wordnet.zip with --wordnet.")
 
 
 class WordNetSubterms:
     """Hyponyms of the first ``senses`` noun senses of a word (WordNet lists senses by frequency).
 
     ``depth`` levels of hyponyms are followed (1 = direct hyponyms); every lemma name of a
-    hyponym synset is a subterm.
+    hyponym synset is a subterm. Instance hyponyms are not: they name individuals (Lascaux is
+    a cave, not a kind of cave), which would read "the lascaux" in a scenario.
     """
 
     name = "wordnet"
@@ -143,8 +183,10 @@ class WordNetSubterms:
         import nltk
 
         # nltk reads only from directories on its data path; the user named this one.
-        if str(self.root.resolve()) not in map(str, nltk.data.path):
-            nltk.data.path.append(str(self.root.resolve()))
+        folder = self.root.resolve() if self.root.is_dir() else self.root.resolve().parent
+        if str(folder) not in map(str, nltk.data.path):
+            nltk.data.path.append(str(folder))
+        reader_root = str(self.root) if self.root.is_dir() else _wordnet_zip_root(self.root.resolve())
 
         class _EnglishOnly(WordNetCorpusReader):
             def map_wn(self, version="wordnet"):
@@ -152,7 +194,7 @@ class WordNetSubterms:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "multilingual functions are not available"
-            self.reader = _EnglishOnly(str(self.root), None)
+            self.reader = _EnglishOnly(reader_root, None)
         self.depth, self.senses = depth, senses
         self._cache: dict[str, list[str]] = {}
 
@@ -166,7 +208,7 @@ class WordNetSubterms:
         for _ in range(max(self.depth, 1)):
             nxt = []
             for synset in frontier:
-                for hyponym in synset.hyponyms() + synset.instance_hyponyms():
+                for hyponym in synset.hyponyms():
                     nxt.append(hyponym)
                     found.update(_clean(name) for name in hyponym.lemma_names())
             frontier = nxt

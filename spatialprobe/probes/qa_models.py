@@ -13,7 +13,8 @@ Every answerer takes a batch and returns one :class:`Answer` per question.
 - **BLIP-VQA.** The answer decoder's summed log-probability of ``[DEC] yes [SEP]`` vs
   ``[DEC] no [SEP]`` (restricted), or the generated answer with ``full_vocab``.
 
-Devices: ``auto`` picks CUDA when available; on CUDA the model runs in float16.
+Devices: ``auto`` picks CUDA when available; on CUDA the VQA models run in float16 and the
+text models in bfloat16 where the GPU has it (T5 overflows in float16), else float16.
 """
 
 from __future__ import annotations
@@ -36,15 +37,20 @@ class Answer:
     """Score of ``no``."""
 
 
-def _dtype(device: str) -> dict[str, Any]:
-    """from_pretrained keyword for float16 on CUDA (``dtype`` since transformers 4.56)."""
+def _dtype(device: str, prefer_bf16: bool = False) -> dict[str, Any]:
+    """from_pretrained keyword for half precision on CUDA (``dtype`` since transformers 4.56).
+
+    ``prefer_bf16``: bfloat16 where the GPU has it. T5 checkpoints were trained in bfloat16 and
+    overflow in float16 (T5 v1.1 / Flan-T5 give inf/NaN scores), so the text answerer asks for it.
+    """
     if not device.startswith("cuda"):
         return {}
     import torch
     import transformers
 
+    half = torch.bfloat16 if prefer_bf16 and torch.cuda.is_bf16_supported() else torch.float16
     major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": torch.float16}
+    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": half}
 
 
 def _load_error(model: str, err: Exception) -> RuntimeError:
@@ -71,7 +77,7 @@ class T5YesNo:
         self.model_id, self.device = model, resolve_device(device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(model, **_dtype(self.device))
+            self.model = AutoModelForSeq2SeqLM.from_pretrained(model, **_dtype(self.device, prefer_bf16=True))
         except (OSError, ValueError) as err:
             raise _load_error(model, err) from None
         self.model.to(self.device).eval()
@@ -82,7 +88,8 @@ class T5YesNo:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_id,
                 "input_format": "unifiedqa: '<question> \\n <context>'" + (", lower-cased" if self.lowercase else ""),
-                "use_context": self.use_context, "score": "summed log-prob of 'yes</s>' vs 'no</s>'"}
+                "use_context": self.use_context, "score": "summed log-prob of 'yes</s>' vs 'no</s>'",
+                "dtype": str(self.model.dtype).replace("torch.", "")}
 
     def _scores(self, texts: list[str]):
         import torch

@@ -125,7 +125,7 @@ def _finish(run: RunDir, config: dict, items: Sequence[QAItem], final: dict[str,
 def _start(out: str | Path, config: dict) -> tuple[RunDir, dict]:
     run = RunDir(out)
     resolved = run.start(config, resume_keys=("mode", "task", "model", "dataset", "questions",
-                                              "full_vocab", "answerer"))
+                                              "full_vocab", "answerer", "images"))
     return run, resolved
 
 
@@ -148,15 +148,52 @@ def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_siz
     return _finish(run, config, qa.items, final)
 
 
+def _scenario(record) -> str:
+    return normalize_phrase(str(record.meta.get("text") or record.prompt))
+
+
 def match_images(items: Iterable[QAItem], records) -> dict[str, list]:
-    """Images of each question's scenario: by prompt_id = instance id, else by scenario text."""
+    """Images of each question's scenario: by prompt_id = instance id, else by scenario text.
+
+    Instance ids repeat across datasets (``posrel-0000`` is a different scenario in the
+    built-in set, the release file and a generalized file), so a prompt_id match counts only
+    when the image's scenario text is the question's context too (or the question has none).
+    """
     by_prompt, by_text = defaultdict(list), defaultdict(list)
     for record in records:
         by_prompt[record.prompt_id].append(record)
-        text = record.meta.get("text") or record.prompt
-        by_text[normalize_phrase(str(text))].append(record)
-    return {item.id: by_prompt.get(item.instance_id) or by_text.get(normalize_phrase(item.context), [])
-            for item in items}
+        by_text[_scenario(record)].append(record)
+    matched = {}
+    for item in items:
+        context = normalize_phrase(item.context)
+        same = [r for r in by_prompt.get(item.instance_id, []) if not context or _scenario(r) == context]
+        matched[item.id] = same or (by_text.get(context, []) if context else [])
+    return matched
+
+
+def questions_from_images(store) -> tuple[QASet, str]:
+    """The question set of the dataset instances a synthesis run drew (its prompts' metadata).
+
+    Returns the questions and the run's dataset label (``name@version`` from its config).
+    """
+    from ..datasets.qa import build_qa
+    from ..datasets.scale import content_version
+    from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS, Dataset, Instance
+
+    labels = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
+    instances = [Instance.from_dict(p.meta) for p in store.prompts()
+                 if p.meta.get("task") in labels and {"id", "obj_a", "obj_b", "label"} <= set(p.meta)]
+    tasks = {inst.task for inst in instances}
+    if len(tasks) != 1:
+        raise ValueError(f"{store.path}: its prompts are not the instances of one size, height or "
+                         f"posrel dataset (tasks found: {sorted(tasks) or 'none'}); pass --task or --data.")
+    task = tasks.pop()
+    config = store.run.config() or {}
+    label = str(config.get("prompts") or Path(store.path).name)
+    name = label.split("@")[0]
+    inst = tuple(instances)
+    dataset = Dataset(name, content_version(name, inst), task, labels[task], inst)
+    return build_qa(dataset), label
 
 
 def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
@@ -167,11 +204,12 @@ def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, f
     records = list(store.images())
     matched = match_images(qa.items, records)
     if not any(matched.values()):
+        example = f"{records[0].prompt_id}: {records[0].prompt!r}" if records else "none"
         raise ValueError(
-            f"No image in {store.path} belongs to these questions: the run has "
-            f"{len(records)} image(s) (prompt ids like {records[0].prompt_id if records else '-'}), "
-            f"the questions ask about instances like {qa.items[0].instance_id}. Use the dataset "
-            f"the images were synthesized from (--task/--data).")
+            f"No image in {store.path} belongs to these questions: its {len(records)} image(s) show "
+            f"other scenarios (e.g. {example}) than the questions ask about (e.g. "
+            f"{qa.items[0].instance_id}: {qa.items[0].context!r}). Leave out --task/--data to ask "
+            f"about the run's own prompts, or pass the dataset its images were synthesized from.")
     config = {"kind": "qa", "mode": "image", "task": qa.task, "model": answerer.model_id,
               "dataset": dataset, "questions": f"{qa.name}@{qa.version}", "full_vocab": full_vocab,
               "images": str(Path(store.path).resolve()),
