@@ -117,3 +117,20 @@ def test_kill_9_mid_run_then_resume(tmp_path, models):
     assert len(records) == count
     assert all(path.read_bytes() == data for path, data in kept.items())
     assert not list((out / "images").glob("*.tmp"))  # the killed writer's strays are gone
+
+
+def test_resume_with_an_edited_prompt_file_is_refused(tmp_path, models):
+    path = tmp_path / "prompts.txt"
+    path.write_text("A man washes the car.\nA man drives the car.\n", encoding="utf-8")
+    args = vqgan_args(models, iterations=1)
+    synthesize(load_prompts(str(path)), tmp_path / "run", "vqgan-clip", args)
+    path.write_text("A dog.\nA man washes the car.\nA man drives the car.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"already holds prompt line-0001 as 'A man washes the "
+                                         r"car.', but .*prompts.txt now gives 'A dog.'"):
+        synthesize(load_prompts(str(path)), tmp_path / "run", "vqgan-clip", args)
+    records = list(ImageStore(tmp_path / "run").images())
+    assert [(r.prompt_id, r.prompt) for r in records] == [
+        ("line-0001", "A man washes the car."), ("line-0002", "A man drives the car.")]
+    path.write_text("A man washes the car.\nA man drives the car.\nA dog.\n", encoding="utf-8")
+    again = synthesize(load_prompts(str(path)), tmp_path / "run", "vqgan-clip", args)
+    assert (again.already_done, again.generated) == (2, 1)  # appending lines is a resume

@@ -78,6 +78,19 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def check_same_prompts(store: ImageStore, prompts: PromptSet) -> None:
+    """Refuse to resume a run whose prompt ids now carry other texts (an edited prompt file:
+    its ids are line numbers), which would keep images of the old prompts under the new ones."""
+    known = {item.prompt_id: item.prompt for item in store.prompts()}
+    for item in prompts.items:
+        old = known.get(item.prompt_id)
+        if old is not None and old != item.prompt:
+            raise ValueError(
+                f"{store.path} already holds prompt {item.prompt_id} as {old!r}, but "
+                f"{prompts.source} now gives {item.prompt!r} (prompt-file ids are line numbers, "
+                "so an edited file shifts them). Use another --out directory.")
+
+
 def build_synthesizer(backend: str, args: dict[str, Any]):
     return registry.lookup("synthesizer", backend)(**args)
 
@@ -137,6 +150,7 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
               "task": prompts.task,
               "runtime": {k: backend_args.get(k) for k in RUNTIME_ARGS} | {
                   "batch_size": batch_size, "ray": ray, "workers": workers}}
+    check_same_prompts(store, prompts)
     store.run.start(config, resume_keys=("backend", "generation", "seed"))
     remove_strays(store.path)
     store.add_prompts(prompts.items)
