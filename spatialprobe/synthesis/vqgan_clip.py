@@ -137,6 +137,8 @@ class VQGANCLIP:
         z = self.initial_latents(generators).requires_grad_(True)
         optimizer = torch.optim.Adam([z], lr=s.lr)  # AdamW with per-image decay, applied below
         decay = torch.ones(len(prompts), device=self.device)  # AdamW starts with decay on
+        # fp16 gradients through the decoder underflow without loss scaling (bf16 needs none)
+        scaler = torch.amp.GradScaler(self.device.type, enabled=self.amp_dtype == torch.float16)
         snapshots, history = set(s.snapshots), []
         for step in range(1, s.iterations + 1):
             with autocast(self.device, self.amp_dtype):
@@ -146,10 +148,11 @@ class VQGANCLIP:
             if negative is not None:
                 per_image = per_image + s.negative_weight * (emb @ negative).mean(1)
             optimizer.zero_grad(set_to_none=True)
-            per_image.sum().backward()
+            scaler.scale(per_image.sum()).backward()
             with torch.no_grad():  # decoupled weight decay, as AdamW applies it before its step
                 z.mul_(1 - s.lr * s.weight_decay * decay.view(-1, 1, 1, 1))
-            optimizer.step()
+            scaler.step(optimizer)  # a plain optimizer.step() unless fp16
+            scaler.update()
             with torch.no_grad():
                 decay = (z.abs().amax(dim=(1, 2, 3)) > s.weight_decay_threshold).float()
             history.append(per_image.detach().float())  # stays on the device: no sync
