@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -68,8 +69,21 @@ def test_run_fills_the_manifest_and_resumes(tmp_path, models):
 def test_a_different_run_in_the_same_directory_is_refused(tmp_path, models):
     prompts = prompt_file(tmp_path, 1)
     synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=1))
-    with pytest.raises(ValueError, match="already holds a run with generation="):
-        synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=2))
+    with pytest.raises(ValueError, match=r"already holds a run whose images were made with other "
+                                         r"settings \(generation.settings.iterations: 1 -> 2; "
+                                         r"seed: 0 -> 3\)\. Use another --out"):
+        synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=2),
+                   seed=3)
+
+
+def test_a_failed_first_attempt_does_not_lock_the_directory(tmp_path, models):
+    prompts = prompt_file(tmp_path, 1)
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match="not a multiple"):  # fails after config.json is written
+        synthesize(prompts, out, "vqgan-clip", vqgan_args(models, iterations=1, size=33))
+    fixed = synthesize(prompts, out, "vqgan-clip", vqgan_args(models, iterations=1))
+    assert fixed.generated == 1
+    assert json.loads((out / "config.json").read_text())["generation"]["settings"]["size"] == 32
 
 
 def _finished_rows(db: Path) -> int:

@@ -91,6 +91,34 @@ def check_same_prompts(store: ImageStore, prompts: PromptSet) -> None:
                 "so an edited file shifts them). Use another --out directory.")
 
 
+RESUME_KEYS = ("backend", "generation", "seed")
+"""Config keys that decide the images; a run directory resumes only a run that agrees on them."""
+
+
+def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """``key: old -> new`` for every leaf where two JSON values differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for key in sorted(set(old) | set(new), key=str)
+                for d in differences(old.get(key), new.get(key), f"{prefix}{key}.")]
+    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
+
+
+def start_or_resume(store: ImageStore, config: dict[str, Any]) -> None:
+    """Write the run's config, refusing (in one sentence naming the changed settings) a directory
+    whose finished images came from other settings. A directory without finished images (a
+    first attempt that failed, e.g. on a mistyped model path) is taken over by the new run."""
+    existing = store.run.config()
+    if existing is not None and store.finished():
+        changed = differences({k: existing.get(k) for k in RESUME_KEYS},
+                              {k: config.get(k) for k in RESUME_KEYS})
+        if changed:
+            more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+            raise ValueError(f"{store.path} already holds a run whose images were made with other "
+                             f"settings ({'; '.join(changed[:5])}{more}). Use another --out "
+                             "directory, or the run's own settings to resume it.")
+    store.run.start(config)
+
+
 def build_synthesizer(backend: str, args: dict[str, Any]):
     return registry.lookup("synthesizer", backend)(**args)
 
@@ -151,7 +179,7 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
               "runtime": {k: backend_args.get(k) for k in RUNTIME_ARGS} | {
                   "batch_size": batch_size, "ray": ray, "workers": workers}}
     check_same_prompts(store, prompts)
-    store.run.start(config, resume_keys=("backend", "generation", "seed"))
+    start_or_resume(store, config)
     remove_strays(store.path)
     store.add_prompts(prompts.items)
     finished = store.finished()
