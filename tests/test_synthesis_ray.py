@@ -10,6 +10,7 @@ from PIL import Image
 
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.synthesis import load_prompts, synthesize
+from spatialprobe.synthesis.loading import ModelLoadError
 from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
 
 ray = pytest.importorskip("ray")
@@ -28,6 +29,10 @@ def test_ray_workers_fill_the_same_store(tmp_path):
     try:
         summary = synthesize(prompts, tmp_path / "ray-run", "vqgan-clip", args,
                              images_per_prompt=2, batch_size=2, ray="local")
+        # a model the workers cannot load is the same one-sentence error as without Ray
+        with pytest.raises(ModelLoadError, match="Could not load the VQGAN .*missing"):
+            synthesize(prompts, tmp_path / "bad-run", "vqgan-clip",
+                       {**args, "vqgan": str(tmp_path / "missing")}, ray="local", workers=1)
     finally:
         ray.shutdown()
     assert summary.generated == 6
