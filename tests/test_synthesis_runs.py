@@ -63,7 +63,14 @@ def test_run_fills_the_manifest_and_resumes(tmp_path, models):
                        images_per_prompt=3, seed=5, batch_size=1)
     assert (again.total, again.already_done, again.generated) == (6, 4, 2)
     assert {p: p.stat().st_mtime_ns for p in before} == before  # finished images untouched
-    assert (out / "summary.json").exists() and (out / "table.md").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["images_finished"], summary["images_total"], summary["seed"]) == (6, 6, 5)
+    assert summary["generation"]["settings"]["iterations"] == 4
+    assert summary["generation"]["vqgan"] == models[0]
+    assert summary["provenance"]["toolkit"] == "spatialprobe"
+    assert "toolkit_version" in summary["provenance"]
+    table = (out / "table.md").read_text()
+    assert "| 5 | 6/6 |" in table and '"iterations": 4' in table
 
 
 def test_a_different_run_in_the_same_directory_is_refused(tmp_path, models):

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import registry
 from ..imagestore import ImageStore
-from ..store import register_run, write_json, atomic_write_text
+from ..store import atomic_write_text, provenance, register_run, write_json
 from .jobs import Job, JobResult, image_seed
 from .prompts import PromptSet
 
@@ -222,13 +222,18 @@ def _write_summary(store: ImageStore, config: dict[str, Any], summary: Synthesis
             "dataset": config["prompts"], "backend": config["backend"],
             "images_total": summary.total, "images_finished": finished,
             "generated_this_invocation": summary.generated,
-            "images_per_hour_this_invocation": summary.images_per_hour}
+            "images_per_hour_this_invocation": summary.images_per_hour,
+            "seed": config["seed"], "images_per_prompt": config["images_per_prompt"],
+            "generation": gen, "provenance": provenance()}
     write_json(store.path / "summary.json", data)
     rate = f"{summary.images_per_hour:.1f}" if summary.images_per_hour else "-"
+    version = data["provenance"].get("toolkit_version", "?")
     atomic_write_text(store.path / "table.md",
-                      "| backend | model | prompts | images finished | images/hour |\n"
-                      "|---|---|---|---|---|\n"
-                      f"| {config['backend']} | {model} | {config['prompts']} | "
-                      f"{finished}/{summary.total} | {rate} |\n")
+                      "| backend | model | prompts | seed | images finished | images/hour |\n"
+                      "|---|---|---|---|---|---|\n"
+                      f"| {config['backend']} | {model} | {config['prompts']} | {config['seed']} | "
+                      f"{finished}/{summary.total} | {rate} |\n\n"
+                      f"Settings: `{json.dumps(gen.get('settings', gen), sort_keys=True)}`; "
+                      f"spatialprobe {version}.\n")
     register_run(store.path, kind="synthesize", task=config["task"], model=model,
                  dataset=config["prompts"], accuracy=None, macro_f1=None)
