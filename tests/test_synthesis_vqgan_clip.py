@@ -132,6 +132,7 @@ def test_generate_returns_images_scores_and_snapshots(models):
     assert described["model"].startswith("vqgan=") and "clip=" in described["model"]
     assert len(described["weights_hash"].split(";")[0]) == 16
     assert described["settings"]["iterations"] == 3
+    assert (described["settings"]["device"], described["settings"]["dtype"]) == ("cpu", "float32")
     assert dataclasses.asdict(synth.settings)["snapshots"] == (1, 3)
 
 

@@ -82,8 +82,12 @@ class VQGANCLIP:
         if self._hash is None:
             parts = [weights_hash(self.vqgan_id), weights_hash(self.clip_id)]
             self._hash = ";".join(p or "unknown" for p in parts)
+        # device and precision may change on resume, so each image records what made it
+        autocast_dtype = str(self.amp_dtype).replace("torch.", "") if self.device.type == "cuda" \
+            else "float32"
         return {"model": f"vqgan={self.vqgan_id};clip={self.clip_id}", "weights_hash": self._hash,
-                "settings": self.settings.to_dict()}
+                "settings": {**self.settings.to_dict(), "device": self.device.type,
+                             "dtype": autocast_dtype}}
 
     # ---- pieces ------------------------------------------------------------------------------
     def encode_texts(self, texts: Sequence[str]):
