@@ -88,8 +88,12 @@ def test_a_failed_first_attempt_does_not_lock_the_directory(tmp_path, models):
     out = tmp_path / "run"
     with pytest.raises(ValueError, match="not a multiple"):  # fails after config.json is written
         synthesize(prompts, out, "vqgan-clip", vqgan_args(models, iterations=1, size=33))
-    fixed = synthesize(prompts, out, "vqgan-clip", vqgan_args(models, iterations=1))
+    (tmp_path / "prompts.txt").write_text("A girl sits on the chair.\n", encoding="utf-8")
+    fixed = synthesize(load_prompts(str(tmp_path / "prompts.txt")), out, "vqgan-clip",
+                       vqgan_args(models, iterations=1))
     assert fixed.generated == 1
+    assert [(r.prompt_id, r.prompt) for r in ImageStore(out).images()] == [
+        ("line-0001", "A girl sits on the chair.")]  # the corrected prompt, not the first one
     assert json.loads((out / "config.json").read_text())["generation"]["settings"]["size"] == 32
 
 

@@ -79,9 +79,11 @@ def _alive(pid: int) -> bool:
 
 
 def check_same_prompts(store: ImageStore, prompts: PromptSet) -> None:
-    """Refuse to resume a run whose prompt ids now carry other texts (an edited prompt file:
-    its ids are line numbers), which would keep images of the old prompts under the new ones."""
-    known = {item.prompt_id: item.prompt for item in store.prompts()}
+    """Refuse to resume a run whose prompt ids with finished images now carry other texts (an
+    edited prompt file: its ids are line numbers), which would keep images of the old prompts
+    under the new ones. Prompts without finished images simply take the new text."""
+    done = {prompt_id for prompt_id, _ in store.finished()}
+    known = {item.prompt_id: item.prompt for item in store.prompts() if item.prompt_id in done}
     for item in prompts.items:
         old = known.get(item.prompt_id)
         if old is not None and old != item.prompt:
