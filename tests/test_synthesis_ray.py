@@ -47,3 +47,13 @@ def test_ray_workers_fill_the_same_store(tmp_path):
         a = np.asarray(Image.open(r.path), dtype=int)
         b = np.asarray(Image.open(local[key].path), dtype=int)
         assert np.abs(a - b).max() <= 1
+
+
+def test_worker_plan_never_asks_for_more_than_the_cluster_holds():
+    from spatialprobe.synthesis.distributed import worker_plan
+
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, None) == ({"num_gpus": 1}, 4)
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, 2) == ({"num_gpus": 1}, 2)
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, 8) == ({"num_gpus": 1}, 4)
+    assert worker_plan({"CPU": 2.0}, None) == ({"num_cpus": 1}, 2)
+    assert worker_plan({"CPU": 2.0}, 8) == ({"num_cpus": 1}, 2)  # 6 more would never start

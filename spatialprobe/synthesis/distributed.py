@@ -60,6 +60,14 @@ def _connect(address: str | None) -> bool:
     return True
 
 
+def worker_plan(resources: dict[str, float], workers: int | None) -> tuple[dict[str, int], int]:
+    """Ray options of one worker and how many to start: one per GPU, else one per CPU, and never
+    more than the cluster holds (a worker that cannot be placed would keep its batch forever)."""
+    gpus = int(resources.get("GPU", 0))
+    capacity = gpus or max(1, int(resources.get("CPU", 1)))
+    return ({"num_gpus": 1} if gpus else {"num_cpus": 1}), min(workers or capacity, capacity)
+
+
 def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence[Job],
                batch_size: int, images_per_prompt: int, *, address: str | None,
                workers: int | None, progress: Callable[[int, int], None] | None,
@@ -69,10 +77,7 @@ def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence
 
     started = _connect(address)
     try:
-        resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0))
-        options = {"num_gpus": 1} if gpus else {"num_cpus": 1}
-        count = workers or gpus or max(1, int(resources.get("CPU", 1)))
+        options, count = worker_plan(ray.cluster_resources(), workers)
         work = list(batches(jobs, batch_size))
         actors = [ray.remote(**options)(_Worker).remote(backend, backend_args)
                   for _ in range(min(count, len(work)))]
