@@ -38,8 +38,8 @@ def synthesize_command(
                                        "pipelines), fp32, bf16, fp16."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
                                       "alone starts a local one, --ray ADDRESS joins one."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Ray workers (default: one "
-                                          "per GPU, else one per CPU)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Ray workers (default and "
+                                          "maximum: one per GPU, else one per CPU)."),
     vqgan: Optional[str] = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
