@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .augment import make_cutouts
 from .jobs import Job, JobResult
-from .loading import (autocast, load_model, require, resolve_device, resolve_precision,
-                      to_pil, weights_hash)
+from .loading import (autocast, grad_scaler, load_model, require, resolve_device,
+                      resolve_precision, to_pil, weights_hash)
 from .settings import VQGANCLIPSettings, load_preset, with_overrides
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -142,7 +142,7 @@ class VQGANCLIP:
         optimizer = torch.optim.Adam([z], lr=s.lr)  # AdamW with per-image decay, applied below
         decay = torch.ones(len(prompts), device=self.device)  # AdamW starts with decay on
         # fp16 gradients through the decoder underflow without loss scaling (bf16 needs none)
-        scaler = torch.amp.GradScaler(self.device.type, enabled=self.amp_dtype == torch.float16)
+        scaler = grad_scaler(self.device, self.amp_dtype)
         snapshots, history = set(s.snapshots), []
         for step in range(1, s.iterations + 1):
             with autocast(self.device, self.amp_dtype):
