@@ -96,15 +96,25 @@ def main() -> None:
     for batch in sizes:
         prompts = [f"A man number {i} washes the car." for i in range(batch)]
         seeds = list(range(batch))
-        synth.settings = dataclasses.replace(synth.settings, iterations=2)
-        synth.optimize(prompts, seeds)  # warm-up: allocator, kernels, autotuning
-        synth.settings = dataclasses.replace(synth.settings, iterations=measured)
-        per_step = min(timed_step(synth, prompts, seeds, measured, gpu) for _ in range(2))
+        if gpu:
+            torch.cuda.reset_peak_memory_stats(device)
+        try:
+            synth.settings = dataclasses.replace(synth.settings, iterations=2)
+            synth.optimize(prompts, seeds)  # warm-up: allocator, kernels, autotuning
+            synth.settings = dataclasses.replace(synth.settings, iterations=measured)
+            per_step = min(timed_step(synth, prompts, seeds, measured, gpu) for _ in range(2))
+        except torch.cuda.OutOfMemoryError:  # larger batches will not fit either
+            torch.cuda.empty_cache()
+            print(f"batch {batch:3d}: out of GPU memory; larger batch sizes skipped")
+            break
+        peak = f", peak {torch.cuda.max_memory_allocated(device) / 2**30:5.1f} GiB" if gpu else ""
         rates[batch] = 3600 * batch / (per_step * full)
         print(f"batch {batch:3d}: {per_step * 1000:8.1f} ms/iteration, "
-              f"{rates[batch]:9.1f} images/hour")
+              f"{rates[batch]:9.1f} images/hour{peak}")
+    if not rates:
+        sys.exit("no batch size fitted in memory")
     best = max(rates, key=rates.get)
-    print(f"batching speed-up (batch {best} vs batch 1, images/hour ratio):")
+    print(f"batching speed-up (batch {best} vs batch {sizes[0]}, images/hour ratio):")
     print(f"{rates[best] / rates[sizes[0]]:.2f}x")
 
 

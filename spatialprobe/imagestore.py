@@ -94,9 +94,11 @@ class ImageStore:
         return self.run.path
 
     def add_prompts(self, items: Iterable[PromptItem]) -> None:
+        """Add prompts, or update the text and metadata of known ids (keeping their order)."""
         with self.run.db() as conn:
             conn.executemany(
-                "INSERT OR IGNORE INTO prompts VALUES (?, ?, ?)",
+                "INSERT INTO prompts VALUES (?, ?, ?) ON CONFLICT (prompt_id) DO UPDATE "
+                "SET prompt = excluded.prompt, meta = excluded.meta",
                 [(i.prompt_id, i.prompt, json.dumps(i.meta, ensure_ascii=False)) for i in items],
             )
 

@@ -257,3 +257,55 @@ def test_mismatched_checkpoint_and_gumbel_are_refused(tmp_path):
     (tmp_path / "bad.yaml").write_text("model:\n  params:\n    embed_dim: 4\n")
     with pytest.raises(ConversionError, match="n_embed, ddconfig"):
         convert_vqgan(tmp_path / "last.ckpt", tmp_path / "bad.yaml", tmp_path / "out")
+
+
+def test_lightning_checkpoint_with_classes_this_python_lacks(tmp_path, monkeypatch):
+    # taming's last.ckpt keeps Lightning's callback objects beside the state dict; with
+    # --allow-pickle it must load without pytorch_lightning installed.
+    import sys
+    import types
+
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    fake = types.ModuleType("lightning_absent")
+
+    class ModelCheckpoint:
+        def __init__(self):
+            self.best = "epoch=3"
+
+    ModelCheckpoint.__module__, ModelCheckpoint.__qualname__ = "lightning_absent", "ModelCheckpoint"
+    fake.ModelCheckpoint = ModelCheckpoint
+    monkeypatch.setitem(sys.modules, "lightning_absent", fake)
+    torch.manual_seed(0)
+    ref = TamingVQ(PARAMS).eval()
+    torch.save({"state_dict": ref.state_dict(), "callbacks": {ModelCheckpoint: ModelCheckpoint()}},
+               tmp_path / "last.ckpt")
+    monkeypatch.delitem(sys.modules, "lightning_absent")
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump({"model": {"params": PARAMS}}))
+    args = ["convert", "vqgan", str(tmp_path / "last.ckpt"), str(tmp_path / "model.yaml"),
+            str(tmp_path / "vq")]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2 and "rerun with --allow-pickle" in refused.output
+    done = CliRunner().invoke(app, args + ["--allow-pickle"])
+    assert done.exit_code == 0, done.output
+    from diffusers import VQModel
+
+    z = torch.randn(1, 4, 8, 8, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        got = VQModel.from_pretrained(str(tmp_path / "vq")).decode(z, force_not_quantize=True)
+        torch.testing.assert_close(got.sample, ref.decode(z), atol=1e-5, rtol=1e-4)
+
+
+def test_unreadable_files_get_one_sentence(tmp_path):
+    (tmp_path / "junk.ckpt").write_bytes(b"not a checkpoint")
+    (tmp_path / "ok.yaml").write_text(yaml.safe_dump({"model": {"params": PARAMS}}))
+    with pytest.raises(ConversionError, match="junk.ckpt is not a PyTorch checkpoint"):
+        convert_vqgan(tmp_path / "junk.ckpt", tmp_path / "ok.yaml", tmp_path / "out")
+    (tmp_path / "bad.yaml").write_text("model: [unclosed\n  params: {")
+    with pytest.raises(ConversionError, match=r"bad.yaml: not a readable YAML file \(line 2"):
+        convert_vqgan(tmp_path / "junk.ckpt", tmp_path / "bad.yaml", tmp_path / "out")
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    with pytest.raises(ConversionError, match="list.yaml: expected a mapping"):
+        convert_vqgan(tmp_path / "junk.ckpt", tmp_path / "list.yaml", tmp_path / "out")

@@ -37,6 +37,7 @@ def test_batch_matches_one_at_a_time_and_seeds_matter(pipeline_dir):
     described = synth.describe()
     assert described["model"] == pipeline_dir and len(described["weights_hash"]) == 16
     assert described["settings"]["steps"] == 2
+    assert (described["settings"]["device"], described["settings"]["dtype"]) == ("cpu", "float32")
 
 
 def test_images_per_prompt_through_the_store(tmp_path, pipeline_dir):

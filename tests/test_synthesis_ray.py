@@ -10,6 +10,7 @@ from PIL import Image
 
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.synthesis import load_prompts, synthesize
+from spatialprobe.synthesis.loading import ModelLoadError
 from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
 
 ray = pytest.importorskip("ray")
@@ -28,6 +29,10 @@ def test_ray_workers_fill_the_same_store(tmp_path):
     try:
         summary = synthesize(prompts, tmp_path / "ray-run", "vqgan-clip", args,
                              images_per_prompt=2, batch_size=2, ray="local")
+        # a model the workers cannot load is the same one-sentence error as without Ray
+        with pytest.raises(ModelLoadError, match="Could not load the VQGAN .*missing"):
+            synthesize(prompts, tmp_path / "bad-run", "vqgan-clip",
+                       {**args, "vqgan": str(tmp_path / "missing")}, ray="local", workers=1)
     finally:
         ray.shutdown()
     assert summary.generated == 6
@@ -42,3 +47,13 @@ def test_ray_workers_fill_the_same_store(tmp_path):
         a = np.asarray(Image.open(r.path), dtype=int)
         b = np.asarray(Image.open(local[key].path), dtype=int)
         assert np.abs(a - b).max() <= 1
+
+
+def test_worker_plan_never_asks_for_more_than_the_cluster_holds():
+    from spatialprobe.synthesis.distributed import worker_plan
+
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, None) == ({"num_gpus": 1}, 4)
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, 2) == ({"num_gpus": 1}, 2)
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, 8) == ({"num_gpus": 1}, 4)
+    assert worker_plan({"CPU": 2.0}, None) == ({"num_cpus": 1}, 2)
+    assert worker_plan({"CPU": 2.0}, 8) == ({"num_cpus": 1}, 2)  # 6 more would never start

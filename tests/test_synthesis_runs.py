@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -62,14 +63,38 @@ def test_run_fills_the_manifest_and_resumes(tmp_path, models):
                        images_per_prompt=3, seed=5, batch_size=1)
     assert (again.total, again.already_done, again.generated) == (6, 4, 2)
     assert {p: p.stat().st_mtime_ns for p in before} == before  # finished images untouched
-    assert (out / "summary.json").exists() and (out / "table.md").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["images_finished"], summary["images_total"], summary["seed"]) == (6, 6, 5)
+    assert summary["generation"]["settings"]["iterations"] == 4
+    assert summary["generation"]["vqgan"] == models[0]
+    assert summary["provenance"]["toolkit"] == "spatialprobe"
+    assert "toolkit_version" in summary["provenance"]
+    table = (out / "table.md").read_text()
+    assert "| 5 | 6/6 |" in table and '"iterations": 4' in table
 
 
 def test_a_different_run_in_the_same_directory_is_refused(tmp_path, models):
     prompts = prompt_file(tmp_path, 1)
     synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=1))
-    with pytest.raises(ValueError, match="already holds a run with generation="):
-        synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=2))
+    with pytest.raises(ValueError, match=r"already holds a run whose images were made with other "
+                                         r"settings \(generation.settings.iterations: 1 -> 2; "
+                                         r"seed: 0 -> 3\)\. Use another --out"):
+        synthesize(prompts, tmp_path / "run", "vqgan-clip", vqgan_args(models, iterations=2),
+                   seed=3)
+
+
+def test_a_failed_first_attempt_does_not_lock_the_directory(tmp_path, models):
+    prompts = prompt_file(tmp_path, 1)
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match="not a multiple"):  # fails after config.json is written
+        synthesize(prompts, out, "vqgan-clip", vqgan_args(models, iterations=1, size=33))
+    (tmp_path / "prompts.txt").write_text("A girl sits on the chair.\n", encoding="utf-8")
+    fixed = synthesize(load_prompts(str(tmp_path / "prompts.txt")), out, "vqgan-clip",
+                       vqgan_args(models, iterations=1))
+    assert fixed.generated == 1
+    assert [(r.prompt_id, r.prompt) for r in ImageStore(out).images()] == [
+        ("line-0001", "A girl sits on the chair.")]  # the corrected prompt, not the first one
+    assert json.loads((out / "config.json").read_text())["generation"]["settings"]["size"] == 32
 
 
 def _finished_rows(db: Path) -> int:
@@ -117,3 +142,20 @@ def test_kill_9_mid_run_then_resume(tmp_path, models):
     assert len(records) == count
     assert all(path.read_bytes() == data for path, data in kept.items())
     assert not list((out / "images").glob("*.tmp"))  # the killed writer's strays are gone
+
+
+def test_resume_with_an_edited_prompt_file_is_refused(tmp_path, models):
+    path = tmp_path / "prompts.txt"
+    path.write_text("A man washes the car.\nA man drives the car.\n", encoding="utf-8")
+    args = vqgan_args(models, iterations=1)
+    synthesize(load_prompts(str(path)), tmp_path / "run", "vqgan-clip", args)
+    path.write_text("A dog.\nA man washes the car.\nA man drives the car.\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"already holds prompt line-0001 as 'A man washes the "
+                                         r"car.', but .*prompts.txt now gives 'A dog.'"):
+        synthesize(load_prompts(str(path)), tmp_path / "run", "vqgan-clip", args)
+    records = list(ImageStore(tmp_path / "run").images())
+    assert [(r.prompt_id, r.prompt) for r in records] == [
+        ("line-0001", "A man washes the car."), ("line-0002", "A man drives the car.")]
+    path.write_text("A man washes the car.\nA man drives the car.\nA dog.\n", encoding="utf-8")
+    again = synthesize(load_prompts(str(path)), tmp_path / "run", "vqgan-clip", args)
+    assert (again.already_done, again.generated) == (2, 1)  # appending lines is a resume

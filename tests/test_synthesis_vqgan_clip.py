@@ -132,4 +132,30 @@ def test_generate_returns_images_scores_and_snapshots(models):
     assert described["model"].startswith("vqgan=") and "clip=" in described["model"]
     assert len(described["weights_hash"].split(";")[0]) == 16
     assert described["settings"]["iterations"] == 3
+    assert (described["settings"]["device"], described["settings"]["dtype"]) == ("cpu", "float32")
     assert dataclasses.asdict(synth.settings)["snapshots"] == (1, 3)
+
+
+def test_fp16_loss_scaling_leaves_the_optimisation_unchanged(models, monkeypatch):
+    # On CUDA, fp16 autocast needs a GradScaler; its power-of-two scaling is exact, so on the
+    # CPU (where autocast is off) the scaled path must give the fp32 images bit for bit.
+    from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
+
+    scales = []
+
+    class SpyScaler(torch.amp.GradScaler):
+        def scale(self, outputs):
+            scales.append(self.is_enabled())
+            return super().scale(outputs)
+
+    monkeypatch.setattr(torch.amp, "GradScaler", SpyScaler)
+    plain = make(models, iterations=3)
+    scaled = VQGANCLIP(models[0], models[1], settings=tiny_settings(iterations=3), device="cpu",
+                       precision="fp16")
+    a, _, _ = plain.optimize(PROMPTS[:2], SEEDS[:2])
+    assert scales == [False] * 3
+    b, _, _ = scaled.optimize(PROMPTS[:2], SEEDS[:2])
+    assert scales[3:] == [True] * 3  # fp16 scales the loss
+    torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+    start = plain.decode(plain.initial_latents([torch.Generator().manual_seed(SEEDS[0])]))
+    assert (a[:1] - start).abs().max() > 0  # it did optimise

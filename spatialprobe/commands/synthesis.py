@@ -28,7 +28,8 @@ def synthesize_command(
                                 "{id, text, ...}) or a built-in dataset: size, height, posrel."),
     backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip or diffusers."),
     out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
-    images_per_prompt: int = typer.Option(1, "--images-per-prompt", "-n", min=1),
+    images_per_prompt: int = typer.Option(1, "--images-per-prompt", "-n", min=1,
+                                          help="Images per prompt (may grow on resume)."),
     seed: int = typer.Option(0, "--seed", help="Run seed; each image's seed derives from it."),
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Images optimised together."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
@@ -37,16 +38,19 @@ def synthesize_command(
                                        "pipelines), fp32, bf16, fp16."),
     ray: Optional[str] = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
                                       "alone starts a local one, --ray ADDRESS joins one."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Ray workers (default: one "
-                                          "per GPU, else one per CPU)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Ray workers (default and "
+                                          "maximum: one per GPU, else one per CPU)."),
     vqgan: Optional[str] = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
     preset: str = typer.Option("paper", "--preset", help="VQGAN+CLIP preset: paper, fast."),
-    size: Optional[int] = typer.Option(None, "--size", help="VQGAN+CLIP image side."),
-    iterations: Optional[int] = typer.Option(None, "--iterations"),
-    cutouts: Optional[int] = typer.Option(None, "--cutouts"),
-    lr: Optional[float] = typer.Option(None, "--lr"),
+    size: Optional[int] = typer.Option(None, "--size", help="VQGAN+CLIP image side "
+                                       "(paper: 512)."),
+    iterations: Optional[int] = typer.Option(None, "--iterations",
+                                             help="VQGAN+CLIP steps per image (paper: 600)."),
+    cutouts: Optional[int] = typer.Option(None, "--cutouts",
+                                          help="VQGAN+CLIP cutouts per step (paper: 32)."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="VQGAN+CLIP AdamW lr (paper: 0.5)."),
     quantize: Optional[bool] = typer.Option(None, "--quantize/--no-quantize",
                                             help="Decode through the VQGAN codebook."),
     snapshots: Optional[str] = typer.Option(None, "--snapshots",

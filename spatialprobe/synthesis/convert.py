@@ -45,9 +45,18 @@ def read_taming_config(yaml_path: str | Path) -> dict[str, Any]:
     require("yaml", "Reading a taming model.yaml")
     import yaml
 
-    with open(yaml_path, encoding="utf-8") as handle:
-        config = yaml.safe_load(handle)
-    params = (config or {}).get("model", {}).get("params", config or {})
+    try:
+        with open(yaml_path, encoding="utf-8") as handle:
+            config = yaml.safe_load(handle)
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1}: {err.problem})" if mark is not None else ""
+        raise ConversionError(f"{yaml_path}: not a readable YAML file{where}.") from None
+    if not isinstance(config, dict):
+        raise ConversionError(f"{yaml_path}: expected a mapping with model.params, got "
+                              f"{type(config).__name__}; is this a taming VQGAN model.yaml?")
+    model = config.get("model") if isinstance(config.get("model"), dict) else {}
+    params = model.get("params", config)
     missing = [k for k in ("embed_dim", "n_embed", "ddconfig") if k not in params]
     if missing:
         raise ConversionError(f"{yaml_path}: model.params lacks {', '.join(missing)}; "
@@ -145,6 +154,37 @@ def convert_state_dict(state_dict: Mapping[str, Any], params: Mapping[str, Any])
     return out
 
 
+class _Unimportable:
+    """Stands in for a class a trusted checkpoint names but this Python lacks (Lightning's
+    ``ModelCheckpoint`` in the ``callbacks`` of taming's ``last.ckpt``); only tensors are used."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __setstate__(self, state):
+        pass
+
+
+def _lenient_pickle():
+    """The ``pickle`` module with an Unpickler that replaces unimportable classes by
+    ``_Unimportable``, so a trusted Lightning checkpoint loads without pytorch_lightning."""
+    import pickle
+    import types
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, name):
+            try:
+                return super().find_class(module, name)
+            except (ImportError, AttributeError):
+                return type(name, (_Unimportable,), {"__module__": module})
+
+    lenient = types.ModuleType("lenient_pickle")
+    lenient.__dict__.update({k: v for k, v in vars(pickle).items() if not k.startswith("__")})
+    lenient.Unpickler = Unpickler
+    lenient.load = lambda file, **kw: Unpickler(file, **kw).load()
+    return lenient
+
+
 def load_taming_state_dict(ckpt_path: str | Path, *, allow_pickle: bool = False) -> dict[str, Any]:
     """The ``state_dict`` of a Lightning ``.ckpt`` (or a bare state dict / safetensors file)."""
     import pickle
@@ -156,8 +196,17 @@ def load_taming_state_dict(ckpt_path: str | Path, *, allow_pickle: bool = False)
         from safetensors.torch import load_file
 
         return load_file(str(path))
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    if not (head.startswith(b"PK") or head[:1] == b"\x80"):  # torch.save zip, or a bare pickle
+        raise ConversionError(f"{path} is not a PyTorch checkpoint (neither a torch.save zip "
+                              "archive nor a pickle); pass the taming last.ckpt.")
     try:
-        loaded = torch.load(path, map_location="cpu", weights_only=not allow_pickle)
+        if allow_pickle:
+            loaded = torch.load(path, map_location="cpu", weights_only=False,
+                                pickle_module=_lenient_pickle())
+        else:
+            loaded = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as err:
         raise ConversionError(
             f"{path} holds Python objects besides tensors ({str(err).splitlines()[0]}). If you "

@@ -35,7 +35,7 @@ class DiffusersPipeline:
         self.pipe.set_progress_bar_config(disable=True)
         self.settings = {"steps": int(steps), "guidance": float(guidance), "height": height,
                          "width": width, "negative_prompt": negative_prompt,
-                         "dtype": str(dtype).replace("torch.", "")}
+                         "dtype": str(dtype).replace("torch.", ""), "device": self.device.type}
         self._hash: str | None = None
 
     def describe(self) -> dict[str, Any]:

@@ -18,14 +18,29 @@ from .runner import ResultWriter, batches, build_synthesizer
 
 
 class _Worker:
-    def __init__(self, backend: str, backend_args: dict[str, Any]):
-        self.synth = build_synthesizer(backend, backend_args)
+    """Loads the synthesizer once. A load failure (a model path missing on this node, ...) is
+    kept and handed back, so the driver can raise it as the one-sentence error it is instead of
+    Ray's actor-death traceback."""
 
-    def describe(self) -> dict[str, Any]:
-        return self.synth.describe()
+    def __init__(self, backend: str, backend_args: dict[str, Any]):
+        try:
+            self.synth, self.error = build_synthesizer(backend, backend_args), None
+        except Exception as err:  # noqa: BLE001 (re-raised on the driver)
+            self.synth, self.error = None, err
+
+    def describe(self) -> dict[str, Any] | Exception:
+        return self.error if self.synth is None else self.synth.describe()
 
     def generate(self, jobs: Sequence[Job]):
+        if self.synth is None:
+            raise self.error
         return self.synth.generate(jobs)
+
+
+def _original(err: BaseException) -> BaseException:
+    """The worker's own exception inside Ray's wrapper, where Ray kept it."""
+    cause = getattr(err, "cause", None)
+    return cause if isinstance(cause, Exception) else err
 
 
 def _connect(address: str | None) -> bool:
@@ -45,6 +60,14 @@ def _connect(address: str | None) -> bool:
     return True
 
 
+def worker_plan(resources: dict[str, float], workers: int | None) -> tuple[dict[str, int], int]:
+    """Ray options of one worker and how many to start: one per GPU, else one per CPU, and never
+    more than the cluster holds (a worker that cannot be placed would keep its batch forever)."""
+    gpus = int(resources.get("GPU", 0))
+    capacity = gpus or max(1, int(resources.get("CPU", 1)))
+    return ({"num_gpus": 1} if gpus else {"num_cpus": 1}), min(workers or capacity, capacity)
+
+
 def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence[Job],
                batch_size: int, images_per_prompt: int, *, address: str | None,
                workers: int | None, progress: Callable[[int, int], None] | None,
@@ -54,20 +77,23 @@ def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence
 
     started = _connect(address)
     try:
-        resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0))
-        options = {"num_gpus": 1} if gpus else {"num_cpus": 1}
-        count = workers or gpus or max(1, int(resources.get("CPU", 1)))
+        options, count = worker_plan(ray.cluster_resources(), workers)
         work = list(batches(jobs, batch_size))
         actors = [ray.remote(**options)(_Worker).remote(backend, backend_args)
                   for _ in range(min(count, len(work)))]
-        write = ResultWriter(store, backend, ray.get(actors[0].describe.remote()),
-                             {"images_per_prompt": images_per_prompt})
+        described = ray.get(actors[0].describe.remote())
+        if isinstance(described, Exception):
+            raise described
+        write = ResultWriter(store, backend, described, {"images_per_prompt": images_per_prompt})
         pool = ActorPool(actors)
-        for results in pool.map_unordered(lambda actor, batch: actor.generate.remote(batch), work):
-            write(results)
-            if progress:
-                progress(done + write.count, total)
+        try:
+            for results in pool.map_unordered(lambda actor, batch: actor.generate.remote(batch),
+                                              work):
+                write(results)
+                if progress:
+                    progress(done + write.count, total)
+        except ray.exceptions.RayTaskError as err:
+            raise _original(err) from None
         for actor in actors:
             ray.kill(actor)
         return write.count

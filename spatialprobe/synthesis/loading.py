@@ -45,6 +45,17 @@ def autocast(device, dtype):
     return contextlib.nullcontext()
 
 
+def grad_scaler(device, dtype):
+    """A loss scaler, enabled for fp16 (whose gradients underflow without one); a pass-through
+    otherwise. ``torch.amp.GradScaler`` exists from torch 2.3, the CUDA one before that."""
+    import torch
+
+    enabled = dtype == torch.float16
+    if hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler(device.type, enabled=enabled)
+    return torch.cuda.amp.GradScaler(enabled=enabled and device.type == "cuda")
+
+
 def load_model(loader: Callable[..., Any], name_or_path: str, what: str, **kwargs) -> Any:
     """``loader(name_or_path, **kwargs)`` with a clear sentence when the files cannot be had."""
     try:

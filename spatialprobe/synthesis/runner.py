@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from .. import registry
 from ..imagestore import ImageStore
-from ..store import register_run, write_json, atomic_write_text
+from ..store import atomic_write_text, provenance, register_run, write_json
 from .jobs import Job, JobResult, image_seed
 from .prompts import PromptSet
 
@@ -78,6 +78,49 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def check_same_prompts(store: ImageStore, prompts: PromptSet) -> None:
+    """Refuse to resume a run whose prompt ids with finished images now carry other texts (an
+    edited prompt file: its ids are line numbers), which would keep images of the old prompts
+    under the new ones. Prompts without finished images simply take the new text."""
+    done = {prompt_id for prompt_id, _ in store.finished()}
+    known = {item.prompt_id: item.prompt for item in store.prompts() if item.prompt_id in done}
+    for item in prompts.items:
+        old = known.get(item.prompt_id)
+        if old is not None and old != item.prompt:
+            raise ValueError(
+                f"{store.path} already holds prompt {item.prompt_id} as {old!r}, but "
+                f"{prompts.source} now gives {item.prompt!r} (prompt-file ids are line numbers, "
+                "so an edited file shifts them). Use another --out directory.")
+
+
+RESUME_KEYS = ("backend", "generation", "seed")
+"""Config keys that decide the images; a run directory resumes only a run that agrees on them."""
+
+
+def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """``key: old -> new`` for every leaf where two JSON values differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [d for key in sorted(set(old) | set(new), key=str)
+                for d in differences(old.get(key), new.get(key), f"{prefix}{key}.")]
+    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
+
+
+def start_or_resume(store: ImageStore, config: dict[str, Any]) -> None:
+    """Write the run's config, refusing (in one sentence naming the changed settings) a directory
+    whose finished images came from other settings. A directory without finished images (a
+    first attempt that failed, e.g. on a mistyped model path) is taken over by the new run."""
+    existing = store.run.config()
+    if existing is not None and store.finished():
+        changed = differences({k: existing.get(k) for k in RESUME_KEYS},
+                              {k: config.get(k) for k in RESUME_KEYS})
+        if changed:
+            more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+            raise ValueError(f"{store.path} already holds a run whose images were made with other "
+                             f"settings ({'; '.join(changed[:5])}{more}). Use another --out "
+                             "directory, or the run's own settings to resume it.")
+    store.run.start(config)
+
+
 def build_synthesizer(backend: str, args: dict[str, Any]):
     return registry.lookup("synthesizer", backend)(**args)
 
@@ -137,7 +180,8 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
               "task": prompts.task,
               "runtime": {k: backend_args.get(k) for k in RUNTIME_ARGS} | {
                   "batch_size": batch_size, "ray": ray, "workers": workers}}
-    store.run.start(config, resume_keys=("backend", "generation", "seed"))
+    check_same_prompts(store, prompts)
+    start_or_resume(store, config)
     remove_strays(store.path)
     store.add_prompts(prompts.items)
     finished = store.finished()
@@ -180,13 +224,18 @@ def _write_summary(store: ImageStore, config: dict[str, Any], summary: Synthesis
             "dataset": config["prompts"], "backend": config["backend"],
             "images_total": summary.total, "images_finished": finished,
             "generated_this_invocation": summary.generated,
-            "images_per_hour_this_invocation": summary.images_per_hour}
+            "images_per_hour_this_invocation": summary.images_per_hour,
+            "seed": config["seed"], "images_per_prompt": config["images_per_prompt"],
+            "generation": gen, "provenance": provenance()}
     write_json(store.path / "summary.json", data)
     rate = f"{summary.images_per_hour:.1f}" if summary.images_per_hour else "-"
+    version = data["provenance"].get("toolkit_version", "?")
     atomic_write_text(store.path / "table.md",
-                      "| backend | model | prompts | images finished | images/hour |\n"
-                      "|---|---|---|---|---|\n"
-                      f"| {config['backend']} | {model} | {config['prompts']} | "
-                      f"{finished}/{summary.total} | {rate} |\n")
+                      "| backend | model | prompts | seed | images finished | images/hour |\n"
+                      "|---|---|---|---|---|---|\n"
+                      f"| {config['backend']} | {model} | {config['prompts']} | {config['seed']} | "
+                      f"{finished}/{summary.total} | {rate} |\n\n"
+                      f"Settings: `{json.dumps(gen.get('settings', gen), sort_keys=True)}`; "
+                      f"spatialprobe {version}.\n")
     register_run(store.path, kind="synthesize", task=config["task"], model=model,
                  dataset=config["prompts"], accuracy=None, macro_f1=None)

@@ -14,8 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .augment import make_cutouts
 from .jobs import Job, JobResult
-from .loading import (autocast, load_model, require, resolve_device, resolve_precision,
-                      to_pil, weights_hash)
+from .loading import (autocast, grad_scaler, load_model, require, resolve_device,
+                      resolve_precision, to_pil, weights_hash)
 from .settings import VQGANCLIPSettings, load_preset, with_overrides
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -82,8 +82,12 @@ class VQGANCLIP:
         if self._hash is None:
             parts = [weights_hash(self.vqgan_id), weights_hash(self.clip_id)]
             self._hash = ";".join(p or "unknown" for p in parts)
+        # device and precision may change on resume, so each image records what made it
+        autocast_dtype = str(self.amp_dtype).replace("torch.", "") if self.device.type == "cuda" \
+            else "float32"
         return {"model": f"vqgan={self.vqgan_id};clip={self.clip_id}", "weights_hash": self._hash,
-                "settings": self.settings.to_dict()}
+                "settings": {**self.settings.to_dict(), "device": self.device.type,
+                             "dtype": autocast_dtype}}
 
     # ---- pieces ------------------------------------------------------------------------------
     def encode_texts(self, texts: Sequence[str]):
@@ -137,6 +141,8 @@ class VQGANCLIP:
         z = self.initial_latents(generators).requires_grad_(True)
         optimizer = torch.optim.Adam([z], lr=s.lr)  # AdamW with per-image decay, applied below
         decay = torch.ones(len(prompts), device=self.device)  # AdamW starts with decay on
+        # fp16 gradients through the decoder underflow without loss scaling (bf16 needs none)
+        scaler = grad_scaler(self.device, self.amp_dtype)
         snapshots, history = set(s.snapshots), []
         for step in range(1, s.iterations + 1):
             with autocast(self.device, self.amp_dtype):
@@ -146,10 +152,11 @@ class VQGANCLIP:
             if negative is not None:
                 per_image = per_image + s.negative_weight * (emb @ negative).mean(1)
             optimizer.zero_grad(set_to_none=True)
-            per_image.sum().backward()
+            scaler.scale(per_image.sum()).backward()
             with torch.no_grad():  # decoupled weight decay, as AdamW applies it before its step
                 z.mul_(1 - s.lr * s.weight_decay * decay.view(-1, 1, 1, 1))
-            optimizer.step()
+            scaler.step(optimizer)  # a plain optimizer.step() unless fp16
+            scaler.update()
             with torch.no_grad():
                 decay = (z.abs().amax(dim=(1, 2, 3)) > s.weight_decay_threshold).float()
             history.append(per_image.detach().float())  # stays on the device: no sync
