@@ -85,8 +85,9 @@ def test_malformed_release_line_names_file_line_and_field(tmp_path, line, field,
 def test_non_utf8_and_empty_files(tmp_path):
     path = tmp_path / "latin1.jsonl"
     path.write_bytes('{"text": "caf\xe9", "obj_a": "a", "obj_b": "b", "label": 1}\n'.encode("latin-1"))
-    with pytest.raises(DataError, match="not UTF-8"):
+    with pytest.raises(DataError, match="not UTF-8") as err:
         datasets.load_release(path, task="size")
+    assert err.value.line == 1
     with pytest.raises(DataError, match="no records"):
         datasets.load_release(_write(tmp_path, [""], "empty.jsonl"), task="size")
 

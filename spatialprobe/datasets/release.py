@@ -37,26 +37,27 @@ class DataError(ValueError):
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, record) for each non-blank line; bad JSON is a DataError."""
+    """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
     path = Path(path)
     try:
-        handle = open(path, encoding="utf-8")
+        handle = open(path, "rb")
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     with handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise DataError(path, number, None, f"not valid JSON ({err.msg})") from None
-                if not isinstance(record, dict):
-                    raise DataError(path, number, None, "expected a JSON object")
-                yield number, record
-        except UnicodeDecodeError as err:
-            raise DataError(path, None, None, f"not UTF-8 text ({err.reason})") from None
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(path, number, None, f"not UTF-8 text ({err.reason})") from None
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(path, number, None, f"not valid JSON ({err.msg})") from None
+            if not isinstance(record, dict):
+                raise DataError(path, number, None, "expected a JSON object")
+            yield number, record
 
 
 def require(record: dict, field: str, kind: type | tuple[type, ...], path, line) -> Any:
