@@ -36,6 +36,19 @@ class DataError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
+def read_json_file(path: str | Path) -> Any:
+    """A whole JSON file; a missing file or bad JSON is a DataError naming the file and line."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
+    except UnicodeDecodeError as err:
+        raise DataError(path, None, None, f"not UTF-8 text ({err.reason})") from None
+    except json.JSONDecodeError as err:
+        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
     path = Path(path)

@@ -11,11 +11,10 @@ single-object prompt per class (80): 31,680 records. Each record is
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
-from .release import DataError
+from .release import DataError, read_json_file
 from .scale import with_article
 
 COCO_CLASSES = (
@@ -68,12 +67,7 @@ def prompt_lines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def load_sr2d(path: str | Path) -> dict[int, dict[str, Any]]:
     """SR2D records by ``unique_id``; a malformed record is a DataError naming its index and field."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
+    data = read_json_file(path)
     if not isinstance(data, list):
         raise DataError(path, None, None, "expected a JSON list of SR2D records")
     out = {}

@@ -153,13 +153,15 @@ def load_vsr(data_dir: str | Path, split: str = "random", part: str = "test") ->
     return load_vsr_file(split_file(data_dir, split, part), split=split, part=part)
 
 
-def find_images(examples, images_dir: str | Path) -> tuple[dict[str, Path], list[str]]:
-    """(example id -> image path, ids whose image is missing) for a COCO image folder."""
+def find_images(examples, images_dir: str | Path, subdirs: tuple[str, ...] = IMAGE_SUBDIRS
+                ) -> tuple[dict[str, Path], list[str]]:
+    """(example id -> image path, ids whose image is missing) for a COCO image folder; each
+    example's ``image`` file name is looked for in ``images_dir`` and the given subfolders."""
     images_dir = Path(images_dir)
     found: dict[str, Path] = {}
     missing: list[str] = []
     for example in examples:
-        for sub in IMAGE_SUBDIRS:
+        for sub in subdirs:
             candidate = images_dir / sub / example.image
             if candidate.exists():
                 found[example.id] = candidate

@@ -16,11 +16,10 @@ The same numbers are given per relation and per class (images whose prompt names
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..datasets.release import DataError
+from ..datasets.release import DataError, read_json_file
 from ..datasets.sr2d import is_spatial
 from ..detectors.rules import SR2D_RELATIONS, visor_any_pair
 
@@ -94,12 +93,7 @@ def score_released(detections_path: str | Path, prompts_path: str | Path) -> dic
 
     prompts = load_sr2d(prompts_path)
     path = Path(detections_path)
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
+    results = read_json_file(path)
     if not isinstance(results, dict):
         raise DataError(path, None, None, "expected a JSON object keyed '<unique_id>_<k>'")
     outcomes = []

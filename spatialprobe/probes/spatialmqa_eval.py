@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Sequence
 
+from ..datasets.vsr import find_images
+
 RELATIONS = ("left of", "right of", "in front of", "behind", "on/above", "below")
 _LABEL_ORDER = ("on/above", "below", "left of", "right of", "in front of", "behind")
 
@@ -124,7 +126,7 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
 
     path = Path(data_dir) / f"{part}.jsonl"
     examples = spatialmqa.load_spatialmqa(data_dir, part)[:limit]
-    images, missing = _find_images(examples, images_dir)
+    images, missing = find_images(examples, images_dir, ("", "test2017", "images"))
     if not images:
         raise ValueError(f"none of the {len(examples)} images were found under {images_dir}: "
                          "--images should be the COCO test2017 folder")
@@ -170,18 +172,3 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
 
 def _pairs(metrics, key):
     return {g: (metrics["strict"][key][g], metrics["lenient"][key][g]) for g in metrics["strict"][key]}
-
-
-def _find_images(examples, images_dir):
-    from pathlib import Path
-
-    found, missing = {}, []
-    for example in examples:
-        for sub in ("", "test2017", "images"):
-            candidate = Path(images_dir) / sub / example.image
-            if candidate.exists():
-                found[example.id] = candidate
-                break
-        else:
-            missing.append(example.id)
-    return found, missing

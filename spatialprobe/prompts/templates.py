@@ -20,12 +20,11 @@ unequal length repeat their last word), so ``10 templates x 10 answer sets`` is 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..datasets.release import DataError
+from ..datasets.release import DataError, read_json_file
 from ..datasets.scale import capitalize_first, with_article
 from ..records import Dataset, Instance, PromptConfig
 
@@ -91,12 +90,7 @@ def resolve(spec: str, task: str) -> Candidates:
 
 def load_candidates(path: Path, task: str) -> Candidates:
     """Read and validate a candidates file: ``{"task", "templates": [...], "answers": {label: [...]}}``."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
+    data = read_json_file(path)
     if data.get("task") != task:
         raise DataError(path, None, "task", f"holds candidates for {data.get('task')!r}, not {task!r}")
     templates = data.get("templates")

@@ -20,7 +20,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..datasets.release import DataError
+from ..datasets.release import DataError, read_json_file
 from ..imagestore import ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 
@@ -103,12 +103,7 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
+    data = read_json_file(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DataError(path, None, "format", f"not a {FORMAT} file")
     return data
