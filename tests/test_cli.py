@@ -97,3 +97,13 @@ def test_listing_commands():
     assert "posrel" in invoke("datasets", "list").output
     shown = json.loads(invoke("prompts", "show", "size", "--candidates", "manual").output)
     assert shown["templates"] == ["[A] is [MASK] than [B]."]
+
+
+def test_datasets_validate(tmp_path, shared_dir):
+    good = invoke("datasets", "validate", shared_dir / "data" / "spatial-commonsense" / "posrel.jsonl")
+    assert good.exit_code == 0, good.output
+    assert "224 posrel instances" in good.output and "inside 16, beside 112" in good.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "A man drives the car.", "label": 9, "obj_a": "man", "obj_b": "car"}\n')
+    result = invoke("datasets", "validate", bad, "--task", "posrel")
+    assert result.exit_code == 2 and "line 1, field 'label'" in result.output

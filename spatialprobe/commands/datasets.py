@@ -38,6 +38,36 @@ def export(
     typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
 
 
+@datasets_app.command("validate")
+def validate(
+    path: Path = typer.Argument(..., help="A release-format JSON lines file, or a pair file with --pairs."),
+    task: str = typer.Option(None, help="size, height or posrel (default: guessed from the file)."),
+    pairs: bool = typer.Option(False, "--pairs", help="Read PATH as CSV/TSV/JSONL comparison pairs."),
+    first: str = typer.Option("obj_a", help="--pairs: column of the first object."),
+    second: str = typer.Option("obj_b", help="--pairs: column of the second object."),
+    answer: str = typer.Option("label", help="--pairs: column saying whether the first is larger/taller."),
+    folds: int = typer.Option(5, help="Check that this many object-disjoint folds can be made."),
+) -> None:
+    """Check a data file before a long run: every line parsed, labels counted, folds buildable."""
+    from collections import Counter
+
+    from .. import datasets
+
+    try:
+        ds = (datasets.load_pairs(path, task or "size", first=first, second=second, answer=answer)
+              if pairs else datasets.load_release(path, task=task))
+        made = datasets.make_folds(ds, folds)
+    except ValueError as err:  # DataError included: names the file, line and field
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2)
+    labels = Counter(inst.label for inst in ds.instances)
+    keys = {key for inst in ds.instances for key in inst.fold_keys}
+    typer.echo(f"{path}: {len(ds)} {ds.task} instances, version {ds.version}")
+    typer.echo("labels: " + ", ".join(f"{label} {labels[label]}" for label in ds.labels))
+    typer.echo(f"{len(keys)} objects; {folds} folds, dev/test sizes: "
+               + ", ".join(f"{len(f.dev)}/{len(f.test)}" for f in made))
+
+
 @datasets_app.command("build")
 def build(
     name: str = typer.Argument(..., help="Dataset to build: sr2d."),
