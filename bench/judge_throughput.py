@@ -30,8 +30,15 @@ def build_models(root: Path, shape: str) -> tuple[Path, Path]:
 
     if shape == "tiny":
         return tiny_owlvit(root / "owl"), tiny_dpt(root / "dpt")
-    from transformers import (DPTConfig, DPTForDepthEstimation, DPTImageProcessor, OwlViTConfig,
-                              OwlViTForObjectDetection, OwlViTImageProcessor, OwlViTProcessor)
+    from transformers import (
+        DPTConfig,
+        DPTForDepthEstimation,
+        DPTImageProcessor,
+        OwlViTConfig,
+        OwlViTForObjectDetection,
+        OwlViTImageProcessor,
+        OwlViTProcessor,
+    )
 
     owl = tiny_owlvit(root / "owl")  # reuse the tiny tokenizer files, replace model and images
     config = OwlViTConfig(text_config=dict(vocab_size=64, max_position_embeddings=16,
@@ -59,8 +66,8 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-
     from judge_helpers import scene
+
     from spatialprobe.detectors.judge import JudgeConfig
     from spatialprobe.registry import Spec, build
 

@@ -7,8 +7,9 @@ Every stage reads records and writes records; records serialize to plain JSON di
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 SIZE_LABELS = ("larger", "smaller")
 HEIGHT_LABELS = ("taller", "shorter")

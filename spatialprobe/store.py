@@ -24,9 +24,10 @@ import platform
 import sqlite3
 import tempfile
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from . import __version__
 

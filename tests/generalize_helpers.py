@@ -82,7 +82,7 @@ def _data_lines(synsets: dict) -> tuple[dict[str, int], str]:
                 f"{' ' + ptrs if ptrs else ''} | a {name.split('.')[0]}\n")
 
     header = "  1 This is a tiny handmade WordNet-format file for tests.\n"
-    dummy = {n: 0 for n in names}
+    dummy = dict.fromkeys(names, 0)
     offsets, position = {}, len(header.encode())
     for name in names:
         offsets[name] = position

@@ -132,8 +132,7 @@ def tiny_dpt(path: Path, disparity: float = 4.0) -> Path:
 def tiny_depth_anything_metric(path: Path, max_depth: int = 20) -> Path:
     """A 2-layer metric Depth Anything predicting sigmoid(0) * max_depth = max_depth / 2."""
     import torch
-    from transformers import (DepthAnythingConfig, DepthAnythingForDepthEstimation, Dinov2Config,
-                              DPTImageProcessor)
+    from transformers import DepthAnythingConfig, DepthAnythingForDepthEstimation, Dinov2Config, DPTImageProcessor
 
     backbone = Dinov2Config(image_size=28, patch_size=14, hidden_size=16, num_hidden_layers=2,
                             num_attention_heads=2, intermediate_size=32,

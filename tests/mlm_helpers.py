@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-WORDS = ("an a the is than and he she man woman boy girl car bus larger smaller taller shorter "
-         "above below inside beside bigger ant bird cup bottle house plane human dog much usually "
-         "in general compared to , . drives washes").split()
+WORDS = ["an", "a", "the", "is", "than", "and", "he", "she", "man", "woman", "boy", "girl", "car", "bus", "larger", "smaller", "taller", "shorter", "above", "below", "inside", "beside", "bigger", "ant", "bird", "cup", "bottle", "house", "plane", "human", "dog", "much", "usually", "in", "general", "compared", "to", ",", ".", "drives", "washes"]
 
 
 def tiny_wordpiece_bert(path: Path, extra_pieces=("##er", "##est", "hug", "tin", "##ier")) -> Path:

@@ -75,8 +75,7 @@ def train_t5(path: Path, inputs: list[str], answers: list[str], steps: int = 80)
 def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
     """A 1-layer ViLT-VQA whose answer classifier outputs ``answer_bias`` whatever the input."""
     import torch
-    from transformers import (ViltConfig, ViltForQuestionAnswering,
-                              ViltImageProcessor, ViltProcessor)
+    from transformers import ViltConfig, ViltForQuestionAnswering, ViltImageProcessor, ViltProcessor
 
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + _words(list(texts) + ["yes no"])
     path.mkdir(parents=True, exist_ok=True)
@@ -101,8 +100,7 @@ def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int 
 def make_blip(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
     """A 1-layer BLIP-VQA whose answer decoder outputs fixed logits: ``answer_bias`` per word."""
     import torch
-    from transformers import (BlipConfig, BlipForQuestionAnswering,
-                              BlipImageProcessor, BlipProcessor)
+    from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
 
     words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"] + _words(list(texts) + ["yes no"])
     path.mkdir(parents=True, exist_ok=True)

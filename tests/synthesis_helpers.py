@@ -97,8 +97,7 @@ def one_torch_thread():
 def tiny_stable_diffusion(folder: Path, seed: int = 0) -> Path:
     """Save a random tiny StableDiffusionPipeline (16x16 images, 2 blocks) to ``folder``."""
     import torch
-    from diffusers import (AutoencoderKL, DDIMScheduler, StableDiffusionPipeline,
-                           UNet2DConditionModel)
+    from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
     from transformers import CLIPTextConfig, CLIPTextModel, CLIPTokenizer
 
     torch.manual_seed(seed)

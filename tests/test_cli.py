@@ -1,9 +1,9 @@
 import json
 
 import pytest
+from mlm_helpers import set_output_bias, tiny_wordpiece_bert
 from typer.testing import CliRunner
 
-from mlm_helpers import set_output_bias, tiny_wordpiece_bert
 from spatialprobe.cli import app
 
 runner = CliRunner()

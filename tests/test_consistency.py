@@ -1,7 +1,5 @@
 import json
 
-import pytest
-
 from spatialprobe.metrics.consistency import consistency, object_bias
 
 

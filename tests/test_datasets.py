@@ -5,7 +5,7 @@ import pytest
 
 from spatialprobe import datasets
 from spatialprobe.datasets import DataError
-from spatialprobe.datasets.scale import SIZE_LEVELS, article
+from spatialprobe.datasets.scale import article
 
 
 @pytest.mark.parametrize("task,first", [("size", "larger"), ("height", "taller")])

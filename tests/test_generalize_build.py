@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from generalize_helpers import make_conceptnet_db, make_wordnet_dir, write_corpus
 from typer.testing import CliRunner
 
-from generalize_helpers import make_conceptnet_db, make_wordnet_dir, write_corpus
 from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.datasets.generalize import generalize, generalize_records, scenario_text

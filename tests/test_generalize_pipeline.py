@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
-
 from generalize_helpers import make_wordnet_dir, write_corpus
 from qa_helpers import make_vilt
+from synthesis_helpers import one_torch_thread, tiny_stable_diffusion  # noqa: F401
+from typer.testing import CliRunner
+
 from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.store import write_jsonl
-from synthesis_helpers import one_torch_thread, tiny_stable_diffusion  # noqa: F401
 
 pytest.importorskip("torch")
 pytest.importorskip("diffusers")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from generalize_helpers import make_conceptnet_db, make_wordnet_dir
+
 from spatialprobe.datasets.subterms import ConceptNetSubterms, WordNetSubterms, find_wordnet
 
 pytest.importorskip("conceptnet_lite")

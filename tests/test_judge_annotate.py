@@ -10,13 +10,12 @@ import shutil
 import time
 
 import pytest
+from judge_helpers import write_run
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
-from spatialprobe.synthesis import load_prompts
 from spatialprobe.reports.annotation import annotation_items, page_id
-
-from judge_helpers import write_run
+from spatialprobe.synthesis import load_prompts
 
 runner = CliRunner()
 LABELS = ["above", "below", "inside", "beside"]

@@ -2,13 +2,12 @@ import json
 import random
 
 import pytest
+from judge_helpers import write_run
 from typer.testing import CliRunner
 
 from spatialprobe import store
 from spatialprobe.cli import app
 from spatialprobe.synthesis import load_prompts
-
-from judge_helpers import write_run
 
 runner = CliRunner()
 COLOUR = ["--detector", "colour", "--depth", "colour"]

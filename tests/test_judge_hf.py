@@ -9,13 +9,12 @@ from typer.testing import CliRunner
 
 pytest.importorskip("transformers")
 
+from judge_helpers import tiny_depth_anything_metric, tiny_detr, tiny_dpt, tiny_owlvit, write_run
+
 from spatialprobe.cli import app
 from spatialprobe.detectors.base import Detection, best_per_object, nms
 from spatialprobe.detectors.hf import classes_for, load_aliases
 from spatialprobe.registry import Spec, build
-
-from judge_helpers import (tiny_depth_anything_metric, tiny_detr, tiny_dpt, tiny_owlvit,
-                           write_run)
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from mlm_helpers import set_output_bias, tiny_bpe_roberta, tiny_wordpiece_bert
+
 from spatialprobe.probes.base import ClozeRequest
 from spatialprobe.probes.masked_lm import MaskedLMScorer, ModelLoadError
 

@@ -2,9 +2,9 @@
 
 import json
 
+from judge_helpers import write_run
 from typer.testing import CliRunner
 
-from judge_helpers import write_run
 from spatialprobe.cli import app
 
 runner = CliRunner()

@@ -1,10 +1,9 @@
 import json
 
 import pytest
-
 from mlm_helpers import tiny_wordpiece_bert
+
 from spatialprobe import datasets
-from spatialprobe.probes.base import ClozeRequest
 from spatialprobe.probes.masked_lm import MaskedLMScorer
 from spatialprobe.probes.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, fill

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from qa_helpers import make_t5, train_t5
 from typer.testing import CliRunner
 
-from qa_helpers import make_t5, train_t5
 from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records

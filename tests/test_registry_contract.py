@@ -5,11 +5,11 @@ import json
 import math
 
 import pytest
-
 from mlm_helpers import tiny_wordpiece_bert
+from vl_helpers import tiny_vilt
+
 from spatialprobe import registry
 from spatialprobe.probes.base import ClozeRequest, Scorer
-from vl_helpers import tiny_vilt
 
 ENTRIES = [(kind, name) for kind in registry.kinds() for name in registry.names(kind)]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from synthesis_helpers import one_torch_thread, tiny_stable_diffusion  # noqa: F401
 
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.synthesis import load_prompts, synthesize
 from spatialprobe.synthesis.jobs import Job
 from spatialprobe.synthesis.loading import ModelLoadError
-from synthesis_helpers import one_torch_thread, tiny_stable_diffusion  # noqa: F401
 
 
 @pytest.fixture(scope="module")

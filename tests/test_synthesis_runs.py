@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
 
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.synthesis import image_seed, load_prompts, synthesize
-from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[1]
 

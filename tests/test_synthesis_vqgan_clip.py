@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 import torch
 import torch.nn.functional as F
+from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
 
 from spatialprobe.synthesis import VQGANCLIPSettings, load_preset, with_overrides
 from spatialprobe.synthesis.augment import make_cutouts
 from spatialprobe.synthesis.jobs import Job
-from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
 
 PROMPTS = ["An ant and a bird.", "A man washes the car.", "A girl sits on the chair."]
 SEEDS = [11, 22, 33]

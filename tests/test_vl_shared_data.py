@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from vl_helpers import shared_dir
 
 from spatialprobe.datasets.spatialmqa import extra_key_report, load_spatialmqa
 from spatialprobe.datasets.vsr import load_vsr, negate_caption, relations
-
-from vl_helpers import shared_dir
 
 DATA = shared_dir() / "data"
 VSR_COUNTS = {("random", "train"): 7680, ("random", "dev"): 1097, ("random", "test"): 2195,

@@ -5,14 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from vl_helpers import solid_image
 
 from spatialprobe.datasets.release import DataError
-from spatialprobe.datasets.spatialmqa import (axis, extra_key_report, load_spatialmqa,
-                                              load_spatialmqa_file, perspective)
-from spatialprobe.probes.spatialmqa_eval import (classification_metrics, lenient_correct,
-                                                 lenient_label, run_spatialmqa, strict_label)
-
-from vl_helpers import solid_image
+from spatialprobe.datasets.spatialmqa import axis, extra_key_report, load_spatialmqa, load_spatialmqa_file, perspective
+from spatialprobe.probes.spatialmqa_eval import (
+    classification_metrics,
+    lenient_correct,
+    lenient_label,
+    run_spatialmqa,
+    strict_label,
+)
 
 RECORDS = [
     {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",
@@ -137,11 +140,10 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
 
 def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     from typer.testing import CliRunner
+    from vl_helpers import tiny_clip, tiny_llava
 
     from spatialprobe.cli import app
     from spatialprobe.probes.mqa_models import GenerativeAnswerer
-
-    from vl_helpers import tiny_clip, tiny_llava
 
     write(tmp_path / "data" / "dev.jsonl", RECORDS[:2])
     for name in ("a.jpg", "b.jpg"):
@@ -174,10 +176,9 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
 
 def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
     from transformers import AutoProcessor
+    from vl_helpers import tiny_llava
 
     from spatialprobe.probes.mqa_models import GenerativeAnswerer
-
-    from vl_helpers import tiny_llava
 
     model_dir = tiny_llava(tmp_path / "llava", always_left=True)
     plain = GenerativeAnswerer(str(model_dir), device="cpu", max_new_tokens=2)
@@ -198,9 +199,9 @@ def test_encoder_decoder_output_is_not_cut_by_the_prompt_length(tmp_path):
     """Encoder-decoder generators (InstructBLIP-Flan-T5, as in the SpatialMQA paper) return only
     the new tokens; cutting the prompt's length off them would leave an empty answer."""
     torch = pytest.importorskip("torch")
-    from spatialprobe.probes.mqa_models import GenerativeAnswerer
-
     from vl_helpers import LLAVA_WORDS, tiny_llava
+
+    from spatialprobe.probes.mqa_models import GenerativeAnswerer
 
     answerer = GenerativeAnswerer(str(tiny_llava(tmp_path / "llava")), device="cpu")
     answer = [LLAVA_WORDS.index("right"), LLAVA_WORDS.index("of")]

@@ -6,13 +6,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from vl_helpers import WORDS, solid_image, tiny_vilt  # noqa: E402
+
 from spatialprobe import registry  # noqa: E402
 from spatialprobe.imagestore import ImageStore, PromptItem  # noqa: E402
 from spatialprobe.probes.base import ClozeRequest, Scorer  # noqa: E402
 from spatialprobe.probes.vilt import ViltMaskedLMScorer, attach_images  # noqa: E402
 from spatialprobe.probes.vl_common import ModelLoadError  # noqa: E402
-
-from vl_helpers import WORDS, solid_image, tiny_vilt  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from spatialprobe.probes.vinvl import CheckpointError, convert_vinvl  # noqa: E402
-
 from vl_helpers import SPECIALS, WORDS, tiny_bert_config, write_vocab  # noqa: E402
+
+from spatialprobe.probes.vinvl import CheckpointError, convert_vinvl  # noqa: E402
 
 H, FF, HEADS = 16, 32, 2
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from vl_helpers import solid_image
 
 from spatialprobe.datasets.release import DataError
-from spatialprobe.datasets.vsr import (CATEGORIES, find_images, load_vsr, load_vsr_file,
-                                       negate_caption, relations)
-
-from vl_helpers import solid_image
+from spatialprobe.datasets.vsr import CATEGORIES, find_images, load_vsr, load_vsr_file, negate_caption, relations
 
 RANDOM = [
     {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1,
@@ -135,10 +133,9 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
 
 def test_vsr_command_with_tiny_clip(tmp_path):
     from typer.testing import CliRunner
+    from vl_helpers import tiny_clip
 
     from spatialprobe.cli import app
-
-    from vl_helpers import tiny_clip
 
     write_split(tmp_path, "zeroshot", "dev", ZEROSHOT)
     solid_image(tmp_path / "coco" / "val2017" / "000000000001.jpg")
@@ -165,9 +162,9 @@ def test_vsr_command_with_tiny_clip(tmp_path):
 
 def test_siglip_texts_are_padded_to_full_length_as_trained(tmp_path):
     """SigLIP scores assume max_length padding; CLIP keeps dynamic padding."""
-    from spatialprobe.probes.clip_scoring import ClipSimilarity
-
     from vl_helpers import tiny_clip
+
+    from spatialprobe.probes.clip_scoring import ClipSimilarity
 
     clip = ClipSimilarity(str(tiny_clip(tmp_path / "clip")), device="cpu")
     seen, processor = [], clip.processor

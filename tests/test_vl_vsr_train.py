@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from test_vl_vsr import write_split  # noqa: E402
-from vl_helpers import solid_image, tiny_vilt  # noqa: E402
+from test_vl_vsr import write_split
+from vl_helpers import solid_image, tiny_vilt
 
 
 def records(n):
@@ -43,8 +43,8 @@ def test_trainer_arguments_follow_the_authors_loop(tmp_path):
 
 
 def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path):
-    from typer.testing import CliRunner
     from transformers import ViltForImagesAndTextClassification
+    from typer.testing import CliRunner
 
     from spatialprobe.cli import app
 

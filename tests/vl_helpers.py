@@ -32,8 +32,14 @@ def tiny_bert_config(vocab_size: int) -> dict:
 def tiny_vilt(directory: Path, *, classifier: bool = False, image_size: int = 32):
     """A ViLT masked-LM (or single-image classifier) with a BERT word-piece tokenizer, saved."""
     import torch
-    from transformers import (BertTokenizerFast, ViltConfig, ViltForImagesAndTextClassification,
-                              ViltForMaskedLM, ViltImageProcessorPil, ViltProcessor)
+    from transformers import (
+        BertTokenizerFast,
+        ViltConfig,
+        ViltForImagesAndTextClassification,
+        ViltForMaskedLM,
+        ViltImageProcessorPil,
+        ViltProcessor,
+    )
 
     torch.manual_seed(0)
     write_vocab(directory / "tok")
@@ -60,8 +66,7 @@ def tiny_vilt(directory: Path, *, classifier: bool = False, image_size: int = 32
 def tiny_clip(directory: Path):
     """A CLIP model with a character-level BPE tokenizer, saved with its processor."""
     import torch
-    from transformers import (CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor,
-                              CLIPTokenizer)
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
 
     torch.manual_seed(0)
     directory.mkdir(parents=True, exist_ok=True)
@@ -105,8 +110,13 @@ def tiny_llava(directory: Path, always_left: bool = False):
     """
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import (CLIPImageProcessor, LlavaConfig, LlavaForConditionalGeneration,
-                              LlavaProcessor, PreTrainedTokenizerFast)
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        PreTrainedTokenizerFast,
+    )
 
     vocab = {w: i for i, w in enumerate(LLAVA_WORDS)}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))

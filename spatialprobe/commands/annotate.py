@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,7 +14,7 @@ annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Huma
 def export(
     run: Path = typer.Argument(..., help="Image run directory."),
     out: Path = typer.Option(..., "--out", help="HTML page to write."),
-    task: Optional[str] = typer.Option(None, "--task", help="Task whose images to ask about."),
+    task: str | None = typer.Option(None, "--task", help="Task whose images to ask about."),
 ) -> None:
     """Write a self-contained annotation page: one image at a time, keyboard answers, saved to JSON."""
     from ..reports.annotation import export_page
@@ -30,8 +29,8 @@ def export(
 def import_(
     run: Path = typer.Argument(..., help="Image run directory the page was exported from."),
     answers: list[Path] = typer.Argument(..., help="Answer files saved from the page, one per annotator."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Result run directory [RUN/human/TASK]."),
-    task: Optional[str] = typer.Option(None, "--task", help="Task of the exported page."),
+    out: Path | None = typer.Option(None, "--out", help="Result run directory [RUN/human/TASK]."),
+    task: str | None = typer.Option(None, "--task", help="Task of the exported page."),
     seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unanswered items."),
 ) -> None:
     """ISM (Human) per annotator, Cohen's kappa between annotators, and the mean over annotators."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -11,11 +10,11 @@ import typer
 def generalize_command(
     out: Path = typer.Option(..., "--out", help="Release-format JSON lines file to write."),
     source: str = typer.Option("posrel", "--source", help="posrel dataset: built-in name or file."),
-    conceptnet: Optional[Path] = typer.Option(
+    conceptnet: Path | None = typer.Option(
         None, "--conceptnet", help="conceptnet-lite database file (conceptnet.db): IsA subterms."),
-    wordnet: Optional[str] = typer.Option(
+    wordnet: str | None = typer.Option(
         None, "--wordnet", help="WordNet hyponyms: a data directory or wordnet.zip, or 'auto' to find nltk's."),
-    corpus: List[Path] = typer.Option(
+    corpus: list[Path] = typer.Option(
         [], "--corpus", help="Plain-text reference corpus file (repeatable); scenarios in it are dropped."),
     replace: str = typer.Option("both", help="Replace the person, the object, or both."),
     depth: int = typer.Option(1, help="Levels of subterms to follow (1 = direct)."),

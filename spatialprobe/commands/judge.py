@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
 
 import typer
 
@@ -68,8 +68,8 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
     return Spec(name, args)
 
 
-def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_model: Optional[str],
-         detector_arg: list[str], threshold: Optional[float], depth: str, depth_model: Optional[str],
+def _run(task: str, run: Path, out: Path | None, detector: str, detector_model: str | None,
+         detector_arg: list[str], threshold: float | None, depth: str, depth_model: str | None,
          depth_arg: list[str], rule: str, rule_arg: list[str], seed: int, batch_size: int,
          gallery: bool, device: str) -> None:
     from rich.console import Console
@@ -104,13 +104,13 @@ def _run(task: str, run: Path, out: Optional[Path], detector: str, detector_mode
 def _make_task_command(task: str):
     def command(
         run: Path = typer.Argument(..., help="Image run directory (written by spatialprobe synthesize)."),
-        out: Optional[Path] = typer.Option(None, "--out", help="Judge run directory [RUN/judge/...]."),
+        out: Path | None = typer.Option(None, "--out", help="Judge run directory [RUN/judge/...]."),
         detector: str = typer.Option("owlvit", "--detector", help="Registered detector (spatialprobe ls)."),
-        detector_model: Optional[str] = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
+        detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
         detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
-        threshold: Optional[float] = typer.Option(None, "--threshold", help="Detector score threshold."),
+        threshold: float | None = typer.Option(None, "--threshold", help="Detector score threshold."),
         depth: str = typer.Option("dpt", "--depth", help="Registered depth estimator (size, height)."),
-        depth_model: Optional[str] = typer.Option(None, "--depth-model", help="Checkpoint id or directory."),
+        depth_model: str | None = typer.Option(None, "--depth-model", help="Checkpoint id or directory."),
         depth_arg: list[str] = typer.Option([], "--depth-arg", help="Extra depth argument key=value."),
         rule: str = typer.Option("vdg", "--rule", help="posrel: registered position judge."),
         rule_arg: list[str] = typer.Option([], "--rule-arg", help="Rule argument key=value (JSON value)."),
@@ -133,7 +133,7 @@ for _task in ("size", "height", "posrel"):
 
 @judge_app.command("gallery")
 def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
-            out: Optional[Path] = typer.Option(None, "--out", help="HTML file [JUDGED/gallery.html].")) -> None:
+            out: Path | None = typer.Option(None, "--out", help="HTML file [JUDGED/gallery.html].")) -> None:
     """HTML gallery of a judged run: boxes drawn, depths, the rule's explanation, match with gold."""
     from ..reports.gallery import write_gallery
 
@@ -142,12 +142,12 @@ def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
 
 
 def visor(
-    run: Optional[Path] = typer.Argument(None, help="Image run of SR2D prompts (omit with --detections)."),
-    detections: Optional[Path] = typer.Option(None, "--detections", help="Detection results, released layout."),
-    prompts: Optional[Path] = typer.Option(None, "--prompts", help="SR2D JSON (released layout)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Directory for visor.json."),
+    run: Path | None = typer.Argument(None, help="Image run of SR2D prompts (omit with --detections)."),
+    detections: Path | None = typer.Option(None, "--detections", help="Detection results, released layout."),
+    prompts: Path | None = typer.Option(None, "--prompts", help="SR2D JSON (released layout)."),
+    out: Path | None = typer.Option(None, "--out", help="Directory for visor.json."),
     detector: str = typer.Option("owlvit", "--detector", help="Registered detector for RUN."),
-    detector_model: Optional[str] = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
+    detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
     detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
     threshold: float = typer.Option(0.1, "--threshold", help="Detector score threshold (VISOR: 0.1)."),
     batch_size: int = typer.Option(8, "--batch-size", help="Images per detector batch."),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -16,8 +15,8 @@ def _fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-def _load_dataset(task: str, data: Optional[Path], pairs: Optional[Path], first: str, second: str,
-                  answer: str, delimiter: Optional[str]):
+def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str, second: str,
+                  answer: str, delimiter: str | None):
     from .. import datasets
 
     if data and pairs:
@@ -34,13 +33,13 @@ def _load_dataset(task: str, data: Optional[Path], pairs: Optional[Path], first:
 def probe(
     task: str = typer.Argument(..., help="size, height or posrel."),
     model: str = typer.Option(..., "--model", "-m", help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Release-format JSON lines file instead of the built-in set."),
-    pairs: Optional[Path] = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
+    data: Path | None = typer.Option(None, "--data", help="Release-format JSON lines file instead of the built-in set."),
+    pairs: Path | None = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
     first: str = typer.Option("obj_a", help="--pairs: column of the first object."),
     second: str = typer.Option("obj_b", help="--pairs: column of the second object."),
     answer: str = typer.Option("label", help="--pairs: column saying whether the first is larger/taller."),
-    delimiter: Optional[str] = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
+    delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
     candidates: str = typer.Option("builtin", "--candidates", help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
     folds: int = typer.Option(5, help="Object-disjoint folds."),
     seed: int = typer.Option(0, help="Seed of the fold assignment."),
@@ -121,8 +120,8 @@ def runs() -> None:
 
 
 def report(
-    run_dirs: List[Path] = typer.Argument(None, help="Run directories; default: every indexed run."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
+    run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
 ) -> None:
     """Put several runs side by side: models as rows, tasks' accuracy and macro-F1 as columns."""
     from ..reports.tables import comparison_table, provenance_line

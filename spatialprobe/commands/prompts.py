@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -26,8 +25,8 @@ def backtranslate_cmd(
     n: int = typer.Option(10, "--n", help="Candidates to keep for the template and for each answer."),
     forward: str = typer.Option("facebook/wmt19-en-de", help="English->German FSMT model id or path."),
     backward: str = typer.Option("facebook/wmt19-de-en", help="German->English FSMT model id or path."),
-    data: Optional[Path] = typer.Option(None, help="Release-format file to take the example from."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the candidates JSON here."),
+    data: Path | None = typer.Option(None, help="Release-format file to take the example from."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the candidates JSON here."),
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
 ) -> None:
     """Back-translate (en->de->en, WMT19) the prompt template and answer words into candidates."""

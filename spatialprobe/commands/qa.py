@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,7 +13,7 @@ TASK_HELP = "size, height or posrel (built-in dataset; with --data, the file's t
 DATA_HELP = "A QA file (e.g. the release's posrel_qa.jsonl) or a dataset file to build questions from."
 
 
-def _questions(task: Optional[str], data: Optional[Path]):
+def _questions(task: str | None, data: Path | None):
     from ..datasets.qa import questions_for
     from ..datasets.release import DataError
 
@@ -33,7 +32,7 @@ def _default_out(mode: str, what: str, model: str) -> Path:
     return home() / "runs" / f"qa-{mode}-{what}-{name}"
 
 
-def _source_name(task: Optional[str], data: Optional[Path], images: Optional[Path] = None) -> str:
+def _source_name(task: str | None, data: Path | None, images: Path | None = None) -> str:
     parts = [data.stem if data is not None else (task or "")]
     if images is not None:
         parts.append(Path(str(images).rstrip("/")).name)
@@ -66,8 +65,8 @@ def _progress_bar(total: int, what: str):
 
 @qa_app.command("export")
 def export(
-    task: Optional[str] = typer.Option(None, help=TASK_HELP),
-    data: Optional[Path] = typer.Option(None, help=DATA_HELP),
+    task: str | None = typer.Option(None, help=TASK_HELP),
+    data: Path | None = typer.Option(None, help=DATA_HELP),
     out: Path = typer.Option(..., "--out", help="JSON lines file (release posrel_qa format + our fields)."),
 ) -> None:
     """Write the balanced yes/no question set of a dataset."""
@@ -83,9 +82,9 @@ def export(
 @qa_app.command("text")
 def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint: Hugging Face id or directory."),
-    task: Optional[str] = typer.Option(None, help=TASK_HELP),
-    data: Optional[Path] = typer.Option(None, help=DATA_HELP),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
+    task: str | None = typer.Option(None, help=TASK_HELP),
+    data: Path | None = typer.Option(None, help=DATA_HELP),
+    out: Path | None = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (bfloat16 on cuda where supported)."),
     batch_size: int = typer.Option(16, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
@@ -112,10 +111,10 @@ def text(
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
     model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP): id or directory."),
-    task: Optional[str] = typer.Option(
+    task: str | None = typer.Option(
         None, help=TASK_HELP + " Default: the questions of the instances the images were made for."),
-    data: Optional[Path] = typer.Option(None, help=DATA_HELP),
-    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
+    data: Path | None = typer.Option(None, help=DATA_HELP),
+    out: Path | None = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
     full_vocab: bool = typer.Option(False, help="Argmax over the full answer vocabulary, not yes/no."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
     batch_size: int = typer.Option(8, help="Images per forward pass."),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from typer.core import TyperCommand
+
 
 def _fail(message: str) -> None:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
@@ -36,31 +36,31 @@ def synthesize_command(
     precision: str = typer.Option("auto", "--precision",
                                   help="auto (bf16 autocast on CUDA for VQGAN+CLIP, fp16 "
                                        "pipelines), fp32, bf16, fp16."),
-    ray: Optional[str] = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
+    ray: str | None = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
                                       "alone starts a local one, --ray ADDRESS joins one."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Ray workers (default and "
+    workers: int | None = typer.Option(None, "--workers", help="Ray workers (default and "
                                           "maximum: one per GPU, else one per CPU)."),
-    vqgan: Optional[str] = typer.Option(None, "--vqgan", help="VQModel directory or id "
+    vqgan: str | None = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
     preset: str = typer.Option("paper", "--preset", help="VQGAN+CLIP preset: paper, fast."),
-    size: Optional[int] = typer.Option(None, "--size", help="VQGAN+CLIP image side "
+    size: int | None = typer.Option(None, "--size", help="VQGAN+CLIP image side "
                                        "(paper: 512)."),
-    iterations: Optional[int] = typer.Option(None, "--iterations",
+    iterations: int | None = typer.Option(None, "--iterations",
                                              help="VQGAN+CLIP steps per image (paper: 600)."),
-    cutouts: Optional[int] = typer.Option(None, "--cutouts",
+    cutouts: int | None = typer.Option(None, "--cutouts",
                                           help="VQGAN+CLIP cutouts per step (paper: 32)."),
-    lr: Optional[float] = typer.Option(None, "--lr", help="VQGAN+CLIP AdamW lr (paper: 0.5)."),
-    quantize: Optional[bool] = typer.Option(None, "--quantize/--no-quantize",
+    lr: float | None = typer.Option(None, "--lr", help="VQGAN+CLIP AdamW lr (paper: 0.5)."),
+    quantize: bool | None = typer.Option(None, "--quantize/--no-quantize",
                                             help="Decode through the VQGAN codebook."),
-    snapshots: Optional[str] = typer.Option(None, "--snapshots",
+    snapshots: str | None = typer.Option(None, "--snapshots",
                                             help="Iterations to snapshot, e.g. 100,300."),
-    set_: List[str] = typer.Option([], "--set", help="Any VQGAN+CLIP setting: KEY=VALUE."),
-    model: Optional[str] = typer.Option(None, "--model", help="diffusers pipeline id or path."),
+    set_: list[str] = typer.Option([], "--set", help="Any VQGAN+CLIP setting: KEY=VALUE."),
+    model: str | None = typer.Option(None, "--model", help="diffusers pipeline id or path."),
     steps: int = typer.Option(50, "--steps", help="diffusers: inference steps."),
     guidance: float = typer.Option(7.5, "--guidance", help="diffusers: guidance scale."),
-    height: Optional[int] = typer.Option(None, "--height", help="diffusers: image height."),
-    width: Optional[int] = typer.Option(None, "--width", help="diffusers: image width."),
+    height: int | None = typer.Option(None, "--height", help="diffusers: image height."),
+    width: int | None = typer.Option(None, "--width", help="diffusers: image width."),
     negative_prompt: str = typer.Option("", "--negative-prompt", help="diffusers only."),
 ) -> None:
     """Generate images for prompts into an image store (resumes an existing --out)."""

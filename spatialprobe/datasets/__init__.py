@@ -6,7 +6,7 @@ a built-in name (``size``, ``height``, ``posrel``) or a path to a release-format
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -18,11 +18,21 @@ from .scale import build_scale
 
 BUILTIN = ("size", "height", "posrel")
 
-__all__ = ["BUILTIN", "DataError", "Dataset", "load", "load_pairs", "load_release",
-           "make_folds", "to_release_records", "build_scale", "builtin_posrel"]
+__all__ = [
+    "BUILTIN",
+    "DataError",
+    "Dataset",
+    "build_scale",
+    "builtin_posrel",
+    "load",
+    "load_pairs",
+    "load_release",
+    "make_folds",
+    "to_release_records",
+]
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_posrel() -> Dataset:
     """Our own positional-relationship set (``spatialprobe/data/posrel.jsonl``).
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from ..store import read_json, write_json
 
@@ -204,8 +204,7 @@ def filter_phrases(phrases: Iterable[str], files: Sequence[str | os.PathLike[str
     corpus = CorpusFilter(phrases, state_path, chunk_bytes=chunk_bytes, restart_stale=restart_stale)
     if not show_progress:
         return corpus.scan(files)
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TimeRemainingColumn,
-                               TransferSpeedColumn)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
     total = sum(Path(f).stat().st_size for f in files if Path(f).is_file())
     with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),

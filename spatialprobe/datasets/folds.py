@@ -32,7 +32,7 @@ def _strata(dataset: Dataset, keys: list[str], k: int) -> dict[str, int]:
     if levels and all(key in levels for key in keys):
         return {key: levels[key] for key in keys}
     if dataset.task == "posrel" or len(dataset.labels) != 2:
-        return {key: 0 for key in keys}
+        return dict.fromkeys(keys, 0)
     wins: dict[str, list[int]] = defaultdict(list)
     for inst in dataset.instances:
         a_larger = inst.label == dataset.labels[0]

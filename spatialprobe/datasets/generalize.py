@@ -17,9 +17,10 @@ subterm source, the corpus files and the counts.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..records import Dataset, Instance
 from ..store import provenance, write_json, write_jsonl
@@ -158,7 +159,7 @@ def generalize(dataset: Dataset, source, out: str | Path, *, corpus: Sequence[st
         "corpus": [str(Path(c).resolve()) for c in corpus],
         "normalisation": "lower-case; whitespace runs -> one space; final '.' dropped; word boundaries",
         "candidates": len(rows), "in_corpus": len(rows) - len(kept), "kept": len(kept),
-        "in_corpus_examples": dict(list(sorted(found.items()))[:50]),
+        "in_corpus_examples": dict(sorted(found.items())[:50]),
         "no_subterms": sorted(missing), "provenance": provenance(),
     }
     write_json(Path(f"{out}.meta.json"), meta)

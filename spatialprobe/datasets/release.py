@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS, Dataset, Instance
 from .scale import capitalize_first, content_version, with_article
@@ -77,7 +78,7 @@ def require(record: dict, field: str, kind: type | tuple[type, ...], path, line)
     if field not in record:
         raise DataError(path, line, field, "missing")
     value = record[field]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise DataError(path, line, field, f"expected {names}, got {value!r}")
     if isinstance(value, str) and not value.strip():

@@ -62,8 +62,8 @@ class ConceptNetSubterms:
         self._cache: dict[str, list[str]] = {}
 
     def _direct(self, word: str) -> list[str]:
-        from conceptnet_lite import Label, Language, edges_to
         import peewee
+        from conceptnet_lite import Label, Language, edges_to
 
         try:
             language = Language.get(name=self.language)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -68,7 +68,7 @@ class Relation:
     """An antonym (``right of``) or a negation (``not touching``) that replaces it in the caption."""
 
 
-@lru_cache(maxsize=None)
+@cache
 def relations() -> dict[str, Relation]:
     """The 71 relations of ``spatialprobe/data/vsr_relations.tsv``."""
     text = (resources.files("spatialprobe") / "data" / "vsr_relations.tsv").read_text(encoding="utf-8")

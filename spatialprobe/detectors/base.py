@@ -9,8 +9,9 @@ adapters whose model predicts disparity convert it with :func:`detectors.depth.t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class Detection:
         return {"label": self.label, "box": [float(v) for v in self.box], "score": float(self.score)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Detection":
+    def from_dict(cls, data: dict[str, Any]) -> Detection:
         return cls(data["label"], tuple(float(v) for v in data["box"]), float(data["score"]))
 
 
@@ -60,7 +61,7 @@ class DepthEstimator(Protocol):
 
 def best_per_object(detections: Sequence[Detection], names: Sequence[str]) -> dict[str, Detection | None]:
     """The highest-confidence detection of each name (None when the name was not detected)."""
-    best: dict[str, Detection | None] = {name: None for name in names}
+    best: dict[str, Detection | None] = dict.fromkeys(names)
     for det in detections:
         if det.label in best:
             current = best[det.label]

@@ -11,7 +11,8 @@ the same :func:`detectors.depth.to_depth` the real adapters use.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ..imagestore import ImageRecord, ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS

@@ -17,7 +17,7 @@ turns any judge into a classifier over a label set.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

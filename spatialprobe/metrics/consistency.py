@@ -13,8 +13,8 @@ used); the reported figure pools the counts of all groups.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from itertools import permutations
-from typing import Iterable, Mapping
 
 
 def _directions(rows: Iterable[Mapping], first_label: str) -> dict[tuple[str, str], int]:

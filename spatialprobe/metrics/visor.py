@@ -16,8 +16,9 @@ The same numbers are given per relation and per class (images whose prompt names
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..datasets.release import DataError, read_json_file
 from ..datasets.sr2d import is_spatial

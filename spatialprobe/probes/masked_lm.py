@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from ..loading import ModelLoadError, load_pretrained, resolve_device
 from .base import ClozeRequest, Progress
-from ..loading import ModelLoadError, load_pretrained, resolve_device  # noqa: F401 (re-exported)
 
 
 def weights_hash(model) -> str:
@@ -169,7 +170,7 @@ class MaskedLMScorer:
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         result: dict[int, Any] = {}
-        remaining = {r: 0 for r in range(n_requests)}
+        remaining = dict.fromkeys(range(n_requests), 0)
         for sid, reqs in requests_of_seq.items():
             for r in reqs:
                 remaining[r] += 1

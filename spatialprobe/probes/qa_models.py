@@ -19,8 +19,9 @@ text models in bfloat16 where the GPU has it (T5 overflows in float16), else flo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from .vl_common import resolve_device
 

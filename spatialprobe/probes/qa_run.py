@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ..datasets.corpus_filter import normalize_phrase
 from ..datasets.qa import QAItem, QASet

@@ -22,7 +22,8 @@ the mean of the per-relation F1 scores (scikit-learn's macro F1). The two differ
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..datasets.vsr import find_images
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .base import ClozeRequest, Progress
 from .masked_lm import weights_hash

@@ -7,7 +7,8 @@ interrupted run resumes where it stopped; the summary files are written at the e
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
 

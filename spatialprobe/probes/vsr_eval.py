@@ -9,8 +9,9 @@ per relation and per the 7 relation categories, with a plot.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..datasets import vsr
 from ..store import RunDir

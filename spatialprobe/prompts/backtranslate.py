@@ -18,7 +18,8 @@ single words are kept.
 from __future__ import annotations
 
 import re
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from ..datasets.scale import with_article
 from ..records import Dataset, Instance

@@ -15,10 +15,11 @@ import hashlib
 import html
 import json
 import random
+from collections.abc import Sequence
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..datasets.release import DataError, read_json_file
 from ..imagestore import ImageStore

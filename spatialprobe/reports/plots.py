@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 
 def object_bias_chart(objects: Mapping[str, Mapping[str, float | None]], order: Sequence[str], out: Path,

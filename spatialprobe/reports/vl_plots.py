@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 
 def accuracy_bars(panels: Mapping[str, Mapping[str, Mapping[str, float]]], path: str | Path,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .jobs import Job, JobResult
 from .loading import load_model, require, resolve_device, resolve_precision, weights_hash

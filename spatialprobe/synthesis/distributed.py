@@ -10,8 +10,9 @@ than fixed shards.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .jobs import Job
 from .runner import ResultWriter, batches, build_synthesizer
@@ -25,7 +26,7 @@ class _Worker:
     def __init__(self, backend: str, backend_args: dict[str, Any]):
         try:
             self.synth, self.error = build_synthesizer(backend, backend_args), None
-        except Exception as err:  # noqa: BLE001 (re-raised on the driver)
+        except Exception as err:
             self.synth, self.error = None, err
 
     def describe(self) -> dict[str, Any] | Exception:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..loading import ModelLoadError, resolve_device  # noqa: F401 (re-exported)
 
@@ -60,7 +61,7 @@ def load_model(loader: Callable[..., Any], name_or_path: str, what: str, **kwarg
     """``loader(name_or_path, **kwargs)`` with a clear sentence when the files cannot be had."""
     try:
         return loader(name_or_path, **kwargs)
-    except (OSError, ValueError, EnvironmentError) as err:
+    except (OSError, ValueError) as err:
         hint = ("no such directory" if not Path(name_or_path).exists() else "the directory lacks "
                 "the expected files")
         raise ModelLoadError(

@@ -10,12 +10,12 @@ the image's own generator, so an image is the same whether it is generated alone
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .augment import make_cutouts
 from .jobs import Job, JobResult
-from .loading import (autocast, grad_scaler, load_model, require, resolve_device,
-                      resolve_precision, to_pil, weights_hash)
+from .loading import autocast, grad_scaler, load_model, require, resolve_device, resolve_precision, to_pil, weights_hash
 from .settings import VQGANCLIPSettings, load_preset, with_overrides
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
