@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.synthesis",
     "spatialprobe.commands.judge",
     "spatialprobe.commands.annotate",
+    "spatialprobe.commands.run",
 )
 
 for _name in COMMAND_MODULES:

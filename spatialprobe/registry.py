@@ -117,3 +117,6 @@ register("position-judge", "geneval", "spatialprobe.detectors.rules:geneval_judg
          "GenEval: centre offsets reduced by a margin of the box sizes")
 register("position-judge", "t2i-compbench", "spatialprobe.detectors.rules:t2i_compbench_judge",
          "T2I-CompBench: dominant-axis sign, damped by IoU")
+# Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
+register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
+         "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

@@ -29,15 +29,15 @@ def test_probe_size_end_to_end_with_a_local_model(always_larger, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["task"] == "size" and summary["model"] == str(always_larger)
-    assert len(summary["folds"]) == 5
-    for fold in summary["folds"]:  # always "larger": half of every fold's test pairs are right
+    assert len(summary["details"]["folds"]) == 5
+    for fold in summary["details"]["folds"]:  # always "larger": half of every fold's test pairs are right
         assert fold["accuracy"] == 50.0 and fold["size"] == 320
         assert fold["answers"] == {"larger": "larger", "smaller": "smaller"}
         assert fold["macro_f1"] == pytest.approx(100 * (2 / 3) / 2)
-    assert summary["accuracy"] == {"mean": 50.0, "std": 0.0}
+    assert {k: summary["accuracy"][k] for k in ("mean", "std")} == {"mean": 50.0, "std": 0.0}
     rows = [json.loads(l) for l in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 1600 and {r["pred"] for r in rows} == {"larger"}
-    assert "| mean ± σ |  | 50.0 |" in (out / "table.md").read_text()
+    assert "| mean ± σ |  | 50.0 ± 0.0 |" in (out / "table.md").read_text()
     assert "50.0" in result.output and "fold" in result.output
 
 
@@ -47,7 +47,7 @@ def test_release_file_and_pairs_file_run_through_the_same_probe(tmp_path):
     result = invoke("probe", "posrel", "--model", "dummy", "--data", data, "--out", tmp_path / "p",
                     "--candidates", "manual")
     assert result.exit_code == 0, result.output
-    assert json.loads((tmp_path / "p" / "summary.json").read_text())["dataset"]["name"] == "posrel.jsonl"
+    assert json.loads((tmp_path / "p" / "summary.json").read_text())["dataset"].startswith("posrel.jsonl@")
     pairs = tmp_path / "rs.tsv"
     objects = ["ant", "cup", "dog", "bus", "house", "plane", "coin", "shoe", "tiger", "truck"]
     lines = ["x\ty\tbigger"] + [f"{a}\t{b}\t{a if i > j else b}" for i, a in enumerate(objects)
@@ -57,7 +57,7 @@ def test_release_file_and_pairs_file_run_through_the_same_probe(tmp_path):
                     "--answer", "bigger", "--out", tmp_path / "rs")
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "rs" / "summary.json").read_text())
-    assert summary["dataset"]["instances"] == 90 and len(summary["folds"]) == 5
+    assert summary["metrics"]["whole_set_accuracy"]["n"] == 90 and len(summary["details"]["folds"]) == 5
 
 
 def test_malformed_input_is_one_clear_error(tmp_path):

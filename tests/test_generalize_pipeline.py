@@ -50,7 +50,8 @@ def test_generalized_file_probes_synthesizes_and_answers(tmp_path):
     # The masked-LM prober reads it like any dataset file.
     _invoke(["probe", "posrel", "--data", gen, "--model", "dummy", "--folds", 3, "--out", tmp_path / "probe"])
     probe = json.loads((tmp_path / "probe" / "summary.json").read_text())
-    assert probe["dataset"] == {"name": "general.jsonl", "version": data.version, "instances": len(data)}
+    assert probe["dataset"] == f"general.jsonl@{data.version}"
+    assert probe["metrics"]["whole_set_accuracy"]["n"] == len(data)
 
     # The synthesizer: one image per scenario, the instance as the prompt's metadata (the judge's input).
     pipeline = tiny_stable_diffusion(tmp_path / "sd")

@@ -44,10 +44,10 @@ def test_selection_picks_the_template_that_works_on_dev(tmp_path):
     scorer = OracleForOneTemplate(ds, {"larger": ("larger", "bigger"), "smaller": ("smaller", "tinier")})
     summary = run_probe(ds, CANDS, ProbeSettings(model="oracle"), tmp_path / "run", scorer=scorer)
     assert scorer.calls == 2 * 500  # every template x instance once, for all five folds
-    assert [f["prompt"] for f in summary["folds"]] == ["[A] is usually [MASK] than [B]."] * 5
-    assert all(f["accuracy"] == 100.0 and f["size"] == 320 for f in summary["folds"])
-    assert summary["accuracy"] == {"mean": 100.0, "std": 0.0}
-    assert summary["whole_set"]["accuracy"] == 0.0  # the hand-written prompt is always wrong here
+    assert [f["prompt"] for f in summary["details"]["folds"]] == ["[A] is usually [MASK] than [B]."] * 5
+    assert all(f["accuracy"] == 100.0 and f["size"] == 320 for f in summary["details"]["folds"])
+    assert {k: summary["accuracy"][k] for k in ("mean", "std")} == {"mean": 100.0, "std": 0.0}
+    assert summary["details"]["whole_set"]["accuracy"] == 0.0  # the hand-written prompt is always wrong here
     rows = read_jsonl(tmp_path / "run" / "predictions.jsonl")
     assert len(rows) == 5 * 320 and {"obj_a", "obj_b", "gold", "pred", "fold"} <= set(rows[0])
 
@@ -82,7 +82,7 @@ def test_interrupted_scoring_resumes_where_it_stopped(tmp_path):
 def test_a_run_directory_refuses_another_model(tmp_path):
     ds = datasets.load("size")
     run_probe(ds, CANDS, ProbeSettings(model="dummy"), tmp_path / "run")
-    with pytest.raises(ValueError, match="already holds a run with model='dummy'"):
+    with pytest.raises(ValueError, match="settings that differ: model: 'dummy' -> 'oracle'"):
         run_probe(ds, CANDS, ProbeSettings(model="oracle"), tmp_path / "run",
                   scorer=OracleForOneTemplate(ds, {"larger": ("larger",), "smaller": ("smaller",)}))
 
@@ -114,13 +114,13 @@ def test_summary_contract_and_index(tmp_path):
     on_disk = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert on_disk == json.loads(json.dumps(summary))
     assert on_disk["task"] == "posrel" and on_disk["model"] == "dummy" and on_disk["untrained"] is True
-    for fold in on_disk["folds"]:
+    for fold in on_disk["details"]["folds"]:
         assert {"prompt", "answers", "accuracy", "macro_f1", "size"} <= set(fold)
-    assert set(on_disk["accuracy"]) == {"mean", "std"} and set(on_disk["macro_f1"]) == {"mean", "std"}
-    assert 0 <= on_disk["same_answer_both_actions"] <= 100
+    assert set(on_disk["accuracy"]) == {"mean", "std", "n", "breakdown"} == set(on_disk["macro_f1"])
+    assert 0 <= on_disk["details"]["same_answer_both_actions"] <= 100
     assert on_disk["provenance"]["toolkit_version"]
     config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["dataset_version"] == ds.version and config["settings"]["seed"] == 1
+    assert config["settings"]["dataset"]["version"] == ds.version and config["settings"]["seed"] == 1
     assert [r["path"] for r in list_runs()] == [str((tmp_path / "run").resolve())]
 
 
@@ -139,6 +139,6 @@ def test_same_answer_share_counts_pairs_of_actions(tmp_path):
     summary = run_probe(ds, Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
                                        {l: (l,) for l in ds.labels}, "manual"),
                         ProbeSettings(model="inside"), tmp_path / "run", scorer=AlwaysInside())
-    assert summary["same_answer_both_actions"] == 100.0
+    assert summary["details"]["same_answer_both_actions"] == 100.0
     share_inside = sum(i.label == "inside" for i in ds.instances) / len(ds)
-    assert summary["whole_set"]["accuracy"] == pytest.approx(100 * share_inside)
+    assert summary["details"]["whole_set"]["accuracy"] == pytest.approx(100 * share_inside)

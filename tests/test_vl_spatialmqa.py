@@ -128,7 +128,7 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     assert summary["n_scored"] == 2 and summary["n_missing_images"] == 1
     assert summary["strict"]["overall"]["accuracy"] == 50.0   # "left" is not an option verbatim
     assert summary["lenient"]["overall"]["accuracy"] == 100.0
-    assert summary["accuracy"] == {"mean": 100.0, "std": 0.0} and summary["macro_f1"]["mean"] == 100.0
+    assert summary["accuracy"] == {"mean": 100.0, "std": None} and summary["macro_f1"]["mean"] == 100.0
     assert summary["strict"]["per_perspective"]["outside"]["accuracy"] == 0.0
     assert summary["strict"]["per_axis"]["y"]["accuracy"] == 100.0
     assert summary["extra_keys"] == {",answer": ["test-00002"]}

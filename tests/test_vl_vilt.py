@@ -112,8 +112,8 @@ def test_probe_command_runs_vilt_through_the_same_prober(tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["scorer"]["name"] == "vilt" and config["scorer"]["image"] == "blank"
-    assert len(summary["folds"]) == 5 and 0 <= summary["accuracy"]["mean"] <= 100
+    assert config["settings"]["scorer"]["name"] == "vilt" and config["settings"]["scorer"]["args"]["image"] == "blank"
+    assert len(summary["details"]["folds"]) == 5 and 0 <= summary["accuracy"]["mean"] <= 100
 
 
 def test_prompt_over_40_tokens_is_a_clear_error_not_a_crash_or_truncation(vilt_dir):

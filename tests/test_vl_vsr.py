@@ -111,7 +111,7 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     clip = FixedClip({"The cat is left of the dog.": True, "The hot dog is on the table.": True})
     summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
     # first: gold 1, pred 1 (right); second: gold 0, pred 1 (wrong); third: no image
-    assert summary["accuracy"] == {"mean": 50.0, "std": 0.0}
+    assert summary["accuracy"] == {"mean": 50.0, "std": None}
     assert summary["macro_f1"]["mean"] == pytest.approx(100 * (2 / 3 + 0) / 2, abs=0.01)
     assert summary["n_missing_images"] == 1 and summary["missing_images"] == ["000000000404.jpg"]
     assert summary["per_category"] == {"Projective": {"accuracy": 100.0, "n": 1},

@@ -15,19 +15,26 @@ def _fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str, second: str,
-                  answer: str, delimiter: str | None):
+def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str | None,
+                  second: str | None, answer: str | None, delimiter: str | None):
+    """(dataset, source) for --data, --pairs or the built-in set; pair options need --pairs."""
     from .. import datasets
+    from ..datasets import sources
 
     if data and pairs:
         _fail("give either --data (release format) or --pairs (comparison pairs), not both.")
+    given = [name for name, value in (("--first", first), ("--second", second), ("--answer", answer),
+                                      ("--delimiter", delimiter)) if value is not None]
+    if given and not pairs:
+        _fail(f"{', '.join(given)} name columns of a --pairs file; without --pairs they do not apply.")
     if pairs:
-        return datasets.load_pairs(pairs, task, first=first, second=second, answer=answer,
-                                   delimiter=delimiter)
+        first, second, answer = first or "obj_a", second or "obj_b", answer or "label"
+        return (datasets.load_pairs(pairs, task, first=first, second=second, answer=answer,
+                                    delimiter=delimiter),
+                sources.pairs_source(pairs, first, second, answer, delimiter))
     if data:
-        loaded = datasets.load_release(data, task=task)
-        return loaded
-    return datasets.load(task)
+        return datasets.load_release(data, task=task), sources.release_source(data)
+    return datasets.load(task), sources.builtin_source(task)
 
 
 def probe(
@@ -36,9 +43,10 @@ def probe(
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
     data: Path | None = typer.Option(None, "--data", help="Release-format JSON lines file instead of the built-in set."),
     pairs: Path | None = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
-    first: str = typer.Option("obj_a", help="--pairs: column of the first object."),
-    second: str = typer.Option("obj_b", help="--pairs: column of the second object."),
-    answer: str = typer.Option("label", help="--pairs: column saying whether the first is larger/taller."),
+    first: str | None = typer.Option(None, help="--pairs: column of the first object [obj_a]."),
+    second: str | None = typer.Option(None, help="--pairs: column of the second object [obj_b]."),
+    answer: str | None = typer.Option(
+        None, help="--pairs: column saying whether the first is larger/taller [label]."),
     delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
     candidates: str = typer.Option("builtin", "--candidates", help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
     folds: int = typer.Option(5, help="Object-disjoint folds."),
@@ -46,7 +54,8 @@ def probe(
     device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
     batch_size: int = typer.Option(64, "--batch-size", help="Sequences per forward pass."),
     scorer: str = typer.Option("auto", help="auto, hf-mlm, vilt or dummy (see `spatialprobe ls`)."),
-    image: str = typer.Option("blank", help="vilt: 'blank' gray image, or a synthesis run directory."),
+    image: str | None = typer.Option(
+        None, help="vilt scorer only: 'blank' gray image [default], or a synthesis run directory."),
 ) -> None:
     """Probe a masked LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
     from rich.console import Console
@@ -61,7 +70,7 @@ def probe(
     if task not in TASKS:
         _fail(f"unknown task {task!r}; choose from {', '.join(TASKS)}.")
     try:
-        dataset = _load_dataset(task, data, pairs, first, second, answer, delimiter)
+        dataset, source = _load_dataset(task, data, pairs, first, second, answer, delimiter)
         cands = resolve(candidates, task)
     except (DataError, ValueError) as err:
         _fail(str(err))
@@ -80,7 +89,7 @@ def probe(
             bar.update(job, completed=done, total=total, description=f"scoring {task} prompts")
 
         try:
-            summary = run_probe(dataset, cands, settings, out, on_progress=progress)
+            summary = run_probe(dataset, cands, settings, out, on_progress=progress, source=source)
         except (ModelLoadError, DataError, ValueError, RuntimeError, KeyError) as err:
             _fail(str(err))
     typer.echo(probe_table(summary))

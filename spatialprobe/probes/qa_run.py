@@ -87,8 +87,8 @@ def summarize(items: Sequence[QAItem], final: dict[str, Answer]) -> dict[str, An
     for relation, group in sorted(groups.items()):
         part = scores([i.answer for i in group], [final[i.id].answer.lower() for i in group])
         by_relation[relation] = {"n": len(group), **{k: round(v, 2) for k, v in part.items()}}
-    return {"accuracy": {"mean": overall["accuracy"], "std": 0.0},
-            "macro_f1": {"mean": overall["macro_f1"], "std": 0.0},
+    return {"accuracy": {"mean": overall["accuracy"], "std": None},
+            "macro_f1": {"mean": overall["macro_f1"], "std": None},
             "n": len(answered), "n_questions": len(items),
             "coverage": len(answered) / len(items) if items else 0.0,
             "yes_share_pred": (sum(final[i.id].answer.lower() == "yes" for i in answered)

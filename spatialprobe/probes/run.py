@@ -1,15 +1,16 @@
-"""The probing spine: dataset -> candidates -> scores -> per-fold selection -> metrics -> run files.
+"""The probe run kind: dataset -> candidates -> cell scores -> per-fold selection -> metrics.
 
-``run_probe`` is what ``spatialprobe probe`` calls; it reads as one screen:
-get instances, score every candidate once (cached, resumable), choose per fold on dev,
-measure on test, write ``config.json``, ``predictions.jsonl``, ``summary.json``, ``table.md``.
+``run_probe`` is what ``spatialprobe probe`` calls. The run spine (:mod:`spatialprobe.runner`)
+does the run plumbing; this module says only what a probe is: its items are the (template x
+instance) cells, a batch is scored in one call of the scorer, and its metrics come from choosing
+the best (template, answer set) on each fold's dev set and measuring on that fold's test set.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,47 +19,61 @@ import numpy as np
 
 from .. import registry
 from ..datasets import make_folds
-from ..metrics.classification import STD_DDOF, accuracy_f1, confusion, mean_std
+from ..metrics.classification import accuracy_f1, confusion
 from ..prompts.templates import Candidates, check_labels
 from ..records import Dataset, Prediction
 from ..reports.tables import probe_table
-from ..store import RunDir, register_run, write_json, write_jsonl
-from .scores import compute_scores
+from ..runner import Evaluation, Item, RunSpec, execute
+from ..runner.summary import Metric, over_parts, single
+from .scores import cell_key, grid_from, score_cells
 from .selection import choose, predictions
+
+CELLS_PER_COMMIT = 512
+"""Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
 
 
 @dataclass(frozen=True)
 class ProbeSettings:
-    """Everything that decides a probe's numbers; dumped into ``config.json``."""
+    """What decides a probe's numbers (and where it runs); dumped into ``config.json``."""
 
     model: str
     """Model name or path (``dummy`` for the untrained smoke scorer)."""
     folds: int = 5
-    """Number of object-disjoint folds."""
+    """Number of object-disjoint folds (at least 2: one chooses, the others test)."""
     seed: int = 0
-    """Seed of the fold assignment."""
+    """Seed of the fold assignment (and of the dummy scorer)."""
     device: str = "auto"
-    """``auto``, ``cpu`` or ``cuda``."""
+    """``auto``, ``cpu`` or ``cuda`` (runtime: not part of the run's identity)."""
     batch_size: int = 64
-    """Sequences per forward pass."""
+    """Sequences per forward pass (runtime)."""
     scorer: str = "auto"
     """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, ``vilt`` for a ViLT model
     (``model_type`` in a local directory's config.json, else "vilt" in the model id), else
     ``hf-mlm`` (any masked LM, converted VinVL included)."""
-    image: str = "blank"
-    """Vision-language scorers: ``blank`` (a neutral gray image) or a synthesis run directory."""
+    image: str | None = None
+    """Vision-language scorers only: ``blank`` (default: a neutral gray image) or a synthesis run."""
+
+
+def scorer_name(settings: ProbeSettings) -> str:
+    if settings.scorer != "auto":
+        return settings.scorer
+    if settings.model == "dummy":
+        return "dummy"
+    return "vilt" if _model_type(settings.model) == "vilt" else "hf-mlm"
 
 
 def scorer_spec(settings: ProbeSettings) -> registry.Spec:
-    name = settings.scorer
-    if name == "auto":
-        name = ("dummy" if settings.model == "dummy"
-                else "vilt" if _model_type(settings.model) == "vilt" else "hf-mlm")
+    """The scorer as a spec; an option the chosen scorer does not take is refused."""
+    name = scorer_name(settings)
+    if settings.image is not None and name != "vilt":
+        raise ValueError(f"--image applies to the vilt scorer only; the {name} scorer reads no image.")
     if name == "dummy":
         return registry.Spec("dummy", {"seed": settings.seed})
-    args = {"model": settings.model, "device": settings.device, "batch_size": settings.batch_size}
+    args: dict[str, Any] = {"model": settings.model, "device": settings.device,
+                            "batch_size": settings.batch_size}
     if name == "vilt":
-        args["image"] = settings.image
+        image = settings.image or "blank"
+        args["image"] = image if image == "blank" else str(Path(image).resolve())
     return registry.Spec(name, args)
 
 
@@ -76,83 +91,134 @@ def build_scorer(settings: ProbeSettings):
     return registry.build("scorer", scorer_spec(settings))
 
 
+class ProbeRun:
+    """A probe as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "probe"
+    batch_size = CELLS_PER_COMMIT
+
+    def __init__(self, dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
+                 scorer=None, source: Mapping[str, Any] | None = None):
+        check_labels(candidates, dataset)
+        if settings.folds < 2:
+            raise ValueError(f"--folds must be at least 2 (one fold chooses the prompt, the others "
+                             f"test it); got {settings.folds}.")
+        self.dataset, self.candidates, self.settings = dataset, candidates, settings
+        self.source = dict(source or {"source": "given", "name": dataset.name})
+        self.answer_sets = candidates.answer_sets(dataset.labels)
+        self.words = tuple(dict.fromkeys(w for answers in self.answer_sets for w in answers))
+        self.folds = make_folds(dataset, settings.folds, settings.seed)  # checked before any model loads
+        empty = [f.index for f in self.folds if not f.dev or not f.test]
+        if empty:
+            raise ValueError(f"{dataset.name}: with --folds {settings.folds}, fold(s) {empty} have no "
+                             "dev or no test instances; use fewer folds.")
+        self.spec_ = scorer_spec(settings)
+        self.scorer = scorer or registry.build("scorer", self.spec_)
+        self.described = self.scorer.describe()
+
+    def spec(self) -> RunSpec:
+        runtime = {k: v for k, v in self.spec_.args.items() if k in ("device", "batch_size")}
+        scorer_args = {k: v for k, v in self.spec_.args.items() if k not in runtime}
+        return RunSpec("probe", {
+            "task": self.dataset.task, "model": self.settings.model,
+            "dataset": {**self.source, "name": self.dataset.name, "version": self.dataset.version,
+                        "instances": len(self.dataset)},
+            "candidates": self.candidates.to_dict(),
+            "scorer": {"name": self.spec_.name, "args": scorer_args,
+                       "weights_sha256": self.described.get("weights_sha256")},
+            "folds": self.settings.folds, "seed": self.settings.seed,
+        }, runtime)
+
+    def items(self) -> list[Item]:
+        return [Item(cell_key(t, inst.id), (t, inst))
+                for t in self.candidates.templates for inst in self.dataset.instances]
+
+    def compute(self, batch: Sequence[Item]) -> list[list[float]]:
+        return score_cells(self.scorer, [item.payload for item in batch], self.words)
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        dataset = self.dataset
+        grid = grid_from(results, self.candidates.templates, dataset.instances, self.words)
+        pred = predictions(grid, self.answer_sets)
+        fold_rows, rows = self._folds(grid, pred)
+        whole = accuracy_f1([inst.label for inst in dataset.instances],
+                            [dataset.labels[p] for p in pred[0, 0]], dataset.labels)
+        metrics: dict[str, Metric] = {
+            name: over_parts({f"fold {f['fold']}": (f[name], f["size"]) for f in fold_rows})
+            for name in ("accuracy", "macro_f1")}
+        metrics["whole_set_accuracy"] = single(whole["accuracy"], whole["n"])
+        metrics["whole_set_macro_f1"] = single(whole["macro_f1"], whole["n"])
+        details: dict[str, Any] = {
+            "candidates": {"source": self.candidates.source, "templates": len(self.candidates.templates),
+                           "answer_sets": len(self.answer_sets)},
+            "folds": fold_rows,
+            "whole_set": {"prompt": self.candidates.templates[0],
+                          "answers": dict(zip(dataset.labels, self.answer_sets[0], strict=True)), **whole},
+            "confusion": confusion([r["gold"] for r in rows], [r["pred"] for r in rows], dataset.labels),
+            "scorer": self.described,
+        }
+        if dataset.task == "posrel":
+            share = same_answer_share(rows, dataset)
+            details["same_answer_both_actions"] = share
+        return Evaluation(rows, metrics, dataset.task, self.settings.model,
+                          f"{dataset.name}@{dataset.version}", self.settings.seed,
+                          bool(self.described.get("untrained", False)), details)
+
+    def _folds(self, grid, pred: np.ndarray) -> tuple[list[dict], list[dict]]:
+        """Per fold: choose on dev, predict and measure on test. Returns (fold rows, prediction rows)."""
+        dataset = self.dataset
+        gold = np.array([dataset.labels.index(inst.label) for inst in dataset.instances])
+        by_id = {inst.id: n for n, inst in enumerate(dataset.instances)}
+        fold_rows, rows = [], []
+        for fold in self.folds:
+            choice = choose(grid, self.answer_sets, pred, gold, dataset.labels, fold)
+            t, s = choice.template_index, choice.answer_set_index
+            word_ids = [grid.word_index(w) for w in choice.config.answers]
+            fold_preds = []
+            for n in (by_id[i] for i in fold.test):
+                inst = dataset.instances[n]
+                fold_preds.append(Prediction(
+                    inst.id, fold.index, inst.obj_a, inst.obj_b, inst.label, dataset.labels[pred[t, s, n]],
+                    choice.config.template, choice.config.answers,
+                    tuple(round(float(grid.values[t, n, w]), 6) for w in word_ids),
+                ).to_dict())
+            figures = accuracy_f1([r["gold"] for r in fold_preds], [r["pred"] for r in fold_preds],
+                                  dataset.labels)
+            fold_rows.append({
+                "fold": fold.index, "objects": list(fold.objects), "dev_size": len(fold.dev),
+                "size": len(fold_preds), "prompt": choice.config.template,
+                "answers": dict(zip(dataset.labels, choice.config.answers, strict=True)),
+                "dev_accuracy": choice.dev_accuracy, "dev_macro_f1": choice.dev_macro_f1,
+                "accuracy": figures["accuracy"], "macro_f1": figures["macro_f1"],
+            })
+            rows.extend(fold_preds)
+        return fold_rows, rows
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return probe_table(summary)
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> ProbeRun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        from ..datasets.sources import load_source
+
+        s = spec.settings
+        dataset = load_source(s["dataset"], s["task"])
+        cands = s["candidates"]
+        candidates = Candidates(cands["task"], tuple(cands["templates"]),
+                                {k: tuple(v) for k, v in cands["answers"].items()}, cands["source"])
+        args = s["scorer"]["args"]
+        settings = ProbeSettings(model=s["model"], folds=s["folds"], seed=s["seed"],
+                                 scorer=s["scorer"]["name"], image=args.get("image"),
+                                 **{k: v for k, v in spec.runtime.items() if k in ("device", "batch_size")})
+        return cls(dataset, candidates, settings, source=s["dataset"])
+
+
 def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings, out: Path,
-              scorer=None, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    check_labels(candidates, dataset)
-    scorer = scorer or build_scorer(settings)
-    described = scorer.describe()
-    run = RunDir(out)
-    answer_sets = candidates.answer_sets(dataset.labels)
-    config = run.start({
-        "kind": "probe", "task": dataset.task, "model": settings.model,
-        "weights_sha256": described.get("weights_sha256"), "scorer": described,
-        "dataset": dataset.name, "dataset_version": dataset.version, "n_instances": len(dataset),
-        "candidates": candidates.to_dict(), "settings": settings.__dict__,
-    }, resume_keys=("task", "model", "weights_sha256", "dataset_version"))
-
-    words = [w for answers in answer_sets for w in answers]
-    grid = compute_scores(run, scorer, candidates.templates, dataset.instances, words,
-                          on_progress=on_progress)
-    pred = predictions(grid, answer_sets)
-    fold_rows, rows = evaluate_folds(dataset, grid, answer_sets, pred, settings)
-
-    whole = accuracy_f1([inst.label for inst in dataset.instances],
-                        [dataset.labels[p] for p in pred[0, 0]], dataset.labels)
-    summary = {
-        "kind": "probe", "task": dataset.task, "model": settings.model,
-        "untrained": bool(described.get("untrained", False)),
-        "dataset": {"name": dataset.name, "version": dataset.version, "instances": len(dataset)},
-        "candidates": {"source": candidates.source, "templates": len(candidates.templates),
-                       "answer_sets": len(answer_sets)},
-        "seed": settings.seed,
-        "folds": fold_rows,
-        "accuracy": mean_std([f["accuracy"] for f in fold_rows]),
-        "macro_f1": mean_std([f["macro_f1"] for f in fold_rows]),
-        "std_ddof": STD_DDOF,
-        "whole_set": {"prompt": candidates.templates[0],
-                      "answers": dict(zip(dataset.labels, answer_sets[0])), **whole},
-        "confusion": confusion([r["gold"] for r in rows], [r["pred"] for r in rows], dataset.labels),
-        "provenance": config["provenance"],
-    }
-    if dataset.task == "posrel":
-        summary["same_answer_both_actions"] = same_answer_share(rows, dataset)
-    write_jsonl(run.file("predictions.jsonl"), rows)
-    write_json(run.file("summary.json"), summary)
-    run.file("table.md").write_text(probe_table(summary), encoding="utf-8")
-    register_run(run.path, kind="probe", task=dataset.task, model=settings.model,
-                 dataset=f"{dataset.name}@{dataset.version}",
-                 accuracy=summary["accuracy"]["mean"], macro_f1=summary["macro_f1"]["mean"])
-    return summary
-
-
-def evaluate_folds(dataset: Dataset, grid, answer_sets, pred: np.ndarray, settings: ProbeSettings
-                   ) -> tuple[list[dict], list[dict]]:
-    """Per fold: choose on dev, predict and measure on test. Returns (fold rows, prediction rows)."""
-    gold = np.array([dataset.labels.index(inst.label) for inst in dataset.instances])
-    by_id = {inst.id: n for n, inst in enumerate(dataset.instances)}
-    fold_rows, rows = [], []
-    for fold in make_folds(dataset, settings.folds, settings.seed):
-        choice = choose(grid, answer_sets, pred, gold, dataset.labels, fold)
-        t, s = choice.template_index, choice.answer_set_index
-        word_ids = [grid.word_index(w) for w in choice.config.answers]
-        fold_preds = []
-        for n in (by_id[i] for i in fold.test):
-            inst = dataset.instances[n]
-            fold_preds.append(Prediction(
-                inst.id, fold.index, inst.obj_a, inst.obj_b, inst.label, dataset.labels[pred[t, s, n]],
-                choice.config.template, choice.config.answers,
-                tuple(round(float(grid.values[t, n, w]), 6) for w in word_ids),
-            ).to_dict())
-        figures = accuracy_f1([r["gold"] for r in fold_preds], [r["pred"] for r in fold_preds], dataset.labels)
-        fold_rows.append({
-            "fold": fold.index, "objects": list(fold.objects), "dev_size": len(fold.dev),
-            "size": len(fold_preds), "prompt": choice.config.template,
-            "answers": dict(zip(dataset.labels, choice.config.answers)),
-            "dev_accuracy": choice.dev_accuracy, "dev_macro_f1": choice.dev_macro_f1,
-            "accuracy": figures["accuracy"], "macro_f1": figures["macro_f1"],
-        })
-        rows.extend(fold_preds)
-    return fold_rows, rows
+              scorer=None, on_progress: Callable[[int, int], None] | None = None,
+              source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Probe ``dataset`` with every candidate; write the run at ``out`` and return its summary."""
+    return execute(ProbeRun(dataset, candidates, settings, scorer, source), out, on_progress)
 
 
 def same_answer_share(rows: list[dict], dataset: Dataset) -> float | None:
@@ -166,3 +232,5 @@ def same_answer_share(rows: list[dict], dataset: Dataset) -> float | None:
         groups[(r["fold"], r["obj_a"], r["obj_b"], form)][action] = r["pred"]
     pairs = [set(g.values()) for g in groups.values() if len(g) == 2]
     return 100.0 * sum(len(p) == 1 for p in pairs) / len(pairs) if pairs else None
+
+

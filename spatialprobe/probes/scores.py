@@ -1,26 +1,22 @@
-"""The score cache: every (template x instance x answer word) scored once, kept in ``run.sqlite``.
+"""Score cells: every (template x instance) scored once for every answer word.
 
-Prompt selection over folds is arithmetic on this cache, so a 5-fold search costs no more
-forward passes than one fold, and an interrupted run resumes where it stopped: scores are
-committed in chunks as they are computed, and only missing (template, instance) cells are
-scored again.
+A *cell* is one filled prompt; its result is the score of each answer word at its mask. The run
+spine caches cells (``results`` table of ``run.sqlite``), so prompt selection over folds is
+arithmetic on the cache: a 5-fold search costs no more forward passes than one fold, and an
+interrupted run scores only the cells it had not committed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..prompts.templates import fill
 from ..records import Instance
-from ..store import RunDir
-from .base import ClozeRequest, Scorer
-
-SCHEMA = """CREATE TABLE IF NOT EXISTS scores (
-    template TEXT NOT NULL, instance_id TEXT NOT NULL, word TEXT NOT NULL, score REAL NOT NULL,
-    PRIMARY KEY (template, instance_id, word))"""
+from .base import ClozeRequest, Progress, Scorer
 
 
 @dataclass(frozen=True)
@@ -36,41 +32,20 @@ class ScoreGrid:
         return self.words.index(word)
 
 
-def compute_scores(run: RunDir, scorer: Scorer, templates: Sequence[str], instances: Sequence[Instance],
-                   words: Sequence[str], *, chunk: int = 512,
-                   on_progress: Callable[[int, int], None] | None = None) -> ScoreGrid:
-    """Fill the cache for every cell that is missing, then return the full grid."""
-    words = tuple(dict.fromkeys(words))
-    with run.db() as conn:
-        conn.execute(SCHEMA)
-        have = {}
-        for template, iid, word, score in conn.execute("SELECT * FROM scores"):
-            have[(template, iid, word)] = score
-    todo = [(t, inst) for t in templates for inst in instances
-            if any((t, inst.id, w) not in have for w in words)]
-    total = len(templates) * len(instances)
-    done = total - len(todo)
-    if on_progress:
-        on_progress(done, total)
-    for start in range(0, len(todo), chunk):
-        part = todo[start:start + chunk]
-        requests = [ClozeRequest(*fill(t, inst), words=words) for t, inst in part]
-        finished = [done]
+def cell_key(template: str, instance_id: str) -> str:
+    """The cache key of one cell (content, not position: reordering candidates keeps the cache)."""
+    return json.dumps([template, instance_id], ensure_ascii=False)
 
-        def tick(n: int) -> None:  # scorers report requests finished since the last call
-            finished[0] += n
-            if on_progress:
-                on_progress(min(finished[0], done + len(part)), total)
 
-        results = scorer.score(requests, progress=tick)
-        rows = [(t, inst.id, w, float(s)) for (t, inst), scores in zip(part, results)
-                for w, s in zip(words, scores)]
-        with run.db() as conn:
-            conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
-        for t, iid, w, s in rows:
-            have[(t, iid, w)] = s
-        done += len(part)
-        if on_progress:
-            on_progress(done, total)
-    values = np.array([[[have[(t, inst.id, w)] for w in words] for inst in instances] for t in templates])
-    return ScoreGrid(tuple(templates), tuple(inst.id for inst in instances), words, values)
+def score_cells(scorer: Scorer, cells: Sequence[tuple[str, Instance]], words: Sequence[str],
+                progress: Progress | None = None) -> list[list[float]]:
+    """Scores of ``words`` for each (template, instance) cell, in one call of the scorer."""
+    requests = [ClozeRequest(*fill(template, inst), words=tuple(words)) for template, inst in cells]
+    return [[float(s) for s in scores] for scores in scorer.score(requests, progress=progress)]
+
+
+def grid_from(results: Mapping[str, Sequence[float]], templates: Sequence[str],
+              instances: Sequence[Instance], words: Sequence[str]) -> ScoreGrid:
+    values = np.array([[results[cell_key(t, inst.id)] for inst in instances] for t in templates],
+                      dtype=float)
+    return ScoreGrid(tuple(templates), tuple(inst.id for inst in instances), tuple(words), values)

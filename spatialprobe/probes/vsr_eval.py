@@ -110,8 +110,8 @@ def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: 
     rows = [done[e.id] for e in examples if e.id in done]
     metrics = vsr_metrics(rows)
     summary = {"kind": "vsr", "task": f"vsr-{split}", "model": str(model), "dataset": dataset,
-               "accuracy": {"mean": metrics["accuracy"], "std": 0.0},
-               "macro_f1": {"mean": metrics["macro_f1"], "std": 0.0},
+               "accuracy": {"mean": metrics["accuracy"], "std": None},
+               "macro_f1": {"mean": metrics["macro_f1"], "std": None},
                "n_examples": len(examples), "n_scored": len(rows), "n_missing_images": len(missing),
                "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
                "per_category": metrics["per_category"], "per_relation": metrics["per_relation"],

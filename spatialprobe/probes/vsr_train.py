@@ -146,8 +146,8 @@ def _evaluate_test(run, trainer, examples, dataset, missing, model, split, versi
     metrics = vsr_metrics(rows)
     summary = {"kind": "vsr", "task": f"vsr-{split}", "model": f"{model} (fine-tuned ViLT)",
                "dataset": f"vsr-{split}-test@{version}",
-               "accuracy": {"mean": metrics["accuracy"], "std": 0.0},
-               "macro_f1": {"mean": metrics["macro_f1"], "std": 0.0},
+               "accuracy": {"mean": metrics["accuracy"], "std": None},
+               "macro_f1": {"mean": metrics["macro_f1"], "std": None},
                "best_dev_accuracy": None if best_dev is None else round(100 * best_dev, 2),
                "best_checkpoint": str(run.file("best")), "n_examples": len(examples),
                "n_scored": len(rows), "n_missing_images": len(missing),

@@ -47,7 +47,7 @@ def _level_order(summary: dict, objects: dict) -> list[str]:
     """Objects in the dataset's level order where it is a built-in set, else alphabetical."""
     from ..datasets import BUILTIN, load
 
-    name = (summary.get("dataset") or {}).get("name")
+    name = str(summary.get("dataset") or "").split("@")[0]  # "name@version"
     if name in BUILTIN:
         levels = dict(load(name).object_levels)
         return sorted(objects, key=lambda o: (levels.get(o, 99), o))

@@ -11,8 +11,8 @@ TASK_ORDER = ("size", "height", "posrel")
 def pm(value: Mapping[str, float] | None) -> str:
     if not value or value.get("mean") is None:
         return "–"
-    std = value.get("std")
-    return f"{value['mean']:.1f} ± {std:.1f}" if std else f"{value['mean']:.1f}"
+    std = value.get("std")  # None: no spread was measured (one run, no folds)
+    return f"{value['mean']:.1f} ± {std:.1f}" if std is not None else f"{value['mean']:.1f}"
 
 
 def _markdown(header: list[str], rows: Iterable[list[str]]) -> str:
@@ -34,19 +34,20 @@ def probe_table(summary: Mapping[str, Any]) -> str:
     title = f"# {summary['task']} · {summary['model']}"
     if summary.get("untrained"):
         title += " (UNTRAINED smoke model: numbers are meaningless)"
+    details = summary["details"]
     rows = [[f["fold"], f["size"], f"{f['accuracy']:.1f}", f"{f['macro_f1']:.1f}",
              f"`{f['prompt']}`", ", ".join(f"{k}→{v}" for k, v in f["answers"].items())]
-            for f in summary["folds"]]
+            for f in details["folds"]]
     rows.append(["mean ± σ", "", pm(summary["accuracy"]), pm(summary["macro_f1"]), "", ""])
     text = f"{title}\n\n{provenance_line(summary)}\n\n"
     text += _markdown(["fold", "test size", "accuracy", "macro-F1", "prompt", "answers"], rows)
-    whole = summary.get("whole_set")
+    whole = details.get("whole_set")
     if whole:
         text += (f"\nWhole set with the hand-written prompt `{whole['prompt']}`: accuracy "
                  f"{whole['accuracy']:.1f}, macro-F1 {whole['macro_f1']:.1f} (n={whole['n']}).\n")
-    if summary.get("same_answer_both_actions") is not None:
+    if details.get("same_answer_both_actions") is not None:
         text += (f"\nSame answer for both actions of a person–object pair: "
-                 f"{summary['same_answer_both_actions']:.1f}%.\n")
+                 f"{details['same_answer_both_actions']:.1f}%.\n")
     return text
 
 

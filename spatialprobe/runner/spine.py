@@ -1,0 +1,171 @@
+"""THE run spine: every run kind (probe, synthesize, judge, human, visor, qa, vsr, vsr-train,
+spatialmqa) goes through :func:`execute`.
+
+A kind says only what is its own (the :class:`RunKind` protocol): its resolved spec, its items,
+how a batch of items is computed, how results become metrics, and how its table reads. The spine
+does the rest, in this order, in one screen:
+
+1. lock the run directory (a second process on the same ``--out`` is refused);
+2. spec -> identity; an existing run of another identity is refused, naming the settings that
+   differ (runtime settings may change);
+3. ``config.json`` (spec + provenance);
+4. the generic per-run cache (``run.sqlite``, table ``results``: one JSON value per item key),
+   committed batch by batch, so a killed run resumes and computes nothing twice;
+5. metrics -> ``predictions.jsonl``, ``summary.json`` (one schema, :mod:`.summary`),
+   ``table.md`` and the kind's extra files, each written atomically;
+6. an entry in the index of runs (``spatialprobe runs``, ``spatialprobe report``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..store import RunDir, atomic_write_text, provenance, register_run, write_json, write_jsonl
+from .spec import RunSpec, refuse_other_identity
+from .summary import Metric, build_summary, headline
+
+Progress = Callable[[int, int], None]
+"""Called with (items done, items in all)."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One unit of work a run caches: a stable key and what the kind needs to compute it."""
+
+    key: str
+    """Unique within the run; the cache is keyed by it."""
+    payload: Any = None
+    """Anything the kind's ``compute`` needs (never stored)."""
+
+
+@dataclass
+class Evaluation:
+    """What a kind makes of its results: per-item rows, metrics and its own details."""
+
+    predictions: list[dict[str, Any]]
+    """One row per item (or per item and fold), written to ``predictions.jsonl``."""
+    metrics: dict[str, Metric]
+    """Every metric, ``accuracy`` and ``macro_f1`` first where the kind has them."""
+    task: str | None
+    model: str | None
+    dataset: str | None
+    seed: int | None = None
+    untrained: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+    """What only this kind reports (chosen prompts, per-object figures, kappa, ...)."""
+
+
+@runtime_checkable
+class RunKind(Protocol):
+    """What a run kind implements; :func:`execute` does everything else."""
+
+    kind: str
+    batch_size: int
+
+    def spec(self) -> RunSpec:
+        """The resolved spec: settings that decide the results, runtime that does not."""
+
+    def items(self) -> Sequence[Item]:
+        """Every unit of work of the run, in a stable order."""
+
+    def compute(self, batch: Sequence[Item]) -> Sequence[Any]:
+        """JSON-serialisable results of a batch of items, aligned with it."""
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        """Metrics from the results of every item (keyed by item key)."""
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        """``table.md`` of a finished run."""
+
+
+_CACHE = "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+
+
+class ResultCache:
+    """The one per-run cache: ``results(key, value)`` in ``RUN/run.sqlite``."""
+
+    def __init__(self, run: RunDir):
+        self.run = run
+        with run.db() as conn:
+            conn.execute(_CACHE)
+
+    def keys(self) -> set[str]:
+        with self.run.db() as conn:
+            return {k for (k,) in conn.execute("SELECT key FROM results")}
+
+    def get_all(self) -> dict[str, Any]:
+        with self.run.db() as conn:
+            return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM results")}
+
+    def put(self, rows: Sequence[tuple[str, Any]]) -> None:
+        with self.run.db() as conn:  # one transaction per batch: a kill loses at most the batch
+            conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?)",
+                             [(k, json.dumps(v, ensure_ascii=False)) for k, v in rows])
+
+
+def batches(items: Sequence[Item], size: int) -> Iterator[Sequence[Item]]:
+    size = max(1, int(size))
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _lock(run: RunDir) -> AbstractContextManager[Any]:
+    lock = getattr(run, "lock", None)
+    return lock() if callable(lock) else nullcontext()
+
+
+def start(run: RunDir, spec: RunSpec, cache: ResultCache) -> dict[str, Any]:
+    """Write ``config.json``; refuse a directory whose results come from another identity.
+
+    A directory without cached results (a first attempt that failed before computing anything)
+    is taken over by the new run.
+    """
+    existing = run.config()
+    if existing is not None and (cache.keys() or run.file("summary.json").exists()):
+        refuse_other_identity(run.path, existing, spec)
+    config = {**spec.to_dict(), "provenance": provenance()}
+    write_json(run.file("config.json"), config)
+    return config
+
+
+def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
+            write_extras: Callable[[RunDir, dict[str, Any], Evaluation], None] | None = None
+            ) -> dict[str, Any]:
+    """Run ``kind`` into the run directory ``out`` (resuming it) and return its summary."""
+    run = RunDir(out)
+    with _lock(run):
+        spec = kind.spec()
+        cache = ResultCache(run)
+        config = start(run, spec, cache)
+        items = kind.items()
+        done = cache.keys()
+        todo = [item for item in items if item.key not in done]
+        if progress:
+            progress(len(items) - len(todo), len(items))
+        finished = len(items) - len(todo)
+        for batch in batches(todo, kind.batch_size):
+            results = kind.compute(batch)
+            cache.put([(item.key, result) for item, result in zip(batch, results, strict=True)])
+            finished += len(batch)
+            if progress:
+                progress(finished, len(items))
+        results = cache.get_all()
+        evaluation = kind.evaluate({item.key: results[item.key] for item in items})
+        summary = build_summary(
+            kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,
+            seed=evaluation.seed, metrics=evaluation.metrics, details=evaluation.details,
+            identity=spec.identity, provenance=config["provenance"], untrained=evaluation.untrained)
+        write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)
+        write_json(run.file("summary.json"), summary)
+        atomic_write_text(run.file("table.md"), kind.table(summary))
+        if write_extras is not None:
+            write_extras(run, summary, evaluation)
+        register_run(run.path, kind=spec.kind, task=evaluation.task, model=evaluation.model,
+                     dataset=evaluation.dataset, accuracy=headline(summary, "accuracy"),
+                     macro_f1=headline(summary, "macro_f1"))
+    return summary
