@@ -138,8 +138,8 @@ class ImageStore:
             rows = conn.execute("SELECT prompt_id, prompt, meta FROM prompts ORDER BY rowid").fetchall()
         return [PromptItem(pid, text, json.loads(meta)) for pid, text, meta in rows]
 
-    def images(self) -> Iterator[ImageRecord]:
-        """Finished images in prompt order, then image index."""
+    def _records(self) -> Iterator[ImageRecord]:
+        """Every image row, in prompt order then image index, whether or not its file exists."""
         with self.run.db() as conn:
             rows = conn.execute(
                 "SELECT i.prompt_id, p.prompt, i.image_index, i.seed, i.path, i.backend, i.model, "
@@ -147,6 +147,13 @@ class ImageStore:
                 "ORDER BY p.rowid, i.image_index"
             ).fetchall()
         for pid, prompt, idx, seed, rel, backend, model, meta, clip in rows:
-            path = self.path / rel
-            if path.exists():
-                yield ImageRecord(pid, prompt, idx, seed, path, backend, model, json.loads(meta), clip)
+            yield ImageRecord(pid, prompt, idx, seed, self.path / rel, backend, model,
+                              json.loads(meta), clip)
+
+    def images(self) -> Iterator[ImageRecord]:
+        """Finished images in prompt order, then image index."""
+        return (rec for rec in self._records() if rec.path.exists())
+
+    def missing_images(self) -> list[ImageRecord]:
+        """Images the manifest records but whose file is gone (deleted or moved since)."""
+        return [rec for rec in self._records() if not rec.path.exists()]

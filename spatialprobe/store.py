@@ -96,6 +96,10 @@ class RunDir:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
+        existing = next((p for p in (self.path, *self.path.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():  # else mkdir fails with a traceback
+            where = "" if existing == self.path else f"{self.path}: "
+            raise ValueError(f"--out {where}{existing} is a file, not a directory.")
         self.path.mkdir(parents=True, exist_ok=True)
 
     def file(self, name: str) -> Path:

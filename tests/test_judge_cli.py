@@ -108,14 +108,14 @@ def test_judge_resumes_and_refuses_other_settings(tmp_path):
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "colour",
                                  "--depth", "colour", "--depth-arg", "shift=0.1", "--out", str(out)])
     assert result.exit_code == 2 and "already holds a run" in result.output
-    assert "Traceback" not in result.output and result.output.strip().startswith("error: ")
+    assert "Traceback" not in result.output and result.output.strip().startswith("Error: ")
 
 
 def test_judge_errors_are_clear(tmp_path):
     write_run(tmp_path / "images", "size", [("larger", "larger", True)])
-    # Expected failures end with one "error: ..." sentence and exit code 2, never a traceback.
+    # Expected failures end with one "Error: ..." sentence and exit code 2, never a traceback.
     result = runner.invoke(app, ["judge", "height", str(tmp_path / "images"), *COLOUR])
-    assert result.exit_code == 2 and "error: " in result.output
+    assert result.exit_code == 2 and "Error: " in result.output
     assert "no finished images of height" in result.output
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "owlvitt"])
     assert result.exit_code == 2 and "Did you mean 'owlvit'" in result.output

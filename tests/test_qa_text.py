@@ -117,7 +117,7 @@ def test_cli_rerun_with_other_questions_is_one_error_line(tmp_path, posrel_qa, t
     assert CliRunner().invoke(app, [*args, "--data", str(tmp_path / "first.jsonl")]).exit_code == 0
     result = CliRunner().invoke(app, [*args, "--data", str(tmp_path / "second.jsonl")])
     assert result.exit_code == 2 and result.exception is not None  # typer.Exit, no traceback
-    assert "error:" in result.output and "Use another --out directory" in result.output
+    assert "Error:" in result.output and "Use another --out directory" in result.output
 
 
 def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_t5):

@@ -153,11 +153,11 @@ def test_vsr_command_with_tiny_clip(tmp_path):
     bad = CliRunner().invoke(app, ["vsr", "--model", str(tmp_path / "nope"), "--data", str(tmp_path),
                                    "--images", str(tmp_path / "coco"), "--split", "zeroshot", "--part", "dev",
                                    "--out", str(tmp_path / "run2")])
-    assert bad.exit_code == 1 and "local directory" in bad.output
+    assert bad.exit_code == 2 and "local directory" in bad.output
     nothing = CliRunner().invoke(app, ["vsr", "--model", str(clip_dir), "--data", str(tmp_path),
                                        "--images", str(tmp_path / "empty"), "--split", "zeroshot",
                                        "--part", "dev", "--out", str(tmp_path / "run3")])
-    assert nothing.exit_code == 1 and "none of the 1 images were found" in nothing.output
+    assert nothing.exit_code == 2 and "none of the 1 images were found" in nothing.output
 
 
 def test_siglip_texts_are_padded_to_full_length_as_trained(tmp_path):

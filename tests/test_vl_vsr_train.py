@@ -75,4 +75,4 @@ def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path):
         "vsr-train", "--data", str(tmp_path / "vsr"), "--images", str(tmp_path / "coco"),
         "--out", str(tmp_path / "run"), "--model", str(base), "--batch-size", "2", "--lr", "1e-4",
         "--max-steps", "2", "--eval-steps", "1", "--device", "cpu"])
-    assert other.exit_code == 1 and "already holds a run" in other.output
+    assert other.exit_code == 2 and "already holds a run" in other.output

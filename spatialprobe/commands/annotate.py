@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from .errors import require_out_dir, warn
+
 annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Human).",
                            no_args_is_help=True)
 
@@ -43,9 +45,24 @@ def import_(
     with user_errors():
         task = task or annotation_items(run, None)[0]
         out = out or run / "human" / task
+        require_out_dir(out)
         summary = import_answers(run, answers, out, task=task, seed=seed)
+    for name, ignored in summary["ignored_answers"].items():
+        warn(ignored_answers_note(name, ignored))
     Console().print((out / "table.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {out} (mean accuracy {summary['accuracy']['mean']:.1f}%)")
+
+
+def ignored_answers_note(name: str, ignored: dict) -> str:
+    parts = []
+    if ignored["unknown_ids"]:
+        parts.append(f"{ignored['unknown_ids']} answer(s) to item ids not on the page (e.g. "
+                     f"{', '.join(map(repr, ignored['first_unknown_ids']))})")
+    if ignored["non_string"]:
+        parts.append(f"{ignored['non_string']} answer(s) that are not text (e.g. "
+                     f"{', '.join(map(repr, ignored['first_non_string_ids']))})")
+    return (f"{ignored['file']} ({name}): ignored " + " and ".join(parts)
+            + "; counted as unanswered (recorded in summary.json).")
 
 
 def register(app: typer.Typer) -> None:

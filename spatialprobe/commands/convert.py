@@ -10,6 +10,8 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail
+
 convert_app = typer.Typer(help="Convert released checkpoints to transformers/diffusers format.",
                           no_args_is_help=True)
 
@@ -51,8 +53,7 @@ def convert_vqgan_command(
     try:
         model = convert_vqgan(ckpt, yaml, out, allow_pickle=allow_pickle)
     except ConversionError as err:
-        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+        fail(err)
     cfg = model.config
     typer.echo(f"wrote VQModel to {out}: {cfg.num_vq_embeddings} codes of dim {cfg.vq_embed_dim}, "
                f"downsampling f={2 ** (len(cfg.block_out_channels) - 1)}")

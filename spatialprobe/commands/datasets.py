@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail
+
 datasets_app = typer.Typer(help="Build, inspect and export datasets.", no_args_is_help=True)
 
 
@@ -46,20 +48,21 @@ def validate(
     first: str = typer.Option("obj_a", help="--pairs: column of the first object."),
     second: str = typer.Option("obj_b", help="--pairs: column of the second object."),
     answer: str = typer.Option("label", help="--pairs: column saying whether the first is larger/taller."),
-    folds: int = typer.Option(5, help="Check that this many object-disjoint folds can be made."),
+    folds: int = typer.Option(5, min=2, help="Check that this many object-disjoint folds can be made."),
 ) -> None:
     """Check a data file before a long run: every line parsed, labels counted, folds buildable."""
     from collections import Counter
 
     from .. import datasets
+    from .probe import check_folds
 
     try:
         ds = (datasets.load_pairs(path, task or "size", first=first, second=second, answer=answer)
               if pairs else datasets.load_release(path, task=task))
+        check_folds(ds, folds)
         made = datasets.make_folds(ds, folds)
     except ValueError as err:  # DataError included: names the file, line and field
-        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+        fail(err)
     labels = Counter(inst.label for inst in ds.instances)
     keys = {key for inst in ds.instances for key in inst.fold_keys}
     typer.echo(f"{path}: {len(ds)} {ds.task} instances, version {ds.version}")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail
+
 
 def generalize_command(
     out: Path = typer.Option(..., "--out", help="Release-format JSON lines file to write."),
@@ -17,9 +19,9 @@ def generalize_command(
     corpus: list[Path] = typer.Option(
         [], "--corpus", help="Plain-text reference corpus file (repeatable); scenarios in it are dropped."),
     replace: str = typer.Option("both", help="Replace the person, the object, or both."),
-    depth: int = typer.Option(1, help="Levels of subterms to follow (1 = direct)."),
-    senses: int = typer.Option(1, help="WordNet: noun senses of each word to use, most frequent first."),
-    max_per_scenario: int = typer.Option(20, help="Most substitutions kept per source scenario (0 = all)."),
+    depth: int = typer.Option(1, min=1, help="Levels of subterms to follow (1 = direct)."),
+    senses: int = typer.Option(1, min=1, help="WordNet: noun senses of each word to use, most frequent first."),
+    max_per_scenario: int = typer.Option(20, min=0, help="Most substitutions kept per source scenario (0 = all)."),
     seed: int = typer.Option(0, help="Seed for sampling substitutions."),
 ) -> None:
     """Replace persons and objects of posrel scenarios by subterms; drop those the corpus contains."""
@@ -35,8 +37,7 @@ def generalize_command(
         else:
             terms = WordNetSubterms(None if wordnet == "auto" else wordnet, depth=depth, senses=senses)
     except (FileNotFoundError, ImportError, ValueError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+        fail(err)
     if not corpus:
         typer.echo("warning: no --corpus given; no scenario is checked against a reference corpus.",
                    err=True)
@@ -45,8 +46,7 @@ def generalize_command(
                             replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
                             show_progress=True)
     except (ValueError, FileNotFoundError) as err:  # DataError is a ValueError
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+        fail(err)
     typer.echo(f"{report.candidates} generalized scenarios, {report.in_corpus} found in the corpus "
                f"and dropped, {report.kept} written to {report.out}")
     if report.no_subterms:

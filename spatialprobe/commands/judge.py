@@ -9,6 +9,8 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail, require_out_dir, warn
+
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
 
@@ -26,14 +28,9 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except UnknownComponent as err:
-        _fail(str(err.args[0]))
+        fail(str(err.args[0]))
     except (DataError, ModelLoadError, ValueError, FileNotFoundError, ImportError) as err:
-        _fail(str(err))
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
+        fail(str(err))
 
 
 def require_image_run(run: Path) -> Path:
@@ -71,7 +68,7 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
 def _run(task: str, run: Path, out: Path | None, detector: str, detector_model: str | None,
          detector_arg: list[str], threshold: float | None, depth: str, depth_model: str | None,
          depth_arg: list[str], rule: str, rule_arg: list[str], seed: int, batch_size: int,
-         gallery: bool, device: str) -> None:
+         gallery: bool, device: str, skip_missing: bool = False) -> None:
     from rich.console import Console
     from rich.progress import Progress
 
@@ -84,13 +81,18 @@ def _run(task: str, run: Path, out: Path | None, detector: str, detector_model: 
         detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
         depth=_spec(depth, depth_model, depth_arg) if task != "posrel" else None, device=device,
         rule=rule if task == "posrel" else _RULE_NAMES[task],
-        rule_args=_parse_args(rule_arg), seed=seed, batch_size=batch_size)
+        rule_args=_parse_args(rule_arg), seed=seed, batch_size=batch_size,
+        skip_missing=skip_missing)
     name = f"{task}-{detector}" + ("" if task == "posrel" else f"-{depth}")
     out = out or run / "judge" / name
+    require_out_dir(out)
     total = len(task_images(ImageStore(run), task))
     with user_errors(), Progress(transient=True) as bar:
         job = bar.add_task(f"judging {task}", total=total)
         summary = judge_run(str(run), str(out), cfg, progress=lambda n: bar.advance(job, n))
+    if "missing_images" in summary:
+        warn(f"{summary['missing_images']['note']}; judged the rest (--skip-missing, recorded "
+             "in summary.json).")
     console = Console()
     console.print((out / "table.md").read_text(encoding="utf-8"))
     if gallery:
@@ -108,19 +110,21 @@ def _make_task_command(task: str):
         detector: str = typer.Option("owlvit", "--detector", help="Registered detector (spatialprobe ls)."),
         detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
         detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
-        threshold: float | None = typer.Option(None, "--threshold", help="Detector score threshold."),
+        threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Detector score threshold."),
         depth: str = typer.Option("dpt", "--depth", help="Registered depth estimator (size, height)."),
         depth_model: str | None = typer.Option(None, "--depth-model", help="Checkpoint id or directory."),
         depth_arg: list[str] = typer.Option([], "--depth-arg", help="Extra depth argument key=value."),
         rule: str = typer.Option("vdg", "--rule", help="posrel: registered position judge."),
         rule_arg: list[str] = typer.Option([], "--rule-arg", help="Rule argument key=value (JSON value)."),
         seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unrecognized images."),
-        batch_size: int = typer.Option(8, "--batch-size", help="Images per model batch."),
+        batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per model batch."),
         gallery: bool = typer.Option(True, "--gallery/--no-gallery", help="Also write gallery.html."),
         device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
+        skip_missing: bool = typer.Option(False, "--skip-missing", help="Judge the images that "
+                                          "remain when some files are gone (recorded in the run)."),
     ) -> None:
         _run(task, run, out, detector, detector_model, detector_arg, threshold, depth, depth_model,
-             depth_arg, rule, rule_arg, seed, batch_size, gallery, device)
+             depth_arg, rule, rule_arg, seed, batch_size, gallery, device, skip_missing)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
                        "recognized subset, recognized ratio, per-object results.")
@@ -149,8 +153,9 @@ def visor(
     detector: str = typer.Option("owlvit", "--detector", help="Registered detector for RUN."),
     detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
     detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
-    threshold: float = typer.Option(0.1, "--threshold", help="Detector score threshold (VISOR: 0.1)."),
-    batch_size: int = typer.Option(8, "--batch-size", help="Images per detector batch."),
+    threshold: float = typer.Option(0.1, "--threshold", min=0.0, max=1.0,
+                                    help="Detector score threshold (VISOR: 0.1)."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per detector batch."),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
@@ -158,6 +163,7 @@ def visor(
 
     from ..metrics import visor as V
 
+    require_out_dir(out)
     if detections is not None:
         if prompts is None:
             raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")

@@ -7,12 +7,9 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail, require_out_dir
+
 TASKS = ("size", "height", "posrel")
-
-
-def _fail(message: str) -> None:
-    typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(code=2)
 
 
 def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str | None,
@@ -22,11 +19,11 @@ def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str |
     from ..datasets import sources
 
     if data and pairs:
-        _fail("give either --data (release format) or --pairs (comparison pairs), not both.")
+        fail("give either --data (release format) or --pairs (comparison pairs), not both.")
     given = [name for name, value in (("--first", first), ("--second", second), ("--answer", answer),
                                       ("--delimiter", delimiter)) if value is not None]
     if given and not pairs:
-        _fail(f"{', '.join(given)} name columns of a --pairs file; without --pairs they do not apply.")
+        fail(f"{', '.join(given)} name columns of a --pairs file; without --pairs they do not apply.")
     if pairs:
         first, second, answer = first or "obj_a", second or "obj_b", answer or "label"
         return (datasets.load_pairs(pairs, task, first=first, second=second, answer=answer,
@@ -35,6 +32,14 @@ def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str |
     if data:
         return datasets.load_release(data, task=task), sources.release_source(data)
     return datasets.load(task), sources.builtin_source(task)
+
+
+def check_folds(dataset, folds: int) -> None:
+    """``--folds`` against the dataset before anything is scored: each fold needs an object."""
+    objects = {key for inst in dataset.instances for key in inst.fold_keys}
+    if folds > len(objects):
+        fail(f"--folds {folds} is more than the {len(objects)} objects of {dataset.name}: each "
+             f"object-disjoint fold needs at least one; use --folds {len(objects)} or fewer.")
 
 
 def probe(
@@ -49,10 +54,10 @@ def probe(
         None, help="--pairs: column saying whether the first is larger/taller [label]."),
     delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
     candidates: str = typer.Option("builtin", "--candidates", help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
-    folds: int = typer.Option(5, help="Object-disjoint folds."),
+    folds: int = typer.Option(5, min=2, help="Object-disjoint folds."),
     seed: int = typer.Option(0, help="Seed of the fold assignment."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
-    batch_size: int = typer.Option(64, "--batch-size", help="Sequences per forward pass."),
+    batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sequences per forward pass."),
     scorer: str = typer.Option("auto", help="auto, hf-mlm, vilt or dummy (see `spatialprobe ls`)."),
     image: str | None = typer.Option(
         None, help="vilt scorer only: 'blank' gray image [default], or a synthesis run directory."),
@@ -68,14 +73,16 @@ def probe(
     from ..reports.tables import probe_table
 
     if task not in TASKS:
-        _fail(f"unknown task {task!r}; choose from {', '.join(TASKS)}.")
+        fail(f"unknown task {task!r}; choose from {', '.join(TASKS)}.")
     try:
         dataset, source = _load_dataset(task, data, pairs, first, second, answer, delimiter)
         cands = resolve(candidates, task)
     except (DataError, ValueError) as err:
-        _fail(str(err))
+        fail(str(err))
+    check_folds(dataset, folds)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").split("/")[-1])
     out = out or Path("runs") / f"{task}-{slug}"
+    require_out_dir(out)
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image)
     console = Console(stderr=True)
@@ -91,7 +98,7 @@ def probe(
         try:
             summary = run_probe(dataset, cands, settings, out, on_progress=progress, source=source)
         except (ModelLoadError, DataError, ValueError, RuntimeError, KeyError) as err:
-            _fail(str(err))
+            fail(str(err))
     typer.echo(probe_table(summary))
     typer.echo(f"Run written to {out}")
 
@@ -106,7 +113,7 @@ def consistency(
     try:
         result = consistency_report(run, plot=plot)
     except (FileNotFoundError, ValueError) as err:
-        _fail(str(err))
+        fail(str(err))
     typer.echo(f"symmetry {result['symmetry']:.1f}% over {result['symmetry_pairs']} pairs; "
                f"transitivity {result['transitivity']:.1f}% over {result['transitivity_triples']} triples")
     typer.echo(f"written to {run / 'consistency.json'}")
@@ -141,10 +148,10 @@ def report(
     for path in paths:
         file = Path(path) / "summary.json"
         if not file.exists():
-            _fail(f"{path} has no summary.json: not a finished run.")
+            fail(f"{path} has no summary.json: not a finished run.")
         summaries.append(read_json(file))
     if not summaries:
-        _fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
+        fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
     text = comparison_table(summaries)
     sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries))
     typer.echo(text)

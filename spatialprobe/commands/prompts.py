@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail
+
 prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_args_is_help=True)
 
 
@@ -22,7 +24,7 @@ def show(task: str = typer.Argument(..., help="size, height or posrel."),
 @prompts_app.command("backtranslate")
 def backtranslate_cmd(
     task: str = typer.Option(..., "--task", help="size, height or posrel."),
-    n: int = typer.Option(10, "--n", help="Candidates to keep for the template and for each answer."),
+    n: int = typer.Option(10, "--n", min=1, help="Candidates to keep for the template and for each answer."),
     forward: str = typer.Option("facebook/wmt19-en-de", help="English->German FSMT model id or path."),
     backward: str = typer.Option("facebook/wmt19-de-en", help="German->English FSMT model id or path."),
     data: Path | None = typer.Option(None, help="Release-format file to take the example from."),
@@ -40,8 +42,7 @@ def backtranslate_cmd(
         result = backtranslate(dataset, FSMTTranslator(forward, device), FSMTTranslator(backward, device), n,
                                source=f"backtranslate:{forward}+{backward}")
     except (ModelLoadError, ValueError) as err:
-        typer.secho(f"Error: {err}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(code=2)
+        fail(err)
     payload = {**result.to_dict(), "provenance": provenance(), "models": [forward, backward], "n": n}
     if out:
         write_json(out, payload)

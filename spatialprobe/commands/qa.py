@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail, require_out_dir
+
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
 
@@ -20,8 +22,7 @@ def _questions(task: str | None, data: Path | None):
     try:
         return questions_for(task, data)
     except (DataError, ValueError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+        fail(err)
 
 
 def _default_out(mode: str, what: str, model: str) -> Path:
@@ -44,8 +45,7 @@ def _run_or_exit(run, *args, **kwargs):
     try:
         return run(*args, **kwargs)
     except ValueError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+        fail(err)
 
 
 def _print_summary(summary: dict, out: Path) -> None:
@@ -86,7 +86,7 @@ def text(
     data: Path | None = typer.Option(None, help=DATA_HELP),
     out: Path | None = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (bfloat16 on cuda where supported)."),
-    batch_size: int = typer.Option(16, help="Questions per forward pass."),
+    batch_size: int = typer.Option(16, min=1, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
 ) -> None:
     """Answer the questions with a text QA model (yes vs no by decoder likelihood)."""
@@ -95,11 +95,11 @@ def text(
 
     qa, label = _questions(task, data)
     out = out or _default_out("text", _source_name(qa.task, data), model)
+    require_out_dir(out)
     try:
         answerer = T5YesNo(model, device=device, batch_size=batch_size, use_context=context)
     except RuntimeError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+        fail(err)
     bar, advance = _progress_bar(len(qa), f"qa text {qa.task}")
     with bar:
         summary = _run_or_exit(run_text_qa, qa, answerer, out, dataset=label, batch_size=batch_size,
@@ -117,7 +117,7 @@ def image(
     out: Path | None = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
     full_vocab: bool = typer.Option(False, help="Argmax over the full answer vocabulary, not yes/no."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
-    batch_size: int = typer.Option(8, help="Images per forward pass."),
+    batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
 ) -> None:
     """Answer each question from the image synthesized for its scenario."""
     from ..imagestore import ImageStore
@@ -125,8 +125,7 @@ def image(
     from ..probes.qa_run import questions_from_images, run_image_qa
 
     if not (images / "run.sqlite").exists():
-        typer.echo(f"error: {images} is not a synthesis run (no run.sqlite).", err=True)
-        raise typer.Exit(2)
+        fail(f"{images} is not a synthesis run (no run.sqlite).")
     store = ImageStore(images)
     if task is None and data is None:
         # The run's own prompts are the dataset instances it drew: ask about exactly those.
@@ -134,11 +133,11 @@ def image(
     else:
         qa, label = _questions(task, data)
     out = out or _default_out("image", _source_name(qa.task, data, images), model)
+    require_out_dir(out)
     try:
         answerer = load_vqa(model, device=device)
     except (RuntimeError, ValueError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+        fail(err)
     bar, advance = _progress_bar(0, f"qa image {qa.task}")
     with bar:
         summary = _run_or_exit(run_image_qa, qa, store, answerer, out, dataset=label,

@@ -7,10 +7,7 @@ from pathlib import Path
 import typer
 from typer.core import TyperCommand
 
-
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
+from .errors import fail, require_out_dir
 
 
 def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
@@ -18,7 +15,7 @@ def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
-            _fail(f"--set takes KEY=VALUE, got {pair!r}")
+            fail(f"--set takes KEY=VALUE, got {pair!r}")
         settings[key.strip().replace("-", "_")] = value.strip()
     return settings
 
@@ -38,29 +35,29 @@ def synthesize_command(
                                        "pipelines), fp32, bf16, fp16."),
     ray: str | None = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
                                       "alone starts a local one, --ray ADDRESS joins one."),
-    workers: int | None = typer.Option(None, "--workers", help="Ray workers (default and "
+    workers: int | None = typer.Option(None, "--workers", min=1, help="Ray workers (default and "
                                           "maximum: one per GPU, else one per CPU)."),
     vqgan: str | None = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
     preset: str = typer.Option("paper", "--preset", help="VQGAN+CLIP preset: paper, fast."),
-    size: int | None = typer.Option(None, "--size", help="VQGAN+CLIP image side "
+    size: int | None = typer.Option(None, "--size", min=8, help="VQGAN+CLIP image side "
                                        "(paper: 512)."),
-    iterations: int | None = typer.Option(None, "--iterations",
+    iterations: int | None = typer.Option(None, "--iterations", min=1,
                                              help="VQGAN+CLIP steps per image (paper: 600)."),
-    cutouts: int | None = typer.Option(None, "--cutouts",
+    cutouts: int | None = typer.Option(None, "--cutouts", min=1,
                                           help="VQGAN+CLIP cutouts per step (paper: 32)."),
-    lr: float | None = typer.Option(None, "--lr", help="VQGAN+CLIP AdamW lr (paper: 0.5)."),
+    lr: float | None = typer.Option(None, "--lr", min=0.0, help="VQGAN+CLIP AdamW lr (paper: 0.5)."),
     quantize: bool | None = typer.Option(None, "--quantize/--no-quantize",
                                             help="Decode through the VQGAN codebook."),
     snapshots: str | None = typer.Option(None, "--snapshots",
                                             help="Iterations to snapshot, e.g. 100,300."),
     set_: list[str] = typer.Option([], "--set", help="Any VQGAN+CLIP setting: KEY=VALUE."),
     model: str | None = typer.Option(None, "--model", help="diffusers pipeline id or path."),
-    steps: int = typer.Option(50, "--steps", help="diffusers: inference steps."),
-    guidance: float = typer.Option(7.5, "--guidance", help="diffusers: guidance scale."),
-    height: int | None = typer.Option(None, "--height", help="diffusers: image height."),
-    width: int | None = typer.Option(None, "--width", help="diffusers: image width."),
+    steps: int = typer.Option(50, "--steps", min=1, help="diffusers: inference steps."),
+    guidance: float = typer.Option(7.5, "--guidance", min=0.0, help="diffusers: guidance scale."),
+    height: int | None = typer.Option(None, "--height", min=8, help="diffusers: image height."),
+    width: int | None = typer.Option(None, "--width", min=8, help="diffusers: image width."),
     negative_prompt: str = typer.Option("", "--negative-prompt", help="diffusers only."),
 ) -> None:
     """Generate images for prompts into an image store (resumes an existing --out)."""
@@ -72,19 +69,20 @@ def synthesize_command(
 
     if backend == "vqgan-clip":
         if not vqgan:
-            _fail("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "
+            fail("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "
                   "checkpoint with `spatialprobe convert vqgan`).")
         settings = _vqgan_settings(set_, size=size, iterations=iterations, cutouts=cutouts, lr=lr,
                                    quantize=quantize, snapshots=snapshots)
         args = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings}
     elif backend == "diffusers":
         if not model:
-            _fail("--backend diffusers needs --model (a pipeline id or directory).")
+            fail("--backend diffusers needs --model (a pipeline id or directory).")
         args = {"model": model, "steps": steps, "guidance": guidance, "height": height,
                 "width": width, "negative_prompt": negative_prompt}
     else:
-        _fail(f"unknown backend {backend!r}; use vqgan-clip or diffusers.")
+        fail(f"unknown backend {backend!r}; use vqgan-clip or diffusers.")
     args.update(device=device, precision=precision)
+    require_out_dir(out)
     try:
         prompt_set = load_prompts(prompts)
         for note in prompt_set.notes:
@@ -97,7 +95,7 @@ def synthesize_command(
                                  progress=lambda done, total: bar.update(task, completed=done,
                                                                          total=total))
     except (DataError, ModelLoadError, ValueError, ImportError) as err:
-        _fail(str(err))
+        fail(str(err))
     rate = f", {summary.images_per_hour:.1f} images/hour" if summary.images_per_hour else ""
     typer.echo(f"{out}: {summary.already_done + summary.generated}/{summary.total} images "
                f"({summary.already_done} were already there, {summary.generated} generated{rate})")

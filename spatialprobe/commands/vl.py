@@ -6,12 +6,9 @@ from pathlib import Path
 
 import typer
 
+from .errors import fail, require_out_dir
+
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
-
-
-def _fail(err: Exception) -> None:
-    typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(1)
 
 
 def _progress(label: str):
@@ -38,8 +35,8 @@ def vsr_command(
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
     out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
-    batch_size: int = typer.Option(16, "--batch-size"),
-    limit: int = typer.Option(None, "--limit", help="Only the first N examples (smoke tests)."),
+    batch_size: int = typer.Option(16, "--batch-size", min=1),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
 ) -> None:
     """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
@@ -47,13 +44,14 @@ def vsr_command(
     from ..probes.vl_common import ModelLoadError
     from ..probes.vsr_eval import run_vsr_clip
 
+    require_out_dir(out)
     bar, advance = _progress("VSR examples scored")
     try:
         with bar:
             summary = run_vsr_clip(model, data, images, out, split=split, part=part, device=device,
                                    batch_size=batch_size, limit=limit, progress=advance)
     except (DataError, ModelLoadError, ValueError) as err:
-        _fail(err)
+        fail(err)
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over {summary['n_scored']} "
                f"examples; results in {out}")
@@ -68,8 +66,8 @@ def spatialmqa_command(
     part: str = typer.Option("test", "--part", help="train, dev or test."),
     method: str = typer.Option("auto", "--method", help="auto, clip (score each option) or generate."),
     out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
-    batch_size: int = typer.Option(8, "--batch-size"),
-    limit: int = typer.Option(None, "--limit", help="Only the first N questions (smoke tests)."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
 ) -> None:
     """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
@@ -77,6 +75,7 @@ def spatialmqa_command(
     from ..probes.spatialmqa_eval import run_spatialmqa
     from ..probes.vl_common import ModelLoadError
 
+    require_out_dir(out)
     bar, advance = _progress("SpatialMQA questions answered")
     try:
         with bar:
@@ -84,7 +83,7 @@ def spatialmqa_command(
                                      device=device, batch_size=batch_size, limit=limit,
                                      progress=advance)
     except (DataError, ModelLoadError, ValueError) as err:
-        _fail(err)
+        fail(err)
     _report_missing(summary)
     for key, ids in summary["extra_keys"].items():
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
@@ -101,11 +100,11 @@ def vsr_train_command(
     out: Path = typer.Option(..., "--out", help="Run directory: checkpoints/, best/, summary.json."),
     model: str = typer.Option("dandelin/vilt-b32-mlm", "--model", help="ViLT checkpoint to start from."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
-    learning_rate: float = typer.Option(1e-5, "--lr"),
-    batch_size: int = typer.Option(12, "--batch-size"),
-    epochs: float = typer.Option(30, "--epochs"),
-    eval_steps: int = typer.Option(100, "--eval-steps"),
-    max_steps: int = typer.Option(-1, "--max-steps", help="Stop after N steps (-1: all epochs)."),
+    learning_rate: float = typer.Option(1e-5, "--lr", min=0.0),
+    batch_size: int = typer.Option(12, "--batch-size", min=1),
+    epochs: float = typer.Option(30, "--epochs", min=0.0),
+    eval_steps: int = typer.Option(100, "--eval-steps", min=1),
+    max_steps: int = typer.Option(-1, "--max-steps", min=-1, help="Stop after N steps (-1: all epochs)."),
     seed: int = typer.Option(42, "--seed"),
     device: str = Device,
 ) -> None:
@@ -114,13 +113,14 @@ def vsr_train_command(
     from ..probes.vl_common import ModelLoadError
     from ..probes.vsr_train import TrainSettings, train_vsr_vilt
 
+    require_out_dir(out)
     settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs,
                              eval_steps=eval_steps, max_steps=max_steps, seed=seed)
     try:
         summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
                                  device=device)
     except (DataError, ModelLoadError, ValueError) as err:
-        _fail(err)
+        fail(err)
     typer.echo(f"best dev accuracy {summary['best_dev_accuracy']}%, test accuracy "
                f"{summary['accuracy']['mean']}%; best checkpoint in {summary['best_checkpoint']}")
 

@@ -44,6 +44,8 @@ def read_json_file(path: str | Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, None, None, "is a directory, not a file") from None
     except UnicodeDecodeError as err:
         raise DataError(path, None, None, f"not UTF-8 text ({err.reason})") from None
     except json.JSONDecodeError as err:
@@ -57,6 +59,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         handle = open(path, "rb")
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, None, None, "is a directory, not a file") from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:

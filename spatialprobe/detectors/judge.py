@@ -47,18 +47,21 @@ class JudgeConfig:
     """Images per detector / depth batch."""
     device: str = "auto"
     """auto, cpu or cuda; not part of a run's identity (a run may resume on another device)."""
+    skip_missing: bool = False
+    """Judge the images that remain when some files of the run are gone (else refuse)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "detector": self.detector.to_dict(),
                 "depth": self.depth.to_dict() if self.depth else None, "rule": self.rule,
                 "rule_args": dict(self.rule_args), "seed": self.seed, "batch_size": self.batch_size,
-                "device": self.device}
+                "device": self.device, "skip_missing": self.skip_missing}
 
 
-def task_images(store: ImageStore, task: str) -> list[ImageRecord]:
-    """Images whose prompt carries an instance of ``task`` with both objects and a label."""
+def task_images(store: ImageStore, task: str, missing: bool = False) -> list[ImageRecord]:
+    """Images whose prompt carries an instance of ``task`` with both objects and a label
+    (``missing=True``: those whose file is recorded but gone)."""
     keep = []
-    for rec in store.images():
+    for rec in (store.missing_images() if missing else store.images()):
         meta = rec.meta
         if meta.get("task", task) == task and {"obj_a", "obj_b", "label"} <= set(meta):
             keep.append(rec)
@@ -109,15 +112,19 @@ def _on_device(spec: Spec, device: str) -> Spec:
 def judge_run(source: str, out: str, cfg: JudgeConfig,
               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise RuntimeError('Judging images needs Pillow: pip install "spatialprobe[judge]"') from None
+    from importlib.util import find_spec
+
+    if find_spec("PIL") is None:
+        raise RuntimeError('Judging images needs Pillow: pip install "spatialprobe[judge]"')
 
     if cfg.task not in TASK_LABELS:
         raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
     store = ImageStore(source)
     images = task_images(store, cfg.task)
+    missing = task_images(store, cfg.task, missing=True)
+    if missing and not cfg.skip_missing:
+        raise ValueError(f"{source}: {missing_note(missing, len(images))}; restore them, or pass "
+                         "--skip-missing to judge the rest (recorded in the judge run).")
     if not images:
         raise ValueError(f"{source} holds no finished images of {cfg.task} instances "
                          "(prompt meta needs task, obj_a, obj_b and label).")
@@ -133,7 +140,7 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
         done = {(p, i) for p, i in conn.execute("SELECT prompt_id, image_index FROM judgements")}
     todo = [r for r in images if (r.prompt_id, r.image_index) not in done]
     for batch in _batches(todo, cfg.batch_size):
-        pil = [Image.open(r.path).convert("RGB") for r in batch]
+        pil = [open_image(r.path) for r in batch]
         found = detector.detect(pil, [[r.meta["obj_a"], r.meta["obj_b"]] for r in batch])
         depths = depth.estimate(pil) if depth else [None] * len(batch)
         rows = [judge_image(cfg, f, d, r.meta) for r, f, d in zip(batch, found, depths)]
@@ -148,6 +155,9 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
                   conn.execute("SELECT prompt_id, image_index, record FROM judgements")}
     predictions = finish_predictions(images, stored, store, TASK_LABELS[cfg.task], cfg.seed)
     summary = summarize(predictions, cfg, source_info(store, images))
+    if missing:  # only reached with skip_missing: the numbers cover fewer images than the run made
+        summary["missing_images"] = {"n": len(missing), "note": missing_note(missing, len(images)),
+                                     "files": [str(r.path.relative_to(store.path)) for r in missing]}
     write_jsonl(run.file("predictions.jsonl"), predictions)
     write_json(run.file("summary.json"), summary)
     run.file("table.md").write_text(table_markdown(summary), encoding="utf-8")
@@ -155,6 +165,25 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
                  dataset=summary["dataset"], accuracy=summary["accuracy"]["mean"],
                  macro_f1=summary["macro_f1"]["mean"])
     return summary
+
+
+def missing_note(missing: Sequence[ImageRecord], present: int) -> str:
+    """How many image files are gone, of how many, and the first three paths."""
+    first = ", ".join(str(r.path) for r in missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return f"{len(missing)} of {len(missing) + present} image files are missing ({first})"
+
+
+def open_image(path):
+    """An image as RGB; a damaged file is a DataError naming it, not a PIL traceback."""
+    from PIL import Image
+
+    from ..datasets.release import DataError
+
+    try:
+        with Image.open(path) as image:
+            return image.convert("RGB")
+    except (OSError, SyntaxError) as err:  # PIL raises SyntaxError for some broken PNG chunks
+        raise DataError(path, None, None, f"not a readable image ({err})") from None
 
 
 def finish_predictions(images: Sequence[ImageRecord], stored: dict, store: ImageStore,

@@ -91,6 +91,9 @@ def resolve(spec: str, task: str) -> Candidates:
 def load_candidates(path: Path, task: str) -> Candidates:
     """Read and validate a candidates file: ``{"task", "templates": [...], "answers": {label: [...]}}``."""
     data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise DataError(path, None, None, f"expected a JSON object {{task, templates, answers}}, "
+                        f"got {'a list' if isinstance(data, list) else 'a single value'}")
     if data.get("task") != task:
         raise DataError(path, None, "task", f"holds candidates for {data.get('task')!r}, not {task!r}")
     templates = data.get("templates")

@@ -138,6 +138,19 @@ def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
     return data
 
 
+def usable_answers(answers: dict[str, Any], items: Sequence[dict[str, Any]]
+                   ) -> tuple[dict[str, str], dict[str, Any]]:
+    """The answers to this page's items that are strings, and what was left out of them:
+    counts and the first ids of answers to unknown items and of non-string answers."""
+    known = {i["id"] for i in items}
+    unknown = [k for k in answers if k not in known]
+    not_text = [k for k, v in answers.items() if k in known and not isinstance(v, str)]
+    kept = {k: v for k, v in answers.items() if k in known and isinstance(v, str)}
+    ignored = {"unknown_ids": len(unknown), "first_unknown_ids": unknown[:3],
+               "non_string": len(not_text), "first_non_string_ids": not_text[:3]}
+    return kept, ignored
+
+
 def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], labels: Sequence[str],
                     seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from ..detectors.judge import scores
@@ -170,14 +183,17 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
         items = page_items(answer_files[0], items)
     labels = TASK_LABELS[task]
     expected = page_id(run, task, items)
-    per_annotator, all_rows, answers_by = {}, [], {}
+    per_annotator, all_rows, answers_by, ignored_by = {}, [], {}, {}
     for number, path in enumerate(answer_files):
         data = read_answers(path, expected)
         name = str(data.get("annotator") or Path(path).stem)
         if name in per_annotator:
             name = f"{name}-{number}"
-        per_annotator[name], rows = score_annotator(items, data["answers"], labels, seed + number)
-        answers_by[name] = data["answers"]
+        answers, ignored = usable_answers(data["answers"], items)
+        if ignored["unknown_ids"] or ignored["non_string"]:
+            ignored_by[name] = {"file": str(path), **ignored}
+        per_annotator[name], rows = score_annotator(items, answers, labels, seed + number)
+        answers_by[name] = answers
         all_rows += [{"annotator": name, **r} for r in rows]
     kappa = {}
     for x, y in combinations(per_annotator, 2):
@@ -197,6 +213,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
         "annotators": per_annotator, "kappa": kappa,
         "mean_kappa": float(np.mean([k["kappa"] for k in kappa.values()])) if kappa else None,
         "items": len(items), "seed": seed,
+        "ignored_answers": ignored_by,  # per annotator: answers to unknown ids, non-string answers
     }
     rundir = RunDir(out)
     rundir.start({"kind": "human", "source": str(Path(run).resolve()), "task": task, "seed": seed,
