@@ -11,9 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-SIZE_LABELS = ("larger", "smaller")
-HEIGHT_LABELS = ("taller", "shorter")
-POSREL_LABELS = ("above", "below", "inside", "beside")
+from .tasks import labels_of
+
+# Label words of the paper's three tasks, read from their task files (spatialprobe/tasks/).
+SIZE_LABELS = labels_of("size")
+HEIGHT_LABELS = labels_of("height")
+POSREL_LABELS = labels_of("posrel")
 
 
 class _Serializable:

@@ -117,6 +117,19 @@ register("position-judge", "geneval", "spatialprobe.detectors.rules:geneval_judg
          "GenEval: centre offsets reduced by a margin of the box sizes")
 register("position-judge", "t2i-compbench", "spatialprobe.detectors.rules:t2i_compbench_judge",
          "T2I-CompBench: dominant-axis sign, damped by IoU")
+
+
+def _register_tasks() -> None:
+    """Every task file in ``spatialprobe/tasks/`` (reading the folder imports nothing heavy)."""
+    from importlib import resources
+
+    for entry in sorted(resources.files("spatialprobe.tasks").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            name = entry.name.removesuffix(".json")
+            register("task", name, f"spatialprobe.tasks:{name}", f"task file tasks/{entry.name}")
+
+
+_register_tasks()
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

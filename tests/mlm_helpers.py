@@ -13,7 +13,9 @@ def tiny_wordpiece_bert(path: Path, extra_pieces=("##er", "##est", "hug", "tin",
     from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
 
     path.mkdir(parents=True, exist_ok=True)
-    from spatialprobe.datasets.scale import SIZE_LEVELS
+    from spatialprobe import tasks
+
+    SIZE_LEVELS = tasks.get("size").levels
 
     objects = [o for level in SIZE_LEVELS for o in level]
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(dict.fromkeys(WORDS + objects)) + list(extra_pieces)

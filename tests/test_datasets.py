@@ -101,7 +101,7 @@ def test_posrel_label_range_checked(tmp_path):
 def test_export_round_trips(tmp_path):
     from spatialprobe.store import write_jsonl
 
-    for name in datasets.BUILTIN:
+    for name in datasets.builtin_names():
         ds = datasets.load(name)
         path = tmp_path / f"{name}.jsonl"
         write_jsonl(path, datasets.to_release_records(ds))

@@ -17,8 +17,31 @@ ENTRIES = [(kind, name) for kind in registry.kinds() for name in registry.names(
 @pytest.mark.parametrize("kind,name", ENTRIES, ids=[f"{k}:{n}" for k, n in ENTRIES])
 def test_every_registered_component_resolves(kind, name):
     target = registry.lookup(kind, name)
-    assert callable(target)
+    if kind == "task":  # tasks are data, not factories
+        from spatialprobe.tasks import Task
+
+        assert isinstance(target, Task) and target.name == name
+    else:
+        assert callable(target)
     assert registry.summaries(kind)[name], "every component says what it is"
+
+
+@pytest.mark.parametrize("name", registry.names("task"))
+def test_every_task_file_is_complete(name):
+    """A task's candidates load with every label answered and every template holding its
+    placeholders; its built-in data (if any) loads with the task's labels, both labels occurring."""
+    from spatialprobe import datasets, tasks
+    from spatialprobe.prompts.templates import builtin, check_labels
+
+    task = tasks.get(name)
+    candidates = builtin(name)
+    assert all(p in t for t in candidates.templates for p in task.placeholders)
+    if task.has_builtin_data:
+        data = datasets.load(name)
+        check_labels(candidates, data)
+        assert data.labels == task.labels and data.task == name
+        assert {inst.label for inst in data.instances} == set(task.labels)
+        assert len(datasets.make_folds(data, 5, 0)) == 5
 
 
 def test_unknown_names_suggest_close_ones():

@@ -20,7 +20,7 @@ def list_datasets() -> None:
     from .. import datasets
 
     table = Table("name", "task", "instances", "labels", "version")
-    for name in datasets.BUILTIN:
+    for name in datasets.builtin_names():
         ds = datasets.load(name)
         table.add_row(name, ds.task, str(len(ds)), ", ".join(ds.labels), ds.version)
     Console().print(table)

@@ -9,7 +9,6 @@ import typer
 
 from .errors import fail, require_out_dir
 
-TASKS = ("size", "height", "posrel")
 
 
 def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str | None,
@@ -43,7 +42,7 @@ def check_folds(dataset, folds: int) -> None:
 
 
 def probe(
-    task: str = typer.Argument(..., help="size, height or posrel."),
+    task: str = typer.Argument(..., help="A task (spatialprobe ls): size, height, posrel, ..."),
     model: str = typer.Option(..., "--model", "-m", help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
     data: Path | None = typer.Option(None, "--data", help="Release-format JSON lines file instead of the built-in set."),
@@ -72,8 +71,10 @@ def probe(
     from ..prompts.templates import resolve
     from ..reports.tables import probe_table
 
-    if task not in TASKS:
-        fail(f"unknown task {task!r}; choose from {', '.join(TASKS)}.")
+    from .. import tasks
+
+    if task not in tasks.names():
+        fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
     try:
         dataset, source = _load_dataset(task, data, pairs, first, second, answer, delimiter)
         cands = resolve(candidates, task)

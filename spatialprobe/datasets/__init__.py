@@ -6,23 +6,23 @@ a built-in name (``size``, ``height``, ``posrel``) or a path to a release-format
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from .. import tasks
 from ..records import Dataset
 from .folds import make_folds
 from .pairs import load_pairs
 from .release import DataError, load_release, to_release_records
 from .scale import build_scale
 
-BUILTIN = ("size", "height", "posrel")
-
 __all__ = [
-    "BUILTIN",
     "DataError",
     "Dataset",
     "build_scale",
+    "builtin_data",
+    "builtin_names",
     "builtin_posrel",
     "load",
     "load_pairs",
@@ -33,28 +33,38 @@ __all__ = [
 
 
 @cache
-def builtin_posrel() -> Dataset:
-    """Our own positional-relationship set (``spatialprobe/data/posrel.jsonl``).
+def builtin_data(task: str) -> Dataset:
+    """The built-in dataset of a position task: its task file's release-format data file.
 
-    16 objects, each with two actions that put the person in different relations to it,
-    4 persons (man, woman, boy, girl), simple present and progressive: 256 instances.
+    posrel (``spatialprobe/data/posrel.jsonl``): 16 objects, each with two actions that put the
+    person in different relations to it, 4 persons (man, woman, boy, girl), simple present and
+    progressive: 256 instances.
     """
     import dataclasses
 
-    with resources.as_file(resources.files("spatialprobe") / "data" / "posrel.jsonl") as path:
-        loaded = load_release(path, task="posrel")
-    return dataclasses.replace(loaded, name="posrel")
+    ref = resources.files("spatialprobe") / "data" / str(tasks.get(task).data)
+    with resources.as_file(ref) as path:
+        loaded = load_release(path, task=task)
+    return dataclasses.replace(loaded, name=task)
+
+
+def builtin_posrel() -> Dataset:
+    return builtin_data("posrel")
+
+
+def builtin_names() -> list[str]:
+    """Every task with built-in data (object levels or a data file), in table order."""
+    return [name for name in tasks.names() if tasks.get(name).has_builtin_data]
 
 
 def load(name_or_path: str, task: str | None = None) -> Dataset:
-    """A built-in dataset by name, or a release-format file by path."""
-    if name_or_path in ("size", "height"):
-        return build_scale(name_or_path)
-    if name_or_path == "posrel":
-        return builtin_posrel()
+    """A built-in dataset by task name, or a release-format file by path."""
+    if name_or_path in builtin_names():
+        definition = tasks.get(name_or_path)
+        return build_scale(name_or_path) if definition.levels else builtin_data(name_or_path)
     path = Path(name_or_path)
     if path.exists():
         return load_release(path, task=task)
     raise ValueError(
-        f"Unknown dataset {name_or_path!r}: not a built-in ({', '.join(BUILTIN)}) and no such file."
+        f"Unknown dataset {name_or_path!r}: not a built-in ({', '.join(builtin_names())}) and no such file."
     )

@@ -11,8 +11,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from .. import tasks
 from ..records import Dataset, Instance
-from .release import COMPARISON_LABELS, DataError, iter_jsonl
+from .release import DataError, iter_jsonl
 from .scale import capitalize_first, content_version, with_article
 
 _TRUE = {"1", "true", "yes", "y", "a", "first"}
@@ -50,10 +51,10 @@ def _first_is_larger(value, obj_a: str, obj_b: str, labels, path, line, field) -
 def load_pairs(path: str | Path, task: str = "size", *, first: str = "obj_a", second: str = "obj_b",
                answer: str = "label", delimiter: str | None = None, name: str | None = None) -> Dataset:
     """Load comparison pairs; ``first``/``second``/``answer`` name the columns to read."""
-    if task not in COMPARISON_LABELS:
-        raise ValueError(f"Pair files hold size or height comparisons, not {task!r}.")
+    if task not in tasks.comparisons():
+        raise ValueError(f"Pair files hold comparisons ({', '.join(tasks.comparisons())}), not {task!r}.")
     path = Path(path)
-    labels = COMPARISON_LABELS[task]
+    labels = tasks.get(task).labels
     instances = []
     for line, row in _rows(path, delimiter):
         values = {}

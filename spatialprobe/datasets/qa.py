@@ -24,14 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import tasks
 from ..records import Dataset, _Serializable
 from .release import DataError, iter_jsonl, require
 from .scale import capitalize_first, content_version, with_article
 
 RELATION_WORDS = {"inside": "inside", "above": "on", "below": "under", "beside": "beside"}
 _WORD_RELATION = {word: rel for rel, word in RELATION_WORDS.items()}
-_COMPARATIVES = {"size": ("larger", "smaller"), "height": ("taller", "shorter")}
-_TASK_OF_WORD = {word: task for task, words in _COMPARATIVES.items() for word in words}
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class QASet:
 
 
 def _comparison_items(dataset: Dataset) -> list[QAItem]:
-    words = _COMPARATIVES[dataset.task]
+    words = tasks.get(dataset.task).labels
     items = []
     for inst in dataset.instances:
         a_first = inst.label == dataset.labels[0]  # obj_a is larger/taller
@@ -118,9 +117,9 @@ def _posrel_items(dataset: Dataset) -> list[QAItem]:
 
 def build_qa(dataset: Dataset) -> QASet:
     """The balanced yes/no question set of a size, height or posrel dataset."""
-    if dataset.task == "posrel":
+    if dataset.task == "posrel":  # its distractors follow the release's posrel QA file
         items = _posrel_items(dataset)
-    elif dataset.task in _COMPARATIVES:
+    elif tasks.get(dataset.task).is_comparison:
         items = _comparison_items(dataset)
     else:
         raise ValueError(f"No QA set is defined for task {dataset.task!r}.")
@@ -162,7 +161,8 @@ def load_qa(path: str | Path, task: str | None = None) -> QASet:
         asked = _ASKED.search(question)
         relation = rec.get("relation") or (
             _WORD_RELATION.get(asked.group("word").lower(), asked.group("word").lower()) if asked else "")
-        rec_task = rec.get("task") or task or _TASK_OF_WORD.get(relation, "posrel")
+        task_of_word = {w: t for t in tasks.comparisons() for w in tasks.labels_of(t)}
+        rec_task = rec.get("task") or task or task_of_word.get(relation, "posrel")
         instance_id = rec.get("instance_id") or f"{rec_task}-{number // 2:04d}"
         items.append(QAItem(rec.get("id") or f"{instance_id}-q{number % 2}", rec_task, question,
                             "yes" if label == 1 else "no", instance_id, context, relation))

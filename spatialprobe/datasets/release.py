@@ -17,13 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS, Dataset, Instance
+from .. import tasks
+from ..records import Dataset, Instance
 from .scale import capitalize_first, content_version, with_article
 
 POSREL_CODES = {0: "inside", 1: "above", 2: "below", 3: "beside"}
 POSREL_CODE_OF = {v: k for k, v in POSREL_CODES.items()}
-COMPARISON_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS}
-_QUESTION_WORD = {"size": "larger", "height": "taller"}
 _FEMALE = {"woman", "girl", "lady", "mother", "queen", "actress", "grandmother", "sister",
            "daughter", "wife", "aunt", "niece", "princess", "enchantress", "waitress", "nun"}
 
@@ -104,8 +103,12 @@ def guess_task(path: str | Path) -> str:
     """The task a release file holds, from its first record (posrel has no ``question``)."""
     for line, record in iter_jsonl(path):
         if "question" in record and "obj_a" in record:
-            question = str(record["question"]).lower()
-            return "height" if "taller" in question or "shorter" in question else "size"
+            words = set(re.findall(r"[a-z]+", str(record["question"]).lower()))
+            found = [t for t in tasks.comparisons() if words & set(tasks.get(t).labels)]
+            if len(found) != 1:
+                raise DataError(path, line, "question", "names no comparison task's words "
+                                f"({', '.join(w for t in tasks.comparisons() for w in tasks.labels_of(t))})")
+            return found[0]
         if "obj_a" in record:
             return "posrel"
         raise DataError(path, line, "obj_a", "missing: not a spatial-commonsense release file")
@@ -122,30 +125,29 @@ def load_release(path: str | Path, task: str | None = None) -> Dataset:
         obj_b = require(rec, "obj_b", str, path, line).strip()
         label = require(rec, "label", int, path, line)
         number = len(instances)
-        if task == "posrel":
+        definition = tasks.get(task)
+        if not definition.is_comparison:
             if label not in POSREL_CODES:
                 raise DataError(path, line, "label", f"expected 0-3 (inside/above/below/beside), got {label}")
             text = require(rec, "text", str, path, line).strip()
             action = rec.get("action") or _action_from_text(text, obj_a, obj_b)
             instances.append(Instance(
-                id=f"posrel-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
+                id=f"{task}-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
                 label=POSREL_CODES[label], text=text, action=action,
                 pronoun=rec.get("pronoun") or pronoun_for(obj_a), fold_keys=(obj_b,)))
-        elif task in COMPARISON_LABELS:
+        else:
             if label not in (0, 1):
                 raise DataError(path, line, "label", f"expected 0 or 1, got {label}")
-            labels = COMPARISON_LABELS[task]
+            labels = definition.labels
             text = rec.get("text") or capitalize_first(f"{with_article(obj_a)} and {with_article(obj_b)}.")
             instances.append(Instance(
                 id=f"{task}-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
                 label=labels[0] if label == 1 else labels[1], text=str(text).strip(),
                 fold_keys=(obj_a, obj_b)))
-        else:
-            raise ValueError(f"Unknown task {task!r}; choose from size, height, posrel.")
     if not instances:
         raise DataError(path, None, None, "file has no records")
     inst = tuple(instances)
-    labels = POSREL_LABELS if task == "posrel" else COMPARISON_LABELS[task]
+    labels = tasks.get(task).labels
     return Dataset(name=path.name, version=content_version(path.stem, inst), task=task,
                    labels=labels, instances=inst)
 
@@ -154,7 +156,7 @@ def to_release_records(dataset: Dataset) -> list[dict[str, Any]]:
     """The dataset as release-format records (export, and a round trip through the loader)."""
     rows = []
     for inst in dataset.instances:
-        if dataset.task == "posrel":
+        if not tasks.get(dataset.task).is_comparison:
             row = {"text": inst.text, "label": POSREL_CODE_OF[inst.label],
                    "obj_a": inst.obj_a, "obj_b": inst.obj_b}
             if inst.action:
@@ -162,7 +164,7 @@ def to_release_records(dataset: Dataset) -> list[dict[str, Any]]:
             if inst.pronoun:
                 row["pronoun"] = inst.pronoun
         else:
-            word = _QUESTION_WORD[dataset.task]
+            word = tasks.get(dataset.task).question_word
             row = {"text": inst.text,
                    "question": f"Is {with_article(inst.obj_a)} {word} than {with_article(inst.obj_b)}?",
                    "obj_a": inst.obj_a, "obj_b": inst.obj_b,

@@ -1,28 +1,12 @@
-"""Object-scale comparison sets (size, height) built from the paper's object levels."""
+"""Object-scale comparison sets built from a comparison task's object levels (its task file)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 
-from ..records import HEIGHT_LABELS, SIZE_LABELS, Dataset, Instance
-
-# Liu et al. (ACL 2022), smaller level first; see shared/ARCHITECTURE.md.
-SIZE_LEVELS: tuple[tuple[str, ...], ...] = (
-    ("ant", "coin", "nut", "bullet", "dice"),
-    ("bird", "cup", "shell", "bottle", "wallet"),
-    ("tyre", "chair", "microwave", "dog", "suitcase"),
-    ("human", "sofa", "bookshelf", "tiger", "bed"),
-    ("house", "cinema", "mountain", "truck", "plane"),
-)
-HEIGHT_LEVELS: tuple[tuple[str, ...], ...] = (
-    ("ant", "insect", "water drop", "bullet", "dice"),
-    ("bird", "cup", "shoe", "bottle", "mobile phone"),
-    ("table", "chair", "trash can", "sofa", "suitcase"),
-    ("human", "horse", "bookshelf", "camel", "door"),
-    ("apartment", "theatre", "giraffe", "truck", "street lamp"),
-)
-SCALE_TASKS = {"size": (SIZE_LEVELS, SIZE_LABELS), "height": (HEIGHT_LEVELS, HEIGHT_LABELS)}
+from .. import tasks
+from ..records import Dataset, Instance
 
 # Words whose first letter misleads the a/an rule.
 _AN_EXCEPTIONS = {"hour", "honest", "honour", "honor", "heir", "herb"}
@@ -61,9 +45,11 @@ def build_scale(task: str) -> Dataset:
     With 5 levels of 5 objects this is 250 unordered pairs in both orders = 500 instances,
     ordered by (first object, second object) in level order, ids ``{task}-0000`` ...
     """
-    if task not in SCALE_TASKS:
-        raise ValueError(f"Unknown scale task {task!r}; choose from {sorted(SCALE_TASKS)}.")
-    levels, labels = SCALE_TASKS[task]
+    definition = tasks.get(task)
+    if not definition.levels:
+        scale = [t for t in tasks.names() if tasks.get(t).levels]
+        raise ValueError(f"Task {task!r} has no object levels; scale tasks: {', '.join(scale)}.")
+    levels, labels = definition.levels, definition.labels
     objects = [(obj, lvl + 1) for lvl, objs in enumerate(levels) for obj in objs]
     instances = []
     for obj_a, level_a in objects:

@@ -23,7 +23,8 @@ from typing import Protocol
 
 from ..datasets.scale import with_article
 from ..records import Dataset, Instance
-from .templates import MASK, REQUIRED, Candidates, manual, render
+from .. import tasks
+from .templates import MASK, Candidates, manual, render
 
 
 class Translator(Protocol):
@@ -86,7 +87,7 @@ def _to_template(text: str, inst: Instance, answer: str, task: str) -> str | Non
         if len(pattern.findall(text)) != 1:
             return None
         text = pattern.sub(placeholder, text)
-    return text if all(p in text for p in REQUIRED[task]) else None
+    return text if all(p in text for p in tasks.get(task).placeholders) else None
 
 
 def template_candidates(dataset: Dataset, forward: Translator, backward: Translator, n: int = 10) -> list[str]:

@@ -24,17 +24,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from .. import tasks
 from ..datasets.release import DataError, read_json_file
 from ..datasets.scale import capitalize_first, with_article
 from ..records import Dataset, Instance, PromptConfig
 
 MASK = "[MASK]"
 PLACEHOLDERS = ("[A]", "[B]", "[OBJECT]", "[PERSON]", "[SCENARIO]", "[PRONOUN]", MASK)
-REQUIRED = {
-    "size": ("[A]", "[B]", MASK),
-    "height": ("[A]", "[B]", MASK),
-    "posrel": ("[OBJECT]", MASK),
-}
 
 
 @dataclass(frozen=True)
@@ -71,7 +67,7 @@ def manual(task: str) -> Candidates:
 
 def builtin(task: str) -> Candidates:
     """The candidate file shipped with the package (``spatialprobe/data/candidates/TASK.json``)."""
-    ref = resources.files("spatialprobe") / "data" / "candidates" / f"{task}.json"
+    ref = resources.files("spatialprobe") / "data" / "candidates" / tasks.get(task).candidates
     if not ref.is_file():
         raise ValueError(f"No built-in candidates for task {task!r} (have size, height, posrel).")
     with resources.as_file(ref) as path:
@@ -100,7 +96,7 @@ def load_candidates(path: Path, task: str) -> Candidates:
     if not isinstance(templates, list) or not templates:
         raise DataError(path, None, "templates", "expected a non-empty list of strings")
     for i, template in enumerate(templates):
-        missing = [p for p in REQUIRED[task] if not isinstance(template, str) or p not in template]
+        missing = [p for p in tasks.get(task).placeholders if not isinstance(template, str) or p not in template]
         if missing:
             raise DataError(path, None, f"templates[{i}]", f"lacks placeholder(s) {', '.join(missing)}")
         if template.count(MASK) != 1:

@@ -45,10 +45,10 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
 
 def _level_order(summary: dict, objects: dict) -> list[str]:
     """Objects in the dataset's level order where it is a built-in set, else alphabetical."""
-    from ..datasets import BUILTIN, load
+    from ..datasets import builtin_names, load
 
     name = str(summary.get("dataset") or "").split("@")[0]  # "name@version"
-    if name in BUILTIN:
+    if name in builtin_names():
         levels = dict(load(name).object_levels)
         return sorted(objects, key=lambda o: (levels.get(o, 99), o))
     return sorted(objects)

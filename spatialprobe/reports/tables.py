@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-TASK_ORDER = ("size", "height", "posrel")
 
 
 def pm(value: Mapping[str, float] | None) -> str:
@@ -64,7 +63,10 @@ def comparison_table(summaries: Iterable[Mapping[str, Any]]) -> str:
         table.setdefault(name, {})[s["task"]] = s
         if s["task"] not in tasks:
             tasks.append(s["task"])
-    tasks.sort(key=lambda t: (TASK_ORDER.index(t) if t in TASK_ORDER else len(TASK_ORDER), t))
+    from .. import tasks as registered
+
+    order = registered.names()  # paper order first, as the task files state it
+    tasks.sort(key=lambda t: (order.index(t) if t in order else len(order), t))
     header = ["model"] + [f"{t} {m}" for t in tasks for m in ("acc", "F1")]
     rows = [[name] + [pm(runs[t].get(m)) if t in runs else "–" for t in tasks
                       for m in ("accuracy", "macro_f1")] for name, runs in table.items()]

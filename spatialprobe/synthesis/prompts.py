@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..datasets import BUILTIN, DataError, load
+from ..datasets import DataError, builtin_names, load
 from ..datasets.release import iter_jsonl
 from ..imagestore import PromptItem
 
@@ -35,12 +35,12 @@ class PromptSet:
 
 def load_prompts(spec: str) -> PromptSet:
     """Prompts from a built-in dataset name or a file (see the module docstring)."""
-    if spec in BUILTIN:
+    if spec in builtin_names():
         return _from_dataset(spec)
     path = Path(spec)
     if not path.is_file():
         raise DataError(path, None, None, f"no such file (and not a built-in dataset: "
-                                          f"{', '.join(BUILTIN)})")
+                                          f"{', '.join(builtin_names())})")
     if path.suffix in (".jsonl", ".json"):
         return _from_jsonl(path)
     return _from_text(path)
