@@ -42,6 +42,8 @@ class Task:
     """Comparisons: the word of the release format's ``question`` ("Is A larger than B?")."""
     description: str = ""
     """One line for ``spatialprobe ls``."""
+    source: str = ""
+    """Where the task's built-in data (levels, data file) comes from."""
     order: int = 99
     """Position in tables (paper order first)."""
     levels: tuple[tuple[str, ...], ...] = ()
