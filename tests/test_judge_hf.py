@@ -102,7 +102,7 @@ def test_judge_cli_with_tiny_models(models, tmp_path):
     config = json.loads((tmp_path / "j" / "config.json").read_text())
     assert summary["n_images"] == 2 and 0 <= summary["accuracy"]["mean"] <= 100
     assert config["depth_resolved"]["predicts"] == "disparity"
-    rows = [json.loads(l) for l in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
     assert all(r["depth_a"] == pytest.approx(0.25, abs=1e-4) for r in rows if r["recognized"])
 
 

@@ -52,7 +52,7 @@ def convert_vqgan_command(
         model = convert_vqgan(ckpt, yaml, out, allow_pickle=allow_pickle)
     except ConversionError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from err
     cfg = model.config
     typer.echo(f"wrote VQModel to {out}: {cfg.num_vq_embeddings} codes of dim {cfg.vq_embed_dim}, "
                f"downsampling f={2 ** (len(cfg.block_out_channels) - 1)}")

@@ -59,7 +59,7 @@ def validate(
         made = datasets.make_folds(ds, folds)
     except ValueError as err:  # DataError included: names the file, line and field
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from err
     labels = Counter(inst.label for inst in ds.instances)
     keys = {key for inst in ds.instances for key in inst.fold_keys}
     typer.echo(f"{path}: {len(ds)} {ds.task} instances, version {ds.version}")

@@ -41,7 +41,7 @@ def backtranslate_cmd(
                                source=f"backtranslate:{forward}+{backward}")
     except (ModelLoadError, ValueError) as err:
         typer.secho(f"Error: {err}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(code=2)
+        raise typer.Exit(code=2) from err
     payload = {**result.to_dict(), "provenance": provenance(), "models": [forward, backward], "n": n}
     if out:
         write_json(out, payload)

@@ -54,7 +54,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
     path = Path(path)
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 -- closed by the `with` below; only open() means "not found"
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     with handle:

@@ -113,7 +113,7 @@ class T5YesNo:
         import torch
 
         contexts = contexts if (contexts is not None and self.use_context) else [""] * len(questions)
-        texts = [unifiedqa_input(q, c, self.lowercase) for q, c in zip(questions, contexts)]
+        texts = [unifiedqa_input(q, c, self.lowercase) for q, c in zip(questions, contexts, strict=True)]
         out = []
         with torch.no_grad():
             for start in range(0, len(texts), self.batch_size):
@@ -167,8 +167,8 @@ class BlipVQA:
         self.model = BlipForQuestionAnswering.from_pretrained(model, **_dtype(device))
         self.model.to(device).eval()
         tok, text_config = processor.tokenizer, self.model.config.text_config
-        self._targets = [[text_config.bos_token_id] + tok(word, add_special_tokens=False).input_ids
-                         + [text_config.sep_token_id] for word in ("yes", "no")]
+        self._targets = [[text_config.bos_token_id, *tok(word, add_special_tokens=False).input_ids,
+                          text_config.sep_token_id] for word in ("yes", "no")]
 
     def _target_scores(self, enc):
         import torch

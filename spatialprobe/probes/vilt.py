@@ -34,7 +34,7 @@ def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -
     first: dict[str, Path] = {}
     for record in store.images():
         first.setdefault(record.prompt_id, record.path)
-    return [dataclasses.replace(r, image=first.get(i)) for r, i in zip(requests, ids)]
+    return [dataclasses.replace(r, image=first.get(i)) for r, i in zip(requests, ids, strict=True)]
 
 
 def _images_by_objects(run_dir: str | Path) -> list[tuple[str, str, Path]]:

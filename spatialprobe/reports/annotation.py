@@ -86,7 +86,7 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
     from ..store import atomic_write_text
 
     task, items = annotation_items(run, task)
-    options = list(TASK_LABELS[task]) + [CANT_TELL]
+    options = [*TASK_LABELS[task], CANT_TELL]
     payload = {
         "page_id": page_id(run, task, items), "run": str(Path(run).resolve()), "task": task,
         "options": options,
