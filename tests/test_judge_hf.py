@@ -113,3 +113,10 @@ def test_best_per_object_and_nms():
     assert best["cat"].score == 0.9 and best["dog"].score == 0.3 and best["cow"] is None
     kept = nms(dets, iou_threshold=0.5)  # the 0.5 cat overlaps the 0.9 cat (IoU 81/119)
     assert [d.score for d in kept] == [0.9, 0.4, 0.3]
+
+
+def test_detection_round_trips_and_refuses_a_box_that_is_not_four_numbers():
+    det = Detection("cat", (1.0, 2.0, 3.0, 4.0), 0.5)
+    assert Detection.from_dict(det.to_dict()) == det
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        Detection.from_dict({"label": "cat", "box": [1, 2, 3], "score": 0.5})

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..loading import load_pretrained
 from ..probes.vl_common import resolve_device
-from .base import Detection, nms
+from .base import Detection, as_box, nms
 from .depth import predicts_of_config, to_depth
 
 DEFAULT_OWLVIT = "google/owlvit-base-patch32"
@@ -90,7 +90,7 @@ class OwlDetector(_TorchModel):
             outputs=outputs, threshold=self.threshold, target_sizes=torch.tensor(sizes))
         results = []
         for qs, out in zip(queries, processed, strict=True):
-            found = [Detection(qs[int(lab)], tuple(float(v) for v in box.tolist()), float(score))
+            found = [Detection(qs[int(lab)], as_box(box.tolist()), float(score))
                      for score, lab, box in zip(out["scores"], out["labels"], out["boxes"], strict=True)
                      if int(lab) < len(qs)]  # labels beyond qs are the processor's padding queries
             results.append(nms(found, self.nms_iou) if self.nms_iou is not None else found)
@@ -152,7 +152,7 @@ class DetrDetector(_TorchModel):
             found = []
             for score, lab, box in zip(out["scores"], out["labels"], out["boxes"], strict=True):
                 cls = self.id2label.get(int(lab), "")
-                found += [Detection(q, tuple(float(v) for v in box.tolist()), float(score))
+                found += [Detection(q, as_box(box.tolist()), float(score))
                           for q, classes in wanted.items() if cls in classes]
             results.append(found)
         return results

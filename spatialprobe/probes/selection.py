@@ -49,6 +49,7 @@ def choose(grid: ScoreGrid, answer_sets: list[tuple[str, ...]], pred: np.ndarray
         key = (figures["macro_f1"], -t, -s)
         if best is None or key > best[0]:
             best = (key, int(t), int(s), figures)
+    assert best is not None  # correct.max() itself is among the isclose() matches
     _, t, s, figures = best
     return Choice(t, s, PromptConfig(grid.templates[t], answer_sets[s]),
                   figures["accuracy"], figures["macro_f1"])

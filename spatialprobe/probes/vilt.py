@@ -100,6 +100,7 @@ class ViltMaskedLMScorer:
             return self.blank
         if self.image_option == "request":
             return open_image(request.image) if request.image is not None else self.blank
+        assert self._by_objects is not None  # __init__ read the run for any other image option
         path = _match_image(request.prefix + " " + request.suffix, self._by_objects)
         return open_image(path) if path is not None else self.blank
 

@@ -189,7 +189,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     f1s = [a["whole_set"]["macro_f1"] for a in per_annotator.values()]
     source = ImageStore(run)
     models = sorted({f"{r.backend}:{r.model}" for r in source.images()})
-    summary = {
+    summary: dict[str, Any] = {
         "kind": "human", "method": "ISM (Human)", "task": task, "model": " | ".join(models),
         "dataset": source_dataset(source) or task,
         "accuracy": {"mean": float(np.mean(accs)), "std": float(np.std(accs))},
