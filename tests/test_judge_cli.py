@@ -152,3 +152,16 @@ def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert _spec("owlvit", "owl", []).args["model"] == str(tmp_path / "owl")
     assert _spec("owlvit", "google/owlvit-base-patch32", []).args["model"] == "google/owlvit-base-patch32"
+
+
+def test_a_detector_that_returns_too_few_results_is_an_error_not_a_shorter_run(tmp_path, monkeypatch):
+    from spatialprobe.detectors.colour import ColourDetector
+    from spatialprobe.detectors.judge import JudgeConfig, judge_run
+    from spatialprobe.registry import Spec
+
+    write_run(tmp_path / "images", "posrel", [("above", "above", True)] * 3)
+    detect = ColourDetector.detect
+    monkeypatch.setattr(ColourDetector, "detect", lambda self, images, queries: detect(self, images, queries)[:-1])
+    cfg = JudgeConfig(task="posrel", detector=Spec("colour"), batch_size=3)
+    with pytest.raises(ValueError, match="zip\\(\\) argument 2 is shorter than argument 1"):
+        judge_run(str(tmp_path / "images"), str(tmp_path / "judged"), cfg)
