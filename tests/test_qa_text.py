@@ -141,3 +141,19 @@ def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
     assert list(_dtype("cuda").values()) == [torch.float16]
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
     assert list(_dtype("cuda:1", prefer_bf16=True).values()) == [torch.float16]
+
+
+def test_an_answerer_one_answer_short_is_an_error_not_lower_coverage(tmp_path, posrel_qa):
+    from spatialprobe.probes.qa_models import Answer
+
+    class OneShort:
+        model_id, device = "one-short", "cpu"
+
+        def describe(self):
+            return {"name": "one-short"}
+
+        def answer(self, questions, contexts):
+            return [Answer("yes", 0.0, -1.0) for _ in questions][:-1]
+
+    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+        run_text_qa(posrel_qa, OneShort(), tmp_path / "run", dataset="posrel@test")
