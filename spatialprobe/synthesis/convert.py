@@ -182,8 +182,8 @@ def _lenient_pickle():
 
     lenient = types.ModuleType("lenient_pickle")
     lenient.__dict__.update({k: v for k, v in vars(pickle).items() if not k.startswith("__")})
-    lenient.Unpickler = Unpickler
-    lenient.load = lambda file, **kw: Unpickler(file, **kw).load()
+    lenient.__dict__["Unpickler"] = Unpickler  # a module's namespace: attributes mypy cannot declare
+    lenient.__dict__["load"] = lambda file, **kw: Unpickler(file, **kw).load()
     return lenient
 
 
