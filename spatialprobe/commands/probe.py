@@ -37,15 +37,19 @@ def check_folds(dataset, folds: int) -> None:
 
 def probe(
     task: str = typer.Argument(..., help="size, height or posrel."),
-    model: str = typer.Option(..., "--model", "-m", help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
-    data: Path | None = typer.Option(None, "--data", help="Release-format JSON lines file instead of the built-in set."),
+    model: str = typer.Option(..., "--model", "-m",
+                              help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
+    out: Path | None = typer.Option(None, "--out", "-o",
+                                    help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
+    data: Path | None = typer.Option(None, "--data",
+                                     help="Release-format JSON lines file instead of the built-in set."),
     pairs: Path | None = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
     first: str = typer.Option("obj_a", help="--pairs: column of the first object."),
     second: str = typer.Option("obj_b", help="--pairs: column of the second object."),
     answer: str = typer.Option("label", help="--pairs: column saying whether the first is larger/taller."),
     delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
-    candidates: str = typer.Option("builtin", "--candidates", help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
+    candidates: str = typer.Option("builtin", "--candidates",
+                                   help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
     folds: int = typer.Option(5, min=2, help="Object-disjoint folds."),
     seed: int = typer.Option(0, help="Seed of the fold assignment."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
@@ -144,7 +148,7 @@ def report(
     if not summaries:
         fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
     text = comparison_table(summaries)
-    sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries))
+    sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries, strict=True))
     typer.echo(text)
     if out:
         atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")

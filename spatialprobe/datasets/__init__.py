@@ -6,7 +6,7 @@ a built-in name (``size``, ``height``, ``posrel``) or a path to a release-format
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 

@@ -54,7 +54,7 @@ def load_pairs(path: str | Path, task: str = "size", *, first: str = "obj_a", se
         raise ValueError(f"Pair files hold size or height comparisons, not {task!r}.")
     path = Path(path)
     labels = COMPARISON_LABELS[task]
-    instances = []
+    instances: list[Instance] = []
     for line, row in _rows(path, delimiter):
         values = {}
         for field in (first, second, answer):

@@ -22,7 +22,7 @@ from .scale import capitalize_first, content_version, with_article
 
 POSREL_CODES = {0: "inside", 1: "above", 2: "below", 3: "beside"}
 POSREL_CODE_OF = {v: k for k, v in POSREL_CODES.items()}
-COMPARISON_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS}
+COMPARISON_LABELS: dict[str, tuple[str, ...]] = {"size": SIZE_LABELS, "height": HEIGHT_LABELS}
 _QUESTION_WORD = {"size": "larger", "height": "taller"}
 _FEMALE = {"woman", "girl", "lady", "mother", "queen", "actress", "grandmother", "sister",
            "daughter", "wife", "aunt", "niece", "princess", "enchantress", "waitress", "nun"}
@@ -56,7 +56,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
     path = Path(path)
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 -- closed by the `with` below; only open() means "not found"
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     except IsADirectoryError:
@@ -116,7 +116,7 @@ def load_release(path: str | Path, task: str | None = None) -> Dataset:
     """Load a release-format file of the given (or guessed) task."""
     path = Path(path)
     task = task or guess_task(path)
-    instances = []
+    instances: list[Instance] = []
     for line, rec in iter_jsonl(path):
         obj_a = require(rec, "obj_a", str, path, line).strip()
         obj_b = require(rec, "obj_b", str, path, line).strip()

@@ -60,7 +60,7 @@ class ColourDetector:
 
     def detect(self, images: Sequence[Any], queries: Sequence[Sequence[str]]) -> list[list[Detection]]:
         results = []
-        for image, names in zip(images, queries):
+        for image, names in zip(images, queries, strict=True):
             rgb = np.asarray(image.convert("RGB"))
             found = []
             for name in names:

@@ -143,11 +143,11 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
         pil = [open_image(r.path) for r in batch]
         found = detector.detect(pil, [[r.meta["obj_a"], r.meta["obj_b"]] for r in batch])
         depths = depth.estimate(pil) if depth else [None] * len(batch)
-        rows = [judge_image(cfg, f, d, r.meta) for r, f, d in zip(batch, found, depths)]
+        rows = [judge_image(cfg, f, d, r.meta) for r, f, d in zip(batch, found, depths, strict=True)]
         with run.db() as conn:  # committed per batch: an interrupted run resumes here
             conn.executemany("INSERT OR REPLACE INTO judgements VALUES (?, ?, ?)",
                              [(r.prompt_id, r.image_index, json.dumps(row))
-                              for r, row in zip(batch, rows)])
+                              for r, row in zip(batch, rows, strict=True)])
         if progress:
             progress(len(batch))
     with run.db() as conn:

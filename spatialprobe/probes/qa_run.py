@@ -57,10 +57,10 @@ def _answer_all(run: RunDir, jobs: list[tuple[str, int, Any]], answer_batch: Cal
     for start in range(0, len(todo), batch_size):
         batch = todo[start:start + batch_size]
         answers = answer_batch([payload for _, _, payload in batch])
-        rows = [(i, k, a.answer, a.yes_score, a.no_score) for (i, k, _), a in zip(batch, answers)]
+        rows = [(i, k, a.answer, a.yes_score, a.no_score) for (i, k, _), a in zip(batch, answers, strict=True)]
         with run.db() as conn:
             conn.executemany("INSERT OR REPLACE INTO qa_answers VALUES (?, ?, ?, ?, ?)", rows)
-        done.update({(i, k): a for (i, k, _), a in zip(batch, answers)})
+        done.update({(i, k): a for (i, k, _), a in zip(batch, answers, strict=True)})
         if progress:
             progress(len(batch))
     return done

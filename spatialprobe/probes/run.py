@@ -110,7 +110,7 @@ def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
         "macro_f1": mean_std([f["macro_f1"] for f in fold_rows]),
         "std_ddof": STD_DDOF,
         "whole_set": {"prompt": candidates.templates[0],
-                      "answers": dict(zip(dataset.labels, answer_sets[0])), **whole},
+                      "answers": dict(zip(dataset.labels, answer_sets[0], strict=True)), **whole},
         "confusion": confusion([r["gold"] for r in rows], [r["pred"] for r in rows], dataset.labels),
         "provenance": config["provenance"],
     }
@@ -147,7 +147,7 @@ def evaluate_folds(dataset: Dataset, grid, answer_sets, pred: np.ndarray, settin
         fold_rows.append({
             "fold": fold.index, "objects": list(fold.objects), "dev_size": len(fold.dev),
             "size": len(fold_preds), "prompt": choice.config.template,
-            "answers": dict(zip(dataset.labels, choice.config.answers)),
+            "answers": dict(zip(dataset.labels, choice.config.answers, strict=True)),
             "dev_accuracy": choice.dev_accuracy, "dev_macro_f1": choice.dev_macro_f1,
             "accuracy": figures["accuracy"], "macro_f1": figures["macro_f1"],
         })

@@ -55,16 +55,18 @@ def compute_scores(run: RunDir, scorer: Scorer, templates: Sequence[str], instan
     for start in range(0, len(todo), chunk):
         part = todo[start:start + chunk]
         requests = [ClozeRequest(*fill(t, inst), words=words) for t, inst in part]
-        finished = [done]
+        finished, end = [done], done + len(part)
 
-        def tick(n: int) -> None:  # scorers report requests finished since the last call
+        # Scorers report requests finished since the last call; this chunk's counters are bound
+        # as defaults so a callback kept past this iteration still counts against its own chunk.
+        def tick(n: int, finished: list[int] = finished, end: int = end) -> None:
             finished[0] += n
             if on_progress:
-                on_progress(min(finished[0], done + len(part)), total)
+                on_progress(min(finished[0], end), total)
 
         results = scorer.score(requests, progress=tick)
-        rows = [(t, inst.id, w, float(s)) for (t, inst), scores in zip(part, results)
-                for w, s in zip(words, scores)]
+        rows = [(t, inst.id, w, float(s)) for (t, inst), scores in zip(part, results, strict=True)
+                for w, s in zip(words, scores, strict=True)]
         with run.db() as conn:
             conn.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
         for t, iid, w, s in rows:

@@ -142,7 +142,7 @@ def _evaluate_test(run, trainer, examples, dataset, missing, model, split, versi
         predictions = trainer.predict(dataset).predictions.argmax(-1).tolist()
         rows = [{"id": e.id, "image": e.image, "caption": e.caption, "relation": e.relation,
                  "category": table[e.relation].category if e.relation in table else "Unallocated",
-                 "label": e.label, "pred": int(p)} for e, p in zip(with_image, predictions)]
+                 "label": e.label, "pred": int(p)} for e, p in zip(with_image, predictions, strict=True)]
     metrics = vsr_metrics(rows)
     summary = {"kind": "vsr", "task": f"vsr-{split}", "model": f"{model} (fine-tuned ViLT)",
                "dataset": f"vsr-{split}-test@{version}",

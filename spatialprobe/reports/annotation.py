@@ -86,7 +86,7 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
     from ..store import atomic_write_text
 
     task, items = annotation_items(run, task)
-    options = list(TASK_LABELS[task]) + [CANT_TELL]
+    options = [*TASK_LABELS[task], CANT_TELL]
     payload = {
         "page_id": page_id(run, task, items), "run": str(Path(run).resolve()), "task": task,
         "options": options,
@@ -205,7 +205,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     f1s = [a["whole_set"]["macro_f1"] for a in per_annotator.values()]
     source = ImageStore(run)
     models = sorted({f"{r.backend}:{r.model}" for r in source.images()})
-    summary = {
+    summary: dict[str, Any] = {
         "kind": "human", "method": "ISM (Human)", "task": task, "model": " | ".join(models),
         "dataset": source_dataset(source) or task,
         "accuracy": {"mean": float(np.mean(accs)), "std": float(np.std(accs))},

@@ -65,4 +65,4 @@ class DiffusersPipeline:
         with torch.no_grad():
             images = self.pipe(**kwargs).images
         share = (time.perf_counter() - start) / len(jobs)
-        return [JobResult(job, image.convert("RGB"), share) for job, image in zip(jobs, images)]
+        return [JobResult(job, image.convert("RGB"), share) for job, image in zip(jobs, images, strict=True)]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .jobs import Job
+from .jobs import Job, Synthesizer
 from .runner import ResultWriter, batches, build_synthesizer
 
 
@@ -24,18 +24,24 @@ class _Worker:
     Ray's actor-death traceback."""
 
     def __init__(self, backend: str, backend_args: dict[str, Any]):
+        self.synth: Synthesizer | None = None
+        self.error: Exception | None = None  # set exactly when synth is not
         try:
-            self.synth, self.error = build_synthesizer(backend, backend_args), None
+            self.synth = build_synthesizer(backend, backend_args)
         except Exception as err:
-            self.synth, self.error = None, err
+            self.error = err
 
     def describe(self) -> dict[str, Any] | Exception:
-        return self.error if self.synth is None else self.synth.describe()
+        return self.synth.describe() if self.synth is not None else self._load_error()
 
     def generate(self, jobs: Sequence[Job]):
         if self.synth is None:
-            raise self.error
+            raise self._load_error()
         return self.synth.generate(jobs)
+
+    def _load_error(self) -> Exception:
+        assert self.error is not None  # __init__ kept the error where it has no synth
+        return self.error
 
 
 def _original(err: BaseException) -> BaseException:
@@ -80,7 +86,8 @@ def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence
     try:
         options, count = worker_plan(ray.cluster_resources(), workers)
         work = list(batches(jobs, batch_size))
-        actors = [ray.remote(**options)(_Worker).remote(backend, backend_args)
+        # Actor handles: their `method.remote()` proxies are dynamic, beyond what Ray's hints describe.
+        actors: list[Any] = [ray.remote(_Worker).options(**options).remote(backend, backend_args)
                   for _ in range(min(count, len(work)))]
         described = ray.get(actors[0].describe.remote())
         if isinstance(described, Exception):

@@ -180,4 +180,4 @@ class VQGANCLIP:
         share = (time.perf_counter() - start) / len(jobs)
         return [JobResult(job, image, share, float(similarity[i]),
                           {step: pics[i] for step, pics in snaps.items()})
-                for i, (job, image) in enumerate(zip(jobs, to_pil(images)))]
+                for i, (job, image) in enumerate(zip(jobs, to_pil(images), strict=True))]
