@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets.release import DataError, read_json_file
+from ..extras import require
 from ..imagestore import ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 
@@ -71,8 +72,7 @@ def image_data_uri(path: Path, max_side: int = 768, quality: int = 90) -> str:
     """The image as a JPEG data URI (a page of 500 PNGs at 512 px would weigh ~200 MB)."""
     import io
 
-    from PIL import Image
-
+    Image = require("PIL.Image", "judge", "The annotation page (spatialprobe annotate)")
     image = Image.open(path).convert("RGB")
     if max(image.size) > max_side:
         image.thumbnail((max_side, max_side))

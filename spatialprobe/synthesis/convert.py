@@ -43,8 +43,7 @@ def read_taming_config(yaml_path: str | Path) -> dict[str, Any]:
     """``model.params`` of a taming ``model.yaml``: ``embed_dim``, ``n_embed`` and ``ddconfig``."""
     from .loading import require
 
-    require("yaml", "Reading a taming model.yaml")
-    import yaml
+    yaml = require("yaml", "Reading a taming model.yaml")
 
     try:
         with open(yaml_path, encoding="utf-8") as handle:
