@@ -6,18 +6,12 @@ import contextlib
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from .. import extras
+from ..extras import require
 from ..loading import ModelLoadError, resolve_device  # noqa: F401 (re-exported)
 
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pt", ".pth")
-
-
-def require(module: str, what: str) -> ModuleType:
-    """Import ``module`` or say (``MissingExtra``) that the synthesis extra installs it."""
-    return extras.require(module, "synthesis", what)
 
 
 def resolve_precision(precision: str, device) -> Any:
@@ -99,6 +93,6 @@ def weights_hash(name_or_path: str) -> str | None:
 
 def to_pil(images):
     """(B, 3, H, W) tensor in [0, 1] -> list of PIL RGB images."""
-    Image = require("PIL.Image", "Saving generated images")
+    Image = require("PIL.Image", "synthesis", "Saving generated images")
     array = (images.detach().float().clamp(0, 1) * 255).round().to("cpu").byte()
     return [Image.fromarray(a.permute(1, 2, 0).numpy(), "RGB") for a in array]
