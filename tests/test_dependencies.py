@@ -59,7 +59,7 @@ def distribution(module: str) -> str | None:
 
 def imports(path: Path) -> list[tuple[str, int, bool]]:
     """(module, line, inside a function) of each absolute import statement of ``path``."""
-    found = []
+    found: list[tuple[str, int, bool]] = []
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
