@@ -137,10 +137,9 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
     from ..detectors.rules import centre
     from ..extras import require
     from ..imagestore import ImageStore
-
-    Image = require("PIL.Image", "judge", "VISOR (spatialprobe visor)")
     from ..registry import build
 
+    Image = require("PIL.Image", "judge", "VISOR (spatialprobe visor)")
     table = load_sr2d(prompts) if prompts else None
     store = ImageStore(run)
     items = [(rec, p) for rec in store.images()
