@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..extras import require
 from ..imagestore import ImageRecord, ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 from ..registry import Spec, build, lookup
@@ -112,10 +113,7 @@ def _on_device(spec: Spec, device: str) -> Spec:
 def judge_run(source: str, out: str, cfg: JudgeConfig,
               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
-    from importlib.util import find_spec
-
-    if find_spec("PIL") is None:
-        raise RuntimeError('Judging images needs Pillow: pip install "spatialprobe[judge]"')
+    require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
 
     if cfg.task not in TASK_LABELS:
         raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")

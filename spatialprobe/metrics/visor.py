@@ -132,14 +132,14 @@ def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | N
 def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None = None,
                     batch_size: int = 8) -> dict[str, Any]:
     """Detect the prompt's objects in every image of an SR2D image run and score VISOR."""
-    from PIL import Image
-
     from ..datasets.sr2d import load_sr2d
     from ..detectors.judge import source_dataset
     from ..detectors.rules import centre
+    from ..extras import require
     from ..imagestore import ImageStore
     from ..registry import build
 
+    Image = require("PIL.Image", "judge", "VISOR (spatialprobe visor)")
     table = load_sr2d(prompts) if prompts else None
     store = ImageStore(run)
     items = [(rec, p) for rec in store.images()

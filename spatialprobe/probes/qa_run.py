@@ -21,6 +21,7 @@ from typing import Any
 
 from ..datasets.corpus_filter import normalize_phrase
 from ..datasets.qa import QAItem, QASet
+from ..extras import require
 from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
 from .qa_models import Answer
 
@@ -200,8 +201,7 @@ def questions_from_images(store) -> tuple[QASet, str]:
 def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
                  batch_size: int = 8, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""
-    from PIL import Image
-
+    Image = require("PIL.Image", "qa")
     records = list(store.images())
     matched = match_images(qa.items, records)
     if not any(matched.values()):

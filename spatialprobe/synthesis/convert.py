@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..extras import require
+
 _ATTN_NAMES = {"norm": "group_norm", "q": "to_q", "k": "to_k", "v": "to_v", "proj_out": "to_out.0"}
 _KEPT_PREFIXES = ("encoder.", "decoder.", "quantize.", "quant_conv.", "post_quant_conv.")
 
@@ -41,10 +43,7 @@ class ConversionError(ValueError):
 
 def read_taming_config(yaml_path: str | Path) -> dict[str, Any]:
     """``model.params`` of a taming ``model.yaml``: ``embed_dim``, ``n_embed`` and ``ddconfig``."""
-    from .loading import require
-
-    require("yaml", "Reading a taming model.yaml")
-    import yaml
+    yaml = require("yaml", "synthesis", "Reading a taming model.yaml")
 
     try:
         with open(yaml_path, encoding="utf-8") as handle:
@@ -219,9 +218,7 @@ def load_taming_state_dict(ckpt_path: str | Path, *, allow_pickle: bool = False)
 def convert_vqgan(ckpt_path: str | Path, yaml_path: str | Path, out_dir: str | Path, *,
                   allow_pickle: bool = False):
     """Convert and ``save_pretrained`` into ``out_dir``; returns the loaded diffusers model."""
-    from .loading import require
-
-    require("diffusers", "Converting a VQGAN")
+    require("diffusers", "synthesis", "Converting a VQGAN")
     from diffusers.models import VQModel  # the top level's hints name diffusers' torch-less dummy
 
     params = read_taming_config(yaml_path)

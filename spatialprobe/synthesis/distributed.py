@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..extras import require
 from .jobs import Job, Synthesizer
 from .runner import ResultWriter, batches, build_synthesizer
 
@@ -52,10 +53,7 @@ def _original(err: BaseException) -> BaseException:
 
 def _connect(address: str | None) -> bool:
     """Join or start a cluster; True if this call started (and so must stop) it."""
-    try:
-        import ray
-    except ImportError:
-        raise ImportError('--ray needs Ray: pip install "spatialprobe[synthesis]"') from None
+    ray = require("ray", "synthesis", "--ray")
     if ray.is_initialized():
         return False
     if address in (None, "", "local"):
@@ -79,7 +77,7 @@ def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence
                batch_size: int, images_per_prompt: int, *, address: str | None,
                workers: int | None, progress: Callable[[int, int], None] | None,
                done: int, total: int) -> int:
-    import ray
+    ray = require("ray", "synthesis", "--ray")
     from ray.util import ActorPool
 
     started = _connect(address)
