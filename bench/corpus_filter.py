@@ -29,7 +29,11 @@ ACTIONS = ["drives", "rides", "paints", "washes", "carries", "lights", "climbs",
            "is painting", "watches", "cleans", "pulls", "flies", "is flying", "explores"]
 OBJECTS = ["car", "bus", "camel", "sled", "kite", "bridge", "canoe", "drone", "sparkler", "lantern",
            "ladder", "wagon", "tractor", "balloon", "raft", "horse", "boat", "tower", "cave", "tram"]
-FILLER = ["the", "of", "and", "to", "in", "was", "he", "she", "it", "that", "his", "her", "with", "as", "had", "for", "on", "at", "by", "not", "but", "from", "they", "this", "were", "be", "which", "said", "all", "one", "there", "when", "so", "an", "their", "would", "what", "if", "out", "up", "into", "about", "then", "them", "could", "some", "time", "have", "more", "very", "little", "old", "long", "way", "down", "night"]
+FILLER = ["the", "of", "and", "to", "in", "was", "he", "she", "it", "that", "his", "her", "with", "as",
+          "had", "for", "on", "at", "by", "not", "but", "from", "they", "this", "were", "be", "which",
+          "said", "all", "one", "there", "when", "so", "an", "their", "would", "what", "if", "out", "up",
+          "into", "about", "then", "them", "could", "some", "time", "have", "more", "very", "little", "old",
+          "long", "way", "down", "night"]
 
 
 def article(word: str) -> str:

@@ -41,9 +41,9 @@ def build_models(root: Path, shape: str) -> tuple[Path, Path]:
     )
 
     owl = tiny_owlvit(root / "owl")  # reuse the tiny tokenizer files, replace model and images
-    config = OwlViTConfig(text_config=dict(vocab_size=64, max_position_embeddings=16,
-                                           bos_token_id=1, eos_token_id=2, pad_token_id=0),
-                          vision_config=dict(image_size=768, patch_size=32))
+    config = OwlViTConfig(text_config={"vocab_size": 64, "max_position_embeddings": 16,
+                                        "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0},
+                          vision_config={"image_size": 768, "patch_size": 32})
     OwlViTForObjectDetection(config).save_pretrained(owl)
     processor = OwlViTProcessor.from_pretrained(owl)
     processor.image_processor = OwlViTImageProcessor(size={"height": 768, "width": 768},
@@ -99,7 +99,7 @@ def judge_once(detector, depth, cfg, images, meta):
 
     found = detector.detect(images, [[meta["obj_a"], meta["obj_b"]]] * len(images))
     maps = depth.estimate(images)
-    return [judge_image(cfg, f, d, meta) for f, d in zip(found, maps)]
+    return [judge_image(cfg, f, d, meta) for f, d in zip(found, maps, strict=True)]
 
 
 if __name__ == "__main__":

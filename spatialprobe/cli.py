@@ -58,7 +58,14 @@ def version() -> None:
 
 
 def main() -> None:
-    app()
+    """The console script: a missing optional extra is one line on stderr and exit status 2."""
+    from .extras import MissingExtra
+
+    try:
+        app()
+    except MissingExtra as err:
+        typer.echo(f"error: {err}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

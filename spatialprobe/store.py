@@ -25,7 +25,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,11 @@ def provenance() -> dict[str, Any]:
         "python": platform.python_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    for lib in ("torch", "transformers", "diffusers"):
-        try:
-            from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    for lib in ("torch", "transformers", "diffusers"):
+        with suppress(PackageNotFoundError):  # not installed
             info[f"{lib}_version"] = version(lib)
-        except Exception:  # not installed
-            pass
     return info
 
 

@@ -56,7 +56,7 @@ def write_run(path: Path, task: str, plan: list[tuple[str, str, bool]]) -> list[
     store.run.start({"kind": "synthesize", "prompts": dataset_id(task), "task": task})
     metas = instances(task, [g for g, _, _ in plan])
     store.add_prompts(PromptItem(m["id"], m["text"], m) for m in metas)
-    for meta, (_, answer, recognized) in zip(metas, plan):
+    for meta, (_, answer, recognized) in zip(metas, plan, strict=True):
         image = scene(task, meta["obj_a"], meta["obj_b"], answer, recognized)
         store.save_image(image, meta["id"], 0, seed=0, backend="test", model="drawn-shapes",
                          settings={"drawn": answer})
@@ -91,11 +91,11 @@ def tiny_owlvit(path: Path, version: int = 1, cell_boxes: bool = False) -> Path:
     tokenizer = T.CLIPTokenizer(str(path / "vocab.json"), str(path / "merges.txt"), pad_token="!",
                                 model_max_length=16)
     config = getattr(T, names["config"])(
-        text_config=dict(vocab_size=len(vocab), hidden_size=16, intermediate_size=32,
-                         num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=16,
-                         bos_token_id=1, eos_token_id=2, pad_token_id=0),
-        vision_config=dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                           num_attention_heads=2, image_size=32, patch_size=16),
+        text_config={"vocab_size": len(vocab), "hidden_size": 16, "intermediate_size": 32,
+                     "num_hidden_layers": 1, "num_attention_heads": 2, "max_position_embeddings": 16,
+                     "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0},
+        vision_config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+                       "num_attention_heads": 2, "image_size": 32, "patch_size": 16},
         projection_dim=16)
     torch.manual_seed(0)
     model = getattr(T, names["model"])(config)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-WORDS = ["an", "a", "the", "is", "than", "and", "he", "she", "man", "woman", "boy", "girl", "car", "bus", "larger", "smaller", "taller", "shorter", "above", "below", "inside", "beside", "bigger", "ant", "bird", "cup", "bottle", "house", "plane", "human", "dog", "much", "usually", "in", "general", "compared", "to", ",", ".", "drives", "washes"]
+WORDS = ["an", "a", "the", "is", "than", "and", "he", "she", "man", "woman", "boy", "girl", "car", "bus",
+         "larger", "smaller", "taller", "shorter", "above", "below", "inside", "beside", "bigger", "ant",
+         "bird", "cup", "bottle", "house", "plane", "human", "dog", "much", "usually", "in", "general",
+         "compared", "to", ",", ".", "drives", "washes"]
 
 
 def tiny_wordpiece_bert(path: Path, extra_pieces=("##er", "##est", "hug", "tin", "##ier")) -> Path:
@@ -18,7 +21,7 @@ def tiny_wordpiece_bert(path: Path, extra_pieces=("##er", "##est", "hug", "tin",
     SIZE_LEVELS = tasks.get("size").levels
 
     objects = [o for level in SIZE_LEVELS for o in level]
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(dict.fromkeys(WORDS + objects)) + list(extra_pieces)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(WORDS + objects), *extra_pieces]
     (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
     tokenizer = BertTokenizerFast(vocab=str(path / "vocab.txt"), do_lower_case=True)
     tokenizer.save_pretrained(path)

@@ -33,7 +33,7 @@ def make_t5(path: Path, texts, d_model: int = 32, seed: int = 0) -> Path:
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
-    vocab = {w: i for i, w in enumerate(SPECIALS + [w for w in _words(list(texts) + ["yes no \\n"])
+    vocab = {w: i for i, w in enumerate(SPECIALS + [w for w in _words([*texts, "yes no \\n"])
                                                     if w not in SPECIALS])}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.normalizer = normalizers.Lowercase()
@@ -77,7 +77,7 @@ def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int 
     import torch
     from transformers import ViltConfig, ViltForQuestionAnswering, ViltImageProcessor, ViltProcessor
 
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + _words(list(texts) + ["yes no"])
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_words([*texts, "yes no"])]
     path.mkdir(parents=True, exist_ok=True)
     tokenizer = _bert_tokenizer(words, path)
     image_processor = ViltImageProcessor(size={"shortest_edge": image_size}, size_divisor=16)
@@ -102,12 +102,12 @@ def make_blip(path: Path, texts, answer_bias: dict[str, float], image_size: int 
     import torch
     from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
 
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]"] + _words(list(texts) + ["yes no"])
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]", *_words([*texts, "yes no"])]
     path.mkdir(parents=True, exist_ok=True)
     tokenizer = _bert_tokenizer(words, path, bos_token="[DEC]")  # as in Salesforce/blip-vqa-base
     image_processor = BlipImageProcessor(size={"height": image_size, "width": image_size})
     BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(path)
-    small = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    small = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64}
     config = BlipConfig(
         text_config=dict(vocab_size=len(words), bos_token_id=words.index("[DEC]"), pad_token_id=0,
                          sep_token_id=words.index("[SEP]"), eos_token_id=words.index("[SEP]"),

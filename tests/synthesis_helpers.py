@@ -22,7 +22,7 @@ def bytes_to_unicode() -> dict[int, str]:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    return dict(zip(bs, map(chr, cs)))
+    return dict(zip(bs, map(chr, cs), strict=True))
 
 
 def write_tiny_clip_tokenizer(folder: Path) -> None:

@@ -35,7 +35,7 @@ def test_probe_size_end_to_end_with_a_local_model(always_larger, tmp_path):
         assert fold["answers"] == {"larger": "larger", "smaller": "smaller"}
         assert fold["macro_f1"] == pytest.approx(100 * (2 / 3) / 2)
     assert {k: summary["accuracy"][k] for k in ("mean", "std")} == {"mean": 50.0, "std": 0.0}
-    rows = [json.loads(l) for l in (out / "predictions.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 1600 and {r["pred"] for r in rows} == {"larger"}
     assert "| mean ± σ |  | 50.0 ± 0.0 |" in (out / "table.md").read_text()
     assert "50.0" in result.output and "fold" in result.output

@@ -1,5 +1,6 @@
 import json
 
+from spatialprobe import datasets
 from spatialprobe.metrics.consistency import consistency, object_bias
 
 
@@ -31,7 +32,8 @@ def test_a_perfect_ordering_is_fully_consistent_and_folds_are_not_mixed():
     result = consistency(rows(preds, 0) + rows({k: ("larger" if v == "smaller" else "smaller")
                                                 for k, v in preds.items()}, 1), "larger")
     assert result["symmetry"] == 100.0 and result["transitivity"] == 100.0
-    assert result["per_group"]["0"]["transitivity"] == 100.0 and result["transitivity_triples"] == 2 * 20  # monotone triples: C(5,3) x 2 orders
+    assert result["per_group"]["0"]["transitivity"] == 100.0
+    assert result["transitivity_triples"] == 2 * 20  # monotone triples: C(5,3) x 2 orders
 
 
 def test_object_bias_shares():
@@ -55,7 +57,9 @@ def test_consistency_command_writes_json_and_chart(tmp_path):
     assert 0 <= data["symmetry"] <= 100 and 0 <= data["transitivity"] <= 100
     assert data["symmetry_pairs"] == 5 * 160  # every test pair of every fold, both orders
     assert (out / "consistency_objects.png").stat().st_size > 1000
-    assert set(data["objects"]) == {o for o in data["objects"]} and len(data["objects"]) == 25
+    height = datasets.load("height")  # one bias entry for each of the set's 25 objects
+    assert set(data["objects"]) == {o for i in height.instances for o in (i.obj_a, i.obj_b)}
+    assert len(data["objects"]) == 25
     posrel = tmp_path / "posrel"
     runner.invoke(app, ["probe", "posrel", "--model", "dummy", "--out", str(posrel), "--candidates", "manual"])
     bad = runner.invoke(app, ["consistency", str(posrel)])

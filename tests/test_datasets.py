@@ -94,7 +94,7 @@ def test_non_utf8_and_empty_files(tmp_path):
 
 def test_posrel_label_range_checked(tmp_path):
     path = _write(tmp_path, ['{"text": "A man drives the car. ", "label": 5, "obj_a": "man", "obj_b": "car"}'])
-    with pytest.raises(DataError, match="label.*0-3"):
+    with pytest.raises(DataError, match=r"label.*0-3"):
         datasets.load_release(path, task="posrel")
 
 

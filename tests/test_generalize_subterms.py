@@ -48,7 +48,7 @@ def test_wordnet_depth_and_senses(tmp_path):
 
 
 def test_wordnet_directory_without_data_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="index.noun"):
+    with pytest.raises(FileNotFoundError, match=r"index\.noun"):
         find_wordnet(tmp_path)
 
 

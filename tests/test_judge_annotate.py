@@ -38,7 +38,7 @@ def image_run(tmp_path):
 def answers_file(path, run, annotator, answers, list_items=False):
     task, items = annotation_items(run)
     data = {"format": "spatialprobe-annotations", "version": 1, "page_id": page_id(run, task, items),
-            "annotator": annotator, "answers": {i["id"]: a for i, a in zip(items, answers) if a}}
+            "annotator": annotator, "answers": {i["id"]: a for i, a in zip(items, answers, strict=True) if a}}
     if list_items:  # as the page saves them
         data["items"] = [i["id"] for i in items]
     path.write_text(json.dumps(data))
@@ -161,4 +161,56 @@ def test_annotation_page_in_headless_chromium(image_run, tmp_path):
     assert saved["annotator"] == "alice" and len(saved["answers"]) == 4
     assert saved["items"] == [i["id"] for i in annotation_items(image_run)[1]]
     invoke("annotate", "import", image_run, alice, bob, "--out", tmp_path / "human")
+    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()))
+
+
+# Names that end a <script> element early, or put HTML's script-data parser into its "escaped"
+# state (after "<!--<script>", a "</script>" no longer closes the element).
+HOSTILE = ["box <!--<script>", "jar </script><b>&amp;", "cat -->"]
+
+
+@pytest.fixture
+def hostile_run(tmp_path):
+    from judge_helpers import dataset_id, instances, scene
+
+    from spatialprobe.imagestore import ImageStore, PromptItem
+
+    run = tmp_path / "hostile"
+    store = ImageStore(run)
+    store.run.start({"kind": "synthesize", "prompts": dataset_id("posrel"), "task": "posrel"})
+    metas = instances("posrel", GOLD)
+    metas[0]["obj_b"], metas[1]["obj_b"], metas[2]["obj_b"] = HOSTILE
+    metas[3]["id"] = "posrel-<!--<script>-</script>"
+    store.add_prompts(PromptItem(m["id"], m["text"], m) for m in metas)
+    for meta in metas:
+        image = scene("posrel", meta["obj_a"], meta["obj_b"], meta["label"])
+        store.save_image(image, meta["id"], 0, seed=0, backend="test", model="drawn-shapes",
+                         settings={})
+    return run
+
+
+def test_annotation_page_survives_script_markup_in_names(hostile_run, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "page.html"
+    invoke("annotate", "export", hostile_run, "--out", page)
+    items = annotation_items(hostile_run)[1]
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    driver = _browser(downloads)
+    try:
+        driver.get(page.as_uri())
+        assert driver.execute_script("return DATA.items.map(i => i.id)") == [i["id"] for i in items]
+        shown = []
+        for _ in items:  # every item renders, with its question as written
+            shown.append(driver.find_element(By.ID, "question").text)
+            driver.find_element(By.TAG_NAME, "body").send_keys("n")
+        assert shown == [i["question"] for i in items]
+        assert any("<!--<script>" in q for q in shown) and any("</script>" in q for q in shown)
+    finally:
+        driver.quit()
+    alice = _annotate(page, downloads, "alice", ["1", "2", "1", "0"])
+    bob = _annotate(page, downloads, "bob", ["1", "2", "3", "4"])
+    assert set(json.loads(alice.read_text())["answers"]) == {i["id"] for i in items}
+    invoke("annotate", "import", hostile_run, alice, bob, "--out", tmp_path / "human")
     check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()))

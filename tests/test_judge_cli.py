@@ -74,7 +74,7 @@ def test_judge_posrel_rules_and_legacy(tmp_path):
     assert summary["recognized_ratio"] == 100.0
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "vdg-legacy",
            "--out", tmp_path / "legacy")
-    preds = [json.loads(l) for l in (tmp_path / "legacy" / "predictions.jsonl").read_text().splitlines()]
+    preds = [json.loads(line) for line in (tmp_path / "legacy" / "predictions.jsonl").read_text().splitlines()]
     assert [p["pred"] for p in preds] == ["below", "above", "inside", "beside", "above"]
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule-arg",
            'above=[80, 100]', "--out", tmp_path / "narrow")
@@ -90,7 +90,7 @@ def test_rule_without_an_answer_counts_as_not_recognized(tmp_path):
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "geneval",
            "--out", tmp_path / "g", "--no-gallery")
     summary = json.loads((tmp_path / "g" / "summary.json").read_text())
-    preds = [json.loads(l) for l in (tmp_path / "g" / "predictions.jsonl").read_text().splitlines()]
+    preds = [json.loads(line) for line in (tmp_path / "g" / "predictions.jsonl").read_text().splitlines()]
     assert [p["recognized"] for p in preds] == [False, True]
     assert preds[0]["found_a"] and preds[0]["found_b"] and "no relation" in preds[0]["explanation"]
     assert preds[0]["pred"] == random.Random(0).choice(["above", "below", "inside", "beside"])
@@ -152,3 +152,16 @@ def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert _spec("owlvit", "owl", []).args["model"] == str(tmp_path / "owl")
     assert _spec("owlvit", "google/owlvit-base-patch32", []).args["model"] == "google/owlvit-base-patch32"
+
+
+def test_a_detector_that_returns_too_few_results_is_an_error_not_a_shorter_run(tmp_path, monkeypatch):
+    from spatialprobe.detectors.colour import ColourDetector
+    from spatialprobe.detectors.judge import JudgeConfig, judge_run
+    from spatialprobe.registry import Spec
+
+    write_run(tmp_path / "images", "posrel", [("above", "above", True)] * 3)
+    detect = ColourDetector.detect
+    monkeypatch.setattr(ColourDetector, "detect", lambda self, images, queries: detect(self, images, queries)[:-1])
+    cfg = JudgeConfig(task="posrel", detector=Spec("colour"), batch_size=3)
+    with pytest.raises(ValueError, match="zip\\(\\) argument 2 is shorter than argument 1"):
+        judge_run(str(tmp_path / "images"), str(tmp_path / "judged"), cfg)

@@ -102,7 +102,7 @@ def test_judge_cli_with_tiny_models(models, tmp_path):
     config = json.loads((tmp_path / "j" / "config.json").read_text())
     assert summary["n_images"] == 2 and 0 <= summary["accuracy"]["mean"] <= 100
     assert config["depth_resolved"]["predicts"] == "disparity"
-    rows = [json.loads(l) for l in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
     assert all(r["depth_a"] == pytest.approx(0.25, abs=1e-4) for r in rows if r["recognized"])
 
 
@@ -113,3 +113,10 @@ def test_best_per_object_and_nms():
     assert best["cat"].score == 0.9 and best["dog"].score == 0.3 and best["cow"] is None
     kept = nms(dets, iou_threshold=0.5)  # the 0.5 cat overlaps the 0.9 cat (IoU 81/119)
     assert [d.score for d in kept] == [0.9, 0.4, 0.3]
+
+
+def test_detection_round_trips_and_refuses_a_box_that_is_not_four_numbers():
+    det = Detection("cat", (1.0, 2.0, 3.0, 4.0), 0.5)
+    assert Detection.from_dict(det.to_dict()) == det
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        Detection.from_dict({"label": "cat", "box": [1, 2, 3], "score": 0.5})

@@ -33,7 +33,7 @@ def _reference(model_dir, prefix, suffix, word):
     with torch.no_grad():
         logprobs = model(**enc).logits.log_softmax(-1)[0]
     positions = (enc["input_ids"][0] == tok.mask_token_id).nonzero().flatten().tolist()
-    return float(np.mean([logprobs[p, i].item() for p, i in zip(positions, pieces)]))
+    return float(np.mean([logprobs[p, i].item() for p, i in zip(positions, pieces, strict=True)]))
 
 
 def test_batched_scores_equal_unbatched_reference(bert_dir):
@@ -42,8 +42,8 @@ def test_batched_scores_equal_unbatched_reference(bert_dir):
                 ClozeRequest("A house is much ", " than a cup.", ("larger", "tinier")),
                 ClozeRequest("A man drives the car. He is ", " the car.", ("inside", "beside", "above"))]
     got = scorer.score(requests)
-    for req, scores in zip(requests, got):
-        for word, score in zip(req.words, scores):
+    for req, scores in zip(requests, got, strict=True):
+        for word, score in zip(req.words, scores, strict=True):
             assert score == pytest.approx(_reference(bert_dir, req.prefix, req.suffix, word), abs=1e-4)
 
 
@@ -66,7 +66,7 @@ def test_leading_space_tokenizer_scores_the_spaced_word(roberta_dir, tmp_path):
     assert scorer.tokenizer.convert_ids_to_tokens(scorer.word_pieces("larger", after_space=True)) == ["Ġlarger"]
     assert scorer.tokenizer.convert_ids_to_tokens(scorer.word_pieces("huger", after_space=True)) == ["Ġhu", "ger"]
     requests = [ClozeRequest("An ant is ", " than a bird.", ("larger", "smaller", "huger"))]
-    for word, score in zip(requests[0].words, scorer.score(requests)[0]):
+    for word, score in zip(requests[0].words, scorer.score(requests)[0], strict=True):
         assert score == pytest.approx(_reference(roberta_dir, "An ant is ", " than a bird.", word), abs=1e-4)
     # with only "Ġlarger" raised, the spaced piece must win: the unspaced pieces would not
     path = tiny_bpe_roberta(tmp_path / "r")
@@ -98,7 +98,7 @@ def test_real_bert_tokenizer_word_pieces(shared_dir, tmp_path):
 
 
 def test_unloadable_model_gets_one_clear_sentence(tmp_path):
-    with pytest.raises(ModelLoadError, match="Could not load .* local directory"):
+    with pytest.raises(ModelLoadError, match=r"Could not load .* local directory"):
         MaskedLMScorer(str(tmp_path / "no-such-model"), device="cpu")
 
 
@@ -122,7 +122,7 @@ def test_models_whose_head_is_not_one_module_keep_the_full_pass(bert_dir, tmp_pa
     assert scorer._head is None
     assert MaskedLMScorer(str(bert_dir), device="cpu")._head is not None
     req = ClozeRequest("An ant is ", " than a bird.", ("larger", "huger"))
-    for word, score in zip(req.words, scorer.score([req])[0]):
+    for word, score in zip(req.words, scorer.score([req])[0], strict=True):
         assert score == pytest.approx(_reference(tmp_path, req.prefix, req.suffix, word), abs=1e-4)
 
 

@@ -87,6 +87,14 @@ def test_a_run_directory_refuses_another_model(tmp_path):
                   scorer=OracleForOneTemplate(ds, {"larger": ("larger",), "smaller": ("smaller",)}))
 
 
+def _counting(forward, rows: list[int]):
+    """``forward`` that also appends each call's batch size to ``rows``."""
+    def counted(*args, **kwargs):
+        rows.append(kwargs["input_ids"].shape[0])
+        return forward(*args, **kwargs)
+    return counted
+
+
 def test_five_fold_search_costs_no_more_forward_passes_than_one_fold(tmp_path):
     model_dir = tiny_wordpiece_bert(tmp_path / "bert")
     ds = datasets.load("size")
@@ -98,7 +106,7 @@ def test_five_fold_search_costs_no_more_forward_passes_than_one_fold(tmp_path):
         rows = []
         encoder = scorer.model.base_model  # every pass, with or without the mask-only head, runs it
         original = encoder.forward
-        encoder.forward = lambda *a, **kw: (rows.append(kw["input_ids"].shape[0]), original(*a, **kw))[1]
+        encoder.forward = _counting(original, rows)
         run_probe(ds, cands, ProbeSettings(model=str(model_dir), folds=k), tmp_path / f"k{k}", scorer=scorer)
         counts[k] = sum(rows)
     # one sequence per (template, instance, piece count): 1-piece words and 2-piece words
@@ -109,7 +117,7 @@ def test_five_fold_search_costs_no_more_forward_passes_than_one_fold(tmp_path):
 def test_summary_contract_and_index(tmp_path):
     ds = datasets.load("posrel")
     summary = run_probe(ds, Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
-                                       {l: (l,) for l in ds.labels}, "manual"),
+                                       {label: (label,) for label in ds.labels}, "manual"),
                         ProbeSettings(model="dummy", seed=1), tmp_path / "run")
     on_disk = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert on_disk == json.loads(json.dumps(summary))
@@ -137,7 +145,7 @@ def test_same_answer_share_counts_pairs_of_actions(tmp_path):
             return [tuple(1.0 if w == "inside" else 0.0 for w in r.words) for r in requests]
 
     summary = run_probe(ds, Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
-                                       {l: (l,) for l in ds.labels}, "manual"),
+                                       {label: (label,) for label in ds.labels}, "manual"),
                         ProbeSettings(model="inside"), tmp_path / "run", scorer=AlwaysInside())
     assert summary["details"]["same_answer_both_actions"] == 100.0
     share_inside = sum(i.label == "inside" for i in ds.instances) / len(ds)

@@ -82,6 +82,16 @@ def test_bad_qa_record_names_file_line_and_field(tmp_path):
         load_qa(path)
 
 
+def test_qa_context_null_is_absent_and_a_non_string_is_refused(tmp_path):
+    path = tmp_path / "qa.jsonl"
+    write_jsonl(path, [{"question": "A man drives the car. Is the man inside the car?", "label": 1, "context": None},
+                       {"question": "A man drives the car. Is the man on the car?", "label": 0}])
+    assert [i.context for i in load_qa(path).items] == ["A man drives the car.", "A man drives the car."]
+    write_jsonl(path, [{"question": "Is the man inside the car?", "label": 1, "context": 5}])
+    with pytest.raises(datasets.DataError, match=r"qa\.jsonl, line 1, field 'context': expected str, got 5"):
+        load_qa(path)
+
+
 @pytest.mark.skipif(not (SHARED / "posrel_qa.jsonl").exists(), reason="shared data absent")
 def test_release_posrel_qa_loads_and_is_reproduced_exactly():
     released = load_qa(SHARED / "posrel_qa.jsonl")

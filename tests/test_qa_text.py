@@ -52,7 +52,7 @@ def test_scores_are_summed_log_probs_of_yes_and_no(tmp_path, posrel_qa):
     items = posrel_qa.items[:3]
     answers = T5YesNo(str(path), batch_size=2).answer([i.question for i in items], [i.context for i in items])
     tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path).eval()
-    for item, got in zip(items, answers):
+    for item, got in zip(items, answers, strict=True):
         enc = tok(unifiedqa_input(item.question, item.context), return_tensors="pt")
         for word, score in (("yes", got.yes_score), ("no", got.no_score)):
             labels = tok(word, return_tensors="pt").input_ids
@@ -141,3 +141,19 @@ def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
     assert list(_dtype("cuda").values()) == [torch.float16]
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
     assert list(_dtype("cuda:1", prefer_bf16=True).values()) == [torch.float16]
+
+
+def test_an_answerer_one_answer_short_is_an_error_not_lower_coverage(tmp_path, posrel_qa):
+    from spatialprobe.probes.qa_models import Answer
+
+    class OneShort:
+        model_id, device = "one-short", "cpu"
+
+        def describe(self):
+            return {"name": "one-short"}
+
+        def answer(self, questions, contexts):
+            return [Answer("yes", 0.0, -1.0) for _ in questions][:-1]
+
+    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+        run_text_qa(posrel_qa, OneShort(), tmp_path / "run", dataset="posrel@test")

@@ -287,7 +287,7 @@ def test_lightning_checkpoint_with_classes_this_python_lacks(tmp_path, monkeypat
             str(tmp_path / "vq")]
     refused = CliRunner().invoke(app, args)
     assert refused.exit_code == 2 and "rerun with --allow-pickle" in refused.output
-    done = CliRunner().invoke(app, args + ["--allow-pickle"])
+    done = CliRunner().invoke(app, [*args, "--allow-pickle"])
     assert done.exit_code == 0, done.output
     from diffusers import VQModel
 
@@ -300,11 +300,11 @@ def test_lightning_checkpoint_with_classes_this_python_lacks(tmp_path, monkeypat
 def test_unreadable_files_get_one_sentence(tmp_path):
     (tmp_path / "junk.ckpt").write_bytes(b"not a checkpoint")
     (tmp_path / "ok.yaml").write_text(yaml.safe_dump({"model": {"params": PARAMS}}))
-    with pytest.raises(ConversionError, match="junk.ckpt is not a PyTorch checkpoint"):
+    with pytest.raises(ConversionError, match=r"junk\.ckpt is not a PyTorch checkpoint"):
         convert_vqgan(tmp_path / "junk.ckpt", tmp_path / "ok.yaml", tmp_path / "out")
     (tmp_path / "bad.yaml").write_text("model: [unclosed\n  params: {")
     with pytest.raises(ConversionError, match=r"bad.yaml: not a readable YAML file \(line 2"):
         convert_vqgan(tmp_path / "junk.ckpt", tmp_path / "bad.yaml", tmp_path / "out")
     (tmp_path / "list.yaml").write_text("- a\n- b\n")
-    with pytest.raises(ConversionError, match="list.yaml: expected a mapping"):
+    with pytest.raises(ConversionError, match=r"list\.yaml: expected a mapping"):
         convert_vqgan(tmp_path / "junk.ckpt", tmp_path / "list.yaml", tmp_path / "out")

@@ -31,7 +31,7 @@ def test_batch_matches_one_at_a_time_and_seeds_matter(pipeline_dir):
     batch = [np.asarray(r.image, dtype=int) for r in synth.generate(jobs)]
     alone = [np.asarray(synth.generate([j])[0].image, dtype=int) for j in jobs]
     assert batch[0].shape == (16, 16, 3)
-    for b, a in zip(batch, alone):
+    for b, a in zip(batch, alone, strict=True):
         assert np.abs(b - a).max() <= 1  # PNG-level equality up to rounding
     assert np.abs(batch[0] - batch[1]).max() > 10  # different seeds, different images
     described = synth.describe()

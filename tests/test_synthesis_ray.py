@@ -30,7 +30,7 @@ def test_ray_workers_fill_the_same_store(tmp_path):
         summary = synthesize(prompts, tmp_path / "ray-run", "vqgan-clip", args,
                              images_per_prompt=2, batch_size=2, ray="local")
         # a model the workers cannot load is the same one-sentence error as without Ray
-        with pytest.raises(ModelLoadError, match="Could not load the VQGAN .*missing"):
+        with pytest.raises(ModelLoadError, match=r"Could not load the VQGAN .*missing"):
             synthesize(prompts, tmp_path / "bad-run", "vqgan-clip",
                        {**args, "vqgan": str(tmp_path / "missing")}, ray="local", workers=1)
     finally:

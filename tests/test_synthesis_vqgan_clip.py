@@ -52,8 +52,8 @@ def test_overrides_coerce_strings_and_reject_unknown_names():
         load_preset("nope")
 
 
-PLAIN = dict(cutouts=2, large_cutouts=0, cutout_scale_min=2.0, cutout_scale_max=2.0,
-             flip_probability=0.0, max_rotation_degrees=0.0, max_translate=0.0, noise=0.0)
+PLAIN = {"cutouts": 2, "large_cutouts": 0, "cutout_scale_min": 2.0, "cutout_scale_max": 2.0,
+         "flip_probability": 0.0, "max_rotation_degrees": 0.0, "max_translate": 0.0, "noise": 0.0}
 """Augmentations off: every cutout is the whole zero-padded image."""
 
 
@@ -99,7 +99,7 @@ def test_clip_loss_falls(models):
 def test_batch_gives_the_same_images_as_one_at_a_time(models):
     synth = make(models, iterations=4)  # the paper's augmentations, lr 0.5
     batch, _, batch_sim = synth.optimize(PROMPTS, SEEDS)
-    for i, (prompt, seed) in enumerate(zip(PROMPTS, SEEDS)):
+    for i, (prompt, seed) in enumerate(zip(PROMPTS, SEEDS, strict=True)):
         alone, _, alone_sim = synth.optimize([prompt], [seed])
         torch.testing.assert_close(batch[i:i + 1], alone, atol=1e-4, rtol=0)
         assert abs(float(batch_sim[i]) - float(alone_sim[0])) < 1e-3

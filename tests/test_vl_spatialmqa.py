@@ -138,6 +138,21 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
         run_spatialmqa("fixed", tmp_path / "data", tmp_path / "nowhere", tmp_path / "run2", answerer=echo)
 
 
+class DropsLast(Echo):
+    """A faulty answerer: one answer short for every batch."""
+
+    def answer_batch(self, items):
+        return super().answer_batch(items)[:-1]
+
+
+def test_an_answerer_one_answer_short_is_an_error_not_fewer_scored_questions(tmp_path):
+    write(tmp_path / "data" / "test.jsonl", RECORDS)
+    solid_image(tmp_path / "coco" / "test2017" / "a.jpg")
+    short = DropsLast({RECORDS[0]["question"]: "left", RECORDS[2]["question"]: "on/above"})
+    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+        run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=short)
+
+
 def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     from typer.testing import CliRunner
     from vl_helpers import tiny_clip, tiny_llava

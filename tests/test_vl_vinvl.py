@@ -129,7 +129,7 @@ def test_image_embedding_and_heads_kept_beside_model(tmp_path):
 
 def test_checkpoint_without_weights_or_mlm_head_is_refused(tmp_path):
     write_vocab(tmp_path / "empty")
-    with pytest.raises(CheckpointError, match="pytorch_model.bin"):
+    with pytest.raises(CheckpointError, match=r"pytorch_model\.bin"):
         convert_vinvl(tmp_path / "empty", tmp_path / "out")
     synthetic_oscar_checkpoint(tmp_path / "ckpt")
     sd = torch.load(tmp_path / "ckpt" / "pytorch_model.bin", weights_only=True)

@@ -53,7 +53,7 @@ def convert_vqgan_command(
     try:
         model = convert_vqgan(ckpt, yaml, out, allow_pickle=allow_pickle)
     except ConversionError as err:
-        fail(err)
+        fail(str(err))
     cfg = model.config
     typer.echo(f"wrote VQModel to {out}: {cfg.num_vq_embeddings} codes of dim {cfg.vq_embed_dim}, "
                f"downsampling f={2 ** (len(cfg.block_out_channels) - 1)}")

@@ -62,7 +62,7 @@ def validate(
         check_folds(ds, folds)
         made = datasets.make_folds(ds, folds)
     except ValueError as err:  # DataError included: names the file, line and field
-        fail(err)
+        fail(str(err))
     labels = Counter(inst.label for inst in ds.instances)
     keys = {key for inst in ds.instances for key in inst.fold_keys}
     typer.echo(f"{path}: {len(ds)} {ds.task} instances, version {ds.version}")

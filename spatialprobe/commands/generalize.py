@@ -27,10 +27,11 @@ def generalize_command(
     """Replace persons and objects of posrel scenarios by subterms; drop those the corpus contains."""
     from .. import datasets
     from ..datasets.generalize import generalize
-    from ..datasets.subterms import ConceptNetSubterms, WordNetSubterms
+    from ..datasets.subterms import ConceptNetSubterms, SubtermSource, WordNetSubterms
 
     if (conceptnet is None) == (wordnet is None):
         raise typer.BadParameter("Give exactly one of --conceptnet DB or --wordnet [DIR|auto].")
+    terms: SubtermSource
     try:
         if conceptnet is not None:
             terms = ConceptNetSubterms(conceptnet, depth=depth)

@@ -10,7 +10,6 @@ import typer
 from .errors import fail, require_out_dir
 
 
-
 def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str | None,
                   second: str | None, answer: str | None, delimiter: str | None):
     """(dataset, source) for --data, --pairs or the built-in set; pair options need --pairs."""
@@ -43,16 +42,20 @@ def check_folds(dataset, folds: int) -> None:
 
 def probe(
     task: str = typer.Argument(..., help="A task (spatialprobe ls): size, height, posrel, ..."),
-    model: str = typer.Option(..., "--model", "-m", help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
-    data: Path | None = typer.Option(None, "--data", help="Release-format JSON lines file instead of the built-in set."),
+    model: str = typer.Option(..., "--model", "-m",
+                              help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
+    out: Path | None = typer.Option(None, "--out", "-o",
+                                    help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
+    data: Path | None = typer.Option(None, "--data",
+                                     help="Release-format JSON lines file instead of the built-in set."),
     pairs: Path | None = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
     first: str | None = typer.Option(None, help="--pairs: column of the first object [obj_a]."),
     second: str | None = typer.Option(None, help="--pairs: column of the second object [obj_b]."),
     answer: str | None = typer.Option(
         None, help="--pairs: column saying whether the first is larger/taller [label]."),
     delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
-    candidates: str = typer.Option("builtin", "--candidates", help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
+    candidates: str = typer.Option("builtin", "--candidates",
+                                   help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
     folds: int = typer.Option(5, min=2, help="Object-disjoint folds."),
     seed: int = typer.Option(0, help="Seed of the fold assignment."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
@@ -65,13 +68,12 @@ def probe(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from .. import tasks
     from ..datasets import DataError
     from ..probes.masked_lm import ModelLoadError
     from ..probes.run import ProbeSettings, run_probe
     from ..prompts.templates import resolve
     from ..reports.tables import probe_table
-
-    from .. import tasks
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
@@ -154,7 +156,7 @@ def report(
     if not summaries:
         fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
     text = comparison_table(summaries)
-    sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries))
+    sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries, strict=True))
     typer.echo(text)
     if out:
         atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")

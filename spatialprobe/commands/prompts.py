@@ -42,7 +42,7 @@ def backtranslate_cmd(
         result = backtranslate(dataset, FSMTTranslator(forward, device), FSMTTranslator(backward, device), n,
                                source=f"backtranslate:{forward}+{backward}")
     except (ModelLoadError, ValueError) as err:
-        fail(err)
+        fail(str(err))
     payload = {**result.to_dict(), "provenance": provenance(), "models": [forward, backward], "n": n}
     if out:
         write_json(out, payload)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from typer.core import TyperCommand
@@ -73,7 +74,7 @@ def synthesize_command(
                   "checkpoint with `spatialprobe convert vqgan`).")
         settings = _vqgan_settings(set_, size=size, iterations=iterations, cutouts=cutouts, lr=lr,
                                    quantize=quantize, snapshots=snapshots)
-        args = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings}
+        args: dict[str, Any] = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings}
     elif backend == "diffusers":
         if not model:
             fail("--backend diffusers needs --model (a pipeline id or directory).")

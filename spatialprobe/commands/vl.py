@@ -60,7 +60,8 @@ def vsr_command(
 
 
 def spatialmqa_command(
-    model: str = typer.Option(..., "--model", help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
+    model: str = typer.Option(..., "--model",
+                              help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
     data: Path = typer.Option(..., "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
     images: Path = typer.Option(..., "--images", help="COCO test2017 image folder."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
@@ -88,9 +89,10 @@ def spatialmqa_command(
     for key, ids in summary["extra_keys"].items():
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
                     "ignored.", fg=typer.colors.YELLOW, err=True)
-    s, l = summary["strict"]["overall"], summary["lenient"]["overall"]
-    typer.echo(f"SpatialMQA {part}: strict accuracy {s['accuracy']}%, lenient accuracy "
-               f"{l['accuracy']}% (F1 {l['f1']}% as the benchmark computes it) over {summary['n_scored']} questions; "
+    strict, lenient = summary["strict"]["overall"], summary["lenient"]["overall"]
+    typer.echo(f"SpatialMQA {part}: strict accuracy {strict['accuracy']}%, lenient accuracy "
+               f"{lenient['accuracy']}% (F1 {lenient['f1']}% as the benchmark computes it) "
+               f"over {summary['n_scored']} questions; "
                f"results in {out}")
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..extras import require
 from ..store import read_json, write_json
 
 CHUNK_BYTES = 8 << 20
@@ -63,11 +64,7 @@ def _phrases_hash(phrases: Sequence[str]) -> str:
 
 
 def build_automaton(phrases: Iterable[str]):
-    try:
-        import ahocorasick
-    except ImportError:
-        raise ImportError('pyahocorasick is not installed; run: pip install "spatialprobe[generalize]"'
-                          ) from None
+    ahocorasick = require("ahocorasick", "generalize", "The corpus filter")
     automaton = ahocorasick.Automaton()
     for phrase in phrases:
         automaton.add_word(phrase, phrase)

@@ -55,7 +55,7 @@ def load_pairs(path: str | Path, task: str = "size", *, first: str = "obj_a", se
         raise ValueError(f"Pair files hold comparisons ({', '.join(tasks.comparisons())}), not {task!r}.")
     path = Path(path)
     labels = tasks.get(task).labels
-    instances = []
+    instances: list[Instance] = []
     for line, row in _rows(path, delimiter):
         values = {}
         for field in (first, second, answer):

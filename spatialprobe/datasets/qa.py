@@ -146,7 +146,7 @@ def load_qa(path: str | Path, task: str | None = None) -> QASet:
     questions per scenario), which is the id ``load_release`` gives that scenario.
     """
     path = Path(path)
-    items = []
+    items: list[QAItem] = []
     for line, rec in iter_jsonl(path):
         full = require(rec, "question", str, path, line).strip()
         label = require(rec, "label", int, path, line)
@@ -155,7 +155,12 @@ def load_qa(path: str | Path, task: str | None = None) -> QASet:
         match = _SPLIT.match(full)
         if match is None:
             raise DataError(path, line, "question", f"no yes/no question found in {full!r}")
-        context = rec.get("context", match.group("context") or "").strip()
+        context = rec.get("context")
+        if context is None:  # absent or null: the sentence before the question, if any
+            context = match.group("context") or ""
+        elif not isinstance(context, str):
+            raise DataError(path, line, "context", f"expected str, got {context!r}")
+        context = context.strip()
         question = full[len(context):].strip() if full.startswith(context) else match.group("question")
         number = len(items)
         asked = _ASKED.search(question)

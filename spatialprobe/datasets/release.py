@@ -55,7 +55,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
     path = Path(path)
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 -- closed by the `with` below; only open() means "not found"
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     except IsADirectoryError:
@@ -119,7 +119,7 @@ def load_release(path: str | Path, task: str | None = None) -> Dataset:
     """Load a release-format file of the given (or guessed) task."""
     path = Path(path)
     task = task or guess_task(path)
-    instances = []
+    instances: list[Instance] = []
     for line, rec in iter_jsonl(path):
         obj_a = require(rec, "obj_a", str, path, line).strip()
         obj_b = require(rec, "obj_b", str, path, line).strip()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any, Protocol
 
 from .. import tasks
 from ..records import Dataset, Instance
@@ -31,7 +32,13 @@ def capitalize_first(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def content_version(name: str, instances: tuple[Instance, ...]) -> str:
+class _Record(Protocol):
+    """A dataset record (an Instance, a QAItem): anything that serializes with ``to_dict``."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def content_version(name: str, instances: tuple[_Record, ...]) -> str:
     """A version string that changes whenever any instance changes."""
     digest = hashlib.sha256(
         json.dumps([i.to_dict() for i in instances], sort_keys=True).encode()
@@ -51,7 +58,7 @@ def build_scale(task: str) -> Dataset:
         raise ValueError(f"Task {task!r} has no object levels; scale tasks: {', '.join(scale)}.")
     levels, labels = definition.levels, definition.labels
     objects = [(obj, lvl + 1) for lvl, objs in enumerate(levels) for obj in objs]
-    instances = []
+    instances: list[Instance] = []
     for obj_a, level_a in objects:
         for obj_b, level_b in objects:
             if level_a == level_b:

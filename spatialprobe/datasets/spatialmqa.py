@@ -91,7 +91,7 @@ def load_spatialmqa_file(path: str | Path, part: str | None = None) -> list[MQAE
     """All records of one SpatialMQA JSON lines file; malformed records raise DataError."""
     path = Path(path)
     part = part or path.stem
-    out = []
+    out: list[MQAExample] = []
     for line, rec in iter_jsonl(path):
         image = require(rec, "image", str, path, line).strip()
         question = require(rec, "question", str, path, line).strip()

@@ -16,6 +16,8 @@ import warnings
 from pathlib import Path
 from typing import Protocol
 
+from ..extras import require
+
 
 class SubtermSource(Protocol):
     name: str
@@ -29,11 +31,6 @@ class SubtermSource(Protocol):
 
 def _clean(term: str) -> str:
     return " ".join(term.replace("_", " ").lower().split())
-
-
-def _missing_extra(package: str) -> ImportError:
-    return ImportError(
-        f"{package} is not installed; run: pip install \"spatialprobe[generalize]\"")
 
 
 class ConceptNetSubterms:
@@ -52,10 +49,7 @@ class ConceptNetSubterms:
             raise FileNotFoundError(
                 f"ConceptNet database not found at {path}; download conceptnet.db as the "
                 f"conceptnet-lite README describes and pass its path with --conceptnet.")
-        try:
-            import conceptnet_lite
-        except ImportError:
-            raise _missing_extra("conceptnet-lite") from None
+        conceptnet_lite = require("conceptnet_lite", "generalize", "ConceptNet subterms")
         _check_conceptnet_db(path)  # connect() would add empty tables to any other file
         conceptnet_lite.connect(str(path), db_download_url=None)
         self.path, self.depth, self.language = path, depth, language
@@ -150,7 +144,7 @@ def find_wordnet(root: str | os.PathLike[str] | None = None) -> Path:
                 f"No WordNet data in {path} (index.noun missing); pass the directory that holds "
                 f"index.noun and data.noun, e.g. ~/nltk_data/corpora/wordnet, or nltk's wordnet.zip.")
         return path
-    import nltk
+    nltk = require("nltk", "generalize", "WordNet subterms")
 
     for base in nltk.data.path:
         candidate = Path(base) / "corpora" / "wordnet"
@@ -175,10 +169,9 @@ class WordNetSubterms:
     name = "wordnet"
 
     def __init__(self, root: str | os.PathLike[str] | None = None, depth: int = 1, senses: int = 1):
-        try:
-            from nltk.corpus.reader.wordnet import WordNetCorpusReader
-        except ImportError:
-            raise _missing_extra("nltk") from None
+        require("nltk", "generalize", "WordNet subterms")
+        from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
         self.root = find_wordnet(root)
         import nltk
 

@@ -111,7 +111,7 @@ def load_vsr_file(path: str | Path, split: str = "vsr", part: str | None = None)
     """All records of one VSR JSON lines file; a malformed record raises :class:`DataError`."""
     path = Path(path)
     part = part or path.stem
-    out = []
+    out: list[VSRExample] = []
     for line, rec in iter_jsonl(path):
         caption = require(rec, "caption", str, path, line).strip()
         relation = require(rec, "relation", str, path, line).strip()

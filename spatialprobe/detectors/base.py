@@ -18,6 +18,12 @@ import numpy as np
 from .rules import Box
 
 
+def as_box(values: Sequence[float]) -> Box:
+    """(x0, y0, x1, y1) as floats; anything but four numbers is a ValueError, not a short box."""
+    x0, y0, x1, y1 = (float(v) for v in values)
+    return (x0, y0, x1, y1)
+
+
 @dataclass(frozen=True)
 class Detection:
     """One detected object."""
@@ -34,7 +40,7 @@ class Detection:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Detection:
-        return cls(data["label"], tuple(float(v) for v in data["box"]), float(data["score"]))
+        return cls(data["label"], as_box(data["box"]), float(data["score"]))
 
 
 @runtime_checkable

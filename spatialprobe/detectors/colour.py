@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..extras import require
 from .base import Detection
 from .depth import to_depth
 
@@ -36,8 +37,7 @@ def draw_scene(objects: Sequence[tuple[str, Sequence[float], float]], size: tupl
 
     Later objects paint over earlier ones. The box covers pixels ``x0..x1-1`` and ``y0..y1-1``.
     """
-    from PIL import Image
-
+    Image = require("PIL.Image", "judge", "Drawing colour-coded scenes")
     pixels = np.zeros((size[1], size[0], 3), dtype=np.uint8)
     pixels[..., 2] = 1
     for name, (x0, y0, x1, y1), disparity in objects:
@@ -60,7 +60,7 @@ class ColourDetector:
 
     def detect(self, images: Sequence[Any], queries: Sequence[Sequence[str]]) -> list[list[Detection]]:
         results = []
-        for image, names in zip(images, queries):
+        for image, names in zip(images, queries, strict=True):
             rgb = np.asarray(image.convert("RGB"))
             found = []
             for name in names:

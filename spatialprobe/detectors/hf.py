@@ -22,7 +22,7 @@ import numpy as np
 
 from ..loading import load_pretrained
 from ..probes.vl_common import resolve_device
-from .base import Detection, nms
+from .base import Detection, as_box, nms
 from .depth import predicts_of_config, to_depth
 
 DEFAULT_OWLVIT = "google/owlvit-base-patch32"
@@ -89,9 +89,9 @@ class OwlDetector(_TorchModel):
         processed = self.processor.post_process_grounded_object_detection(
             outputs=outputs, threshold=self.threshold, target_sizes=torch.tensor(sizes))
         results = []
-        for qs, out in zip(queries, processed):
-            found = [Detection(qs[int(lab)], tuple(float(v) for v in box.tolist()), float(score))
-                     for score, lab, box in zip(out["scores"], out["labels"], out["boxes"])
+        for qs, out in zip(queries, processed, strict=True):
+            found = [Detection(qs[int(lab)], as_box(box.tolist()), float(score))
+                     for score, lab, box in zip(out["scores"], out["labels"], out["boxes"], strict=True)
                      if int(lab) < len(qs)]  # labels beyond qs are the processor's padding queries
             results.append(nms(found, self.nms_iou) if self.nms_iou is not None else found)
         return results
@@ -147,12 +147,12 @@ class DetrDetector(_TorchModel):
         processed = self.processor.post_process_object_detection(
             outputs, threshold=self.threshold, target_sizes=[(im.size[1], im.size[0]) for im in images])
         results = []
-        for qs, out in zip(queries, processed):
+        for qs, out in zip(queries, processed, strict=True):
             wanted = {q: set(classes_for(q, self.aliases)) for q in qs}
             found = []
-            for score, lab, box in zip(out["scores"], out["labels"], out["boxes"]):
+            for score, lab, box in zip(out["scores"], out["labels"], out["boxes"], strict=True):
                 cls = self.id2label.get(int(lab), "")
-                found += [Detection(q, tuple(float(v) for v in box.tolist()), float(score))
+                found += [Detection(q, as_box(box.tolist()), float(score))
                           for q, classes in wanted.items() if cls in classes]
             results.append(found)
         return results

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..extras import require
 from ..imagestore import ImageRecord, ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 from ..registry import Spec, build, lookup
@@ -112,10 +113,7 @@ def _on_device(spec: Spec, device: str) -> Spec:
 def judge_run(source: str, out: str, cfg: JudgeConfig,
               progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
-    from importlib.util import find_spec
-
-    if find_spec("PIL") is None:
-        raise RuntimeError('Judging images needs Pillow: pip install "spatialprobe[judge]"')
+    require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
 
     if cfg.task not in TASK_LABELS:
         raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
@@ -143,11 +141,11 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
         pil = [open_image(r.path) for r in batch]
         found = detector.detect(pil, [[r.meta["obj_a"], r.meta["obj_b"]] for r in batch])
         depths = depth.estimate(pil) if depth else [None] * len(batch)
-        rows = [judge_image(cfg, f, d, r.meta) for r, f, d in zip(batch, found, depths)]
+        rows = [judge_image(cfg, f, d, r.meta) for r, f, d in zip(batch, found, depths, strict=True)]
         with run.db() as conn:  # committed per batch: an interrupted run resumes here
             conn.executemany("INSERT OR REPLACE INTO judgements VALUES (?, ?, ?)",
                              [(r.prompt_id, r.image_index, json.dumps(row))
-                              for r, row in zip(batch, rows)])
+                              for r, row in zip(batch, rows, strict=True)])
         if progress:
             progress(len(batch))
     with run.db() as conn:

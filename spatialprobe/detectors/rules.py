@@ -67,10 +67,10 @@ def mean_depth(depth: np.ndarray, box: Box) -> float:
     clipped to the image. A box thinner than a pixel still takes the pixel it lies on.
     """
     rows, cols = depth.shape[:2]
-    c0 = min(max(int(math.floor(box[0])), 0), cols - 1)
-    r0 = min(max(int(math.floor(box[1])), 0), rows - 1)
-    c1 = min(max(int(math.ceil(box[2])), c0 + 1), cols)
-    r1 = min(max(int(math.ceil(box[3])), r0 + 1), rows)
+    c0 = min(max(math.floor(box[0]), 0), cols - 1)
+    r0 = min(max(math.floor(box[1]), 0), rows - 1)
+    c1 = min(max(math.ceil(box[2]), c0 + 1), cols)
+    r1 = min(max(math.ceil(box[3]), r0 + 1), rows)
     return float(np.asarray(depth[r0:r1, c0:c1], dtype=np.float64).mean())
 
 

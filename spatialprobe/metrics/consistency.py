@@ -69,7 +69,7 @@ def _pct(agree: int, total: int) -> float | None:
     return 100.0 * agree / total if total else None
 
 
-def object_bias(predictions: Iterable[Mapping], first_label: str) -> dict[str, dict[str, float]]:
+def object_bias(predictions: Iterable[Mapping], first_label: str) -> dict[str, dict[str, float | None]]:
     """Per object: share of predictions saying it is larger when it comes first, and share saying
     the other object is larger when it comes second (a position-blind model gives 50/50)."""
     first: dict[str, list[int]] = defaultdict(list)

@@ -37,8 +37,8 @@ def image_outcome(prompt: dict[str, Any], classes: Sequence[str],
     if sra is not None:
         spatial = bool(sra)
     elif centroids is not None:
-        ca = [c for cls, c in zip(classes, centroids) if cls == a]
-        cb = [c for cls, c in zip(classes, centroids) if cls == b]
+        ca = [c for cls, c in zip(classes, centroids, strict=True) if cls == a]
+        cb = [c for cls, c in zip(classes, centroids, strict=True) if cls == b]
         spatial = visor_any_pair(ca, cb, SR2D_RELATIONS[prompt["rel_type"]])
     else:
         spatial = False
@@ -132,14 +132,14 @@ def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | N
 def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None = None,
                     batch_size: int = 8) -> dict[str, Any]:
     """Detect the prompt's objects in every image of an SR2D image run and score VISOR."""
-    from PIL import Image
-
     from ..datasets.sr2d import load_sr2d
     from ..detectors.judge import source_dataset
     from ..detectors.rules import centre
+    from ..extras import require
     from ..imagestore import ImageStore
     from ..registry import build
 
+    Image = require("PIL.Image", "judge", "VISOR (spatialprobe visor)")
     table = load_sr2d(prompts) if prompts else None
     store = ImageStore(run)
     items = [(rec, p) for rec in store.images()
@@ -153,7 +153,7 @@ def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None =
         batch = items[start:start + batch_size]
         images = [Image.open(rec.path).convert("RGB") for rec, _ in batch]
         queries = [[p["obj_1_attributes"][0], p["obj_2_attributes"][0]] for _, p in batch]
-        for (rec, p), dets in zip(batch, detector.detect(images, queries)):
+        for (rec, p), dets in zip(batch, detector.detect(images, queries), strict=True):
             classes = [d.label for d in dets]
             centroids = [list(centre(d.box)) for d in dets]
             outcome = image_outcome(p, classes, centroids)
@@ -186,9 +186,9 @@ def write_visor(out: str | Path, report: dict[str, Any]) -> Path:
 
 
 def table_markdown(report: dict[str, Any]) -> str:
-    keys = ["OA", "VISOR", "VISOR_cond"] + sorted(k for k in report if k.startswith("VISOR_")
-                                                  and k[6:].isdigit())
+    keys = ["OA", "VISOR", "VISOR_cond", *sorted(k for k in report if k.startswith("VISOR_")
+                                                 and k[6:].isdigit())]
     head = "| relation | " + " | ".join(keys) + " |\n|---|" + "---:|" * len(keys) + "\n"
-    rows = [("all", report)] + list(report.get("per_relation", {}).items())
+    rows = [("all", report), *report.get("per_relation", {}).items()]
     return head + "".join(f"| {name} | " + " | ".join(f"{r.get(k, 0.0):.2f}" for k in keys) + " |\n"
                           for name, r in rows)

@@ -171,7 +171,7 @@ class MaskedLMScorer:
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         result: dict[int, Any] = {}
         remaining = dict.fromkeys(range(n_requests), 0)
-        for sid, reqs in requests_of_seq.items():
+        for reqs in requests_of_seq.values():
             for r in reqs:
                 remaining[r] += 1
         with torch.inference_mode():

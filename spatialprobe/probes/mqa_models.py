@@ -25,7 +25,7 @@ def is_clip_like(model: str) -> bool:
     from transformers import AutoConfig
 
     config = load_pretrained(AutoConfig, model, "model configuration")
-    names = " ".join([config.model_type] + list(getattr(config, "architectures", None) or []))
+    names = " ".join([config.model_type, *(getattr(config, "architectures", None) or [])])
     return any(tag in names.lower() for tag in ("clip", "siglip", "align", "altclip"))
 
 
@@ -45,9 +45,9 @@ class ClipOptionScorer:
         """(image, question, options) -> {"output": chosen option, "scores": per option}."""
         texts = [[self.template.format(option=o, question=q) for o in options]
                  for _, q, options in items]
-        scores = self.similarity.batch_scores([(image, t) for (image, _, _), t in zip(items, texts)])
+        scores = self.similarity.batch_scores([(image, t) for (image, _, _), t in zip(items, texts, strict=True)])
         out = []
-        for (_, _, options), row in zip(items, scores):
+        for (_, _, options), row in zip(items, scores, strict=True):
             best = max(range(len(options)), key=lambda i: row[i])
             out.append({"output": options[best], "scores": row})
         return out

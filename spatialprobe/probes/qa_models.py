@@ -113,7 +113,7 @@ class T5YesNo:
         import torch
 
         contexts = contexts if (contexts is not None and self.use_context) else [""] * len(questions)
-        texts = [unifiedqa_input(q, c, self.lowercase) for q, c in zip(questions, contexts)]
+        texts = [unifiedqa_input(q, c, self.lowercase) for q, c in zip(questions, contexts, strict=True)]
         out = []
         with torch.no_grad():
             for start in range(0, len(texts), self.batch_size):
@@ -132,8 +132,10 @@ class ViltVQA:
 
         self.model_id, self.processor, self.device = model, processor, device
         self.model = ViltForQuestionAnswering.from_pretrained(model, **_dtype(device))
-        self.model.to(device).eval()
-        label2id = {str(k).lower(): v for k, v in self.model.config.label2id.items()}
+        self.model.to(device).eval()  # type: ignore[arg-type]  # transformers' @wraps hides .to()'s self
+        config = self.model.config
+        self.id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
+        label2id = {str(k).lower(): int(v) for k, v in (config.label2id or {}).items()}
         if "yes" not in label2id or "no" not in label2id:
             raise ValueError(f"{model}: its answer classes (config.label2id) lack 'yes' or 'no'.")
         self.yes_id, self.no_id = label2id["yes"], label2id["no"]
@@ -149,7 +151,7 @@ class ViltVQA:
         out = []
         for row in logits:
             yes, no = float(row[self.yes_id]), float(row[self.no_id])
-            word = (self.model.config.id2label[int(row.argmax())] if full_vocab
+            word = (self.id2label[int(row.argmax())] if full_vocab
                     else ("yes" if yes >= no else "no"))
             out.append(Answer(str(word), yes, no))
         return out
@@ -161,14 +163,15 @@ class BlipVQA:
     name = "blip"
 
     def __init__(self, model: str, processor, device: str):
-        from transformers import BlipForQuestionAnswering
+        from transformers import BlipForQuestionAnswering, PretrainedConfig
 
         self.model_id, self.processor, self.device = model, processor, device
         self.model = BlipForQuestionAnswering.from_pretrained(model, **_dtype(device))
-        self.model.to(device).eval()
+        self.model.to(device).eval()  # type: ignore[arg-type]  # transformers' @wraps hides .to()'s self
         tok, text_config = processor.tokenizer, self.model.config.text_config
-        self._targets = [[text_config.bos_token_id] + tok(word, add_special_tokens=False).input_ids
-                         + [text_config.sep_token_id] for word in ("yes", "no")]
+        assert isinstance(text_config, PretrainedConfig)  # BlipConfig turns a dict into BlipTextConfig
+        self._targets = [[text_config.bos_token_id, *tok(word, add_special_tokens=False).input_ids,
+                          text_config.sep_token_id] for word in ("yes", "no")]
 
     def _target_scores(self, enc):
         import torch

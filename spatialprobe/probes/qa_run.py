@@ -21,6 +21,7 @@ from typing import Any
 
 from ..datasets.corpus_filter import normalize_phrase
 from ..datasets.qa import QAItem, QASet
+from ..extras import require
 from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
 from .qa_models import Answer
 
@@ -57,10 +58,10 @@ def _answer_all(run: RunDir, jobs: list[tuple[str, int, Any]], answer_batch: Cal
     for start in range(0, len(todo), batch_size):
         batch = todo[start:start + batch_size]
         answers = answer_batch([payload for _, _, payload in batch])
-        rows = [(i, k, a.answer, a.yes_score, a.no_score) for (i, k, _), a in zip(batch, answers)]
+        rows = [(i, k, a.answer, a.yes_score, a.no_score) for (i, k, _), a in zip(batch, answers, strict=True)]
         with run.db() as conn:
             conn.executemany("INSERT OR REPLACE INTO qa_answers VALUES (?, ?, ?, ?, ?)", rows)
-        done.update({(i, k): a for (i, k, _), a in zip(batch, answers)})
+        done.update({(i, k): a for (i, k, _), a in zip(batch, answers, strict=True)})
         if progress:
             progress(len(batch))
     return done
@@ -200,8 +201,7 @@ def questions_from_images(store) -> tuple[QASet, str]:
 def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
                  batch_size: int = 8, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""
-    from PIL import Image
-
+    Image = require("PIL.Image", "qa")
     records = list(store.images())
     matched = match_images(qa.items, records)
     if not any(matched.values()):

@@ -146,8 +146,8 @@ class ProbeRun:
         metrics: dict[str, Metric] = {
             name: over_parts({f"fold {f['fold']}": (f[name], f["size"]) for f in fold_rows})
             for name in ("accuracy", "macro_f1")}
-        metrics["whole_set_accuracy"] = single(whole["accuracy"], whole["n"])
-        metrics["whole_set_macro_f1"] = single(whole["macro_f1"], whole["n"])
+        metrics["whole_set_accuracy"] = single(whole["accuracy"], int(whole["n"]))
+        metrics["whole_set_macro_f1"] = single(whole["macro_f1"], int(whole["n"]))
         details: dict[str, Any] = {
             "candidates": {"source": self.candidates.source, "templates": len(self.candidates.templates),
                            "answer_sets": len(self.answer_sets)},

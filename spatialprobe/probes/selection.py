@@ -44,11 +44,12 @@ def choose(grid: ScoreGrid, answer_sets: list[tuple[str, ...]], pred: np.ndarray
     correct = (pred[:, :, dev] == gold[dev]).mean(axis=-1)  # [T, S]
     best_acc = correct.max()
     best = None
-    for t, s in zip(*np.nonzero(np.isclose(correct, best_acc))):
+    for t, s in zip(*np.nonzero(np.isclose(correct, best_acc)), strict=True):
         figures = accuracy_f1([labels[g] for g in gold[dev]], [labels[p] for p in pred[t, s, dev]], labels)
         key = (figures["macro_f1"], -t, -s)
         if best is None or key > best[0]:
             best = (key, int(t), int(s), figures)
+    assert best is not None  # correct.max() itself is among the isclose() matches
     _, t, s, figures = best
     return Choice(t, s, PromptConfig(grid.templates[t], answer_sets[s]),
                   figures["accuracy"], figures["macro_f1"])

@@ -142,7 +142,7 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
     for start in range(0, len(todo), batch_size):
         batch = todo[start:start + batch_size]
         answers = answerer.answer_batch([(images[e.id], e.question, e.options) for e in batch])
-        save_results(run, [result_row(e, a) for e, a in zip(batch, answers)])
+        save_results(run, [result_row(e, a) for e, a in zip(batch, answers, strict=True)])
         if progress is not None:
             progress(len(batch))
     done = done_results(run)
@@ -163,9 +163,9 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
     for name, block in (("overall", {"all": (strict, lenient)}),
                         ("perspective", _pairs(metrics, "per_perspective")),
                         ("axis", _pairs(metrics, "per_axis"))):
-        for group, (s, l) in block.items():
+        for group, (s, lax) in block.items():  # s: strict, lax: lenient figures of the group
             table.append((f"{name}: {group}", str(s["n"]), str(s["accuracy"]), str(s["f1"]),
-                          str(l["accuracy"]), str(l["precision"]), str(l["recall"]), str(l["f1"])))
+                          str(lax["accuracy"]), str(lax["precision"]), str(lax["recall"]), str(lax["f1"])))
     write_summary(run, summary, rows, table, ("group", "n", "strict acc", "strict F1", "lenient acc",
                                               "lenient P", "lenient R", "lenient F1 (2PR/(P+R))"))
     return summary

@@ -34,7 +34,7 @@ def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -
     first: dict[str, Path] = {}
     for record in store.images():
         first.setdefault(record.prompt_id, record.path)
-    return [dataclasses.replace(r, image=first.get(i)) for r, i in zip(requests, ids)]
+    return [dataclasses.replace(r, image=first.get(i)) for r, i in zip(requests, ids, strict=True)]
 
 
 def _images_by_objects(run_dir: str | Path) -> list[tuple[str, str, Path]]:
@@ -100,6 +100,7 @@ class ViltMaskedLMScorer:
             return self.blank
         if self.image_option == "request":
             return open_image(request.image) if request.image is not None else self.blank
+        assert self._by_objects is not None  # __init__ read the run for any other image option
         path = _match_image(request.prefix + " " + request.suffix, self._by_objects)
         return open_image(path) if path is not None else self.blank
 

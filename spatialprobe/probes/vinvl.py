@@ -125,7 +125,7 @@ def convert_vinvl(ckpt_dir: str | Path, out_dir: str | Path, *, lowercase: bool 
     """Write ``out_dir`` as a BertForMaskedLM directory; returns what ``vinvl.json`` records."""
     import torch
     from safetensors.torch import save_file
-    from transformers import BertForMaskedLM, BertTokenizerFast
+    from transformers import BertForMaskedLM, BertTokenizerFast  # type: ignore[attr-defined]  # v5: untyped alias
 
     ckpt_dir, out_dir = Path(ckpt_dir), Path(out_dir)
     if not (ckpt_dir / "vocab.txt").exists():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..extras import require
 from ..loading import ModelLoadError, load_pretrained  # noqa: F401 (re-exported)
 from ..loading import resolve_device as _resolve_device
 
@@ -27,15 +28,13 @@ def autocast(device: str):
 
 def blank_image(size: int = 384, gray: int = 128):
     """A neutral mid-gray RGB image: gives a vision-language model an image that shows nothing."""
-    from PIL import Image
-
+    Image = require("PIL.Image", "vl")
     return Image.new("RGB", (size, size), (gray, gray, gray))
 
 
 def open_image(image: Any):
     """A PIL RGB image from a PIL image or a path."""
-    from PIL import Image
-
+    Image = require("PIL.Image", "vl")
     if isinstance(image, (str, Path)):
         with Image.open(image) as handle:
             return handle.convert("RGB")

@@ -7,7 +7,7 @@ interrupted run resumes where it stopped; the summary files are written at the e
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
@@ -33,7 +33,7 @@ def pct(value: float) -> float:
 
 
 def write_summary(run: RunDir, summary: dict[str, Any], predictions: list[dict[str, Any]],
-                  table_rows: list[tuple[str, ...]], table_header: tuple[str, ...]) -> None:
+                  table_rows: Sequence[tuple[str, ...]], table_header: tuple[str, ...]) -> None:
     """summary.json (+ predictions.jsonl, table.md) and an entry in the global run index."""
     write_json(run.file("summary.json"), summary)
     write_jsonl(run.file("predictions.jsonl"), predictions)

@@ -53,7 +53,7 @@ def predict_rows(examples: Sequence[vsr.VSRExample], images: dict[str, Path], cl
         items = [(images[e.id], (e.caption, vsr.negate_caption(e.caption, e.relation))) for e in batch]
         scores = clip.batch_scores(items)
         new = []
-        for example, (_, texts), (s_caption, s_negation) in zip(batch, items, scores):
+        for example, (_, texts), (s_caption, s_negation) in zip(batch, items, scores, strict=True):
             new.append({"id": example.id, "image": example.image, "caption": example.caption,
                         "negation": texts[1], "relation": example.relation,
                         "category": table[example.relation].category, "label": example.label,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets import vsr
+from ..extras import require
 from ..store import RunDir
 from .vl_common import load_pretrained, open_image, resolve_device
 
@@ -100,6 +101,8 @@ def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32
                    split: str = "random", settings: TrainSettings = TrainSettings(),
                    device: str = "auto") -> dict[str, Any]:
     """Fine-tune, keep the best dev checkpoint in ``OUT/best``, evaluate it on test."""
+    # transformers' Trainer imports accelerate, which transformers itself does not install.
+    require("accelerate", "vl", "Fine-tuning on VSR (spatialprobe vsr-train)")
     from transformers import Trainer, ViltForImagesAndTextClassification, ViltProcessor
 
     device = resolve_device(device)
@@ -142,7 +145,7 @@ def _evaluate_test(run, trainer, examples, dataset, missing, model, split, versi
         predictions = trainer.predict(dataset).predictions.argmax(-1).tolist()
         rows = [{"id": e.id, "image": e.image, "caption": e.caption, "relation": e.relation,
                  "category": table[e.relation].category if e.relation in table else "Unallocated",
-                 "label": e.label, "pred": int(p)} for e, p in zip(with_image, predictions)]
+                 "label": e.label, "pred": int(p)} for e, p in zip(with_image, predictions, strict=True)]
     metrics = vsr_metrics(rows)
     summary = {"kind": "vsr", "task": f"vsr-{split}", "model": f"{model} (fine-tuned ViLT)",
                "dataset": f"vsr-{split}-test@{version}",

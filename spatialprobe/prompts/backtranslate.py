@@ -21,9 +21,9 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
+from .. import tasks
 from ..datasets.scale import with_article
 from ..records import Dataset, Instance
-from .. import tasks
 from .templates import MASK, Candidates, manual, render
 
 
@@ -96,7 +96,7 @@ def template_candidates(dataset: Dataset, forward: Translator, backward: Transla
     sentence = render(template, inst, inst.label)
     found = [t for t in (_to_template(c, inst, inst.label, dataset.task)
                          for c in round_trip([sentence], forward, backward, n)[0]) if t]
-    return list(dict.fromkeys([template] + found))[:n]
+    return list(dict.fromkeys([template, *found]))[:n]
 
 
 def answer_candidates(dataset: Dataset, forward: Translator, backward: Translator, n: int = 10) -> dict[str, list[str]]:
@@ -107,11 +107,10 @@ def answer_candidates(dataset: Dataset, forward: Translator, backward: Translato
         sentence = render(template, inst, label)
         head, _, tail = sentence.partition(label)
         words: list[str] = [label]
-        for candidate in round_trip([sentence], forward, backward, n)[0]:
-            if candidate.lower().startswith(head.lower()) and candidate.lower().endswith(tail.lower()):
-                words.append(candidate[len(head):len(candidate) - len(tail)])
-        for candidate in round_trip([label], forward, backward, n)[0]:
-            words.append(candidate)
+        words.extend(candidate[len(head):len(candidate) - len(tail)]
+                     for candidate in round_trip([sentence], forward, backward, n)[0]
+                     if candidate.lower().startswith(head.lower()) and candidate.lower().endswith(tail.lower()))
+        words.extend(round_trip([label], forward, backward, n)[0])
         cleaned = (w.strip().strip(".,;:!?\"'").lower() for w in words)
         out[label] = list(dict.fromkeys(w for w in cleaned if w and re.fullmatch(r"[a-z-]+", w)))[:n]
     return out

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets.release import DataError, read_json_file
+from ..extras import require
 from ..imagestore import ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 
@@ -71,8 +72,7 @@ def image_data_uri(path: Path, max_side: int = 768, quality: int = 90) -> str:
     """The image as a JPEG data URI (a page of 500 PNGs at 512 px would weigh ~200 MB)."""
     import io
 
-    from PIL import Image
-
+    Image = require("PIL.Image", "judge", "The annotation page (spatialprobe annotate)")
     image = Image.open(path).convert("RGB")
     if max(image.size) > max_side:
         image.thumbnail((max_side, max_side))
@@ -86,7 +86,7 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
     from ..store import atomic_write_text
 
     task, items = annotation_items(run, task)
-    options = list(TASK_LABELS[task]) + [CANT_TELL]
+    options = [*TASK_LABELS[task], CANT_TELL]
     payload = {
         "page_id": page_id(run, task, items), "run": str(Path(run).resolve()), "task": task,
         "options": options,
@@ -95,7 +95,9 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
                   for i in items],
     }
     template = (resources.files("spatialprobe") / "data" / "annotate.html").read_text("utf-8")
-    data = json.dumps(payload).replace("</", "<\\/")  # never close the script element early
+    # Inside <script>, HTML reads "</script" as its end and "<!--<script>" as a switch to a state in
+    # which "</script>" no longer ends it; JSON's \u escapes of <, > and & leave no markup at all.
+    data = json.dumps(payload).translate({ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"})
     page = template.replace("__TITLE__", html.escape(f"spatialprobe annotation: {task}"))
     page = page.replace("__DATA__", data)
     out = Path(out)
@@ -205,7 +207,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     f1s = [a["whole_set"]["macro_f1"] for a in per_annotator.values()]
     source = ImageStore(run)
     models = sorted({f"{r.backend}:{r.model}" for r in source.images()})
-    summary = {
+    summary: dict[str, Any] = {
         "kind": "human", "method": "ISM (Human)", "task": task, "model": " | ".join(models),
         "dataset": source_dataset(source) or task,
         "accuracy": {"mean": float(np.mean(accs)), "std": float(np.std(accs))},

@@ -9,6 +9,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from ..extras import require
 from ..store import RunDir, atomic_write_text, read_json, read_jsonl
 
 COLOURS = {"a": (229, 57, 53), "b": (30, 136, 229)}
@@ -16,12 +17,12 @@ COLOURS = {"a": (229, 57, 53), "b": (30, 136, 229)}
 
 def annotated_thumbnail(path: Path, row: dict[str, Any], max_side: int = 256) -> str:
     """The image with box A (red) and box B (blue) drawn, as a JPEG data URI."""
-    from PIL import Image, ImageDraw
-
+    Image = require("PIL.Image", "judge", "The judge gallery")
+    ImageDraw = require("PIL.ImageDraw", "judge", "The judge gallery")
     image = Image.open(path).convert("RGB")
     scale = min(1.0, max_side / max(image.size)) if max(image.size) > max_side else max(1.0, 128 / max(image.size))
     image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
-                         Image.NEAREST)
+                         Image.Resampling.NEAREST)
     draw = ImageDraw.Draw(image)
     for key in ("a", "b"):
         box = row.get(f"box_{key}")

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-
 def pm(value: Mapping[str, float] | None) -> str:
     if not value or value.get("mean") is None:
         return "–"

@@ -149,8 +149,8 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
             progress(len(items) - len(todo), len(items))
         finished = len(items) - len(todo)
         for batch in batches(todo, kind.batch_size):
-            results = kind.compute(batch)
-            cache.put([(item.key, result) for item, result in zip(batch, results, strict=True)])
+            computed = kind.compute(batch)
+            cache.put([(item.key, result) for item, result in zip(batch, computed, strict=True)])
             finished += len(batch)
             if progress:
                 progress(finished, len(items))

@@ -62,7 +62,7 @@ def _draw_crop_maps(settings: VQGANCLIPSettings, side: int, generator: torch.Gen
 def make_cutouts(images: torch.Tensor, settings: VQGANCLIPSettings, cut_size: int,
                  generators: Sequence[torch.Generator]) -> torch.Tensor:
     """(B, 3, H, W) images in [0, 1] -> (B * cutouts, 3, cut_size, cut_size), image-major."""
-    batch, channels, side, _ = images.shape
+    _, channels, side, _ = images.shape
     maps = torch.cat([_draw_crop_maps(settings, side, g, images.device) for g in generators])
     grid = F.affine_grid(maps.to(images.dtype), [len(maps), channels, cut_size, cut_size],
                          align_corners=True)

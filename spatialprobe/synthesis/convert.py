@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..extras import require
+
 _ATTN_NAMES = {"norm": "group_norm", "q": "to_q", "k": "to_k", "v": "to_v", "proj_out": "to_out.0"}
 _KEPT_PREFIXES = ("encoder.", "decoder.", "quantize.", "quant_conv.", "post_quant_conv.")
 
@@ -41,22 +43,20 @@ class ConversionError(ValueError):
 
 def read_taming_config(yaml_path: str | Path) -> dict[str, Any]:
     """``model.params`` of a taming ``model.yaml``: ``embed_dim``, ``n_embed`` and ``ddconfig``."""
-    from .loading import require
-
-    require("yaml", "Reading a taming model.yaml")
-    import yaml
+    yaml = require("yaml", "synthesis", "Reading a taming model.yaml")
 
     try:
         with open(yaml_path, encoding="utf-8") as handle:
             config = yaml.safe_load(handle)
     except (yaml.YAMLError, UnicodeDecodeError) as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" (line {mark.line + 1}: {err.problem})" if mark is not None else ""
+        where = ""
+        if isinstance(err, yaml.MarkedYAMLError) and err.problem_mark is not None:
+            where = f" (line {err.problem_mark.line + 1}: {err.problem})"
         raise ConversionError(f"{yaml_path}: not a readable YAML file{where}.") from None
     if not isinstance(config, dict):
         raise ConversionError(f"{yaml_path}: expected a mapping with model.params, got "
                               f"{type(config).__name__}; is this a taming VQGAN model.yaml?")
-    model = config.get("model") if isinstance(config.get("model"), dict) else {}
+    model = config["model"] if isinstance(config.get("model"), dict) else {}
     params = model.get("params", config)
     missing = [k for k in ("embed_dim", "n_embed", "ddconfig") if k not in params]
     if missing:
@@ -181,8 +181,8 @@ def _lenient_pickle():
 
     lenient = types.ModuleType("lenient_pickle")
     lenient.__dict__.update({k: v for k, v in vars(pickle).items() if not k.startswith("__")})
-    lenient.Unpickler = Unpickler
-    lenient.load = lambda file, **kw: Unpickler(file, **kw).load()
+    lenient.__dict__["Unpickler"] = Unpickler  # a module's namespace: attributes mypy cannot declare
+    lenient.__dict__["load"] = lambda file, **kw: Unpickler(file, **kw).load()
     return lenient
 
 
@@ -218,10 +218,8 @@ def load_taming_state_dict(ckpt_path: str | Path, *, allow_pickle: bool = False)
 def convert_vqgan(ckpt_path: str | Path, yaml_path: str | Path, out_dir: str | Path, *,
                   allow_pickle: bool = False):
     """Convert and ``save_pretrained`` into ``out_dir``; returns the loaded diffusers model."""
-    from .loading import require
-
-    require("diffusers", "Converting a VQGAN")
-    from diffusers import VQModel
+    require("diffusers", "synthesis", "Converting a VQGAN")
+    from diffusers.models import VQModel  # the top level's hints name diffusers' torch-less dummy
 
     params = read_taming_config(yaml_path)
     state = convert_state_dict(load_taming_state_dict(ckpt_path, allow_pickle=allow_pickle), params)

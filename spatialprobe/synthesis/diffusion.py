@@ -6,8 +6,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..extras import require
 from .jobs import Job, JobResult
-from .loading import load_model, require, resolve_device, resolve_precision, weights_hash
+from .loading import load_model, resolve_device, resolve_precision, weights_hash
 
 
 class DiffusersPipeline:
@@ -22,7 +23,7 @@ class DiffusersPipeline:
     def __init__(self, model: str, steps: int = 50, guidance: float = 7.5,
                  height: int | None = None, width: int | None = None, negative_prompt: str = "",
                  device: str = "auto", precision: str = "auto"):
-        require("diffusers", "The diffusers backend")
+        require("diffusers", "synthesis", "The diffusers backend")
         import torch
         from diffusers import DiffusionPipeline
 
@@ -65,4 +66,4 @@ class DiffusersPipeline:
         with torch.no_grad():
             images = self.pipe(**kwargs).images
         share = (time.perf_counter() - start) / len(jobs)
-        return [JobResult(job, image.convert("RGB"), share) for job, image in zip(jobs, images)]
+        return [JobResult(job, image.convert("RGB"), share) for job, image in zip(jobs, images, strict=True)]

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .jobs import Job
+from ..extras import require
+from .jobs import Job, Synthesizer
 from .runner import ResultWriter, batches, build_synthesizer
 
 
@@ -24,18 +25,24 @@ class _Worker:
     Ray's actor-death traceback."""
 
     def __init__(self, backend: str, backend_args: dict[str, Any]):
+        self.synth: Synthesizer | None = None
+        self.error: Exception | None = None  # set exactly when synth is not
         try:
-            self.synth, self.error = build_synthesizer(backend, backend_args), None
+            self.synth = build_synthesizer(backend, backend_args)
         except Exception as err:
-            self.synth, self.error = None, err
+            self.error = err
 
     def describe(self) -> dict[str, Any] | Exception:
-        return self.error if self.synth is None else self.synth.describe()
+        return self.synth.describe() if self.synth is not None else self._load_error()
 
     def generate(self, jobs: Sequence[Job]):
         if self.synth is None:
-            raise self.error
+            raise self._load_error()
         return self.synth.generate(jobs)
+
+    def _load_error(self) -> Exception:
+        assert self.error is not None  # __init__ kept the error where it has no synth
+        return self.error
 
 
 def _original(err: BaseException) -> BaseException:
@@ -46,10 +53,7 @@ def _original(err: BaseException) -> BaseException:
 
 def _connect(address: str | None) -> bool:
     """Join or start a cluster; True if this call started (and so must stop) it."""
-    try:
-        import ray
-    except ImportError:
-        raise ImportError('--ray needs Ray: pip install "spatialprobe[synthesis]"') from None
+    ray = require("ray", "synthesis", "--ray")
     if ray.is_initialized():
         return False
     if address in (None, "", "local"):
@@ -73,14 +77,15 @@ def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence
                batch_size: int, images_per_prompt: int, *, address: str | None,
                workers: int | None, progress: Callable[[int, int], None] | None,
                done: int, total: int) -> int:
-    import ray
+    ray = require("ray", "synthesis", "--ray")
     from ray.util import ActorPool
 
     started = _connect(address)
     try:
         options, count = worker_plan(ray.cluster_resources(), workers)
         work = list(batches(jobs, batch_size))
-        actors = [ray.remote(**options)(_Worker).remote(backend, backend_args)
+        # Actor handles: their `method.remote()` proxies are dynamic, beyond what Ray's hints describe.
+        actors: list[Any] = [ray.remote(_Worker).options(**options).remote(backend, backend_args)
                   for _ in range(min(count, len(work)))]
         described = ray.get(actors[0].describe.remote())
         if isinstance(described, Exception):

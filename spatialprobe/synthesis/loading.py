@@ -8,20 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..extras import require
 from ..loading import ModelLoadError, resolve_device  # noqa: F401 (re-exported)
 
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pt", ".pth")
-
-
-def require(module: str, what: str) -> None:
-    """Import ``module`` or say which extra installs it."""
-    import importlib
-
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f'{what} needs the {module!r} package: pip install "spatialprobe[synthesis]"'
-                          ) from None
 
 
 def resolve_precision(precision: str, device) -> Any:
@@ -103,7 +93,6 @@ def weights_hash(name_or_path: str) -> str | None:
 
 def to_pil(images):
     """(B, 3, H, W) tensor in [0, 1] -> list of PIL RGB images."""
-    from PIL import Image
-
+    Image = require("PIL.Image", "synthesis", "Saving generated images")
     array = (images.detach().float().clamp(0, 1) * 255).round().to("cpu").byte()
     return [Image.fromarray(a.permute(1, 2, 0).numpy(), "RGB") for a in array]

@@ -58,7 +58,9 @@ def _from_jsonl(path: Path) -> PromptSet:
         raise DataError(path, None, None, "the file holds no prompts")
     if not any("id" in r for _, r in records):
         return _from_dataset(str(path))  # spatial-commonsense release format
-    items, seen, files = [], {}, {}
+    items: list[PromptItem] = []
+    seen: dict[str, int] = {}  # id -> line
+    files: dict[str, int] = {}  # image file stem -> line
     for number, record in records:
         for key in ("id", "text"):
             if not isinstance(record.get(key), str) or not record[key].strip():
@@ -78,7 +80,10 @@ def _from_jsonl(path: Path) -> PromptSet:
 
 
 def _from_text(path: Path) -> PromptSet:
-    items, notes, blank, first_line = [], [], [], {}
+    items: list[PromptItem] = []
+    notes: list[str] = []
+    blank: list[int] = []
+    first_line: dict[str, int] = {}  # text -> line it first appears on
     with open(path, "rb") as handle:
         raw_lines = handle.read().splitlines()
     for number, raw in enumerate(raw_lines, start=1):

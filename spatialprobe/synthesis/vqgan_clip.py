@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..extras import require
 from .augment import make_cutouts
 from .jobs import Job, JobResult
-from .loading import autocast, grad_scaler, load_model, require, resolve_device, resolve_precision, to_pil, weights_hash
+from .loading import autocast, grad_scaler, load_model, resolve_device, resolve_precision, to_pil, weights_hash
 from .settings import VQGANCLIPSettings, load_preset, with_overrides
 
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
@@ -35,7 +36,7 @@ class VQGANCLIP:
     def __init__(self, vqgan: str, clip: str = "openai/clip-vit-base-patch32",
                  preset: str = "paper", settings: Mapping[str, Any] | None = None,
                  device: str = "auto", precision: str = "auto"):
-        require("diffusers", "VQGAN+CLIP")
+        require("diffusers", "synthesis", "VQGAN+CLIP")
         import torch
         from diffusers import VQModel
         from transformers import CLIPModel, CLIPTokenizer
@@ -180,4 +181,4 @@ class VQGANCLIP:
         share = (time.perf_counter() - start) / len(jobs)
         return [JobResult(job, image, share, float(similarity[i]),
                           {step: pics[i] for step, pics in snaps.items()})
-                for i, (job, image) in enumerate(zip(jobs, to_pil(images)))]
+                for i, (job, image) in enumerate(zip(jobs, to_pil(images), strict=True))]

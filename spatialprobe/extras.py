@@ -1,0 +1,45 @@
+"""Optional dependencies: import one, or say in one sentence which extra installs it.
+
+Every import of a package that only an extra of ``setup.cfg`` installs goes through ``require``,
+inside the function that needs it, so that ``import spatialprobe.cli`` and the base commands work
+with the base dependencies alone. ``spatialprobe.cli.main`` prints a ``MissingExtra`` as one line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+#: What each extra of setup.cfg enables, as the subject of the error sentence.
+EXTRA_FEATURES = {
+    "synthesis": "Image synthesis (spatialprobe synthesize / convert)",
+    "generalize": "Generalizing scenarios (spatialprobe generalize)",
+    "qa": "Image question answering (spatialprobe qa image)",
+    "vl": "The vision-language commands (spatialprobe vsr / vsr-train / spatialmqa)",
+    "judge": "Judging images (spatialprobe judge / visor / annotate)",
+}
+
+
+class MissingExtra(ImportError):
+    """An optional dependency is not installed; the message names the extra that installs it."""
+
+    def __init__(self, module: str, extra: str, feature: str | None = None):
+        self.module, self.extra = module, extra
+        subject = feature or EXTRA_FEATURES.get(extra, "This feature")
+        super().__init__(f"{subject} needs the '{extra}' extra: pip install 'spatialprobe[{extra}]' "
+                         f"(missing module: {module})", name=module)
+
+
+def require(module: str, extra: str, feature: str | None = None) -> ModuleType:
+    """Import and return ``module``; raise ``MissingExtra`` naming ``extra`` when it is absent.
+
+    ``feature`` names what needs it (default: the extra's description in ``EXTRA_FEATURES``).
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        # Only the module itself (or its top-level package) being absent means a missing extra;
+        # a broken installation that fails further down keeps its own error.
+        if err.name is not None and module.split(".")[0] != err.name.split(".")[0]:
+            raise
+        raise MissingExtra(module, extra, feature) from None
