@@ -20,7 +20,27 @@ def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
     return settings
 
 
+VQGAN_OPTIONS = ("vqgan", "clip", "preset", "size", "iterations", "cutouts", "lr", "quantize",
+                 "snapshots", "set_")
+DIFFUSERS_OPTIONS = ("model", "steps", "guidance", "height", "width", "negative_prompt")
+BACKEND_OPTIONS = {"vqgan-clip": VQGAN_OPTIONS, "diffusers": DIFFUSERS_OPTIONS}
+
+
+def refuse_other_backend_options(ctx: typer.Context, backend: str) -> None:
+    """An option of the other backend would be silently ignored: refuse it, naming it."""
+    for other, names in BACKEND_OPTIONS.items():
+        if other == backend:
+            continue
+        for name in names:
+            source = ctx.get_parameter_source(name)  # typer's own click: compare by name
+            if getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT"):
+                flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
+                fail(f"{flag} applies to the {other} backend only; the {backend} backend does not "
+                     "take it.")
+
+
 def synthesize_command(
+    ctx: typer.Context,
     prompts: str = typer.Option(..., "--prompts", help="Prompt file (one per line, or JSON lines "
                                 "{id, text, ...}) or a built-in dataset: size, height, posrel."),
     backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip or diffusers."),
@@ -67,6 +87,8 @@ def synthesize_command(
     from ..synthesis import load_prompts, synthesize
     from ..synthesis.loading import ModelLoadError
 
+    if backend in BACKEND_OPTIONS:
+        refuse_other_backend_options(ctx, backend)
     if backend == "vqgan-clip":
         if not vqgan:
             fail("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "
