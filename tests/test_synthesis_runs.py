@@ -165,6 +165,7 @@ def test_kill_9_mid_run_then_resume(tmp_path, models):
     store = ImageStore(out)
     kept = {r.path: r.path.read_bytes() for r in store.images()}
     assert 2 <= len(kept) < count, "the run should have been killed mid-way"
+    assert len(store.prompts()) == count  # the prompt list is recorded before any image
     for png in (out / "images").glob("*.png"):  # no half image under a final name
         Image.open(png).load()
     stray = out / "images" / f"line-0012_00.png.{proc.pid}.tmp"  # as a kill mid-write leaves
