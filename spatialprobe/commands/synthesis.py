@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from typer.core import TyperCommand
@@ -46,7 +47,7 @@ def synthesize_command(
     backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip or diffusers."),
     out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
     images_per_prompt: int = typer.Option(1, "--images-per-prompt", "-n", min=1,
-                                          help="Images per prompt (may grow on resume)."),
+                                          help="Images per prompt."),
     seed: int = typer.Option(0, "--seed", help="Run seed; each image's seed derives from it."),
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Images optimised together."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
@@ -55,8 +56,8 @@ def synthesize_command(
                                        "pipelines), fp32, bf16, fp16."),
     ray: str | None = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
                                       "alone starts a local one, --ray ADDRESS joins one."),
-    workers: int | None = typer.Option(None, "--workers", min=1, help="Ray workers (default and "
-                                          "maximum: one per GPU, else one per CPU)."),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="With --ray: Ray workers "
+                                          "(default and maximum: one per GPU, else one per CPU)."),
     vqgan: str | None = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
@@ -95,7 +96,7 @@ def synthesize_command(
                   "checkpoint with `spatialprobe convert vqgan`).")
         settings = _vqgan_settings(set_, size=size, iterations=iterations, cutouts=cutouts, lr=lr,
                                    quantize=quantize, snapshots=snapshots)
-        args = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings}
+        args: dict[str, Any] = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings}
     elif backend == "diffusers":
         if not model:
             fail("--backend diffusers needs --model (a pipeline id or directory).")

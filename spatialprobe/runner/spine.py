@@ -173,8 +173,8 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
         if progress:
             progress(len(items) - len(todo), len(items))
         finished = len(items) - len(todo)
-        for batch, results in _computed(kind, list(batches(todo, kind.batch_size))):
-            cache.put([(item.key, result) for item, result in zip(batch, results, strict=True)])
+        for batch, computed in _computed(kind, list(batches(todo, kind.batch_size))):
+            cache.put([(item.key, result) for item, result in zip(batch, computed, strict=True)])
             finished += len(batch)
             if progress:
                 progress(finished, len(items))

@@ -145,7 +145,7 @@ class SynthesisRun:
         self.generation = resolve_generation(backend, self.backend_args)  # checks the preset
         self.run: Path | None = None
         self.writer: ImageWriter | None = None
-        self.synth = None
+        self.synth: Any = None
         self.generated, self.seconds = 0, 0.0
 
     def spec(self) -> RunSpec:
