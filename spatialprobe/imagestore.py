@@ -1,49 +1,45 @@
-"""The image store: a run directory of generated images with an SQLite manifest.
+"""The image store: the images of a synthesis run, read from its run directory.
 
-Written by ``spatialprobe synthesize``, read by the judge, the QA-from-images probe and the
-reports. Schema of ``RUN/run.sqlite`` (documented in the README too)::
+Written by ``spatialprobe synthesize`` (a kind of the run spine), read by the judge, the
+QA-from-images probe, VISOR, the annotation page and the ViLT probe. A finished image is a file
+``RUN/images/NAME.png`` and one row of the spine's per-run cache (``results(key, value)`` in
+``RUN/run.sqlite``), keyed ``PROMPT_ID#IMAGE_INDEX``, whose JSON value is (documented in the
+README too)::
 
-    prompts(prompt_id TEXT PRIMARY KEY,  -- dataset instance id, or "line-0007" for prompt files
-            prompt TEXT NOT NULL,        -- the text the model was given
-            meta TEXT NOT NULL)          -- JSON: the dataset instance (obj_a, obj_b, label, task, ...)
-                                         --   or any metadata a prompt file carried; {} if none
-    images(prompt_id TEXT NOT NULL, image_index INTEGER NOT NULL,
-           seed INTEGER NOT NULL,        -- the seed this image was generated from
-           path TEXT NOT NULL,           -- file path relative to the run directory
-           backend TEXT NOT NULL,        -- vqgan-clip, diffusers, ...
-           model TEXT NOT NULL,          -- model ids, e.g. "vqgan=...;clip=..."
-           weights_hash TEXT,            -- hash of the weights used
-           settings TEXT NOT NULL,       -- JSON of the generation settings
-           clip_score REAL,              -- final CLIP similarity (VQGAN+CLIP), else NULL
-           seconds REAL,                 -- generation time of this image's batch share
-           created TEXT NOT NULL,
-           PRIMARY KEY (prompt_id, image_index))
+    {"prompt_id": "size-0003",      # dataset instance id, or "line-0007" for prompt files
+     "prompt": "An ant and a bird.", # the text the model was given
+     "meta": {...},                  # the dataset instance (obj_a, obj_b, label, task, ...) or
+                                     #   a prompt file's metadata; {} if none
+     "prompt_index": 3,              # the prompt's position in the run's prompt list
+     "image_index": 0,               # index among this prompt's images (0-based)
+     "seed": 123456,                 # the seed this image was generated from
+     "path": "images/size-0003_00.png",  # relative to the run directory
+     "backend": "vqgan-clip", "model": "vqgan=...;clip=...",
+     "weights_hash": "...;...",      # hash of the weights used, or null
+     "settings": {...},              # generation settings, device and dtype included
+     "clip_score": 0.31,             # final CLIP similarity (VQGAN+CLIP), else null
+     "seconds": 2.5,                 # this image's share of its batch's wall time
+     "created": "2026-11-23T13:00:00"}
 
-A row in ``images`` is written only after its file has been renamed to its final name, so a
-finished image always has both; an interrupted run leaves at most stray ``*.tmp`` files.
+The file is written under a temporary name, fsynced and renamed before its row is committed, so
+a finished image always has both; an interrupted run leaves at most stray ``*.PID.tmp`` files.
+``RUN/prompts.jsonl`` lists the run's prompts in order (``{prompt_id, prompt, meta}`` per line),
+including those without images yet; each invocation records it before making any image.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import RunDir
+from .runner.spine import ResultCache
+from .store import RunDir, read_jsonl, write_jsonl
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS prompts (
-    prompt_id TEXT PRIMARY KEY, prompt TEXT NOT NULL, meta TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS images (
-    prompt_id TEXT NOT NULL, image_index INTEGER NOT NULL, seed INTEGER NOT NULL,
-    path TEXT NOT NULL, backend TEXT NOT NULL, model TEXT NOT NULL, weights_hash TEXT,
-    settings TEXT NOT NULL, clip_score REAL, seconds REAL, created TEXT NOT NULL,
-    PRIMARY KEY (prompt_id, image_index));
-"""
+PROMPTS_FILE = "prompts.jsonl"
 
 
 @dataclass(frozen=True)
@@ -57,10 +53,13 @@ class PromptItem:
     meta: dict[str, Any] = field(default_factory=dict)
     """The dataset instance as a dict (obj_a, obj_b, label, task, ...) or a prompt file's metadata."""
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt_id": self.prompt_id, "prompt": self.prompt, "meta": self.meta}
+
 
 @dataclass(frozen=True)
 class ImageRecord:
-    """A finished image as the manifest holds it."""
+    """A finished image as the run records it."""
 
     prompt_id: str
     """Id of the prompt it was generated for."""
@@ -82,78 +81,134 @@ class ImageRecord:
     """Final CLIP similarity for VQGAN+CLIP images."""
 
 
+def image_key(prompt_id: str, image_index: int) -> str:
+    """The image's key in the run's cache."""
+    return f"{prompt_id}#{image_index}"
+
+
+def image_file(prompt_id: str, image_index: int, suffix: str = ".png") -> str:
+    """The image's path relative to the run directory."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in prompt_id)
+    return f"images/{safe}_{image_index:02d}{suffix}"
+
+
+def write_image(image, final: Path) -> None:
+    """Write a PIL image to ``final`` atomically: a temporary name in the same folder (carrying
+    this process's id, so a later run can tell a dead writer's leftovers), fsync, rename."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(final.name + f".{os.getpid()}.tmp")
+    image.save(tmp, format="PNG")
+    with open(tmp, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(tmp, final)
+
+
+def image_row(prompt: PromptItem, prompt_index: int, image_index: int, *, seed: int, backend: str,
+              model: str, settings: Mapping[str, Any], weights_hash: str | None = None,
+              clip_score: float | None = None, seconds: float | None = None) -> dict[str, Any]:
+    """The cache row of a finished image (see the module docstring)."""
+    return {"prompt_id": prompt.prompt_id, "prompt": prompt.prompt, "meta": prompt.meta,
+            "prompt_index": prompt_index, "image_index": image_index, "seed": seed,
+            "path": image_file(prompt.prompt_id, image_index), "backend": backend, "model": model,
+            "weights_hash": weights_hash, "settings": dict(settings), "clip_score": clip_score,
+            "seconds": seconds, "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def write_prompt_list(run: Path, items: Iterable[PromptItem]) -> None:
+    """Record a run's prompt list (``RUN/prompts.jsonl``), replacing the one there."""
+    write_jsonl(run / PROMPTS_FILE, [item.to_dict() for item in items])
+
+
+class ImageRunDir(RunDir):
+    """An image run's directory; :meth:`config` also lifts the run's settings to the top level,
+    where readers of image runs look up ``prompts`` (the prompts' source) and ``task``."""
+
+    def config(self) -> dict[str, Any] | None:
+        config = super().config()
+        if config is None or not isinstance(config.get("settings"), dict):
+            return config
+        return {**config["settings"], **config}
+
+
 class ImageStore:
-    """Open (or create) the image store of a run directory."""
+    """The images of a run directory (created if missing, so that tests can build one)."""
 
     def __init__(self, run: RunDir | str | os.PathLike[str]):
-        self.run = run if isinstance(run, RunDir) else RunDir(run)
-        with self.run.db() as conn:
-            conn.executescript(SCHEMA)
+        self.run = ImageRunDir(run.path if isinstance(run, RunDir) else run)
+        self.cache = ResultCache(self.run)
 
     @property
     def path(self) -> Path:
         return self.run.path
 
+    def source(self) -> str | None:
+        """Where the prompts came from: a dataset's ``name@version`` or the prompt file."""
+        value = (self.run.config() or {}).get("prompts")
+        return str(value) if value else None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every image row, whether or not its file exists, in no particular order."""
+        return [row for row in self.cache.get_all().values()
+                if isinstance(row, dict) and "image_index" in row]
+
+    def prompts(self) -> list[PromptItem]:
+        """The run's prompts in order: its prompt list, then any prompt only an image row names."""
+        listed = [PromptItem(p["prompt_id"], p["prompt"], p.get("meta") or {})
+                  for p in self._listed()]
+        known = {p.prompt_id for p in listed}
+        extra: dict[str, tuple[int, PromptItem]] = {}
+        for row in self.rows():
+            if row["prompt_id"] not in known:
+                extra.setdefault(row["prompt_id"], (int(row.get("prompt_index", 0)), PromptItem(
+                    row["prompt_id"], row["prompt"], row.get("meta") or {})))
+        return listed + [item for _, item in sorted(extra.values(), key=lambda e: e[0])]
+
+    def _listed(self) -> list[dict[str, Any]]:
+        path = self.run.file(PROMPTS_FILE)
+        return read_jsonl(path) if path.exists() else []
+
     def add_prompts(self, items: Iterable[PromptItem]) -> None:
-        """Add prompts, or update the text and metadata of known ids (keeping their order)."""
-        with self.run.db() as conn:
-            conn.executemany(
-                "INSERT INTO prompts VALUES (?, ?, ?) ON CONFLICT (prompt_id) DO UPDATE "
-                "SET prompt = excluded.prompt, meta = excluded.meta",
-                [(i.prompt_id, i.prompt, json.dumps(i.meta, ensure_ascii=False)) for i in items],
-            )
+        """Add prompts to the list, or update the text and metadata of known ids (keeping their order)."""
+        merged = {p.prompt_id: p for p in self.prompts()}
+        merged.update({item.prompt_id: item for item in items})
+        write_prompt_list(self.path, merged.values())
 
     def finished(self) -> set[tuple[str, int]]:
         """(prompt_id, image_index) of every image whose row and file both exist."""
-        with self.run.db() as conn:
-            rows = conn.execute("SELECT prompt_id, image_index, path FROM images").fetchall()
-        return {(pid, idx) for pid, idx, rel in rows if (self.path / rel).exists()}
+        return {(rec.prompt_id, rec.image_index) for rec in self.images()}
 
     def image_path(self, prompt_id: str, image_index: int, suffix: str = ".png") -> Path:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in prompt_id)
-        return self.path / "images" / f"{safe}_{image_index:02d}{suffix}"
+        return self.path / image_file(prompt_id, image_index, suffix)
 
     def save_image(self, image, prompt_id: str, image_index: int, *, seed: int, backend: str,
                    model: str, settings: dict[str, Any], weights_hash: str | None = None,
                    clip_score: float | None = None, seconds: float | None = None) -> Path:
-        """Write a PIL image atomically, then record it. Returns the final path."""
+        """Write an image of a listed prompt atomically, then record it (for runs built by hand;
+        ``spatialprobe synthesize`` writes its rows through the run spine). Returns its path."""
+        order = {p.prompt_id: (n, p) for n, p in enumerate(self.prompts())}
+        if prompt_id not in order:
+            raise ValueError(f"{self.path} lists no prompt {prompt_id!r}; add it with add_prompts first.")
+        index, prompt = order[prompt_id]
         final = self.image_path(prompt_id, image_index)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = final.with_name(final.name + f".{os.getpid()}.tmp")
-        image.save(tmp, format="PNG")
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)
-        with self.run.db() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO images VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (prompt_id, image_index, seed, str(final.relative_to(self.path)), backend, model,
-                 weights_hash, json.dumps(settings, sort_keys=True), clip_score, seconds,
-                 time.strftime("%Y-%m-%dT%H:%M:%S")),
-            )
+        write_image(image, final)
+        row = image_row(prompt, index, image_index, seed=seed, backend=backend, model=model,
+                        settings=settings, weights_hash=weights_hash, clip_score=clip_score,
+                        seconds=seconds)
+        self.cache.put([(image_key(prompt_id, image_index), row)])
         return final
-
-    def prompts(self) -> list[PromptItem]:
-        with self.run.db() as conn:
-            rows = conn.execute("SELECT prompt_id, prompt, meta FROM prompts ORDER BY rowid").fetchall()
-        return [PromptItem(pid, text, json.loads(meta)) for pid, text, meta in rows]
 
     def _records(self) -> Iterator[ImageRecord]:
         """Every image row, in prompt order then image index, whether or not its file exists."""
-        with self.run.db() as conn:
-            rows = conn.execute(
-                "SELECT i.prompt_id, p.prompt, i.image_index, i.seed, i.path, i.backend, i.model, "
-                "p.meta, i.clip_score FROM images i JOIN prompts p USING (prompt_id) "
-                "ORDER BY p.rowid, i.image_index"
-            ).fetchall()
-        for pid, prompt, idx, seed, rel, backend, model, meta, clip in rows:
-            yield ImageRecord(pid, prompt, idx, seed, self.path / rel, backend, model,
-                              json.loads(meta), clip)
+        order = {p.prompt_id: n for n, p in enumerate(self.prompts())}
+        for row in sorted(self.rows(), key=lambda r: (order[r["prompt_id"]], r["image_index"])):
+            yield ImageRecord(row["prompt_id"], row["prompt"], row["image_index"], row["seed"],
+                              self.path / row["path"], row["backend"], row["model"],
+                              row.get("meta") or {}, row.get("clip_score"))
 
     def images(self) -> Iterator[ImageRecord]:
         """Finished images in prompt order, then image index."""
         return (rec for rec in self._records() if rec.path.exists())
 
     def missing_images(self) -> list[ImageRecord]:
-        """Images the manifest records but whose file is gone (deleted or moved since)."""
+        """Images the run records but whose file is gone (deleted or moved since)."""
         return [rec for rec in self._records() if not rec.path.exists()]

@@ -133,3 +133,5 @@ _register_tasks()
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
+register("run-kind", "synthesize", "spatialprobe.synthesis.runner:SynthesisRun",
+         "text-to-image synthesis: one image per (prompt, image index) into the image store")

@@ -118,6 +118,14 @@ CASES = [
          "--out {file}", "--out", "is a file, not a directory"),
     case("synthesize-unknown-backend", "synthesize --prompts size --backend dalle --out {out}",
          "unknown backend 'dalle'"),
+    case("synthesize-diffusers-option-for-vqgan", "synthesize --prompts size --backend vqgan-clip "
+         "--vqgan none --steps 20 --out {out}",
+         "--steps applies to the diffusers backend only; the vqgan-clip backend does not take it."),
+    case("synthesize-vqgan-option-for-diffusers", "synthesize --prompts size --backend diffusers "
+         "--model none --iterations 20 --out {out}",
+         "--iterations applies to the vqgan-clip backend only; the diffusers backend does not take it."),
+    case("synthesize-workers-without-ray", "synthesize --prompts size --backend diffusers --model none "
+         "--workers 2 --out {out}", "--workers sets the number of Ray workers and needs --ray"),
     # visor
     case("visor-nothing-to-score", "visor", "give an image RUN"),
     case("visor-detections-without-prompts", "visor --detections {bad}/detections_top_level_list.json",

@@ -21,13 +21,33 @@ def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
     return settings
 
 
+VQGAN_OPTIONS = ("vqgan", "clip", "preset", "size", "iterations", "cutouts", "lr", "quantize",
+                 "snapshots", "set_")
+DIFFUSERS_OPTIONS = ("model", "steps", "guidance", "height", "width", "negative_prompt")
+BACKEND_OPTIONS = {"vqgan-clip": VQGAN_OPTIONS, "diffusers": DIFFUSERS_OPTIONS}
+
+
+def refuse_other_backend_options(ctx: typer.Context, backend: str) -> None:
+    """An option of the other backend would be silently ignored: refuse it, naming it."""
+    for other, names in BACKEND_OPTIONS.items():
+        if other == backend:
+            continue
+        for name in names:
+            source = ctx.get_parameter_source(name)  # typer's own click: compare by name
+            if getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT"):
+                flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
+                fail(f"{flag} applies to the {other} backend only; the {backend} backend does not "
+                     "take it.")
+
+
 def synthesize_command(
+    ctx: typer.Context,
     prompts: str = typer.Option(..., "--prompts", help="Prompt file (one per line, or JSON lines "
                                 "{id, text, ...}) or a built-in dataset: size, height, posrel."),
     backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip or diffusers."),
     out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
     images_per_prompt: int = typer.Option(1, "--images-per-prompt", "-n", min=1,
-                                          help="Images per prompt (may grow on resume)."),
+                                          help="Images per prompt."),
     seed: int = typer.Option(0, "--seed", help="Run seed; each image's seed derives from it."),
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Images optimised together."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
@@ -36,8 +56,8 @@ def synthesize_command(
                                        "pipelines), fp32, bf16, fp16."),
     ray: str | None = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
                                       "alone starts a local one, --ray ADDRESS joins one."),
-    workers: int | None = typer.Option(None, "--workers", min=1, help="Ray workers (default and "
-                                          "maximum: one per GPU, else one per CPU)."),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="With --ray: Ray workers "
+                                          "(default and maximum: one per GPU, else one per CPU)."),
     vqgan: str | None = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
@@ -68,6 +88,8 @@ def synthesize_command(
     from ..synthesis import load_prompts, synthesize
     from ..synthesis.loading import ModelLoadError
 
+    if backend in BACKEND_OPTIONS:
+        refuse_other_backend_options(ctx, backend)
     if backend == "vqgan-clip":
         if not vqgan:
             fail("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "

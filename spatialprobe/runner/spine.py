@@ -83,6 +83,17 @@ class RunKind(Protocol):
         """``table.md`` of a finished run."""
 
 
+# Optional, for the kinds that need them (execute looks them up with getattr):
+#   compute_stream(batches) -> Iterator[(batch, results)]
+#       computes many batches at once (Ray workers) and yields each as it finishes, in any
+#       order; execute commits each one as it arrives instead of calling compute batch by batch.
+#   prepare(run, results) -> keys
+#       called once the run directory is locked and its identity checked, before computing:
+#       a kind whose compute writes files into the run directory (synthesize's images) learns
+#       it here; it returns the keys of cached results that no longer hold (an image whose
+#       file was deleted), which are computed again.
+
+
 _CACHE = "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
 
@@ -112,6 +123,17 @@ def batches(items: Sequence[Item], size: int) -> Iterator[Sequence[Item]]:
     size = max(1, int(size))
     for start in range(0, len(items), size):
         yield items[start:start + size]
+
+
+def _computed(kind: RunKind, work: list[Sequence[Item]]
+              ) -> Iterator[tuple[Sequence[Item], Sequence[Any]]]:
+    """(batch, results) as each batch finishes: the kind's own stream, else one by one."""
+    stream = getattr(kind, "compute_stream", None)
+    if callable(stream):
+        yield from stream(work)
+    else:
+        for batch in work:
+            yield batch, kind.compute(batch)
 
 
 def _lock(run: RunDir) -> AbstractContextManager[Any]:
@@ -144,12 +166,14 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
         config = start(run, spec, cache)
         items = kind.items()
         done = cache.keys()
+        prepare = getattr(kind, "prepare", None)
+        if callable(prepare):
+            done -= set(prepare(run, cache.get_all()))
         todo = [item for item in items if item.key not in done]
         if progress:
             progress(len(items) - len(todo), len(items))
         finished = len(items) - len(todo)
-        for batch in batches(todo, kind.batch_size):
-            computed = kind.compute(batch)
+        for batch, computed in _computed(kind, list(batches(todo, kind.batch_size))):
             cache.put([(item.key, result) for item, result in zip(batch, computed, strict=True)])
             finished += len(batch)
             if progress:

@@ -1,22 +1,22 @@
 """Fan batches out to Ray workers, one per GPU (or per CPU where there is no GPU).
 
-Workers load the synthesizer once and *return* their images; the driver writes them into the
-store as each batch arrives. So the store needs no shared file system and only one process
-ever writes it, and a killed driver loses at most the batches in flight. Batches are handed
-out as workers become free (``ActorPool.map_unordered``), which balances uneven GPUs better
-than fixed shards.
+Workers load the synthesizer once and *return* their images; the driver writes them and the
+run spine commits their rows as each batch arrives. So the run needs no shared file system,
+only one process ever writes it, and a killed driver loses at most the batches in flight.
+Batches are handed out as workers become free (``ActorPool.map_unordered``), which balances
+uneven GPUs better than fixed shards.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..extras import require
-from .jobs import Job, Synthesizer
-from .runner import ResultWriter, batches, build_synthesizer
+from .jobs import Job, JobResult, Synthesizer
+from .runner import build_synthesizer
 
 
 class _Worker:
@@ -73,36 +73,32 @@ def worker_plan(resources: dict[str, float], workers: int | None) -> tuple[dict[
     return ({"num_gpus": 1} if gpus else {"num_cpus": 1}), min(workers or capacity, capacity)
 
 
-def run_on_ray(store, backend: str, backend_args: dict[str, Any], jobs: Sequence[Job],
-               batch_size: int, images_per_prompt: int, *, address: str | None,
-               workers: int | None, progress: Callable[[int, int], None] | None,
-               done: int, total: int) -> int:
+def stream_on_ray(backend: str, backend_args: dict[str, Any], work: Sequence[Sequence[Job]], *,
+                  address: str | None, workers: int | None
+                  ) -> Iterator[tuple[dict[str, Any], list[JobResult]]]:
+    """(what the synthesizer describes, a batch's results) for each batch of ``work``, as the
+    workers return them; the caller writes the images (and the run spine commits them)."""
     ray = require("ray", "synthesis", "--ray")
     from ray.util import ActorPool
 
     started = _connect(address)
     try:
         options, count = worker_plan(ray.cluster_resources(), workers)
-        work = list(batches(jobs, batch_size))
         # Actor handles: their `method.remote()` proxies are dynamic, beyond what Ray's hints describe.
         actors: list[Any] = [ray.remote(_Worker).options(**options).remote(backend, backend_args)
                   for _ in range(min(count, len(work)))]
         described = ray.get(actors[0].describe.remote())
         if isinstance(described, Exception):
             raise described
-        write = ResultWriter(store, backend, described, {"images_per_prompt": images_per_prompt})
         pool = ActorPool(actors)
         try:
-            for results in pool.map_unordered(lambda actor, batch: actor.generate.remote(batch),
-                                              work):
-                write(results)
-                if progress:
-                    progress(done + write.count, total)
+            for results in pool.map_unordered(lambda actor, jobs: actor.generate.remote(jobs),
+                                              list(work)):
+                yield described, results
         except ray.exceptions.RayTaskError as err:
             raise _original(err) from None
         for actor in actors:
             ray.kill(actor)
-        return write.count
     finally:
         if started:
             ray.shutdown()

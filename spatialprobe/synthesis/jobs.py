@@ -24,7 +24,7 @@ class Job:
 
 @dataclass
 class JobResult:
-    """A finished image and what the manifest records about it."""
+    """A finished image and what its row in the run records about it."""
 
     job: Job
     """The job it answers."""
@@ -42,7 +42,7 @@ class Synthesizer(Protocol):
     name: str
 
     def describe(self) -> dict[str, Any]:
-        """``model`` (ids), ``weights_hash`` and ``settings`` for the manifest."""
+        """``model`` (ids), ``weights_hash`` and ``settings`` for the image rows."""
 
     def generate(self, jobs: Sequence[Job]) -> list[JobResult]:
         """Generate a batch; results aligned with ``jobs``."""

@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..datasets import DataError, builtin_names, load
@@ -31,19 +33,27 @@ class PromptSet:
     """The dataset's task (size, height, posrel) when prompts come from a dataset."""
     notes: tuple[str, ...] = field(default=())
     """Things the reader should know: skipped blank lines, dropped duplicates."""
+    spec: str | None = None
+    """What :func:`load_prompts` was given (a file's path made absolute), to load them again."""
+
+    @property
+    def version(self) -> str:
+        """sha256[:16] of the prompts' ids, texts and metadata: an edited file has another."""
+        text = json.dumps([item.to_dict() for item in self.items], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def load_prompts(spec: str) -> PromptSet:
     """Prompts from a built-in dataset name or a file (see the module docstring)."""
     if spec in builtin_names():
-        return _from_dataset(spec)
+        return replace(_from_dataset(spec), spec=spec)
     path = Path(spec)
     if not path.is_file():
         raise DataError(path, None, None, f"no such file (and not a built-in dataset: "
                                           f"{', '.join(builtin_names())})")
-    if path.suffix in (".jsonl", ".json"):
-        return _from_jsonl(path)
-    return _from_text(path)
+    path = path.resolve()  # recorded in the run's settings: the same file from any directory
+    prompts = _from_jsonl(path) if path.suffix in (".jsonl", ".json") else _from_text(path)
+    return replace(prompts, spec=str(path))
 
 
 def _from_dataset(name_or_path: str) -> PromptSet:

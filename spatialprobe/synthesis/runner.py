@@ -1,8 +1,12 @@
-"""The synthesis spine: prompts -> jobs not yet finished -> batches -> the image store.
+"""The synthesis run kind: prompts x images per prompt -> batches of images -> the image store.
 
-Resuming is the default: the store's finished images are skipped, and each new image is
-written to a temporary file, renamed, and only then recorded, so a run killed at any moment
-(``kill -9`` included) restarts where it stopped without a half image under a final name.
+``spatialprobe synthesize`` goes through the run spine (:mod:`spatialprobe.runner`). An item is
+one image (key ``PROMPT_ID#IMAGE_INDEX``); ``compute`` generates a batch, writes each image to a
+temporary file, fsyncs and renames it, and returns its row (:func:`~spatialprobe.imagestore.image_row`),
+which the spine commits only then. So a row exists only for a file in place, and a run killed at
+any moment (``kill -9`` included) restarts where it stopped, losing at most the batch in flight;
+the next run removes a dead writer's ``*.tmp`` files and makes again an image whose file was
+deleted. With Ray, workers return their images and this process writes them as batches arrive.
 """
 
 from __future__ import annotations
@@ -10,16 +14,17 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import registry
-from ..imagestore import ImageStore
-from ..store import atomic_write_text, provenance, register_run, write_json
+from ..imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
+from ..runner import Evaluation, Item, RunSpec, execute
+from ..store import RunDir
 from .jobs import Job, JobResult, image_seed
-from .prompts import PromptSet
+from .prompts import PromptSet, load_prompts
 
 RUNTIME_ARGS = ("device", "precision")
 """Backend arguments that say where a run executes, not what it makes; they may change on resume."""
@@ -45,18 +50,6 @@ class SynthesisSummary:
         return 3600 * self.generated / self.seconds if self.generated and self.seconds else None
 
 
-def plan_jobs(prompts: PromptSet, images_per_prompt: int, seed: int,
-              finished: set[tuple[str, int]]) -> list[Job]:
-    return [Job(item.prompt_id, item.prompt, index, image_seed(seed, item.prompt_id, index))
-            for item in prompts.items for index in range(images_per_prompt)
-            if (item.prompt_id, index) not in finished]
-
-
-def batches(jobs: Sequence[Job], size: int) -> Iterator[list[Job]]:
-    for start in range(0, len(jobs), max(1, size)):
-        yield list(jobs[start:start + max(1, size)])
-
-
 def remove_strays(run: Path) -> list[Path]:
     """Delete ``*.{pid}.tmp`` files left by writers that no longer run (a killed run)."""
     removed = []
@@ -80,11 +73,10 @@ def _alive(pid: int) -> bool:
 
 
 def check_same_prompts(store: ImageStore, prompts: PromptSet) -> None:
-    """Refuse to resume a run whose prompt ids with finished images now carry other texts (an
-    edited prompt file: its ids are line numbers), which would keep images of the old prompts
-    under the new ones. Prompts without finished images simply take the new text."""
-    done = {prompt_id for prompt_id, _ in store.finished()}
-    known = {item.prompt_id: item.prompt for item in store.prompts() if item.prompt_id in done}
+    """Refuse to resume a run whose prompt ids with images now carry other texts (an edited
+    prompt file: its ids are line numbers), naming the first such prompt. The run's identity
+    covers the prompts' content too; this says which line moved."""
+    known = {row["prompt_id"]: row["prompt"] for row in store.rows()}
     for item in prompts.items:
         old = known.get(item.prompt_id)
         if old is not None and old != item.prompt:
@@ -92,34 +84,6 @@ def check_same_prompts(store: ImageStore, prompts: PromptSet) -> None:
                 f"{store.path} already holds prompt {item.prompt_id} as {old!r}, but "
                 f"{prompts.source} now gives {item.prompt!r} (prompt-file ids are line numbers, "
                 "so an edited file shifts them). Use another --out directory.")
-
-
-RESUME_KEYS = ("backend", "generation", "seed")
-"""Config keys that decide the images; a run directory resumes only a run that agrees on them."""
-
-
-def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """``key: old -> new`` for every leaf where two JSON values differ."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [d for key in sorted(set(old) | set(new), key=str)
-                for d in differences(old.get(key), new.get(key), f"{prefix}{key}.")]
-    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
-
-
-def start_or_resume(store: ImageStore, config: dict[str, Any]) -> None:
-    """Write the run's config, refusing (in one sentence naming the changed settings) a directory
-    whose finished images came from other settings. A directory without finished images (a
-    first attempt that failed, e.g. on a mistyped model path) is taken over by the new run."""
-    existing = store.run.config()
-    if existing is not None and store.finished():
-        changed = differences({k: existing.get(k) for k in RESUME_KEYS},
-                              {k: config.get(k) for k in RESUME_KEYS})
-        if changed:
-            more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-            raise ValueError(f"{store.path} already holds a run whose images were made with other "
-                             f"settings ({'; '.join(changed[:5])}{more}). Use another --out "
-                             "directory, or the run's own settings to resume it.")
-    store.run.start(config)
 
 
 def build_synthesizer(backend: str, args: dict[str, Any]):
@@ -135,34 +99,154 @@ def resolve_generation(backend: str, args: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(generation))
 
 
-class ResultWriter:
-    """Writes finished images (and snapshots) into the store as results arrive."""
+def model_label(generation: Mapping[str, Any]) -> str:
+    return generation.get("model") or f"vqgan={generation.get('vqgan')};clip={generation.get('clip')}"
 
-    def __init__(self, store: ImageStore, backend: str, described: dict[str, Any],
-                 extra_settings: dict[str, Any]):
-        self.store, self.backend = store, backend
-        self.described = described
+
+class ImageWriter:
+    """Writes finished images (and snapshots) into a run directory and returns their rows."""
+
+    def __init__(self, run: Path, prompts: Sequence[PromptItem], backend: str,
+                 described: dict[str, Any], extra_settings: dict[str, Any]):
+        self.run, self.backend, self.described = run, backend, described
+        self.positions = {item.prompt_id: (n, item) for n, item in enumerate(prompts)}
         self.settings = {**described["settings"], **extra_settings}
-        self.count = 0
 
-    def __call__(self, results: Iterable[JobResult]) -> None:
+    def __call__(self, results: Sequence[JobResult]) -> list[dict[str, Any]]:
+        rows = []
         for r in results:
+            n, prompt = self.positions[r.job.prompt_id]
+            row = image_row(prompt, n, r.job.image_index, seed=r.job.seed, backend=self.backend,
+                            model=self.described["model"], settings=self.settings,
+                            weights_hash=self.described.get("weights_hash"),
+                            clip_score=r.clip_score, seconds=r.seconds)
+            final = self.run / row["path"]
             for step, snap in sorted(r.snapshots.items()):
-                self._snapshot(snap, r.job, step)
-            self.store.save_image(r.image, r.job.prompt_id, r.job.image_index, seed=r.job.seed,
-                                  backend=self.backend, model=self.described["model"],
-                                  settings=self.settings,
-                                  weights_hash=self.described.get("weights_hash"),
-                                  clip_score=r.clip_score, seconds=r.seconds)
-            self.count += 1
+                write_image(snap, self.run / "snapshots" / f"{final.stem}_it{step:04d}.png")
+            write_image(r.image, final)
+            rows.append(row)
+        return rows
 
-    def _snapshot(self, image, job: Job, step: int) -> None:
-        final = self.store.image_path(job.prompt_id, job.image_index)
-        final = self.store.path / "snapshots" / f"{final.stem}_it{step:04d}.png"
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = final.with_name(final.name + f".{os.getpid()}.tmp")
-        image.save(tmp, format="PNG")
-        os.replace(tmp, final)
+
+class SynthesisRun:
+    """A synthesis run as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "synthesize"
+
+    def __init__(self, prompts: PromptSet, backend: str, backend_args: dict[str, Any], *,
+                 images_per_prompt: int = 1, seed: int = 0, batch_size: int = 1,
+                 ray: str | None = None, workers: int | None = None):
+        if workers is not None and ray is None:
+            raise ValueError("--workers sets the number of Ray workers and needs --ray; without "
+                             "it the images are made in this process.")
+        self.prompts, self.backend, self.backend_args = prompts, backend, dict(backend_args)
+        self.images_per_prompt, self.seed, self.batch_size = images_per_prompt, seed, batch_size
+        self.ray, self.workers = ray, workers
+        self.generation = resolve_generation(backend, self.backend_args)  # checks the preset
+        self.run: Path | None = None
+        self.writer: ImageWriter | None = None
+        self.synth: Any = None
+        self.generated, self.seconds = 0, 0.0
+
+    def spec(self) -> RunSpec:
+        p = self.prompts
+        return RunSpec(self.kind, {
+            "backend": self.backend, "generation": self.generation, "seed": self.seed,
+            "images_per_prompt": self.images_per_prompt, "prompts": p.source, "task": p.task,
+            "prompt_set": {"spec": p.spec, "version": p.version, "count": len(p.items)},
+        }, {**{k: self.backend_args.get(k) for k in RUNTIME_ARGS}, "batch_size": self.batch_size,
+            "ray": self.ray, "workers": self.workers})
+
+    def items(self) -> list[Item]:
+        return [Item(image_key(item.prompt_id, index),
+                     Job(item.prompt_id, item.prompt, index, image_seed(self.seed, item.prompt_id, index)))
+                for item in self.prompts.items for index in range(self.images_per_prompt)]
+
+    def prepare(self, run: RunDir, cached: Mapping[str, Any]) -> list[str]:
+        """Learn the run directory, record its prompt list, remove a killed writer's temporary
+        files, and return the images whose file is gone, so that they are made again."""
+        self.run = run.path
+        write_prompt_list(run.path, self.prompts.items)
+        remove_strays(run.path)
+        return [key for key, row in cached.items() if not (run.path / row["path"]).exists()]
+
+    def _extra_settings(self) -> dict[str, Any]:
+        return {"images_per_prompt": self.images_per_prompt}
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        if self.writer is None:  # load the model only when there is something to make
+            assert self.run is not None, "prepare() names the run directory first"
+            self.synth = build_synthesizer(self.backend, self.backend_args)
+            self.writer = ImageWriter(self.run, self.prompts.items, self.backend,
+                                      self.synth.describe(), self._extra_settings())
+        return self.writer(self.synth.generate([item.payload for item in batch]))
+
+    def compute_stream(self, work: list[Sequence[Item]]) -> Iterator[tuple[Sequence[Item], list]]:
+        """Batches as they finish: one after another here, or from Ray workers as they return."""
+        start = time.perf_counter()
+        for batch, rows in self._batches(work):
+            self.generated += len(batch)
+            self.seconds = time.perf_counter() - start
+            yield batch, rows
+
+    def _batches(self, work: list[Sequence[Item]]) -> Iterator[tuple[Sequence[Item], list]]:
+        if self.ray is None or not work:
+            for batch in work:
+                yield batch, self.compute(batch)
+            return
+        from .distributed import stream_on_ray
+
+        assert self.run is not None, "prepare() names the run directory first"
+        by_key = {item.key: item for batch in work for item in batch}
+        jobs = [[item.payload for item in batch] for batch in work]
+        for described, results in stream_on_ray(self.backend, self.backend_args, jobs,
+                                                address=self.ray, workers=self.workers):
+            if self.writer is None:
+                self.writer = ImageWriter(self.run, self.prompts.items, self.backend, described,
+                                          self._extra_settings())
+            batch = [by_key[image_key(r.job.prompt_id, r.job.image_index)] for r in results]
+            yield batch, self.writer(results)
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        rows = list(results.values())
+        finished = sum((self.run / row["path"]).exists() for row in rows) if self.run else len(rows)
+        rate = 3600 * self.generated / self.seconds if self.generated and self.seconds else None
+        keep = ("prompt_id", "prompt", "image_index", "seed", "path", "clip_score", "seconds", "created")
+        details = {
+            "backend": self.backend, "images_per_prompt": self.images_per_prompt,
+            "images_total": len(rows), "images_finished": finished,
+            "already_done": len(rows) - self.generated, "generated_this_invocation": self.generated,
+            "seconds_this_invocation": round(self.seconds, 3), "images_per_hour": rate,
+            "generation": self.generation,
+        }
+        return Evaluation([{k: row.get(k) for k in keep} for row in rows], {}, self.prompts.task,
+                          model_label(self.generation), self.prompts.source, self.seed, False, details)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        d = summary["details"]
+        rate = f"{d['images_per_hour']:.1f}" if d["images_per_hour"] else "-"
+        gen = d["generation"]
+        version = summary["provenance"].get("toolkit_version", "?")
+        return ("| backend | model | prompts | seed | images finished | images/hour |\n"
+                "|---|---|---|---|---|---|\n"
+                f"| {d['backend']} | {summary['model']} | {summary['dataset']} | {summary['seed']} | "
+                f"{d['images_finished']}/{d['images_total']} | {rate} |\n\n"
+                f"Settings: `{json.dumps(gen.get('settings', gen), sort_keys=True)}`; "
+                f"spatialprobe {version}.\n")
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> SynthesisRun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        s, runtime = spec.settings, spec.runtime
+        recorded = s["prompt_set"]
+        prompts = load_prompts(recorded["spec"])
+        if prompts.version != recorded["version"]:
+            raise ValueError(f"{recorded['spec']} has changed since the run was made (version "
+                             f"{prompts.version}, the run has {recorded['version']}).")
+        args = {**s["generation"], **{k: runtime[k] for k in RUNTIME_ARGS if runtime.get(k)}}
+        return cls(prompts, s["backend"], args, images_per_prompt=s["images_per_prompt"],
+                   seed=s["seed"], batch_size=runtime.get("batch_size") or 1,
+                   ray=runtime.get("ray"), workers=runtime.get("workers"))
 
 
 def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: dict[str, Any],
@@ -174,69 +258,11 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
     ``ray``: ``None`` runs here; ``"local"`` starts a local Ray cluster (or uses the one this
     process already joined); any other value is a Ray cluster address.
     """
-    store = ImageStore(out)
-    generation = resolve_generation(backend, backend_args)
-    config = {"kind": "synthesize", "backend": backend, "generation": generation, "seed": seed,
-              "images_per_prompt": images_per_prompt, "prompts": prompts.source,
-              "task": prompts.task,
-              "runtime": {k: backend_args.get(k) for k in RUNTIME_ARGS} | {
-                  "batch_size": batch_size, "ray": ray, "workers": workers}}
-    check_same_prompts(store, prompts)
-    start_or_resume(store, config)
-    remove_strays(store.path)
-    store.add_prompts(prompts.items)
-    finished = store.finished()
-    jobs = plan_jobs(prompts, images_per_prompt, seed, finished)
+    kind = SynthesisRun(prompts, backend, backend_args, images_per_prompt=images_per_prompt,
+                        seed=seed, batch_size=batch_size, ray=ray, workers=workers)
+    if (Path(out) / "run.sqlite").is_file():
+        check_same_prompts(ImageStore(out), prompts)
+    execute(kind, out, progress)
     total = len(prompts.items) * images_per_prompt
-    start = time.perf_counter()
-    generated = 0
-    if jobs:
-        if ray is None:
-            generated = _run_here(store, backend, backend_args, jobs, batch_size, images_per_prompt,
-                                  progress, total - len(jobs), total)
-        else:
-            from .distributed import run_on_ray
+    return SynthesisSummary(Path(out), total, total - kind.generated, kind.generated, kind.seconds)
 
-            generated = run_on_ray(store, backend, backend_args, jobs, batch_size,
-                                   images_per_prompt, address=ray, workers=workers,
-                                   progress=progress, done=total - len(jobs), total=total)
-    summary = SynthesisSummary(Path(out), total, total - len(jobs), generated,
-                               time.perf_counter() - start)
-    _write_summary(store, config, summary)
-    return summary
-
-
-def _run_here(store, backend, backend_args, jobs, batch_size, images_per_prompt, progress,
-              done, total) -> int:
-    synth = build_synthesizer(backend, backend_args)
-    write = ResultWriter(store, backend, synth.describe(), {"images_per_prompt": images_per_prompt})
-    for batch in batches(jobs, batch_size):
-        write(synth.generate(batch))
-        if progress:
-            progress(done + write.count, total)
-    return write.count
-
-
-def _write_summary(store: ImageStore, config: dict[str, Any], summary: SynthesisSummary) -> None:
-    finished = len(store.finished())
-    gen = config["generation"]
-    model = gen.get("model") or f"vqgan={gen.get('vqgan')};clip={gen.get('clip')}"
-    data = {"kind": "synthesize", "task": config["task"], "model": model,
-            "dataset": config["prompts"], "backend": config["backend"],
-            "images_total": summary.total, "images_finished": finished,
-            "generated_this_invocation": summary.generated,
-            "images_per_hour_this_invocation": summary.images_per_hour,
-            "seed": config["seed"], "images_per_prompt": config["images_per_prompt"],
-            "generation": gen, "provenance": provenance()}
-    write_json(store.path / "summary.json", data)
-    rate = f"{summary.images_per_hour:.1f}" if summary.images_per_hour else "-"
-    version = data["provenance"].get("toolkit_version", "?")
-    atomic_write_text(store.path / "table.md",
-                      "| backend | model | prompts | seed | images finished | images/hour |\n"
-                      "|---|---|---|---|---|---|\n"
-                      f"| {config['backend']} | {model} | {config['prompts']} | {config['seed']} | "
-                      f"{finished}/{summary.total} | {rate} |\n\n"
-                      f"Settings: `{json.dumps(gen.get('settings', gen), sort_keys=True)}`; "
-                      f"spatialprobe {version}.\n")
-    register_run(store.path, kind="synthesize", task=config["task"], model=model,
-                 dataset=config["prompts"], accuracy=None, macro_f1=None)
