@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 COUNTER = Path(__file__).resolve().with_name("call_counter.py")
 CHUNK = 512          # cells per commit of the score cache (probes/scores.py: compute_scores)
 PAIRS = 500          # every ordered pair of objects of different size levels
-TEMPLATES = 4        # x 500 pairs = 2,000 cells, committed in 4 chunks
+TEMPLATES = 8        # x 500 pairs = 4,000 cells, committed in 8 chunks
 WORDS = 2            # larger, smaller: rows per cell
 PROBE_CELLS = PAIRS * TEMPLATES
 PROMPTS = 10         # synthesis: images, one per prompt, one per call (--batch-size 1)
@@ -116,7 +116,7 @@ def outputs(run: Path, volatile: tuple[str, ...] = ("provenance",)) -> dict[str,
 
 @pytest.fixture(scope="module")
 def probe_setup(tmp_path_factory):
-    """A tiny BERT, 500 size pairs, 4 templates, and an uninterrupted reference run."""
+    """A tiny BERT, 500 size pairs, 8 templates, and an uninterrupted reference run."""
     from spatialprobe.datasets.scale import SIZE_LEVELS
     from spatialprobe.prompts.templates import builtin
 
@@ -132,12 +132,14 @@ def probe_setup(tmp_path_factory):
 
     def args(out: Path) -> list[str]:
         return ["probe", "size", "--model", str(model), "--pairs", str(root / "pairs.csv"),
-                "--candidates", str(root / "candidates.json"), "--device", "cpu", "--batch-size", "64", "--out", str(out)]
+                "--candidates", str(root / "candidates.json"), "--device", "cpu", "--batch-size", "64",
+                "--out", str(out)]
 
     reference = root / "reference"
     code, log = finish(launch(args(reference), root / "reference.calls", root / "home"))
     assert code == 0, log
-    assert calls(root / "reference.calls", "cells") == [CHUNK] * 3 + [PROBE_CELLS - 3 * CHUNK]
+    full, rest = divmod(PROBE_CELLS, CHUNK)
+    assert calls(root / "reference.calls", "cells") == [CHUNK] * full + [rest]
     assert count_rows(reference / "run.sqlite", "scores") == PROBE_CELLS * WORDS
     return args, reference
 
@@ -154,8 +156,10 @@ def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
     rng = random.Random(seed)
     out, log = tmp_path / "run", tmp_path / "calls"
     proc = launch(args(out), log, tmp_path / "home")
-    wait_for_rows(proc, out / "run.sqlite", "scores", rng.randint(1, 2) * CHUNK * WORDS)
-    time.sleep(rng.uniform(0, 0.4))  # somewhere inside the next chunk
+    # after a random one of the first 4 of 8 commits, somewhere inside the next chunk (a chunk
+    # takes 0.1 s or more here, so the kill lands well before the last commit)
+    wait_for_rows(proc, out / "run.sqlite", "scores", rng.randint(1, 4) * CHUNK * WORDS)
+    time.sleep(rng.uniform(0, 0.05))
     kill_9(proc)
     committed = count_rows(out / "run.sqlite", "scores")
     assert committed % (CHUNK * WORDS) == 0 and 0 < committed < PROBE_CELLS * WORDS
@@ -166,7 +170,7 @@ def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
     rerun = calls(log, "cells")[len(killed):]
     # (a) the same rows as the uninterrupted run, each once (and the same scores)
     assert score_rows(out) == score_rows(reference)
-    assert len(set(row[:3] for row in score_rows(out))) == PROBE_CELLS * WORDS
+    assert len({row[:3] for row in score_rows(out)}) == PROBE_CELLS * WORDS
     # (b) nothing committed is scored again; what the kill lost is at most the chunk in flight
     assert sum(rerun) == PROBE_CELLS - committed // WORDS
     assert 0 <= sum(killed) - committed // WORDS <= CHUNK
@@ -222,7 +226,7 @@ def synth_setup(tmp_path_factory):
     def args(out: Path) -> list[str]:
         return ["synthesize", "--prompts", str(root / "prompts.txt"), "--backend", "vqgan-clip",
                 "--vqgan", vq, "--clip", clip, "--size", "32", "--cutouts", "4",
-                "--set", "large_cutouts=1", "--iterations", "20", "--batch-size", "1",
+                "--set", "large_cutouts=1", "--iterations", "10", "--batch-size", "1",
                 "--device", "cpu", "--out", str(out)]
 
     reference = root / "reference"
@@ -317,9 +321,8 @@ def test_atomic_writes_get_the_mode_the_umask_gives(tmp_path, umask, mode):
 
 def test_a_failed_atomic_write_leaves_the_old_file_and_no_temporary(tmp_path):
     atomic_write_text(tmp_path / "table.md", "old\n")
-    with pytest.raises(RuntimeError, match="half-way"):
-        with atomic_path(tmp_path / "table.md") as tmp:
-            tmp.write_text("new, half")
-            raise RuntimeError("half-way")
+    with pytest.raises(RuntimeError, match="half-way"), atomic_path(tmp_path / "table.md") as tmp:
+        tmp.write_text("new, half")
+        raise RuntimeError("half-way")
     assert (tmp_path / "table.md").read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["table.md"]
