@@ -1,9 +1,10 @@
 """Run the spatialprobe CLI, counting the model's work in a file: ``python call_counter.py ARGS``.
 
 Before every model call it appends one line to ``$SPATIALPROBE_CALLS``: ``cells N`` (a masked-LM
-``score`` call on N prompt x instance cells) or ``images N`` (a synthesizer ``generate`` call on
-N images). Written before the call, so a call that a ``kill -9`` cuts short is counted too. The
-crash-safety tests add these lines up; production code carries no hook for them.
+``score`` call on N prompt x instance cells), ``forward N`` (one forward pass on N sequences) or
+``images N`` (a synthesizer ``generate`` call on N images). Written before the call, so a call
+that a ``kill -9`` cuts short is counted too. The crash-safety tests add these lines up;
+production code carries no hook for them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ def _install() -> None:
         _record("cells", len(requests))
         return score(self, requests, progress)
 
+    logits = MaskedLMScorer._logits_at_masks
+
+    def counted_logits(self, ids, attention, is_mask):
+        _record("forward", len(ids))
+        return logits(self, ids, attention, is_mask)
+
     build = runner.build_synthesizer
 
     def counted_build(backend, args):
@@ -44,6 +51,7 @@ def _install() -> None:
         return synth
 
     MaskedLMScorer.score = counted_score
+    MaskedLMScorer._logits_at_masks = counted_logits
     runner.build_synthesizer = counted_build
 
 

@@ -30,6 +30,7 @@ PAIRS = 500          # every ordered pair of objects of different size levels
 TEMPLATES = 8        # x 500 pairs = 4,000 cells, committed in 8 chunks
 WORDS = 2            # larger, smaller: rows per cell
 PROBE_CELLS = PAIRS * TEMPLATES
+BATCH = 64           # sequences per forward pass; one sequence per cell (both words are one piece)
 PROMPTS = 10         # synthesis: images, one per prompt, one per call (--batch-size 1)
 
 
@@ -132,7 +133,7 @@ def probe_setup(tmp_path_factory):
 
     def args(out: Path) -> list[str]:
         return ["probe", "size", "--model", str(model), "--pairs", str(root / "pairs.csv"),
-                "--candidates", str(root / "candidates.json"), "--device", "cpu", "--batch-size", "64",
+                "--candidates", str(root / "candidates.json"), "--device", "cpu", "--batch-size", str(BATCH),
                 "--out", str(out)]
 
     reference = root / "reference"
@@ -140,8 +141,11 @@ def probe_setup(tmp_path_factory):
     assert code == 0, log
     full, rest = divmod(PROBE_CELLS, CHUNK)
     assert calls(root / "reference.calls", "cells") == [CHUNK] * full + [rest]
+    passes = [BATCH] * (CHUNK // BATCH)
+    assert calls(root / "reference.calls", "forward") == passes * full + [BATCH] * (rest // BATCH) + [
+        rest % BATCH]
     assert count_rows(reference / "run.sqlite", "scores") == PROBE_CELLS * WORDS
-    return args, reference
+    return args, reference, root / "reference.calls"
 
 
 def score_rows(run: Path) -> list[tuple]:
@@ -152,7 +156,7 @@ def score_rows(run: Path) -> list[tuple]:
 @pytest.mark.parametrize("seed", [1])
 def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
         probe_setup, tmp_path, seed):
-    args, reference = probe_setup
+    args, reference, reference_calls = probe_setup
     rng = random.Random(seed)
     out, log = tmp_path / "run", tmp_path / "calls"
     proc = launch(args(out), log, tmp_path / "home")
@@ -163,24 +167,27 @@ def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
     kill_9(proc)
     committed = count_rows(out / "run.sqlite", "scores")
     assert committed % (CHUNK * WORDS) == 0 and 0 < committed < PROBE_CELLS * WORDS
-    killed = calls(log, "cells")
+    killed, killed_passes = calls(log, "cells"), calls(log, "forward")
 
     code, output = finish(launch(args(out), log, tmp_path / "home"))
     assert code == 0, output
-    rerun = calls(log, "cells")[len(killed):]
+    rerun, rerun_passes = calls(log, "cells")[len(killed):], calls(log, "forward")[len(killed_passes):]
     # (a) the same rows as the uninterrupted run, each once (and the same scores)
     assert score_rows(out) == score_rows(reference)
     assert len({row[:3] for row in score_rows(out)}) == PROBE_CELLS * WORDS
     # (b) nothing committed is scored again; what the kill lost is at most the chunk in flight
     assert sum(rerun) == PROBE_CELLS - committed // WORDS
     assert 0 <= sum(killed) - committed // WORDS <= CHUNK
+    committed_passes = committed // WORDS // BATCH  # chunks are whole batches, in every run
+    assert len(rerun_passes) == len(calls(reference_calls, "forward")) - committed_passes
+    assert 0 <= len(killed_passes) - committed_passes <= CHUNK // BATCH
     # (c) the same bytes (provenance aside: it holds the time of the run)
     assert outputs(out) == outputs(reference)
     assert set(outputs(out)) == {"config.json", "predictions.jsonl", "summary.json", "table.md"}
 
 
 def test_two_probes_on_one_directory_one_runs_the_other_is_refused(probe_setup, tmp_path):
-    args, reference = probe_setup
+    args, reference, _ = probe_setup
     out = tmp_path / "run"
     logs = [tmp_path / "calls-0", tmp_path / "calls-1"]
     procs = [launch(args(out), log, tmp_path / "home") for log in logs]
