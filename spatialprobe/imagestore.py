@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import RunDir
+from .store import RunDir, commit_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -120,10 +120,8 @@ class ImageStore:
         final = self.image_path(prompt_id, image_index)
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.with_name(final.name + f".{os.getpid()}.tmp")
-        image.save(tmp, format="PNG")
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)
+        image.save(tmp, format="PNG")  # named by pid, so a later run can tell a dead writer's strays
+        commit_file(tmp, final)
         with self.run.db() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO images VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

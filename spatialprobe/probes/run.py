@@ -22,7 +22,7 @@ from ..metrics.classification import STD_DDOF, accuracy_f1, confusion, mean_std
 from ..prompts.templates import Candidates, check_labels
 from ..records import Dataset, Prediction
 from ..reports.tables import probe_table
-from ..store import RunDir, register_run, write_json, write_jsonl
+from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
 from .scores import compute_scores
 from .selection import choose, predictions
 
@@ -118,7 +118,7 @@ def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
         summary["same_answer_both_actions"] = same_answer_share(rows, dataset)
     write_jsonl(run.file("predictions.jsonl"), rows)
     write_json(run.file("summary.json"), summary)
-    run.file("table.md").write_text(probe_table(summary), encoding="utf-8")
+    atomic_write_text(run.file("table.md"), probe_table(summary))
     register_run(run.path, kind="probe", task=dataset.task, model=settings.model,
                  dataset=f"{dataset.name}@{dataset.version}",
                  accuracy=summary["accuracy"]["mean"], macro_f1=summary["macro_f1"]["mean"])

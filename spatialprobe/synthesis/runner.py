@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import registry
 from ..imagestore import ImageStore
-from ..store import atomic_write_text, provenance, register_run, write_json
+from ..store import RunDir, atomic_write_text, commit_file, provenance, register_run, write_json
 from .jobs import Job, JobResult, image_seed
 from .prompts import PromptSet
 
@@ -162,7 +162,7 @@ class ResultWriter:
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.with_name(final.name + f".{os.getpid()}.tmp")
         image.save(tmp, format="PNG")
-        os.replace(tmp, final)
+        commit_file(tmp, final)
 
 
 def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: dict[str, Any],
@@ -174,7 +174,9 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
     ``ray``: ``None`` runs here; ``"local"`` starts a local Ray cluster (or uses the one this
     process already joined); any other value is a Ray cluster address.
     """
-    store = ImageStore(out)
+    run = RunDir(out)
+    run.lock()  # before touching the store: another process may be writing it
+    store = ImageStore(run)
     generation = resolve_generation(backend, backend_args)
     config = {"kind": "synthesize", "backend": backend, "generation": generation, "seed": seed,
               "images_per_prompt": images_per_prompt, "prompts": prompts.source,
