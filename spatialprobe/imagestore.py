@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .runner.spine import ResultCache
-from .store import RunDir, read_jsonl, write_jsonl
+from .store import RunDir, commit_file, read_jsonl, write_jsonl
 
 PROMPTS_FILE = "prompts.jsonl"
 
@@ -98,9 +98,7 @@ def write_image(image, final: Path) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(final.name + f".{os.getpid()}.tmp")
     image.save(tmp, format="PNG")
-    with open(tmp, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(tmp, final)
+    commit_file(tmp, final)  # fsync, the umask's mode, rename, directory fsync
 
 
 def image_row(prompt: PromptItem, prompt_index: int, image_index: int, *, seed: int, backend: str,

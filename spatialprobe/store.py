@@ -7,10 +7,15 @@ Layout of a run directory::
     RUN/summary.json       the numbers a researcher reads
     RUN/predictions.jsonl  per-instance results
     RUN/table.md           the summary as a markdown table
+    RUN/run.lock           advisory lock: one spatialprobe process at a time works in RUN
 
-Files are written atomically (temporary file + ``os.replace``), so a crash never leaves half a
-file under its final name. Work that takes long is committed to ``run.sqlite`` as it goes and
-is reused when the same command runs again on the same directory.
+Files are written atomically (temporary file, fsync, ``os.replace``, fsync of the directory), so
+a crash or power cut never leaves half a file under its final name; they get the mode a plain
+``open()`` would give (0666 minus the umask), not ``mkstemp``'s 0600. Work that takes long is
+committed to ``run.sqlite`` as it goes and is reused when the same command runs again on the same
+directory. A run holds ``RUN/run.lock`` (``fcntl.flock``) from ``RunDir.start`` until it ends; the
+OS drops the lock when the process dies, ``kill -9`` included, so a second process on the same
+directory is refused while the first lives and a rerun after a crash just resumes.
 
 The index of runs lives at ``$SPATIALPROBE_HOME/index.sqlite`` (default
 ``~/.spatialprobe/index.sqlite``); ``spatialprobe runs`` lists it.
@@ -24,12 +29,18 @@ import platform
 import sqlite3
 import tempfile
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks; runs are then not guarded against each other
+    fcntl = None  # type: ignore[assignment]
 
 
 def provenance() -> dict[str, Any]:
@@ -48,19 +59,75 @@ def provenance() -> dict[str, Any]:
     return info
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def current_umask() -> int:
+    """The process umask, read without changing it.
+
+    ``os.umask`` can only be read by setting it, and between the two calls another thread that
+    creates a file would get the temporary mask; ``/proc/self/status`` (Linux 4.7+) has no such
+    race and follows later ``umask`` changes, so it is read on every write (a few microseconds
+    next to an fsync). Elsewhere the two-call read is the only way.
+    """
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable: the new directory entry survives a power cut."""
+    if os.name != "posix":  # directories cannot be opened for fsync on Windows
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def commit_file(tmp: Path, final: Path) -> None:
+    """Rename a fully written ``tmp`` onto ``final``: its bytes synced to disk first, its mode
+    what ``open()`` would have given (0666 minus the umask), the directory synced after."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o666 & ~current_umask())
+    os.replace(tmp, final)
+    fsync_dir(final.parent)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path next to ``path`` to write to; renamed onto ``path`` when the block ends
+    without an exception, deleted when it raises. The temporary name keeps ``path``'s suffix, so
+    writers that pick a format by suffix (matplotlib ``savefig``) still work."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        commit_file(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -89,6 +156,33 @@ def connect(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
+class RunInUse(ValueError):
+    """Another process holds the run directory's lock."""
+
+
+# Locks this process holds: resolved directory -> [file descriptor, RunDir objects holding it].
+# flock locks belong to an open file, so two opens in one process would refuse each other; the
+# count lets several RunDir objects of one process share the directory (a run that resumes itself).
+_HELD: dict[str, list[int]] = {}
+
+
+def _release(key: str) -> None:
+    held = _HELD.get(key)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] == 0:
+        del _HELD[key]
+        os.close(held[0])  # closing the last descriptor drops the flock
+
+
+def _holder_pid(fd: int) -> str:
+    try:
+        return os.pread(fd, 32, 0).decode("ascii").strip() or "unknown"
+    except (OSError, UnicodeDecodeError):
+        return "unknown"
+
+
 class RunDir:
     """One run's directory. Creating it twice on the same path resumes the same run."""
 
@@ -102,6 +196,31 @@ class RunDir:
 
     def file(self, name: str) -> Path:
         return self.path / name
+
+    def lock(self) -> None:
+        """Take the directory for this process (``RUN/run.lock``, non-blocking ``flock``) until
+        this RunDir is garbage-collected or the process ends, however it ends. Raises
+        ``RunInUse`` (a ValueError, so commands report it in one sentence) if another process
+        holds it. Calling it again is a no-op."""
+        if fcntl is None or getattr(self, "_lock_key", None):
+            return
+        key = str(self.path.resolve())
+        if key in _HELD:
+            _HELD[key][1] += 1
+        else:
+            fd = os.open(self.file("run.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid = _holder_pid(fd)
+                os.close(fd)
+                raise RunInUse(f"{self.path} is in use by another spatialprobe process (pid {pid}); "
+                               "wait for it to finish or use another --out.") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            _HELD[key] = [fd, 1]
+        self._lock_key = key
+        weakref.finalize(self, _release, key)
 
     @property
     def db_path(self) -> Path:
@@ -124,8 +243,10 @@ class RunDir:
         """Write ``config.json`` (with provenance) or check it against an existing run.
 
         A directory that already holds a run with different values for ``resume_keys`` is
-        refused rather than silently mixed with the new one.
+        refused rather than silently mixed with the new one, and so is a directory another
+        process is working in (see ``lock``).
         """
+        self.lock()
         existing = self.config()
         if existing is not None:
             for key in resume_keys:

@@ -178,7 +178,8 @@ def visor(
         out = out or run / "visor" / detector
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
-    path = V.write_visor(out, result)
+    with user_errors():  # e.g. OUT in use by another process
+        path = V.write_visor(out, result)
     Console().print(V.table_markdown(result))
     typer.echo(f"wrote {path}")
 

@@ -19,7 +19,7 @@ from ..extras import require
 from ..imagestore import ImageRecord, ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 from ..registry import Spec, build, lookup
-from ..store import RunDir, read_json, register_run, write_json, write_jsonl
+from ..store import RunDir, atomic_write_text, read_json, register_run, write_json, write_jsonl
 from . import rules
 from .base import best_per_object
 
@@ -158,7 +158,7 @@ def judge_run(source: str, out: str, cfg: JudgeConfig,
                                      "files": [str(r.path.relative_to(store.path)) for r in missing]}
     write_jsonl(run.file("predictions.jsonl"), predictions)
     write_json(run.file("summary.json"), summary)
-    run.file("table.md").write_text(table_markdown(summary), encoding="utf-8")
+    atomic_write_text(run.file("table.md"), table_markdown(summary))
     register_run(run.path, kind="judge", task=cfg.task, model=summary["model"],
                  dataset=summary["dataset"], accuracy=summary["accuracy"]["mean"],
                  macro_f1=summary["macro_f1"]["mean"])

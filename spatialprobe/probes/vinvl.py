@@ -30,6 +30,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..store import atomic_write_text
+
 WEIGHT_FILES = ("pytorch_model.bin", "model.safetensors")
 MLM_PREFIXES = ("bert.embeddings.", "bert.encoder.", "cls.predictions.")
 HEAD_PREFIXES = ("bert.pooler.", "cls.seq_relationship.")
@@ -170,5 +172,6 @@ def convert_vinvl(ckpt_dir: str | Path, out_dir: str | Path, *, lowercase: bool 
         "pretraining_heads": sorted(heads),
         "text_only_probing": "no region features are given: the input is [CLS] text [SEP]",
     }
-    (out_dir / "vinvl.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    # written last, atomically: its presence marks a whole conversion
+    atomic_write_text(out_dir / "vinvl.json", json.dumps(record, indent=2) + "\n")
     return record

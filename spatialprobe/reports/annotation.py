@@ -178,7 +178,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
     from sklearn.metrics import cohen_kappa_score
 
     from ..detectors.judge import source_dataset
-    from ..store import RunDir, register_run, write_json, write_jsonl
+    from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
 
     task, items = annotation_items(run, task)
     if answer_files:
@@ -222,7 +222,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
                   "answer_files": [str(Path(p).resolve()) for p in answer_files]})
     write_jsonl(rundir.file("predictions.jsonl"), all_rows)
     write_json(rundir.file("summary.json"), summary)
-    rundir.file("table.md").write_text(table_markdown(summary), encoding="utf-8")
+    atomic_write_text(rundir.file("table.md"), table_markdown(summary))
     register_run(rundir.path, kind="human", task=task, model=summary["model"],
                  dataset=summary["dataset"], accuracy=summary["accuracy"]["mean"],
                  macro_f1=summary["macro_f1"]["mean"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..store import atomic_path
+
 
 def object_bias_chart(objects: Mapping[str, Mapping[str, float | None]], order: Sequence[str], out: Path,
                       title: str = "", first_label: str = "larger", caption: str = "") -> str:
@@ -32,6 +34,7 @@ def object_bias_chart(objects: Mapping[str, Mapping[str, float | None]], order: 
     if caption:  # what produced the figure travels with it
         fig.text(0.01, 0.01, caption, fontsize=6, color="dimgrey")
     fig.tight_layout(rect=(0, 0.04 if caption else 0, 1, 1))
-    fig.savefig(out, dpi=120)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     return Path(out).name

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..store import atomic_path
+
 
 def accuracy_bars(panels: Mapping[str, Mapping[str, Mapping[str, float]]], path: str | Path,
                   title: str, chance: float | None = 50.0) -> Path:
@@ -30,7 +32,7 @@ def accuracy_bars(panels: Mapping[str, Mapping[str, Mapping[str, float]]], path:
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.97))  # leave room for the title
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    with atomic_path(path) as tmp:  # creates the folder too
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     return path

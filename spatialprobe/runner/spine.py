@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -136,11 +135,6 @@ def _computed(kind: RunKind, work: list[Sequence[Item]]
             yield batch, kind.compute(batch)
 
 
-def _lock(run: RunDir) -> AbstractContextManager[Any]:
-    lock = getattr(run, "lock", None)
-    return lock() if callable(lock) else nullcontext()
-
-
 def start(run: RunDir, spec: RunSpec, cache: ResultCache) -> dict[str, Any]:
     """Write ``config.json``; refuse a directory whose results come from another identity.
 
@@ -160,36 +154,37 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
             ) -> dict[str, Any]:
     """Run ``kind`` into the run directory ``out`` (resuming it) and return its summary."""
     run = RunDir(out)
-    with _lock(run):
-        spec = kind.spec()
-        cache = ResultCache(run)
-        config = start(run, spec, cache)
-        items = kind.items()
-        done = cache.keys()
-        prepare = getattr(kind, "prepare", None)
-        if callable(prepare):
-            done -= set(prepare(run, cache.get_all()))
-        todo = [item for item in items if item.key not in done]
+    run.lock()  # held until this function returns (or the process dies): one process per --out
+    spec = kind.spec()
+    cache = ResultCache(run)
+    config = start(run, spec, cache)
+    items = kind.items()
+    done = cache.keys()
+    prepare = getattr(kind, "prepare", None)
+    if callable(prepare):
+        done -= set(prepare(run, cache.get_all()))
+    todo = [item for item in items if item.key not in done]
+    if progress:
+        progress(len(items) - len(todo), len(items))
+    finished = len(items) - len(todo)
+    for batch, computed in _computed(kind, list(batches(todo, kind.batch_size))):
+        cache.put([(item.key, result) for item, result in zip(batch, computed, strict=True)])
+        finished += len(batch)
         if progress:
-            progress(len(items) - len(todo), len(items))
-        finished = len(items) - len(todo)
-        for batch, computed in _computed(kind, list(batches(todo, kind.batch_size))):
-            cache.put([(item.key, result) for item, result in zip(batch, computed, strict=True)])
-            finished += len(batch)
-            if progress:
-                progress(finished, len(items))
-        results = cache.get_all()
-        evaluation = kind.evaluate({item.key: results[item.key] for item in items})
-        summary = build_summary(
-            kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,
-            seed=evaluation.seed, metrics=evaluation.metrics, details=evaluation.details,
-            identity=spec.identity, provenance=config["provenance"], untrained=evaluation.untrained)
-        write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)
-        write_json(run.file("summary.json"), summary)
-        atomic_write_text(run.file("table.md"), kind.table(summary))
-        if write_extras is not None:
-            write_extras(run, summary, evaluation)
-        register_run(run.path, kind=spec.kind, task=evaluation.task, model=evaluation.model,
-                     dataset=evaluation.dataset, accuracy=headline(summary, "accuracy"),
-                     macro_f1=headline(summary, "macro_f1"))
+            progress(finished, len(items))
+    results = cache.get_all()
+    evaluation = kind.evaluate({item.key: results[item.key] for item in items})
+    summary = build_summary(
+        kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,
+        seed=evaluation.seed, metrics=evaluation.metrics, details=evaluation.details,
+        identity=spec.identity, provenance=config["provenance"], untrained=evaluation.untrained)
+    write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)
+    write_json(run.file("summary.json"), summary)
+    atomic_write_text(run.file("table.md"), kind.table(summary))
+    extras = write_extras or getattr(kind, "write_extras", None)  # plots, galleries, detections
+    if extras is not None:
+        extras(run, summary, evaluation)
+    register_run(run.path, kind=spec.kind, task=evaluation.task, model=evaluation.model,
+                 dataset=evaluation.dataset, accuracy=headline(summary, "accuracy"),
+                 macro_f1=headline(summary, "macro_f1"))
     return summary
