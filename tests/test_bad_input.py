@@ -210,11 +210,11 @@ def test_judge_skip_missing_judges_the_rest_and_records_the_gap(tmp_path):
     assert "Warning: 1 of 3 image files are missing" in result.stderr
     config = json.loads((out / "config.json").read_text())
     summary = json.loads((out / "summary.json").read_text())
-    assert config["skip_missing"] is True and summary["judge"]["skip_missing"] is True
-    assert summary["n_images"] == 2
-    assert summary["missing_images"]["n"] == 1
-    assert len(summary["missing_images"]["files"]) == 1
-    assert summary["missing_images"]["files"][0].startswith("images/")
+    assert config["settings"]["skip_missing"] is True
+    assert summary["accuracy"]["n"] == 2 and config["settings"]["source"]["images"] == 2
+    missing = summary["details"]["missing_images"]
+    assert missing["n"] == 1 and len(missing["files"]) == 1
+    assert missing["files"][0].startswith("images/")
 
 
 def test_annotate_import_warns_about_unknown_ids_and_non_text_answers(tmp_path):
