@@ -122,3 +122,5 @@ register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
 register("run-kind", "judge", "spatialprobe.detectors.judge:JudgeRun",
          "ISM (Box): detector + depth + rule on an image run's images")
+register("run-kind", "human", "spatialprobe.reports.annotation:HumanRun",
+         "ISM (Human): annotators' answer files scored against gold, Cohen's kappa")

@@ -235,7 +235,7 @@ def test_annotate_import_warns_about_unknown_ids_and_non_text_answers(tmp_path):
     assert ("alice.json (alice): ignored 2 answer(s) to item ids not on the page (e.g. "
             "'no-such-item', 'another-stray') and 2 answer(s) that are not text") in result.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["ignored_answers"]["alice"] == {
+    assert summary["details"]["ignored_answers"]["alice"] == {
         "file": str(path), "unknown_ids": 2, "first_unknown_ids": ["no-such-item", "another-stray"],
         "non_string": 2, "first_non_string_ids": [ids[1], ids[2]]}
-    assert summary["annotators"]["alice"]["recognized_subset"]["n"] == 1  # only the text answer
+    assert summary["metrics"]["answered_accuracy"]["breakdown"]["alice"]["n"] == 1  # only the text answer
