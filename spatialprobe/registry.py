@@ -124,3 +124,5 @@ register("run-kind", "judge", "spatialprobe.detectors.judge:JudgeRun",
          "ISM (Box): detector + depth + rule on an image run's images")
 register("run-kind", "human", "spatialprobe.reports.annotation:HumanRun",
          "ISM (Human): annotators' answer files scored against gold, Cohen's kappa")
+register("run-kind", "visor", "spatialprobe.metrics.visor_run:VisorRun",
+         "VISOR: OA, VISOR, VISOR_cond, VISOR_1..N of an SR2D image run or released detections")

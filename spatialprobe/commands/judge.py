@@ -157,38 +157,51 @@ def visor(
     run: Path | None = typer.Argument(None, help="Image run of SR2D prompts (omit with --detections)."),
     detections: Path | None = typer.Option(None, "--detections", help="Detection results, released layout."),
     prompts: Path | None = typer.Option(None, "--prompts", help="SR2D JSON (released layout)."),
-    out: Path | None = typer.Option(None, "--out", help="Directory for visor.json."),
-    detector: str = typer.Option("owlvit", "--detector", help="Registered detector for RUN."),
-    detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
-    detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
-    threshold: float = typer.Option(0.1, "--threshold", min=0.0, max=1.0,
-                                    help="Detector score threshold (VISOR: 0.1)."),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per detector batch."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory [RUN/visor/DETECTOR or "
+                                    "DETECTIONS_DIR/visor-NAME]."),
+    detector: str | None = typer.Option(None, "--detector", help="RUN: registered detector [owlvit]."),
+    detector_model: str | None = typer.Option(None, "--detector-model", help="RUN: checkpoint id or directory."),
+    detector_arg: list[str] = typer.Option([], "--detector-arg", help="RUN: extra detector argument key=value."),
+    threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0,
+                                           help="RUN: detector score threshold [0.1, as VISOR]."),
+    batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="RUN: images per detector batch [8]."),
+    device: str | None = typer.Option(None, "--device", help="RUN: auto, cpu or cuda [auto]."),
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
     from rich.console import Console
 
-    from ..metrics import visor as V
+    from ..metrics.visor_run import VisorRun
+    from ..runner import execute
 
     require_out_dir(out)
+    detecting = {"--detector": detector, "--detector-model": detector_model, "--detector-arg": detector_arg,
+                 "--threshold": threshold, "--batch-size": batch_size, "--device": device}
     if detections is not None:
+        if run is not None:
+            fail("give an image RUN or --detections FILE, not both.")
         if prompts is None:
             raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")
-        with user_errors():
-            result = V.score_released(detections, prompts)
+        given = [name for name, value in detecting.items() if value]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            fail(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
         out = out or detections.parent / f"visor-{detections.stem}"
+        with user_errors():
+            kind = VisorRun(detections=detections, prompts=prompts)
     elif run is not None:
         require_image_run(run)
-        spec = _spec(detector, detector_model, detector_arg, threshold=threshold, device=device)
+        spec = _spec(detector or "owlvit", detector_model, detector_arg,
+                     threshold=0.1 if threshold is None else threshold)
+        out = out or run / "visor" / spec.name
         with user_errors():
-            result = V.score_image_run(run, spec, prompts=prompts, batch_size=batch_size)
-        out = out or run / "visor" / detector
+            kind = VisorRun(run=run, detector=spec, prompts=prompts, batch_size=batch_size or 8,
+                            device=device or "auto")
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
-    path = V.write_visor(out, result)
-    Console().print(V.table_markdown(result))
-    typer.echo(f"wrote {path}")
+    with user_errors():
+        execute(kind, out, write_extras=kind.write_extras)
+    Console().print((out / "table.md").read_text(encoding="utf-8"))
+    typer.echo(f"wrote {out}")
 
 
 def register(app: typer.Typer) -> None:
