@@ -136,6 +136,8 @@ def test_judge_errors_are_clear(tmp_path):
     result = runner.invoke(app, ["judge", "gallery", str(tmp_path / "images")])
     assert result.exit_code == 2 and "is not a judge run" in result.output
     assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped exception
+    result = runner.invoke(app, ["judge", "gallery", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and not (tmp_path / "nowhere").exists()  # read, never created
 
 
 def test_gallery_command(tmp_path):

@@ -157,7 +157,7 @@ def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], la
                     seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One annotator's figures (whole set with unanswered items guessed from
     ``random.Random(seed)`` in item order, and the answered subset) and per-item rows."""
-    from ..detectors.judge import scores
+    from ..detectors.judge_scores import scores
 
     rng = random.Random(seed)
     rows = []

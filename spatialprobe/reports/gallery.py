@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from ..store import RunDir, atomic_write_text, read_json, read_jsonl
+from ..store import atomic_write_text, read_json, read_jsonl
 
 COLOURS = {"a": (229, 57, 53), "b": (30, 136, 229)}
 
@@ -51,13 +51,13 @@ def _card(row: dict[str, Any], source: Path) -> str:
 
 def write_gallery(judged: str | Path, out: str | Path | None = None) -> Path:
     """Write ``JUDGED/gallery.html`` (or ``out``) for a run written by ``spatialprobe judge``."""
-    run = RunDir(judged)
-    config = run.config()
-    if config is None or config.get("kind") != "judge" or not run.file("summary.json").exists():
+    run = Path(judged)  # read only: never create a directory that is not there
+    config = read_json(run / "config.json") if (run / "config.json").is_file() else None
+    if config is None or config.get("kind") != "judge" or not (run / "summary.json").exists():
         raise ValueError(f"{judged} is not a judge run (no config.json of kind 'judge' with a "
                          "summary.json beside it).")
-    summary = read_json(run.file("summary.json"))
-    rows = read_jsonl(run.file("predictions.jsonl"))
+    summary = read_json(run / "summary.json")
+    rows = read_jsonl(run / "predictions.jsonl")
     source = Path(config["settings"]["source"]["path"])
     details, metrics = summary["details"], summary["metrics"]
     cards = "\n".join(_card(r, source) for r in rows)
@@ -75,7 +75,7 @@ depth: {html.escape(str(details.get('depth')))}; rule: {html.escape(str(details.
 {cards}
 </body></html>
 """
-    path = Path(out) if out else run.file("gallery.html")
+    path = Path(out) if out else run / "gallery.html"
     atomic_write_text(path, page)
     return path
 
