@@ -152,9 +152,10 @@ class JudgeRun:
         if not self.images:
             raise ValueError(f"{source} holds no finished images of {cfg.task} instances "
                              "(prompt meta needs task, obj_a, obj_b and label).")
-        uses_depth = cfg.depth is not None and cfg.task != "posrel"
         self.detector = detector or build("detector", _on_device(cfg.detector, cfg.device))
-        self.depth = depth or (build("depth", _on_device(cfg.depth, cfg.device)) if uses_depth else None)
+        self.depth = depth
+        if depth is None and cfg.depth is not None and cfg.task != "posrel":
+            self.depth = build("depth", _on_device(cfg.depth, cfg.device))
 
     def spec(self) -> RunSpec:
         cfg = self.cfg

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..datasets.sr2d import is_spatial, load_sr2d
+from ..imagestore import ImageStore
 from ..registry import Spec, build
 from ..runner import Evaluation, Item, RunSpec
 from ..runner.summary import Metric, single
@@ -51,30 +52,43 @@ class VisorRun:
             raise ValueError("give an image RUN, or --detections FILE --prompts FILE (not both).")
         self.prompts_file = file_version(prompts) if prompts else None
         table = load_sr2d(prompts) if prompts else None
-        self.device, self.detector_spec, self.store = device, detector, None
+        self.device, self.detector_spec, self.batch_size = device, detector, batch_size
+        self.store: ImageStore | None = None
+        self.detector: Any = None
+        self.records: list[tuple[str, dict[str, Any], Any]] = []
         if detections is not None:
-            if table is None:
+            if prompts is None or table is None:
                 raise ValueError("--detections needs --prompts (the SR2D JSON).")
-            self.records, self.skipped = V.released_records(detections, table, prompts)
-            self.source = {"detections": file_version(detections)}
-            self.batch_size, self.detector = 4096, None  # nothing to detect: one batch
-            self.model = f"detections:{Path(detections).stem}"
-            self.dataset = f"{Path(prompts).name}@{self.prompts_file['sha256'][:8]}"
-            return
+            self._read_detections(Path(detections), Path(prompts), table)
+        elif detector is None:
+            raise ValueError("an image RUN needs a --detector.")
+        else:
+            self._read_image_run(str(run), table, detector)
+
+    def _read_detections(self, detections: Path, prompts: Path, table: dict[int, dict]) -> None:
+        """Entries of a released detection file: nothing to detect, so one batch computes all."""
+        self.records, self.skipped = V.released_records(detections, table, prompts)
+        self.source = {"detections": file_version(detections)}
+        self.batch_size = 4096
+        self.model = f"detections:{detections.stem}"
+        self.dataset = f"{prompts.name}@{file_version(prompts)['sha256'][:8]}"
+
+    def _read_image_run(self, run: str, table: dict[int, dict] | None, detector: Spec) -> None:
+        """An image run's images of spatial SR2D prompts (their meta, or --prompts by unique_id)."""
         from ..detectors.judge import image_run_source, open_store, source_dataset
 
-        self.store = open_store(str(run))
-        images = [(rec, p) for rec in self.store.images()
+        store = self.store = open_store(run)
+        images = [(rec, p) for rec in store.images()
                   if (p := V.prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)) is not None
                   and is_spatial(p)]
         if not images:
             raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
-        self.records, self.skipped = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images], 0
-        self.source = {"image_run": image_run_source(self.store, [rec for rec, _ in images])}
-        self.batch_size = batch_size
-        self.detector = build("detector", Spec(detector.name, {**detector.args, "device": device}))
+        self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
+        self.skipped = 0
+        self.source = {"image_run": image_run_source(store, [rec for rec, _ in images])}
+        self.detector = build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
         self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))
-        self.dataset = source_dataset(self.store) or "sr2d"
+        self.dataset = source_dataset(store) or "sr2d"
 
     def spec(self) -> RunSpec:
         detector = None if self.detector_spec is None else {
@@ -93,6 +107,7 @@ class VisorRun:
         from ..detectors.judge import open_image
         from ..detectors.rules import centre
 
+        assert self.store is not None  # an image run's images (released files have no detector)
         prompts = [item.payload[0] for item in batch]
         records = [item.payload[1] for item in batch]
         found = self.detector.detect([open_image(r.path) for r in records],
