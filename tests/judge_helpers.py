@@ -56,7 +56,7 @@ def write_run(path: Path, task: str, plan: list[tuple[str, str, bool]]) -> list[
     store.run.start({"kind": "synthesize", "prompts": dataset_id(task), "task": task})
     metas = instances(task, [g for g, _, _ in plan])
     store.add_prompts(PromptItem(m["id"], m["text"], m) for m in metas)
-    for meta, (_, answer, recognized) in zip(metas, plan):
+    for meta, (_, answer, recognized) in zip(metas, plan, strict=True):
         image = scene(task, meta["obj_a"], meta["obj_b"], answer, recognized)
         store.save_image(image, meta["id"], 0, seed=0, backend="test", model="drawn-shapes",
                          settings={"drawn": answer})

@@ -38,7 +38,7 @@ def image_run(tmp_path):
 def answers_file(path, run, annotator, answers, list_items=False):
     task, items = annotation_items(run)
     data = {"format": "spatialprobe-annotations", "version": 1, "page_id": page_id(run, task, items),
-            "annotator": annotator, "answers": {i["id"]: a for i, a in zip(items, answers) if a}}
+            "annotator": annotator, "answers": {i["id"]: a for i, a in zip(items, answers, strict=True) if a}}
     if list_items:  # as the page saves them
         data["items"] = [i["id"] for i in items]
     path.write_text(json.dumps(data))

@@ -82,7 +82,7 @@ def test_judge_posrel_rules_and_legacy(tmp_path):
     assert summary["metrics"]["recognized_ratio"]["mean"] == 100.0
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "vdg-legacy",
            "--out", tmp_path / "legacy")
-    preds = [json.loads(l) for l in (tmp_path / "legacy" / "predictions.jsonl").read_text().splitlines()]
+    preds = [json.loads(line) for line in (tmp_path / "legacy" / "predictions.jsonl").read_text().splitlines()]
     assert [p["pred"] for p in preds] == ["below", "above", "inside", "beside", "above"]
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule-arg",
            'above=[80, 100]', "--out", tmp_path / "narrow")
@@ -99,7 +99,7 @@ def test_rule_without_an_answer_counts_as_not_recognized(tmp_path):
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "geneval",
            "--out", tmp_path / "g", "--no-gallery")
     summary = json.loads((tmp_path / "g" / "summary.json").read_text())
-    preds = [json.loads(l) for l in (tmp_path / "g" / "predictions.jsonl").read_text().splitlines()]
+    preds = [json.loads(line) for line in (tmp_path / "g" / "predictions.jsonl").read_text().splitlines()]
     assert [p["recognized"] for p in preds] == [False, True]
     assert preds[0]["found_a"] and preds[0]["found_b"] and "no relation" in preds[0]["explanation"]
     assert preds[0]["pred"] == random.Random(0).choice(["above", "below", "inside", "beside"])

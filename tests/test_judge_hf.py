@@ -103,7 +103,7 @@ def test_judge_cli_with_tiny_models(models, tmp_path):
     config = json.loads((tmp_path / "j" / "config.json").read_text())
     assert summary["details"]["depth"]["predicts"] == "disparity"
     assert config["settings"]["depth"] == {"name": "dpt", "args": {"model": str(models["dpt"])}}
-    rows = [json.loads(l) for l in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (tmp_path / "j" / "predictions.jsonl").read_text().splitlines()]
     assert all(r["depth_a"] == pytest.approx(0.25, abs=1e-4) for r in rows if r["recognized"])
     # the depth is the same everywhere, so the box areas decide; the guess is random.Random(0)'s
     rng = random.Random(0)

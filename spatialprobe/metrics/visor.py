@@ -39,8 +39,8 @@ def image_outcome(prompt: dict[str, Any], classes: Sequence[str],
     if sra is not None:
         spatial = bool(sra)
     elif centroids is not None:
-        ca = [c for cls, c in zip(classes, centroids) if cls == a]
-        cb = [c for cls, c in zip(classes, centroids) if cls == b]
+        ca = [c for cls, c in zip(classes, centroids, strict=True) if cls == a]
+        cb = [c for cls, c in zip(classes, centroids, strict=True) if cls == b]
         spatial = visor_any_pair(ca, cb, SR2D_RELATIONS[prompt["rel_type"]])
     else:
         spatial = False

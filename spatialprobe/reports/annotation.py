@@ -88,7 +88,7 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
     from ..store import atomic_write_text
 
     task, items = annotation_items(run, task)
-    options = list(TASK_LABELS[task]) + [CANT_TELL]
+    options = [*TASK_LABELS[task], CANT_TELL]
     payload = {
         "page_id": page_id(run, task, items), "run": str(Path(run).resolve()), "task": task,
         "options": options,
@@ -97,7 +97,9 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
                   for i in items],
     }
     template = (resources.files("spatialprobe") / "data" / "annotate.html").read_text("utf-8")
-    data = json.dumps(payload).replace("</", "<\\/")  # never close the script element early
+    # Inside <script>, HTML reads "</script" as its end and "<!--<script>" as a switch to a state in
+    # which "</script>" no longer ends it; JSON's \u escapes of <, > and & leave no markup at all.
+    data = json.dumps(payload).translate({ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"})
     page = template.replace("__TITLE__", html.escape(f"spatialprobe annotation: {task}"))
     page = page.replace("__DATA__", data)
     out = Path(out)

@@ -21,7 +21,7 @@ def annotated_thumbnail(path: Path, row: dict[str, Any], max_side: int = 256) ->
     image = Image.open(path).convert("RGB")
     scale = min(1.0, max_side / max(image.size)) if max(image.size) > max_side else max(1.0, 128 / max(image.size))
     image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
-                         Image.NEAREST)
+                         Image.Resampling.NEAREST)
     draw = ImageDraw.Draw(image)
     for key in ("a", "b"):
         box = row.get(f"box_{key}")
