@@ -135,3 +135,9 @@ register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
 register("run-kind", "synthesize", "spatialprobe.synthesis.runner:SynthesisRun",
          "text-to-image synthesis: one image per (prompt, image index) into the image store")
+register("run-kind", "judge", "spatialprobe.detectors.judge:JudgeRun",
+         "ISM (Box): detector + depth + rule on an image run's images")
+register("run-kind", "human", "spatialprobe.reports.annotation:HumanRun",
+         "ISM (Human): annotators' answer files scored against gold, Cohen's kappa")
+register("run-kind", "visor", "spatialprobe.metrics.visor_run:VisorRun",
+         "VISOR: OA, VISOR, VISOR_cond, VISOR_1..N of an SR2D image run or released detections")

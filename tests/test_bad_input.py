@@ -218,11 +218,11 @@ def test_judge_skip_missing_judges_the_rest_and_records_the_gap(tmp_path):
     assert "Warning: 1 of 3 image files are missing" in result.stderr
     config = json.loads((out / "config.json").read_text())
     summary = json.loads((out / "summary.json").read_text())
-    assert config["skip_missing"] is True and summary["judge"]["skip_missing"] is True
-    assert summary["n_images"] == 2
-    assert summary["missing_images"]["n"] == 1
-    assert len(summary["missing_images"]["files"]) == 1
-    assert summary["missing_images"]["files"][0].startswith("images/")
+    assert config["settings"]["skip_missing"] is True
+    assert summary["accuracy"]["n"] == 2 and config["settings"]["source"]["images"] == 2
+    missing = summary["details"]["missing_images"]
+    assert missing["n"] == 1 and len(missing["files"]) == 1
+    assert missing["files"][0].startswith("images/")
 
 
 def test_annotate_import_warns_about_unknown_ids_and_non_text_answers(tmp_path):
@@ -243,7 +243,7 @@ def test_annotate_import_warns_about_unknown_ids_and_non_text_answers(tmp_path):
     assert ("alice.json (alice): ignored 2 answer(s) to item ids not on the page (e.g. "
             "'no-such-item', 'another-stray') and 2 answer(s) that are not text") in result.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["ignored_answers"]["alice"] == {
+    assert summary["details"]["ignored_answers"]["alice"] == {
         "file": str(path), "unknown_ids": 2, "first_unknown_ids": ["no-such-item", "another-stray"],
         "non_string": 2, "first_non_string_ids": [ids[1], ids[2]]}
-    assert summary["annotators"]["alice"]["recognized_subset"]["n"] == 1  # only the text answer
+    assert summary["metrics"]["answered_accuracy"]["breakdown"]["alice"]["n"] == 1  # only the text answer

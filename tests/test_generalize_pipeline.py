@@ -64,11 +64,10 @@ def test_generalized_file_probes_synthesizes_and_answers(tmp_path):
         {(i.obj_a, i.obj_b, i.label) for i in data.instances}
 
     # The judge accepts the run (its colour detector finds nothing in noise: all unrecognized).
-    _invoke(["judge", "posrel", tmp_path / "synth", "--detector", "colour", "--depth", "colour",
-             "--out", tmp_path / "judged"])
+    _invoke(["judge", "posrel", tmp_path / "synth", "--detector", "colour", "--out", tmp_path / "judged"])
     judged = json.loads((tmp_path / "judged" / "summary.json").read_text())
-    assert judged["kind"] == "judge" and judged["task"] == "posrel" and judged["n_images"] == len(data)
-    assert set(judged["per_object"]) == {i.obj_a for i in data.instances} | set(objects)
+    assert judged["kind"] == "judge" and judged["task"] == "posrel" and judged["accuracy"]["n"] == len(data)
+    assert set(judged["details"]["per_object"]) == {i.obj_a for i in data.instances} | set(objects)
 
     # QA from those images asks about the generalized scenarios, every one with its image.
     vilt = make_vilt(tmp_path / "vilt", [i.text for i in data.instances] + ["is the on under inside beside"],

@@ -47,18 +47,23 @@ def answers_file(path, run, annotator, answers, list_items=False):
 
 def check_scores(summary):
     """alice: above, below, above (wrong), cannot tell; bob: all right."""
-    alice, bob = summary["annotators"]["alice"], summary["annotators"]["bob"]
-    assert alice["recognized_ratio"] == pytest.approx(75.0)
-    assert alice["recognized_subset"]["accuracy"] == pytest.approx(200 / 3)
+    m = summary["metrics"]
+    alice = {k: m[k]["breakdown"]["alice"] for k in m}
+    bob = {k: m[k]["breakdown"]["bob"] for k in m}
+    assert alice["answered_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 4}
+    assert alice["answered_accuracy"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 3}
     guess = random.Random(0).choice(LABELS)  # the seeded guess for alice's "cannot tell" item
     alice_whole = 100 * (2 + (guess == "beside")) / 4
-    assert alice["whole_set"]["accuracy"] == pytest.approx(alice_whole)
-    assert bob["whole_set"]["accuracy"] == 100.0 and bob["recognized_ratio"] == 100.0
+    assert alice["accuracy"] == {"mean": pytest.approx(alice_whole), "std": None, "n": 4}
+    assert bob["accuracy"]["mean"] == 100.0 and bob["answered_ratio"]["mean"] == 100.0
+    # the headline: mean and population σ over the two annotators, a measured spread
     assert summary["accuracy"]["mean"] == pytest.approx((alice_whole + 100) / 2)
     assert summary["accuracy"]["std"] == pytest.approx(abs(100 - alice_whole) / 2)
+    assert summary["accuracy"]["n"] == 8
     # kappa by hand: p_o = 2/4; p_e = above 2/4*1/4 + below 1/4*1/4 = 3/16 -> (8/16-3/16)/(13/16)
-    assert summary["kappa"]["alice | bob"]["kappa"] == pytest.approx(5 / 13)
-    assert summary["kind"] == "human" and summary["task"] == "posrel"
+    assert summary["details"]["kappa"]["alice | bob"] == {"kappa": pytest.approx(5 / 13), "items": 4}
+    assert summary["details"]["mean_kappa"] == pytest.approx(5 / 13)
+    assert summary["kind"] == "human" and summary["task"] == "posrel" and summary["seed"] == 0
     assert summary["dataset"] == load_prompts("posrel").source
 
 
@@ -79,7 +84,7 @@ def test_images_added_after_export_do_not_orphan_the_answers(image_run, tmp_path
     assert len(annotation_items(image_run)[1]) == 5
     invoke("annotate", "import", image_run, a, b, "--out", tmp_path / "human")
     summary = json.loads((tmp_path / "human" / "summary.json").read_text())
-    assert summary["items"] == 4
+    assert summary["details"]["items"] == 4
     check_scores(summary)
 
 
@@ -96,6 +101,36 @@ def test_import_refuses_answers_of_another_page(image_run, tmp_path):
     assert result.exit_code == 2 and "y.json, field 'items'" in result.output
     missing = runner.invoke(app, ["annotate", "import", str(image_run), str(tmp_path / "no.json")])
     assert missing.exit_code == 2 and "no.json: file not found" in missing.output
+
+
+def test_one_annotator_has_no_spread_and_the_run_replays(image_run, tmp_path, monkeypatch):
+    from spatialprobe.reports.annotation import HumanRun
+
+    a = answers_file(tmp_path / "a.json", image_run, "alice", ["above", "below", "above", "beside"])
+    out = tmp_path / "human"
+    invoke("annotate", "import", image_run, a, "--out", out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4,  # one annotator: no σ measured
+                                   "breakdown": {"alice": {"mean": 75.0, "std": None, "n": 4}}}
+    assert summary["details"]["kappa"] == {} and summary["details"]["mean_kappa"] is None
+    assert "| mean ± σ | 75.0 | " in (out / "table.md").read_text()
+    first = (out / "predictions.jsonl").read_text()
+
+    def no_compute(self, batch):
+        raise AssertionError("a confirmed replay computes nothing")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(HumanRun, "compute", no_compute)
+        assert "confirmed: identity" in invoke("run", out / "config.json").output
+    invoke("run", out / "config.json", "--out", tmp_path / "again")
+    assert (tmp_path / "again" / "predictions.jsonl").read_text() == first
+    # another seed is another run; so are answers that changed since
+    result = runner.invoke(app, ["annotate", "import", str(image_run), str(a), "--out", str(out),
+                                 "--seed", "1"])
+    assert result.exit_code == 2 and "settings that differ: seed: 0 -> 1" in result.stderr
+    answers_file(a, image_run, "alice", ["above", "below", "inside", "beside"])
+    result = runner.invoke(app, ["annotate", "import", str(image_run), str(a), "--out", str(out)])
+    assert result.exit_code == 2 and "answers.alice.sha256" in result.stderr
 
 
 def _browser(download_dir):

@@ -43,23 +43,31 @@ def test_judge_comparison_end_to_end(tmp_path, task, labels):
     assert summary["kind"] == "judge" and summary["task"] == task
     assert summary["dataset"] == load_prompts(task).source  # name@version, as synthesize records it
     assert summary["model"] == "test:drawn-shapes"
-    assert summary["recognized_ratio"] == pytest.approx(75.0)
-    rec = summary["recognized_subset"]
-    assert rec["n"] == 6 and rec["accuracy"] == pytest.approx(400 / 6)
-    assert rec["macro_f1"] == pytest.approx(200 / 3)  # each class: precision = recall = 2/3
+    metrics = summary["metrics"]
+    assert metrics["recognized_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 8}
+    assert metrics["recognized_accuracy"] == {"mean": pytest.approx(400 / 6), "std": None, "n": 6}
+    # each class: precision = recall = 2/3
+    assert metrics["recognized_macro_f1"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 6}
     whole = expected_whole([(g, a if r else None) for g, a, r in plan], labels)
-    assert summary["accuracy"] == {"mean": pytest.approx(whole), "std": None}
-    assert summary["whole_set"]["n"] == 8
+    assert summary["accuracy"] == {"mean": pytest.approx(whole), "std": None, "n": 8}
+    assert summary["seed"] == 0 and summary["untrained"] is True  # colour components
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert [p["recognized"] for p in preds] == [r for _, _, r in plan]
     assert [p["pred"] for p in preds[:6]] == [a for _, a, _ in plan[:6]]
-    assert all(p["pred"] in labels for p in preds)
+    rng = random.Random(0)  # the two unrecognized images, guessed in image order
+    assert [p["pred"] for p in preds[6:]] == [rng.choice(labels), rng.choice(labels)]
     assert preds[0]["depth_a"] == pytest.approx(255 / 64)  # drawn far: disparity 64/255
     assert "depth" in preds[0]["explanation"]
     obj = preds[0]["obj_a"]
-    assert summary["per_object"][obj]["n"] >= 1
-    assert (out / "table.md").read_text().count("|") > 10
-    assert (out / "gallery.html").exists()
+    shown = [p for p in preds if obj in (p["obj_a"], p["obj_b"])]
+    assert summary["details"]["per_object"][obj] == {
+        "n": len(shown), "accuracy": pytest.approx(100 * sum(p["pred"] == p["gold"] for p in shown) / len(shown)),
+        "detected": pytest.approx(100 * sum(p["found_a"] if p["obj_a"] == obj else p["found_b"]
+                                            for p in shown) / len(shown))}
+    table = (out / "table.md").read_text()
+    assert f"| recognized subset | 6 | {400 / 6:.1f} | {200 / 3:.1f} |" in table
+    assert "Recognized ratio: 75.0%" in table
+    assert (out / "gallery.html").read_text().count("<figure") == 8
     indexed = [r for r in store.list_runs() if r["path"] == str(out.resolve())]
     assert indexed and indexed[0]["accuracy"] == pytest.approx(whole)
 
@@ -71,7 +79,7 @@ def test_judge_posrel_rules_and_legacy(tmp_path):
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--out", tmp_path / "vdg")
     summary = json.loads((tmp_path / "vdg" / "summary.json").read_text())
     assert summary["accuracy"]["mean"] == pytest.approx(80.0)
-    assert summary["recognized_ratio"] == 100.0
+    assert summary["metrics"]["recognized_ratio"]["mean"] == 100.0
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "vdg-legacy",
            "--out", tmp_path / "legacy")
     preds = [json.loads(line) for line in (tmp_path / "legacy" / "predictions.jsonl").read_text().splitlines()]
@@ -79,7 +87,8 @@ def test_judge_posrel_rules_and_legacy(tmp_path):
     invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule-arg",
            'above=[80, 100]', "--out", tmp_path / "narrow")
     config = json.loads((tmp_path / "narrow" / "config.json").read_text())
-    assert config["rule_args"] == {"above": [80, 100]}
+    assert config["settings"]["rule_args"] == {"above": [80, 100]}
+    assert config["runtime"] == {"device": "auto", "batch_size": 8}
     assert config["provenance"]["toolkit"] == "spatialprobe"
 
 
@@ -94,8 +103,9 @@ def test_rule_without_an_answer_counts_as_not_recognized(tmp_path):
     assert [p["recognized"] for p in preds] == [False, True]
     assert preds[0]["found_a"] and preds[0]["found_b"] and "no relation" in preds[0]["explanation"]
     assert preds[0]["pred"] == random.Random(0).choice(["above", "below", "inside", "beside"])
-    assert summary["recognized_ratio"] == 50.0
-    assert summary["recognized_subset"] == {"accuracy": 100.0, "macro_f1": 100.0, "n": 1}
+    assert summary["metrics"]["recognized_ratio"]["mean"] == 50.0
+    assert summary["metrics"]["recognized_accuracy"] == {"mean": 100.0, "std": None, "n": 1}
+    assert summary["metrics"]["recognized_macro_f1"] == {"mean": 100.0, "std": None, "n": 1}
 
 
 def test_judge_resumes_and_refuses_other_settings(tmp_path):
@@ -107,7 +117,8 @@ def test_judge_resumes_and_refuses_other_settings(tmp_path):
     assert (out / "predictions.jsonl").read_text() == first
     result = runner.invoke(app, ["judge", "size", str(tmp_path / "images"), "--detector", "colour",
                                  "--depth", "colour", "--depth-arg", "shift=0.1", "--out", str(out)])
-    assert result.exit_code == 2 and "already holds a run" in result.output
+    assert result.exit_code == 2 and "already holds another run" in result.output
+    assert "depth.args.shift: None -> 0.1" in result.output
     assert "Traceback" not in result.output and result.output.strip().startswith("Error: ")
 
 
@@ -125,6 +136,8 @@ def test_judge_errors_are_clear(tmp_path):
     result = runner.invoke(app, ["judge", "gallery", str(tmp_path / "images")])
     assert result.exit_code == 2 and "is not a judge run" in result.output
     assert isinstance(result.exception, SystemExit)  # a clean exit, not an escaped exception
+    result = runner.invoke(app, ["judge", "gallery", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and not (tmp_path / "nowhere").exists()  # read, never created
 
 
 def test_gallery_command(tmp_path):
@@ -152,6 +165,69 @@ def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert _spec("owlvit", "owl", []).args["model"] == str(tmp_path / "owl")
     assert _spec("owlvit", "google/owlvit-base-patch32", []).args["model"] == "google/owlvit-base-patch32"
+
+
+def test_judge_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, monkeypatch):
+    from spatialprobe.detectors.judge import JudgeRun
+
+    write_run(tmp_path / "images", "posrel", [("above", "above", True), ("below", "beside", True),
+                                              ("inside", "inside", False)])
+    out = tmp_path / "j"
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--rule", "visor", "--out", out)
+    first = (out / "predictions.jsonl").read_text()
+    identity = json.loads((out / "summary.json").read_text())["identity"]
+
+    def no_compute(self, batch):
+        raise AssertionError("a confirmed replay computes nothing")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(JudgeRun, "compute", no_compute)
+        result = invoke("run", out / "config.json")
+    assert f"confirmed: identity {identity[:12]}" in result.output
+    assert (out / "predictions.jsonl").read_text() == first
+    result = invoke("run", out / "config.json", "--out", tmp_path / "again", "--batch-size", 1)
+    assert (tmp_path / "again" / "predictions.jsonl").read_text() == first
+    again = json.loads((tmp_path / "again" / "summary.json").read_text())
+    assert again["identity"] == identity
+    assert again["metrics"] == json.loads((out / "summary.json").read_text())["metrics"]
+    assert json.loads((tmp_path / "again" / "config.json").read_text())["runtime"]["batch_size"] == 1
+    assert (tmp_path / "again" / "gallery.html").read_text().count("<figure") == 3
+
+
+def test_changed_rule_is_refused_on_resume_but_batch_size_is_not(tmp_path):
+    write_run(tmp_path / "images", "posrel", [("above", "above", True), ("beside", "beside", True)])
+    out = tmp_path / "j"
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--out", out, "--no-gallery")
+    first = (out / "predictions.jsonl").read_text()
+    result = runner.invoke(app, ["judge", "posrel", str(tmp_path / "images"), "--detector", "colour",
+                                 "--rule", "geneval", "--out", str(out)])
+    assert result.exit_code == 2
+    assert "settings that differ: rule: 'vdg' -> 'geneval'" in result.stderr
+    invoke("judge", "posrel", tmp_path / "images", "--detector", "colour", "--batch-size", 1,
+           "--out", out, "--no-gallery")
+    assert (out / "predictions.jsonl").read_text() == first
+    assert json.loads((out / "config.json").read_text())["runtime"]["batch_size"] == 1
+
+
+@pytest.mark.parametrize("task,option", [("size", ["--rule", "vdg"]),
+                                         ("height", ["--rule-arg", "above=[80, 100]"])])
+def test_rule_options_are_refused_for_size_and_height(tmp_path, task, option):
+    write_run(tmp_path / "images", task, [(("larger" if task == "size" else "taller"),) * 2 + (True,)])
+    out = tmp_path / "j"
+    result = runner.invoke(app, ["judge", task, str(tmp_path / "images"), *COLOUR, *option,
+                                 "--out", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    rule = "area*depth^2" if task == "size" else "height*depth"
+    assert result.stderr == (f"Error: --rule and --rule-arg apply to judge posrel only; {task} has "
+                             f"one fixed rule ({rule}) without arguments.\n")
+
+
+def test_depth_options_are_refused_for_posrel(tmp_path):
+    write_run(tmp_path / "images", "posrel", [("above", "above", True)])
+    result = runner.invoke(app, ["judge", "posrel", str(tmp_path / "images"), *COLOUR,
+                                 "--out", str(tmp_path / "j")])
+    assert result.exit_code == 2 and not (tmp_path / "j").exists()
+    assert "--depth, --depth-model and --depth-arg apply to judge size and height only" in result.stderr
 
 
 def test_a_detector_that_returns_too_few_results_is_an_error_not_a_shorter_run(tmp_path, monkeypatch):

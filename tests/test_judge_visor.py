@@ -73,16 +73,62 @@ def test_visor_hand_computed(sr2d_file, tmp_path):
     assert r["object_accuracy_A"] == pytest.approx(100 * 7 / 12)  # person in 3 + 3 + 1 images
 
 
-def test_visor_cli_writes_visor_json(sr2d_file, tmp_path):
+def test_visor_cli_writes_a_run(sr2d_file, tmp_path):
     path = tmp_path / "det.json"
     path.write_text(json.dumps(DETECTIONS))
     result = runner.invoke(app, ["visor", "--detections", str(path), "--prompts", str(sr2d_file),
                                  "--out", str(tmp_path / "v")])
     assert result.exit_code == 0, result.output
-    out = json.loads((tmp_path / "v" / "visor.json").read_text())
-    for key in ("OA", "VISOR", "VISOR_cond", "VISOR_1", "VISOR_4"):
-        assert key in out
-    assert "33.33" in result.output
+    summary = json.loads((tmp_path / "v" / "summary.json").read_text())
+    m = summary["metrics"]
+    assert m["OA"] == {"mean": 50.0, "std": None, "n": 12, "breakdown": {
+        "to the left of": {"mean": 50.0, "std": None, "n": 4},
+        "to the right of": {"mean": 75.0, "std": None, "n": 4},   # 2_0, 2_1, 2_2 have both
+        "above": {"mean": 25.0, "std": None, "n": 4}}}            # 4_0 only (4_2's sra=1: no objects)
+    assert m["VISOR"]["mean"] == pytest.approx(100 / 3) and m["VISOR"]["n"] == 12
+    assert m["VISOR_cond"]["mean"] == pytest.approx(200 / 3) and m["VISOR_cond"]["n"] == 6
+    assert [m[f"VISOR_{n}"]["mean"] for n in (1, 2, 3, 4)] == pytest.approx([100, 100 / 3, 0, 0])
+    assert m["VISOR_1"]["n"] == 3 and "VISOR_5" not in m
+    # the headline: accuracy is VISOR (unconditional); VISOR has no macro-F1
+    assert summary["accuracy"] == m["VISOR"] and summary["macro_f1"] == {"mean": None, "std": None, "n": 0}
+    assert summary["kind"] == "visor" and summary["task"] == "sr2d" and summary["seed"] is None
+    assert summary["model"] == "detections:det" and summary["dataset"].startswith(sr2d_file.name + "@")
+    assert summary["details"]["non_spatial_skipped"] == 1  # 8_0, "a person and a bicycle"
+    assert summary["details"]["per_class"]["bicycle"]["images"] == 12
+    rows = [json.loads(line) for line in (tmp_path / "v" / "predictions.jsonl").read_text().splitlines()]
+    assert [r["key"] for r in rows] == [k for k in DETECTIONS if k != "8_0"]
+    # 2_0: the second person (x=90) is right of the bicycle (x=50): some pair holds
+    assert [r["key"] for r in rows if r["correct"]] == ["0_0", "2_0", "2_1", "4_0"]
+    assert "| all | 50.00 | 33.33 | 66.67 | 100.00 | 33.33 | 0.00 | 0.00 |" in result.output
+    assert not (tmp_path / "v" / "detections.json").exists()  # the input is the detections
+
+
+def test_visor_runs_are_indexed_and_reported_beside_a_judge_run(sr2d_file, tmp_path):
+    from judge_helpers import write_run
+
+    from spatialprobe import store
+
+    path = tmp_path / "det.json"
+    path.write_text(json.dumps(DETECTIONS))
+    result = runner.invoke(app, ["visor", "--detections", str(path), "--prompts", str(sr2d_file),
+                                 "--out", str(tmp_path / "v")])
+    assert result.exit_code == 0, result.output
+    write_run(tmp_path / "images", "posrel", [("above", "above", True), ("below", "beside", True)])
+    result = runner.invoke(app, ["judge", "posrel", str(tmp_path / "images"), "--detector", "colour",
+                                 "--out", str(tmp_path / "j"), "--no-gallery"])
+    assert result.exit_code == 0, result.output
+    indexed = {r["path"]: r for r in store.list_runs()}
+    visor_row = indexed[str((tmp_path / "v").resolve())]
+    assert (visor_row["kind"], visor_row["task"], visor_row["model"]) == ("visor", "sr2d", "detections:det")
+    assert visor_row["accuracy"] == pytest.approx(100 / 3) and visor_row["macro_f1"] is None
+    listed = runner.invoke(app, ["runs"])
+    assert listed.exit_code == 0 and "visor" in listed.output and "33.3" in listed.output
+    report = runner.invoke(app, ["report", str(tmp_path / "j"), str(tmp_path / "v")])
+    assert report.exit_code == 0, report.output
+    lines = report.output.splitlines()
+    assert lines[0] == "| model | posrel acc | posrel F1 | sr2d acc | sr2d F1 |"
+    assert lines[2] == "| test:drawn-shapes (judge) [untrained] | 50.0 | 33.3 | – | – |"
+    assert lines[3] == "| detections:det (visor) | – | – | 33.3 | – |"
 
 
 def test_released_sra_flag_decides_as_in_visor_py(sr2d_file, tmp_path):
@@ -122,14 +168,17 @@ def test_visor_on_image_run(sr2d_file, tmp_path):
     result = runner.invoke(app, ["visor", str(tmp_path / "images"), "--detector", "colour",
                                  "--out", str(tmp_path / "v")])
     assert result.exit_code == 0, result.output
-    out = json.loads((tmp_path / "v" / "visor.json").read_text())
-    assert out["OA"] == pytest.approx(75.0) and out["VISOR"] == pytest.approx(25.0)
-    assert out["VISOR_1"] == pytest.approx(50.0) and out["VISOR_2"] == 0.0
+    m = json.loads((tmp_path / "v" / "summary.json").read_text())["metrics"]
+    assert m["OA"]["mean"] == 75.0 and m["VISOR"]["mean"] == 25.0 and m["VISOR_cond"]["mean"] == pytest.approx(100 / 3)
+    assert m["VISOR_1"]["mean"] == 50.0 and m["VISOR_2"]["mean"] == 0.0
+    assert m["VISOR"]["breakdown"] == {"to the left of": {"mean": 50.0, "std": None, "n": 2},
+                                       "above": {"mean": 0.0, "std": None, "n": 2}}
     released = json.loads((tmp_path / "v" / "detections.json").read_text())
     assert released["0_0"]["classes"] == ["person", "bicycle"] and released["0_0"]["sra"] == 1
+    assert list(released) == ["0_0", "0_1", "4_0", "4_1"] and released["4_1"]["recall"] == 1
     # the written detections score the same through the released-layout path
     again = visor.score_released(tmp_path / "v" / "detections.json", sr2d_file)
-    assert again["VISOR"] == out["VISOR"] and again["OA"] == out["OA"]
+    assert (again["VISOR"], again["OA"]) == (m["VISOR"]["mean"], m["OA"]["mean"])
 
 
 def test_sr2d_prompt_lines_feed_synthesize_and_visor(tmp_path):
@@ -155,9 +204,60 @@ def test_sr2d_prompt_lines_feed_synthesize_and_visor(tmp_path):
     result = runner.invoke(app, ["visor", str(tmp_path / "images"), "--detector", "colour",
                                  "--out", str(tmp_path / "v")])
     assert result.exit_code == 0, result.output
-    out = json.loads((tmp_path / "v" / "visor.json").read_text())
-    assert out["OA"] == 100.0 and out["VISOR"] == 50.0  # left of: right; above: wrong
-    assert out["source"]["model"] == "test:drawn" and out["source"]["detector"]["name"] == "colour"
+    summary = json.loads((tmp_path / "v" / "summary.json").read_text())
+    m = summary["metrics"]
+    assert m["OA"]["mean"] == 100.0 and m["VISOR"]["mean"] == 50.0  # left of: right; above: wrong
+    assert summary["model"] == "test:drawn" and summary["details"]["detector"]["name"] == "colour"
+    config = json.loads((tmp_path / "v" / "config.json").read_text())
+    assert config["settings"]["detector"] == {"name": "colour", "args": {"threshold": 0.1}}
+    assert config["settings"]["source"]["image_run"]["images"] == 2
     released = json.loads((tmp_path / "v" / "detections.json").read_text())
     assert released["0_0"]["text"] == "a person to the left of a bicycle" and released["0_0"]["sra"] == 1
     assert released["4_0"]["sra"] == 0
+
+
+def _left_and_above_run(sr2d_file, path):
+    data = json.loads(sr2d_file.read_text())
+    store = ImageStore(path)
+    store.add_prompts(PromptItem(str(p["unique_id"]), p["text"], p) for p in (data[0], data[4]))
+    left = [("person", (4, 20, 14, 30), 1.0), ("bicycle", (40, 20, 50, 30), 1.0)]
+    for pid in ("0", "4"):
+        store.save_image(draw_scene(left), pid, 0, seed=0, backend="test", model="drawn", settings={})
+    return path
+
+
+def test_visor_replay_and_resume(sr2d_file, tmp_path, monkeypatch):
+    from spatialprobe.metrics.visor_run import VisorRun
+
+    run = _left_and_above_run(sr2d_file, tmp_path / "images")
+    out = tmp_path / "v"
+    args = ["visor", str(run), "--detector", "colour", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    first = (out / "predictions.jsonl").read_text()
+
+    def no_compute(self, batch):
+        raise AssertionError("a confirmed replay computes nothing")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(VisorRun, "compute", no_compute)
+        result = runner.invoke(app, ["run", str(out / "config.json")])
+        assert result.exit_code == 0 and "confirmed: identity" in result.output, result.output
+    result = runner.invoke(app, ["run", str(out), "--out", str(tmp_path / "again")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "again" / "predictions.jsonl").read_text() == first
+    assert (tmp_path / "again" / "detections.json").read_text() == (out / "detections.json").read_text()
+    # a changed threshold is another run; a changed batch size resumes this one
+    result = runner.invoke(app, [*args, "--threshold", "0.5"])
+    assert result.exit_code == 2 and "detector.args.threshold: 0.1 -> 0.5" in result.stderr
+    assert runner.invoke(app, [*args, "--batch-size", "1"]).exit_code == 0
+    assert (out / "predictions.jsonl").read_text() == first
+
+
+def test_detector_options_are_refused_with_released_detections(sr2d_file, tmp_path):
+    path = tmp_path / "det.json"
+    path.write_text(json.dumps(DETECTIONS))
+    result = runner.invoke(app, ["visor", "--detections", str(path), "--prompts", str(sr2d_file),
+                                 "--threshold", "0.3", "--out", str(tmp_path / "v")])
+    assert result.exit_code == 2 and not (tmp_path / "v").exists()
+    assert result.stderr == ("Error: --threshold applies to an image RUN only; --detections were "
+                             "detected already.\n")

@@ -47,7 +47,7 @@ def import_(
         out = out or run / "human" / task
         require_out_dir(out)
         summary = import_answers(run, answers, out, task=task, seed=seed)
-    for name, ignored in summary["ignored_answers"].items():
+    for name, ignored in summary["details"]["ignored_answers"].items():
         warn(ignored_answers_note(name, ignored))
     Console().print((out / "table.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {out} (mean accuracy {summary['accuracy']['mean']:.1f}%)")

@@ -14,9 +14,6 @@ from .errors import fail, require_out_dir, warn
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
 
-_RULE_NAMES = {"size": "area*depth^2", "height": "height*depth"}
-
-
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Expected failures (bad data, unknown component, model that cannot load, wrong run) end the
@@ -65,41 +62,50 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
     return Spec(name, args)
 
 
-def _run(task: str, run: Path, out: Path | None, detector: str, detector_model: str | None,
-         detector_arg: list[str], threshold: float | None, depth: str, depth_model: str | None,
-         depth_arg: list[str], rule: str, rule_arg: list[str], seed: int, batch_size: int,
-         gallery: bool, device: str, skip_missing: bool = False) -> None:
+def _judge_config(task: str, detector: str, detector_model: str | None, detector_arg: list[str],
+                  threshold: float | None, depth: str | None, depth_model: str | None,
+                  depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
+                  batch_size: int, device: str, skip_missing: bool):
+    """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
+    from ..detectors.judge import FIXED_RULES, JudgeConfig
+
+    if task in FIXED_RULES and (rule is not None or rule_arg):
+        fail(f"--rule and --rule-arg apply to judge posrel only; {task} has one fixed rule "
+             f"({FIXED_RULES[task]}) without arguments.")
+    if task == "posrel" and (depth is not None or depth_model or depth_arg):
+        fail("--depth, --depth-model and --depth-arg apply to judge size and height only; "
+             "posrel reads no depth.")
+    return JudgeConfig(
+        task=task, detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
+        depth=_spec(depth or "dpt", depth_model, depth_arg) if task != "posrel" else None,
+        rule=FIXED_RULES.get(task) or rule or "vdg", rule_args=_parse_args(rule_arg), seed=seed,
+        batch_size=batch_size, device=device, skip_missing=skip_missing)
+
+
+def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> None:
     from rich.console import Console
     from rich.progress import Progress
 
-    from ..detectors.judge import JudgeConfig, judge_run, task_images
-    from ..imagestore import ImageStore
+    from ..detectors.judge import JudgeRun
+    from ..runner import execute
 
     require_image_run(run)
-    cfg = JudgeConfig(
-        task=task,
-        detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
-        depth=_spec(depth, depth_model, depth_arg) if task != "posrel" else None, device=device,
-        rule=rule if task == "posrel" else _RULE_NAMES[task],
-        rule_args=_parse_args(rule_arg), seed=seed, batch_size=batch_size,
-        skip_missing=skip_missing)
-    name = f"{task}-{detector}" + ("" if task == "posrel" else f"-{depth}")
+    cfg = _judge_config(task, **options)
+    name = f"{task}-{cfg.detector.name}" + (f"-{cfg.depth.name}" if cfg.depth else "")
     out = out or run / "judge" / name
     require_out_dir(out)
-    total = len(task_images(ImageStore(run), task))
     with user_errors(), Progress(transient=True) as bar:
-        job = bar.add_task(f"judging {task}", total=total)
-        summary = judge_run(str(run), str(out), cfg, progress=lambda n: bar.advance(job, n))
-    if "missing_images" in summary:
-        warn(f"{summary['missing_images']['note']}; judged the rest (--skip-missing, recorded "
-             "in summary.json).")
+        kind = JudgeRun(str(run), cfg)
+        job = bar.add_task(f"judging {task}", total=len(kind.images))
+        summary = execute(kind, out, lambda done, total: bar.update(job, completed=done, total=total),
+                          kind.write_extras if gallery else None)
+    missing = summary["details"].get("missing_images")
+    if missing:
+        warn(f"{missing['note']}; judged the rest (--skip-missing, recorded in summary.json).")
     console = Console()
     console.print((out / "table.md").read_text(encoding="utf-8"))
     if gallery:
-        from ..reports.gallery import write_gallery
-
-        with user_errors():
-            console.print(f"gallery: {write_gallery(out)}")
+        console.print(f"gallery: {out / 'gallery.html'}")
     console.print(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
 
 
@@ -111,11 +117,11 @@ def _make_task_command(task: str):
         detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
         detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
         threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Detector score threshold."),
-        depth: str = typer.Option("dpt", "--depth", help="Registered depth estimator (size, height)."),
-        depth_model: str | None = typer.Option(None, "--depth-model", help="Checkpoint id or directory."),
-        depth_arg: list[str] = typer.Option([], "--depth-arg", help="Extra depth argument key=value."),
-        rule: str = typer.Option("vdg", "--rule", help="posrel: registered position judge."),
-        rule_arg: list[str] = typer.Option([], "--rule-arg", help="Rule argument key=value (JSON value)."),
+        depth: str | None = typer.Option(None, "--depth", help="size, height: registered depth estimator [dpt]."),
+        depth_model: str | None = typer.Option(None, "--depth-model", help="size, height: checkpoint id or directory."),
+        depth_arg: list[str] = typer.Option([], "--depth-arg", help="size, height: extra depth argument key=value."),
+        rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge [vdg]."),
+        rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule argument key=value (JSON value)."),
         seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unrecognized images."),
         batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per model batch."),
         gallery: bool = typer.Option(True, "--gallery/--no-gallery", help="Also write gallery.html."),
@@ -123,8 +129,10 @@ def _make_task_command(task: str):
         skip_missing: bool = typer.Option(False, "--skip-missing", help="Judge the images that "
                                           "remain when some files are gone (recorded in the run)."),
     ) -> None:
-        _run(task, run, out, detector, detector_model, detector_arg, threshold, depth, depth_model,
-             depth_arg, rule, rule_arg, seed, batch_size, gallery, device, skip_missing)
+        _run(task, run, out, gallery, detector=detector, detector_model=detector_model,
+             detector_arg=detector_arg, threshold=threshold, depth=depth, depth_model=depth_model,
+             depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed, batch_size=batch_size,
+             device=device, skip_missing=skip_missing)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
                        "recognized subset, recognized ratio, per-object results.")
@@ -149,39 +157,51 @@ def visor(
     run: Path | None = typer.Argument(None, help="Image run of SR2D prompts (omit with --detections)."),
     detections: Path | None = typer.Option(None, "--detections", help="Detection results, released layout."),
     prompts: Path | None = typer.Option(None, "--prompts", help="SR2D JSON (released layout)."),
-    out: Path | None = typer.Option(None, "--out", help="Directory for visor.json."),
-    detector: str = typer.Option("owlvit", "--detector", help="Registered detector for RUN."),
-    detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
-    detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
-    threshold: float = typer.Option(0.1, "--threshold", min=0.0, max=1.0,
-                                    help="Detector score threshold (VISOR: 0.1)."),
-    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per detector batch."),
-    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory [RUN/visor/DETECTOR or "
+                                    "DETECTIONS_DIR/visor-NAME]."),
+    detector: str | None = typer.Option(None, "--detector", help="RUN: registered detector [owlvit]."),
+    detector_model: str | None = typer.Option(None, "--detector-model", help="RUN: checkpoint id or directory."),
+    detector_arg: list[str] = typer.Option([], "--detector-arg", help="RUN: extra detector argument key=value."),
+    threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0,
+                                           help="RUN: detector score threshold [0.1, as VISOR]."),
+    batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="RUN: images per detector batch [8]."),
+    device: str | None = typer.Option(None, "--device", help="RUN: auto, cpu or cuda [auto]."),
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
     from rich.console import Console
 
-    from ..metrics import visor as V
+    from ..metrics.visor_run import VisorRun
+    from ..runner import execute
 
     require_out_dir(out)
+    detecting = {"--detector": detector, "--detector-model": detector_model, "--detector-arg": detector_arg,
+                 "--threshold": threshold, "--batch-size": batch_size, "--device": device}
     if detections is not None:
+        if run is not None:
+            fail("give an image RUN or --detections FILE, not both.")
         if prompts is None:
             raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")
-        with user_errors():
-            result = V.score_released(detections, prompts)
+        given = [name for name, value in detecting.items() if value]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            fail(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
         out = out or detections.parent / f"visor-{detections.stem}"
+        with user_errors():
+            kind = VisorRun(detections=detections, prompts=prompts)
     elif run is not None:
         require_image_run(run)
-        spec = _spec(detector, detector_model, detector_arg, threshold=threshold, device=device)
+        spec = _spec(detector or "owlvit", detector_model, detector_arg,
+                     threshold=0.1 if threshold is None else threshold)
+        out = out or run / "visor" / spec.name
         with user_errors():
-            result = V.score_image_run(run, spec, prompts=prompts, batch_size=batch_size)
-        out = out or run / "visor" / detector
+            kind = VisorRun(run=run, detector=spec, prompts=prompts, batch_size=batch_size or 8,
+                            device=device or "auto")
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
-    with user_errors():  # e.g. OUT in use by another process
-        path = V.write_visor(out, result)
-    Console().print(V.table_markdown(result))
-    typer.echo(f"wrote {path}")
+    with user_errors():
+        execute(kind, out, write_extras=kind.write_extras)
+    Console().print((out / "table.md").read_text(encoding="utf-8"))
+    typer.echo(f"wrote {out}")
 
 
 def register(app: typer.Typer) -> None:

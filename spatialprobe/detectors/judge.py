@@ -1,17 +1,19 @@
-"""ISM (Box): judge the images of an image store with a detector, a depth model and a rule.
+"""ISM (Box) as a run kind: judge the images of an image store with a detector, depth and a rule.
 
-The spine, in one screen (:func:`judge_run`): read the store's images for the task -> detect
-both objects (highest-confidence box each) -> depth inside each box (size, height) -> apply the
-rule -> write each judgement as it is made (resumable) -> give unrecognized images a seeded
-random guess -> accuracy and macro-F1 on the recognized subset and the whole set -> summary,
-predictions, table, index entry.
+:class:`JudgeRun` says only what judging is; the run spine (:mod:`spatialprobe.runner`) does the
+run plumbing (config, cache, resume, summary, index). Items are the image run's finished images
+of the task (key ``prompt_id#image_index``); a batch is detected (highest-confidence box of each
+object), depth is read inside each box (size, height) and the rule answers; then unrecognized
+images get a seeded random guess, and accuracy and macro-F1 are measured on the whole set and on
+the recognized subset, with per-object figures in the summary's details.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,13 +21,15 @@ from ..extras import require
 from ..imagestore import ImageRecord, ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 from ..registry import Spec, build, lookup
-from ..store import RunDir, atomic_write_text, read_json, register_run, write_json, write_jsonl
+from ..runner import Evaluation, Item, RunSpec, execute
+from ..store import RunDir
 from . import rules
 from .base import best_per_object
+from .judge_scores import judge_metrics, per_object, scores, table_markdown
 
 TASK_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
-_TABLE = ("CREATE TABLE IF NOT EXISTS judgements (prompt_id TEXT NOT NULL, image_index INTEGER "
-          "NOT NULL, record TEXT NOT NULL, PRIMARY KEY (prompt_id, image_index))")
+FIXED_RULES = {"size": "area*depth^2", "height": "height*depth"}
+"""size and height have one rule each (no thresholds); only posrel chooses a position judge."""
 
 
 @dataclass(frozen=True)
@@ -41,21 +45,15 @@ class JudgeConfig:
     rule: str = "vdg"
     """posrel: a registered ``position-judge``; size/height use area*depth^2 / height*depth."""
     rule_args: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments of the rule (thresholds)."""
+    """Keyword arguments of the rule (thresholds; posrel only)."""
     seed: int = 0
     """Seed of the random guesses given to unrecognized images."""
     batch_size: int = 8
-    """Images per detector / depth batch."""
+    """Images per detector / depth batch (runtime)."""
     device: str = "auto"
-    """auto, cpu or cuda; not part of a run's identity (a run may resume on another device)."""
+    """auto, cpu or cuda (runtime: not part of a run's identity)."""
     skip_missing: bool = False
     """Judge the images that remain when some files of the run are gone (else refuse)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "detector": self.detector.to_dict(),
-                "depth": self.depth.to_dict() if self.depth else None, "rule": self.rule,
-                "rule_args": dict(self.rule_args), "seed": self.seed, "batch_size": self.batch_size,
-                "device": self.device, "skip_missing": self.skip_missing}
 
 
 def task_images(store: ImageStore, task: str, missing: bool = False) -> list[ImageRecord]:
@@ -67,6 +65,10 @@ def task_images(store: ImageStore, task: str, missing: bool = False) -> list[Ima
         if meta.get("task", task) == task and {"obj_a", "obj_b", "label"} <= set(meta):
             keep.append(rec)
     return keep
+
+
+def image_key(rec: ImageRecord) -> str:
+    return f"{rec.prompt_id}#{rec.image_index}"
 
 
 def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -> dict[str, Any]:
@@ -101,68 +103,124 @@ def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -
     return row
 
 
-def _batches(items: Sequence, size: int) -> Iterable[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 def _on_device(spec: Spec, device: str) -> Spec:
     return Spec(spec.name, {**spec.args, "device": device})
 
 
-def judge_run(source: str, out: str, cfg: JudgeConfig,
-              progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
-    require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
+def _without_device(spec: Spec | None) -> dict[str, Any] | None:
+    return None if spec is None else {"name": spec.name,
+                                      "args": {k: v for k, v in spec.args.items() if k != "device"}}
 
-    if cfg.task not in TASK_LABELS:
-        raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
-    store = ImageStore(source)
-    images = task_images(store, cfg.task)
-    missing = task_images(store, cfg.task, missing=True)
-    if missing and not cfg.skip_missing:
-        raise ValueError(f"{source}: {missing_note(missing, len(images))}; restore them, or pass "
-                         "--skip-missing to judge the rest (recorded in the judge run).")
-    if not images:
-        raise ValueError(f"{source} holds no finished images of {cfg.task} instances "
-                         "(prompt meta needs task, obj_a, obj_b and label).")
-    run = RunDir(out)
-    detector = build("detector", _on_device(cfg.detector, cfg.device))
-    depth = build("depth", _on_device(cfg.depth, cfg.device)) if cfg.depth and cfg.task != "posrel" else None
-    config = {"kind": "judge", "source": str(store.path.resolve()), **cfg.to_dict(),
-              "detector_resolved": detector.describe(),
-              "depth_resolved": depth.describe() if depth else None}
-    run.start(config, resume_keys=("source", "task", "detector", "depth", "rule", "rule_args"))
-    with run.db() as conn:
-        conn.execute(_TABLE)
-        done = {(p, i) for p, i in conn.execute("SELECT prompt_id, image_index FROM judgements")}
-    todo = [r for r in images if (r.prompt_id, r.image_index) not in done]
-    for batch in _batches(todo, cfg.batch_size):
-        pil = [open_image(r.path) for r in batch]
-        found = detector.detect(pil, [[r.meta["obj_a"], r.meta["obj_b"]] for r in batch])
-        depths = depth.estimate(pil) if depth else [None] * len(batch)
-        rows = [judge_image(cfg, f, d, r.meta) for r, f, d in zip(batch, found, depths, strict=True)]
-        with run.db() as conn:  # committed per batch: an interrupted run resumes here
-            conn.executemany("INSERT OR REPLACE INTO judgements VALUES (?, ?, ?)",
-                             [(r.prompt_id, r.image_index, json.dumps(row))
-                              for r, row in zip(batch, rows, strict=True)])
-        if progress:
-            progress(len(batch))
-    with run.db() as conn:
-        stored = {(p, i): json.loads(t) for p, i, t in
-                  conn.execute("SELECT prompt_id, image_index, record FROM judgements")}
-    predictions = finish_predictions(images, stored, store, TASK_LABELS[cfg.task], cfg.seed)
-    summary = summarize(predictions, cfg, source_info(store, images))
-    if missing:  # only reached with skip_missing: the numbers cover fewer images than the run made
-        summary["missing_images"] = {"n": len(missing), "note": missing_note(missing, len(images)),
-                                     "files": [str(r.path.relative_to(store.path)) for r in missing]}
-    write_jsonl(run.file("predictions.jsonl"), predictions)
-    write_json(run.file("summary.json"), summary)
-    atomic_write_text(run.file("table.md"), table_markdown(summary))
-    register_run(run.path, kind="judge", task=cfg.task, model=summary["model"],
-                 dataset=summary["dataset"], accuracy=summary["accuracy"]["mean"],
-                 macro_f1=summary["macro_f1"]["mean"])
-    return summary
+
+def open_store(source: str, command: str = "spatialprobe synthesize") -> ImageStore:
+    """The image store at ``source``; a path without one is refused (ImageStore would create it)."""
+    from pathlib import Path
+
+    if not (Path(source) / "run.sqlite").exists():
+        raise ValueError(f"{source} is not an image run (no run.sqlite); give the directory "
+                         f"written by {command}.")
+    return ImageStore(source)
+
+
+def image_run_source(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, Any]:
+    """The image run a judgement reads, as settings: where it is, its identity (when its config
+    has one), its dataset and a digest of the finished images judged (ids, seeds, files)."""
+    listed = [[r.prompt_id, r.image_index, r.seed, str(r.path.relative_to(store.path))] for r in images]
+    digest = hashlib.sha256(json.dumps(listed).encode("utf-8")).hexdigest()
+    return {"path": str(store.path.resolve()), "identity": (store.run.config() or {}).get("identity"),
+            "dataset": source_dataset(store), "images": len(images), "images_sha256": digest}
+
+
+class JudgeRun:
+    """ISM (Box) as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "judge"
+
+    def __init__(self, source: str, cfg: JudgeConfig, detector=None, depth=None):
+        require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
+        if cfg.task not in TASK_LABELS:
+            raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
+        self.cfg, self.batch_size = cfg, cfg.batch_size
+        self.store = open_store(source)
+        self.images = task_images(self.store, cfg.task)
+        self.missing = task_images(self.store, cfg.task, missing=True)
+        if self.missing and not cfg.skip_missing:
+            raise ValueError(f"{source}: {missing_note(self.missing, len(self.images))}; restore them, "
+                             "or pass --skip-missing to judge the rest (recorded in the judge run).")
+        if not self.images:
+            raise ValueError(f"{source} holds no finished images of {cfg.task} instances "
+                             "(prompt meta needs task, obj_a, obj_b and label).")
+        self.detector = detector or build("detector", _on_device(cfg.detector, cfg.device))
+        self.depth = depth
+        if depth is None and cfg.depth is not None and cfg.task != "posrel":
+            self.depth = build("depth", _on_device(cfg.depth, cfg.device))
+
+    def spec(self) -> RunSpec:
+        cfg = self.cfg
+        return RunSpec("judge", {
+            "task": cfg.task, "source": image_run_source(self.store, self.images),
+            "detector": _without_device(cfg.detector),
+            "depth": _without_device(cfg.depth) if cfg.task != "posrel" else None,
+            "rule": cfg.rule, "rule_args": dict(cfg.rule_args), "seed": cfg.seed,
+            "skip_missing": cfg.skip_missing,
+        }, {"device": cfg.device, "batch_size": cfg.batch_size})
+
+    def items(self) -> list[Item]:
+        return [Item(image_key(rec), rec) for rec in self.images]
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        records = [item.payload for item in batch]
+        pil = [open_image(r.path) for r in records]
+        found = self.detector.detect(pil, [[r.meta["obj_a"], r.meta["obj_b"]] for r in records])
+        depths = self.depth.estimate(pil) if self.depth else [None] * len(records)
+        return [judge_image(self.cfg, f, d, r.meta) for r, f, d in zip(records, found, depths, strict=True)]
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        cfg, store = self.cfg, self.store
+        rows = finish_predictions(self.images, results, store, TASK_LABELS[cfg.task], cfg.seed)
+        whole = scores(rows)
+        recognized = scores([r for r in rows if r["recognized"]])
+        described = {"detector": self.detector.describe(),
+                     "depth": self.depth.describe() if self.depth else None}
+        details: dict[str, Any] = {"method": "ISM (Box)", "source": str(store.path.resolve()),
+                                   **described, "rule": cfg.rule, "rule_args": dict(cfg.rule_args),
+                                   "per_object": per_object(rows)}
+        if self.missing:  # only with skip_missing: the numbers cover fewer images than the run made
+            details["missing_images"] = {
+                "n": len(self.missing), "note": missing_note(self.missing, len(self.images)),
+                "files": [str(r.path.relative_to(store.path)) for r in self.missing]}
+        info = source_info(store, self.images)
+        untrained = any("untrained" in str((d or {}).get("model", "")) for d in described.values())
+        return Evaluation(rows, judge_metrics(whole, recognized), cfg.task, info["model"],
+                          info["dataset"], cfg.seed, untrained, details)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return table_markdown(summary)
+
+    def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
+        """The gallery (``gallery.html``): each image with its boxes, depths and explanation."""
+        from ..reports.gallery import write_gallery
+
+        write_gallery(run.path)
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> JudgeRun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        s, runtime = spec.settings, spec.runtime
+        depth = s.get("depth")
+        cfg = JudgeConfig(task=s["task"], detector=Spec(s["detector"]["name"], s["detector"]["args"]),
+                          depth=Spec(depth["name"], depth["args"]) if depth else None,
+                          rule=s["rule"], rule_args=dict(s["rule_args"]), seed=s["seed"],
+                          skip_missing=s["skip_missing"],
+                          **{k: v for k, v in runtime.items() if k in ("device", "batch_size")})
+        return cls(s["source"]["path"], cfg)
+
+
+def judge_run(source: str, out: str, cfg: JudgeConfig, progress: Callable[[int, int], None] | None = None,
+              gallery: bool = False) -> dict[str, Any]:
+    """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
+    kind = JudgeRun(source, cfg)
+    return execute(kind, out, progress, kind.write_extras if gallery else None)
 
 
 def missing_note(missing: Sequence[ImageRecord], present: int) -> str:
@@ -184,13 +242,13 @@ def open_image(path):
         raise DataError(path, None, None, f"not a readable image ({err})") from None
 
 
-def finish_predictions(images: Sequence[ImageRecord], stored: dict, store: ImageStore,
+def finish_predictions(images: Sequence[ImageRecord], stored: Mapping[str, Any], store: ImageStore,
                        labels: Sequence[str], seed: int) -> list[dict[str, Any]]:
     """Rows in image order; unrecognized images get a random label from ``random.Random(seed)``."""
     rng = random.Random(seed)
     rows = []
     for rec in images:
-        row = dict(stored[(rec.prompt_id, rec.image_index)])
+        row = dict(stored[image_key(rec)])
         recognized = row["pred"] is not None
         row.update({"instance_id": rec.prompt_id, "image_index": rec.image_index,
                     "image": str(rec.path.relative_to(store.path)), "obj_a": rec.meta["obj_a"],
@@ -203,75 +261,20 @@ def finish_predictions(images: Sequence[ImageRecord], stored: dict, store: Image
 def source_dataset(store: ImageStore) -> str | None:
     """The image run's dataset as ``name@version`` (or the prompt file), from its config.
 
-    ``spatialprobe synthesize`` records it as ``prompts``; ``dataset`` is read too.
+    ``spatialprobe synthesize`` records it as ``prompts`` (in ``settings`` once synthesis runs
+    on the run spine); ``dataset`` is read too.
     """
     config = store.run.config() or {}
-    dataset = config.get("dataset") or config.get("prompts")
-    if isinstance(dataset, dict):
-        dataset = f"{dataset.get('name')}@{dataset.get('version')}"
-    return str(dataset) if dataset else None
+    for where in (config, config.get("settings") or {}):
+        dataset = where.get("dataset") or where.get("prompts")
+        if isinstance(dataset, dict):
+            dataset = f"{dataset.get('name')}@{dataset.get('version')}"
+        if dataset:
+            return str(dataset)
+    return None
 
 
 def source_info(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, str]:
     models = sorted({f"{r.backend}:{r.model}" for r in images})
     return {"model": " | ".join(models),
             "dataset": source_dataset(store) or str(images[0].meta.get("task"))}
-
-
-def scores(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Accuracy and macro-F1 (percent); zeros for an empty set.
-
-    Macro-F1 averages over the labels that occur in gold or predictions (scikit-learn's
-    default), so a small subset is not charged for labels it never contains.
-    """
-    from sklearn.metrics import accuracy_score, f1_score
-
-    if not rows:
-        return {"accuracy": 0.0, "macro_f1": 0.0, "n": 0}
-    gold = [r["gold"] for r in rows]
-    pred = [r["pred"] for r in rows]
-    return {"accuracy": 100.0 * accuracy_score(gold, pred),
-            "macro_f1": 100.0 * f1_score(gold, pred, average="macro", zero_division=0),
-            "n": len(rows)}
-
-
-def per_object(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """For each object: images it appears in, accuracy there, and how often it was detected."""
-    stats: dict[str, list[tuple[bool, bool]]] = {}
-    for r in rows:
-        for obj, found in ((r["obj_a"], r["found_a"]), (r["obj_b"], r["found_b"])):
-            stats.setdefault(obj, []).append((r["pred"] == r["gold"], found))
-    return {obj: {"n": len(v), "accuracy": 100.0 * sum(c for c, _ in v) / len(v),
-                  "detected": 100.0 * sum(f for _, f in v) / len(v)}
-            for obj, v in sorted(stats.items())}
-
-
-def summarize(rows: Sequence[dict[str, Any]], cfg: JudgeConfig, info: dict[str, str]) -> dict[str, Any]:
-    whole = scores(rows)
-    recognized = scores([r for r in rows if r["recognized"]])
-    return {
-        "kind": "judge", "method": "ISM (Box)", "task": cfg.task, "model": info["model"],
-        "dataset": info["dataset"], "judge": cfg.to_dict(),
-        "accuracy": {"mean": whole["accuracy"], "std": None},
-        "macro_f1": {"mean": whole["macro_f1"], "std": None},
-        "whole_set": whole, "recognized_subset": recognized,
-        "recognized_ratio": 100.0 * recognized["n"] / max(whole["n"], 1),
-        "n_images": whole["n"], "per_object": per_object(rows),
-    }
-
-
-def table_markdown(summary: dict[str, Any]) -> str:
-    whole, rec = summary["whole_set"], summary["recognized_subset"]
-    return (f"# ISM (Box): {summary['task']} - {summary['model']}\n\n"
-            "| subset | images | accuracy (%) | macro-F1 (%) |\n|---|---:|---:|---:|\n"
-            f"| whole set (unrecognized: random guess) | {whole['n']} | {whole['accuracy']:.1f} | "
-            f"{whole['macro_f1']:.1f} |\n"
-            f"| recognized subset | {rec['n']} | {rec['accuracy']:.1f} | {rec['macro_f1']:.1f} |\n\n"
-            f"Recognized ratio: {summary['recognized_ratio']:.1f}%\n\n"
-            "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
-            + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
-                      for obj, v in summary["per_object"].items()))
-
-
-def load_summary(run: str) -> dict[str, Any]:
-    return read_json(RunDir(run).file("summary.json"))

@@ -12,6 +12,8 @@ only when ``sra`` is absent. Then, in percent:
   images of one prompt).
 
 The same numbers are given per relation and per class (images whose prompt names the class).
+A number with nothing to measure (``VISOR_cond`` where no image has both objects) is None.
+The run kind (``spatialprobe visor``) is :class:`spatialprobe.metrics.visor_run.VisorRun`.
 """
 
 from __future__ import annotations
@@ -58,12 +60,12 @@ def aggregate(outcomes: Sequence[dict[str, Any]], n_max: int | None = None) -> d
         per_prompt[o["uid"]] = per_prompt.get(o["uid"], 0) + int(o["correct"])
         images_per_prompt[o["uid"]] = images_per_prompt.get(o["uid"], 0) + 1
     n_max = n_max or max(images_per_prompt.values(), default=0)
-    pct = lambda x, n: 100.0 * x / n if n else 0.0  # noqa: E731
+    pct = lambda x, n: 100.0 * x / n if n else None  # noqa: E731  (None: nothing to measure)
     result = {"OA": pct(both, count), "VISOR": pct(correct, count),
               "VISOR_cond": pct(correct, both),
               "object_accuracy_A": pct(sum(o["det_a"] for o in outcomes), count),
               "object_accuracy_B": pct(sum(o["det_b"] for o in outcomes), count),
-              "images": count, "prompts": len(per_prompt)}
+              "images": count, "images_with_both": both, "prompts": len(per_prompt)}
     for n in range(1, n_max + 1):
         result[f"VISOR_{n}"] = pct(sum(v >= n for v in per_prompt.values()), len(per_prompt))
     return result
@@ -88,22 +90,22 @@ def _count_by_uid(outcomes: Iterable[dict[str, Any]]) -> dict[int, int]:
     return counts
 
 
-def score_released(detections_path: str | Path, prompts_path: str | Path) -> dict[str, Any]:
-    """Score a detection file in the released layout (``"<unique_id>_<k>" -> {classes, centroid}``)."""
-    from ..datasets.sr2d import load_sr2d
-
-    prompts = load_sr2d(prompts_path)
+def released_records(detections_path: str | Path, prompts: dict[int, dict[str, Any]],
+                     prompts_path: str | Path) -> tuple[list[tuple[str, dict, dict]], int]:
+    """(key, SR2D prompt, record) of each spatial entry of a detection file in the released
+    layout (``"<unique_id>_<k>" -> {classes, centroid, sra}``), and how many were not spatial."""
     path = Path(detections_path)
     results = read_json_file(path)
     if not isinstance(results, dict):
         raise DataError(path, None, None, "expected a JSON object keyed '<unique_id>_<k>'")
-    outcomes = []
+    kept, skipped = [], 0
     for key, rr in results.items():
         head = key.split("_")[0]
         if not head.isdigit() or int(head) not in prompts:
             raise DataError(path, None, key, f"no SR2D prompt with unique_id {head!r} in {prompts_path}")
         prompt = prompts[int(head)]
         if not is_spatial(prompt):
+            skipped += 1
             continue
         if not isinstance(rr, dict) or "classes" not in rr:
             raise DataError(path, None, f"{key}.classes", "missing")
@@ -111,10 +113,20 @@ def score_released(detections_path: str | Path, prompts_path: str | Path) -> dic
         if both and "sra" not in rr and "centroid" not in rr:
             raise DataError(path, None, f"{key}.sra", "missing: with both objects detected, "
                             "give sra or centroid")
-        outcomes.append(image_outcome(prompt, rr["classes"], rr.get("centroid"), rr.get("sra")))
-    report = visor_report(outcomes)
-    report["source"] = {"detections": str(path.resolve()), "prompts": str(Path(prompts_path).resolve())}
-    return report
+        kept.append((key, prompt, rr))
+    return kept, skipped
+
+
+def released_outcome(prompt: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    return image_outcome(prompt, record["classes"], record.get("centroid"), record.get("sra"))
+
+
+def score_released(detections_path: str | Path, prompts_path: str | Path) -> dict[str, Any]:
+    """VISOR numbers of a detection file in the released layout (as the released ``visor.py``)."""
+    from ..datasets.sr2d import load_sr2d
+
+    records, _ = released_records(detections_path, load_sr2d(prompts_path), prompts_path)
+    return visor_report([released_outcome(p, rr) for _, p, rr in records])
 
 
 def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | None,
@@ -129,66 +141,8 @@ def prompt_of(meta: dict[str, Any], prompt_id: str, prompts: dict[int, dict] | N
     return None
 
 
-def score_image_run(run: str | Path, detector_spec, prompts: str | Path | None = None,
-                    batch_size: int = 8) -> dict[str, Any]:
-    """Detect the prompt's objects in every image of an SR2D image run and score VISOR."""
-    from ..datasets.sr2d import load_sr2d
-    from ..detectors.judge import source_dataset
-    from ..detectors.rules import centre
-    from ..extras import require
-    from ..imagestore import ImageStore
-    from ..registry import build
-
-    Image = require("PIL.Image", "judge", "VISOR (spatialprobe visor)")
-    table = load_sr2d(prompts) if prompts else None
-    store = ImageStore(run)
-    items = [(rec, p) for rec in store.images()
-             if (p := prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)) is not None
-             and is_spatial(p)]
-    if not items:
-        raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
-    detector = build("detector", detector_spec)
-    released, outcomes = {}, []
-    for start in range(0, len(items), batch_size):
-        batch = items[start:start + batch_size]
-        images = [Image.open(rec.path).convert("RGB") for rec, _ in batch]
-        queries = [[p["obj_1_attributes"][0], p["obj_2_attributes"][0]] for _, p in batch]
-        for (rec, p), dets in zip(batch, detector.detect(images, queries), strict=True):
-            classes = [d.label for d in dets]
-            centroids = [list(centre(d.box)) for d in dets]
-            outcome = image_outcome(p, classes, centroids)
-            outcomes.append(outcome)
-            released[f"{p['unique_id']}_{rec.image_index}"] = {
-                "classes": classes, "centroid": centroids,
-                "recall": int(outcome["det_a"]) + int(outcome["det_b"]),
-                "sra": int(outcome["correct"]), "text": p["text"],
-                "boxes": [list(d.box) for d in dets], "scores": [d.score for d in dets]}
-    report = visor_report(outcomes)
-    report["source"] = {"run": str(store.path.resolve()), "detector": detector.describe(),
-                        "model": " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in items})),
-                        "dataset": source_dataset(store)}
-    report["detections"] = released
-    return report
-
-
-def write_visor(out: str | Path, report: dict[str, Any]) -> Path:
-    """``OUT/visor.json`` (and ``OUT/detections.json`` in the released layout when present)."""
-    from ..store import RunDir, write_json
-
-    run = RunDir(out)
-    report = dict(report)
-    detections = report.pop("detections", None)
-    run.start({"kind": "visor", "source": report.get("source")})
-    if detections is not None:
-        write_json(run.file("detections.json"), detections)
-    write_json(run.file("visor.json"), report)
-    return run.file("visor.json")
-
-
-def table_markdown(report: dict[str, Any]) -> str:
-    keys = ["OA", "VISOR", "VISOR_cond", *sorted(k for k in report if k.startswith("VISOR_")
-                                                 and k[6:].isdigit())]
-    head = "| relation | " + " | ".join(keys) + " |\n|---|" + "---:|" * len(keys) + "\n"
-    rows = [("all", report), *report.get("per_relation", {}).items()]
-    return head + "".join(f"| {name} | " + " | ".join(f"{r.get(k, 0.0):.2f}" for k in keys) + " |\n"
-                          for name, r in rows)
+def released_record(row: dict[str, Any]) -> dict[str, Any]:
+    """A prediction row of an image run as the released detection layout has it."""
+    return {"classes": row["classes"], "centroid": row["centroid"],
+            "recall": int(row["det_a"]) + int(row["det_b"]), "sra": int(row["correct"]),
+            "text": row["text"], "boxes": row["boxes"], "scores": row["scores"]}

@@ -2,10 +2,10 @@
 
 :func:`export_page` writes one HTML file holding every image (as a data URI), the question for
 it and the answer options; the annotator answers with the keyboard and saves a JSON file that
-they send back. :func:`import_answers` scores one or more such files against gold: accuracy and
-macro-F1 per annotator (whole set, with unanswered or "can't tell" items given a seeded random
-guess, and on the answered subset), Cohen's kappa between annotators, and the mean over
-annotators, as the paper reports ISM (Human).
+they send back. :class:`HumanRun` (the ``human`` run kind, run by the run spine) scores one or
+more such files against gold: accuracy and macro-F1 per annotator (whole set, with unanswered or
+"can't tell" items given a seeded random guess, and on the answered subset), Cohen's kappa
+between annotators, and the mean and population σ over annotators, as the paper reports ISM (Human).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import hashlib
 import html
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
@@ -25,6 +25,8 @@ from ..datasets.release import DataError, read_json_file
 from ..extras import require
 from ..imagestore import ImageStore
 from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
+from ..runner import Evaluation, Item, RunSpec, execute
+from ..runner.summary import over_parts
 
 CANT_TELL = "cannot tell"
 TASK_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
@@ -155,7 +157,9 @@ def usable_answers(answers: dict[str, Any], items: Sequence[dict[str, Any]]
 
 def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], labels: Sequence[str],
                     seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    from ..detectors.judge import scores
+    """One annotator's figures (whole set with unanswered items guessed from
+    ``random.Random(seed)`` in item order, and the answered subset) and per-item rows."""
+    from ..detectors.judge_scores import scores
 
     rng = random.Random(seed)
     rows = []
@@ -167,78 +171,139 @@ def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], la
                      "pred": given if answered else rng.choice(list(labels))})
     whole = scores(rows)
     subset = scores([r for r in rows if r["recognized"]])
-    return {"whole_set": whole, "recognized_subset": subset,
-            "recognized_ratio": 100.0 * subset["n"] / max(whole["n"], 1)}, rows
+    return {"whole_set": whole, "answered_subset": subset,
+            "answered_ratio": 100.0 * subset["n"] / whole["n"] if whole["n"] else None}, rows
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+class HumanRun:
+    """ISM (Human) as a run kind (see :class:`spatialprobe.runner.RunKind`): one item per
+    annotator (an answers file), scored against gold; kappa and the mean over annotators."""
+
+    kind = "human"
+    batch_size = 1
+
+    def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
+                 seed: int = 0):
+        from ..detectors.judge import open_store
+
+        if not answer_files:
+            raise ValueError("give at least one answers file saved from the annotation page.")
+        self.store = open_store(str(run))
+        self.task, items = annotation_items(run, task)
+        self.items_ = page_items(answer_files[0], items)
+        self.labels, self.seed = TASK_LABELS[self.task], seed
+        self.page = page_id(run, self.task, self.items_)
+        self.annotators: list[dict[str, Any]] = []
+        for number, path in enumerate(answer_files):
+            data = read_answers(path, self.page)
+            name = str(data.get("annotator") or Path(path).stem)
+            if name in {a["name"] for a in self.annotators}:
+                name = f"{name}-{number}"
+            answers, ignored = usable_answers(data["answers"], self.items_)
+            self.annotators.append({"name": name, "number": number, "file": str(path),
+                                    "answers": answers, "ignored": ignored})
+
+    def spec(self) -> RunSpec:
+        config = self.store.run.config() or {}
+        return RunSpec("human", {
+            "task": self.task, "page_id": self.page, "seed": self.seed,
+            "source": {"path": str(self.store.path.resolve()), "identity": config.get("identity")},
+            # keyed by annotator, so a refusal names whose file changed; position keeps the order
+            # (it seeds each annotator's guesses)
+            "answers": {a["name"]: {"position": a["number"], "file": str(Path(a["file"]).resolve()),
+                                    "sha256": file_sha256(a["file"])} for a in self.annotators},
+        })
+
+    def items(self) -> list[Item]:
+        return [Item(a["name"], a) for a in self.annotators]
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        out = []
+        for item in batch:
+            a = item.payload
+            figures, rows = score_annotator(self.items_, a["answers"], self.labels, self.seed + a["number"])
+            out.append({"figures": figures, "rows": rows})
+        return out
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        from ..detectors.judge import source_dataset
+
+        figures = {name: r["figures"] for name, r in results.items()}
+        parts = lambda part, key: over_parts({n: (f[part][key], f[part]["n"])  # noqa: E731
+                                              for n, f in figures.items()})
+        metrics = {"accuracy": parts("whole_set", "accuracy"), "macro_f1": parts("whole_set", "macro_f1"),
+                   "answered_accuracy": parts("answered_subset", "accuracy"),
+                   "answered_macro_f1": parts("answered_subset", "macro_f1"),
+                   "answered_ratio": over_parts({n: (f["answered_ratio"], f["whole_set"]["n"])
+                                                 for n, f in figures.items()})}
+        answers = {name: {r["item"]: r["answer"] for r in res["rows"] if r["answer"] is not None}
+                   for name, res in results.items()}
+        kappa = pairwise_kappa(answers, [i["id"] for i in self.items_])
+        details = {"method": "ISM (Human)", "items": len(self.items_), "kappa": kappa,
+                   "mean_kappa": sum(k["kappa"] for k in kappa.values()) / len(kappa) if kappa else None,
+                   "answer_files": {a["name"]: a["file"] for a in self.annotators},
+                   # per annotator: answers to unknown ids and non-string answers, left out
+                   "ignored_answers": {a["name"]: {"file": a["file"], **a["ignored"]} for a in self.annotators
+                                       if a["ignored"]["unknown_ids"] or a["ignored"]["non_string"]}}
+        rows = [{"annotator": name, **row} for name, res in results.items() for row in res["rows"]]
+        models = sorted({f"{r.backend}:{r.model}" for r in self.store.images()})
+        return Evaluation(rows, metrics, self.task, " | ".join(models),
+                          source_dataset(self.store) or self.task, self.seed, False, details)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return table_markdown(summary)
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> HumanRun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        s = spec.settings
+        files = [a["file"] for a in sorted(s["answers"].values(), key=lambda a: a["position"])]
+        return cls(s["source"]["path"], files, s["task"], s["seed"])
+
+
+def pairwise_kappa(answers: Mapping[str, Mapping[str, str]], order: Sequence[str]) -> dict[str, Any]:
+    """Cohen's kappa for each pair of annotators over the items both answered (1.0 where both
+    gave one same answer throughout, which leaves kappa undefined)."""
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    kappa = {}
+    for x, y in combinations(answers, 2):
+        shared = [i for i in order if i in answers[x] and i in answers[y]]
+        if shared:
+            value = cohen_kappa_score([answers[x][i] for i in shared], [answers[y][i] for i in shared])
+            kappa[f"{x} | {y}"] = {"kappa": float(np.nan_to_num(value, nan=1.0)), "items": len(shared)}
+    return kappa
 
 
 def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str | Path,
                    task: str | None = None, seed: int = 0) -> dict[str, Any]:
-    """Score annotators' answer files; write a run (summary.json, predictions.jsonl, table.md)."""
-    import numpy as np
-    from sklearn.metrics import cohen_kappa_score
-
-    from ..detectors.judge import source_dataset
-    from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
-
-    task, items = annotation_items(run, task)
-    if answer_files:
-        items = page_items(answer_files[0], items)
-    labels = TASK_LABELS[task]
-    expected = page_id(run, task, items)
-    per_annotator, all_rows, answers_by, ignored_by = {}, [], {}, {}
-    for number, path in enumerate(answer_files):
-        data = read_answers(path, expected)
-        name = str(data.get("annotator") or Path(path).stem)
-        if name in per_annotator:
-            name = f"{name}-{number}"
-        answers, ignored = usable_answers(data["answers"], items)
-        if ignored["unknown_ids"] or ignored["non_string"]:
-            ignored_by[name] = {"file": str(path), **ignored}
-        per_annotator[name], rows = score_annotator(items, answers, labels, seed + number)
-        answers_by[name] = answers
-        all_rows += [{"annotator": name, **r} for r in rows]
-    kappa = {}
-    for x, y in combinations(per_annotator, 2):
-        shared = [i["id"] for i in items if i["id"] in answers_by[x] and i["id"] in answers_by[y]]
-        if shared:
-            value = cohen_kappa_score([answers_by[x][i] for i in shared], [answers_by[y][i] for i in shared])
-            kappa[f"{x} | {y}"] = {"kappa": float(np.nan_to_num(value, nan=1.0)), "items": len(shared)}
-    accs = [a["whole_set"]["accuracy"] for a in per_annotator.values()]
-    f1s = [a["whole_set"]["macro_f1"] for a in per_annotator.values()]
-    source = ImageStore(run)
-    models = sorted({f"{r.backend}:{r.model}" for r in source.images()})
-    summary: dict[str, Any] = {
-        "kind": "human", "method": "ISM (Human)", "task": task, "model": " | ".join(models),
-        "dataset": source_dataset(source) or task,
-        "accuracy": {"mean": float(np.mean(accs)), "std": float(np.std(accs))},
-        "macro_f1": {"mean": float(np.mean(f1s)), "std": float(np.std(f1s))},
-        "annotators": per_annotator, "kappa": kappa,
-        "mean_kappa": float(np.mean([k["kappa"] for k in kappa.values()])) if kappa else None,
-        "items": len(items), "seed": seed,
-        "ignored_answers": ignored_by,  # per annotator: answers to unknown ids, non-string answers
-    }
-    rundir = RunDir(out)
-    rundir.start({"kind": "human", "source": str(Path(run).resolve()), "task": task, "seed": seed,
-                  "answer_files": [str(Path(p).resolve()) for p in answer_files]})
-    write_jsonl(rundir.file("predictions.jsonl"), all_rows)
-    write_json(rundir.file("summary.json"), summary)
-    atomic_write_text(rundir.file("table.md"), table_markdown(summary))
-    register_run(rundir.path, kind="human", task=task, model=summary["model"],
-                 dataset=summary["dataset"], accuracy=summary["accuracy"]["mean"],
-                 macro_f1=summary["macro_f1"]["mean"])
-    return summary
+    """Score annotators' answer files; write the run at ``out`` and return its summary."""
+    return execute(HumanRun(run, answer_files, task, seed), out)
 
 
-def table_markdown(summary: dict[str, Any]) -> str:
+def _pm(metric: Mapping[str, Any]) -> str:
+    from .tables import pm
+
+    return pm(metric)
+
+
+def table_markdown(summary: Mapping[str, Any]) -> str:
+    m = summary["metrics"]
     lines = [f"# ISM (Human): {summary['task']}\n",
              "| annotator | accuracy (%) | macro-F1 (%) | answered (%) | answered-subset accuracy (%) |",
              "|---|---:|---:|---:|---:|"]
-    for name, a in summary["annotators"].items():
-        lines.append(f"| {name} | {a['whole_set']['accuracy']:.1f} | {a['whole_set']['macro_f1']:.1f} | "
-                     f"{a['recognized_ratio']:.1f} | {a['recognized_subset']['accuracy']:.1f} |")
-    lines.append(f"| mean | {summary['accuracy']['mean']:.1f} ± {summary['accuracy']['std']:.1f} | "
-                 f"{summary['macro_f1']['mean']:.1f} ± {summary['macro_f1']['std']:.1f} | | |")
-    if summary["kappa"]:
+    for name in m["accuracy"].get("breakdown", {}):
+        cells = [m[k]["breakdown"][name] for k in ("accuracy", "macro_f1", "answered_ratio",
+                                                    "answered_accuracy")]
+        lines.append(f"| {name} | " + " | ".join(_pm(c) for c in cells) + " |")
+    lines.append(f"| mean ± σ | {_pm(m['accuracy'])} | {_pm(m['macro_f1'])} | | |")
+    kappa = summary["details"]["kappa"]
+    if kappa:
         lines.append("\nCohen's kappa: " + ", ".join(f"{k} = {v['kappa']:.3f} ({v['items']} items)"
-                                                    for k, v in summary["kappa"].items()))
+                                                    for k, v in kappa.items()))
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..extras import require
-from ..store import RunDir, atomic_write_text, read_json, read_jsonl
+from ..store import atomic_write_text, read_json, read_jsonl
 
 COLOURS = {"a": (229, 57, 53), "b": (30, 136, 229)}
 
@@ -52,13 +52,15 @@ def _card(row: dict[str, Any], source: Path) -> str:
 
 def write_gallery(judged: str | Path, out: str | Path | None = None) -> Path:
     """Write ``JUDGED/gallery.html`` (or ``out``) for a run written by ``spatialprobe judge``."""
-    run = RunDir(judged)
-    config = run.config()
-    if config is None or config.get("kind") != "judge":
-        raise ValueError(f"{judged} is not a judge run (no config.json with kind 'judge').")
-    summary = read_json(run.file("summary.json"))
-    rows = read_jsonl(run.file("predictions.jsonl"))
-    source = Path(config["source"])
+    run = Path(judged)  # read only: never create a directory that is not there
+    config = read_json(run / "config.json") if (run / "config.json").is_file() else None
+    if config is None or config.get("kind") != "judge" or not (run / "summary.json").exists():
+        raise ValueError(f"{judged} is not a judge run (no config.json of kind 'judge' with a "
+                         "summary.json beside it).")
+    summary = read_json(run / "summary.json")
+    rows = read_jsonl(run / "predictions.jsonl")
+    source = Path(config["settings"]["source"]["path"])
+    details, metrics = summary["details"], summary["metrics"]
     cards = "\n".join(_card(r, source) for r in rows)
     page = f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <title>ISM (Box) gallery: {html.escape(summary['task'])}</title>
@@ -66,14 +68,18 @@ def write_gallery(judged: str | Path, out: str | Path | None = None) -> Path:
 vertical-align:top;margin:6px;padding:6px;border:3px solid #ccc;border-radius:6px}} figure.ok{{border-color:#43a047}}
 figure.bad{{border-color:#e53935}} img{{max-width:256px;image-rendering:pixelated}} figcaption{{font-size:13px}}</style>
 </head><body><h1>ISM (Box) gallery: {html.escape(summary['task'])} - {html.escape(summary['model'])}</h1>
-<p>Accuracy {summary['accuracy']['mean']:.1f}% (whole set), {summary['recognized_subset']['accuracy']:.1f}%
-on the recognized subset; recognized {summary['recognized_ratio']:.1f}% of {summary['n_images']} images.
-Box A red, box B blue. Detector: {html.escape(str(config.get('detector_resolved')))};
-depth: {html.escape(str(config.get('depth_resolved')))}; rule: {html.escape(str(config.get('rule')))}
-{html.escape(str(config.get('rule_args') or ''))}.</p>
+<p>Accuracy {_pct(metrics['accuracy'])} (whole set), {_pct(metrics['recognized_accuracy'])}
+on the recognized subset; recognized {_pct(metrics['recognized_ratio'])} of {metrics['accuracy']['n']} images.
+Box A red, box B blue. Detector: {html.escape(str(details.get('detector')))};
+depth: {html.escape(str(details.get('depth')))}; rule: {html.escape(str(details.get('rule')))}
+{html.escape(str(details.get('rule_args') or ''))}.</p>
 {cards}
 </body></html>
 """
-    path = Path(out) if out else run.file("gallery.html")
+    path = Path(out) if out else run / "gallery.html"
     atomic_write_text(path, page)
     return path
+
+
+def _pct(metric: dict[str, Any]) -> str:
+    return "–" if metric.get("mean") is None else f"{metric['mean']:.1f}%"

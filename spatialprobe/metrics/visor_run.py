@@ -1,0 +1,180 @@
+"""VISOR as a run kind: an SR2D image run (detected here) or a released detection file.
+
+:class:`VisorRun` says only what VISOR is; the run spine does the plumbing. Items are images,
+keyed as the released files key them (``<unique_id>_<k>``): an image run's SR2D images, whose
+objects a registered detector looks for, or the entries of a detection file in the released
+layout, already detected. Each item's result is :func:`~.visor.image_outcome`; the metrics are
+OA, VISOR, VISOR_cond, VISOR_1..N and the object accuracies (percent, measured once: std null),
+each broken down per relation, with the per-class numbers in the details.
+
+The headline ``accuracy`` is **VISOR (unconditional)**: correct images / all images, an
+accuracy over every image as ISM (Box)'s whole-set accuracy is (the VISOR paper reports
+VISOR_uncond and VISOR_cond side by side; ``VISOR_cond`` is a metric of its own here). VISOR
+has no macro-F1 (``macro_f1`` is null).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..datasets.sr2d import is_spatial, load_sr2d
+from ..imagestore import ImageStore
+from ..registry import Spec, build
+from ..runner import Evaluation, Item, RunSpec
+from ..runner.summary import Metric, single
+from ..store import RunDir, write_json
+from . import visor as V
+
+HEADLINE = ("accuracy is VISOR (unconditional): correct images / all images; VISOR_cond = correct "
+            "images / images with both objects")
+COUNTS = {"OA": "images", "VISOR": "images", "VISOR_cond": "images_with_both",
+          "object_accuracy_A": "images", "object_accuracy_B": "images"}
+"""What each metric counts (``VISOR_n`` counts prompts)."""
+
+
+def file_version(path: str | Path) -> dict[str, str]:
+    return {"path": str(Path(path).resolve()),
+            "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+
+
+class VisorRun:
+    """VISOR as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "visor"
+
+    def __init__(self, run: str | Path | None = None, detector: Spec | None = None,
+                 detections: str | Path | None = None, prompts: str | Path | None = None,
+                 batch_size: int = 8, device: str = "auto"):
+        if (run is None) == (detections is None):
+            raise ValueError("give an image RUN, or --detections FILE --prompts FILE (not both).")
+        self.prompts_file = file_version(prompts) if prompts else None
+        table = load_sr2d(prompts) if prompts else None
+        self.device, self.detector_spec, self.batch_size = device, detector, batch_size
+        self.store: ImageStore | None = None
+        self.detector: Any = None
+        self.records: list[tuple[str, dict[str, Any], Any]] = []
+        if detections is not None:
+            if prompts is None or table is None:
+                raise ValueError("--detections needs --prompts (the SR2D JSON).")
+            self._read_detections(Path(detections), Path(prompts), table)
+        elif detector is None:
+            raise ValueError("an image RUN needs a --detector.")
+        else:
+            self._read_image_run(str(run), table, detector)
+
+    def _read_detections(self, detections: Path, prompts: Path, table: dict[int, dict]) -> None:
+        """Entries of a released detection file: nothing to detect, so one batch computes all."""
+        self.records, self.skipped = V.released_records(detections, table, prompts)
+        self.source = {"detections": file_version(detections)}
+        self.batch_size = 4096
+        self.model = f"detections:{detections.stem}"
+        self.dataset = f"{prompts.name}@{file_version(prompts)['sha256'][:8]}"
+
+    def _read_image_run(self, run: str, table: dict[int, dict] | None, detector: Spec) -> None:
+        """An image run's images of spatial SR2D prompts (their meta, or --prompts by unique_id)."""
+        from ..detectors.judge import image_run_source, open_store, source_dataset
+
+        store = self.store = open_store(run)
+        images = [(rec, p) for rec in store.images()
+                  if (p := V.prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)) is not None
+                  and is_spatial(p)]
+        if not images:
+            raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
+        self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
+        self.skipped = 0
+        self.source = {"image_run": image_run_source(store, [rec for rec, _ in images])}
+        self.detector = build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
+        self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))
+        self.dataset = source_dataset(store) or "sr2d"
+
+    def spec(self) -> RunSpec:
+        detector = None if self.detector_spec is None else {
+            "name": self.detector_spec.name,
+            "args": {k: v for k, v in self.detector_spec.args.items() if k != "device"}}
+        runtime = {} if self.detector is None else {"device": self.device, "batch_size": self.batch_size}
+        return RunSpec("visor", {"source": self.source, "prompts": self.prompts_file,
+                                 "detector": detector}, runtime)
+
+    def items(self) -> list[Item]:
+        return [Item(key, (prompt, payload)) for key, prompt, payload in self.records]
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        if self.detector is None:  # a released file: its records say what was detected
+            return [V.released_outcome(*item.payload) for item in batch]
+        from ..detectors.judge import open_image
+        from ..detectors.rules import centre
+
+        assert self.store is not None  # an image run's images (released files have no detector)
+        prompts = [item.payload[0] for item in batch]
+        records = [item.payload[1] for item in batch]
+        found = self.detector.detect([open_image(r.path) for r in records],
+                                     [[p["obj_1_attributes"][0], p["obj_2_attributes"][0]] for p in prompts])
+        out = []
+        for prompt, rec, dets in zip(prompts, records, found, strict=True):
+            classes, centroids = [d.label for d in dets], [list(centre(d.box)) for d in dets]
+            out.append({**V.image_outcome(prompt, classes, centroids),
+                        "image": str(rec.path.relative_to(self.store.path)), "text": prompt["text"],
+                        "classes": classes, "centroid": centroids,
+                        "boxes": [list(d.box) for d in dets], "scores": [d.score for d in dets]})
+        return out
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        rows = [{"key": key, **value} for key, value in results.items()]
+        report = V.visor_report(rows)
+        described = self.detector.describe() if self.detector else None
+        details = {"method": "VISOR", "headline": HEADLINE, "per_class": report["per_class"],
+                   "images": report["images"], "prompts": report["prompts"],
+                   "non_spatial_skipped": self.skipped, "detector": described}
+        untrained = "untrained" in str((described or {}).get("model", ""))
+        return Evaluation(rows, visor_metrics(report), "sr2d", self.model, self.dataset, None,
+                          untrained, details)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return table_markdown(summary)
+
+    def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
+        """An image run's detections as ``detections.json`` in the released layout."""
+        if self.detector is not None:
+            write_json(run.file("detections.json"),
+                       {row["key"]: V.released_record(row) for row in evaluation.predictions})
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> VisorRun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        s, source = spec.settings, spec.settings["source"]
+        prompts = (s.get("prompts") or {}).get("path")
+        if "detections" in source:
+            return cls(detections=source["detections"]["path"], prompts=prompts)
+        return cls(run=source["image_run"]["path"], prompts=prompts,
+                   detector=Spec(s["detector"]["name"], s["detector"]["args"]),
+                   **{k: v for k, v in spec.runtime.items() if k in ("device", "batch_size")})
+
+
+def visor_metrics(report: Mapping[str, Any]) -> dict[str, Metric]:
+    """Each VISOR number measured once (std null), broken down per relation; ``accuracy`` = VISOR."""
+    names = [*COUNTS, *(k for k in report if k.startswith("VISOR_") and k[6:].isdigit())]
+    metrics = {}
+    for name in names:
+        count = COUNTS.get(name, "prompts")
+        metrics[name] = Metric(report[name], None, report[count],
+                               {rel: single(r[name], r[count]) for rel, r in report["per_relation"].items()})
+    return {"accuracy": metrics["VISOR"], **metrics}
+
+
+def table_markdown(summary: Mapping[str, Any]) -> str:
+    metrics = summary["metrics"]
+    keys = ["OA", "VISOR", "VISOR_cond", *sorted((k for k in metrics if k.startswith("VISOR_")
+                                                  and k[6:].isdigit()), key=lambda k: int(k[6:]))]
+    cell = lambda m: "–" if m.get("mean") is None else f"{m['mean']:.2f}"  # noqa: E731
+    rows = [("all", {k: metrics[k] for k in keys})]
+    rows += [(rel, {k: metrics[k]["breakdown"][rel] for k in keys})
+             for rel in metrics["VISOR"].get("breakdown", {})]
+    title = f"# VISOR: {summary['model']} ({summary['details']['images']} images)"
+    if summary.get("untrained"):
+        title += " (UNTRAINED test detector: numbers are meaningless)"
+    head = "| relation | " + " | ".join(keys) + " |\n|---|" + "---:|" * len(keys) + "\n"
+    return f"{title}\n\n" + head + "".join(
+        f"| {name} | " + " | ".join(cell(r[k]) for k in keys) + " |\n" for name, r in rows)
