@@ -157,8 +157,10 @@ def report(
         summaries.append(read_json(file))
     if not summaries:
         fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
-    text = comparison_table(summaries)
-    if run_dirs and len(paths) == 2:
+    two = bool(run_dirs) and len(paths) == 2
+    same_task = two and summaries[0].get("task") == summaries[1].get("task")  # else rows do not collide
+    text = comparison_table(summaries, labels=["A", "B"] if same_task else None)
+    if two:
         text += _paired(paths, summaries, resamples, seed)
     sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries, strict=True))
     typer.echo(text)

@@ -78,12 +78,16 @@ def probe_table(summary: Mapping[str, Any]) -> str:
     return text
 
 
-def comparison_table(summaries: Iterable[Mapping[str, Any]]) -> str:
-    """Rows: models (and run kinds); columns: accuracy and macro-F1 for each task present."""
+def comparison_table(summaries: Iterable[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """Rows: models (and run kinds); columns: accuracy and macro-F1 for each task present.
+
+    ``labels`` (one per summary, e.g. "A", "B") start the row names, so two runs of one model get
+    a row each; without them a model's runs of one task share a row (the last one is shown).
+    """
     table: dict[str, dict[str, Mapping[str, Any]]] = {}
     tasks: list[str] = []
-    for s in summaries:
-        name = str(s.get("model"))
+    for n, s in enumerate(summaries):
+        name = str(s.get("model")) if labels is None else f"{labels[n]}: {s.get('model')}"
         if s.get("kind") not in (None, "probe"):
             name = f"{name} ({s['kind']})"
         if s.get("untrained"):
