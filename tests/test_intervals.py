@@ -144,3 +144,38 @@ def test_posrel_resamples_objects_not_persons(tmp_path):
     summary = json.loads((tmp_path / "posrel" / "summary.json").read_text())
     assert summary["intervals"]["clusters"] == ["obj_b"]
     assert summary["intervals"]["labels"] == list(ds.labels)
+
+
+def test_consistency_intervals_have_known_answers():
+    from spatialprobe.metrics.consistency import consistency, consistency_intervals
+
+    order = ["ant", "cup", "dog", "bus", "house"]
+    right = [{"obj_a": a, "obj_b": b, "fold": 0, "pred": "larger" if order.index(a) > order.index(b) else "smaller"}
+             for a in order for b in order if a != b]
+    blind = [dict(r, pred="larger") for r in right]
+    perfect = consistency_intervals(right, "larger", resamples=1000, seed=0)
+    assert (perfect["symmetry_ci"], perfect["transitivity_ci"]) == ([100.0, 100.0], [100.0, 100.0])
+    # always "larger": never symmetric, and every agreeing premise (both "larger") gives a "larger" conclusion
+    assert consistency(blind, "larger")["symmetry"] == 0.0
+    never = consistency_intervals(blind, "larger", resamples=1000, seed=0)
+    assert (never["symmetry_ci"], never["transitivity_ci"]) == ([0.0, 0.0], [100.0, 100.0])
+    assert never["intervals"]["seed"] == 0 and never["intervals"]["resamples"] == 1000
+    # one pair flipped in one order: symmetry 9/10 pairs; the interval holds it, the same seed repeats it
+    flipped = [dict(r, pred="larger") if (r["obj_a"], r["obj_b"]) == ("ant", "cup") else r for r in right]
+    point = consistency(flipped, "larger")["symmetry"]
+    first, again = (consistency_intervals(flipped, "larger", seed=5)["symmetry_ci"] for _ in range(2))
+    assert point == 90.0 and first == again and first[0] < 90.0 <= first[1] == 100.0
+
+
+def test_the_consistency_command_reports_intervals_of_an_order_blind_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    probe(tmp_path, FirstLabel, "blind", seed=2)
+    result = CliRunner().invoke(app, ["consistency", str(tmp_path / "blind"), "--no-plot"])
+    assert result.exit_code == 0, result.output
+    assert "symmetry 0.0% [0.0, 0.0] over 800 pairs" in result.output
+    assert "transitivity 100.0% [100.0, 100.0]" in result.output and "seed 2" in result.output
+    data = json.loads((tmp_path / "blind" / "consistency.json").read_text())
+    assert data["symmetry_ci"] == [0.0, 0.0] and data["intervals"]["seed"] == 2

@@ -115,9 +115,19 @@ def consistency(
         result = consistency_report(run, plot=plot)
     except (FileNotFoundError, ValueError) as err:
         fail(str(err))
-    typer.echo(f"symmetry {result['symmetry']:.1f}% over {result['symmetry_pairs']} pairs; "
-               f"transitivity {result['transitivity']:.1f}% over {result['transitivity_triples']} triples")
+    typer.echo(f"symmetry {_share(result, 'symmetry')} over {result['symmetry_pairs']} pairs; "
+               f"transitivity {_share(result, 'transitivity')} over {result['transitivity_triples']} triples")
+    info = result["intervals"]
+    typer.echo(f"[low, high]: 95 % intervals, {info['method']}, {info['resamples']} resamples, seed {info['seed']}")
     typer.echo(f"written to {run / 'consistency.json'}")
+
+
+def _share(result: dict, name: str) -> str:
+    """``87.5% [80.1, 93.0]``; ``–`` where nothing was measured (no pair asked in both orders)."""
+    value, ci = result[name], result.get(f"{name}_ci")
+    if value is None:
+        return "–"
+    return f"{value:.1f}% [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{value:.1f}%"
 
 
 def runs() -> None:

@@ -22,13 +22,17 @@ statistic is the mean over groups of each group's metric, exactly as the point e
 computed. Resampling each fold on its own would treat overlapping test sets as independent and
 make the interval too narrow. The interval is conditional on the prompts the folds chose.
 
-**Intervals** are percentile intervals (``scipy.stats.bootstrap``, ``method="percentile"``):
-they need no jackknife, and a statistic that is constant over resamples (a perfect scorer) has
-the exact interval [100, 100]. Only the cluster step (draws -> row weights) is written here.
+**Intervals** are percentile intervals: ``scipy.stats.bootstrap`` draws the clusters (vectorised,
+in batches) and keeps the bootstrap distribution; the 2.5th and 97.5th percentiles are taken over
+the resamples where the statistic is defined (a resample that draws none of a fold's objects has
+no value for that fold). Percentile intervals need no jackknife, and a statistic that is constant
+over resamples (a perfect scorer) has the exact interval [100, 100]. Only the cluster step
+(draws -> row weights) is written here.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -168,12 +172,17 @@ def cluster_bootstrap(n_clusters: int, statistic: Callable[[np.ndarray], np.ndar
 
     ``statistic`` maps drawn cluster indices [b, K] to values [k, b]; returns (low[k], high[k]).
     """
-    result = stats.bootstrap((np.arange(n_clusters),), lambda draws, axis=-1: statistic(draws),
-                             n_resamples=resamples, batch=batch_for(rows), vectorized=True,
-                             method="percentile", confidence_level=LEVEL,
-                             rng=np.random.default_rng(seed))
-    distribution = np.atleast_2d(result.bootstrap_distribution)
-    low, high = np.nanpercentile(distribution, [100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2], axis=-1)
+    with warnings.catch_warnings():
+        # A resample where a statistic is undefined (no row of a fold drawn) is NaN; scipy's own
+        # interval then warns and is NaN. The interval is taken over the resamples where it is defined.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.bootstrap((np.arange(n_clusters),), lambda draws, axis=-1: statistic(draws),
+                                 n_resamples=resamples, batch=batch_for(rows), vectorized=True,
+                                 method="percentile", confidence_level=LEVEL,
+                                 rng=np.random.default_rng(seed))
+        distribution = np.atleast_2d(result.bootstrap_distribution)
+        low, high = np.nanpercentile(distribution, [100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2], axis=-1)
     return low, high
 
 
@@ -193,12 +202,12 @@ def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamp
     for name, stat in spec.metrics.items():
         start = statistics.index(stat) * width
         parts = [spec.part.format(g) for g in enc.group_names] if spec.group else []
-        bounds = [_pair(low[start + i], high[start + i]) for i in range(width)]
+        bounds = [interval_pair(low[start + i], high[start + i]) for i in range(width)]
         out[name] = {"": bounds[-1], **dict(zip(parts, bounds[:-1], strict=False))}
     return out
 
 
-def _pair(low: float, high: float) -> tuple[float, float] | None:
+def interval_pair(low: float, high: float) -> tuple[float, float] | None:
     if np.isnan(low) or np.isnan(high):
         return None
     return round(float(low), 6), round(float(high), 6)

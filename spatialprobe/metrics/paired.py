@@ -27,7 +27,16 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .intervals import DEFAULT_RESAMPLES, Resampling, batch_for, cluster_bootstrap, encode, grouped, row_weights
+from .intervals import (
+    DEFAULT_RESAMPLES,
+    Resampling,
+    batch_for,
+    cluster_bootstrap,
+    encode,
+    grouped,
+    interval_pair,
+    row_weights,
+)
 
 ALPHA = 0.05
 
@@ -97,8 +106,7 @@ def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Map
         k = statistics.index(stat)
         a, b = (float(grouped(enc, stat, p, ones)[-1]) for p in (enc.pred, other))
         p_value = _permutation_p(enc, stat, other, units, resamples, seed, difference)
-        ci = None if np.isnan(low[k]) else (round(float(low[k]), 6), round(float(high[k]), 6))
-        out.append(PairedDifference(name, a, b, a - b, ci, p_value))
+        out.append(PairedDifference(name, a, b, a - b, interval_pair(low[k], high[k]), p_value))
     return out
 
 
