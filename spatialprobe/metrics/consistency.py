@@ -36,7 +36,7 @@ def symmetry_units(direction: dict[tuple[str, str], int]) -> list[tuple[tuple[st
 def transitivity_units(direction: dict[tuple[str, str], int]) -> list[tuple[tuple[str, ...], bool]]:
     """(the triple, whether (A, C) agrees) per triple whose (A, B) and (B, C) agree in direction."""
     objects = sorted({o for pair in direction for o in pair})
-    units = []
+    units: list[tuple[tuple[str, ...], bool]] = []
     for a, b, c in permutations(objects, 3):
         ab, bc, ac = direction.get((a, b)), direction.get((b, c)), direction.get((a, c))
         if ab is None or bc is None or ac is None or ab != bc:
@@ -125,7 +125,7 @@ def _pct(agree: int, total: int) -> float | None:
     return 100.0 * agree / total if total else None
 
 
-def object_bias(predictions: Iterable[Mapping], first_label: str) -> dict[str, dict[str, float]]:
+def object_bias(predictions: Iterable[Mapping], first_label: str) -> dict[str, dict[str, float | None]]:
     """Per object: share of predictions saying it is larger when it comes first, and share saying
     the other object is larger when it comes second (a position-blind model gives 50/50)."""
     first: dict[str, list[int]] = defaultdict(list)
