@@ -77,3 +77,16 @@ def test_runs_on_different_items_are_shown_side_by_side_without_a_paired_test(tm
     height = run(tmp_path, None, "height", task="height")
     result = runner.invoke(app, ["report", str(seed0), str(height)])
     assert "they were run on different data (size@" in result.output and "| model | size acc" in result.output
+
+
+def test_with_few_units_the_permutation_test_is_exact():
+    # six instances, A right and B wrong on each: of the 2^6 swap patterns only "none" and "all" are
+    # as extreme, one on each side: two-sided p = 2 * 1/64
+    a = [{"instance_id": str(i), "gold": "y", "pred": "y"} for i in range(6)]
+    b = [dict(row, pred="n") for row in a]
+    accuracy, _ = paired_differences(a, b, Resampling(("y", "n")), 1000, seed=0)
+    assert (accuracy.difference, accuracy.ci, accuracy.p) == (100.0, (100.0, 100.0), 2 / 64)
+    assert accuracy.significant
+    # with four instances the best p is 2 * 1/16: the interval excludes 0, but that is not enough
+    four, _ = paired_differences(a[:4], b[:4], Resampling(("y", "n")), 1000, seed=0)
+    assert four.p == 2 / 16 and four.ci == (100.0, 100.0) and not four.significant
