@@ -37,7 +37,9 @@ def test_probe_size_end_to_end_with_a_local_model(always_larger, tmp_path):
     assert {k: summary["accuracy"][k] for k in ("mean", "std")} == {"mean": 50.0, "std": 0.0}
     rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 1600 and {r["pred"] for r in rows} == {"larger"}
-    assert "| mean ± σ |  | 50.0 ± 0.0 |" in (out / "table.md").read_text()
+    # order-blind: exactly 50 % in every resample of objects (both orders of a pair weigh the same)
+    assert summary["accuracy"]["ci"] == [50.0, 50.0]
+    assert "| mean ± σ |  | 50.0 ± 0.0 [50.0, 50.0] |" in (out / "table.md").read_text()
     assert "50.0" in result.output and "fold" in result.output
 
 
@@ -87,6 +89,7 @@ def test_runs_and_report_put_runs_side_by_side(tmp_path):
     header = table.read_text().splitlines()[0]
     assert header == "| model | size acc | size F1 | posrel acc | posrel F1 |"
     assert table.read_text().splitlines()[2].startswith("| dummy [untrained] | ")
+    assert "No paired test of A = " in table.read_text() and "different data" in table.read_text()
     assert f"`{tmp_path / 'size'}`: model `dummy` · dataset `size@size-" in table.read_text()
     assert invoke("report").exit_code == 0  # every indexed run
     assert invoke("report", tmp_path / "nothing").exit_code == 2

@@ -54,7 +54,12 @@ def test_consistency_command_writes_json_and_chart(tmp_path):
     result = runner.invoke(app, ["consistency", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads((out / "consistency.json").read_text())
-    assert 0 <= data["symmetry"] <= 100 and 0 <= data["transitivity"] <= 100
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    expected = consistency(rows, "taller")
+    assert (data["symmetry"], data["transitivity"]) == (expected["symmetry"], expected["transitivity"])
+    for name in ("symmetry", "transitivity"):  # the dummy scorer is not constant: a real interval around it
+        low, high = data[f"{name}_ci"]
+        assert low < data[name] < high
     assert data["symmetry_pairs"] == 5 * 160  # every test pair of every fold, both orders
     assert (out / "consistency_objects.png").stat().st_size > 1000
     height = datasets.load("height")  # one bias entry for each of the set's 25 objects

@@ -25,5 +25,7 @@ def test_probe_and_judge_runs_side_by_side(tmp_path):
     lines = (tmp_path / "table.md").read_text().splitlines()
     assert lines[0] == "| model | size acc | size F1 |"
     probe_acc = json.loads((tmp_path / "probe" / "summary.json").read_text())["accuracy"]
-    assert lines[2].startswith(f"| dummy [untrained] | {probe_acc['mean']:.1f} ± {probe_acc['std']:.1f} |")
+    low, high = probe_acc["ci"]
+    assert lines[2].startswith(f"| dummy [untrained] | {probe_acc['mean']:.1f} ± {probe_acc['std']:.1f} "
+                               f"[{low:.1f}, {high:.1f}] |")
     assert "(judge)" in lines[3] and "| 75.0 |" in lines[3]  # 3 of 4 images judged right

@@ -117,9 +117,19 @@ def consistency(
         result = consistency_report(run, plot=plot)
     except (FileNotFoundError, ValueError) as err:
         fail(str(err))
-    typer.echo(f"symmetry {result['symmetry']:.1f}% over {result['symmetry_pairs']} pairs; "
-               f"transitivity {result['transitivity']:.1f}% over {result['transitivity_triples']} triples")
+    typer.echo(f"symmetry {_share(result, 'symmetry')} over {result['symmetry_pairs']} pairs; "
+               f"transitivity {_share(result, 'transitivity')} over {result['transitivity_triples']} triples")
+    info = result["intervals"]
+    typer.echo(f"[low, high]: 95 % intervals, {info['method']}, {info['resamples']} resamples, seed {info['seed']}")
     typer.echo(f"written to {run / 'consistency.json'}")
+
+
+def _share(result: dict, name: str) -> str:
+    """``87.5% [80.1, 93.0]``; ``–`` where nothing was measured (no pair asked in both orders)."""
+    value, ci = result[name], result.get(f"{name}_ci")
+    if value is None:
+        return "–"
+    return f"{value:.1f}% [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{value:.1f}%"
 
 
 def runs() -> None:
@@ -141,8 +151,12 @@ def runs() -> None:
 def report(
     run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
+    resamples: int = typer.Option(1000, min=100,
+                                  help="Two runs: bootstrap resamples and permutations of the paired test."),
+    seed: int = typer.Option(0, help="Two runs: seed of the paired test's resampling."),
 ) -> None:
-    """Put several runs side by side: models as rows, tasks' accuracy and macro-F1 as columns."""
+    """Put runs side by side (models as rows; tasks' accuracy and macro-F1 with 95 % intervals as
+    columns); for exactly two runs on the same items, add their paired difference and test."""
     from ..reports.tables import comparison_table, provenance_line
     from ..store import atomic_write_text, list_runs, read_json
 
@@ -155,11 +169,35 @@ def report(
         summaries.append(read_json(file))
     if not summaries:
         fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
-    text = comparison_table(summaries)
+    two = bool(run_dirs) and len(paths) == 2
+    same_task = two and summaries[0].get("task") == summaries[1].get("task")  # else rows do not collide
+    text = comparison_table(summaries, labels=["A", "B"] if same_task else None)
+    if two:
+        text += _paired(paths, summaries, resamples, seed)
     sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries, strict=True))
     typer.echo(text)
     if out:
         atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")
+
+
+def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int) -> str:
+    """The paired section of ``report A B``, or a note saying why the two runs cannot be paired."""
+    from ..metrics.paired import paired_differences, resampling_of, unpaired_reason
+    from ..reports.tables import paired_table, unpaired_note
+    from ..store import read_jsonl
+
+    names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
+    rows = [read_jsonl(Path(p) / "predictions.jsonl") if (Path(p) / "predictions.jsonl").exists() else []
+            for p in paths]
+    reason = unpaired_reason(summaries[0], rows[0], summaries[1], rows[1])
+    specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)] if reason is None else []
+    if specs and specs[0] != specs[1]:
+        reason = "their runs resample different clusters or labels"
+    if reason is not None:
+        return unpaired_note(names[0], names[1], reason)
+    differences = paired_differences(rows[0], rows[1], specs[0], resamples, seed)
+    method = specs[0].describe(resamples, seed)["method"]
+    return paired_table(names[0], names[1], differences, resamples, seed, method)
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 from .. import registry
 from ..datasets import make_folds
 from ..metrics.classification import accuracy_f1, confusion
+from ..metrics.intervals import Resampling
 from ..prompts.templates import Candidates, check_labels
 from ..records import Dataset, Prediction
 from ..reports.tables import probe_table
@@ -160,9 +161,15 @@ class ProbeRun:
         if dataset.task == "posrel":
             share = same_answer_share(rows, dataset)
             details["same_answer_both_actions"] = share
+        clusters = cluster_fields(dataset)
+        whole_rows = [{"instance_id": inst.id, "obj_a": inst.obj_a, "obj_b": inst.obj_b, "gold": inst.label,
+                       "pred": dataset.labels[p]} for inst, p in zip(dataset.instances, pred[0, 0], strict=True)]
+        intervals = (Resampling(dataset.labels, clusters, group="fold", part="fold {}"),
+                     Resampling(dataset.labels, clusters, rows=whole_rows,
+                                metrics={"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"}))
         return Evaluation(rows, metrics, dataset.task, self.settings.model,
                           f"{dataset.name}@{dataset.version}", self.settings.seed,
-                          bool(self.described.get("untrained", False)), details)
+                          bool(self.described.get("untrained", False)), details, intervals)
 
     def _folds(self, grid, pred: np.ndarray) -> tuple[list[dict], list[dict]]:
         """Per fold: choose on dev, predict and measure on test. Returns (fold rows, prediction rows)."""
@@ -219,6 +226,14 @@ def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
               source: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Probe ``dataset`` with every candidate; write the run at ``out`` and return its summary."""
     return execute(ProbeRun(dataset, candidates, settings, scorer, source), out, on_progress)
+
+
+def cluster_fields(dataset: Dataset) -> tuple[str, ...]:
+    """The prediction fields naming the objects that decide independence: an instance's fold keys
+    (both objects of a comparison; for posrel the object, not the person)."""
+    fields = tuple(name for name in ("obj_a", "obj_b")
+                   if all(getattr(inst, name) in inst.fold_keys for inst in dataset.instances))
+    return fields or ("instance_id",)
 
 
 def same_answer_share(rows: list[dict], dataset: Dataset) -> float | None:

@@ -1,11 +1,15 @@
-"""Consistency of a probe run: ``RUN/consistency.json`` and ``RUN/consistency_objects.png``."""
+"""Consistency of a probe run: ``RUN/consistency.json`` and ``RUN/consistency_objects.png``.
+
+Symmetry and transitivity come with 95 % intervals (``symmetry_ci``, ``transitivity_ci``) from the
+cluster bootstrap over objects, seeded with the run's seed (described under ``intervals``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..metrics.consistency import consistency, object_bias
+from ..metrics.consistency import consistency, consistency_intervals, object_bias
 from ..store import read_json, read_jsonl, write_json
 from .tables import provenance_line
 
@@ -25,6 +29,8 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
     rows = read_jsonl(predictions_path)
     first = FIRST_LABEL[task]
     result = consistency(rows, first)
+    seed = summary.get("seed")
+    result.update(consistency_intervals(rows, first, seed=0 if seed is None else int(seed)))
     result.update({
         "task": task, "model": summary.get("model"), "dataset": summary.get("dataset"),
         "definition": "symmetry: A>B iff B<A over pairs predicted in both orders; transitivity: share of "

@@ -1,16 +1,35 @@
-"""Markdown tables: one run's per-fold table, and several runs side by side (the paper's Table 2)."""
+"""Markdown tables: one run's per-fold table, several runs side by side (the paper's Table 2), and
+two runs on the same items compared with a paired test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..metrics.paired import PairedDifference
 
 
-def pm(value: Mapping[str, float] | None) -> str:
+def pm(value: Mapping[str, Any] | None) -> str:
+    """``mean ± σ [low, high]``: σ where a spread was measured, the 95 % interval where one was."""
     if not value or value.get("mean") is None:
         return "–"
     std = value.get("std")  # None: no spread was measured (one run, no folds)
-    return f"{value['mean']:.1f} ± {std:.1f}" if std is not None else f"{value['mean']:.1f}"
+    text = f"{value['mean']:.1f} ± {std:.1f}" if std is not None else f"{value['mean']:.1f}"
+    return f"{text} {ci_text(value.get('ci'))}" if value.get("ci") else text
+
+
+def ci_text(ci: Sequence[float] | None) -> str:
+    return f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "–"
+
+
+def intervals_line(summary: Mapping[str, Any]) -> str:
+    """One sentence saying how the run's intervals were computed (empty where it has none)."""
+    info = summary.get("intervals")
+    if not info:
+        return ""
+    return (f"[low, high]: {100 * info['level']:.0f} % {info['interval']} interval, {info['method']} "
+            f"({', '.join(info['clusters'])}), {info['resamples']} resamples, seed {info['seed']}.\n")
 
 
 def _markdown(header: list[str], rows: Iterable[list[str]]) -> str:
@@ -33,28 +52,42 @@ def probe_table(summary: Mapping[str, Any]) -> str:
     if summary.get("untrained"):
         title += " (UNTRAINED smoke model: numbers are meaningless)"
     details = summary["details"]
-    rows = [[f["fold"], f["size"], f"{f['accuracy']:.1f}", f"{f['macro_f1']:.1f}",
+
+    def part(metric: str, fold: Any) -> str:
+        ci = ((summary.get(metric) or {}).get("breakdown") or {}).get(f"fold {fold}", {}).get("ci")
+        return f" {ci_text(ci)}" if ci else ""
+
+    rows = [[f["fold"], f["size"], f"{f['accuracy']:.1f}{part('accuracy', f['fold'])}",
+             f"{f['macro_f1']:.1f}{part('macro_f1', f['fold'])}",
              f"`{f['prompt']}`", ", ".join(f"{k}→{v}" for k, v in f["answers"].items())]
             for f in details["folds"]]
     rows.append(["mean ± σ", "", pm(summary["accuracy"]), pm(summary["macro_f1"]), "", ""])
     text = f"{title}\n\n{provenance_line(summary)}\n\n"
     text += _markdown(["fold", "test size", "accuracy", "macro-F1", "prompt", "answers"], rows)
+    text += f"\n{intervals_line(summary)}" if summary.get("intervals") else ""
     whole = details.get("whole_set")
     if whole:
-        text += (f"\nWhole set with the hand-written prompt `{whole['prompt']}`: accuracy "
-                 f"{whole['accuracy']:.1f}, macro-F1 {whole['macro_f1']:.1f} (n={whole['n']}).\n")
+        metrics = summary.get("metrics", {})
+        acc = pm(metrics.get("whole_set_accuracy")) if "whole_set_accuracy" in metrics else f"{whole['accuracy']:.1f}"
+        f1 = pm(metrics.get("whole_set_macro_f1")) if "whole_set_macro_f1" in metrics else f"{whole['macro_f1']:.1f}"
+        text += (f"\nWhole set with the hand-written prompt `{whole['prompt']}`: accuracy {acc}, "
+                 f"macro-F1 {f1} (n={whole['n']}).\n")
     if details.get("same_answer_both_actions") is not None:
         text += (f"\nSame answer for both actions of a person–object pair: "
                  f"{details['same_answer_both_actions']:.1f}%.\n")
     return text
 
 
-def comparison_table(summaries: Iterable[Mapping[str, Any]]) -> str:
-    """Rows: models (and run kinds); columns: accuracy and macro-F1 for each task present."""
+def comparison_table(summaries: Iterable[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
+    """Rows: models (and run kinds); columns: accuracy and macro-F1 for each task present.
+
+    ``labels`` (one per summary, e.g. "A", "B") start the row names, so two runs of one model get
+    a row each; without them a model's runs of one task share a row (the last one is shown).
+    """
     table: dict[str, dict[str, Mapping[str, Any]]] = {}
     tasks: list[str] = []
-    for s in summaries:
-        name = str(s.get("model"))
+    for n, s in enumerate(summaries):
+        name = str(s.get("model")) if labels is None else f"{labels[n]}: {s.get('model')}"
         if s.get("kind") not in (None, "probe"):
             name = f"{name} ({s['kind']})"
         if s.get("untrained"):
@@ -70,3 +103,24 @@ def comparison_table(summaries: Iterable[Mapping[str, Any]]) -> str:
     rows = [[name] + [pm(runs[t].get(m)) if t in runs else "–" for t in tasks
                       for m in ("accuracy", "macro_f1")] for name, runs in table.items()]
     return _markdown(header, rows)
+
+
+def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifference],
+                 resamples: int, seed: int, method: str) -> str:
+    """Run A against run B on the same items: each metric's difference, its interval and p-value."""
+    labels = {"accuracy": "accuracy", "macro_f1": "macro-F1"}
+    rows = [[labels.get(d.metric, d.metric), f"{d.a:.1f}", f"{d.b:.1f}", f"{d.difference:+.1f}",
+             ci_text(d.ci), f"{d.p:.3f}", "significant" if d.significant else "n.s."]
+            for d in differences]
+    text = f"\n## Paired: A = {name_a}, B = {name_b} (same items)\n\n"
+    text += _markdown(["metric", "A", "B", "A − B", "95 % CI", "p", "at 0.05"], rows)
+    return text + (
+        f"\nA − B as each run's point estimate is computed; interval: {method}, {resamples} resamples; "
+        f"p: two-sided paired permutation test ({resamples} random swaps of the two runs' predictions "
+        f"per unit, a unit being an object, an object pair or an instance); seed {seed}. "
+        "n.s.: not significant at 0.05 (significant needs p < 0.05 and an interval without 0).\n")
+
+
+def unpaired_note(name_a: str, name_b: str, reason: str) -> str:
+    return (f"\nNo paired test of A = {name_a} and B = {name_b}: {reason}. Compare their intervals "
+            "above instead (overlapping intervals do not show that a difference is absent).\n")

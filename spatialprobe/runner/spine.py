@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..metrics.intervals import Resampling, with_intervals
 from ..store import RunDir, atomic_write_text, provenance, register_run, write_json, write_jsonl
 from .spec import RunSpec, refuse_other_identity
 from .summary import Metric, build_summary, headline
@@ -57,6 +58,9 @@ class Evaluation:
     untrained: bool = False
     details: dict[str, Any] = field(default_factory=dict)
     """What only this kind reports (chosen prompts, per-object figures, kappa, ...)."""
+    intervals: tuple[Resampling, ...] = ()
+    """Opt-in: how rows are resampled for the 95 % bootstrap intervals of the metrics they name
+    (:mod:`spatialprobe.metrics.intervals`); empty: the kind's metrics carry no interval."""
 
 
 @runtime_checkable
@@ -174,10 +178,13 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
             progress(finished, len(items))
     results = cache.get_all()
     evaluation = kind.evaluate({item.key: results[item.key] for item in items})
+    metrics, intervals = with_intervals(evaluation.metrics, evaluation.intervals,
+                                        evaluation.predictions, evaluation.seed)
     summary = build_summary(
         kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,
-        seed=evaluation.seed, metrics=evaluation.metrics, details=evaluation.details,
-        identity=spec.identity, provenance=config["provenance"], untrained=evaluation.untrained)
+        seed=evaluation.seed, metrics=metrics, details=evaluation.details,
+        identity=spec.identity, provenance=config["provenance"], untrained=evaluation.untrained,
+        intervals=intervals)
     write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)
     write_json(run.file("summary.json"), summary)
     atomic_write_text(run.file("table.md"), kind.table(summary))

@@ -10,11 +10,13 @@
   "seed": 0,                       # the seed that decides the numbers, or null if none does
   "untrained": false,              # true for the smoke components (dummy scorer, ...)
   "metrics": {                     # every metric in one shape
-    "accuracy": {"mean": 54.1, "std": 3.9, "n": 1600,
-                 "breakdown": {"fold 0": {"mean": 51.2, "std": null, "n": 320}, ...}},
+    "accuracy": {"mean": 54.1, "std": 3.9, "n": 1600, "ci": [50.2, 58.3],
+                 "breakdown": {"fold 0": {"mean": 51.2, "std": null, "n": 320, "ci": [...]}, ...}},
     "macro_f1": {...}, ...
   },
   "accuracy": {...}, "macro_f1": {...},   # the headline metrics (same objects), for report/index
+  "intervals": {"method": "cluster bootstrap over objects", "resamples": 1000, "level": 0.95,
+                "seed": 0, ...},   # how every "ci" was computed (only where the kind has rows)
   "details": {...},                # what only this kind has (chosen prompts, kappa, ...)
   "identity": "...",               # the run's identity (hash of its settings)
   "provenance": {...}              # toolkit and library versions, host, time
@@ -22,14 +24,15 @@
 ```
 
 ``std`` is a measured spread (over folds, annotators, ...) or ``null`` where none was measured;
-never ``0.0`` standing in for "not measured".
+never ``0.0`` standing in for "not measured". ``ci`` (a 95 % bootstrap interval) is present
+where the kind's Evaluation says how its rows are resampled, described once in ``intervals``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,9 +55,22 @@ class Metric:
     """How many items it was measured on."""
     breakdown: dict[str, Metric] = field(default_factory=dict)
     """Per fold / per group values, each a Metric."""
+    ci: tuple[float, float] | None = None
+    """95 % bootstrap interval ``(low, high)`` where the kind's rows were resampled; else None
+    (see :mod:`spatialprobe.metrics.intervals` and the summary's ``intervals``)."""
+
+    def with_intervals(self, ci: tuple[float, float] | None,
+                       parts: Mapping[str, tuple[float, float] | None] | None = None) -> Metric:
+        """This metric with its interval, and intervals for the breakdown parts named in ``parts``."""
+        parts = parts or {}
+        breakdown = {name: replace(sub, ci=parts[name]) if name in parts else sub
+                     for name, sub in self.breakdown.items()}
+        return replace(self, ci=ci, breakdown=breakdown)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mean": _finite(self.mean), "std": _finite(self.std), "n": int(self.n)}
+        if self.ci is not None:
+            out["ci"] = [float(self.ci[0]), float(self.ci[1])]
         if self.breakdown:
             out["breakdown"] = {k: v.to_dict() for k, v in self.breakdown.items()}
         return out
@@ -84,8 +100,8 @@ def over_parts(parts: Mapping[str, tuple[float | None, int]]) -> Metric:
 
 def build_summary(*, kind: str, task: str | None, model: str | None, dataset: str | None,
                   seed: int | None, metrics: Mapping[str, Metric], details: Mapping[str, Any],
-                  identity: str, provenance: Mapping[str, Any], untrained: bool = False
-                  ) -> dict[str, Any]:
+                  identity: str, provenance: Mapping[str, Any], untrained: bool = False,
+                  intervals: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The summary dict in the declared schema."""
     flat = {name: m.to_dict() for name, m in metrics.items()}
     summary: dict[str, Any] = {
@@ -94,6 +110,8 @@ def build_summary(*, kind: str, task: str | None, model: str | None, dataset: st
     }
     for name in HEADLINE:
         summary[name] = flat.get(name, Metric(None).to_dict())
+    if intervals is not None:
+        summary["intervals"] = dict(intervals)
     summary.update({"details": dict(details), "identity": identity, "provenance": dict(provenance)})
     check_summary(summary)
     return summary
@@ -115,6 +133,9 @@ def check_summary(summary: Mapping[str, Any]) -> None:
 def _check_metric(name: str, metric: Any) -> None:
     if not isinstance(metric, Mapping) or not {"mean", "std", "n"} <= set(metric):
         raise ValueError(f"metric {name!r} is not {{mean, std, n}}: {metric!r}")
+    ci = metric.get("ci")
+    if ci is not None and not (len(ci) == 2 and ci[0] <= ci[1]):
+        raise ValueError(f"metric {name!r} has an interval that is not [low, high]: {ci!r}")
     for part, sub in (metric.get("breakdown") or {}).items():
         _check_metric(f"{name}.{part}", sub)
 

@@ -1,0 +1,181 @@
+"""Bootstrap intervals over objects: known answers, the pair rule, folds, determinism, the schema."""
+
+import json
+
+import numpy as np
+import pytest
+
+from spatialprobe import datasets
+from spatialprobe.metrics.classification import accuracy_f1
+from spatialprobe.metrics.intervals import Resampling, encode, grouped, metric_intervals, row_weights
+from spatialprobe.probes.run import ProbeSettings, run_probe
+from spatialprobe.prompts.templates import Candidates, fill
+from spatialprobe.runner.summary import Metric, check_summary
+
+CANDS = Candidates("size", ("[A] is [MASK] than [B].",), {"larger": ("larger",), "smaller": ("smaller",)}, "test")
+
+
+class Oracle:
+    """Scores the gold answer word highest: every prediction is right."""
+
+    name = "oracle"
+
+    def __init__(self, dataset):
+        self.gold = {fill(CANDS.templates[0], inst): inst.label for inst in dataset.instances}
+
+    def describe(self):
+        return {"scorer": self.name, "model": self.name, "weights_sha256": "0"}
+
+    def score(self, requests, progress=None):
+        return [tuple(0.0 if w == self.gold[(r.prefix, r.suffix)] else -5.0 for w in r.words) for r in requests]
+
+
+class FirstLabel(Oracle):
+    """Order-blind: always says the first object is larger, whatever the objects."""
+
+    name = "first-label"
+
+    def score(self, requests, progress=None):
+        return [tuple(0.0 if w == "larger" else -5.0 for w in r.words) for r in requests]
+
+
+def probe(tmp_path, scorer_class, name, seed=0, task="size"):
+    ds = datasets.load(task)
+    return run_probe(ds, CANDS, ProbeSettings(model=scorer_class.name, seed=seed), tmp_path / name,
+                     scorer=scorer_class(ds))
+
+
+def test_a_perfect_scorer_has_the_interval_100_100(tmp_path):
+    summary = probe(tmp_path, Oracle, "oracle")
+    for name in ("accuracy", "macro_f1", "whole_set_accuracy", "whole_set_macro_f1"):
+        assert summary["metrics"][name]["mean"] == 100.0 and summary["metrics"][name]["ci"] == [100.0, 100.0]
+    assert [p["ci"] for p in summary["accuracy"]["breakdown"].values()] == [[100.0, 100.0]] * 5
+    assert summary["intervals"] == {
+        "method": "cluster bootstrap over objects", "interval": "percentile", "resamples": 1000, "level": 0.95,
+        "seed": 0, "clusters": ["obj_a", "obj_b"], "group": "fold", "labels": ["larger", "smaller"],
+        "rows of two clusters": "kept with multiplicity count(a) * count(b)",
+        "metrics": ["accuracy", "macro_f1", "whole_set_accuracy", "whole_set_macro_f1"]}
+    table = (tmp_path / "oracle" / "table.md").read_text()
+    assert "| mean ± σ |  | 100.0 ± 0.0 [100.0, 100.0] | 100.0 ± 0.0 [100.0, 100.0] |" in table
+    assert "cluster bootstrap over objects (obj_a, obj_b), 1000 resamples, seed 0." in table
+
+
+def test_an_order_blind_scorer_is_exactly_50_in_every_resample(tmp_path):
+    # Every pair is asked in both orders; a pair's two orders get the same weight c_a * c_b in every
+    # resample, and exactly one of them is right: 50 % exactly, whatever objects are drawn.
+    summary = probe(tmp_path, FirstLabel, "blind")
+    assert summary["accuracy"]["mean"] == 50.0 and summary["accuracy"]["ci"] == [50.0, 50.0]
+    low, high = summary["accuracy"]["ci"]
+    assert low <= 50.0 <= high
+    # macro-F1: "larger" has precision 1/2 and recall 1 (F1 2/3), "smaller" is never said (F1 0)
+    assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3)
+    assert summary["macro_f1"]["ci"] == pytest.approx([100 / 3, 100 / 3])
+
+
+def test_the_same_seed_gives_the_same_interval_and_another_seed_another(tmp_path):
+    ds = datasets.load("size")
+    rows = [{"instance_id": i.id, "obj_a": i.obj_a, "obj_b": i.obj_b, "gold": i.label,
+             "pred": i.label if n % 3 else "larger"} for n, i in enumerate(ds.instances)]
+    spec = Resampling(ds.labels, ("obj_a", "obj_b"))
+    first, again = (metric_intervals(rows, spec, 1000, seed=7) for _ in range(2))
+    other = metric_intervals(rows, spec, 1000, seed=8)
+    assert first == again and first != other
+    assert first["accuracy"][""][0] < accuracy_f1([r["gold"] for r in rows], [r["pred"] for r in rows],
+                                                   ds.labels)["accuracy"] < first["accuracy"][""][1]
+
+
+def test_a_run_records_its_seed_and_reproduces_its_intervals(tmp_path):
+    runs = [probe(tmp_path, Oracle, f"run{n}", seed=3) for n in range(2)]
+    assert runs[0]["intervals"]["seed"] == 3
+    assert runs[0]["metrics"] == runs[1]["metrics"]
+
+
+def test_rows_of_two_objects_count_as_often_as_the_pair_can_be_formed():
+    # objects 0, 1, 2 drawn as (0, 0, 1): counts 2, 1, 0
+    keys = np.array([[0, 1], [1, 0], [1, 2], [0, 2], [0, 0]])
+    weights = row_weights(np.array([[0, 0, 1]]), keys, 3)
+    assert weights.tolist() == [[2.0, 2.0, 0.0, 0.0, 4.0]]
+    one_key = row_weights(np.array([[2, 2, 2], [0, 1, 2]]), np.array([[0], [2]]), 3)
+    assert one_key.tolist() == [[0.0, 3.0], [1.0, 1.0]]
+
+
+def test_with_unit_weights_the_statistic_is_the_point_estimate_mean_over_folds(tmp_path):
+    from spatialprobe.store import read_jsonl
+
+    ds = datasets.load("size")
+    summary = run_probe(ds, CANDS, ProbeSettings(model="dummy"), tmp_path / "dummy")
+    rows = read_jsonl(tmp_path / "dummy" / "predictions.jsonl")
+    enc = encode(rows, Resampling(ds.labels, ("obj_a", "obj_b"), group="fold"))
+    ones = np.ones((1, len(rows)))
+    for name in ("accuracy", "macro_f1"):
+        values = grouped(enc, name, enc.pred, ones)[:, 0]
+        assert values[-1] == pytest.approx(summary[name]["mean"], abs=1e-9)
+        assert values[:-1] == pytest.approx([p["mean"] for p in summary[name]["breakdown"].values()], abs=1e-9)
+        low, high = summary[name]["ci"]
+        assert low < summary[name]["mean"] < high
+
+
+def test_without_objects_instances_are_resampled():
+    # one right, one wrong: resamples give 0, 50 or 100 % (1/4, 1/2, 1/4); the 95 % interval is [0, 100]
+    rows = [{"instance_id": "a", "gold": "yes", "pred": "yes"}, {"instance_id": "b", "gold": "no", "pred": "yes"}]
+    intervals = metric_intervals(rows, Resampling(("yes", "no")), 1000, seed=0)
+    assert intervals["accuracy"] == {"": (0.0, 100.0)}
+    assert Resampling(("yes", "no")).describe(10, 0)["method"] == "bootstrap over instances"
+
+
+def test_the_summary_schema_carries_intervals_and_refuses_a_reversed_one():
+    metric = Metric(50.0, 1.0, 10, {"fold 0": Metric(49.0, None, 5)}).with_intervals((40.0, 60.0),
+                                                                                   {"fold 0": (30.0, 70.0)})
+    assert metric.to_dict() == {"mean": 50.0, "std": 1.0, "n": 10, "ci": [40.0, 60.0],
+                                "breakdown": {"fold 0": {"mean": 49.0, "std": None, "n": 5, "ci": [30.0, 70.0]}}}
+    assert Metric(50.0, None, 10).to_dict() == {"mean": 50.0, "std": None, "n": 10}  # no interval: no key
+    bad = dict.fromkeys(("schema", "kind", "task", "model", "dataset", "seed", "untrained", "accuracy",
+                         "macro_f1", "details", "identity", "provenance"))
+    bad["metrics"] = {"accuracy": {"mean": 50.0, "std": None, "n": 1, "ci": [60.0, 40.0]}}
+    with pytest.raises(ValueError, match="not \\[low, high\\]"):
+        check_summary(bad)
+
+
+def test_posrel_resamples_objects_not_persons(tmp_path):
+    ds = datasets.load("posrel")
+    cands = Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
+                       {label: (label,) for label in ds.labels}, "manual")
+    run_probe(ds, cands, ProbeSettings(model="dummy"), tmp_path / "posrel")
+    summary = json.loads((tmp_path / "posrel" / "summary.json").read_text())
+    assert summary["intervals"]["clusters"] == ["obj_b"]
+    assert summary["intervals"]["labels"] == list(ds.labels)
+
+
+def test_consistency_intervals_have_known_answers():
+    from spatialprobe.metrics.consistency import consistency, consistency_intervals
+
+    order = ["ant", "cup", "dog", "bus", "house"]
+    right = [{"obj_a": a, "obj_b": b, "fold": 0, "pred": "larger" if order.index(a) > order.index(b) else "smaller"}
+             for a in order for b in order if a != b]
+    blind = [dict(r, pred="larger") for r in right]
+    perfect = consistency_intervals(right, "larger", resamples=1000, seed=0)
+    assert (perfect["symmetry_ci"], perfect["transitivity_ci"]) == ([100.0, 100.0], [100.0, 100.0])
+    # always "larger": never symmetric, and every agreeing premise (both "larger") gives a "larger" conclusion
+    assert consistency(blind, "larger")["symmetry"] == 0.0
+    never = consistency_intervals(blind, "larger", resamples=1000, seed=0)
+    assert (never["symmetry_ci"], never["transitivity_ci"]) == ([0.0, 0.0], [100.0, 100.0])
+    assert never["intervals"]["seed"] == 0 and never["intervals"]["resamples"] == 1000
+    # one pair flipped in one order: symmetry 9/10 pairs; the interval holds it, the same seed repeats it
+    flipped = [dict(r, pred="larger") if (r["obj_a"], r["obj_b"]) == ("ant", "cup") else r for r in right]
+    point = consistency(flipped, "larger")["symmetry"]
+    first, again = (consistency_intervals(flipped, "larger", seed=5)["symmetry_ci"] for _ in range(2))
+    assert point == 90.0 and first == again and first[0] < 90.0 <= first[1] == 100.0
+
+
+def test_the_consistency_command_reports_intervals_of_an_order_blind_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    probe(tmp_path, FirstLabel, "blind", seed=2)
+    result = CliRunner().invoke(app, ["consistency", str(tmp_path / "blind"), "--no-plot"])
+    assert result.exit_code == 0, result.output
+    assert "symmetry 0.0% [0.0, 0.0] over 800 pairs" in result.output
+    assert "transitivity 100.0% [100.0, 100.0]" in result.output and "seed 2" in result.output
+    data = json.loads((tmp_path / "blind" / "consistency.json").read_text())
+    assert data["symmetry_ci"] == [0.0, 0.0] and data["intervals"]["seed"] == 2

@@ -1,0 +1,92 @@
+"""`spatialprobe report A B`: the paired difference, its interval and permutation p-value."""
+
+import pytest
+from test_intervals import CANDS, FirstLabel, Oracle
+from typer.testing import CliRunner
+
+from spatialprobe import datasets
+from spatialprobe.cli import app
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.metrics.paired import paired_differences, unpaired_reason
+from spatialprobe.probes.run import ProbeSettings, run_probe
+from spatialprobe.prompts.templates import resolve
+from spatialprobe.store import read_json, read_jsonl
+
+runner = CliRunner()
+
+
+def run(tmp_path, scorer_class, name, seed=0, task="size"):
+    ds = datasets.load(task)
+    scorer = scorer_class(ds) if scorer_class else None
+    model = scorer_class.name if scorer_class else "dummy"
+    cands = CANDS if task == "size" else resolve("manual", task)
+    run_probe(ds, cands, ProbeSettings(model=model, seed=seed), tmp_path / name, scorer=scorer)
+    return tmp_path / name
+
+
+def rows_of(path):
+    return read_jsonl(path / "predictions.jsonl")
+
+
+SIZE = Resampling(("larger", "smaller"), ("obj_a", "obj_b"), group="fold")
+
+
+def test_an_oracle_against_an_order_blind_run_is_a_real_difference(tmp_path):
+    oracle, blind = run(tmp_path, Oracle, "oracle"), run(tmp_path, FirstLabel, "blind")
+    accuracy, macro_f1 = paired_differences(rows_of(oracle), rows_of(blind), SIZE, 1000, seed=0)
+    assert (accuracy.a, accuracy.b, accuracy.difference) == (100.0, 50.0, 50.0)
+    assert accuracy.ci == (50.0, 50.0)  # the blind run is 50 % in every resample, the oracle 100 %
+    assert accuracy.p < 0.05 and accuracy.significant
+    assert macro_f1.difference == pytest.approx(200 / 3) and macro_f1.p < 0.05 and macro_f1.significant
+    # two-sided randomised p: (0 permutations as extreme + 1) / (1000 + 1), doubled
+    assert accuracy.p == macro_f1.p == pytest.approx(2 / 1001)
+    result = runner.invoke(app, ["report", str(oracle), str(blind), "--out", str(tmp_path / "r.md")])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "r.md").read_text()
+    assert f"## Paired: A = `{oracle}` (oracle), B = `{blind}` (first-label) (same items)" in text
+    assert f"| accuracy | 100.0 | 50.0 | +50.0 | [50.0, 50.0] | {accuracy.p:.3f} | significant |" in text
+    assert "cluster bootstrap over objects, 1000 resamples" in text and "seed 0" in text
+
+
+def test_two_runs_of_the_same_model_differ_by_zero_and_are_not_flagged(tmp_path):
+    first, second = run(tmp_path, None, "dummy1"), run(tmp_path, None, "dummy2")
+    for d in paired_differences(rows_of(first), rows_of(second), SIZE, 1000, seed=0):
+        assert d.difference == 0.0 and d.ci == (0.0, 0.0) and d.p == 1.0 and not d.significant
+    result = runner.invoke(app, ["report", str(first), str(second)])
+    assert result.exit_code == 0, result.output
+    assert "| +0.0 | [0.0, 0.0] | 1.000 | n.s. |" in result.output
+
+
+def test_the_paired_test_is_deterministic_for_a_seed(tmp_path):
+    dummy, blind = run(tmp_path, None, "dummy"), run(tmp_path, FirstLabel, "blind")
+    first = paired_differences(rows_of(dummy), rows_of(blind), SIZE, 500, seed=4)
+    again = paired_differences(rows_of(dummy), rows_of(blind), SIZE, 500, seed=4)
+    assert first == again
+    # the untrained scorer is near chance like the blind one: no real difference in accuracy
+    assert not first[0].significant and first[0].ci[0] < 0 < first[0].ci[1] and first[0].p > 0.05
+
+
+def test_runs_on_different_items_are_shown_side_by_side_without_a_paired_test(tmp_path):
+    seed0, seed1 = run(tmp_path, None, "seed0"), run(tmp_path, None, "seed1", seed=1)
+    reason = unpaired_reason(read_json(seed0 / "summary.json"), rows_of(seed0),
+                             read_json(seed1 / "summary.json"), rows_of(seed1))
+    assert reason is not None and "not for the same items" in reason
+    result = runner.invoke(app, ["report", str(seed0), str(seed1)])
+    assert result.exit_code == 0, result.output
+    assert "No paired test of A = " in result.output and "not for the same items" in result.output
+    height = run(tmp_path, None, "height", task="height")
+    result = runner.invoke(app, ["report", str(seed0), str(height)])
+    assert "they were run on different data (size@" in result.output and "| model | size acc" in result.output
+
+
+def test_with_few_units_the_permutation_test_is_exact():
+    # six instances, A right and B wrong on each: of the 2^6 swap patterns only "none" and "all" are
+    # as extreme, one on each side: two-sided p = 2 * 1/64
+    a = [{"instance_id": str(i), "gold": "y", "pred": "y"} for i in range(6)]
+    b = [dict(row, pred="n") for row in a]
+    accuracy, _ = paired_differences(a, b, Resampling(("y", "n")), 1000, seed=0)
+    assert (accuracy.difference, accuracy.ci, accuracy.p) == (100.0, (100.0, 100.0), 2 / 64)
+    assert accuracy.significant
+    # with four instances the best p is 2 * 1/16: the interval excludes 0, but that is not enough
+    four, _ = paired_differences(a[:4], b[:4], Resampling(("y", "n")), 1000, seed=0)
+    assert four.p == 2 / 16 and four.ci == (100.0, 100.0) and not four.significant
