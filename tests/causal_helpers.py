@@ -114,3 +114,22 @@ def trained_gpt2(path: Path, tokenizer, texts: list[str], steps: int = 300, seed
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def tiny_bpe_gpt2(path: Path) -> Path:
+    """A random 2-layer GPT-2 with a byte-level BPE trained here (no ../shared needed)."""
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2LMHeadModel, GPT2TokenizerFast
+
+    path.mkdir(parents=True, exist_ok=True)
+    corpus = ["An ant is smaller than a bird.", "A house is larger than a cup.",
+              "A man drives the bus. He is inside the bus.", "bigger beside above below"]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(corpus * 3, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"])
+    bpe.save_model(str(path))
+    tokenizer = GPT2TokenizerFast(vocab=str(path / "vocab.json"), merges=str(path / "merges.txt"))
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    GPT2LMHeadModel(gpt2_config(tokenizer)).save_pretrained(path)
+    return path

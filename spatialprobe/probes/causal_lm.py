@@ -132,6 +132,10 @@ class CausalLMScorer:
                 plan.append((seq_index.setdefault(key, len(seq_index)), len(continuation)))
             plans.append(plan)
         sums = self._continuation_logprobs(list(seq_index), progress, plans)
+        if not all(math.isfinite(total) for total in sums):
+            hint = ("half precision overflowed: use --device cpu" if self.half
+                    else "the model's logits are not finite")
+            raise RuntimeError(f"{self.model_name!r} gave a log-likelihood that is not a number ({hint}).")
         keys = list(seq_index)
         return [tuple(self._normalized(sums[sid], keys[sid][1], chars) for sid, chars in plan)
                 for plan in plans]

@@ -47,9 +47,9 @@ class ProbeSettings:
     batch_size: int = 64
     """Sequences per forward pass (runtime)."""
     scorer: str = "auto"
-    """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, ``vilt`` for a ViLT model
-    (``model_type`` in a local directory's config.json, else "vilt" in the model id), else
-    ``hf-mlm`` (any masked LM, converted VinVL included)."""
+    """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, else reads the checkpoint's
+    configuration (:mod:`.scorer_choice`): ``vilt`` for ViLT, ``hf-causal`` for a causal LM,
+    else ``hf-mlm`` (any masked LM, converted VinVL included; also when no config can be read)."""
     image: str | None = None
     """Vision-language scorers only: ``blank`` (default: a neutral gray image) or a synthesis run."""
     normalize: str | None = None
