@@ -216,3 +216,19 @@ def test_resume_refuses_another_normalization_accepts_another_batch_size_and_rep
     again = invoke("run", run / "config.json", "--out", tmp_path / "replay")
     assert again.exit_code == 0, again.output
     assert (tmp_path / "replay" / "predictions.jsonl").read_text() == (run / "predictions.jsonl").read_text()
+
+
+def test_posrel_chat_asks_where_and_ties_go_to_the_first_relation(flat_dir, tmp_path):
+    # " Above", " Below", " Inside", " Beside" are one token each: every option scores -log V
+    result = invoke("probe", "posrel", "--model", flat_dir, "--out", tmp_path / "run", "--device", "cpu",
+                    "--format", "chat")
+    assert result.exit_code == 0, result.output
+    predictions = rows(tmp_path / "run")
+    assert {r["pred"] for r in predictions} == {"above"}
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    for fold in summary["details"]["folds"]:
+        tested = [r for r in predictions if r["fold"] == fold["fold"]]
+        assert fold["accuracy"] == pytest.approx(100 * sum(r["gold"] == "above" for r in tested) / len(tested))
+    settings = json.loads((tmp_path / "run" / "config.json").read_text())["settings"]
+    assert settings["candidates"]["templates"] == [
+        "[SCENARIO] Where is the [PERSON] relative to the [OBJECT]: above, below, inside or beside?"]
