@@ -70,6 +70,8 @@ def build(kind: str, spec: Spec) -> Any:
 # whole catalogue is readable in one place.
 register("scorer", "hf-mlm", "spatialprobe.probes.masked_lm:MaskedLMScorer",
          "any transformers AutoModelForMaskedLM checkpoint or local directory")
+register("scorer", "hf-causal", "spatialprobe.probes.causal_lm:CausalLMScorer",
+         "any transformers AutoModelForCausalLM checkpoint: answer + rest of sentence log-likelihood")
 register("scorer", "dummy", "spatialprobe.probes.dummy:DummyScorer",
          "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
 

@@ -5,6 +5,7 @@ import json
 import math
 
 import pytest
+from causal_helpers import tiny_bpe_gpt2
 from mlm_helpers import tiny_wordpiece_bert
 from vl_helpers import tiny_vilt
 
@@ -53,7 +54,8 @@ def test_unknown_names_suggest_close_ones():
 def scorer_args(tmp_path_factory):
     root = tmp_path_factory.mktemp("scorers")
     return {"dummy": {}, "hf-mlm": {"model": str(tiny_wordpiece_bert(root / "bert")), "device": "cpu"},
-            "vilt": {"model": str(tiny_vilt(root / "vilt")), "device": "cpu"}}
+            "vilt": {"model": str(tiny_vilt(root / "vilt")), "device": "cpu"},
+            "hf-causal": {"model": str(tiny_bpe_gpt2(root / "gpt2")), "device": "cpu"}}
 
 
 @pytest.mark.parametrize("name", registry.names("scorer"))

@@ -43,7 +43,7 @@ def check_folds(dataset, folds: int) -> None:
 def probe(
     task: str = typer.Argument(..., help="A task (spatialprobe ls): size, height, posrel, ..."),
     model: str = typer.Option(..., "--model", "-m",
-                              help="Masked LM id or local directory; 'dummy' = untrained smoke scorer."),
+                              help="Masked or causal LM id or local directory; 'dummy' = untrained smoke scorer."),
     out: Path | None = typer.Option(None, "--out", "-o",
                                     help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
     data: Path | None = typer.Option(None, "--data",
@@ -60,16 +60,23 @@ def probe(
     seed: int = typer.Option(0, help="Seed of the fold assignment."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sequences per forward pass."),
-    scorer: str = typer.Option("auto", help="auto, hf-mlm, vilt or dummy (see `spatialprobe ls`)."),
+    scorer: str = typer.Option(
+        "auto", help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt or dummy (spatialprobe ls)."),
     image: str | None = typer.Option(
         None, help="vilt scorer only: 'blank' gray image [default], or a synthesis run directory."),
+    normalize: str | None = typer.Option(
+        None, help="hf-causal only: sum [default] (log-likelihood), token (per token) or char (per character)."),
+    format: str = typer.Option(
+        "plain", "--format", help="plain (cloze sentences) or chat (hf-causal: the task's question in the "
+        "tokenizer's chat template, the options scored as the reply)."),
 ) -> None:
-    """Probe a masked LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
+    """Probe a masked or causal LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from .. import tasks
     from ..datasets import DataError
+    from ..probes import chat
     from ..probes.masked_lm import ModelLoadError
     from ..probes.run import ProbeSettings, run_probe
     from ..prompts.templates import resolve
@@ -77,9 +84,16 @@ def probe(
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
+    if format not in ("plain", "chat"):
+        fail(f"--format must be plain or chat, not {format!r}.")
+    if normalize is not None and normalize not in ("sum", "token", "char"):
+        fail(f"--normalize must be sum, token or char, not {normalize!r}.")
+    if format == "chat" and candidates != "builtin":
+        fail("--candidates does not apply to --format chat: it asks each task's own question "
+             "(see the README, 'Causal and instruction-tuned LMs').")
     try:
         dataset, source = _load_dataset(task, data, pairs, first, second, answer, delimiter)
-        cands = resolve(candidates, task)
+        cands = chat.candidates(task) if format == "chat" else resolve(candidates, task)
     except (DataError, ValueError) as err:
         fail(str(err))
     check_folds(dataset, folds)
@@ -87,7 +101,7 @@ def probe(
     out = out or Path("runs") / f"{task}-{slug}"
     require_out_dir(out)
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
-                             scorer=scorer, image=image)
+                             scorer=scorer, image=image, normalize=normalize, format=format)
     console = Console(stderr=True)
     if model == "dummy":
         console.print("[yellow]--model dummy is an UNTRAINED smoke scorer: its numbers mean nothing.[/]")
@@ -102,6 +116,9 @@ def probe(
             summary = run_probe(dataset, cands, settings, out, on_progress=progress, source=source)
         except (ModelLoadError, DataError, ValueError, RuntimeError, KeyError) as err:
             fail(str(err))
+    choice = summary["details"].get("scorer_choice") or {}
+    if scorer == "auto" and choice:
+        console.print(f"--scorer auto chose {choice['scorer']}: {choice['reason']}.")
     typer.echo(probe_table(summary))
     typer.echo(f"Run written to {out}")
 

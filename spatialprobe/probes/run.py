@@ -8,7 +8,6 @@ the best (template, answer set) on each fold's dev set and measuring on that fol
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from ..records import Dataset, Prediction
 from ..reports.tables import probe_table
 from ..runner import Evaluation, Item, RunSpec, execute
 from ..runner.summary import Metric, over_parts, single
+from . import chat
 from .scores import cell_key, grid_from, score_cells
 from .selection import choose, predictions
 
@@ -48,26 +48,41 @@ class ProbeSettings:
     batch_size: int = 64
     """Sequences per forward pass (runtime)."""
     scorer: str = "auto"
-    """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, ``vilt`` for a ViLT model
-    (``model_type`` in a local directory's config.json, else "vilt" in the model id), else
-    ``hf-mlm`` (any masked LM, converted VinVL included)."""
+    """Registered scorer: ``auto`` picks ``dummy`` for the dummy model, else reads the checkpoint's
+    configuration (:mod:`.scorer_choice`): ``vilt`` for ViLT, ``hf-causal`` for a causal LM,
+    else ``hf-mlm`` (any masked LM, converted VinVL included; also when no config can be read)."""
     image: str | None = None
     """Vision-language scorers only: ``blank`` (default: a neutral gray image) or a synthesis run."""
+    normalize: str | None = None
+    """hf-causal only: ``sum`` (default), ``token`` or ``char`` (see :mod:`.causal_lm`)."""
+    format: str = "plain"
+    """``plain`` (cloze sentences) or ``chat`` (hf-causal only: the question in the chat template)."""
+
+
+def scorer_choice(settings: ProbeSettings) -> tuple[str, str]:
+    """(scorer name, why): ``auto`` reads the checkpoint's configuration (:mod:`.scorer_choice`)."""
+    if settings.scorer != "auto":
+        return settings.scorer, f"--scorer {settings.scorer}"
+    from .scorer_choice import auto_scorer
+
+    return auto_scorer(settings.model)
 
 
 def scorer_name(settings: ProbeSettings) -> str:
-    if settings.scorer != "auto":
-        return settings.scorer
-    if settings.model == "dummy":
-        return "dummy"
-    return "vilt" if _model_type(settings.model) == "vilt" else "hf-mlm"
+    return scorer_choice(settings)[0]
 
 
-def scorer_spec(settings: ProbeSettings) -> registry.Spec:
+def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Spec:
     """The scorer as a spec; an option the chosen scorer does not take is refused."""
-    name = scorer_name(settings)
+    name = name or scorer_name(settings)
     if settings.image is not None and name != "vilt":
         raise ValueError(f"--image applies to the vilt scorer only; the {name} scorer reads no image.")
+    if settings.normalize is not None and name != "hf-causal":
+        raise ValueError(f"--normalize applies to the hf-causal scorer only; the {name} scorer "
+                         "scores a word at its mask, not a continuation.")
+    if settings.format != "plain" and name != "hf-causal":
+        raise ValueError(f"--format {settings.format} applies to the hf-causal scorer only; the {name} "
+                         "scorer reads cloze sentences.")
     if name == "dummy":
         return registry.Spec("dummy", {"seed": settings.seed})
     args: dict[str, Any] = {"model": settings.model, "device": settings.device,
@@ -75,17 +90,9 @@ def scorer_spec(settings: ProbeSettings) -> registry.Spec:
     if name == "vilt":
         image = settings.image or "blank"
         args["image"] = image if image == "blank" else str(Path(image).resolve())
+    if name == "hf-causal":
+        args.update(normalize=settings.normalize or "sum", format=settings.format)
     return registry.Spec(name, args)
-
-
-def _model_type(model: str) -> str:
-    config = Path(model) / "config.json"
-    if config.is_file():
-        try:
-            return str(json.loads(config.read_text(encoding="utf-8")).get("model_type", ""))
-        except (OSError, ValueError):
-            return ""
-    return "vilt" if "vilt" in model.lower() else ""
 
 
 def build_scorer(settings: ProbeSettings):
@@ -113,7 +120,12 @@ class ProbeRun:
         if empty:
             raise ValueError(f"{dataset.name}: with --folds {settings.folds}, fold(s) {empty} have no "
                              "dev or no test instances; use fewer folds.")
-        self.spec_ = scorer_spec(settings)
+        if (settings.format == "chat") != (candidates.source == "chat"):
+            raise ValueError("--format chat asks each task's own question (spatialprobe.probes.chat); "
+                             "its candidates come from there, and only there.")
+        name, why = scorer_choice(settings)
+        self.choice = {"scorer": name, "reason": why}
+        self.spec_ = scorer_spec(settings, name)
         self.scorer = scorer or registry.build("scorer", self.spec_)
         self.described = self.scorer.describe()
 
@@ -135,7 +147,11 @@ class ProbeRun:
                 for t in self.candidates.templates for inst in self.dataset.instances]
 
     def compute(self, batch: Sequence[Item]) -> list[list[float]]:
-        return score_cells(self.scorer, [item.payload for item in batch], self.words)
+        cells = [item.payload for item in batch]
+        if self.settings.format == "chat":  # the options differ per instance; aligned with labels
+            requests = chat.requests(cells, self.dataset.task, self.dataset.labels)
+            return [[float(s) for s in scores] for scores in self.scorer.score(requests)]
+        return score_cells(self.scorer, cells, self.words)
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         dataset = self.dataset
@@ -157,6 +173,7 @@ class ProbeRun:
                           "answers": dict(zip(dataset.labels, self.answer_sets[0], strict=True)), **whole},
             "confusion": confusion([r["gold"] for r in rows], [r["pred"] for r in rows], dataset.labels),
             "scorer": self.described,
+            "scorer_choice": self.choice,
         }
         if dataset.task == "posrel":
             share = same_answer_share(rows, dataset)
@@ -217,6 +234,7 @@ class ProbeRun:
         args = s["scorer"]["args"]
         settings = ProbeSettings(model=s["model"], folds=s["folds"], seed=s["seed"],
                                  scorer=s["scorer"]["name"], image=args.get("image"),
+                                 normalize=args.get("normalize"), format=args.get("format", "plain"),
                                  **{k: v for k, v in spec.runtime.items() if k in ("device", "batch_size")})
         return cls(dataset, candidates, settings, source=s["dataset"])
 

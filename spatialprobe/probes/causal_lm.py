@@ -1,0 +1,183 @@
+"""Multiple-choice scoring with any transformers causal LM (GPT-2, Llama, Qwen, Mistral, ...).
+
+How a request is scored (see :mod:`spatialprobe.probes.base`):
+
+* The candidate sentence is ``prefix + word + suffix``. What is scored is the **continuation**
+  ``word + suffix`` given the context ``prefix``, as lm-evaluation-harness scores a choice given
+  its context. A causal LM reads the word *before* the second object (``An ant is [larger] than a
+  bird.``), so the word's own probability cannot depend on the bird: only the suffix carries the
+  comparison, which is why it is part of what is scored. The prefix's own probability is the
+  same for every word of a request, so leaving it out changes no ``sum`` ranking.
+* ``normalize``: ``sum`` (default; lm-eval's ``acc``) is the continuation's log-likelihood;
+  ``token`` divides it by its number of tokens; ``char`` by its number of characters
+  (lm-eval's ``acc_norm``).
+* Context and continuation are split as lm-eval splits them: trailing spaces of the context move
+  to the continuation, the whole text is encoded once, and the continuation is what follows the
+  context's tokens. The tokenizer's own leading special tokens (e.g. Llama's ``<s>``) are kept;
+  a tokenizer that adds none gets its BOS token (GPT-2's ``<|endoftext|>``) so the first word
+  has a context.
+* ``format="chat"``: the prefix is the user's message; it is wrapped in the tokenizer's chat
+  template with the generation prompt, and each word is scored as the assistant's reply.
+* Identical token sequences are computed once (one forward pass per distinct sentence); they are
+  sorted by length and batched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..loading import ModelLoadError, load_pretrained, resolve_device
+from .base import ClozeRequest, Progress
+from .masked_lm import weights_hash
+
+NORMALIZE = ("sum", "token", "char")
+FORMATS = ("plain", "chat")
+
+
+class CausalLMScorer:
+    """Scores requests with ``AutoModelForCausalLM.from_pretrained(model)``."""
+
+    name = "hf-causal"
+
+    def __init__(self, model: str, device: str = "auto", batch_size: int = 64, normalize: str = "sum",
+                 format: str = "plain", half: bool | None = None, model_obj=None, tokenizer=None):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if normalize not in NORMALIZE:
+            raise ValueError(f"--normalize must be one of {', '.join(NORMALIZE)}, not {normalize!r}.")
+        if format not in FORMATS:
+            raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}.")
+        self.model_name, self.normalize, self.format = model, normalize, format
+        self.device = resolve_device(device)
+        self.batch_size = batch_size
+        self.tokenizer = tokenizer or load_pretrained(AutoTokenizer, model, "the tokenizer of")
+        if format == "chat" and not getattr(self.tokenizer, "chat_template", None):
+            raise ModelLoadError(f"The tokenizer of {model!r} has no chat template, so --format chat "
+                                 "cannot wrap the question; use --format plain.")
+        self.model = model_obj or load_pretrained(AutoModelForCausalLM, model, "the causal LM")
+        self.half = (self.device.type == "cuda") if half is None else half
+        self.model.eval().to(self.device)
+        if self.half:
+            self.model.half()
+        self._weights_hash = weights_hash(self.model)
+        self._torch = torch
+        self._head = self._leading_tokens()
+
+    def describe(self) -> dict[str, Any]:
+        return {"scorer": self.name, "model": self.model_name, "weights_sha256": self._weights_hash,
+                "device": str(self.device), "half": self.half, "batch_size": self.batch_size,
+                "normalize": self.normalize, "format": self.format,
+                "score": {"sum": "log-likelihood", "token": "mean log-likelihood per token",
+                          "char": "log-likelihood per character"}[self.normalize]
+                + (" of the answer as the assistant's reply to the chat-templated question"
+                   if self.format == "chat" else " of the answer word and the rest of the sentence "
+                   "given the text before it")}
+
+    # -- tokenization --------------------------------------------------------------------------
+    def _leading_tokens(self) -> list[int]:
+        """What goes before a plain context: the tokenizer's own leading special tokens, else BOS."""
+        plain = self.tokenizer("a", add_special_tokens=False)["input_ids"]
+        full = self.tokenizer("a")["input_ids"]
+        at = next((i for i in range(len(full)) if full[i:i + len(plain)] == plain), 0)
+        if at:
+            return list(full[:at])
+        bos = self.tokenizer.bos_token_id
+        if bos is None:
+            bos = self.tokenizer.eos_token_id
+        return [] if bos is None else [bos]
+
+    def context_text(self, request: ClozeRequest) -> str:
+        if self.format == "plain":
+            return request.prefix
+        if request.suffix.strip():
+            raise ValueError("--format chat scores the reply to a question; the request has text after "
+                             f"the answer ({request.suffix!r}).")
+        messages = [{"role": "user", "content": request.prefix.strip()}]
+        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def encode(self, context: str, continuation: str) -> tuple[tuple[int, ...], int]:
+        """(token ids of context + continuation, number of continuation tokens), split as lm-eval does."""
+        spaces = len(context) - len(context.rstrip())
+        if spaces:
+            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        # a chat template writes its own special tokens as text; a plain context gets ours
+        head = self._head if self.format == "plain" else []
+        whole = self.tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
+        left = self.tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
+        if whole[:len(left)] != left:  # a token crosses the boundary: keep the context's own tokens
+            whole = left + self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
+        n = len(whole) - len(left)
+        if n == 0:
+            raise ValueError(f"The tokenizer of {self.model_name!r} turns {continuation!r} into no tokens.")
+        ids = head + list(whole)
+        if len(ids) == n:
+            raise ValueError(f"{self.model_name!r}: nothing to condition {continuation!r} on (its "
+                             "tokenizer has no BOS token and the context is empty).")
+        return tuple(ids), n
+
+    # -- scoring -------------------------------------------------------------------------------
+    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+              ) -> list[tuple[float, ...]]:
+        seq_index: dict[tuple[tuple[int, ...], int], int] = {}
+        plans: list[list[tuple[int, int]]] = []  # per request: (sequence id, characters) per word
+        for req in requests:
+            context = self.context_text(req)
+            plan = []
+            for word in req.words:
+                continuation = word + req.suffix if self.format == "plain" else word
+                key = self.encode(context, continuation)
+                plan.append((seq_index.setdefault(key, len(seq_index)), len(continuation)))
+            plans.append(plan)
+        sums = self._continuation_logprobs(list(seq_index), progress, plans)
+        if not all(math.isfinite(total) for total in sums):
+            hint = ("half precision overflowed: use --device cpu" if self.half
+                    else "the model's logits are not finite")
+            raise RuntimeError(f"{self.model_name!r} gave a log-likelihood that is not a number ({hint}).")
+        keys = list(seq_index)
+        return [tuple(self._normalized(sums[sid], keys[sid][1], chars) for sid, chars in plan)
+                for plan in plans]
+
+    def _normalized(self, total: float, tokens: int, chars: int) -> float:
+        if self.normalize == "token":
+            return total / tokens
+        if self.normalize == "char":
+            return total / max(chars, 1)
+        return total
+
+    def _continuation_logprobs(self, sequences: list[tuple[tuple[int, ...], int]], progress,
+                               plans: list[list[tuple[int, int]]]) -> list[float]:
+        """Sum of log p(token | tokens before it) over each sequence's continuation tokens."""
+        torch = self._torch
+        pad = self.tokenizer.pad_token_id
+        pad = pad if pad is not None else 0
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
+        totals = [math.nan] * len(sequences)
+        waiting = [{sid for sid, _ in plan} for plan in plans]
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                width = max(len(sequences[i][0]) for i in batch)
+                ids = torch.full((len(batch), width), pad, dtype=torch.long)
+                attention = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, i in enumerate(batch):
+                    ids[row, :len(sequences[i][0])] = torch.tensor(sequences[i][0])
+                    attention[row, :len(sequences[i][0])] = 1
+                logits = self.model(input_ids=ids.to(self.device),
+                                    attention_mask=attention.to(self.device)).logits
+                for row, i in enumerate(batch):
+                    tokens, n = sequences[i]
+                    at = torch.arange(len(tokens) - n - 1, len(tokens) - 1, device=logits.device)
+                    logprobs = torch.log_softmax(logits[row, at].float(), dim=-1)
+                    targets = torch.tensor(tokens[-n:], device=logits.device)
+                    totals[i] = float(logprobs.gather(1, targets[:, None]).sum())
+                if progress:  # requests whose last sequence was in this batch
+                    finished = 0
+                    for pending in waiting:
+                        if pending:
+                            pending.difference_update(batch)
+                            finished += not pending
+                    progress(finished)
+        return totals

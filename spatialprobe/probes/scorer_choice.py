@@ -1,0 +1,73 @@
+"""``--scorer auto``: which scorer a checkpoint needs, read from its configuration, never its name.
+
+The configuration is a local directory's ``config.json``, or, for a hub id,
+``transformers.AutoConfig`` (from the local cache when offline). Its ``architectures`` decide: a
+causal head (``*ForCausalLM``, ``*LMHeadModel`` such as ``GPT2LMHeadModel``) picks ``hf-causal``,
+``*ForMaskedLM`` picks ``hf-mlm``; without architectures, a ``model_type`` that transformers maps
+to a causal LM and not to a masked LM picks ``hf-causal``. ViLT checkpoints pick ``vilt``. A
+configuration that cannot be read falls back to the masked-LM scorer, and the reason says so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+
+
+def auto_scorer(model: str) -> tuple[str, str]:
+    """(scorer name, the reason for it in one sentence) for ``--scorer auto``."""
+    if model == "dummy":
+        return "dummy", "--model dummy is the untrained smoke scorer"
+    config, where = _read_config(model)
+    if config is None:
+        if "vilt" in model.lower():
+            return "vilt", f"no readable configuration ({where}); 'vilt' is in the model id"
+        return "hf-mlm", f"no readable configuration ({where}); fell back to the masked-LM scorer"
+    model_type = str(config.get("model_type") or "")
+    architectures = [str(a) for a in config.get("architectures") or []]
+    if model_type == "vilt":
+        return "vilt", f"model_type 'vilt' in {where}"
+    causal = [a for a in architectures if a.endswith(CAUSAL_SUFFIXES)]
+    if causal:
+        return "hf-causal", f"causal architecture {causal[0]} in {where}"
+    masked = [a for a in architectures if a.endswith("ForMaskedLM")]
+    if masked:
+        return "hf-mlm", f"masked architecture {masked[0]} in {where}"
+    if not architectures and _causal_only_type(model_type):
+        return "hf-causal", f"model_type {model_type!r} (a causal LM type) in {where}"
+    return "hf-mlm", (f"no causal architecture in {where} (architectures {architectures or 'none'}, "
+                      f"model_type {model_type!r}); the masked-LM scorer")
+
+
+def _read_config(model: str) -> tuple[dict[str, Any] | None, str]:
+    """The configuration as a dict and where it came from; (None, why not) when it cannot be read."""
+    local = Path(model) / "config.json"
+    if local.is_file():
+        try:
+            data = json.loads(local.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            return None, f"{local} is not readable JSON: {err}"
+        return (data, str(local)) if isinstance(data, dict) else (None, f"{local} is not a JSON object")
+    if Path(model).exists():
+        return None, f"{model} has no config.json"
+    from transformers import AutoConfig
+
+    from ..loading import ModelLoadError, load_pretrained
+
+    try:
+        config = load_pretrained(AutoConfig, model, "the configuration of")
+    except ModelLoadError:
+        return None, f"the configuration of {model!r} is neither local nor in the Hugging Face cache"
+    return config.to_dict(), f"the configuration of {model!r}"
+
+
+def _causal_only_type(model_type: str) -> bool:
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    return model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
