@@ -50,6 +50,10 @@ def export(
     if fmt == "release" and out.is_dir():
         fail(f"--out {out} is a directory; --format release writes one JSON lines file.")
     if fmt == "lm-eval":
+        from ..datasets.lm_eval_export import STYLES
+
+        if (style or STYLES[0]) not in STYLES:
+            fail(f"--style must be one of {', '.join(STYLES)}, not {style!r}.")
         require_out_dir(out)
         if out.suffix in (".jsonl", ".json", ".yaml", ".yml") and not out.is_dir():
             fail(f"--out {out} names a file; --format lm-eval writes a folder (its YAML and JSON lines).")
@@ -63,11 +67,9 @@ def export(
         write_jsonl(out, datasets.to_release_records(ds))
         typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
         return
-    from ..datasets.lm_eval_export import STYLES, export_lm_eval
+    from ..datasets.lm_eval_export import export_lm_eval
 
-    if (style or "cloze") not in STYLES:
-        fail(f"--style must be one of {', '.join(STYLES)}, not {style!r}.")
-    task, config, data = export_lm_eval(ds, out, style or "cloze")
+    task, config, data = export_lm_eval(ds, out, style or STYLES[0])
     typer.echo(f"wrote lm-eval task {task} ({len(ds)} {ds.task} instances, {ds.version}): {config}, {data}")
     typer.echo(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out} --tasks {task}")
 

@@ -8,13 +8,13 @@ Each JSON line is one instance with the three fields lm-eval reads (``context``,
 
 Two formulations (``style``), both ``output_type: multiple_choice``, where lm-eval scores each
 choice as the continuation of the context (it puts one space between them) and reports ``acc``
-(summed log-likelihood) and ``acc_norm`` (log-likelihood per byte of the choice):
+(summed log-likelihood) and ``acc_norm`` (log-likelihood per character of the choice):
 
 ``cloze`` (default)
     the task's hand-written prompt, the one ``--candidates manual`` probes, cut at the mask:
     ``An ant is`` + ``larger than a bird.`` / ``smaller than a bird.``. The choices differ only in the
-    answer word and share everything after it, so lm-eval's ``acc`` is the causal-LM probe's
-    sentence comparison under that prompt.
+    answer word and share everything after it, so lm-eval's ``acc`` compares the log-likelihoods
+    of the filled sentences, as a causal scorer does under that prompt.
 ``question``
     ``Question: Is an ant larger or smaller than a bird?\\nAnswer:`` + ``larger`` / ``smaller``; posrel:
     ``Question: A man drives the bus. Is the man above, below, inside or beside the bus?\\nAnswer:``.
