@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail
+from .errors import fail, require_out_dir
 
 datasets_app = typer.Typer(help="Build, inspect and export datasets.", no_args_is_help=True)
 
@@ -26,18 +26,52 @@ def list_datasets() -> None:
     Console().print(table)
 
 
+EXPORT_FORMATS = ("release", "lm-eval")
+
+
 @datasets_app.command("export")
 def export(
-    name: str = typer.Argument(..., help="Built-in dataset name (size, height, posrel) or a file."),
-    out: Path = typer.Option(..., "--out", help="JSON lines file to write (release format)."),
+    name: str = typer.Argument(..., help="Built-in dataset name (size, height, posrel, weight) or a "
+                               "release-format file."),
+    out: Path = typer.Option(..., "--out", help="release: the JSON lines file to write; lm-eval: the "
+                             "folder for the task's YAML and JSON lines (pass it as --include_path)."),
+    fmt: str = typer.Option("release", "--format", help="release (the spatial-commonsense JSON lines) "
+                            "or lm-eval (an lm-evaluation-harness multiple-choice task)."),
+    style: str = typer.Option(None, "--style", help="lm-eval only: cloze (default; the manual prompt "
+                              "cut at its mask) or question (\"Question: ... Answer:\")."),
 ) -> None:
-    """Write a dataset in the spatial-commonsense release format (JSON lines)."""
+    """Write a dataset in the release format (JSON lines) or as an lm-evaluation-harness task."""
     from .. import datasets
-    from ..store import write_jsonl
 
-    ds = datasets.load(name)
-    write_jsonl(out, datasets.to_release_records(ds))
-    typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
+    if fmt not in EXPORT_FORMATS:
+        fail(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}.")
+    if fmt == "release" and style is not None:
+        fail("--style applies to --format lm-eval only; the release format has no prompt.")
+    if fmt == "release" and out.is_dir():
+        fail(f"--out {out} is a directory; --format release writes one JSON lines file.")
+    if fmt == "lm-eval":
+        from ..datasets.lm_eval_export import STYLES
+
+        if (style or STYLES[0]) not in STYLES:
+            fail(f"--style must be one of {', '.join(STYLES)}, not {style!r}.")
+        require_out_dir(out)
+        if out.suffix in (".jsonl", ".json", ".yaml", ".yml") and not out.is_dir():
+            fail(f"--out {out} names a file; --format lm-eval writes a folder (its YAML and JSON lines).")
+    try:
+        ds = datasets.load(name)
+    except ValueError as err:  # DataError included: names the file, line and field
+        fail(str(err))
+    if fmt == "release":
+        from ..store import write_jsonl
+
+        write_jsonl(out, datasets.to_release_records(ds))
+        typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
+        return
+    from ..datasets.lm_eval_export import export_lm_eval
+
+    task, config, data = export_lm_eval(ds, out, style or STYLES[0])
+    typer.echo(f"wrote lm-eval task {task} ({len(ds)} {ds.task} instances, {ds.version}): {config}, {data}")
+    typer.echo(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out} --tasks {task}")
 
 
 @datasets_app.command("validate")

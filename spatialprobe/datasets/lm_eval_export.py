@@ -1,0 +1,135 @@
+"""Export a dataset as an lm-evaluation-harness task: a YAML config beside its JSON lines docs.
+
+``export_lm_eval(dataset, out_dir)`` writes ``spatialprobe_NAME.yaml`` and ``spatialprobe_NAME.jsonl``
+into ``out_dir``; ``lm_eval --include_path OUT_DIR --tasks spatialprobe_NAME`` then runs it unchanged,
+and ``--tasks spatialprobe`` (a tag every exported task carries) runs all the folder holds.
+Each JSON line is one instance with the three fields lm-eval reads (``context``, ``choices``,
+``gold``) next to our own (``id``, ``obj_a``, ``obj_b``, ``label``), so the YAML needs no templates.
+
+Two formulations (``style``), both ``output_type: multiple_choice``, where lm-eval scores each
+choice as the continuation of the context (it puts one space between them) and reports ``acc``
+(summed log-likelihood) and ``acc_norm`` (log-likelihood per character of the choice):
+
+``cloze`` (default)
+    the task's hand-written prompt, the one ``--candidates manual`` probes, cut at the mask:
+    ``An ant is`` + ``larger than a bird.`` / ``smaller than a bird.``. The choices differ only in the
+    answer word and share everything after it, so lm-eval's ``acc`` compares the log-likelihoods
+    of the filled sentences, as a causal scorer does under that prompt.
+``question``
+    ``Question: Is an ant larger or smaller than a bird?\\nAnswer:`` + ``larger`` / ``smaller``; posrel:
+    ``Question: A man drives the bus. Is the man above, below, inside or beside the bus?\\nAnswer:``.
+
+The data file is named by its absolute path: lm-eval hands ``data_files`` to ``datasets.load_dataset``,
+which resolves a relative path against the working directory, not against the YAML's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, tasks
+from ..records import Dataset, Instance
+from .scale import with_article
+
+STYLES = ("cloze", "question")
+TAG = "spatialprobe"
+METRICS = ("acc", "acc_norm")
+
+
+def task_name(dataset: Dataset, style: str = "cloze") -> str:
+    """``spatialprobe_size`` (``spatialprobe_size_question``) for the built-in set; a file's stem,
+    made an identifier, for a file: both styles can sit in one folder and run side by side."""
+    stem = Path(dataset.name).stem.lower()
+    name = f"{TAG}_" + (re.sub(r"[^a-z0-9]+", "_", stem).strip("_") or dataset.task)
+    return name if style == "cloze" else f"{name}_{style}"
+
+
+def cloze_doc(inst: Instance, labels: tuple[str, ...], template: str, answers: dict[str, str]) -> dict:
+    """The manual prompt cut at its mask: context before it, one choice per label after it."""
+    from ..prompts.templates import fill
+
+    prefix, suffix = fill(template, inst)
+    if not prefix.strip() or not prefix.endswith(" "):
+        raise ValueError(f"template {template!r} must have words and a space before [MASK] for a cloze export")
+    return {"context": prefix.rstrip(), "choices": [answers[label] + suffix for label in labels]}
+
+
+def question_doc(inst: Instance, labels: tuple[str, ...], comparison: bool) -> dict:
+    """A question naming every answer, then ``Answer:``; the choices are the label words."""
+    if comparison:
+        question = (f"Is {with_article(inst.obj_a)} {labels[0]} or {labels[1]} "
+                    f"than {with_article(inst.obj_b)}?")
+    else:
+        options = ", ".join(labels[:-1]) + f" or {labels[-1]}"
+        question = f"{inst.text.strip()} Is the {inst.obj_a} {options} the {inst.obj_b}?"
+    return {"context": f"Question: {question}\nAnswer:", "choices": list(labels)}
+
+
+def lm_eval_docs(dataset: Dataset, style: str = "cloze") -> list[dict[str, Any]]:
+    """One lm-eval doc per instance: our fields, then ``context``, ``choices`` and ``gold``."""
+    from ..prompts.templates import manual
+
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    definition = tasks.get(dataset.task)
+    prompt = manual(dataset.task) if style == "cloze" else None
+    docs = []
+    for inst in dataset.instances:
+        if prompt is not None:
+            answers = {label: prompt.answers[label][0] for label in dataset.labels}
+            made = cloze_doc(inst, dataset.labels, prompt.templates[0], answers)
+        else:
+            made = question_doc(inst, dataset.labels, definition.is_comparison)
+        docs.append({"id": inst.id, "obj_a": inst.obj_a, "obj_b": inst.obj_b, "text": inst.text,
+                     "label": inst.label, **made, "gold": dataset.labels.index(inst.label)})
+    return docs
+
+
+def _q(value: str) -> str:
+    """A YAML double-quoted scalar (a JSON string is one), so the file needs no YAML writer."""
+    return json.dumps(value)
+
+
+def task_yaml(name: str, data_file: Path, dataset: Dataset, style: str) -> str:
+    """The task config lm-eval's TaskManager reads (keys of its TaskConfig)."""
+    metrics = "".join(f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true\n"
+                      for m in METRICS)
+    return (
+        f"# lm-evaluation-harness task written by spatialprobe {__version__}: {dataset.task}, "
+        f"{len(dataset)} instances, {style} style.\n"
+        f"# Run: lm_eval --model hf --model_args pretrained=MODEL --include_path DIR --tasks {name}\n"
+        f"task: {name}\n"
+        f"tag: [{TAG}]\n"
+        "dataset_path: json\n"
+        "dataset_kwargs:\n"
+        "  data_files:\n"
+        f"    test: {_q(str(data_file))}\n"
+        "test_split: test\n"
+        "output_type: multiple_choice\n"
+        "doc_to_text: context\n"
+        "doc_to_choice: choices\n"
+        "doc_to_target: gold\n"
+        f"metric_list:\n{metrics}"
+        "metadata:\n"
+        f"  version: {_q(dataset.version)}\n"
+        f"  spatialprobe_task: {_q(dataset.task)}\n"
+        f"  style: {style}\n"
+        f"  labels: [{', '.join(_q(label) for label in dataset.labels)}]\n"
+    )
+
+
+def export_lm_eval(dataset: Dataset, out_dir: Path, style: str = "cloze") -> tuple[str, Path, Path]:
+    """Write the task's YAML and JSON lines into ``out_dir``; return (task name, yaml, jsonl)."""
+    from ..store import write_jsonl
+
+    docs = lm_eval_docs(dataset, style)
+    name = task_name(dataset, style)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    data_file = (out_dir / f"{name}.jsonl").resolve()
+    write_jsonl(data_file, docs)
+    config = out_dir / f"{name}.yaml"
+    config.write_text(task_yaml(name, data_file, dataset, style), encoding="utf-8")
+    return name, config, data_file

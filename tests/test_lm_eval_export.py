@@ -1,0 +1,192 @@
+"""The lm-eval export: what lm-evaluation-harness's own task loader reads from it (exact contexts,
+choices and gold indices), the CLI's refusals, and a run of ``lm_eval.simple_evaluate`` whose
+accuracy equals the one computed here from the same model's log-likelihoods."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from spatialprobe import datasets
+from spatialprobe.cli import app
+from spatialprobe.datasets.lm_eval_export import lm_eval_docs, task_name
+
+lm_eval_tasks = pytest.importorskip("lm_eval.tasks", reason="lm-eval is a dev extra")
+hf_datasets = pytest.importorskip("datasets")
+
+
+@pytest.fixture(autouse=True)
+def _datasets_offline_cache(tmp_path_factory, monkeypatch):
+    """lm-eval reads the JSON lines through `datasets`: keep its cache per test, never the network."""
+    monkeypatch.setattr(hf_datasets.config, "HF_DATASETS_CACHE", tmp_path_factory.mktemp("hf_datasets"))
+    monkeypatch.setattr(hf_datasets.config, "HF_HUB_OFFLINE", True)
+
+
+def export(*args):
+    result = CliRunner().invoke(app, ["datasets", "export", *map(str, args)])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def load_tasks(folder, names):
+    return lm_eval_tasks.TaskManager(include_path=str(folder)).load(names)["tasks"]
+
+
+def seen(task, doc_id):
+    """(context, choices, gold) of one instance as lm-eval builds its requests."""
+    doc = next(d for d in task.test_docs() if d["id"] == doc_id)
+    return task.doc_to_text(doc), task.doc_to_choice(doc), task.doc_to_target(doc)
+
+
+def test_lm_eval_loads_every_built_in_set_with_exact_docs(tmp_path):
+    out = tmp_path / "lm"
+    for name in datasets.builtin_names():
+        export(name, "--format", "lm-eval", "--out", out)
+    export("posrel", "--format", "lm-eval", "--style", "question", "--out", out)
+    export("size", "--format", "lm-eval", "--style", "question", "--out", out)
+    loaded = load_tasks(out, ["spatialprobe"])  # the tag every exported task carries
+    assert sorted(loaded) == ["spatialprobe_height", "spatialprobe_posrel", "spatialprobe_posrel_question",
+                              "spatialprobe_size", "spatialprobe_size_question", "spatialprobe_weight"]
+    size, posrel = loaded["spatialprobe_size"], loaded["spatialprobe_posrel"]
+    assert [len(task.test_docs()) for task in (size, posrel)] == [500, 256]
+    assert size.OUTPUT_TYPE == "multiple_choice" and size.config.target_delimiter == " "
+    assert datasets.load("size").version == size.VERSION
+    assert sorted(size._metric_fn_list) == ["acc", "acc_norm"]
+    assert size.higher_is_better() == {"acc": True, "acc_norm": True}
+
+    assert seen(size, "size-0000") == ("An ant is", ["larger than a bird.", "smaller than a bird."], 1)
+    assert seen(size, "size-0499") == ("A plane is", ["larger than a bed.", "smaller than a bed."], 0)
+    assert seen(loaded["spatialprobe_height"], "height-0000")[2] == 1
+    assert seen(loaded["spatialprobe_weight"], "weight-0499") == (
+        "A plane is", ["heavier than a bed.", "lighter than a bed."], 0)
+    assert seen(posrel, "posrel-0000") == (
+        "A man drives the bus. He is", ["above the bus.", "below the bus.", "inside the bus.", "beside the bus."], 2)
+    assert seen(loaded["spatialprobe_size_question"], "size-0000") == (
+        "Question: Is an ant larger or smaller than a bird?\nAnswer:", ["larger", "smaller"], 1)
+    assert seen(loaded["spatialprobe_posrel_question"], "posrel-0000") == (
+        "Question: A man drives the bus. Is the man above, below, inside or beside the bus?\nAnswer:",
+        ["above", "below", "inside", "beside"], 2)
+
+    size.build_all_requests(limit=1, rank=0, world_size=1)
+    assert [r.args for r in size.instances] == [("An ant is", " larger than a bird."),
+                                                ("An ant is", " smaller than a bird.")]
+
+
+def test_every_gold_index_names_the_instance_label():
+    for name in datasets.builtin_names():
+        data = datasets.load(name)
+        for style in ("cloze", "question"):
+            docs = lm_eval_docs(data, style)
+            assert [d["id"] for d in docs] == [i.id for i in data.instances]
+            assert all(d["gold"] == data.labels.index(d["label"]) and len(d["choices"]) == len(data.labels)
+                       and data.labels[d["gold"]] in d["choices"][d["gold"]] for d in docs)
+
+
+def test_the_yaml_states_data_metrics_and_version(tmp_path):
+    import yaml
+
+    export("posrel", "--format", "lm-eval", "--out", tmp_path)
+    config = yaml.safe_load((tmp_path / "spatialprobe_posrel.yaml").read_text())
+    data_file = tmp_path / "spatialprobe_posrel.jsonl"
+    assert config["dataset_kwargs"] == {"data_files": {"test": str(data_file.resolve())}}
+    assert {k: config[k] for k in ("task", "tag", "dataset_path", "test_split", "output_type")} == {
+        "task": "spatialprobe_posrel", "tag": ["spatialprobe"], "dataset_path": "json", "test_split": "test",
+        "output_type": "multiple_choice"}
+    assert config["metric_list"] == [{"metric": m, "aggregation": "mean", "higher_is_better": True}
+                                     for m in ("acc", "acc_norm")]
+    assert config["metadata"]["version"] == datasets.load("posrel").version
+    first = json.loads(data_file.read_text().splitlines()[0])
+    assert first["context"] == "A man drives the bus. He is" and first["gold"] == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["size", "--style", "question", "--out", "{tmp}/size.jsonl"], "--style applies to --format lm-eval only"),
+    (["size", "--format", "lmeval", "--out", "{tmp}/x"], "--format must be one of release, lm-eval"),
+    (["size", "--format", "lm-eval", "--style", "mcq", "--out", "{tmp}/x"], "--style must be one of"),
+    (["size", "--format", "lm-eval", "--out", "{tmp}/size.jsonl"], "--format lm-eval writes a folder"),
+    (["size", "--format", "lm-eval", "--out", "{tmp}/a_file"], "is a file, not a directory"),
+    (["size", "--out", "{tmp}"], "--format release writes one JSON lines file"),
+    (["nope", "--format", "lm-eval", "--out", "{tmp}/x"], "Unknown dataset 'nope'"),
+])
+def test_export_refuses_options_that_do_not_apply(args, message, tmp_path):
+    (tmp_path / "a_file").write_text("")
+    result = CliRunner().invoke(app, ["datasets", "export", *(a.format(tmp=tmp_path) for a in args)])
+    assert result.exit_code == 2 and message in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+RELEASE_RECORDS = [  # a release-format file: three "larger", three "smaller"
+    {"obj_a": "ant", "obj_b": "bird", "label": 0, "question": "Is an ant larger than a bird?"},
+    {"obj_a": "house", "obj_b": "cup", "label": 1, "question": "Is a house larger than a cup?"},
+    {"obj_a": "coin", "obj_b": "tiger", "label": 0, "question": "Is a coin larger than a tiger?"},
+    {"obj_a": "plane", "obj_b": "dog", "label": 1, "question": "Is a plane larger than a dog?"},
+    {"obj_a": "nut", "obj_b": "sofa", "label": 0, "question": "Is a nut larger than a sofa?"},
+    {"obj_a": "truck", "obj_b": "shell", "label": 1, "question": "Is a truck larger than a shell?"},
+]
+
+
+def tiny_gpt2(path, shared_dir):
+    """A random 1-layer GPT-2 with GPT-2's byte-level BPE (RoBERTa's vocab.json and merges.txt)."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    bpe = shared_dir / "models" / "roberta-base"
+    tokenizer = GPT2TokenizerFast(vocab=str(bpe / "vocab.json"), merges=str(bpe / "merges.txt"),
+                                  bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>")
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=64, n_embd=16, n_layer=1, n_head=2,
+                        initializer_range=0.5, bos_token_id=tokenizer.bos_token_id,
+                        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    model = GPT2LMHeadModel(config).eval()
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return model, tokenizer
+
+
+def loglikelihood(model, tokenizer, context, continuation):
+    """log P(continuation | context), summed over the continuation's tokens of the joint encoding."""
+    import torch
+
+    context_ids = tokenizer.encode(context)
+    ids = tokenizer.encode(context + continuation)
+    with torch.no_grad():
+        logprobs = torch.log_softmax(model(torch.tensor([ids])).logits[0].double(), dim=-1)
+    return sum(logprobs[i - 1, ids[i]].item() for i in range(len(context_ids), len(ids)))
+
+
+def argmax(values):
+    return max(range(len(values)), key=values.__getitem__)
+
+
+def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_dir):
+    pytest.importorskip("accelerate")  # lm-eval's hf model needs it
+    import lm_eval
+
+    release = tmp_path / "my_pairs.jsonl"
+    release.write_text("".join(json.dumps(r) + "\n" for r in RELEASE_RECORDS))
+    export(release, "--format", "lm-eval", "--out", tmp_path / "lm")
+    model, tokenizer = tiny_gpt2(tmp_path / "gpt2", shared_dir)
+    manager = lm_eval_tasks.TaskManager(include_path=str(tmp_path / "lm"))
+    limit = 4
+    results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tmp_path / 'gpt2'},dtype=float32",
+                                      tasks=["spatialprobe_my_pairs"], task_manager=manager, limit=limit,
+                                      device="cpu", batch_size=4, log_samples=True)
+
+    docs = lm_eval_docs(datasets.load(str(release)))[:limit]
+    by_hand = [[loglikelihood(model, tokenizer, d["context"], " " + c) for c in d["choices"]] for d in docs]
+    assert all(abs(a - b) > 1e-3 for a, b in by_hand)  # no near-ties: the argmax is well defined
+    pairs = list(zip(by_hand, docs, strict=True))
+    acc = sum(argmax(lls) == d["gold"] for lls, d in pairs) / limit
+    # acc_norm: lm-eval divides each log-likelihood by its choice's length in characters
+    acc_norm = sum(argmax([ll / len(c) for ll, c in zip(lls, d["choices"], strict=True)]) == d["gold"]
+                   for lls, d in pairs) / limit
+
+    task = task_name(datasets.load(str(release)))
+    assert task == "spatialprobe_my_pairs"
+    assert results["n-samples"][task] == {"original": 6, "effective": limit}
+    assert results["versions"][task] == datasets.load(str(release)).version
+    assert results["results"][task]["acc,none"] == acc
+    assert results["results"][task]["acc_norm,none"] == acc_norm
+    samples = sorted(results["samples"][task], key=lambda sample: sample["doc_id"])
+    logged = [[ll for ll, _greedy in sample["filtered_resps"]] for sample in samples]
+    assert [ll for lls in logged for ll in lls] == pytest.approx([ll for lls in by_hand for ll in lls], abs=1e-4)
