@@ -115,6 +115,18 @@ def test_judge_cli_with_tiny_models(models, tmp_path):
     assert summary["accuracy"] == {"mean": 100 * hits / 2, "std": None, "n": 2}
 
 
+def test_tied_top_scores_keep_the_first_box_or_genevals_last():
+    """Two boxes of one class with exactly the same top score: the release's strict '>' keeps the
+    first; GenEval's np.argsort(scores)[::-1] (evaluation/evaluate_images.py) ranks the last first."""
+    first, second = Detection("cat", (0, 0, 10, 10), 0.9), Detection("cat", (20, 20, 30, 30), 0.9)
+    scores = np.array([first.score, second.score])
+    assert np.argsort(scores)[::-1][0] == 1  # GenEval's own ordering picks index 1
+    assert best_per_object([first, second], ["cat"])["cat"] is first
+    assert best_per_object([first, second], ["cat"], ties="last")["cat"] is second
+    lower = Detection("cat", (40, 40, 50, 50), 0.5)
+    assert best_per_object([first, lower], ["cat"], ties="last")["cat"] is first
+
+
 def test_best_per_object_and_nms():
     dets = [Detection("cat", (0, 0, 10, 10), 0.5), Detection("cat", (1, 1, 11, 11), 0.9),
             Detection("dog", (0, 0, 10, 10), 0.3), Detection("cat", (50, 50, 60, 60), 0.4)]

@@ -35,7 +35,9 @@ def test_height_rule_uses_box_height_times_depth():
 def test_mean_depth_inside_box():
     depth = np.arange(16, dtype=float).reshape(4, 4)  # depth[r, c] = 4r + c
     assert rules.mean_depth(depth, (1, 1, 3, 3)) == pytest.approx((5 + 6 + 9 + 10) / 4)
-    assert rules.mean_depth(depth, (0.5, 0, 1.5, 1)) == pytest.approx((0 + 1) / 2)  # partial pixels count
+    # the release's region truncates to whole pixels; "covered" takes every pixel the box touches
+    assert rules.mean_depth(depth, (0.5, 0, 1.5, 1)) == 0.0
+    assert rules.mean_depth(depth, (0.5, 0, 1.5, 1), region="covered") == pytest.approx((0 + 1) / 2)
     assert rules.mean_depth(depth, (2, 2, 2, 2)) == 10.0  # degenerate box: the pixel it sits on
     assert rules.mean_depth(depth, (-5, -5, 100, 100)) == pytest.approx(7.5)  # clipped to the image
 
@@ -197,3 +199,17 @@ def test_common_depth_scale_cancels(box_a, da, box_b, db, scale):
     assume(not math.isclose(rules.box_height(box_a) * da, rules.box_height(box_b) * db, rel_tol=1e-6))
     assert rules.size_rule(box_a, da, box_b, db)[0] == rules.size_rule(box_a, da * scale, box_b, db * scale)[0]
     assert rules.height_rule(box_a, da, box_b, db)[0] == rules.height_rule(box_a, da * scale, box_b, db * scale)[0]
+
+
+def test_mean_depth_follows_the_release_on_half_pixel_box_edges():
+    """spatial-commonsense code/size/image_probing_box.py: depth[int(y1):int(y2), int(x1):int(x2)]."""
+    depth = np.arange(36, dtype=float).reshape(6, 6)
+    box = (0.5, 1.5, 3.5, 4.5)  # float edges at .5, as detectors give them
+    release = depth[int(box[1]):int(box[3]), int(box[0]):int(box[2])].mean()  # the release's own expression
+    assert rules.mean_depth(depth, box) == release == depth[1:4, 0:3].mean()
+    assert rules.depth_region(depth.shape, box) == (1, 4, 0, 3)
+    assert rules.depth_region(depth.shape, box, "covered") == (1, 5, 0, 4)
+    assert rules.mean_depth(depth, box, region="covered") == depth[1:5, 0:4].mean()
+    assert rules.mean_depth(depth, box) != rules.mean_depth(depth, box, region="covered")
+    with pytest.raises(ValueError, match="depth region"):
+        rules.mean_depth(depth, box, region="touched")

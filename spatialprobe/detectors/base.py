@@ -65,13 +65,21 @@ class DepthEstimator(Protocol):
         """Depth (larger = farther) for each PIL image, shape (height, width)."""
 
 
-def best_per_object(detections: Sequence[Detection], names: Sequence[str]) -> dict[str, Detection | None]:
-    """The highest-confidence detection of each name (None when the name was not detected)."""
+def best_per_object(detections: Sequence[Detection], names: Sequence[str], ties: str = "first"
+                    ) -> dict[str, Detection | None]:
+    """The highest-confidence detection of each name (None when the name was not detected).
+
+    Among exactly tied top scores, ``ties="first"`` keeps the first detection (the
+    spatial-commonsense release's strict ``>``) and ``ties="last"`` the last one (GenEval's
+    ``np.argsort(scores)[::-1]`` in ``evaluation/evaluate_images.py`` puts the later index first).
+    """
+    if ties not in ("first", "last"):
+        raise ValueError(f"ties must be 'first' or 'last', not {ties!r}")
     best: dict[str, Detection | None] = dict.fromkeys(names)
     for det in detections:
         if det.label in best:
             current = best[det.label]
-            if current is None or det.score > current.score:
+            if current is None or det.score > current.score or (ties == "last" and det.score == current.score):
                 best[det.label] = det
     return best
 

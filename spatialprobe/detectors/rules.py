@@ -60,17 +60,35 @@ def iou(box_a: Box, box_b: Box) -> float:
     return inter / union if union > 0 else 0.0
 
 
-def mean_depth(depth: np.ndarray, box: Box) -> float:
-    """Mean depth over the pixels the box covers (the paper's object depth).
+DEPTH_REGIONS = ("release", "covered")
 
-    Pixel ``(r, c)`` covers ``[c, c+1) x [r, r+1)``; the box takes every pixel it overlaps,
-    clipped to the image. A box thinner than a pixel still takes the pixel it lies on.
+
+def depth_region(shape: tuple[int, ...], box: Box, region: str = "release") -> tuple[int, int, int, int]:
+    """Rows ``r0:r1`` and columns ``c0:c1`` of the depth map that a box's mean depth averages.
+
+    ``release`` (default): as the spatial-commonsense release (``code/size/image_probing_box.py``)
+    does, ``depth[int(y1):int(y2), int(x1):int(x2)]``: coordinates truncated to whole pixels, so a
+    partly covered last row/column is left out. Coordinates are clipped to the image first (the
+    release's negative coordinates would wrap around in numpy), and a box that truncates to no
+    pixel takes the pixel its corner lies on (the release's mean of an empty slice is NaN, which
+    silently answers "smaller").
+    ``covered``: every pixel the box touches (pixel ``(r, c)`` covers ``[c, c+1) x [r, r+1)``).
     """
-    rows, cols = depth.shape[:2]
-    c0 = min(max(math.floor(box[0]), 0), cols - 1)
-    r0 = min(max(math.floor(box[1]), 0), rows - 1)
-    c1 = min(max(math.ceil(box[2]), c0 + 1), cols)
-    r1 = min(max(math.ceil(box[3]), r0 + 1), rows)
+    if region not in DEPTH_REGIONS:
+        raise ValueError(f"depth region must be one of {DEPTH_REGIONS}, not {region!r}")
+    rows, cols = shape[:2]
+    x0, y0 = min(max(box[0], 0.0), cols - 1), min(max(box[1], 0.0), rows - 1)
+    c0, r0 = int(x0), int(y0)
+    if region == "release":
+        c1, r1 = int(min(max(box[2], 0.0), cols)), int(min(max(box[3], 0.0), rows))
+    else:
+        c1, r1 = math.ceil(min(max(box[2], 0.0), cols)), math.ceil(min(max(box[3], 0.0), rows))
+    return r0, max(r1, r0 + 1), c0, max(c1, c0 + 1)
+
+
+def mean_depth(depth: np.ndarray, box: Box, region: str = "release") -> float:
+    """Mean depth inside a box (the paper's object depth), over :func:`depth_region`."""
+    r0, r1, c0, c1 = depth_region(depth.shape, box, region)
     return float(np.asarray(depth[r0:r1, c0:c1], dtype=np.float64).mean())
 
 
