@@ -120,3 +120,5 @@ register("position-judge", "t2i-compbench", "spatialprobe.detectors.rules:t2i_co
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
+register("run-kind", "qa", "spatialprobe.probes.qa_run:QARun",
+         "yes/no questions answered from text (T5/UnifiedQA) or synthesized images (ViLT/BLIP VQA)")
