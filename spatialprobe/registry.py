@@ -122,3 +122,5 @@ register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
 register("run-kind", "qa", "spatialprobe.probes.qa_run:QARun",
          "yes/no questions answered from text (T5/UnifiedQA) or synthesized images (ViLT/BLIP VQA)")
+register("run-kind", "vsr", "spatialprobe.probes.vsr_eval:VSRRun",
+         "VSR true/false with a CLIP model: caption vs its negated relation")

@@ -33,7 +33,7 @@ def run(
     spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides})
     try:
         kind = registry.lookup("run-kind", spec.kind).from_spec(spec)
-        summary = execute(kind, out or path.parent)
+        summary = execute(kind, out or path.parent, write_extras=getattr(kind, "write_extras", None))
     except (registry.UnknownComponent, ValueError, KeyError, RuntimeError) as err:
         fail(str(err))
     typer.echo((Path(out or path.parent) / "table.md").read_text(encoding="utf-8"))

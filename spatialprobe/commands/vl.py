@@ -12,18 +12,19 @@ Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precisi
 
 
 def _progress(label: str):
-    """A rich progress display counting examples as they finish (the total is not known yet)."""
+    """A rich progress display fed by the run spine's progress(done, total)."""
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     bar = Progress(SpinnerColumn(), TextColumn(label), MofNCompleteColumn(), TimeElapsedColumn(),
                    transient=True)
     task = bar.add_task(label, total=None)
-    return bar, lambda n: bar.advance(task, n)
+    return bar, lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def _report_missing(summary: dict) -> None:
-    if summary.get("n_missing_images"):
-        typer.secho(f"{summary['n_missing_images']} of {summary['n_examples']} examples have no image "
+    details = summary["details"]
+    if details.get("n_missing_images"):
+        typer.secho(f"{details['n_missing_images']} of {details['n_examples']} examples have no image "
                     f"in the images folder and were skipped (listed in summary.json).",
                     fg=typer.colors.YELLOW, err=True)
 
@@ -53,8 +54,8 @@ def vsr_command(
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     _report_missing(summary)
-    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over {summary['n_scored']} "
-               f"examples; results in {out}")
+    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
+               f"{summary['accuracy']['n']} examples; results in {out}")
 
 
 

@@ -31,6 +31,6 @@ def accuracy_bars(panels: Mapping[str, Mapping[str, Mapping[str, float]]], path:
     fig.tight_layout(rect=(0, 0, 1, 0.97))  # leave room for the title
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format="png")  # format named: the caller may write a temp name
     plt.close(fig)
     return path
