@@ -124,3 +124,5 @@ register("run-kind", "qa", "spatialprobe.probes.qa_run:QARun",
          "yes/no questions answered from text (T5/UnifiedQA) or synthesized images (ViLT/BLIP VQA)")
 register("run-kind", "vsr", "spatialprobe.probes.vsr_eval:VSRRun",
          "VSR true/false with a CLIP model: caption vs its negated relation")
+register("run-kind", "spatialmqa", "spatialprobe.probes.spatialmqa_eval:SpatialMQARun",
+         "SpatialMQA multiple choice (CLIP option scoring or generation), lenient and strict")

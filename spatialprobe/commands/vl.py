@@ -86,13 +86,13 @@ def spatialmqa_command(
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     _report_missing(summary)
-    for key, ids in summary["extra_keys"].items():
+    for key, ids in summary["details"]["extra_keys"].items():
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
                     "ignored.", fg=typer.colors.YELLOW, err=True)
-    s, l = summary["strict"]["overall"], summary["lenient"]["overall"]
-    typer.echo(f"SpatialMQA {part}: strict accuracy {s['accuracy']}%, lenient accuracy "
-               f"{l['accuracy']}% (F1 {l['f1']}% as the benchmark computes it) over {summary['n_scored']} questions; "
-               f"results in {out}")
+    metrics = summary["metrics"]
+    typer.echo(f"SpatialMQA {part}: strict accuracy {metrics['strict_accuracy']['mean']}%, lenient "
+               f"accuracy {metrics['accuracy']['mean']}% (F1 {metrics['f1']['mean']}% as the benchmark "
+               f"computes it) over {metrics['accuracy']['n']} questions; results in {out}")
 
 
 def vsr_train_command(
