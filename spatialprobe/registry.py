@@ -126,3 +126,5 @@ register("run-kind", "vsr", "spatialprobe.probes.vsr_eval:VSRRun",
          "VSR true/false with a CLIP model: caption vs its negated relation")
 register("run-kind", "spatialmqa", "spatialprobe.probes.spatialmqa_eval:SpatialMQARun",
          "SpatialMQA multiple choice (CLIP option scoring or generation), lenient and strict")
+register("run-kind", "vsr-train", "spatialprobe.probes.vsr_train:VSRTrainRun",
+         "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")

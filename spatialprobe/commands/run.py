@@ -33,6 +33,9 @@ def run(
     spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides})
     try:
         kind = registry.lookup("run-kind", spec.kind).from_spec(spec)
+        use_run_dir = getattr(kind, "use_run_dir", None)
+        if callable(use_run_dir):  # a kind that keeps files of its own there (vsr-train's checkpoints)
+            use_run_dir(Path(out or path.parent))
         summary = execute(kind, out or path.parent, write_extras=getattr(kind, "write_extras", None))
     except (registry.UnknownComponent, ValueError, KeyError, RuntimeError) as err:
         fail(str(err))

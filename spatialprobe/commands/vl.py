@@ -102,8 +102,8 @@ def vsr_train_command(
     model: str = typer.Option("dandelin/vilt-b32-mlm", "--model", help="ViLT checkpoint to start from."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     learning_rate: float = typer.Option(1e-5, "--lr", min=0.0),
-    batch_size: int = typer.Option(12, "--batch-size", min=1),
-    epochs: float = typer.Option(30, "--epochs", min=0.0),
+    batch_size: int = typer.Option(12, "--batch-size", min=1, help="Training and evaluation batch size."),
+    epochs: float | None = typer.Option(None, "--epochs", min=0.0, help="Training epochs [30]."),
     eval_steps: int = typer.Option(100, "--eval-steps", min=1),
     max_steps: int = typer.Option(-1, "--max-steps", min=-1, help="Stop after N steps (-1: all epochs)."),
     seed: int = typer.Option(42, "--seed"),
@@ -114,16 +114,22 @@ def vsr_train_command(
     from ..probes.vl_common import ModelLoadError
     from ..probes.vsr_train import TrainSettings, train_vsr_vilt
 
+    if epochs is not None and max_steps > 0:
+        fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
     require_out_dir(out)
-    settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs,
-                             eval_steps=eval_steps, max_steps=max_steps, seed=seed)
+    settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size,
+                             epochs=30.0 if epochs is None else float(epochs), eval_steps=eval_steps,
+                             max_steps=max_steps, seed=seed)
+    bar, advance = _progress("VSR training, then test examples")
     try:
-        summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
-                                 device=device)
+        with bar:
+            summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
+                                     device=device, progress=advance)
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
-    typer.echo(f"best dev accuracy {summary['best_dev_accuracy']}%, test accuracy "
-               f"{summary['accuracy']['mean']}%; best checkpoint in {summary['best_checkpoint']}")
+    details = summary["details"]
+    typer.echo(f"best dev accuracy {details['best_dev_accuracy']}%, test accuracy "
+               f"{summary['accuracy']['mean']}%; best checkpoint in {details['best_checkpoint']}")
 
 
 def register(app: typer.Typer) -> None:
