@@ -196,6 +196,25 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     assert config["method"] == "generate" and config["decoding"]["do_sample"] is False
 
 
+def test_method_that_does_not_fit_the_model_is_refused(tmp_path):
+    from typer.testing import CliRunner
+    from vl_helpers import tiny_clip, tiny_llava
+
+    from spatialprobe.cli import app
+
+    write(tmp_path / "data" / "dev.jsonl", RECORDS[:1])
+    solid_image(tmp_path / "coco" / "a.jpg")
+    for model, method, message in (
+            (tiny_llava(tmp_path / "llava"), "clip", "is not a CLIP-style dual encoder"),
+            (tiny_clip(tmp_path / "clip"), "generate", "is a CLIP-style dual encoder")):
+        result = CliRunner().invoke(app, ["spatialmqa", "--model", str(model), "--data", str(tmp_path / "data"),
+                                          "--images", str(tmp_path / "coco"), "--part", "dev",
+                                          "--method", method, "--out", str(tmp_path / method)])
+        assert result.exit_code == 2 and f"--method {method} does not apply to {model}: it {message}" \
+            in " ".join(result.output.split())
+        assert not (tmp_path / method / "summary.json").exists()
+
+
 def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
     from transformers import AutoProcessor
     from vl_helpers import tiny_llava

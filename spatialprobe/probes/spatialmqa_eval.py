@@ -133,11 +133,14 @@ def resolve_method(model: str, method: str) -> str:
     """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config."""
     from .mqa_models import is_clip_like
 
-    if method == "auto":
-        return "clip" if is_clip_like(model) else "generate"
-    if method not in ("clip", "generate"):
+    if method not in ("auto", "clip", "generate"):
         raise ValueError(f"method must be auto, clip or generate; got {method!r}")
-    return method
+    clip_like = is_clip_like(model)
+    if method != "auto" and (method == "clip") != clip_like:
+        raise ValueError(f"--method {method} does not apply to {model}: it is "
+                         f"{'' if clip_like else 'not '}a CLIP-style dual encoder "
+                         f"(--method clip needs one, --method generate an image-text-to-text model).")
+    return "clip" if clip_like else "generate"
 
 
 def build_answerer(model: str, method: str = "auto", device: str = "auto",
