@@ -52,7 +52,7 @@ def test_scores_are_summed_log_probs_of_yes_and_no(tmp_path, posrel_qa):
     items = posrel_qa.items[:3]
     answers = T5YesNo(str(path), batch_size=2).answer([i.question for i in items], [i.context for i in items])
     tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSeq2SeqLM.from_pretrained(path).eval()
-    for item, got in zip(items, answers):
+    for item, got in zip(items, answers, strict=True):
         enc = tok(unifiedqa_input(item.question, item.context), return_tensors="pt")
         for word, score in (("yes", got.yes_score), ("no", got.no_score)):
             labels = tok(word, return_tensors="pt").input_ids

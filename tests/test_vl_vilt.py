@@ -32,7 +32,7 @@ def direct_scores(model_dir, text, pieces, image):
     ids = inputs["input_ids"][0].tolist()
     positions = [i for i, t in enumerate(ids) if t == processor.tokenizer.mask_token_id]
     assert len(positions) == len(pieces)
-    return sum(log_probs[p, t].item() for p, t in zip(positions, pieces)) / len(pieces)
+    return sum(log_probs[p, t].item() for p, t in zip(positions, pieces, strict=True)) / len(pieces)
 
 
 def test_scores_match_direct_computation_with_multi_piece_word(vilt_dir):
@@ -42,7 +42,7 @@ def test_scores_match_direct_computation_with_multi_piece_word(vilt_dir):
     got = scorer.score([request])[0]
     tok = scorer.tokenizer
     assert tok.tokenize("bigger") == ["big", "##ger"]
-    for word, value in zip(request.words, got):
+    for word, value in zip(request.words, got, strict=True):
         pieces = tok.encode(word, add_special_tokens=False)
         text = "An ant is " + " ".join(["[MASK]"] * len(pieces)) + " than a bird."
         assert value == pytest.approx(direct_scores(vilt_dir, text, pieces, scorer.blank), abs=1e-5)

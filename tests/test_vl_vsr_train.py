@@ -14,11 +14,9 @@ from vl_helpers import solid_image, tiny_vilt
 
 def records(n):
     colors = [(250, 0, 0), (0, 0, 250)]
-    rows = []
-    for i in range(n):
-        rows.append({"image": f"{i % 2:012d}.jpg", "caption": "The cat is left of the dog." if i % 2 else
-                     "The dog is on the table.", "label": i % 2, "relation": "left of" if i % 2 else "on",
-                     "annotator_id": 1, "vote_true_validator_id": "[]", "vote_false_validator_id": "[]"})
+    rows = [{"image": f"{i % 2:012d}.jpg", "caption": "The cat is left of the dog." if i % 2 else
+             "The dog is on the table.", "label": i % 2, "relation": "left of" if i % 2 else "on",
+             "annotator_id": 1, "vote_true_validator_id": "[]", "vote_false_validator_id": "[]"} for i in range(n)]
     return rows, colors
 
 

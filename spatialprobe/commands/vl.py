@@ -61,7 +61,8 @@ def vsr_command(
 
 
 def spatialmqa_command(
-    model: str = typer.Option(..., "--model", help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
+    model: str = typer.Option(..., "--model",
+                              help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
     data: Path = typer.Option(..., "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
     images: Path = typer.Option(..., "--images", help="COCO test2017 image folder."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),

@@ -81,7 +81,7 @@ def answerer_settings(answerer) -> dict[str, Any]:
     for name in ("use_context", "lowercase"):
         if hasattr(answerer, name):
             args[name] = getattr(answerer, name)
-    return {"name": answerer.name, "args": args}
+    return {"name": getattr(answerer, "name", type(answerer).__name__), "args": args}
 
 
 def build_answerer(mode: str, answerer: Mapping[str, Any], runtime: Mapping[str, Any]):

@@ -17,7 +17,7 @@ def accuracy_bars(panels: Mapping[str, Mapping[str, Mapping[str, float]]], path:
     heights = [max(2.0, 0.22 * len(groups) + 1.0) for groups in panels.values()]
     fig, axes = plt.subplots(len(panels), 1, figsize=(7, sum(heights)),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
-    for ax, (name, groups) in zip(axes[:, 0], panels.items()):
+    for ax, (name, groups) in zip(axes[:, 0], panels.items(), strict=True):
         ordered = sorted(groups.items(), key=lambda kv: kv[1]["accuracy"])
         labels = [f"{g} (n={v['n']})" for g, v in ordered]
         ax.barh(labels, [v["accuracy"] for _, v in ordered], color="#4c72b0")
