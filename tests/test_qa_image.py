@@ -95,6 +95,20 @@ def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_p
     assert summary["accuracy"]["mean"] == 50.0
     assert details["n_questions"] == 8 and details["coverage"] == 6 / 8
     assert summary["dataset"] == "synth"  # no synthesis config here: the run directory's name
+    config = json.loads((out / "config.json").read_text())
+    assert config["settings"]["questions"]["source"] == {"images": True}
+    assert config["settings"]["images"]["path"] == str(synthesis_run.path.resolve())
+    assert config["settings"]["images"]["content"].startswith("sha256:")
+    # replayed from its config: in place it confirms; elsewhere it reproduces the predictions
+    same = CliRunner().invoke(app, ["run", str(out)])
+    assert same.exit_code == 0 and "confirmed: identity" in same.output
+    copy = CliRunner().invoke(app, ["run", str(out), "--out", str(tmp_path / "copy")])
+    assert copy.exit_code == 0, copy.output
+    assert (tmp_path / "copy" / "predictions.jsonl").read_text() == (out / "predictions.jsonl").read_text()
+    # an image changed since: the same directory is refused, naming the images' content
+    Image.new("RGB", (48, 40), "white").save(next(synthesis_run.images()).path)
+    changed = CliRunner().invoke(app, ["run", str(out)])
+    assert changed.exit_code == 2 and "settings that differ: images.content:" in changed.output
 
 
 def _generalized_store(path):
