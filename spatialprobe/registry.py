@@ -143,3 +143,11 @@ register("run-kind", "human", "spatialprobe.reports.annotation:HumanRun",
          "ISM (Human): annotators' answer files scored against gold, Cohen's kappa")
 register("run-kind", "visor", "spatialprobe.metrics.visor_run:VisorRun",
          "VISOR: OA, VISOR, VISOR_cond, VISOR_1..N of an SR2D image run or released detections")
+register("run-kind", "qa", "spatialprobe.probes.qa_run:QARun",
+         "yes/no questions answered from text (T5/UnifiedQA) or synthesized images (ViLT/BLIP VQA)")
+register("run-kind", "vsr", "spatialprobe.probes.vsr_eval:VSRRun",
+         "VSR true/false with a CLIP model: caption vs its negated relation")
+register("run-kind", "spatialmqa", "spatialprobe.probes.spatialmqa_eval:SpatialMQARun",
+         "SpatialMQA multiple choice (CLIP option scoring or generation), lenient and strict")
+register("run-kind", "vsr-train", "spatialprobe.probes.vsr_train:VSRTrainRun",
+         "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")

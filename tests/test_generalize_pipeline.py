@@ -75,7 +75,7 @@ def test_generalized_file_probes_synthesizes_and_answers(tmp_path):
     _invoke(["qa", "image", "--images", tmp_path / "synth", "--model", vilt, "--device", "cpu",
              "--out", tmp_path / "qa"])
     summary = json.loads((tmp_path / "qa" / "summary.json").read_text())
-    assert summary["n"] == summary["n_questions"] == 2 * len(data)
+    assert summary["accuracy"]["n"] == summary["details"]["n_questions"] == 2 * len(data)
     assert summary["dataset"].startswith("general.jsonl@") and summary["accuracy"]["mean"] == 50.0
     preds = [json.loads(line) for line in (tmp_path / "qa" / "predictions.jsonl").read_text().splitlines()]
     assert {p["context"] for p in preds} == {i.text for i in data.instances}

@@ -63,9 +63,10 @@ def test_restricted_answers_and_coverage(tmp_path, synthesis_run, posrel_qa, vil
     summary = run_image_qa(posrel_qa, synthesis_run, load_vqa(str(vilt_yes), device="cpu"),
                            tmp_path / "run", dataset="posrel@test")
     # The classifier always prefers yes over no: half the answered questions (3 yes, 3 no) are right.
-    assert summary["n"] == 6 and summary["n_questions"] == 8 and summary["coverage"] == 0.75
-    assert summary["yes_share_pred"] == 1.0
-    assert summary["accuracy"]["mean"] == pytest.approx(50.0)
+    details = summary["details"]
+    assert summary["accuracy"]["n"] == 6 and details["n_questions"] == 8 and details["coverage"] == 0.75
+    assert details["yes_share_pred"] == 1.0
+    assert summary["accuracy"]["mean"] == 50.0
     assert summary["macro_f1"]["mean"] == pytest.approx(100 * (2 / 3) / 2)  # F1(yes)=2/3, F1(no)=0
     preds = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert preds[0]["images"] == [0, 1] and "pred" not in preds[-1]
@@ -74,7 +75,7 @@ def test_restricted_answers_and_coverage(tmp_path, synthesis_run, posrel_qa, vil
 def test_full_vocabulary_argmax(tmp_path, synthesis_run, posrel_qa, vilt_yes):
     summary = run_image_qa(posrel_qa, synthesis_run, load_vqa(str(vilt_yes), device="cpu"),
                            tmp_path / "run", dataset="posrel@test", full_vocab=True)
-    assert summary["accuracy"]["mean"] == 0.0 and summary["yes_share_pred"] == 0.0
+    assert summary["accuracy"]["mean"] == 0.0 and summary["details"]["yes_share_pred"] == 0.0
     preds = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert {p["pred"] for p in preds if "pred" in p} == {"2"}
 
@@ -89,10 +90,25 @@ def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_p
     summary = json.loads((out / "summary.json").read_text())
     # The questions are those of the run's 4 prompts; 3 have images -> 6 questions answered,
     # all "no": the 3 distractors are right.
-    assert summary["kind"] == "qa" and summary["mode"] == "image" and summary["n"] == 6
-    assert summary["accuracy"]["mean"] == pytest.approx(50.0)
-    assert summary["n_questions"] == 8 and summary["coverage"] == pytest.approx(6 / 8)
+    details = summary["details"]
+    assert summary["kind"] == "qa" and details["mode"] == "image" and summary["accuracy"]["n"] == 6
+    assert summary["accuracy"]["mean"] == 50.0
+    assert details["n_questions"] == 8 and details["coverage"] == 6 / 8
     assert summary["dataset"] == "synth"  # no synthesis config here: the run directory's name
+    config = json.loads((out / "config.json").read_text())
+    assert config["settings"]["questions"]["source"] == {"images": True}
+    assert config["settings"]["images"]["path"] == str(synthesis_run.path.resolve())
+    assert config["settings"]["images"]["content"].startswith("sha256:")
+    # replayed from its config: in place it confirms; elsewhere it reproduces the predictions
+    same = CliRunner().invoke(app, ["run", str(out)])
+    assert same.exit_code == 0 and "confirmed: identity" in same.output
+    copy = CliRunner().invoke(app, ["run", str(out), "--out", str(tmp_path / "copy")])
+    assert copy.exit_code == 0, copy.output
+    assert (tmp_path / "copy" / "predictions.jsonl").read_text() == (out / "predictions.jsonl").read_text()
+    # an image changed since: the same directory is refused, naming the images' content
+    Image.new("RGB", (48, 40), "white").save(next(synthesis_run.images()).path)
+    changed = CliRunner().invoke(app, ["run", str(out)])
+    assert changed.exit_code == 2 and "settings that differ: images.content:" in changed.output
 
 
 def _generalized_store(path):
@@ -127,7 +143,8 @@ def test_cli_image_asks_about_the_runs_own_generalized_scenarios(tmp_path, vilt_
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["n"] == summary["n_questions"] == 4 and summary["dataset"].startswith("general.jsonl@")
+    assert summary["accuracy"]["n"] == summary["details"]["n_questions"] == 4
+    assert summary["dataset"].startswith("general.jsonl@")
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert [p["question"] for p in preds[:2]] == ["Is the enchantress inside the minibus?",
                                                   "Is the enchantress beside the minibus?"]
@@ -135,7 +152,8 @@ def test_cli_image_asks_about_the_runs_own_generalized_scenarios(tmp_path, vilt_
     # Another synthesis run into the same run directory is refused, not answered from the cache.
     other = _generalized_store(tmp_path / "other" / "synth2")
     again = CliRunner().invoke(app, [*args[:2], "--images", str(other.path), *args[4:]])
-    assert again.exit_code == 2 and "already holds a run with images=" in again.output
+    # (its images are the same pixels: only the path differs)
+    assert again.exit_code == 2 and "settings that differ: images.path:" in again.output
 
 
 def test_model_without_yes_no_classes_is_refused(tmp_path, posrel_qa):

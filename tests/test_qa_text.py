@@ -66,10 +66,18 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
     out = tmp_path / "run"
     summary = run_text_qa(posrel_qa, T5YesNo(str(trained_t5)), out, dataset="posrel@test")
     assert summary["kind"] == "qa" and summary["task"] == "posrel"
-    assert summary["accuracy"] == {"mean": 100.0, "std": None}
-    assert summary["macro_f1"] == {"mean": 100.0, "std": None}
-    assert summary["n"] == 8 and summary["coverage"] == 1.0 and summary["yes_share_pred"] == 0.5
-    assert set(summary["by_relation"]) == {"inside", "beside", "above"}
+    assert summary["schema"] == "spatialprobe.summary/1" and summary["seed"] is None
+    perfect = {"mean": 100.0, "std": None, "n": 8}
+    assert {k: summary["accuracy"][k] for k in perfect} == perfect
+    assert {k: summary["macro_f1"][k] for k in perfect} == perfect
+    details = summary["details"]
+    assert details["mode"] == "text" and details["n_questions"] == 8
+    assert details["coverage"] == 1.0 and details["yes_share_pred"] == 0.5
+    # 2 scenarios x 2 actions: drives -> inside, cleans -> beside, rides -> above, leads -> beside
+    assert summary["accuracy"]["breakdown"] == {
+        "relation above": {"mean": 100.0, "std": None, "n": 2},
+        "relation beside": {"mean": 100.0, "std": None, "n": 4},
+        "relation inside": {"mean": 100.0, "std": None, "n": 2}}
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert all(p["correct"] for p in preds) and len(preds) == 8
     assert "| text | posrel |" in (out / "table.md").read_text()
@@ -100,7 +108,62 @@ def test_cli_text_with_data_file(tmp_path, posrel_qa, trained_t5):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["accuracy"]["mean"] == 100.0 and summary["dataset"].startswith("qa.jsonl@")
     config = json.loads((out / "config.json").read_text())
-    assert config["model"] == str(trained_t5) and "toolkit_version" in config["provenance"]
+    assert config["settings"]["answerer"] == {
+        "name": "t5", "args": {"model": str(trained_t5), "use_context": True, "lowercase": True}}
+    assert config["settings"]["questions"]["source"] == {"task": None, "data": str(data.resolve())}
+    assert config["runtime"] == {"device": "cpu", "batch_size": 16}
+    assert "toolkit_version" in config["provenance"]
+
+
+def test_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, posrel_qa, trained_t5, monkeypatch):
+    data = tmp_path / "qa.jsonl"
+    write_jsonl(data, to_qa_records(posrel_qa))
+    out = tmp_path / "cli-run"
+    first = CliRunner().invoke(app, ["qa", "text", "--model", str(trained_t5), "--data", str(data),
+                                     "--out", str(out), "--device", "cpu", "--batch-size", "3"])
+    assert first.exit_code == 0, first.output
+    answer = T5YesNo.answer
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("answered again")
+
+    monkeypatch.setattr(T5YesNo, "answer", refuse)  # the same directory computes nothing
+    same = CliRunner().invoke(app, ["run", str(out / "config.json")])
+    assert same.exit_code == 0, same.output
+    assert "confirmed: identity" in same.output
+    monkeypatch.setattr(T5YesNo, "answer", answer)
+    elsewhere = CliRunner().invoke(app, ["run", str(out / "config.json"), "--out", str(tmp_path / "copy")])
+    assert elsewhere.exit_code == 0, elsewhere.output
+    assert (tmp_path / "copy" / "predictions.jsonl").read_text() == (out / "predictions.jsonl").read_text()
+    copy = json.loads((tmp_path / "copy" / "summary.json").read_text())
+    assert copy["identity"] == json.loads((out / "summary.json").read_text())["identity"]
+
+
+def test_changed_setting_refused_by_name_and_batch_size_accepted(tmp_path, posrel_qa, trained_t5):
+    data = tmp_path / "qa.jsonl"
+    write_jsonl(data, to_qa_records(posrel_qa))
+    args = ["qa", "text", "--model", str(trained_t5), "--data", str(data), "--out", str(tmp_path / "run"),
+            "--device", "cpu"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    other = CliRunner().invoke(app, [*args, "--no-context"])
+    assert other.exit_code == 2
+    assert "settings that differ: answerer.args.use_context: True -> False" in other.output
+    faster = CliRunner().invoke(app, [*args, "--batch-size", "5"])
+    assert faster.exit_code == 0, faster.output
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["runtime"]["batch_size"] == 5
+
+
+def test_no_context_is_refused_for_questions_without_one(tmp_path, posrel_qa, trained_t5):
+    bare = QASet("bare", "v", "posrel", tuple(i.__class__(**{**i.to_dict(), "context": ""})
+                                              for i in posrel_qa.items))
+    write_jsonl(tmp_path / "bare.jsonl", to_qa_records(bare))
+    result = CliRunner().invoke(app, ["qa", "text", "--model", str(trained_t5), "--data",
+                                      str(tmp_path / "bare.jsonl"), "--no-context", "--device", "cpu",
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2
+    assert "--no-context applies to questions with a scenario" in result.output
+    assert not (tmp_path / "run").exists()
 
 
 def test_unloadable_model_is_one_clear_sentence(tmp_path):

@@ -125,15 +125,31 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     solid_image(tmp_path / "coco" / "test2017" / "a.jpg")  # b.jpg is missing
     echo = Echo({RECORDS[0]["question"]: "left", RECORDS[2]["question"]: "on/above"})
     summary = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=echo)
-    assert summary["n_scored"] == 2 and summary["n_missing_images"] == 1
-    assert summary["strict"]["overall"]["accuracy"] == 50.0   # "left" is not an option verbatim
-    assert summary["lenient"]["overall"]["accuracy"] == 100.0
-    assert summary["accuracy"] == {"mean": 100.0, "std": None} and summary["macro_f1"]["mean"] == 100.0
-    assert summary["strict"]["per_perspective"]["outside"]["accuracy"] == 0.0
-    assert summary["strict"]["per_axis"]["y"]["accuracy"] == 100.0
-    assert summary["extra_keys"] == {",answer": ["test-00002"]}
-    assert (tmp_path / "run" / "table.md").read_text().count("\n") == 2 + 1 + 2 + 2
-    assert list_runs()[0]["kind"] == "qa"
+    metrics, details = summary["metrics"], summary["details"]
+    assert summary["kind"] == "spatialmqa" and summary["task"] == "spatialmqa"
+    assert details["n_examples"] == 3 and details["n_missing_images"] == 1
+    assert details["missing_images"] == ["b.jpg"]
+    # strict: "left" is not an option verbatim (wrong), "on/above" is (right)
+    assert metrics["strict_accuracy"] == {"mean": 50.0, "std": None, "n": 2, "breakdown": {
+        "perspective outside": {"mean": 0.0, "std": None, "n": 1},
+        "perspective third": {"mean": 100.0, "std": None, "n": 1},
+        "axis x": {"mean": 0.0, "std": None, "n": 1}, "axis y": {"mean": 100.0, "std": None, "n": 1}}}
+    # lenient (the headline): both right
+    assert summary["accuracy"]["mean"] == 100.0 and summary["accuracy"]["std"] is None
+    assert summary["accuracy"]["breakdown"]["perspective outside"]["mean"] == 100.0
+    assert summary["macro_f1"]["mean"] == 100.0 and metrics["f1"]["mean"] == 100.0
+    # strict labels: "--" for "left" (gold "left of"), "on/above" right: P = (0 + 1)/2, R = (0 + 1)/2
+    assert (metrics["strict_precision"]["mean"], metrics["strict_recall"]["mean"]) == (50.0, 50.0)
+    assert metrics["strict_f1"]["mean"] == 50.0 and metrics["strict_macro_f1"]["mean"] == 50.0
+    assert details["extra_keys"] == {",answer": ["test-00002"]}
+    assert details["matching"].startswith("lenient matching")
+    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
+        "| overall: all | 2 | 50.0 | 50.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
+        "| perspective: outside | 1 | 0.0 | 0.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
+        "| perspective: third | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
+        "| axis: x | 1 | 0.0 | 0.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
+        "| axis: y | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |"]
+    assert list_runs()[0]["kind"] == "spatialmqa"
     with pytest.raises(ValueError, match="none of the 3 images"):
         run_spatialmqa("fixed", tmp_path / "data", tmp_path / "nowhere", tmp_path / "run2", answerer=echo)
 
@@ -172,6 +188,12 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     for row in rows:  # CLIP picks the best-scoring option
         assert row["output"] == row["options"][max(range(len(row["scores"])), key=row["scores"].__getitem__)]
         assert row["strict_label"] == row["output"]
+    replay = CliRunner().invoke(app, ["run", str(tmp_path / "run-clip"), "--out", str(tmp_path / "copy")])
+    assert replay.exit_code == 0, replay.output
+    assert (tmp_path / "copy" / "predictions.jsonl").read_text() == \
+        (tmp_path / "run-clip" / "predictions.jsonl").read_text()
+    config = json.loads((tmp_path / "run-clip" / "config.json").read_text())
+    assert config["settings"]["method"] == "clip" and "device" not in config["settings"]["answerer"]
 
     llava_dir = tiny_llava(tmp_path / "llava", always_left=True)
     answerer = GenerativeAnswerer(str(llava_dir), device="cpu", max_new_tokens=1)
@@ -179,14 +201,33 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
                              part="dev", answerer=answerer)
     rows = [json.loads(x) for x in (tmp_path / "run-gen" / "predictions.jsonl").read_text().splitlines()]
     assert [r["output"] for r in rows] == ["left", "left"]
-    assert summary["strict"]["overall"]["accuracy"] == 0.0
-    assert summary["lenient"]["overall"]["accuracy"] == 50.0  # "left" matches "left of" leniently
+    assert summary["metrics"]["strict_accuracy"]["mean"] == 0.0
+    assert summary["accuracy"]["mean"] == 50.0  # lenient: "left" matches "left of"
     result = CliRunner().invoke(app, ["spatialmqa", "--model", str(llava_dir), "--data", str(tmp_path / "data"),
                                       "--images", str(tmp_path / "coco"), "--part", "dev", "--limit", "1",
                                       "--out", str(tmp_path / "run-gen2"), "--device", "cpu"])
     assert result.exit_code == 0, result.output
-    config = json.loads((tmp_path / "run-gen2" / "summary.json").read_text())["model_info"]
+    config = json.loads((tmp_path / "run-gen2" / "summary.json").read_text())["details"]["model_info"]
     assert config["method"] == "generate" and config["decoding"]["do_sample"] is False
+
+
+def test_method_that_does_not_fit_the_model_is_refused(tmp_path):
+    from typer.testing import CliRunner
+    from vl_helpers import tiny_clip, tiny_llava
+
+    from spatialprobe.cli import app
+
+    write(tmp_path / "data" / "dev.jsonl", RECORDS[:1])
+    solid_image(tmp_path / "coco" / "a.jpg")
+    for model, method, message in (
+            (tiny_llava(tmp_path / "llava"), "clip", "is not a CLIP-style dual encoder"),
+            (tiny_clip(tmp_path / "clip"), "generate", "is a CLIP-style dual encoder")):
+        result = CliRunner().invoke(app, ["spatialmqa", "--model", str(model), "--data", str(tmp_path / "data"),
+                                          "--images", str(tmp_path / "coco"), "--part", "dev",
+                                          "--method", method, "--out", str(tmp_path / method)])
+        assert result.exit_code == 2 and f"--method {method} does not apply to {model}: it {message}" \
+            in " ".join(result.output.split())
+        assert not (tmp_path / method / "summary.json").exists()
 
 
 def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):

@@ -102,18 +102,33 @@ def test_probe_command_runs_vilt_through_the_same_prober(tmp_path):
     """`spatialprobe probe size --model VILT_DIR` picks the ViLT scorer and writes a normal run."""
     import json
 
+    import torch
+    from transformers import BertTokenizerFast, ViltForMaskedLM
     from typer.testing import CliRunner
 
     from spatialprobe.cli import app
+    from spatialprobe.store import read_jsonl
 
     model_dir = tiny_vilt(tmp_path / "tiny-model")  # found by its config's model_type, not its name
+    # Its masked-LM head says "larger" at every mask, whatever the input: every prediction is "larger".
+    model = ViltForMaskedLM.from_pretrained(model_dir)
+    larger = BertTokenizerFast.from_pretrained(model_dir).convert_tokens_to_ids("larger")
+    with torch.no_grad():
+        model.mlm_score.decoder.weight.zero_()
+        model.mlm_score.decoder.bias.zero_()
+        model.mlm_score.decoder.bias[larger] = 5.0
+    model.save_pretrained(model_dir)
     result = CliRunner().invoke(app, ["probe", "size", "--model", str(model_dir), "--candidates", "manual",
                                       "--device", "cpu", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["settings"]["scorer"]["name"] == "vilt" and config["settings"]["scorer"]["args"]["image"] == "blank"
-    assert len(summary["details"]["folds"]) == 5 and 0 <= summary["accuracy"]["mean"] <= 100
+    rows = read_jsonl(tmp_path / "run" / "predictions.jsonl")
+    assert {r["pred"] for r in rows} == {"larger"}
+    # every fold holds each pair in both orders: half its gold labels are "larger", so 50% everywhere
+    assert [f["accuracy"] for f in summary["details"]["folds"]] == [50.0] * 5
+    assert (summary["accuracy"]["mean"], summary["accuracy"]["std"]) == (50.0, 0.0)
 
 
 def test_prompt_over_40_tokens_is_a_clear_error_not_a_crash_or_truncation(vilt_dir):

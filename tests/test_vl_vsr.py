@@ -111,12 +111,18 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     clip = FixedClip({"The cat is left of the dog.": True, "The hot dog is on the table.": True})
     summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
     # first: gold 1, pred 1 (right); second: gold 0, pred 1 (wrong); third: no image
-    assert summary["accuracy"] == {"mean": 50.0, "std": None}
-    assert summary["macro_f1"]["mean"] == pytest.approx(100 * (2 / 3 + 0) / 2, abs=0.01)
-    assert summary["n_missing_images"] == 1 and summary["missing_images"] == ["000000000404.jpg"]
-    assert summary["per_category"] == {"Projective": {"accuracy": 100.0, "n": 1},
-                                       "Topological": {"accuracy": 0.0, "n": 1}}
-    assert summary["per_relation"]["on"]["accuracy"] == 0.0
+    assert summary["kind"] == "vsr" and summary["task"] == "vsr-random" and summary["seed"] is None
+    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "breakdown": {
+        "category Projective": {"mean": 100.0, "std": None, "n": 1},
+        "category Topological": {"mean": 0.0, "std": None, "n": 1},
+        "relation left of": {"mean": 100.0, "std": None, "n": 1},
+        "relation on": {"mean": 0.0, "std": None, "n": 1}}}
+    assert summary["macro_f1"] == {"mean": 33.33, "std": None, "n": 2}  # F1(1) = 2/3, F1(0) = 0
+    details = summary["details"]
+    assert details["n_examples"] == 3 and details["n_missing_images"] == 1
+    assert details["missing_images"] == ["000000000404.jpg"] and details["model_info"] == {"model": "fixed"}
+    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
+        "| overall | 50.0 | 2 |", "| Projective | 100.0 | 1 |", "| Topological | 0.0 | 1 |"]
     for name in ("summary.json", "config.json", "predictions.jsonl", "table.md", "accuracy.png"):
         assert (tmp_path / "run" / name).exists()
     assert [r["kind"] for r in list_runs()] == ["vsr"]
@@ -150,6 +156,7 @@ def test_vsr_command_with_tiny_clip(tmp_path):
     assert row["pred"] == int(row["score_caption"] > row["score_negation"])
     assert summary["accuracy"]["mean"] == (100.0 if row["pred"] == 0 else 0.0)
     assert summary["task"] == "vsr-zeroshot" and summary["dataset"].startswith("vsr-zeroshot-dev@sha256:")
+    assert summary["accuracy"]["n"] == 1 and summary["metrics"]["accuracy"] == summary["accuracy"]
     bad = CliRunner().invoke(app, ["vsr", "--model", str(tmp_path / "nope"), "--data", str(tmp_path),
                                    "--images", str(tmp_path / "coco"), "--split", "zeroshot", "--part", "dev",
                                    "--out", str(tmp_path / "run2")])
@@ -158,6 +165,74 @@ def test_vsr_command_with_tiny_clip(tmp_path):
                                        "--images", str(tmp_path / "empty"), "--split", "zeroshot",
                                        "--part", "dev", "--out", str(tmp_path / "run3")])
     assert nothing.exit_code == 2 and "none of the 1 images were found" in nothing.output
+
+
+def _vsr_cli_run(tmp_path, out, model, *extra):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    return CliRunner().invoke(app, ["vsr", "--model", str(model), "--data", str(tmp_path / "vsr"),
+                                    "--images", str(tmp_path / "coco"), "--out", str(out),
+                                    "--device", "cpu", *extra])
+
+
+def test_vsr_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+    from vl_helpers import tiny_clip
+
+    from spatialprobe.cli import app
+    from spatialprobe.probes.clip_scoring import ClipSimilarity
+
+    write_split(tmp_path / "vsr", "random", "test", RANDOM)
+    for name in ("000000000001.jpg", "000000000002.jpg"):
+        solid_image(tmp_path / "coco" / name)
+    clip_dir = tiny_clip(tmp_path / "clip")
+    first = _vsr_cli_run(tmp_path, tmp_path / "run", clip_dir, "--batch-size", "1")
+    assert first.exit_code == 0, first.output
+    scores = ClipSimilarity.batch_scores
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("scored again")
+
+    monkeypatch.setattr(ClipSimilarity, "batch_scores", refuse)
+    same = CliRunner().invoke(app, ["run", str(tmp_path / "run" / "config.json")])
+    assert same.exit_code == 0, same.output
+    assert "confirmed: identity" in same.output
+    monkeypatch.setattr(ClipSimilarity, "batch_scores", scores)
+    copy = tmp_path / "copy"
+    elsewhere = CliRunner().invoke(app, ["run", str(tmp_path / "run"), "--out", str(copy)])
+    assert elsewhere.exit_code == 0, elsewhere.output
+    assert (copy / "predictions.jsonl").read_text() == (tmp_path / "run" / "predictions.jsonl").read_text()
+    assert (copy / "accuracy.png").read_bytes()[:4] == b"\x89PNG"
+    assert not list(copy.glob(".accuracy*"))  # the plot is written under a temporary name, then renamed
+
+
+def test_vsr_changed_setting_refused_by_name_batch_size_accepted_and_report(tmp_path):
+    from typer.testing import CliRunner
+    from vl_helpers import tiny_clip
+
+    from spatialprobe.cli import app
+
+    write_split(tmp_path / "vsr", "random", "test", RANDOM)
+    for name in ("000000000001.jpg", "000000000002.jpg"):
+        solid_image(tmp_path / "coco" / name)
+    clip_dir = tiny_clip(tmp_path / "clip")
+    assert _vsr_cli_run(tmp_path, tmp_path / "run", clip_dir).exit_code == 0
+    other = _vsr_cli_run(tmp_path, tmp_path / "run", clip_dir, "--limit", "1")
+    assert other.exit_code == 2 and "settings that differ: limit: None -> 1" in other.output
+    faster = _vsr_cli_run(tmp_path, tmp_path / "run", clip_dir, "--batch-size", "1")
+    assert faster.exit_code == 0, faster.output
+    assert _vsr_cli_run(tmp_path, tmp_path / "one", clip_dir, "--limit", "1").exit_code == 0
+    runs = [json.loads((tmp_path / d / "summary.json").read_text()) for d in ("run", "one")]
+    report = CliRunner().invoke(app, ["report", str(tmp_path / "run"), str(tmp_path / "one")])
+    assert report.exit_code == 0, report.output
+    lines = report.output.splitlines()
+    assert lines[0] == "| model | vsr-random acc | vsr-random F1 |"
+    # two runs of the same model and task: rows A and B, each with its own numbers
+    for line, label, run in zip(lines[2:4], "AB", runs, strict=True):
+        assert line == (f"| {label}: {clip_dir} (vsr) | {run['accuracy']['mean']:.1f} | "
+                        f"{run['macro_f1']['mean']:.1f} |")
 
 
 def test_siglip_texts_are_padded_to_full_length_as_trained(tmp_path):

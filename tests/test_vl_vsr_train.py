@@ -40,37 +40,103 @@ def test_trainer_arguments_follow_the_authors_loop(tmp_path):
     assert args.eval_steps == args.save_steps == 100 and args.seed == 42
 
 
-def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path):
+def always_true_vilt(directory):
+    """A tiny ViLT classifier whose last layer outputs (0, 5) for every input: it says True always,
+    and a couple of steps at lr 1e-5 cannot change that."""
+    import torch
     from transformers import ViltForImagesAndTextClassification
+
+    tiny_vilt(directory, classifier=True)
+    model = ViltForImagesAndTextClassification.from_pretrained(directory)
+    with torch.no_grad():
+        model.classifier[-1].weight.zero_()
+        model.classifier[-1].bias.copy_(torch.tensor([0.0, 5.0]))
+    model.save_pretrained(directory)
+    return directory
+
+
+def _train_args(tmp_path, model, *extra):
+    return ["vsr-train", "--data", str(tmp_path / "vsr"), "--images", str(tmp_path / "coco"),
+            "--out", str(tmp_path / "run"), "--model", str(model), "--batch-size", "2",
+            "--max-steps", "2", "--eval-steps", "1", "--device", "cpu", *extra]
+
+
+def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path, monkeypatch):
+    from transformers import Trainer, ViltForImagesAndTextClassification
     from typer.testing import CliRunner
 
     from spatialprobe.cli import app
 
-    rows, colors = records(4)
+    rows, colors = records(4)  # labels 0, 1, 0, 1
+    for part in ("train", "dev"):
+        write_split(tmp_path / "vsr", "random", part, rows)
+    test = [dict(row, label=1) for row in rows[:3]] + [rows[0]]  # 3 of 4 True
+    write_split(tmp_path / "vsr", "random", "test", test)
+    for i, color in enumerate(colors):
+        solid_image(tmp_path / "coco" / f"{i:012d}.jpg", color, size=32)
+    base = always_true_vilt(tmp_path / "vilt")
+    result = CliRunner().invoke(app, _train_args(tmp_path, base))
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    # always True: accuracy is the share of True labels; F1(True) = 2 * .75 / 1.75, F1(False) = 0
+    assert summary["kind"] == "vsr-train" and summary["seed"] == 42
+    assert {k: summary["accuracy"][k] for k in ("mean", "std", "n")} == {"mean": 75.0, "std": None, "n": 4}
+    assert summary["accuracy"]["breakdown"]["relation on"] == {"mean": 66.67, "std": None, "n": 3}
+    assert summary["accuracy"]["breakdown"]["relation left of"] == {"mean": 100.0, "std": None, "n": 1}
+    assert summary["macro_f1"] == {"mean": 42.86, "std": None, "n": 4}
+    details = summary["details"]
+    assert details["best_dev_accuracy"] == 50.0 and details["global_step"] == 2  # dev: 2 of 4 True
+    assert details["best_checkpoint"] == str(tmp_path / "run" / "best")
+    preds = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert [p["pred"] for p in preds] == [1, 1, 1, 1] and [p["label"] for p in preds] == [1, 1, 1, 0]
+    model = ViltForImagesAndTextClassification.from_pretrained(tmp_path / "run" / "best")
+    assert model.config.num_images == 1 and model.config.num_labels == 2
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["settings"]["train"]["learning_rate"] == 1e-5 and config["settings"]["train"]["max_steps"] == 2
+    state = json.loads(sorted((tmp_path / "run" / "checkpoints").glob("checkpoint-*/trainer_state.json"))[-1]
+                       .read_text())
+    assert state["best_model_checkpoint"] is not None and state["global_step"] == 2
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("trained or predicted again")
+
+    # the same run again (and its replay) trains and predicts nothing
+    monkeypatch.setattr(Trainer, "train", refuse)
+    monkeypatch.setattr(Trainer, "predict", refuse)
+    assert CliRunner().invoke(app, _train_args(tmp_path, base)).exit_code == 0
+    replay = CliRunner().invoke(app, ["run", str(tmp_path / "run")])
+    assert replay.exit_code == 0 and "confirmed: identity" in replay.output
+    # the same --out with other settings is refused, naming them, not resumed from the other run's checkpoints
+    other = CliRunner().invoke(app, _train_args(tmp_path, base, "--lr", "1e-4"))
+    assert other.exit_code == 2
+    assert "settings that differ: train.learning_rate: 1e-05 -> 0.0001" in other.output
+
+
+def test_replay_trains_into_the_new_run_directory(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    rows, colors = records(2)
     for part in ("train", "dev", "test"):
         write_split(tmp_path / "vsr", "random", part, rows)
     for i, color in enumerate(colors):
         solid_image(tmp_path / "coco" / f"{i:012d}.jpg", color, size=32)
-    base = tiny_vilt(tmp_path / "vilt")
-    result = CliRunner().invoke(app, [
-        "vsr-train", "--data", str(tmp_path / "vsr"), "--images", str(tmp_path / "coco"),
-        "--out", str(tmp_path / "run"), "--model", str(base), "--batch-size", "2",
-        "--max-steps", "2", "--eval-steps", "1", "--device", "cpu"])
-    assert result.exit_code == 0, result.output
-    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
-    assert summary["kind"] == "vsr" and summary["n_scored"] == 4
-    assert summary["accuracy"]["mean"] in (0.0, 25.0, 50.0, 75.0, 100.0)
-    assert 0.0 <= summary["best_dev_accuracy"] <= 100.0
-    model = ViltForImagesAndTextClassification.from_pretrained(tmp_path / "run" / "best")
-    assert model.config.num_images == 1 and model.config.num_labels == 2
-    config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert config["settings"]["learning_rate"] == 1e-5 and config["settings"]["max_steps"] == 2
-    state = json.loads(sorted((tmp_path / "run" / "checkpoints").glob("checkpoint-*/trainer_state.json"))[-1]
-                       .read_text())
-    assert state["best_model_checkpoint"] is not None and state["global_step"] == 2
-    # the same --out with other settings is refused, not resumed from the other run's checkpoints
-    other = CliRunner().invoke(app, [
-        "vsr-train", "--data", str(tmp_path / "vsr"), "--images", str(tmp_path / "coco"),
-        "--out", str(tmp_path / "run"), "--model", str(base), "--batch-size", "2", "--lr", "1e-4",
-        "--max-steps", "2", "--eval-steps", "1", "--device", "cpu"])
-    assert other.exit_code == 2 and "already holds a run" in other.output
+    base = always_true_vilt(tmp_path / "vilt")
+    assert CliRunner().invoke(app, _train_args(tmp_path, base)).exit_code == 0
+    replay = CliRunner().invoke(app, ["run", str(tmp_path / "run"), "--out", str(tmp_path / "copy")])
+    assert replay.exit_code == 0, replay.output
+    assert (tmp_path / "copy" / "best" / "config.json").exists()
+    assert (tmp_path / "copy" / "predictions.jsonl").read_text() == \
+        (tmp_path / "run" / "predictions.jsonl").read_text()
+
+
+def test_epochs_with_max_steps_is_refused(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    result = CliRunner().invoke(app, ["vsr-train", "--data", str(tmp_path), "--images", str(tmp_path),
+                                      "--out", str(tmp_path / "run"), "--epochs", "3", "--max-steps", "2"])
+    assert result.exit_code == 2
+    assert "--epochs does not apply with --max-steps" in result.output and not (tmp_path / "run").exists()

@@ -49,18 +49,25 @@ def _run_or_exit(run, *args, **kwargs):
 
 
 def _print_summary(summary: dict, out: Path) -> None:
-    typer.echo(f"{summary['task']}: accuracy {summary['accuracy']['mean']:.1f}, macro-F1 "
-               f"{summary['macro_f1']['mean']:.1f} on {summary['n']} of {summary['n_questions']} "
-               f"questions -> {out}")
+    acc, f1 = summary["accuracy"]["mean"], summary["macro_f1"]["mean"]
+    figures = "no question had an image" if acc is None else f"accuracy {acc:.1f}, macro-F1 {f1:.1f}"
+    typer.echo(f"{summary['task']}: {figures} on {summary['accuracy']['n']} of "
+               f"{summary['details']['n_questions']} questions -> {out}")
 
 
-def _progress_bar(total: int, what: str):
+def _progress_bar(what: str):
+    """A rich bar fed by the run spine's progress(done, total)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                    TimeRemainingColumn())
-    task = bar.add_task(what, total=total or None)
-    return bar, (lambda n: bar.advance(task, n))
+    task = bar.add_task(what, total=None)
+    return bar, (lambda done, total: bar.update(task, completed=done, total=total))
+
+
+def _source(task: str | None, data: Path | None) -> dict:
+    """Where the questions come from, as the run's config records it (for replay)."""
+    return {"task": task, "data": None if data is None else str(data.resolve())}
 
 
 @qa_app.command("export")
@@ -94,16 +101,18 @@ def text(
     from ..probes.qa_run import run_text_qa
 
     qa, label = _questions(task, data)
+    if not context and not any(item.context for item in qa.items):
+        fail(f"--no-context applies to questions with a scenario; the {label} questions have none.")
     out = out or _default_out("text", _source_name(qa.task, data), model)
     require_out_dir(out)
     try:
         answerer = T5YesNo(model, device=device, batch_size=batch_size, use_context=context)
     except RuntimeError as err:
         fail(err)
-    bar, advance = _progress_bar(len(qa), f"qa text {qa.task}")
+    bar, advance = _progress_bar(f"qa text {qa.task}")
     with bar:
         summary = _run_or_exit(run_text_qa, qa, answerer, out, dataset=label, batch_size=batch_size,
-                               progress=advance)
+                               progress=advance, source=_source(task, data))
     _print_summary(summary, out)
 
 
@@ -130,18 +139,21 @@ def image(
     if task is None and data is None:
         # The run's own prompts are the dataset instances it drew: ask about exactly those.
         qa, label = _run_or_exit(questions_from_images, store)
+        source: dict = {"images": True}
     else:
         qa, label = _questions(task, data)
+        source = _source(task, data)
     out = out or _default_out("image", _source_name(qa.task, data, images), model)
     require_out_dir(out)
     try:
         answerer = load_vqa(model, device=device)
     except (RuntimeError, ValueError) as err:
         fail(err)
-    bar, advance = _progress_bar(0, f"qa image {qa.task}")
+    bar, advance = _progress_bar(f"qa image {qa.task}")
     with bar:
         summary = _run_or_exit(run_image_qa, qa, store, answerer, out, dataset=label,
-                               full_vocab=full_vocab, batch_size=batch_size, progress=advance)
+                               full_vocab=full_vocab, batch_size=batch_size, progress=advance,
+                               source=source)
     _print_summary(summary, out)
 
 

@@ -33,8 +33,8 @@ def run(
     spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides})
     try:
         kind = registry.lookup("run-kind", spec.kind).from_spec(spec)
-        # a kind's extra files (gallery, detections.json) come back with the replay too
-        summary = execute(kind, out or path.parent, write_extras=getattr(kind, "write_extras", None))
+        # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
+        summary = execute(kind, out or path.parent)
     except (registry.UnknownComponent, ValueError, KeyError, RuntimeError) as err:
         fail(str(err))
     typer.echo((Path(out or path.parent) / "table.md").read_text(encoding="utf-8"))

@@ -12,18 +12,19 @@ Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precisi
 
 
 def _progress(label: str):
-    """A rich progress display counting examples as they finish (the total is not known yet)."""
+    """A rich progress display fed by the run spine's progress(done, total)."""
     from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     bar = Progress(SpinnerColumn(), TextColumn(label), MofNCompleteColumn(), TimeElapsedColumn(),
                    transient=True)
     task = bar.add_task(label, total=None)
-    return bar, lambda n: bar.advance(task, n)
+    return bar, lambda done, total: bar.update(task, completed=done, total=total)
 
 
 def _report_missing(summary: dict) -> None:
-    if summary.get("n_missing_images"):
-        typer.secho(f"{summary['n_missing_images']} of {summary['n_examples']} examples have no image "
+    details = summary["details"]
+    if details.get("n_missing_images"):
+        typer.secho(f"{details['n_missing_images']} of {details['n_examples']} examples have no image "
                     f"in the images folder and were skipped (listed in summary.json).",
                     fg=typer.colors.YELLOW, err=True)
 
@@ -53,8 +54,8 @@ def vsr_command(
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     _report_missing(summary)
-    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over {summary['n_scored']} "
-               f"examples; results in {out}")
+    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
+               f"{summary['accuracy']['n']} examples; results in {out}")
 
 
 
@@ -86,14 +87,13 @@ def spatialmqa_command(
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     _report_missing(summary)
-    for key, ids in summary["extra_keys"].items():
+    for key, ids in summary["details"]["extra_keys"].items():
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
                     "ignored.", fg=typer.colors.YELLOW, err=True)
-    strict, lenient = summary["strict"]["overall"], summary["lenient"]["overall"]
-    typer.echo(f"SpatialMQA {part}: strict accuracy {strict['accuracy']}%, lenient accuracy "
-               f"{lenient['accuracy']}% (F1 {lenient['f1']}% as the benchmark computes it) "
-               f"over {summary['n_scored']} questions; "
-               f"results in {out}")
+    metrics = summary["metrics"]
+    typer.echo(f"SpatialMQA {part}: strict accuracy {metrics['strict_accuracy']['mean']}%, lenient "
+               f"accuracy {metrics['accuracy']['mean']}% (F1 {metrics['f1']['mean']}% as the benchmark "
+               f"computes it) over {metrics['accuracy']['n']} questions; results in {out}")
 
 
 def vsr_train_command(
@@ -103,8 +103,8 @@ def vsr_train_command(
     model: str = typer.Option("dandelin/vilt-b32-mlm", "--model", help="ViLT checkpoint to start from."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     learning_rate: float = typer.Option(1e-5, "--lr", min=0.0),
-    batch_size: int = typer.Option(12, "--batch-size", min=1),
-    epochs: float = typer.Option(30, "--epochs", min=0.0),
+    batch_size: int = typer.Option(12, "--batch-size", min=1, help="Training and evaluation batch size."),
+    epochs: float | None = typer.Option(None, "--epochs", min=0.0, help="Training epochs [30]."),
     eval_steps: int = typer.Option(100, "--eval-steps", min=1),
     max_steps: int = typer.Option(-1, "--max-steps", min=-1, help="Stop after N steps (-1: all epochs)."),
     seed: int = typer.Option(42, "--seed"),
@@ -115,16 +115,22 @@ def vsr_train_command(
     from ..probes.vl_common import ModelLoadError
     from ..probes.vsr_train import TrainSettings, train_vsr_vilt
 
+    if epochs is not None and max_steps > 0:
+        fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
     require_out_dir(out)
-    settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs,
-                             eval_steps=eval_steps, max_steps=max_steps, seed=seed)
+    settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size,
+                             epochs=30.0 if epochs is None else float(epochs), eval_steps=eval_steps,
+                             max_steps=max_steps, seed=seed)
+    bar, advance = _progress("VSR training, then test examples")
     try:
-        summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
-                                 device=device)
+        with bar:
+            summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
+                                     device=device, progress=advance)
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
-    typer.echo(f"best dev accuracy {summary['best_dev_accuracy']}%, test accuracy "
-               f"{summary['accuracy']['mean']}%; best checkpoint in {summary['best_checkpoint']}")
+    details = summary["details"]
+    typer.echo(f"best dev accuracy {details['best_dev_accuracy']}%, test accuracy "
+               f"{summary['accuracy']['mean']}%; best checkpoint in {details['best_checkpoint']}")
 
 
 def register(app: typer.Typer) -> None:

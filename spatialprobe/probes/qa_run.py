@@ -1,8 +1,11 @@
-"""The QA run spine: questions -> answerer -> per-question answers -> accuracy / macro-F1 -> files.
+"""The QA run kind: yes/no questions -> answerer -> per-question answers -> accuracy / macro-F1.
 
-A run directory holds ``config.json``, ``run.sqlite`` (table ``qa_answers``: one row per
-question and image, written after every batch, so an interrupted run resumes),
-``predictions.jsonl``, ``summary.json`` (kind ``qa``) and ``table.md``.
+``spatialprobe qa text|image`` go through the run spine (:mod:`spatialprobe.runner`): a run's
+items are its (question, image) jobs - one per question for text QA, one per matched image for
+image QA - computed a batch at a time by the answerer and cached in the spine's ``results``
+table, so an interrupted run resumes. Metrics: accuracy and macro-F1 over yes/no, overall and
+by relation (``breakdown``, keys ``relation NAME``); coverage and the share of "yes" answers are
+``details``.
 
 Image QA answers each question from the images a synthesis run made for the question's
 scenario: images are matched by ``prompt_id`` = the question's ``instance_id``, or else by the
@@ -13,21 +16,20 @@ Questions without an image are left out of the metrics and counted in ``coverage
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..datasets.corpus_filter import normalize_phrase
 from ..datasets.qa import QAItem, QASet
 from ..extras import require
-from ..store import RunDir, atomic_write_text, register_run, write_json, write_jsonl
+from ..runner import Evaluation, Item, RunSpec, execute
+from ..runner.summary import Metric, single
 from .qa_models import Answer
 
-_TABLE = """CREATE TABLE IF NOT EXISTS qa_answers (
-    item_id TEXT NOT NULL, image_index INTEGER NOT NULL, answer TEXT NOT NULL,
-    yes_score REAL NOT NULL, no_score REAL NOT NULL, PRIMARY KEY (item_id, image_index))"""
+Progress = Callable[[int, int], None]
 
 
 def scores(gold: Sequence[str], pred: Sequence[str]) -> dict[str, float]:
@@ -41,32 +43,6 @@ def scores(gold: Sequence[str], pred: Sequence[str]) -> dict[str, float]:
                                          zero_division=0)}
 
 
-def _cached(run: RunDir) -> dict[tuple[str, int], Answer]:
-    with run.db() as conn:
-        conn.execute(_TABLE)
-        rows = conn.execute("SELECT item_id, image_index, answer, yes_score, no_score FROM qa_answers")
-        return {(r[0], r[1]): Answer(r[2], r[3], r[4]) for r in rows.fetchall()}
-
-
-def _answer_all(run: RunDir, jobs: list[tuple[str, int, Any]], answer_batch: Callable,
-                batch_size: int, progress: Callable[[int], None] | None) -> dict[tuple[str, int], Answer]:
-    """Answer every (item_id, image_index, payload) not yet in the run's cache."""
-    done = _cached(run)
-    todo = [job for job in jobs if (job[0], job[1]) not in done]
-    if progress:
-        progress(len(jobs) - len(todo))
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start:start + batch_size]
-        answers = answer_batch([payload for _, _, payload in batch])
-        rows = [(i, k, a.answer, a.yes_score, a.no_score) for (i, k, _), a in zip(batch, answers, strict=True)]
-        with run.db() as conn:
-            conn.executemany("INSERT OR REPLACE INTO qa_answers VALUES (?, ?, ?, ?, ?)", rows)
-        done.update({(i, k): a for (i, k, _), a in zip(batch, answers, strict=True)})
-        if progress:
-            progress(len(batch))
-    return done
-
-
 def _combine(answers: list[Answer], full_vocab: bool) -> Answer:
     yes = sum(a.yes_score for a in answers) / len(answers)
     no = sum(a.no_score for a in answers) / len(answers)
@@ -78,76 +54,204 @@ def _combine(answers: list[Answer], full_vocab: bool) -> Answer:
     return Answer(word, yes, no)
 
 
-def summarize(items: Sequence[QAItem], final: dict[str, Answer]) -> dict[str, Any]:
+def qa_metrics(items: Sequence[QAItem], final: Mapping[str, Answer]) -> tuple[dict[str, Metric], dict]:
+    """Accuracy and macro-F1 overall and by relation; coverage and yes share (details)."""
     answered = [item for item in items if item.id in final]
-    overall = scores([i.answer for i in answered], [final[i.id].answer.lower() for i in answered])
-    by_relation: dict[str, dict[str, Any]] = {}
-    groups = defaultdict(list)
+    groups: dict[str, list[QAItem]] = defaultdict(list)
     for item in answered:
         groups[item.relation or "-"].append(item)
-    for relation, group in sorted(groups.items()):
-        part = scores([i.answer for i in group], [final[i.id].answer.lower() for i in group])
-        by_relation[relation] = {"n": len(group), **{k: round(v, 2) for k, v in part.items()}}
-    return {"accuracy": {"mean": overall["accuracy"], "std": None},
-            "macro_f1": {"mean": overall["macro_f1"], "std": None},
-            "n": len(answered), "n_questions": len(items),
-            "coverage": len(answered) / len(items) if items else 0.0,
-            "yes_share_pred": (sum(final[i.id].answer.lower() == "yes" for i in answered)
-                               / len(answered) if answered else 0.0),
-            "by_relation": by_relation}
+
+    def figures(group: Sequence[QAItem]) -> dict[str, float]:
+        return scores([i.answer for i in group], [final[i.id].answer.lower() for i in group])
+
+    overall = figures(answered)
+    parts = {relation: (len(group), figures(group)) for relation, group in sorted(groups.items())}
+    metrics = {name: Metric(overall[name], None, len(answered),
+                            {f"relation {r}": single(f[name], n) for r, (n, f) in parts.items()})
+               for name in ("accuracy", "macro_f1")}
+    details = {"n_questions": len(items),
+               "coverage": len(answered) / len(items) if items else 0.0,
+               "yes_share_pred": (sum(final[i.id].answer.lower() == "yes" for i in answered)
+                                  / len(answered) if answered else 0.0)}
+    return metrics, details
 
 
-def _finish(run: RunDir, config: dict, items: Sequence[QAItem], final: dict[str, Answer],
-            per_item_images: dict[str, list[int]] | None = None) -> dict[str, Any]:
-    rows = []
-    for item in items:
-        row = item.to_dict()
-        if item.id in final:
-            a = final[item.id]
-            row.update(pred=a.answer, yes_score=a.yes_score, no_score=a.no_score,
-                       correct=a.answer.lower() == item.answer)
-            if per_item_images is not None:
-                row["images"] = per_item_images.get(item.id, [])
-        rows.append(row)
-    write_jsonl(run.file("predictions.jsonl"), rows)
-    summary = {"kind": "qa", "mode": config["mode"], "task": config["task"], "model": config["model"],
-               "dataset": config["dataset"], **summarize(items, final)}
-    write_json(run.file("summary.json"), summary)
-    acc, f1 = summary["accuracy"]["mean"], summary["macro_f1"]["mean"]
-    table = ("| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
-             "|---|---|---|---|---|---|---|---|\n"
-             f"| {config['mode']} | {config['task']} | {config['model']} | {config['dataset']} | "
-             f"{summary['n']} | {summary['coverage']:.1%} | {acc:.1f} | {f1:.1f} |\n")
-    atomic_write_text(run.file("table.md"), table)
-    register_run(run.path, kind="qa", task=config["task"], model=config["model"],
-                 dataset=config["dataset"], accuracy=acc, macro_f1=f1)
-    return summary
+def answerer_settings(answerer) -> dict[str, Any]:
+    """The answerer's name and the arguments that change its answers (device is runtime)."""
+    args = {"model": str(answerer.model_id)}
+    for name in ("use_context", "lowercase"):
+        if hasattr(answerer, name):
+            args[name] = getattr(answerer, name)
+    return {"name": getattr(answerer, "name", type(answerer).__name__), "args": args}
 
 
-def _start(out: str | Path, config: dict) -> tuple[RunDir, dict]:
-    run = RunDir(out)
-    resolved = run.start(config, resume_keys=("mode", "task", "model", "dataset", "questions",
-                                              "full_vocab", "answerer", "images"))
-    return run, resolved
+def build_answerer(mode: str, answerer: Mapping[str, Any], runtime: Mapping[str, Any]):
+    """The answerer a spec names, on the spec's runtime device."""
+    args, device = dict(answerer["args"]), runtime.get("device", "auto")
+    if mode == "text":
+        from .qa_models import T5YesNo
+
+        return T5YesNo(args.pop("model"), device=device, batch_size=int(runtime.get("batch_size", 16)),
+                       **args)
+    from .qa_models import load_vqa
+
+    return load_vqa(args["model"], device=device)
+
+
+def images_identity(store) -> dict[str, Any]:
+    """Where a synthesis run is, the identity its config names, and a hash of its image files."""
+    digest = hashlib.sha256()
+    for rec in store.images():
+        digest.update(f"{rec.prompt_id}\t{rec.image_index}\t".encode())
+        digest.update(hashlib.sha256(rec.path.read_bytes()).digest())
+    config = store.run.config() or {}
+    return {"path": str(Path(store.path).resolve()), "identity": config.get("identity"),
+            "content": f"sha256:{digest.hexdigest()}"}
+
+
+class QARun:
+    """Text or image QA as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "qa"
+
+    def __init__(self, qa: QASet, answerer, *, dataset: str, mode: str = "text", store=None,
+                 full_vocab: bool = False, batch_size: int = 16,
+                 source: Mapping[str, Any] | None = None):
+        if mode not in ("text", "image") or (mode == "image") != (store is not None):
+            raise ValueError(f"QA mode {mode!r} takes {'an' if mode == 'image' else 'no'} image run.")
+        if store is not None:
+            require("PIL.Image", "qa")
+        if mode == "text" and full_vocab:
+            raise ValueError("--full-vocab applies to image QA only; text QA answers yes or no.")
+        self.qa, self.answerer, self.dataset, self.mode = qa, answerer, dataset, mode
+        self.store, self.full_vocab, self.batch_size = store, full_vocab, batch_size
+        self.source = dict(source or {"given": qa.name})
+        self.by_id = {item.id: item for item in qa.items}
+        self.matched = match_images(qa.items, list(store.images())) if store is not None else {}
+        if store is not None and not any(self.matched.values()):
+            raise ValueError(_no_image_message(store, qa))
+
+    def spec(self) -> RunSpec:
+        settings: dict[str, Any] = {
+            "mode": self.mode, "task": self.qa.task, "dataset": self.dataset,
+            "questions": {"set": f"{self.qa.name}@{self.qa.version}", "source": self.source},
+            "answerer": answerer_settings(self.answerer), "full_vocab": self.full_vocab}
+        if self.store is not None:
+            settings["images"] = images_identity(self.store)
+        return RunSpec("qa", settings, {"device": self.answerer.device, "batch_size": self.batch_size})
+
+    def items(self) -> list[Item]:
+        if self.store is None:
+            return [Item(item.id, item) for item in self.qa.items]
+        return [Item(f"{item.id}#{rec.image_index}", (item, rec.path))
+                for item in self.qa.items for rec in self.matched[item.id]]
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        if self.store is None:
+            items = [item.payload for item in batch]
+            answers = self.answerer.answer([i.question for i in items], [i.context for i in items])
+        else:
+            from .vl_common import open_image
+
+            images = [open_image(path) for _, path in (item.payload for item in batch)]
+            answers = self.answerer.answer(images, [item.payload[0].question for item in batch],
+                                           full_vocab=self.full_vocab)
+        return [{"answer": a.answer, "yes_score": a.yes_score, "no_score": a.no_score} for a in answers]
+
+    def final_answers(self, results: Mapping[str, Any]) -> tuple[dict[str, Answer], dict[str, list[int]]]:
+        """Each question's answer (over its images, for image QA) and the images it used."""
+        if self.store is None:
+            return {i.id: Answer(**results[i.id]) for i in self.qa.items if i.id in results}, {}
+        final, used = {}, {}
+        for item in self.qa.items:
+            records = self.matched[item.id]
+            if records:
+                final[item.id] = _combine([Answer(**results[f"{item.id}#{r.image_index}"])
+                                           for r in records], self.full_vocab)
+                used[item.id] = [r.image_index for r in records]
+        return final, used
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        final, used = self.final_answers(results)
+        rows = []
+        for item in self.qa.items:
+            row = item.to_dict()
+            if item.id in final:
+                a = final[item.id]
+                row.update(pred=a.answer, yes_score=a.yes_score, no_score=a.no_score,
+                           correct=a.answer.lower() == item.answer)
+                if self.store is not None:
+                    row["images"] = used[item.id]
+            rows.append(row)
+        metrics, details = qa_metrics(self.qa.items, final)
+        details = {"mode": self.mode, "questions": f"{self.qa.name}@{self.qa.version}",
+                   "full_vocab": self.full_vocab, **details, "answerer": self._described()}
+        return Evaluation(rows, metrics, self.qa.task, str(self.answerer.model_id), self.dataset,
+                          None, False, details)
+
+    def _described(self) -> dict[str, Any]:
+        describe = getattr(self.answerer, "describe", None)  # the VQA adapters have none
+        return describe() if callable(describe) else answerer_settings(self.answerer)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        from ..reports.tables import pm
+
+        d = summary["details"]
+        return ("| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
+                "|---|---|---|---|---|---|---|---|\n"
+                f"| {d['mode']} | {summary['task']} | {summary['model']} | {summary['dataset']} | "
+                f"{summary['accuracy']['n']} | {d['coverage']:.1%} | {pm(summary['accuracy'])} | "
+                f"{pm(summary['macro_f1'])} |\n")
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> QARun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        from ..datasets.qa import questions_for
+
+        s, runtime = spec.settings, spec.runtime
+        store = None
+        if s["mode"] == "image":
+            from ..imagestore import ImageStore
+
+            store = ImageStore(s["images"]["path"])
+        source = s["questions"]["source"]
+        if "given" in source:
+            raise ValueError(f"this qa run's questions ({s['questions']['set']}) were given in memory, "
+                             "not read from a task or file: it cannot be replayed from its config.")
+        if source.get("images"):
+            qa, _ = questions_from_images(store)
+        else:
+            qa, _ = questions_for(source.get("task"), source.get("data"))
+        answerer = build_answerer(s["mode"], s["answerer"], runtime)
+        return cls(qa, answerer, dataset=s["dataset"], mode=s["mode"], store=store,
+                   full_vocab=s["full_vocab"], batch_size=int(runtime.get("batch_size", 16)),
+                   source=source)
 
 
 def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_size: int = 16,
-                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                progress: Progress | None = None, source: Mapping[str, Any] | None = None
+                ) -> dict[str, Any]:
     """Answer every question of ``qa`` with a text answerer (``answer(questions, contexts)``)."""
-    config = {"kind": "qa", "mode": "text", "task": qa.task, "model": answerer.model_id,
-              "dataset": dataset, "questions": f"{qa.name}@{qa.version}", "full_vocab": False,
-              "answerer": answerer.describe(), "device": answerer.device, "seed": None,
-              "deterministic": True}
-    run, config = _start(out, config)
-    by_id = {item.id: item for item in qa.items}
+    return execute(QARun(qa, answerer, dataset=dataset, batch_size=batch_size, source=source),
+                   out, progress)
 
-    def batch(ids: list[str]) -> list[Answer]:
-        return answerer.answer([by_id[i].question for i in ids], [by_id[i].context for i in ids])
 
-    jobs = [(item.id, -1, item.id) for item in qa.items]
-    done = _answer_all(run, jobs, batch, batch_size, progress)
-    final = {item_id: answer for (item_id, _), answer in done.items() if item_id in by_id}
-    return _finish(run, config, qa.items, final)
+def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
+                 batch_size: int = 8, progress: Progress | None = None,
+                 source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""
+    run = QARun(qa, answerer, dataset=dataset, mode="image", store=store, full_vocab=full_vocab,
+                batch_size=batch_size, source=source)
+    return execute(run, out, progress)
+
+
+def _no_image_message(store, qa: QASet) -> str:
+    records = list(store.images())
+    example = f"{records[0].prompt_id}: {records[0].prompt!r}" if records else "none"
+    return (f"No image in {store.path} belongs to these questions: its {len(records)} image(s) show "
+            f"other scenarios (e.g. {example}) than the questions ask about (e.g. "
+            f"{qa.items[0].instance_id}: {qa.items[0].context!r}). Leave out --task/--data to ask "
+            f"about the run's own prompts, or pass the dataset its images were synthesized from.")
 
 
 def _scenario(record) -> str:
@@ -196,46 +300,3 @@ def questions_from_images(store) -> tuple[QASet, str]:
     inst = tuple(instances)
     dataset = Dataset(name, content_version(name, inst), task, labels[task], inst)
     return build_qa(dataset), label
-
-
-def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
-                 batch_size: int = 8, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""
-    Image = require("PIL.Image", "qa")
-    records = list(store.images())
-    matched = match_images(qa.items, records)
-    if not any(matched.values()):
-        example = f"{records[0].prompt_id}: {records[0].prompt!r}" if records else "none"
-        raise ValueError(
-            f"No image in {store.path} belongs to these questions: its {len(records)} image(s) show "
-            f"other scenarios (e.g. {example}) than the questions ask about (e.g. "
-            f"{qa.items[0].instance_id}: {qa.items[0].context!r}). Leave out --task/--data to ask "
-            f"about the run's own prompts, or pass the dataset its images were synthesized from.")
-    config = {"kind": "qa", "mode": "image", "task": qa.task, "model": answerer.model_id,
-              "dataset": dataset, "questions": f"{qa.name}@{qa.version}", "full_vocab": full_vocab,
-              "images": str(Path(store.path).resolve()),
-              "answerer": {"name": answerer.name, "model": answerer.model_id},
-              "device": answerer.device,
-              "seed": None, "deterministic": True}
-    run, config = _start(out, config)
-    by_id = {item.id: item for item in qa.items}
-    jobs = [(item.id, rec.image_index, (item.id, rec.path))
-            for item in qa.items for rec in matched[item.id]]
-
-    def batch(payloads: list[tuple[str, Path]]) -> list[Answer]:
-        images = [Image.open(path).convert("RGB") for _, path in payloads]
-        return answerer.answer(images, [by_id[i].question for i, _ in payloads], full_vocab=full_vocab)
-
-    done = _answer_all(run, jobs, batch, batch_size, progress)
-    final, used = {}, {}
-    for item in qa.items:
-        answers = [done[(item.id, rec.image_index)] for rec in matched[item.id]
-                   if (item.id, rec.image_index) in done]
-        if answers:
-            final[item.id] = _combine(answers, full_vocab)
-            used[item.id] = [rec.image_index for rec in matched[item.id]]
-    return _finish(run, config, qa.items, final, used)
-
-
-def read_summary(out: str | Path) -> dict[str, Any]:
-    return json.loads((Path(out) / "summary.json").read_text(encoding="utf-8"))

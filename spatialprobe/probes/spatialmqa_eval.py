@@ -17,15 +17,25 @@ are scikit-learn's macro averages over the relations present in the gold answers
 the benchmark's F1, the harmonic mean of macro precision and macro recall
 (``Code/eval/calculate_prf1.py``), which is what published tables report; ``macro_f1`` is
 the mean of the per-relation F1 scores (scikit-learn's macro F1). The two differ in general.
+
+The run goes through the run spine (:mod:`spatialprobe.runner`): its items are the questions
+whose image is found, a batch is one call of the answerer. Its headline ``accuracy`` and
+``macro_f1`` use **lenient** matching (the benchmark's rule, so they compare with published
+numbers); ``f1``, ``precision`` and ``recall`` are the lenient benchmark figures, and every
+metric has a ``strict_`` twin. Each has a breakdown per perspective (``perspective outside``,
+``first``, ``third``) and per axis (``axis x``, ``y``, ``z``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from ..datasets.vsr import find_images
+from ..datasets.vsr import file_version, find_images
+from ..runner import Evaluation, Item, RunSpec, execute
+from ..runner.summary import Metric, single
 
 RELATIONS = ("left of", "right of", "in front of", "behind", "on/above", "below")
 _LABEL_ORDER = ("on/above", "below", "left of", "right of", "in front of", "behind")
@@ -101,75 +111,135 @@ def result_row(example, answer: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def build_answerer(model: str, method: str = "auto", device: str = "auto"):
-    """``clip`` (option scoring), ``generate`` (image-text-to-text) or ``auto`` (from the config)."""
-    from .mqa_models import ClipOptionScorer, GenerativeAnswerer, is_clip_like
+METRICS = ("accuracy", "macro_f1", "f1", "precision", "recall")
+MATCHING = ("lenient matching (the benchmark's rule) for accuracy, macro_f1, f1, precision, "
+            "recall; strict matching for their strict_ twins")
 
-    if method == "auto":
-        method = "clip" if is_clip_like(model) else "generate"
-    if method == "clip":
-        return ClipOptionScorer(model, device=device)
-    if method == "generate":
-        return GenerativeAnswerer(model, device=device)
-    raise ValueError(f"method must be auto, clip or generate; got {method!r}")
+
+def run_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Metric]:
+    """Lenient metrics (and their ``strict_`` twins), each broken down by perspective and axis."""
+    figures = mqa_metrics(rows)
+    out: dict[str, Metric] = {}
+    for mode, prefix in (("lenient", ""), ("strict", "strict_")):
+        block = figures[mode]
+        for name in METRICS:
+            parts = {f"{field} {group}": single(m[name], m["n"])
+                     for field in ("perspective", "axis") for group, m in block[f"per_{field}"].items()}
+            out[prefix + name] = Metric(block["overall"][name], None, block["overall"]["n"], parts)
+    return out
+
+
+def resolve_method(model: str, method: str) -> str:
+    """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config."""
+    from .mqa_models import is_clip_like
+
+    if method not in ("auto", "clip", "generate"):
+        raise ValueError(f"method must be auto, clip or generate; got {method!r}")
+    clip_like = is_clip_like(model)
+    if method != "auto" and (method == "clip") != clip_like:
+        raise ValueError(f"--method {method} does not apply to {model}: it is "
+                         f"{'' if clip_like else 'not '}a CLIP-style dual encoder "
+                         f"(--method clip needs one, --method generate an image-text-to-text model).")
+    return "clip" if clip_like else "generate"
+
+
+def build_answerer(model: str, method: str = "auto", device: str = "auto",
+                   recorded: Mapping[str, Any] | None = None):
+    """The answerer of ``method`` (resolved by :func:`resolve_method`) for ``model``; ``recorded``
+    (a run's ``answerer`` settings) restores its template, prompt and decoding."""
+    from .mqa_models import ClipOptionScorer, GenerativeAnswerer
+
+    recorded = recorded or {}
+    if resolve_method(model, method) == "clip":
+        return ClipOptionScorer(model, device=device,
+                                **{k: recorded[k] for k in ("template",) if k in recorded})
+    args = {k: recorded[k] for k in ("prompt",) if k in recorded}
+    if "decoding" in recorded:
+        args["max_new_tokens"] = recorded["decoding"]["max_new_tokens"]
+    return GenerativeAnswerer(model, device=device, **args)
+
+
+class SpatialMQARun:
+    """One model on a SpatialMQA split as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "spatialmqa"
+
+    def __init__(self, model: str, path: str | Path, images_dir: str | Path, *, part: str = "test",
+                 method: str = "auto", limit: int | None = None, device: str = "auto",
+                 batch_size: int = 8, answerer=None):
+        from ..datasets import spatialmqa
+
+        self.model, self.path, self.part, self.limit = str(model), Path(path), part, limit
+        self.images_dir, self.batch_size = Path(images_dir), batch_size
+        self.examples = spatialmqa.load_spatialmqa_file(self.path, part=part)[:limit]
+        self.images, self.missing = find_images(self.examples, images_dir, ("", "test2017", "images"))
+        if not self.images:
+            raise ValueError(f"none of the {len(self.examples)} images were found under {images_dir}: "
+                             "--images should be the COCO test2017 folder")
+        self.answerer = answerer or build_answerer(self.model, method, device)
+        self.described = self.answerer.describe()
+        self.device = getattr(self.answerer, "device", device)
+        self.dataset = f"spatialmqa-{part}@{file_version(self.path)}"
+
+    def spec(self) -> RunSpec:
+        answerer = {k: v for k, v in self.described.items() if k != "device"}  # device is runtime
+        return RunSpec("spatialmqa", {
+            "model": self.model, "method": answerer.get("method"), "answerer": answerer,
+            "dataset": self.dataset, "data": {"file": str(self.path.resolve()),
+                                              "version": file_version(self.path)},
+            "part": self.part, "limit": self.limit, "images": str(self.images_dir.resolve()),
+        }, {"device": self.device, "batch_size": self.batch_size})
+
+    def items(self) -> list[Item]:
+        return [Item(e.id, e) for e in self.examples if e.id in self.images]
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        examples = [item.payload for item in batch]
+        answers = self.answerer.answer_batch([(self.images[e.id], e.question, e.options) for e in examples])
+        return [result_row(e, a) for e, a in zip(examples, answers, strict=True)]
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        from ..datasets import spatialmqa
+        from .vsr_eval import missing_details
+
+        rows = [results[item.key] for item in self.items()]
+        details = {"matching": MATCHING, **missing_details(self.examples, self.missing),
+                   "extra_keys": spatialmqa.extra_key_report(self.examples), "model_info": self.described}
+        return Evaluation(rows, run_metrics(rows), "spatialmqa", self.model, self.dataset, None, False,
+                          details)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        """Per group: strict n, accuracy and F1; lenient accuracy, P, R and the benchmark's F1."""
+        metrics = summary["metrics"]
+        names = ("strict_accuracy", "strict_f1", "accuracy", "precision", "recall", "f1")
+        lines = ["| group | n | strict acc | strict F1 | lenient acc | lenient P | lenient R | "
+                 "lenient F1 (2PR/(P+R)) |", "|" + "---|" * 8]
+        groups = [("overall: all", None)] + [
+            (part.replace(" ", ": ", 1), part) for part in metrics["strict_accuracy"].get("breakdown", {})]
+        for label, part in groups:
+            cells = [metrics[n] if part is None else metrics[n]["breakdown"][part] for n in names]
+            lines.append("| " + " | ".join([label, str(cells[0]["n"])] + [str(c["mean"]) for c in cells])
+                         + " |")
+        return "\n".join(lines) + "\n"
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> SpatialMQARun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        s, runtime = spec.settings, spec.runtime
+        device = runtime.get("device", "auto")
+        return cls(s["model"], s["data"]["file"], s["images"], part=s["part"], limit=s["limit"],
+                   device=device, batch_size=int(runtime.get("batch_size", 8)),
+                   answerer=build_answerer(s["model"], s["method"], device, s["answerer"]))
 
 
 def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
                    method: str = "auto", device: str = "auto", batch_size: int = 8,
                    limit: int | None = None, answerer=None, progress=None) -> dict[str, Any]:
     """Evaluate one model on a SpatialMQA split; writes and returns the run's summary."""
-    from pathlib import Path
+    from ..datasets.spatialmqa import PARTS
 
-    from ..datasets import spatialmqa
-    from ..datasets.vsr import file_version
-    from ..store import RunDir
-    from .vl_runs import done_results, save_results, write_summary
-
-    path = Path(data_dir) / f"{part}.jsonl"
-    examples = spatialmqa.load_spatialmqa(data_dir, part)[:limit]
-    images, missing = find_images(examples, images_dir, ("", "test2017", "images"))
-    if not images:
-        raise ValueError(f"none of the {len(examples)} images were found under {images_dir}: "
-                         "--images should be the COCO test2017 folder")
-    dataset = f"spatialmqa-{part}@{file_version(path)}"
-    run = RunDir(out)
-    run.start({"kind": "qa", "benchmark": "spatialmqa", "model": str(model), "method": method,
-               "dataset": dataset, "data_file": str(path), "images": str(images_dir),
-               "limit": limit, "seed": None}, resume_keys=("model", "method", "dataset", "limit"))
-    answerer = answerer or build_answerer(model, method, device)
-    done = done_results(run)
-    todo = [e for e in examples if e.id in images and e.id not in done]
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start:start + batch_size]
-        answers = answerer.answer_batch([(images[e.id], e.question, e.options) for e in batch])
-        save_results(run, [result_row(e, a) for e, a in zip(batch, answers, strict=True)])
-        if progress is not None:
-            progress(len(batch))
-    done = done_results(run)
-    rows = [done[e.id] for e in examples if e.id in done]
-    metrics = mqa_metrics(rows)
-    lenient, strict = metrics["lenient"]["overall"], metrics["strict"]["overall"]
-    summary = {"kind": "qa", "task": "spatialmqa", "model": str(model), "dataset": dataset,
-               "matching": "lenient (benchmark rule); strict in 'strict'",
-               "accuracy": {"mean": lenient["accuracy"], "std": None},
-               "macro_f1": {"mean": lenient["macro_f1"], "std": None},
-               "f1_benchmark": lenient["f1"],
-               "strict": metrics["strict"], "lenient": metrics["lenient"],
-               "n_examples": len(examples), "n_scored": len(rows), "n_missing_images": len(missing),
-               "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
-               "extra_keys": spatialmqa.extra_key_report(examples),
-               "model_info": answerer.describe()}
-    table = []
-    for name, block in (("overall", {"all": (strict, lenient)}),
-                        ("perspective", _pairs(metrics, "per_perspective")),
-                        ("axis", _pairs(metrics, "per_axis"))):
-        for group, (s, lax) in block.items():  # s: strict, lax: lenient figures of the group
-            table.append((f"{name}: {group}", str(s["n"]), str(s["accuracy"]), str(s["f1"]),
-                          str(lax["accuracy"]), str(lax["precision"]), str(lax["recall"]), str(lax["f1"])))
-    write_summary(run, summary, rows, table, ("group", "n", "strict acc", "strict F1", "lenient acc",
-                                              "lenient P", "lenient R", "lenient F1 (2PR/(P+R))"))
-    return summary
-
-
-def _pairs(metrics, key):
-    return {g: (metrics["strict"][key][g], metrics["lenient"][key][g]) for g in metrics["strict"][key]}
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+    run = SpatialMQARun(model, Path(data_dir) / f"{part}.jsonl", images_dir, part=part, method=method,
+                        limit=limit, device=device, batch_size=batch_size, answerer=answerer)
+    return execute(run, out, progress)

@@ -2,20 +2,31 @@
 
 For each (image, caption) the model scores the caption and the caption with its relation
 replaced by the relation's negation or antonym (``spatialprobe/data/vsr_relations.tsv``);
-the prediction is *true* when the caption scores strictly higher. Accuracy is reported overall,
-per relation and per the 7 relation categories, with a plot.
+the prediction is *true* when the caption scores strictly higher. Accuracy is reported overall
+and, as its ``breakdown``, per relation category (``category NAME``) and per relation
+(``relation NAME``); ``accuracy.png`` plots both.
+
+The run goes through the run spine (:mod:`spatialprobe.runner`): its items are the examples
+whose image is found, a batch is one call of the CLIP scorer, results are cached per example.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..datasets import vsr
-from ..store import RunDir
-from .vl_runs import done_results, pct, save_results, write_summary
+from ..runner import Evaluation, Item, RunSpec, execute
+from ..runner.summary import Metric, single
+
+METHOD = "clip-negated-relation"
+PROMPT = "caption vs. caption with the relation negated (vsr_relations.tsv)"
+
+
+def pct(value: float) -> float:
+    return round(100.0 * value, 2)
 
 
 def grouped_accuracy(rows: Sequence[dict[str, Any]], key: str) -> dict[str, dict[str, float]]:
@@ -25,47 +36,48 @@ def grouped_accuracy(rows: Sequence[dict[str, Any]], key: str) -> dict[str, dict
     return {g: {"accuracy": pct(sum(v) / len(v)), "n": len(v)} for g, v in sorted(groups.items())}
 
 
-def vsr_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Accuracy and macro-F1 (percent) overall, plus accuracy per relation and per category."""
+def vsr_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Metric]:
+    """Accuracy (with its breakdown per category and per relation) and macro-F1, in percent."""
     from sklearn.metrics import accuracy_score, f1_score
 
     gold = [r["label"] for r in rows]
     pred = [r["pred"] for r in rows]
+    breakdown = {f"{key} {group}": single(v["accuracy"], int(v["n"]))
+                 for key in ("category", "relation") for group, v in grouped_accuracy(rows, key).items()}
     return {
-        "accuracy": pct(accuracy_score(gold, pred)) if rows else None,
-        "macro_f1": pct(f1_score(gold, pred, average="macro", labels=[0, 1], zero_division=0))
-        if rows else None,
-        "n": len(rows),
-        "per_relation": grouped_accuracy(rows, "relation"),
-        "per_category": grouped_accuracy(rows, "category"),
+        "accuracy": Metric(pct(accuracy_score(gold, pred)) if rows else None, None, len(rows), breakdown),
+        "macro_f1": single(pct(f1_score(gold, pred, average="macro", labels=[0, 1], zero_division=0))
+                           if rows else None, len(rows)),
     }
 
 
-def predict_rows(examples: Sequence[vsr.VSRExample], images: dict[str, Path], clip,
-                 batch_size: int = 16, on_batch: Callable[[list[dict]], None] | None = None
-                 ) -> list[dict[str, Any]]:
-    """One result row per example that has an image."""
-    table = vsr.relations()
-    rows: list[dict[str, Any]] = []
-    todo = [e for e in examples if e.id in images]
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start:start + batch_size]
-        items = [(images[e.id], (e.caption, vsr.negate_caption(e.caption, e.relation))) for e in batch]
-        scores = clip.batch_scores(items)
-        new = []
-        for example, (_, texts), (s_caption, s_negation) in zip(batch, items, scores, strict=True):
-            new.append({"id": example.id, "image": example.image, "caption": example.caption,
-                        "negation": texts[1], "relation": example.relation,
-                        "category": table[example.relation].category, "label": example.label,
-                        "pred": int(s_caption > s_negation), "score_caption": s_caption,
-                        "score_negation": s_negation})
-        rows.extend(new)
-        if on_batch is not None:
-            on_batch(new)
-    return rows
+def panels(summary: Mapping[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """{"per category": {group: {accuracy, n}}, "per relation": ...} from a summary's breakdown."""
+    out: dict[str, dict[str, dict[str, float]]] = {"per category": {}, "per relation": {}}
+    for part, metric in summary["metrics"]["accuracy"].get("breakdown", {}).items():
+        key, group = part.split(" ", 1)
+        out[f"per {key}"][group] = {"accuracy": metric["mean"], "n": metric["n"]}
+    return out
 
 
-def _check_negations(examples: Sequence[vsr.VSRExample], path: Path) -> None:
+def accuracy_table(summary: Mapping[str, Any]) -> str:
+    """table.md: overall accuracy and accuracy per relation category."""
+    acc = summary["accuracy"]
+    lines = ["| group | accuracy (%) | n |", "|---|---|---|", f"| overall | {acc['mean']} | {acc['n']} |"]
+    lines += [f"| {group} | {v['accuracy']} | {v['n']} |" for group, v in panels(summary)["per category"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(run, summary: Mapping[str, Any], title: str) -> None:
+    """``accuracy.png`` (written atomically by the plot) when anything was scored."""
+    if not summary["accuracy"]["n"]:
+        return
+    from ..reports.vl_plots import accuracy_bars
+
+    accuracy_bars(panels(summary), run.file("accuracy.png"), title)
+
+
+def check_negations(examples: Sequence[vsr.VSRExample], path: Path) -> None:
     """Every example's relation is in the table and its caption negates: checked before any model runs."""
     table = vsr.relations()
     for example in examples:
@@ -75,54 +87,84 @@ def _check_negations(examples: Sequence[vsr.VSRExample], path: Path) -> None:
         vsr.negate_caption(example.caption, example.relation)  # ValueError names the caption
 
 
+def missing_details(examples: Sequence[Any], missing: Sequence[str]) -> dict[str, Any]:
+    gone = set(missing)
+    return {"n_examples": len(examples), "n_missing_images": len(missing),
+            "missing_images": sorted({e.image for e in examples if e.id in gone})[:50]}
+
+
+class VSRRun:
+    """A CLIP model on one VSR split as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "vsr"
+
+    def __init__(self, model: str, path: str | Path, images_dir: str | Path, *, split: str = "random",
+                 part: str = "test", limit: int | None = None, device: str = "auto",
+                 batch_size: int = 16, clip=None):
+        self.model, self.path, self.split, self.part, self.limit = str(model), Path(path), split, part, limit
+        self.images_dir, self.batch_size = Path(images_dir), batch_size
+        self.examples = vsr.load_vsr_file(self.path, split=split, part=part)[:limit]
+        check_negations(self.examples, self.path)
+        self.images, self.missing = vsr.find_images(self.examples, images_dir)
+        if not self.images:
+            raise ValueError(f"none of the {len(self.examples)} images were found under {images_dir}: "
+                             "--images should be the COCO 2017 folder (flat, or with train2017/, val2017/)")
+        if clip is None:
+            from .clip_scoring import ClipSimilarity
+
+            clip = ClipSimilarity(self.model, device=device)
+        self.clip, self.device = clip, getattr(clip, "device", device)
+        self.dataset = f"vsr-{split}-{part}@{vsr.file_version(self.path)}"
+
+    def spec(self) -> RunSpec:
+        return RunSpec("vsr", {
+            "method": METHOD, "prompt": PROMPT, "model": self.model, "dataset": self.dataset,
+            "data": {"file": str(self.path.resolve()), "version": vsr.file_version(self.path)},
+            "split": self.split, "part": self.part, "limit": self.limit,
+            "images": str(self.images_dir.resolve()),
+        }, {"device": self.device, "batch_size": self.batch_size})
+
+    def items(self) -> list[Item]:
+        return [Item(e.id, e) for e in self.examples if e.id in self.images]
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        table = vsr.relations()
+        examples = [item.payload for item in batch]
+        pairs = [(self.images[e.id], (e.caption, vsr.negate_caption(e.caption, e.relation))) for e in examples]
+        scores = self.clip.batch_scores(pairs)
+        return [{"id": e.id, "image": e.image, "caption": e.caption, "negation": texts[1],
+                 "relation": e.relation, "category": table[e.relation].category, "label": e.label,
+                 "pred": int(s_caption > s_negation), "score_caption": s_caption,
+                 "score_negation": s_negation}
+                for e, (_, texts), (s_caption, s_negation) in zip(examples, pairs, scores, strict=True)]
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        rows = [results[item.key] for item in self.items()]
+        details = {**missing_details(self.examples, self.missing), "method": METHOD, "prompt": PROMPT,
+                   "model_info": self.clip.describe()}
+        return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", self.model, self.dataset,
+                          None, False, details)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return accuracy_table(summary)
+
+    def write_extras(self, run, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
+        write_plot(run, summary, f"VSR {self.split}/{self.part}: {self.model}")
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> VSRRun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        s, runtime = spec.settings, spec.runtime
+        return cls(s["model"], s["data"]["file"], s["images"], split=s["split"], part=s["part"],
+                   limit=s["limit"], device=runtime.get("device", "auto"),
+                   batch_size=int(runtime.get("batch_size", 16)))
+
+
 def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: str | Path, *,
                  split: str = "random", part: str = "test", device: str = "auto",
                  batch_size: int = 16, limit: int | None = None, clip=None,
-                 progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Evaluate one CLIP checkpoint on a VSR split; writes and returns the run's summary."""
-    from .clip_scoring import ClipSimilarity
-
-    path = vsr.split_file(data_dir, split, part)
-    examples = vsr.load_vsr_file(path, split=split, part=part)[:limit]
-    _check_negations(examples, path)
-    images, missing = vsr.find_images(examples, images_dir)
-    if not images:
-        raise ValueError(f"none of the {len(examples)} images were found under {images_dir}: "
-                         "--images should be the COCO 2017 folder (flat, or with train2017/, val2017/)")
-    dataset = f"vsr-{split}-{part}@{vsr.file_version(path)}"
-    run = RunDir(out)
-    config = {"kind": "vsr", "method": "clip-negated-relation", "model": str(model),
-              "dataset": dataset, "data_file": str(path), "images": str(images_dir),
-              "split": split, "part": part, "limit": limit, "batch_size": batch_size, "seed": None,
-              "prompt": "caption vs. caption with the relation negated (vsr_relations.tsv)"}
-    run.start(config, resume_keys=("model", "dataset", "limit"))
-    clip = clip or ClipSimilarity(model, device=device)
-    done = done_results(run)
-    todo = [e for e in examples if e.id not in done]
-
-    def commit(rows):
-        save_results(run, rows)
-        if progress is not None:
-            progress(len(rows))
-
-    predict_rows(todo, images, clip, batch_size=batch_size, on_batch=commit)
-    done = done_results(run)
-    rows = [done[e.id] for e in examples if e.id in done]
-    metrics = vsr_metrics(rows)
-    summary = {"kind": "vsr", "task": f"vsr-{split}", "model": str(model), "dataset": dataset,
-               "accuracy": {"mean": metrics["accuracy"], "std": None},
-               "macro_f1": {"mean": metrics["macro_f1"], "std": None},
-               "n_examples": len(examples), "n_scored": len(rows), "n_missing_images": len(missing),
-               "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
-               "per_category": metrics["per_category"], "per_relation": metrics["per_relation"],
-               "model_info": clip.describe()}
-    if rows:
-        from ..reports.vl_plots import accuracy_bars
-
-        accuracy_bars({"per category": metrics["per_category"],
-                       "per relation": metrics["per_relation"]},
-                      run.file("accuracy.png"), f"VSR {split}/{part}: {model}")
-    table = [("overall", str(metrics["accuracy"]), str(metrics["n"]))]
-    table += [(c, str(v["accuracy"]), str(v["n"])) for c, v in metrics["per_category"].items()]
-    write_summary(run, summary, rows, table, ("group", "accuracy (%)", "n"))
-    return summary
+    run = VSRRun(model, vsr.split_file(data_dir, split, part), images_dir, split=split, part=part,
+                 limit=limit, device=device, batch_size=batch_size, clip=clip)
+    return execute(run, out, progress, write_extras=run.write_extras)

@@ -8,18 +8,29 @@ cambridgeltl/visual-spatial-reasoning): AdamW with torch's default weight decay 
 rate 1e-5 (constant, no warm-up), no gradient clipping, batch size 12, 30 epochs, evaluation
 every 100 steps, text padded to 40 tokens, mixed precision on CUDA, seed 42. (The Trainer
 exempts biases and LayerNorm weights from weight decay; the authors' loop decays all.)
+
+As a run kind (:class:`VSRTrainRun`, through :mod:`spatialprobe.runner`) training is one item,
+``training``, ahead of the test examples: the first batch trains (resuming from the Trainer's
+checkpoints in ``RUN/checkpoints`` if a run was interrupted) and keeps the best dev checkpoint
+in ``RUN/best``; the test examples are then predicted batch by batch and cached like any run's
+results. A rerun of a finished run trains nothing and predicts nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ..datasets import vsr
 from ..extras import require
-from ..store import RunDir
+from ..runner import Evaluation, Item, RunSpec, execute
 from .vl_common import load_pretrained, open_image, resolve_device
+from .vsr_eval import accuracy_table, missing_details, pct, vsr_metrics
+
+TRAINING = "training"
+"""Key of the one item that trains the model (its result: the best dev accuracy and step)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +41,7 @@ class TrainSettings:
     """AdamW learning rate, constant schedule."""
     batch_size: int = 12
     """Training and evaluation batch size."""
-    epochs: float = 30
+    epochs: float = 30.0
     """Training epochs."""
     eval_steps: int = 100
     """Evaluate on dev (and maybe save the best checkpoint) every this many steps."""
@@ -97,65 +108,128 @@ def training_arguments(settings: TrainSettings, output_dir: Path, device: str):
         remove_unused_columns=False, dataloader_num_workers=0, logging_steps=settings.eval_steps)
 
 
+class VSRTrainRun:
+    """Fine-tuning and testing ViLT on a VSR split as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "vsr-train"
+
+    def __init__(self, data_dir: str | Path, images_dir: str | Path, *, model: str = "dandelin/vilt-b32-mlm",
+                 split: str = "random", settings: TrainSettings = TrainSettings(), device: str = "auto",
+                 work_dir: str | Path | None = None):
+        require("accelerate", "vl", "Fine-tuning on VSR (spatialprobe vsr-train)")
+        self.data_dir, self.images_dir = Path(data_dir), Path(images_dir)
+        self.model, self.split, self.settings = str(model), split, settings
+        self.device, self.batch_size = resolve_device(device), settings.batch_size
+        self.work_dir = None if work_dir is None else Path(work_dir)
+        self.parts = {p: vsr.load_vsr(data_dir, split, p) for p in vsr.PARTS}
+        self.found = {p: vsr.find_images(ex, images_dir) for p, ex in self.parts.items()}
+        self.data = {p: VSRImageText(self.parts[p], self.found[p][0]) for p in vsr.PARTS}
+        if not len(self.data["train"]) or not len(self.data["dev"]):
+            raise ValueError(f"no training or dev images found under {images_dir}")
+        self.versions = {p: vsr.file_version(vsr.split_file(data_dir, split, p)) for p in vsr.PARTS}
+        self._trainer = None
+
+    def prepare(self, run, cached: Mapping[str, Any]) -> list[str]:
+        """The spine's hook before computing: keep checkpoints/ and best/ in the run directory
+        (also on replay, where the kind is built from its config). Nothing cached is redone."""
+        self.work_dir = Path(run.path)
+        return []
+
+    def spec(self) -> RunSpec:
+        return RunSpec("vsr-train", {
+            "method": "vilt-finetune", "model": self.model, "split": self.split,
+            "dataset": f"vsr-{self.split}@{self.versions['train']}",
+            "data": {"dir": str(self.data_dir.resolve()), "versions": self.versions},
+            "images": str(self.images_dir.resolve()), "train": asdict(self.settings),
+        }, {"device": self.device})
+
+    def items(self) -> list[Item]:
+        test = self.found["test"][0]
+        return [Item(TRAINING)] + [Item(e.id, e) for e in self.parts["test"] if e.id in test]
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = [self._train()] if batch[0].key == TRAINING else []
+        examples = [item.payload for item in batch if item.key != TRAINING]
+        if examples:
+            dataset = VSRImageText(examples, self.found["test"][0])
+            predictions = self._predictor().predict(dataset).predictions.argmax(-1).tolist()
+            relations = vsr.relations()
+            out += [{"id": e.id, "image": e.image, "caption": e.caption, "relation": e.relation,
+                     "category": relations[e.relation].category if e.relation in relations else "Unallocated",
+                     "label": e.label, "pred": int(p)} for e, p in zip(examples, predictions, strict=True)]
+        return out
+
+    def _dir(self, name: str) -> Path:
+        if self.work_dir is None:
+            raise ValueError("vsr-train needs its run directory for checkpoints (use_run_dir).")
+        return self.work_dir / name
+
+    def _trainer_for(self, net, processor):
+        from transformers import Trainer
+
+        args = training_arguments(self.settings, self._dir("checkpoints"), self.device)
+        return Trainer(model=net, args=args, train_dataset=self.data["train"], eval_dataset=self.data["dev"],
+                       data_collator=make_collator(processor, self.settings.max_text_length),
+                       compute_metrics=_accuracy)
+
+    def _train(self) -> dict[str, Any]:
+        """Fine-tune (resuming from the latest checkpoint), keep the best dev model in best/."""
+        from transformers import ViltForImagesAndTextClassification, ViltProcessor
+
+        processor = load_pretrained(ViltProcessor, self.model, "ViLT processor")
+        net = load_pretrained(ViltForImagesAndTextClassification, self.model, "ViLT model", num_images=1,
+                              num_labels=2, id2label={0: "False", 1: "True"},
+                              label2id={"False": 0, "True": 1})
+        trainer = self._trainer_for(net, processor)
+        resume = any(self._dir("checkpoints").glob("checkpoint-*"))
+        trainer.train(resume_from_checkpoint=True if resume else None)
+        trainer.save_model(str(self._dir("best")))
+        processor.save_pretrained(str(self._dir("best")))
+        self._trainer = trainer
+        best = trainer.state.best_metric
+        return {"best_dev_accuracy": None if best is None else pct(best),
+                "best_model_checkpoint": trainer.state.best_model_checkpoint,
+                "global_step": trainer.state.global_step}
+
+    def _predictor(self):
+        """The trainer holding the best model: this process's, or one loaded from best/."""
+        if self._trainer is None:
+            from transformers import ViltForImagesAndTextClassification, ViltProcessor
+
+            best = self._dir("best")
+            if not (best / "config.json").exists():
+                raise ValueError(f"{best} is missing: this run's training finished but its best model "
+                                 "is gone; use another --out directory to train again.")
+            self._trainer = self._trainer_for(
+                load_pretrained(ViltForImagesAndTextClassification, str(best), "ViLT model"),
+                load_pretrained(ViltProcessor, str(best), "ViLT processor"))
+        return self._trainer
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        items = self.items()
+        rows = [results[item.key] for item in items[1:]]
+        details = {**results[TRAINING], **missing_details(self.parts["test"], self.found["test"][1]),
+                   "best_checkpoint": None if self.work_dir is None else str(self._dir("best")),
+                   "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS}}
+        return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
+                          f"vsr-{self.split}-test@{self.versions['test']}", self.settings.seed, False, details)
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return (accuracy_table(summary) + f"\nBest dev accuracy {summary['details']['best_dev_accuracy']}% "
+                f"(step {summary['details']['global_step']}).\n")
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> VSRTrainRun:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        s = spec.settings
+        return cls(s["data"]["dir"], s["images"], model=s["model"], split=s["split"],
+                   settings=TrainSettings(**s["train"]), device=spec.runtime.get("device", "auto"))
+
+
 def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32-mlm",
                    split: str = "random", settings: TrainSettings = TrainSettings(),
-                   device: str = "auto") -> dict[str, Any]:
+                   device: str = "auto", progress=None) -> dict[str, Any]:
     """Fine-tune, keep the best dev checkpoint in ``OUT/best``, evaluate it on test."""
-    # transformers' Trainer imports accelerate, which transformers itself does not install.
-    require("accelerate", "vl", "Fine-tuning on VSR (spatialprobe vsr-train)")
-    from transformers import Trainer, ViltForImagesAndTextClassification, ViltProcessor
-
-    device = resolve_device(device)
-    run = RunDir(out)
-    parts = {p: vsr.load_vsr(data_dir, split, p) for p in vsr.PARTS}
-    found = {p: vsr.find_images(ex, images_dir) for p, ex in parts.items()}
-    data = {p: VSRImageText(parts[p], found[p][0]) for p in vsr.PARTS}
-    if not len(data["train"]) or not len(data["dev"]):
-        raise ValueError(f"no training or dev images found under {images_dir}")
-    versions = {p: vsr.file_version(vsr.split_file(data_dir, split, p)) for p in vsr.PARTS}
-    run.start({"kind": "vsr", "method": "vilt-finetune", "model": str(model), "split": split,
-               "dataset": f"vsr-{split}@{versions['train']}", "data_versions": versions,
-               "images": str(images_dir), "settings": asdict(settings), "seed": settings.seed,
-               "missing_images": {p: len(found[p][1]) for p in vsr.PARTS}},
-              resume_keys=("model", "split", "dataset", "settings"))
-    processor = load_pretrained(ViltProcessor, model, "ViLT processor")
-    net = load_pretrained(ViltForImagesAndTextClassification, model, "ViLT model", num_images=1,
-                          num_labels=2, id2label={0: "False", 1: "True"},
-                          label2id={"False": 0, "True": 1})
-    args = training_arguments(settings, run.file("checkpoints"), device)
-    trainer = Trainer(model=net, args=args, train_dataset=data["train"], eval_dataset=data["dev"],
-                      data_collator=make_collator(processor, settings.max_text_length),
-                      compute_metrics=_accuracy)
-    resume = any(run.file("checkpoints").glob("checkpoint-*"))
-    trainer.train(resume_from_checkpoint=True if resume else None)
-    trainer.save_model(str(run.file("best")))
-    processor.save_pretrained(str(run.file("best")))
-    return _evaluate_test(run, trainer, parts["test"], data["test"], found["test"][1], model, split,
-                          versions["test"], trainer.state.best_metric)
-
-
-def _evaluate_test(run, trainer, examples, dataset, missing, model, split, version, best_dev):
-    from .vl_runs import write_summary
-    from .vsr_eval import vsr_metrics
-
-    table = vsr.relations()
-    with_image = [e for e in examples if e.id not in set(missing)]
-    rows = []
-    if len(dataset):
-        predictions = trainer.predict(dataset).predictions.argmax(-1).tolist()
-        rows = [{"id": e.id, "image": e.image, "caption": e.caption, "relation": e.relation,
-                 "category": table[e.relation].category if e.relation in table else "Unallocated",
-                 "label": e.label, "pred": int(p)} for e, p in zip(with_image, predictions, strict=True)]
-    metrics = vsr_metrics(rows)
-    summary = {"kind": "vsr", "task": f"vsr-{split}", "model": f"{model} (fine-tuned ViLT)",
-               "dataset": f"vsr-{split}-test@{version}",
-               "accuracy": {"mean": metrics["accuracy"], "std": None},
-               "macro_f1": {"mean": metrics["macro_f1"], "std": None},
-               "best_dev_accuracy": None if best_dev is None else round(100 * best_dev, 2),
-               "best_checkpoint": str(run.file("best")), "n_examples": len(examples),
-               "n_scored": len(rows), "n_missing_images": len(missing),
-               "per_category": metrics["per_category"], "per_relation": metrics["per_relation"]}
-    table_rows = [("overall", str(metrics["accuracy"]), str(metrics["n"]))]
-    table_rows += [(c, str(v["accuracy"]), str(v["n"])) for c, v in metrics["per_category"].items()]
-    write_summary(run, summary, rows, table_rows, ("group", "accuracy (%)", "n"))
-    return summary
+    run = VSRTrainRun(data_dir, images_dir, model=model, split=split, settings=settings, device=device,
+                      work_dir=out)
+    return execute(run, out, progress)
