@@ -68,4 +68,4 @@ def test_consistency_command_writes_json_and_chart(tmp_path):
     posrel = tmp_path / "posrel"
     runner.invoke(app, ["probe", "posrel", "--model", "dummy", "--out", str(posrel), "--candidates", "manual"])
     bad = runner.invoke(app, ["consistency", str(posrel)])
-    assert bad.exit_code == 2 and "size and height" in bad.output
+    assert bad.exit_code == 2 and "comparison tasks (size, height, weight), not 'posrel'" in bad.output

@@ -282,17 +282,18 @@ def questions_from_images(store) -> tuple[QASet, str]:
 
     Returns the questions and the run's dataset label (``name@version`` from its config).
     """
+    from .. import tasks as registered
     from ..datasets.qa import build_qa
     from ..datasets.scale import content_version
-    from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS, Dataset, Instance
+    from ..records import Dataset, Instance
 
-    labels = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
+    labels = {name: registered.labels_of(name) for name in registered.names()}
     instances = [Instance.from_dict(p.meta) for p in store.prompts()
                  if p.meta.get("task") in labels and {"id", "obj_a", "obj_b", "label"} <= set(p.meta)]
     tasks = {inst.task for inst in instances}
     if len(tasks) != 1:
-        raise ValueError(f"{store.path}: its prompts are not the instances of one size, height or "
-                         f"posrel dataset (tasks found: {sorted(tasks) or 'none'}); pass --task or --data.")
+        raise ValueError(f"{store.path}: its prompts are not the instances of one task's dataset "
+                         f"(tasks found: {sorted(tasks) or 'none'}); pass --task or --data.")
     task = tasks.pop()
     config = store.run.config() or {}
     label = str(config.get("prompts") or Path(store.path).name)

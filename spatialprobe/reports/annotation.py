@@ -21,36 +21,32 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from .. import tasks
 from ..datasets.release import DataError, read_json_file
 from ..extras import require
 from ..imagestore import ImageStore
-from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 from ..runner import Evaluation, Item, RunSpec, execute
 from ..runner.summary import over_parts
 
 CANT_TELL = "cannot tell"
-TASK_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
 FORMAT = "spatialprobe-annotations"
 
 
 def question(task: str, a: str, b: str) -> str:
-    if task == "size":
-        return f"In this image, is the {a} larger or smaller than the {b}?"
-    if task == "height":
-        return f"In this image, is the {a} taller or shorter than the {b}?"
-    return f"In this image, where is the {a} relative to the {b}?"
+    """What the annotator is asked: the task file's ``annotation_question``."""
+    return tasks.get(task).question(a, b)
 
 
 def annotation_items(run: str | Path, task: str | None = None) -> tuple[str, list[dict[str, Any]]]:
     """(task, items) for the run's images of one task, in store order, with gold kept aside."""
     store = ImageStore(run)
-    records = [r for r in store.images() if r.meta.get("task") in TASK_LABELS
+    records = [r for r in store.images() if r.meta.get("task") in tasks.names()
                and {"obj_a", "obj_b", "label"} <= set(r.meta)]
-    tasks = sorted({r.meta["task"] for r in records})
+    found = sorted({r.meta["task"] for r in records})
     if task is None:
-        if len(tasks) != 1:
-            raise ValueError(f"{run} holds images of tasks {tasks or 'none'}; choose one with --task.")
-        task = tasks[0]
+        if len(found) != 1:
+            raise ValueError(f"{run} holds images of tasks {found or 'none'}; choose one with --task.")
+        task = found[0]
     items = []
     for r in records:
         if r.meta["task"] != task:
@@ -88,7 +84,7 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
     from ..store import atomic_write_text
 
     task, items = annotation_items(run, task)
-    options = [*TASK_LABELS[task], CANT_TELL]
+    options = [*tasks.labels_of(task), CANT_TELL]
     payload = {
         "page_id": page_id(run, task, items), "run": str(Path(run).resolve()), "task": task,
         "options": options,
@@ -195,7 +191,7 @@ class HumanRun:
         self.store = open_store(str(run))
         self.task, items = annotation_items(run, task)
         self.items_ = page_items(answer_files[0], items)
-        self.labels, self.seed = TASK_LABELS[self.task], seed
+        self.labels, self.seed = tasks.labels_of(self.task), seed
         self.page = page_id(run, self.task, self.items_)
         self.annotators: list[dict[str, Any]] = []
         for number, path in enumerate(answer_files):

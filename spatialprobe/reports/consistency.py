@@ -9,11 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import tasks
 from ..metrics.consistency import consistency, consistency_intervals, object_bias
 from ..store import read_json, read_jsonl, write_json
 from .tables import provenance_line
-
-FIRST_LABEL = {"size": "larger", "height": "taller"}
 
 
 def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
@@ -24,10 +23,11 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
             raise FileNotFoundError(f"{path} is missing: {run} is not a finished probe run.")
     summary = read_json(summary_path)
     task = summary.get("task")
-    if task not in FIRST_LABEL:
-        raise ValueError(f"Consistency is defined for size and height comparisons, not {task!r}.")
+    if task not in tasks.comparisons():
+        raise ValueError(f"Consistency is defined for comparison tasks ({', '.join(tasks.comparisons())}), "
+                         f"not {task!r}.")
     rows = read_jsonl(predictions_path)
-    first = FIRST_LABEL[task]
+    first = tasks.labels_of(task)[0]  # "A is X-er than B"
     result = consistency(rows, first)
     seed = summary.get("seed")
     result.update(consistency_intervals(rows, first, seed=0 if seed is None else int(seed)))
