@@ -14,7 +14,9 @@ How a request is scored (see :mod:`spatialprobe.probes.base`):
 * Speed (issue 14): the text around the masks is tokenised in one batch call per ``score`` call
   (cached), all inputs are packed into one buffer that goes to the device once
   (:mod:`.mlm_batches`), the LM head runs at the mask positions only, and the log-probabilities
-  the answers need are gathered on the device and copied back once: no host sync per batch.
+  the answers need are gathered on the device and copied back once: this code waits for the
+  device once per call (transformers' attention-mask check still reads the mask on the host in
+  every forward pass).
 """
 
 from __future__ import annotations
