@@ -136,3 +136,13 @@ def test_prompts_are_tokenised_in_one_batch_call(bert_dir, monkeypatch):
     scorer.score(requests)  # all cached now
     # 50 distinct (prefix, suffix) pairs: 50 prefixes and 50 suffixes, all non-blank, one call
     assert batches == [100]
+
+
+@pytest.mark.parametrize("model", ["bert", "roberta"])
+def test_backend_tokenisation_gives_the_tokenizer_calls_ids(model, bert_dir, roberta_dir):
+    scorer = MaskedLMScorer(str(bert_dir if model == "bert" else roberta_dir), device="cpu")
+    texts = ["An ant is", " than a bird.", "A man drives the car. He is", "  the car, usually."]
+    expected = [scorer.tokenizer(text, add_special_tokens=False)["input_ids"] for text in texts]
+    assert scorer._tokenize_batch(texts) == expected
+    scorer.tokenizer.backend_tokenizer.enable_truncation(2)  # set up otherwise: the ordinary call is used
+    assert scorer._tokenize_batch(texts) == expected

@@ -122,7 +122,8 @@ class MaskedLMScorer:
         no padding): the same ids, without building offsets and masks we do not read (2-3x faster)."""
         backend = getattr(self.tokenizer, "backend_tokenizer", None) if self.tokenizer.is_fast else None
         if (backend is None or backend.truncation is not None or backend.padding is not None
-                or backend.encode_special_tokens != bool(getattr(self.tokenizer, "split_special_tokens", False))):
+                or getattr(backend, "encode_special_tokens", False)
+                != bool(getattr(self.tokenizer, "split_special_tokens", False))):
             return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         encode = getattr(backend, "encode_batch_fast", backend.encode_batch)  # tokenizers < 0.21: no _fast
         return [e.ids for e in encode(texts, add_special_tokens=False)]
