@@ -9,7 +9,13 @@ architecture, not of a trained checkpoint:
 * ``--shape base``: OWL-ViT B/32 text+vision towers at 768 px (the VISOR detector's shape) and a
   DPT ViT-B/16 at 384 px. Slow on a shared CPU; meant for a GPU (``--device cuda``).
 
-Run: ``PYTHONPATH=. python bench/judge_throughput.py [--shape tiny|base] [--batches 1,2,4,8]``.
+Each batch size also prints its distance to the limit: the FLOPs of judging one batch (counted
+with FlopCounterMode on one call) over the peak of a matmul timed in the same run (fp32 on CPU;
+fp16 on CUDA, where the adapters run under fp16 autocast). ``--device cuda`` without a CUDA
+device is an error.
+
+Run: ``PYTHONPATH=. python bench/judge_throughput.py [--shape tiny|base] [--batches 1,2,4,8]
+[--device cpu|cuda]``.
 The last line is the throughput at the largest batch over batch 1, followed by ``x``.
 """
 
@@ -23,6 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from _limits import bench_device, count_flops, peak_matmul
 
 
 def build_models(root: Path, shape: str) -> tuple[Path, Path]:
@@ -62,8 +70,9 @@ def main() -> None:
     parser.add_argument("--shape", choices=("tiny", "base"), default="tiny")
     parser.add_argument("--batches", default="1,2,4,8")
     parser.add_argument("--images", type=int, default=16, help="images judged per batch size")
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     args = parser.parse_args()
+    device = bench_device(args.device)
 
     import torch
     from judge_helpers import scene
@@ -75,21 +84,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         owl, dpt = build_models(Path(tmp), args.shape)
         cfg = JudgeConfig(task="size", detector=Spec("owlvit", {"model": str(owl), "threshold": 0.0,
-                                                                "device": args.device}),
-                          depth=Spec("dpt", {"model": str(dpt), "device": args.device}),
+                                                                "device": str(device)}),
+                          depth=Spec("dpt", {"model": str(dpt), "device": str(device)}),
                           rule="area*depth^2")
         detector, depth = build("detector", cfg.detector), build("depth", cfg.depth)
         meta = {"obj_a": "ant", "obj_b": "dog", "label": "smaller"}
         images = [scene("size", "ant", "dog", "smaller").resize((256, 256)) for _ in range(args.images)]
         rates = {}
-        print(f"shape={args.shape} (random init) device={args.device} threads={torch.get_num_threads()}")
+        peak = peak_matmul(device, torch.float16 if device.type == "cuda" else torch.float32)
+        print(f"shape={args.shape} (random init) device={device} threads={torch.get_num_threads()}; {peak.describe()}")
         for batch in [int(b) for b in args.batches.split(",")]:
             judge_once(detector, depth, cfg, images[:batch], meta)  # warm-up
             start = time.perf_counter()
             for i in range(0, len(images), batch):
                 judge_once(detector, depth, cfg, images[i:i + batch], meta)
-            rates[batch] = len(images) / (time.perf_counter() - start)
-            print(f"batch {batch:3d}: {rates[batch]:8.2f} images/s  ({rates[batch] / rates[min(rates)]:.2f}x batch 1)")
+            seconds = time.perf_counter() - start
+            rates[batch] = len(images) / seconds
+            flops = count_flops(judge_once, detector, depth, cfg, images[:batch], meta)[1] * len(images) / batch
+            print(f"batch {batch:3d}: {rates[batch]:8.2f} images/s  ({rates[batch] / rates[min(rates)]:.2f}x batch 1); "
+                  f"{peak.line(flops, seconds, f'{len(images)} images')}")
         largest = max(rates)
         print(f"batch {largest} vs batch {min(rates)}: {rates[largest] / rates[min(rates)]:.2f}x")
 

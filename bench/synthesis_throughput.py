@@ -11,6 +11,11 @@ best of two timings), because a real-shape
 model at 512x512 takes minutes per step on a shared 2-core machine; the CPU ratio says how
 well batching amortises per-step overhead, not what a GPU will do.
 
+Each batch size also prints its distance to the limit: the FLOPs of the timed optimisation
+(FlopCounterMode on a 1- and a 2-iteration run: the difference is one step, forward and backward)
+over the peak of a matmul of the autocast dtype (bf16 on CUDA, fp32 on CPU) timed in the same
+run. ``--device cuda`` without a CUDA device is an error.
+
 The last line is the batching speed-up: best images/hour over images/hour at batch size 1.
 """
 
@@ -22,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _limits import bench_device, count_flops, peak_matmul
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
@@ -66,10 +73,19 @@ def timed_step(synth, prompts, seeds, iterations: int, gpu: bool) -> float:
     return (time.perf_counter() - start) / iterations
 
 
+def optimisation_flops(synth, prompts, seeds, iterations: int) -> float:
+    """FLOPs of ``synth.optimize`` over ``iterations`` steps: counted on 1 and on 2 iterations,
+    whose difference is one step (the rest is the per-image set-up: text encoding, latents)."""
+    counts = []
+    for steps in (1, 2):
+        synth.settings = dataclasses.replace(synth.settings, iterations=steps)
+        counts.append(count_flops(synth.optimize, prompts, seeds)[1])
+    return counts[0] + (iterations - 1) * (counts[1] - counts[0])
+
+
 def main() -> None:
     import torch
 
-    from spatialprobe.synthesis.loading import resolve_device
     from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -77,7 +93,7 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default=None, help="comma-separated")
     parser.add_argument("--measure-iterations", type=int, default=None)
     args = parser.parse_args()
-    device = resolve_device(args.device)
+    device = bench_device(args.device)
     gpu = device.type == "cuda"
     if not gpu:
         torch.set_num_threads(1)  # a shared CPU: one thread gives steady, comparable timings
@@ -88,10 +104,11 @@ def main() -> None:
         vq, clip = build_models(Path(tmp), real_shapes=gpu)
         synth = VQGANCLIP(vq, clip, settings=settings, device=str(device))
     full = synth.settings.iterations
+    peak = peak_matmul(device, synth.amp_dtype if gpu else torch.float32)
     print(f"device {device} ({torch.cuda.get_device_name(device) if gpu else 'cpu'}), "
           f"{'real-shape random models, paper settings' if gpu else 'tiny test models'}: "
           f"{synth.settings.size}px, {synth.settings.cutouts} cutouts, {full} iterations per image"
-          f"{f', timed over {measured}' if measured != full else ''}")
+          f"{f', timed over {measured}' if measured != full else ''}; {peak.describe()}")
     rates = {}
     for batch in sizes:
         prompts = [f"A man number {i} washes the car." for i in range(batch)]
@@ -107,10 +124,13 @@ def main() -> None:
             torch.cuda.empty_cache()
             print(f"batch {batch:3d}: out of GPU memory; larger batch sizes skipped")
             break
-        peak = f", peak {torch.cuda.max_memory_allocated(device) / 2**30:5.1f} GiB" if gpu else ""
+        memory = f", peak {torch.cuda.max_memory_allocated(device) / 2**30:5.1f} GiB" if gpu else ""
         rates[batch] = 3600 * batch / (per_step * full)
+        flops = optimisation_flops(synth, prompts, seeds, measured)
+        synth.settings = dataclasses.replace(synth.settings, iterations=full)
         print(f"batch {batch:3d}: {per_step * 1000:8.1f} ms/iteration, "
-              f"{rates[batch]:9.1f} images/hour{peak}")
+              f"{rates[batch]:9.1f} images/hour{memory}; "
+              f"{peak.line(flops, per_step * measured, f'{measured} iterations')}")
     if not rates:
         sys.exit("no batch size fitted in memory")
     best = max(rates, key=rates.get)

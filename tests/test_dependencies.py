@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 from spatialprobe.extras import EXTRA_FEATURES, MissingExtra, require
 
 ROOT = Path(__file__).resolve().parents[1]
-OWN = {"spatialprobe"} | {p.stem for p in (ROOT / "tests").glob("*.py")}
+OWN = {"spatialprobe"} | {p.stem for folder in ("tests", "bench") for p in (ROOT / folder).glob("*.py")}
 
 
 @cache
