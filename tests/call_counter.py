@@ -31,11 +31,11 @@ def _install() -> None:
         _record("cells", len(requests))
         return score(self, requests, progress)
 
-    logits = MaskedLMScorer._logits_at_masks
+    logits = MaskedLMScorer._logits_at
 
-    def counted_logits(self, ids, attention, is_mask):
+    def counted_logits(self, ids, attention, positions):
         _record("forward", len(ids))
-        return logits(self, ids, attention, is_mask)
+        return logits(self, ids, attention, positions)
 
     build = runner.build_synthesizer
 
@@ -51,7 +51,7 @@ def _install() -> None:
         return synth
 
     MaskedLMScorer.score = counted_score
-    MaskedLMScorer._logits_at_masks = counted_logits
+    MaskedLMScorer._logits_at = counted_logits
     runner.build_synthesizer = counted_build
 
 
