@@ -120,13 +120,18 @@ class ContrastiveModel:
         model_class = getattr(transformers, family.model_class)
         model = load_pretrained(model_class, name, f"the {kind} model").to(device).eval()
         try:  # a processor holds both; a tokenizer-only directory serves the guidance path
-            processor = AutoProcessor.from_pretrained(name)
-        except (OSError, ValueError, KeyError, TypeError):
+            processor = load_pretrained(AutoProcessor, name, f"the processor of the {kind} model")
+        except (ModelLoadError, TypeError, ImportError):
             processor = None
         image_processor = getattr(processor, "image_processor", None)
         tokenizer = getattr(processor, "tokenizer", None)
         if tokenizer is None:
-            tokenizer = load_pretrained(AutoTokenizer, name, f"the tokenizer of the {kind} model")
+            try:
+                tokenizer = load_pretrained(AutoTokenizer, name, f"the tokenizer of the {kind} model")
+            except ImportError as err:  # SigLIP's tokenizer is sentencepiece's, an optional library
+                raise ModelLoadError(f"The tokenizer of {name!r} needs a library that is not installed "
+                                     f"({str(err).splitlines()[0]}); SigLIP's needs `pip install "
+                                     "sentencepiece`.") from None
         return cls(name, kind, family, model, tokenizer, image_processor, device)
 
     def describe(self) -> dict[str, Any]:

@@ -3,6 +3,7 @@ from the config, scored as the model scores, and run through VQGAN+CLIP guidance
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -189,3 +190,17 @@ def test_vsr_command_with_siglip(checkpoints, tmp_path):
     assert [row["score_caption"], row["score_negation"]] == pytest.approx(expected, abs=1e-6)
     info = json.loads((tmp_path / "run" / "summary.json").read_text())["details"]["model_info"]
     assert info["model_type"] == "siglip" and info["text_padding"]["padding"] == "max_length"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sentencepiece") is not None, reason="sentencepiece installed")
+def test_siglip_tokenizer_without_sentencepiece_is_one_sentence(checkpoints, tmp_path):
+    import shutil
+
+    folder = tmp_path / "siglip-spm"
+    shutil.copytree(checkpoints["siglip"], folder)
+    for name in ("tokenizer.json", "processor_config.json"):
+        (folder / name).unlink()
+    (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "SiglipTokenizer"}))
+    (folder / "spiece.model").write_bytes(b"not read")
+    with pytest.raises(ModelLoadError, match=r"needs a library that is not installed.*pip install sentencepiece"):
+        ContrastiveModel.load(str(folder), "cpu")
