@@ -233,24 +233,3 @@ def test_vsr_changed_setting_refused_by_name_batch_size_accepted_and_report(tmp_
     for line, label, run in zip(lines[2:4], "AB", runs, strict=True):
         assert line == (f"| {label}: {clip_dir} (vsr) | {run['accuracy']['mean']:.1f} | "
                         f"{run['macro_f1']['mean']:.1f} |")
-
-
-def test_siglip_texts_are_padded_to_full_length_as_trained(tmp_path):
-    """SigLIP scores assume max_length padding; CLIP keeps dynamic padding."""
-    from vl_helpers import tiny_clip
-
-    from spatialprobe.probes.clip_scoring import ClipSimilarity
-
-    clip = ClipSimilarity(str(tiny_clip(tmp_path / "clip")), device="cpu")
-    seen, processor = [], clip.processor
-
-    def recording(**kwargs):
-        seen.append(kwargs["padding"])
-        return processor(**kwargs)
-
-    clip.processor = recording
-    image = solid_image(tmp_path / "x.png")
-    clip.batch_scores([(image, ["a cat.", "a cat is on the dog."])])
-    clip.model.config.model_type = "siglip"
-    clip.batch_scores([(image, ["a cat.", "a cat is on the dog."])])
-    assert seen == [True, "max_length"]

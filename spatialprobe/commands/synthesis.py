@@ -60,7 +60,8 @@ def synthesize_command(
                                           "(default and maximum: one per GPU, else one per CPU)."),
     vqgan: str | None = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
-    clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip", help="CLIP id or path."),
+    clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip",
+                            help="Contrastive image-text model id or path: CLIP, SigLIP, SigLIP 2."),
     preset: str = typer.Option("paper", "--preset", help="VQGAN+CLIP preset: paper, fast."),
     size: int | None = typer.Option(None, "--size", min=8, help="VQGAN+CLIP image side "
                                        "(paper: 512)."),

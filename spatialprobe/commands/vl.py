@@ -30,7 +30,8 @@ def _report_missing(summary: dict) -> None:
 
 
 def vsr_command(
-    model: str = typer.Option(..., "--model", help="Any transformers CLIP checkpoint (id or directory)."),
+    model: str = typer.Option(..., "--model", help="Any contrastive image-text checkpoint "
+                              "(CLIP, SigLIP, SigLIP 2; id or directory)."),
     data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
     images: Path = typer.Option(..., "--images", help="COCO 2017 image folder (train2017/val2017 inside or flat)."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),

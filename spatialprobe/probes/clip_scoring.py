@@ -1,44 +1,37 @@
-"""Image-text similarity with any transformers CLIP-style checkpoint (CLIP, SigLIP, ...)."""
+"""Image-text scores with any contrastive image-text checkpoint (CLIP, LAION CLIP, SigLIP, SigLIP 2).
+
+The model, its padding rule and its similarity come from :mod:`spatialprobe.contrastive`, which
+reads the family from the checkpoint's configuration.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from .vl_common import autocast, load_pretrained, open_image, resolve_device
+from .vl_common import autocast, open_image, resolve_device
 
 
 class ClipSimilarity:
-    """``scores(image, texts)``: the model's image-text logits for one image and its texts."""
+    """``batch_scores(items)``: the model's image-text logits (``logits_per_image``) for each
+    image and its texts; CLIP's scaled cosine, SigLIP's scaled cosine plus bias."""
 
     def __init__(self, model: str = "openai/clip-vit-base-patch32", device: str = "auto"):
-        from transformers import AutoModel, AutoProcessor
+        from ..contrastive import ContrastiveModel
 
         self.model_name = str(model)
         self.device = resolve_device(device)
-        self.processor = load_pretrained(AutoProcessor, self.model_name, "CLIP processor")
-        self.model = load_pretrained(AutoModel, self.model_name, "CLIP model").to(self.device).eval()
+        self.contrastive = ContrastiveModel.load(self.model_name, self.device)
 
     def describe(self) -> dict[str, Any]:
-        return {"model": self.model_name, "device": self.device,
-                "weights_revision": getattr(self.model.config, "_commit_hash", None)}
+        return self.contrastive.describe()
 
     def batch_scores(self, items: Sequence[tuple[Any, Sequence[str]]]) -> list[list[float]]:
         """For each (image, texts): the logit of every text with that image."""
-        import torch
-
         images = [open_image(image) for image, _ in items]
         texts = [t for _, group in items for t in group]
-        # SigLIP was trained on texts padded to the full length (64); its scores assume that padding
-        padding: dict[str, Any] = {"padding": True}
-        if "siglip" in self.model.config.model_type:
-            padding = {"padding": "max_length",
-                       "max_length": self.model.config.text_config.max_position_embeddings}
-        inputs = self.processor(images=images, text=texts, return_tensors="pt", truncation=True,
-                                **padding)
-        inputs = {k: v.to(self.device) for k, v in inputs.items()}
-        with torch.no_grad(), autocast(self.device):
-            logits = self.model(**inputs).logits_per_image.float()  # (images, all texts)
+        with autocast(self.device):
+            logits = self.contrastive.scores(images, texts)  # (images, all texts)
         out, start = [], 0
         for row, (_, group) in enumerate(items):
             out.append(logits[row, start:start + len(group)].tolist())

@@ -1,7 +1,8 @@
 """The two kinds of model ``spatialprobe spatialmqa`` evaluates.
 
-* :class:`ClipOptionScorer` - CLIP-style: score ``template`` filled with each option against
-  the image; the best-scoring option is the answer (a ranking, so always a valid option).
+* :class:`ClipOptionScorer` - any contrastive image-text model (CLIP, SigLIP, ...): score
+  ``template`` filled with each option against the image; the best-scoring option is the
+  answer (a ranking, so always a valid option).
 * :class:`GenerativeAnswerer` - any ``AutoModelForImageTextToText`` checkpoint with its
   ``AutoProcessor``; the chat template when the processor has one, greedy decoding
   (``do_sample=False``, one beam), so results are deterministic; returns the generated text.
@@ -21,12 +22,11 @@ PROMPT = ("You are an expert in spatial relation reasoning. Look at the image an
 
 
 def is_clip_like(model: str) -> bool:
-    """True for dual-encoder checkpoints (CLIP, SigLIP, ...) judged from their config."""
-    from transformers import AutoConfig
+    """True for a contrastive image-text checkpoint (CLIP, SigLIP, ...), judged from its config's
+    ``model_type`` by :mod:`spatialprobe.contrastive`."""
+    from ..contrastive import is_contrastive
 
-    config = load_pretrained(AutoConfig, model, "model configuration")
-    names = " ".join([config.model_type, *(getattr(config, "architectures", None) or [])])
-    return any(tag in names.lower() for tag in ("clip", "siglip", "align", "altclip"))
+    return is_contrastive(model)
 
 
 class ClipOptionScorer:

@@ -19,17 +19,11 @@ from .jobs import Job, JobResult
 from .loading import autocast, grad_scaler, load_model, resolve_device, resolve_precision, to_pil, weights_hash
 from .settings import VQGANCLIPSettings, load_preset, with_overrides
 
-OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
-OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
-
-
-def _features(output):
-    """transformers 5 returns a model output from ``get_*_features``; older ones a tensor."""
-    return output if hasattr(output, "norm") else output.pooler_output
-
 
 class VQGANCLIP:
-    """A VQGAN (diffusers ``VQModel`` directory or id) steered by a transformers CLIP."""
+    """A VQGAN (diffusers ``VQModel`` directory or id) steered by a contrastive image-text model
+    (CLIP, LAION CLIP, SigLIP, SigLIP 2: :mod:`spatialprobe.contrastive`, chosen from its config).
+    The loss is the recipe's, on cosines, whatever the family's trained similarity."""
 
     name = "vqgan-clip"
 
@@ -37,23 +31,20 @@ class VQGANCLIP:
                  preset: str = "paper", settings: Mapping[str, Any] | None = None,
                  device: str = "auto", precision: str = "auto"):
         require("diffusers", "synthesis", "VQGAN+CLIP")
-        import torch
         from diffusers import VQModel
-        from transformers import CLIPModel, CLIPTokenizer
+
+        from ..contrastive import ContrastiveModel
 
         self.settings: VQGANCLIPSettings = with_overrides(load_preset(preset), settings or {})
         self.vqgan_id, self.clip_id = vqgan, clip
         self.device = resolve_device(device)
         self.amp_dtype = resolve_precision(precision, self.device)
         self.vq = load_model(VQModel.from_pretrained, vqgan, "VQGAN").to(self.device).eval()
-        self.clip = load_model(CLIPModel.from_pretrained, clip, "CLIP model").to(self.device).eval()
-        self.tokenizer = load_model(CLIPTokenizer.from_pretrained, clip, "CLIP tokenizer")
+        self.contrastive = ContrastiveModel.load(clip, self.device)
+        self.clip = self.contrastive.model
         for module in (self.vq, self.clip):
             module.requires_grad_(False)
-        self.cut_size = int(self.clip.config.vision_config.image_size)
-        mean, std = self._normalization(clip)
-        self.mean = torch.tensor(mean, device=self.device).view(1, 3, 1, 1)
-        self.std = torch.tensor(std, device=self.device).view(1, 3, 1, 1)
+        self.cut_size = self.contrastive.image_size  # the processor's size, else the config's
         self.factor = 2 ** (len(self.vq.config.block_out_channels) - 1)
         if self.settings.size % self.factor:
             raise ValueError(f"size {self.settings.size} is not a multiple of the VQGAN's "
@@ -69,16 +60,6 @@ class VQGANCLIP:
         resolved["settings"] = settings.to_dict()
         return resolved
 
-    @staticmethod
-    def _normalization(clip: str) -> tuple[Sequence[float], Sequence[float]]:
-        try:
-            from transformers import CLIPImageProcessor
-
-            proc = CLIPImageProcessor.from_pretrained(clip)
-            return proc.image_mean, proc.image_std
-        except Exception:  # no preprocessor_config.json: CLIP's published statistics
-            return OPENAI_CLIP_MEAN, OPENAI_CLIP_STD
-
     def describe(self) -> dict[str, Any]:
         if self._hash is None:
             parts = [weights_hash(self.vqgan_id), weights_hash(self.clip_id)]
@@ -92,25 +73,16 @@ class VQGANCLIP:
 
     # ---- pieces ------------------------------------------------------------------------------
     def encode_texts(self, texts: Sequence[str]):
-        """Unit CLIP text embeddings, one text at a time so padding never depends on the batch."""
+        """Unit text embeddings, one text at a time so padding never depends on the batch
+        (the family's padding rule: none for CLIP, full length for SigLIP)."""
         import torch
 
-        limit = min(self.tokenizer.model_max_length,
-                    self.clip.config.text_config.max_position_embeddings)
-        rows = []
-        with torch.no_grad():
-            for text in texts:
-                tokens = self.tokenizer([text], truncation=True, max_length=limit,
-                                        return_tensors="pt").to(self.device)
-                rows.append(_features(self.clip.get_text_features(**tokens)).float())
-        emb = torch.cat(rows)
-        return emb / emb.norm(dim=-1, keepdim=True)
+        return torch.cat([self.contrastive.text_features([text]) for text in texts])
 
     def image_embeddings(self, images):
-        """Unit CLIP embeddings of images in [0, 1] already at CLIP's input size."""
-        emb = _features(self.clip.get_image_features(pixel_values=(images - self.mean) / self.std))
-        emb = emb.float()
-        return emb / emb.norm(dim=-1, keepdim=True)
+        """Unit embeddings of images in [0, 1] already at the model's input size, through the
+        model's own normalisation (and SigLIP 2's patch layout), differentiably."""
+        return self.contrastive.image_features(images)
 
     def initial_latents(self, generators):
         import torch
