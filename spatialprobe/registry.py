@@ -94,6 +94,8 @@ register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCL
          "VQGAN (diffusers VQModel) latents optimised against a transformers CLIP; paper recipe")
 register("synthesizer", "diffusers", "spatialprobe.synthesis.diffusion:DiffusersPipeline",
          "any diffusers text-to-image pipeline by id or path (Stable Diffusion, SDXL, ...)")
+register("synthesizer", "shapes", "spatialprobe.synthesis.shapes:ShapesSynthesizer",
+         "UNTRAINED: colour-coded boxes in the prompt's relation, for --detector/--depth colour")
 # Judging generated images (issue 4): detectors, depth estimators and position judges.
 register("detector", "owlvit", "spatialprobe.detectors.hf:OwlDetector",
          "OWL-ViT open-vocabulary detector (default google/owlvit-base-patch32)")

@@ -20,7 +20,7 @@ def test_text_file_skips_blanks_and_drops_duplicates(tmp_path):
         ("line-0001", "A man washes the car."), ("line-0003", "A man drives the car.")]
     assert prompts.notes == ("skipped 2 blank line(s): 2, 5",
                              "line 4 repeats line 1 ('A man washes the car.'); dropped")
-    assert prompts.items[1].meta == {"line": 3}
+    assert prompts.items[1].meta == {"line": 3, "template": "none"}
 
 
 def test_non_utf8_line_is_named(tmp_path):

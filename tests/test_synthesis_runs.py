@@ -59,7 +59,7 @@ def test_run_fills_the_image_rows_and_resumes(tmp_path, models):
     row = json.loads(value)
     assert key == "line-0001#0" and row["path"] == "images/line-0001_00.png"
     assert (row["prompt"], row["prompt_index"], row["meta"]) == ("A man number 0 washes the car.", 0,
-                                                                  {"line": 1})
+                                                                  {"line": 1, "template": "none"})
     assert len(row["weights_hash"].split(";")) == 2 and row["settings"]["iterations"] == 4
     assert (row["settings"]["device"], row["settings"]["images_per_prompt"]) == ("cpu", 2)
     assert [p.prompt_id for p in ImageStore(out).prompts()] == ["line-0001", "line-0002"]

@@ -86,7 +86,7 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
     from rich.console import Console
     from rich.progress import Progress
 
-    from ..detectors.judge import JudgeRun
+    from ..detectors.judge import JudgeRun, unscorable_note
     from ..runner import execute
 
     require_image_run(run)
@@ -96,6 +96,8 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
     require_out_dir(out)
     with user_errors(), Progress(transient=True) as bar:
         kind = JudgeRun(str(run), cfg)
+        if kind.unscorable:  # never a silent skip: name the prompts left out, and why
+            warn(unscorable_note(kind.unscorable, task))
         job = bar.add_task(f"judging {task}", total=len(kind.images))
         summary = execute(kind, out, lambda done, total: bar.update(job, completed=done, total=total),
                           kind.write_extras if gallery else None)
@@ -196,6 +198,10 @@ def visor(
         with user_errors():
             kind = VisorRun(run=run, detector=spec, prompts=prompts, batch_size=batch_size or 8,
                             device=device or "auto")
+        if kind.skipped:  # never a silent skip
+            warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts (no "
+                 "obj_1_attributes, obj_2_attributes and a left/right/above/below rel_type); "
+                 "left out, counted in summary.json as non_spatial_skipped.")
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
     with user_errors():

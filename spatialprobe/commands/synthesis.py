@@ -24,27 +24,32 @@ def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
 VQGAN_OPTIONS = ("vqgan", "clip", "preset", "size", "iterations", "cutouts", "lr", "quantize",
                  "snapshots", "set_")
 DIFFUSERS_OPTIONS = ("model", "steps", "guidance", "height", "width", "negative_prompt")
-BACKEND_OPTIONS = {"vqgan-clip": VQGAN_OPTIONS, "diffusers": DIFFUSERS_OPTIONS}
+SHAPES_OPTIONS = ("error_rate", "miss_rate", "size")
+BACKEND_OPTIONS = {"vqgan-clip": VQGAN_OPTIONS, "diffusers": DIFFUSERS_OPTIONS,
+                   "shapes": SHAPES_OPTIONS}
 
 
 def refuse_other_backend_options(ctx: typer.Context, backend: str) -> None:
-    """An option of the other backend would be silently ignored: refuse it, naming it."""
+    """An option of another backend would be silently ignored: refuse it, naming it."""
+    own = set(BACKEND_OPTIONS.get(backend, ()))
     for other, names in BACKEND_OPTIONS.items():
-        if other == backend:
-            continue
         for name in names:
+            if other == backend or name in own:
+                continue
             source = ctx.get_parameter_source(name)  # typer's own click: compare by name
             if getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT"):
                 flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
-                fail(f"{flag} applies to the {other} backend only; the {backend} backend does not "
-                     "take it.")
+                takers = " and ".join(b for b, opts in BACKEND_OPTIONS.items() if name in opts)
+                fail(f"{flag} applies to the {takers} backend{'s' if ' and ' in takers else ''} "
+                     f"only; the {backend} backend does not take it.")
 
 
 def synthesize_command(
     ctx: typer.Context,
     prompts: str = typer.Option(..., "--prompts", help="Prompt file (one per line, or JSON lines "
                                 "{id, text, ...}) or a built-in dataset: size, height, posrel."),
-    backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip or diffusers."),
+    backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip, diffusers, or shapes "
+                                "(UNTRAINED colour-coded test scenes, for --detector colour)."),
     out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
     images_per_prompt: int = typer.Option(1, "--images-per-prompt", "-n", min=1,
                                           help="Images per prompt."),
@@ -63,8 +68,8 @@ def synthesize_command(
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip",
                             help="Contrastive image-text model id or path: CLIP, SigLIP, SigLIP 2."),
     preset: str = typer.Option("paper", "--preset", help="VQGAN+CLIP preset: paper, fast."),
-    size: int | None = typer.Option(None, "--size", min=8, help="VQGAN+CLIP image side "
-                                       "(paper: 512)."),
+    size: int | None = typer.Option(None, "--size", min=8, help="Image side: VQGAN+CLIP "
+                                       "(paper: 512), shapes (default 64)."),
     iterations: int | None = typer.Option(None, "--iterations", min=1,
                                              help="VQGAN+CLIP steps per image (paper: 600)."),
     cutouts: int | None = typer.Option(None, "--cutouts", min=1,
@@ -81,6 +86,11 @@ def synthesize_command(
     height: int | None = typer.Option(None, "--height", min=8, help="diffusers: image height."),
     width: int | None = typer.Option(None, "--width", min=8, help="diffusers: image width."),
     negative_prompt: str = typer.Option("", "--negative-prompt", help="diffusers only."),
+    error_rate: float = typer.Option(0.0, "--error-rate", min=0.0, max=1.0,
+                                     help="shapes: seeded share of images drawn with the relation "
+                                          "reversed."),
+    miss_rate: float = typer.Option(0.0, "--miss-rate", min=0.0, max=1.0,
+                                    help="shapes: seeded share of images with one object left out."),
 ) -> None:
     """Generate images for prompts into an image store (resumes an existing --out)."""
     from rich.progress import Progress
@@ -103,8 +113,10 @@ def synthesize_command(
             fail("--backend diffusers needs --model (a pipeline id or directory).")
         args = {"model": model, "steps": steps, "guidance": guidance, "height": height,
                 "width": width, "negative_prompt": negative_prompt}
+    elif backend == "shapes":
+        args = {"error_rate": error_rate, "miss_rate": miss_rate, "size": size or 64}
     else:
-        fail(f"unknown backend {backend!r}; use vqgan-clip or diffusers.")
+        fail(f"unknown backend {backend!r}; use vqgan-clip, diffusers or shapes.")
     args.update(device=device, precision=precision)
     require_out_dir(out)
     try:
@@ -120,6 +132,9 @@ def synthesize_command(
                                                                          total=total))
     except (DataError, ModelLoadError, ValueError, ImportError) as err:
         fail(str(err))
+    if backend == "shapes":
+        typer.secho("--backend shapes is UNTRAINED: it draws colour-coded test scenes from the "
+                    "prompts' metadata, not images of a model.", fg=typer.colors.YELLOW, err=True)
     rate = f", {summary.images_per_hour:.1f} images/hour" if summary.images_per_hour else ""
     typer.echo(f"{out}: {summary.already_done + summary.generated}/{summary.total} images "
                f"({summary.already_done} were already there, {summary.generated} generated{rate})")

@@ -67,6 +67,47 @@ def task_images(store: ImageStore, task: str, missing: bool = False) -> list[Ima
     return keep
 
 
+def why_unscorable(meta: Mapping[str, Any], task: str) -> str | None:
+    """Why ``judge TASK`` cannot score a prompt with this metadata (None: it can)."""
+    if meta.get("task", task) == task and {"obj_a", "obj_b", "label"} <= set(meta):
+        return None
+    template = meta.get("template")
+    if meta.get("task") not in (None, task):
+        return f"it is a {meta['task']} instance, not {task} (judge it with `judge {meta['task']}`)"
+    if template == "sr2d" or "rel_type" in meta:
+        return ("it is an SR2D sentence, whose relation VISOR scores, not one of the "
+                f"{task} task's answers (score it with `spatialprobe visor RUN`)")
+    if template == "comparison":
+        return (f"it names two objects ({meta['obj_a']}, {meta['obj_b']}) but not which comparison "
+                "it asks (size and height share the text) nor its answer; use --prompts size or "
+                "height, or a JSON lines file with task, obj_a, obj_b and label")
+    if template == "none":
+        return ("it is none of the toolkit's templates (a posrel instance's text, an SR2D "
+                "sentence), so it names no objects and no answer")
+    return "its metadata lacks " + ", ".join(k for k in ("task", "obj_a", "obj_b", "label")
+                                             if k not in meta)
+
+
+def unscorable_prompts(store: ImageStore, task: str) -> list[str]:
+    """One sentence per prompt with finished images that ``judge TASK`` cannot score, saying why
+    (a plain prompt file's lines are named by number)."""
+    with_images = {rec.prompt_id for rec in store.images()}
+    out = []
+    for item in store.prompts():
+        why = why_unscorable(item.meta, task) if item.prompt_id in with_images else None
+        if why is not None:
+            where = f"line {item.meta['line']}" if "line" in item.meta else f"prompt {item.prompt_id}"
+            out.append(f"{where} ({item.prompt!r}): {why}")
+    return out
+
+
+def unscorable_note(unscorable: Sequence[str], task: str, shown: int = 10) -> str:
+    """How many prompts ``judge TASK`` leaves out, and why, for the first ``shown``."""
+    more = f"; and {len(unscorable) - shown} more" if len(unscorable) > shown else ""
+    return (f"{len(unscorable)} prompt(s) cannot be scored as {task} and are left out: "
+            + "; ".join(unscorable[:shown]) + more)
+
+
 def image_key(rec: ImageRecord) -> str:
     return f"{rec.prompt_id}#{rec.image_index}"
 
@@ -147,9 +188,11 @@ class JudgeRun:
         if self.missing and not cfg.skip_missing:
             raise ValueError(f"{source}: {missing_note(self.missing, len(self.images))}; restore them, "
                              "or pass --skip-missing to judge the rest (recorded in the judge run).")
+        self.unscorable = unscorable_prompts(self.store, cfg.task)
         if not self.images:
+            why = f"; {unscorable_note(self.unscorable, cfg.task, 3)}" if self.unscorable else ""
             raise ValueError(f"{source} holds no finished images of {cfg.task} instances "
-                             "(prompt meta needs task, obj_a, obj_b and label).")
+                             f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         self.detector = detector or build("detector", _on_device(cfg.detector, cfg.device))
         self.depth = depth
         if depth is None and cfg.depth is not None and cfg.task != "posrel":

@@ -9,7 +9,8 @@ only when ``sra`` is absent. Then, in percent:
 * ``OA`` = images with both / images;  ``VISOR_cond`` = correct / images with both;
 * ``VISOR`` (unconditional) = correct / images (= VISOR_cond x OA / 100);
 * ``VISOR_n`` = prompts with at least ``n`` correct images / prompts, for n = 1..N (N = most
-  images of one prompt).
+  images of one prompt, at least 4: the released ``visor.py`` prints VISOR_1..4 always, 0.00
+  where no prompt reaches ``n``).
 
 The same numbers are given per relation and per class (images whose prompt names the class).
 A number with nothing to measure (``VISOR_cond`` where no image has both objects) is None.
@@ -25,6 +26,9 @@ from typing import Any
 from ..datasets.release import DataError, read_json_file
 from ..datasets.sr2d import is_spatial
 from ..detectors.rules import SR2D_RELATIONS, visor_any_pair
+
+VISOR_N_MIN = 4
+"""VISOR_1..4 are always reported, as the released ``visor.py`` prints them."""
 
 
 def image_outcome(prompt: dict[str, Any], classes: Sequence[str],
@@ -59,7 +63,7 @@ def aggregate(outcomes: Sequence[dict[str, Any]], n_max: int | None = None) -> d
     for o in outcomes:
         per_prompt[o["uid"]] = per_prompt.get(o["uid"], 0) + int(o["correct"])
         images_per_prompt[o["uid"]] = images_per_prompt.get(o["uid"], 0) + 1
-    n_max = n_max or max(images_per_prompt.values(), default=0)
+    n_max = max(VISOR_N_MIN, n_max or max(images_per_prompt.values(), default=0))
     pct = lambda x, n: 100.0 * x / n if n else None  # noqa: E731  (None: nothing to measure)
     result = {"OA": pct(both, count), "VISOR": pct(correct, count),
               "VISOR_cond": pct(correct, both),
@@ -73,7 +77,7 @@ def aggregate(outcomes: Sequence[dict[str, Any]], n_max: int | None = None) -> d
 
 def visor_report(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Overall, per-relation and per-class VISOR numbers."""
-    n_max = max(_count_by_uid(outcomes).values(), default=0)
+    n_max = max(VISOR_N_MIN, *_count_by_uid(outcomes).values())
     report = aggregate(outcomes, n_max)
     report["per_relation"] = {rel: aggregate([o for o in outcomes if o["rel"] == rel], n_max)
                               for rel in SR2D_RELATIONS if any(o["rel"] == rel for o in outcomes)}

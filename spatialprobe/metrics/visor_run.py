@@ -84,7 +84,7 @@ class VisorRun:
         if not images:
             raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
         self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
-        self.skipped = 0
+        self.skipped = sum(1 for _ in store.images()) - len(images)  # other prompts: counted
         self.source = {"image_run": image_run_source(store, [rec for rec, _ in images])}
         self.detector = build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
         self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))

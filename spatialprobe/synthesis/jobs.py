@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,6 +20,8 @@ class Job:
     """Index among this prompt's images (0-based)."""
     seed: int
     """Seed of this image alone; batches never share random draws between images."""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    """The prompt's metadata (task instance, SR2D fields); the shapes backend draws from it."""
 
 
 @dataclass
@@ -36,6 +38,8 @@ class JobResult:
     """Final CLIP cosine similarity with the prompt (VQGAN+CLIP), else None."""
     snapshots: dict[int, Any] = field(default_factory=dict)
     """Intermediate PIL images by iteration, where asked for."""
+    drawn: dict[str, Any] | None = None
+    """What a scene-drawing backend (shapes) drew, recorded in the image's row as ``drawn``."""
 
 
 class Synthesizer(Protocol):

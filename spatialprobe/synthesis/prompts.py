@@ -6,17 +6,22 @@
   ``id`` fields is read as a spatial-commonsense release file (``text, obj_a, obj_b, label``);
 * any other file: one prompt per line, ids ``line-0007`` from the line number. Blank lines are
   skipped, repeated lines are dropped (first one kept) and both are reported; a line that is
-  not UTF-8 is an error naming the line; a file without prompts is an error.
+  not UTF-8 is an error naming the line; a file without prompts is an error. Each line's
+  metadata says what it is (:func:`line_meta`), so that the judge and VISOR can score what
+  carries an answer and name the lines that do not.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
+from typing import Any
 
-from ..datasets import DataError, builtin_names, load
+from ..datasets import DataError, builtin_data, builtin_names, load
 from ..datasets.release import iter_jsonl
 from ..imagestore import PromptItem
 
@@ -111,7 +116,7 @@ def _from_text(path: Path) -> PromptSet:
             notes.append(f"line {number} repeats line {first_line[text]} ({text!r}); dropped")
             continue
         first_line[text] = number
-        items.append(PromptItem(f"line-{number:04d}", text, {"line": number}))
+        items.append(PromptItem(f"line-{number:04d}", text, line_meta(text, number)))
     if not items:
         raise DataError(path, None, None, "the file holds no prompts (it is empty or blank)")
     if blank:
@@ -122,3 +127,53 @@ def _from_text(path: Path) -> PromptSet:
 def _numbers(values: list[int], limit: int = 10) -> str:
     shown = ", ".join(str(v) for v in values[:limit])
     return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+_WORD = r"(?!(?:a|an|the|and|is|are)\b)[a-z][a-z-]*"
+_NAME = rf"{_WORD}(?:\s+{_WORD}){{0,2}}"  # one to three words: "dog", "traffic light"
+_ARTICLE = r"(?:(?:a|an|the)\s+)"
+SR2D_SENTENCE = re.compile(rf"^{_ARTICLE}?(?P<a>{_NAME})\s+(?P<rel>to the left of|to the right of|"
+                           rf"above|below)\s+{_ARTICLE}?(?P<b>{_NAME})\s*\.?$", re.IGNORECASE)
+COMPARISON = re.compile(rf"^{_ARTICLE}(?P<a>{_NAME})\s+and\s+{_ARTICLE}(?P<b>{_NAME})\s*\.?$",
+                        re.IGNORECASE)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".")
+
+
+@cache
+def _posrel_texts() -> dict[str, dict[str, Any]]:
+    """The built-in posrel instances by normalised text (each names its gold relation)."""
+    return {_normal(i.text): i.to_dict() for i in builtin_data("posrel").instances}
+
+
+def line_meta(text: str, number: int) -> dict[str, Any]:
+    """What a plain prompt line is, as its metadata (``line`` always; ``template`` says which):
+
+    * ``posrel``: the text of a built-in posrel instance ("A man drives the bus."): that
+      instance (task, obj_a, obj_b and the gold label), so ``judge posrel`` scores it;
+    * ``sr2d``: an SR2D sentence, ARTICLE OBJECT RELATION ARTICLE OBJECT with a relation of
+      SR2D's four ("a dog to the left of a cat"): the SR2D fields (``unique_id`` = the line
+      number), so ``spatialprobe visor`` scores it; the sentence carries its own answer;
+    * ``comparison``: "An ant and a bird." names two objects but neither the task (size and
+      height share the text) nor the answer: obj_a and obj_b only, which no judge can score;
+    * ``none``: anything else.
+    """
+    posrel = _posrel_texts().get(_normal(text))
+    if posrel is not None:
+        return {**posrel, "line": number, "template": "posrel"}
+    match = SR2D_SENTENCE.match(text.strip())
+    if match:
+        return {"line": number, "template": "sr2d", "unique_id": number, "num_objects": 2,
+                "obj_1_attributes": [_noun(match["a"])], "obj_2_attributes": [_noun(match["b"])],
+                "rel_type": match["rel"].lower()}
+    match = COMPARISON.match(text.strip())
+    if match:
+        return {"line": number, "template": "comparison", "obj_a": _noun(match["a"]),
+                "obj_b": _noun(match["b"])}
+    return {"line": number, "template": "none"}
+
+
+def _noun(words: str) -> str:
+    return " ".join(words.lower().split())

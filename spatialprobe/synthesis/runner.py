@@ -120,6 +120,8 @@ class ImageWriter:
                             model=self.described["model"], settings=self.settings,
                             weights_hash=self.described.get("weights_hash"),
                             clip_score=r.clip_score, seconds=r.seconds)
+            if r.drawn is not None:
+                row["drawn"] = r.drawn
             final = self.run / row["path"]
             for step, snap in sorted(r.snapshots.items()):
                 write_image(snap, self.run / "snapshots" / f"{final.stem}_it{step:04d}.png")
@@ -159,7 +161,8 @@ class SynthesisRun:
 
     def items(self) -> list[Item]:
         return [Item(image_key(item.prompt_id, index),
-                     Job(item.prompt_id, item.prompt, index, image_seed(self.seed, item.prompt_id, index)))
+                     Job(item.prompt_id, item.prompt, index, image_seed(self.seed, item.prompt_id, index),
+                         item.meta))
                 for item in self.prompts.items for index in range(self.images_per_prompt)]
 
     def prepare(self, run: RunDir, cached: Mapping[str, Any]) -> list[str]:
@@ -219,15 +222,19 @@ class SynthesisRun:
             "seconds_this_invocation": round(self.seconds, 3), "images_per_hour": rate,
             "generation": self.generation,
         }
+        model = model_label(self.generation)
+        untrained = "untrained" in model.lower()  # the shapes backend: test scenes, no model
         return Evaluation([{k: row.get(k) for k in keep} for row in rows], {}, self.prompts.task,
-                          model_label(self.generation), self.prompts.source, self.seed, False, details)
+                          model, self.prompts.source, self.seed, untrained, details)
 
     def table(self, summary: Mapping[str, Any]) -> str:
         d = summary["details"]
         rate = f"{d['images_per_hour']:.1f}" if d["images_per_hour"] else "-"
         gen = d["generation"]
         version = summary["provenance"].get("toolkit_version", "?")
-        return ("| backend | model | prompts | seed | images finished | images/hour |\n"
+        title = ("UNTRAINED backend: colour-coded test scenes drawn from the prompts' metadata, "
+                 "not images of a model.\n\n" if summary.get("untrained") else "")
+        return (title + "| backend | model | prompts | seed | images finished | images/hour |\n"
                 "|---|---|---|---|---|---|\n"
                 f"| {d['backend']} | {summary['model']} | {summary['dataset']} | {summary['seed']} | "
                 f"{d['images_finished']}/{d['images_total']} | {rate} |\n\n"
