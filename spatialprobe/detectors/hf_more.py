@@ -12,6 +12,7 @@ Both load through ``from_pretrained`` only and follow the device rule of :mod:`d
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -151,13 +152,17 @@ class GroundingDinoDetector(_TorchModel):
                                 return_tensors="pt", padding=True)
         outputs = self._forward(inputs)
         outputs.logits, outputs.pred_boxes = outputs.logits.float(), outputs.pred_boxes.float()
-        processed = self.processor.post_process_grounded_object_detection(
-            outputs, inputs["input_ids"], threshold=self.threshold, text_threshold=self.text_threshold,
-            target_sizes=[(im.size[1], im.size[0]) for im in images])
+        post_process = self.processor.post_process_grounded_object_detection
+        # older transformers (4.4x) call the box threshold ``box_threshold`` and the phrases ``labels``
+        box_arg = "threshold" if "threshold" in inspect.signature(post_process).parameters else "box_threshold"
+        processed = post_process(outputs, inputs["input_ids"], text_threshold=self.text_threshold,
+                                 target_sizes=[(im.size[1], im.size[0]) for im in images],
+                                 **{box_arg: self.threshold})
         results = []
         for qs, out in zip(queries, processed, strict=True):
             found = []
-            for score, box, phrase in zip(out["scores"], out["boxes"], out["text_labels"], strict=True):
+            phrases = out["text_labels"] if "text_labels" in out else out["labels"]
+            for score, box, phrase in zip(out["scores"], out["boxes"], phrases, strict=True):
                 query = query_of_phrase(phrase, qs)
                 if query is not None:
                     found.append(Detection(query, as_box(box.tolist()), float(score)))
