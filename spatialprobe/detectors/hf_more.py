@@ -89,8 +89,9 @@ class Mask2FormerDetector(_TorchModel):
         masks = torch.nn.functional.interpolate(
             outputs.masks_queries_logits[i:i + 1].float(), size=tuple(pixel_mask.shape),
             mode="bilinear", align_corners=False)[..., :height, :width]
-        single = SimpleNamespace(class_queries_logits=outputs.class_queries_logits[i:i + 1].float(),
-                                 masks_queries_logits=masks)
+        # on the CPU: the post-processing indexes a CPU segmentation map with the masks
+        single = SimpleNamespace(class_queries_logits=outputs.class_queries_logits[i:i + 1].float().cpu(),
+                                 masks_queries_logits=masks.cpu())
         found = self.processor.post_process_instance_segmentation(
             single, threshold=self.threshold, target_sizes=[size], return_binary_maps=True)[0]
         maps = found["segmentation"]
