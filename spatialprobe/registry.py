@@ -103,6 +103,10 @@ register("detector", "owlv2", "spatialprobe.detectors.hf:owlv2",
          "OWLv2 open-vocabulary detector (default google/owlv2-base-patch16-ensemble)")
 register("detector", "detr", "spatialprobe.detectors.hf:DetrDetector",
          "closed-set COCO detector (default facebook/detr-resnet-50) with an editable alias map")
+register("detector", "mask2former", "spatialprobe.detectors.hf_more:Mask2FormerDetector",
+         "GenEval's detector: Mask2Former COCO instances, box = tight box of the mask, score > 0.3")
+register("detector", "grounding-dino", "spatialprobe.detectors.hf_more:GroundingDinoDetector",
+         "Grounding DINO open-vocabulary detector (default IDEA-Research/grounding-dino-tiny)")
 register("detector", "colour", "spatialprobe.detectors.colour:ColourDetector",
          "UNTRAINED test detector: boxes of colour-coded shapes, for tests and smoke runs")
 register("depth", "dpt", "spatialprobe.detectors.hf:HFDepth",
