@@ -186,6 +186,7 @@ def test_judge_posrel_t2i_compbench_reports_its_score(tmp_path):
     assert "T2I-CompBench 2-D spatial score (mean over 5 images, 0-1; its UniDet_eval/2D_spatial_eval.py): " \
            "0.5000" in (out / "table.md").read_text()
     assert "geneval_position_accuracy" not in summary["metrics"]
+    assert summary["details"]["benchmark_args"] == {"iou_threshold": 0.1, "distance_threshold": 150.0}
 
 
 def test_judge_posrel_geneval_reports_position_accuracy_with_its_cut(tmp_path):
@@ -196,7 +197,7 @@ def test_judge_posrel_geneval_reports_position_accuracy_with_its_cut(tmp_path):
     # above: correct; inside: shared centre, no relation; beside: left of; drawn below: wrong; no B
     assert [p["geneval_correct"] for p in preds(out)] == [True, False, True, False, False]
     assert summary["metrics"]["geneval_position_accuracy"] == {"mean": 40.0, "std": None, "n": 5}
-    assert summary["details"]["benchmark_args"] == {"confidence_threshold": 0.3}
+    assert summary["details"]["benchmark_args"] == {"confidence_threshold": 0.3, "margin": 0.1}
     assert "GenEval position accuracy (correct images of 5; its evaluation/evaluate_images.py): 40.0%" \
         in (out / "table.md").read_text()
     # the cut is a rule argument (a setting): every box scores at most 1.0, none above 1.0

@@ -27,7 +27,15 @@ from ..runner import Evaluation, Item, RunSpec, execute
 from ..store import RunDir
 from . import rules
 from .base import best_per_object
-from .judge_scores import BENCHMARK_ARGS, benchmark_metrics, judge_metrics, per_object, scores, table_markdown
+from .judge_scores import (
+    BENCHMARK_ARGS,
+    benchmark_metrics,
+    benchmark_settings,
+    judge_metrics,
+    per_object,
+    scores,
+    table_markdown,
+)
 
 TASK_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
 FIXED_RULES = {"size": "area*depth^2", "height": "height*depth"}
@@ -82,8 +90,8 @@ def judge_args(cfg: JudgeConfig) -> dict[str, Any]:
 
 
 def benchmark_args(cfg: JudgeConfig) -> dict[str, Any]:
-    """The rule's arguments with the benchmark score's defaults filled in (recorded in details)."""
-    return {**BENCHMARK_ARGS.get(cfg.rule, {}), **cfg.rule_args}
+    """What the benchmark score of a posrel rule reads, defaults filled in (recorded in details)."""
+    return benchmark_settings(cfg.rule, cfg.rule_args) if cfg.task == "posrel" else {}
 
 
 def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,8 @@ relation its prompt asks for): :func:`t2i_compbench_image_score`, :func:`geneval
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..runner.summary import Metric, single
@@ -22,6 +23,18 @@ GENEVAL_CONFIDENCE = 0.3
 only boxes scoring strictly above it count. ``--rule-arg confidence_threshold=...`` changes it."""
 BENCHMARK_ARGS = {"geneval": {"confidence_threshold": GENEVAL_CONFIDENCE}}
 """Rule arguments that only the benchmark score reads (not the position judge), with defaults."""
+BENCHMARK_RULES: dict[str, Callable[..., tuple[float, str]]] = {
+    "t2i-compbench": rules.t2i_compbench_judge, "geneval": rules.geneval_judge}
+"""The position judges that come from a benchmark, whose score a judge run also reports."""
+
+
+def benchmark_settings(rule: str, rule_args: Mapping[str, Any]) -> dict[str, Any]:
+    """Every argument the benchmark score of ``rule`` reads, defaults filled in ({} for other rules)."""
+    if rule not in BENCHMARK_RULES:
+        return {}
+    params = inspect.signature(BENCHMARK_RULES[rule]).parameters.values()
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    return {**defaults, **BENCHMARK_ARGS.get(rule, {}), **rule_args}
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
