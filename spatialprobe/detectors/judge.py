@@ -215,7 +215,7 @@ class JudgeRun:
         rows = finish_predictions(self.images, results, store, TASK_LABELS[cfg.task], cfg.seed)
         whole = scores(rows)
         recognized = scores([r for r in rows if r["recognized"]])
-        benchmark = benchmark_metrics(cfg.rule, rows, benchmark_args(cfg)) if cfg.task == "posrel" else {}
+        benchmark = benchmark_metrics(cfg.rule, rows, benchmark_args(cfg))  # {} but for posrel rules of a benchmark
         described = {"detector": self.detector.describe(),
                      "depth": self.depth.describe() if self.depth else None}
         details: dict[str, Any] = {"method": "ISM (Box)", "source": str(store.path.resolve()),
