@@ -35,15 +35,16 @@ def write_split(root, split, part, rows):
 def test_relation_table_has_71_relations_in_7_categories():
     table = relations()
     assert len(table) == 71
-    assert {r.category for r in table.values()} == set(CATEGORIES)
+    assert {r.category for r in table.values()} == set(CATEGORIES) | {None}
     assert table["left of"].negation == "right of" and table["left of"].category == "Projective"
     assert table["touching"].category == "Topological"
     assert all(r.negation and r.negation != r.name for r in table.values())
     # sizes of the authors' categories (rel_meta_category_dict.txt): 'among' kept once, in
-    # Unallocated; 'congruent' (in the data, not in the list) added to Unallocated
+    # Unallocated; 'congruent' (in the data, not in the list) in no category, as their script
     sizes = {c: sum(r.category == c for r in table.values()) for c in CATEGORIES}
     assert sizes == {"Adjacency": 10, "Directional": 16, "Orientation": 4, "Projective": 12,
-                     "Proximity": 5, "Topological": 17, "Unallocated": 7}
+                     "Proximity": 5, "Topological": 17, "Unallocated": 6}
+    assert [r.name for r in table.values() if r.category is None] == ["congruent"]
     # the data writes "is congruent the X": the negation keeps that shape
     assert negate_caption("The couch is congruent the cat.", "congruent") == "The couch is not congruent the cat."
 
@@ -135,6 +136,31 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     # a second run on the same directory reuses stored results: a clip that fails if called
     again = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip({}))
     assert again["accuracy"] == summary["accuracy"]
+
+
+def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
+    """The VSR authors' analysis_scripts/eval_compute_acc_by_rel_meta_cat.py: a relation missing
+    from rel_meta_category_dict.txt ('congruent') is printed as "no availible meta cat" and left
+    out of every category; eval_compute_acc_by_rel.py still counts it per relation."""
+    from spatialprobe.probes.vsr_eval import run_vsr_clip
+
+    congruent = {"image": "000000000003.jpg", "caption": "The couch is congruent the cat.", "label": 1,
+                 "relation": "congruent", "annotator_id": 5, "vote_true_validator_id": "[1]",
+                 "vote_false_validator_id": "[]"}
+    write_split(tmp_path, "random", "test", [RANDOM[0], congruent, dict(congruent, label=0)])
+    for name in ("000000000001.jpg", "000000000003.jpg"):
+        solid_image(tmp_path / "coco" / name)
+    clip = FixedClip({"The cat is left of the dog.": False, "The couch is congruent the cat.": True})
+    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
+    # left of: gold 1, pred 0 (wrong); congruent: gold 1 pred 1 (right), gold 0 pred 1 (wrong)
+    assert summary["accuracy"] == {"mean": 33.33, "std": None, "n": 3, "breakdown": {
+        "category Projective": {"mean": 0.0, "std": None, "n": 1},
+        "relation congruent": {"mean": 50.0, "std": None, "n": 2},
+        "relation left of": {"mean": 0.0, "std": None, "n": 1}}}
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert [r["category"] for r in rows] == ["Projective", None, None]
+    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
+        "| overall | 33.33 | 3 |", "| Projective | 0.0 | 1 |"]
 
 
 def test_vsr_command_with_tiny_clip(tmp_path):

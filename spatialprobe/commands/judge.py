@@ -65,7 +65,7 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
 def _judge_config(task: str, detector: str, detector_model: str | None, detector_arg: list[str],
                   threshold: float | None, depth: str | None, depth_model: str | None,
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
-                  batch_size: int, device: str, skip_missing: bool):
+                  batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None):
     """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
     from ..detectors.judge import FIXED_RULES, JudgeConfig
 
@@ -75,11 +75,35 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
     if task == "posrel" and (depth is not None or depth_model or depth_arg):
         fail("--depth, --depth-model and --depth-arg apply to judge size and height only; "
              "posrel reads no depth.")
+    if task == "posrel" and depth_region is not None:
+        fail("--depth-region applies to judge size and height only; posrel reads no depth.")
+    from ..detectors.rules import DEPTH_REGIONS
+
+    if depth_region is not None and depth_region not in DEPTH_REGIONS:
+        fail(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
+    rule_args = _parse_args(rule_arg)
+    _check_benchmark_args(rule or "vdg", rule_args)
     return JudgeConfig(
         task=task, detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
         depth=_spec(depth or "dpt", depth_model, depth_arg) if task != "posrel" else None,
-        rule=FIXED_RULES.get(task) or rule or "vdg", rule_args=_parse_args(rule_arg), seed=seed,
-        batch_size=batch_size, device=device, skip_missing=skip_missing)
+        rule=FIXED_RULES.get(task) or rule or "vdg", rule_args=rule_args, seed=seed,
+        batch_size=batch_size, device=device, skip_missing=skip_missing,
+        depth_region=depth_region or "release")
+
+
+def _check_benchmark_args(rule: str, rule_args: dict) -> None:
+    """GenEval's confidence cut is an argument of --rule geneval only, a number in [0, 1]."""
+    from ..detectors.judge_scores import BENCHMARK_ARGS
+
+    for rule_name, defaults in BENCHMARK_ARGS.items():
+        for key in defaults:
+            if key not in rule_args:
+                continue
+            if rule != rule_name:
+                fail(f"--rule-arg {key} applies to --rule {rule_name} only (the cut of its benchmark score).")
+            value = rule_args[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                fail(f"--rule-arg {key} must be a number in [0, 1], not {value!r}.")
 
 
 def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> None:
@@ -122,8 +146,11 @@ def _make_task_command(task: str):
         depth: str | None = typer.Option(None, "--depth", help="size, height: registered depth estimator [dpt]."),
         depth_model: str | None = typer.Option(None, "--depth-model", help="size, height: checkpoint id or directory."),
         depth_arg: list[str] = typer.Option([], "--depth-arg", help="size, height: extra depth argument key=value."),
+        depth_region: str | None = typer.Option(None, "--depth-region", help="size, height: pixels a box's mean "
+                                                "depth averages: release (int()-truncated box) or covered [release]."),
         rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge [vdg]."),
-        rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule argument key=value (JSON value)."),
+        rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule argument key=value (JSON value); "
+                                           "geneval: confidence_threshold=0.3 is the cut of its position score."),
         seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unrecognized images."),
         batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per model batch."),
         gallery: bool = typer.Option(True, "--gallery/--no-gallery", help="Also write gallery.html."),
@@ -134,7 +161,7 @@ def _make_task_command(task: str):
         _run(task, run, out, gallery, detector=detector, detector_model=detector_model,
              detector_arg=detector_arg, threshold=threshold, depth=depth, depth_model=depth_model,
              depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed, batch_size=batch_size,
-             device=device, skip_missing=skip_missing)
+             device=device, skip_missing=skip_missing, depth_region=depth_region)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
                        "recognized subset, recognized ratio, per-object results.")

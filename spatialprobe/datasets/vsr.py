@@ -26,6 +26,8 @@ PARTS = ("train", "dev", "test")
 CATEGORIES = ("Adjacency", "Directional", "Orientation", "Projective", "Proximity",
               "Topological", "Unallocated")
 IMAGE_SUBDIRS = ("", "train2017", "val2017", "images")
+NO_CATEGORY = "-"
+"""The table's category of a relation in none of the 7 (``congruent``, as the authors' script)."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,9 @@ class Relation:
 
     name: str
     """The relation as captions use it, e.g. ``left of``."""
-    category: str
-    """One of the 7 categories in :data:`CATEGORIES`."""
+    category: str | None
+    """One of the 7 categories in :data:`CATEGORIES`; None for ``congruent``, which the VSR
+    authors' category list leaves out (their script counts it in no category)."""
     negation: str
     """An antonym (``right of``) or a negation (``not touching``) that replaces it in the caption."""
 
@@ -76,7 +79,7 @@ def relations() -> dict[str, Relation]:
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
     for line in lines[1:]:
         name, category, negation = line.split("\t")
-        table[name] = Relation(name, category, negation)
+        table[name] = Relation(name, None if category == NO_CATEGORY else category, negation)
     return table
 
 

@@ -5,7 +5,9 @@ run plumbing (config, cache, resume, summary, index). Items are the image run's 
 of the task (key ``prompt_id#image_index``); a batch is detected (highest-confidence box of each
 object), depth is read inside each box (size, height) and the rule answers; then unrecognized
 images get a seeded random guess, and accuracy and macro-F1 are measured on the whole set and on
-the recognized subset, with per-object figures in the summary's details.
+the recognized subset, with per-object figures in the summary's details. Position judges that
+come from a benchmark (``geneval``, ``t2i-compbench``) also give that benchmark's own score
+(:func:`judge_scores.benchmark_metrics`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from ..runner import Evaluation, Item, RunSpec, execute
 from ..store import RunDir
 from . import rules
 from .base import best_per_object
-from .judge_scores import judge_metrics, per_object, scores, table_markdown
+from .judge_scores import (
+    BENCHMARK_ARGS,
+    benchmark_metrics,
+    benchmark_settings,
+    judge_metrics,
+    per_object,
+    scores,
+    table_markdown,
+)
 
 TASK_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
 FIXED_RULES = {"size": "area*depth^2", "height": "height*depth"}
@@ -45,7 +55,10 @@ class JudgeConfig:
     rule: str = "vdg"
     """posrel: a registered ``position-judge``; size/height use area*depth^2 / height*depth."""
     rule_args: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments of the rule (thresholds; posrel only)."""
+    """Keyword arguments of the rule (thresholds; posrel only); for ``geneval`` also
+    ``confidence_threshold``, the cut of its benchmark score (see ``judge_scores.BENCHMARK_ARGS``)."""
+    depth_region: str = "release"
+    """size/height: the pixels a box's mean depth averages (``rules.depth_region``)."""
     seed: int = 0
     """Seed of the random guesses given to unrecognized images."""
     batch_size: int = 8
@@ -112,10 +125,22 @@ def image_key(rec: ImageRecord) -> str:
     return f"{rec.prompt_id}#{rec.image_index}"
 
 
+def judge_args(cfg: JudgeConfig) -> dict[str, Any]:
+    """The rule arguments the position judge takes (those only the benchmark score reads left out)."""
+    return {k: v for k, v in cfg.rule_args.items() if k not in BENCHMARK_ARGS.get(cfg.rule, {})}
+
+
+def benchmark_args(cfg: JudgeConfig) -> dict[str, Any]:
+    """What the benchmark score of a posrel rule reads, defaults filled in (recorded in details)."""
+    return benchmark_settings(cfg.rule, cfg.rule_args) if cfg.task == "posrel" else {}
+
+
 def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -> dict[str, Any]:
     """One judgement: boxes, depths, the rule's answer and explanation (pred None if unrecognized)."""
     a, b = meta["obj_a"], meta["obj_b"]
-    best = best_per_object(detections, [a, b])
+    # GenEval keeps the last of exactly tied top boxes; the release (and T2I-CompBench) the first.
+    ties = "last" if cfg.task == "posrel" and cfg.rule == "geneval" else "first"
+    best = best_per_object(detections, [a, b], ties=ties)
     det_a, det_b = best[a], best[b]
     row: dict[str, Any] = {"found_a": det_a is not None, "found_b": det_b is not None,
                            "box_a": list(det_a.box) if det_a else None,
@@ -129,15 +154,22 @@ def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -
     labels = TASK_LABELS[cfg.task]
     if cfg.task == "posrel":
         judge = lookup("position-judge", cfg.rule)
-        pred, why = rules.classify_position(judge, det_a.box, det_b.box, labels, **cfg.rule_args)
+        pred, why = rules.classify_position(judge, det_a.box, det_b.box, labels, **judge_args(cfg))
         # A rule that finds no relation cannot answer: the image counts as not recognized (it
         # gets the seeded guess on the whole set), as the released code leaves such images out,
         # rather than adding a "none" class to the task's labels and to macro-F1.
         row["pred"] = None if pred == "none" else pred
         row["explanation"] = f"not recognized: {why}" if pred == "none" else why
         return row
-    row["depth_a"] = rules.mean_depth(depth_map, det_a.box)
-    row["depth_b"] = rules.mean_depth(depth_map, det_b.box)
+    # The release counts a best box without area (size) or height (height) as not recognized
+    # (code/size/image_probing_box.py: ``if size_a>0 and size_b>0``; height: ``height_a>0 and ...``).
+    measure, what = (rules.area, "area") if cfg.task == "size" else (rules.box_height, "height")
+    flat = [n for n, d in ((a, det_a), (b, det_b)) if measure(d.box) <= 0]
+    if flat:
+        row["explanation"] = f"not recognized: box of zero {what} for {', '.join(flat)}"
+        return row
+    row["depth_a"] = rules.mean_depth(depth_map, det_a.box, cfg.depth_region)
+    row["depth_b"] = rules.mean_depth(depth_map, det_b.box, cfg.depth_region)
     rule = rules.size_rule if cfg.task == "size" else rules.height_rule
     row["pred"], row["explanation"] = rule(det_a.box, row["depth_a"], det_b.box, row["depth_b"],
                                            labels=labels)
@@ -181,6 +213,8 @@ class JudgeRun:
         require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
         if cfg.task not in TASK_LABELS:
             raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
+        if cfg.depth_region not in rules.DEPTH_REGIONS:
+            raise ValueError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
         self.cfg, self.batch_size = cfg, cfg.batch_size
         self.store = open_store(source)
         self.images = task_images(self.store, cfg.task)
@@ -204,6 +238,7 @@ class JudgeRun:
             "task": cfg.task, "source": image_run_source(self.store, self.images),
             "detector": _without_device(cfg.detector),
             "depth": _without_device(cfg.depth) if cfg.task != "posrel" else None,
+            "depth_region": cfg.depth_region if cfg.task != "posrel" else None,
             "rule": cfg.rule, "rule_args": dict(cfg.rule_args), "seed": cfg.seed,
             "skip_missing": cfg.skip_missing,
         }, {"device": cfg.device, "batch_size": cfg.batch_size})
@@ -223,18 +258,23 @@ class JudgeRun:
         rows = finish_predictions(self.images, results, store, TASK_LABELS[cfg.task], cfg.seed)
         whole = scores(rows)
         recognized = scores([r for r in rows if r["recognized"]])
+        benchmark = benchmark_metrics(cfg.rule, rows, benchmark_args(cfg))  # {} but for posrel rules of a benchmark
         described = {"detector": self.detector.describe(),
                      "depth": self.depth.describe() if self.depth else None}
         details: dict[str, Any] = {"method": "ISM (Box)", "source": str(store.path.resolve()),
                                    **described, "rule": cfg.rule, "rule_args": dict(cfg.rule_args),
                                    "per_object": per_object(rows)}
+        if cfg.task != "posrel":
+            details["depth_region"] = cfg.depth_region
+        if benchmark:
+            details["benchmark_args"] = benchmark_args(cfg)
         if self.missing:  # only with skip_missing: the numbers cover fewer images than the run made
             details["missing_images"] = {
                 "n": len(self.missing), "note": missing_note(self.missing, len(self.images)),
                 "files": [str(r.path.relative_to(store.path)) for r in self.missing]}
         info = source_info(store, self.images)
         untrained = any("untrained" in str((d or {}).get("model", "")) for d in described.values())
-        return Evaluation(rows, judge_metrics(whole, recognized), cfg.task, info["model"],
+        return Evaluation(rows, {**judge_metrics(whole, recognized), **benchmark}, cfg.task, info["model"],
                           info["dataset"], cfg.seed, untrained, details)
 
     def table(self, summary: Mapping[str, Any]) -> str:
@@ -254,6 +294,7 @@ class JudgeRun:
         cfg = JudgeConfig(task=s["task"], detector=Spec(s["detector"]["name"], s["detector"]["args"]),
                           depth=Spec(depth["name"], depth["args"]) if depth else None,
                           rule=s["rule"], rule_args=dict(s["rule_args"]), seed=s["seed"],
+                          depth_region=s.get("depth_region") or "release",
                           skip_missing=s["skip_missing"],
                           **{k: v for k, v in runtime.items() if k in ("device", "batch_size")})
         return cls(s["source"]["path"], cfg)

@@ -1,11 +1,40 @@
-"""ISM (Box) numbers: accuracy and macro-F1 of judged images, per-object figures, the table."""
+"""ISM (Box) numbers: accuracy and macro-F1 of judged images, per-object figures, the table,
+and the benchmark-level scores of the position judges that come from a benchmark.
+
+With ``--rule t2i-compbench`` a judge run also reports T2I-CompBench's 2-D spatial score, with
+``--rule geneval`` GenEval's position-prompt correctness, each computed per image as the
+benchmark's own script does from the two best boxes and the image's gold relation (the
+relation its prompt asks for): :func:`t2i_compbench_image_score`, :func:`geneval_position_correct`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..runner.summary import Metric, single
+from . import rules
+
+T2I_COMPBENCH_FLOOR = 0.5
+"""T2I-CompBench sets an image score below 0.5 to 0 (``if (score<0.5): score=0``)."""
+GENEVAL_CONFIDENCE = 0.3
+"""GenEval's default confidence cut (``THRESHOLD = float(args.options.get('threshold', 0.3))``):
+only boxes scoring strictly above it count. ``--rule-arg confidence_threshold=...`` changes it."""
+BENCHMARK_ARGS = {"geneval": {"confidence_threshold": GENEVAL_CONFIDENCE}}
+"""Rule arguments that only the benchmark score reads (not the position judge), with defaults."""
+BENCHMARK_RULES: dict[str, Callable[..., tuple[float, str]]] = {
+    "t2i-compbench": rules.t2i_compbench_judge, "geneval": rules.geneval_judge}
+"""The position judges that come from a benchmark, whose score a judge run also reports."""
+
+
+def benchmark_settings(rule: str, rule_args: Mapping[str, Any]) -> dict[str, Any]:
+    """Every argument the benchmark score of ``rule`` reads, defaults filled in ({} for other rules)."""
+    if rule not in BENCHMARK_RULES:
+        return {}
+    params = inspect.signature(BENCHMARK_RULES[rule]).parameters.values()
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    return {**defaults, **BENCHMARK_ARGS.get(rule, {}), **rule_args}
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -52,6 +81,7 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
             f"| recognized subset | {m['recognized_accuracy']['n']} | "
             f"{_pct(m['recognized_accuracy']['mean'])} | {_pct(m['recognized_macro_f1']['mean'])} |\n\n"
             f"Recognized ratio: {_pct(m['recognized_ratio']['mean'])}%\n\n"
+            + benchmark_lines(m) +
             "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
             + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
                       for obj, v in summary["details"]["per_object"].items()))
@@ -65,3 +95,73 @@ def judge_metrics(whole: dict[str, Any], recognized: dict[str, Any]) -> dict[str
             "recognized_accuracy": single(recognized["accuracy"], recognized["n"]),
             "recognized_macro_f1": single(recognized["macro_f1"], recognized["n"]),
             "recognized_ratio": single(ratio, whole["n"])}
+
+
+# ---- benchmark-level scores --------------------------------------------------------------------
+
+def t2i_compbench_image_score(row: Mapping[str, Any], relation: str, **judge_args: float) -> float:
+    """One image's score as T2I-CompBench's ``UniDet_eval/2D_spatial_eval.py`` (``main``) gives it:
+    0.25 x the confidence of each of the two objects found, plus half the IoU-damped position
+    score of the pair (:func:`rules.t2i_compbench_judge`, its ``determine_position``) when both are
+    found; a total under 0.5 is set to 0. ``row`` holds the best box and score of each object."""
+    score = 0.0
+    if row["found_a"]:
+        score += 0.25 * row["score_a"]
+    if row["found_b"]:
+        score += 0.25 * row["score_b"]
+    if row["found_a"] and row["found_b"]:
+        position, _ = rules.t2i_compbench_judge(row["box_a"], row["box_b"], relation, **judge_args)
+        score += position / 2
+    return 0.0 if score < T2I_COMPBENCH_FLOOR else score
+
+
+def geneval_position_correct(row: Mapping[str, Any], relation: str,
+                             confidence_threshold: float = GENEVAL_CONFIDENCE, margin: float = 0.1) -> bool:
+    """GenEval's correctness of a position prompt (``evaluation/evaluate_images.py``,
+    ``evaluate_image`` and ``evaluate``): the top box of each object must score strictly above
+    the confidence cut, and the relation must be in ``relative_position`` of A's top box to B's
+    (:func:`rules.geneval_relations`, position threshold ``margin``). ``beside``, which GenEval
+    has no prompt for, holds as ``left of`` or ``right of``; ``inside`` never does."""
+    for found, score in ((row["found_a"], row["score_a"]), (row["found_b"], row["score_b"])):
+        if not found or score <= confidence_threshold:
+            return False
+    holds, _ = rules.geneval_judge(row["box_a"], row["box_b"], relation, margin=margin)
+    return holds == 1.0
+
+
+def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any]
+                      ) -> dict[str, Metric]:
+    """The benchmark's own number for a rule from a benchmark (else nothing), over all images.
+
+    Each image's value is added to its row (``t2i_compbench_score`` or ``geneval_correct``), so
+    predictions.jsonl shows it. Measured once: ``std`` is None.
+    """
+    if not rows:
+        return {}
+    if rule == "t2i-compbench":
+        for row in rows:
+            row["t2i_compbench_score"] = t2i_compbench_image_score(row, row["gold"], **rule_args)
+        mean = sum(r["t2i_compbench_score"] for r in rows) / len(rows)
+        return {"t2i_compbench_score": single(mean, len(rows))}
+    if rule == "geneval":
+        cut = float(rule_args.get("confidence_threshold", GENEVAL_CONFIDENCE))
+        margin = float(rule_args.get("margin", 0.1))
+        for row in rows:
+            row["geneval_correct"] = geneval_position_correct(row, row["gold"], cut, margin)
+        accuracy = 100.0 * sum(r["geneval_correct"] for r in rows) / len(rows)
+        return {"geneval_position_accuracy": single(accuracy, len(rows))}
+    return {}
+
+
+def benchmark_lines(metrics: Mapping[str, Any]) -> str:
+    """table.md lines for the benchmark scores present in a summary's metrics."""
+    lines = ""
+    if "t2i_compbench_score" in metrics:
+        m = metrics["t2i_compbench_score"]
+        lines += (f"T2I-CompBench 2-D spatial score (mean over {m['n']} images, 0-1; its "
+                  f"UniDet_eval/2D_spatial_eval.py): {m['mean']:.4f}\n\n")
+    if "geneval_position_accuracy" in metrics:
+        m = metrics["geneval_position_accuracy"]
+        lines += (f"GenEval position accuracy (correct images of {m['n']}; its "
+                  f"evaluation/evaluate_images.py): {m['mean']:.1f}%\n\n")
+    return lines

@@ -4,7 +4,8 @@ For each (image, caption) the model scores the caption and the caption with its 
 replaced by the relation's negation or antonym (``spatialprobe/data/vsr_relations.tsv``);
 the prediction is *true* when the caption scores strictly higher. Accuracy is reported overall
 and, as its ``breakdown``, per relation category (``category NAME``) and per relation
-(``relation NAME``); ``accuracy.png`` plots both.
+(``relation NAME``); ``accuracy.png`` plots both. An example whose relation has no category
+(``congruent``) counts overall and per relation but in no category, as the VSR authors' script.
 
 The run goes through the run spine (:mod:`spatialprobe.runner`): its items are the examples
 whose image is found, a batch is one call of the CLIP scorer, results are cached per example.
@@ -30,9 +31,12 @@ def pct(value: float) -> float:
 
 
 def grouped_accuracy(rows: Sequence[dict[str, Any]], key: str) -> dict[str, dict[str, float]]:
+    """Accuracy per value of ``row[key]``; rows whose value is None are in no group (a relation
+    without a category: analysis_scripts/eval_compute_acc_by_rel_meta_cat.py skips it)."""
     groups: dict[str, list[bool]] = defaultdict(list)
     for row in rows:
-        groups[row[key]].append(row["pred"] == row["label"])
+        if row[key] is not None:
+            groups[row[key]].append(row["pred"] == row["label"])
     return {g: {"accuracy": pct(sum(v) / len(v)), "n": len(v)} for g, v in sorted(groups.items())}
 
 
