@@ -72,10 +72,10 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
     if task in FIXED_RULES and (rule is not None or rule_arg):
         fail(f"--rule and --rule-arg apply to judge posrel only; {task} has one fixed rule "
              f"({FIXED_RULES[task]}) without arguments.")
-    if task == "posrel" and (depth is not None or depth_model or depth_arg):
+    if task not in FIXED_RULES and (depth is not None or depth_model or depth_arg):
         fail("--depth, --depth-model and --depth-arg apply to judge size and height only; "
              "posrel reads no depth.")
-    if task == "posrel" and depth_region is not None:
+    if task not in FIXED_RULES and depth_region is not None:
         fail("--depth-region applies to judge size and height only; posrel reads no depth.")
     from ..detectors.rules import DEPTH_REGIONS
 
@@ -85,7 +85,7 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
     _check_benchmark_args(rule or "vdg", rule_args)
     return JudgeConfig(
         task=task, detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
-        depth=_spec(depth or "dpt", depth_model, depth_arg) if task != "posrel" else None,
+        depth=_spec(depth or "dpt", depth_model, depth_arg) if task in FIXED_RULES else None,
         rule=FIXED_RULES.get(task) or rule or "vdg", rule_args=rule_args, seed=seed,
         batch_size=batch_size, device=device, skip_missing=skip_missing,
         depth_region=depth_region or "release")
@@ -168,7 +168,14 @@ def _make_task_command(task: str):
     return command
 
 
-for _task in ("size", "height", "posrel"):
+def _judged_tasks() -> list[str]:
+    """Every task whose task file names a judge rule (weight is not visible in an image: none)."""
+    from .. import tasks
+
+    return [name for name in tasks.names() if tasks.get(name).judge_rule]
+
+
+for _task in _judged_tasks():
     judge_app.command(_task)(_make_task_command(_task))
 
 

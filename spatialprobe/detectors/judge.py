@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import tasks
 from ..extras import require
 from ..imagestore import ImageRecord, ImageStore
-from ..records import HEIGHT_LABELS, POSREL_LABELS, SIZE_LABELS
 from ..registry import Spec, build, lookup
 from ..runner import Evaluation, Item, RunSpec, execute
 from ..store import RunDir
@@ -37,9 +37,19 @@ from .judge_scores import (
     table_markdown,
 )
 
-TASK_LABELS = {"size": SIZE_LABELS, "height": HEIGHT_LABELS, "posrel": POSREL_LABELS}
-FIXED_RULES = {"size": "area*depth^2", "height": "height*depth"}
-"""size and height have one rule each (no thresholds); only posrel chooses a position judge."""
+POSITION = "position"
+"""The judge rule of position tasks (posrel): a registered position judge decides (``--rule``)."""
+TASK_LABELS = {name: tasks.labels_of(name) for name in tasks.names() if tasks.get(name).judge_rule}
+"""The tasks whose images can be judged (a ``judge_rule`` in their task file), and their labels."""
+FIXED_RULES = {name: str(tasks.get(name).judge_rule) for name in TASK_LABELS
+               if tasks.get(name).judge_rule != POSITION}
+"""Comparison tasks have one rule each (no thresholds): area*depth^2 or height*depth."""
+SCALE_RULES = {"area*depth^2": (rules.size_rule, rules.area, "area"),
+               "height*depth": (rules.height_rule, rules.box_height, "height")}
+
+
+def is_position(task: str) -> bool:
+    return TASK_LABELS.get(task) is not None and task not in FIXED_RULES
 
 
 @dataclass(frozen=True)
@@ -132,14 +142,14 @@ def judge_args(cfg: JudgeConfig) -> dict[str, Any]:
 
 def benchmark_args(cfg: JudgeConfig) -> dict[str, Any]:
     """What the benchmark score of a posrel rule reads, defaults filled in (recorded in details)."""
-    return benchmark_settings(cfg.rule, cfg.rule_args) if cfg.task == "posrel" else {}
+    return benchmark_settings(cfg.rule, cfg.rule_args) if is_position(cfg.task) else {}
 
 
 def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -> dict[str, Any]:
     """One judgement: boxes, depths, the rule's answer and explanation (pred None if unrecognized)."""
     a, b = meta["obj_a"], meta["obj_b"]
     # GenEval keeps the last of exactly tied top boxes; the release (and T2I-CompBench) the first.
-    ties = "last" if cfg.task == "posrel" and cfg.rule == "geneval" else "first"
+    ties = "last" if is_position(cfg.task) and cfg.rule == "geneval" else "first"
     best = best_per_object(detections, [a, b], ties=ties)
     det_a, det_b = best[a], best[b]
     row: dict[str, Any] = {"found_a": det_a is not None, "found_b": det_b is not None,
@@ -152,7 +162,7 @@ def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -
         row["explanation"] = f"not recognized: no box for {', '.join(missing)}"
         return row
     labels = TASK_LABELS[cfg.task]
-    if cfg.task == "posrel":
+    if is_position(cfg.task):
         judge = lookup("position-judge", cfg.rule)
         pred, why = rules.classify_position(judge, det_a.box, det_b.box, labels, **judge_args(cfg))
         # A rule that finds no relation cannot answer: the image counts as not recognized (it
@@ -163,14 +173,13 @@ def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -
         return row
     # The release counts a best box without area (size) or height (height) as not recognized
     # (code/size/image_probing_box.py: ``if size_a>0 and size_b>0``; height: ``height_a>0 and ...``).
-    measure, what = (rules.area, "area") if cfg.task == "size" else (rules.box_height, "height")
+    rule, measure, what = SCALE_RULES[FIXED_RULES[cfg.task]]
     flat = [n for n, d in ((a, det_a), (b, det_b)) if measure(d.box) <= 0]
     if flat:
         row["explanation"] = f"not recognized: box of zero {what} for {', '.join(flat)}"
         return row
     row["depth_a"] = rules.mean_depth(depth_map, det_a.box, cfg.depth_region)
     row["depth_b"] = rules.mean_depth(depth_map, det_b.box, cfg.depth_region)
-    rule = rules.size_rule if cfg.task == "size" else rules.height_rule
     row["pred"], row["explanation"] = rule(det_a.box, row["depth_a"], det_b.box, row["depth_b"],
                                            labels=labels)
     return row
@@ -229,7 +238,7 @@ class JudgeRun:
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         self.detector = detector or build("detector", _on_device(cfg.detector, cfg.device))
         self.depth = depth
-        if depth is None and cfg.depth is not None and cfg.task != "posrel":
+        if depth is None and cfg.depth is not None and not is_position(cfg.task):
             self.depth = build("depth", _on_device(cfg.depth, cfg.device))
 
     def spec(self) -> RunSpec:
@@ -237,8 +246,8 @@ class JudgeRun:
         return RunSpec("judge", {
             "task": cfg.task, "source": image_run_source(self.store, self.images),
             "detector": _without_device(cfg.detector),
-            "depth": _without_device(cfg.depth) if cfg.task != "posrel" else None,
-            "depth_region": cfg.depth_region if cfg.task != "posrel" else None,
+            "depth": _without_device(cfg.depth) if not is_position(cfg.task) else None,
+            "depth_region": cfg.depth_region if not is_position(cfg.task) else None,
             "rule": cfg.rule, "rule_args": dict(cfg.rule_args), "seed": cfg.seed,
             "skip_missing": cfg.skip_missing,
         }, {"device": cfg.device, "batch_size": cfg.batch_size})
@@ -264,7 +273,7 @@ class JudgeRun:
         details: dict[str, Any] = {"method": "ISM (Box)", "source": str(store.path.resolve()),
                                    **described, "rule": cfg.rule, "rule_args": dict(cfg.rule_args),
                                    "per_object": per_object(rows)}
-        if cfg.task != "posrel":
+        if not is_position(cfg.task):
             details["depth_region"] = cfg.depth_region
         if benchmark:
             details["benchmark_args"] = benchmark_args(cfg)
