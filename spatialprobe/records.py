@@ -11,13 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .tasks import labels_of
-
-# Label words of the paper's three tasks, read from their task files (spatialprobe/tasks/).
-SIZE_LABELS = labels_of("size")
-HEIGHT_LABELS = labels_of("height")
-POSREL_LABELS = labels_of("posrel")
-
 
 class _Serializable:
     def to_dict(self) -> dict[str, Any]:
