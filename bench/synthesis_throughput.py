@@ -1,6 +1,10 @@
 """VQGAN+CLIP images per hour against batch size, measured side by side in one run.
 
     python bench/synthesis_throughput.py [--device auto|cpu|cuda] [--batch-sizes 1,4,8,16]
+        [--compare] [--precision auto|fp32|bf16]
+
+``--compare`` times the plain and the fast path (``speed`` setting) at every batch size in the
+same run and prints fast/plain; without it the device's default speed is timed.
 
 On CUDA: the paper's settings (512x512, 32 cutouts, bf16 autocast) with randomly initialised
 models of the real shapes (the taming ImageNet f=16/16384 VQGAN, CLIP ViT-B/32): the cost of an
@@ -16,7 +20,8 @@ Each batch size also prints its distance to the limit: the FLOPs of the timed op
 over the peak of a matmul of the autocast dtype (bf16 on CUDA, fp32 on CPU) timed in the same
 run. ``--device cuda`` without a CUDA device is an error.
 
-The last line is the batching speed-up: best images/hour over images/hour at batch size 1.
+The last line is the batching speed-up (of the fast path with ``--compare``): best images/hour
+over images/hour at batch size 1.
 """
 
 from __future__ import annotations
@@ -92,6 +97,8 @@ def main() -> None:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--batch-sizes", default=None, help="comma-separated")
     parser.add_argument("--measure-iterations", type=int, default=None)
+    parser.add_argument("--compare", action="store_true", help="time plain and fast side by side")
+    parser.add_argument("--precision", default="auto")
     args = parser.parse_args()
     device = bench_device(args.device)
     gpu = device.type == "cuda"
@@ -102,15 +109,19 @@ def main() -> None:
     settings = {} if gpu else {"size": 32, "iterations": 20, "cutouts": 8, "large_cutouts": 1}
     with tempfile.TemporaryDirectory() as tmp:
         vq, clip = build_models(Path(tmp), real_shapes=gpu)
-        synth = VQGANCLIP(vq, clip, settings=settings, device=str(device))
+        speeds = ("plain", "fast") if args.compare else ("auto",)
+        synths = {speed: VQGANCLIP(vq, clip, settings={**settings, "speed": speed},
+                                   device=str(device), precision=args.precision)
+                  for speed in speeds}
+    synth = synths[speeds[0]]
     full = synth.settings.iterations
     peak = peak_matmul(device, synth.amp_dtype if gpu else torch.float32)
     print(f"device {device} ({torch.cuda.get_device_name(device) if gpu else 'cpu'}), "
           f"{'real-shape random models, paper settings' if gpu else 'tiny test models'}: "
           f"{synth.settings.size}px, {synth.settings.cutouts} cutouts, {full} iterations per image"
           f"{f', timed over {measured}' if measured != full else ''}; {peak.describe()}")
-    rates = {}
-    for batch in sizes:
+    rates: dict[int, float] = {}
+    for batch, (speed, synth) in ((b, item) for b in sizes for item in synths.items()):
         prompts = [f"A man number {i} washes the car." for i in range(batch)]
         seeds = list(range(batch))
         if gpu:
@@ -125,11 +136,13 @@ def main() -> None:
             print(f"batch {batch:3d}: out of GPU memory; larger batch sizes skipped")
             break
         memory = f", peak {torch.cuda.max_memory_allocated(device) / 2**30:5.1f} GiB" if gpu else ""
-        rates[batch] = 3600 * batch / (per_step * full)
+        rate = 3600 * batch / (per_step * full)
+        ratio = f", fast/plain {rate / rates[batch]:.2f}x" if speed == "fast" else ""
+        rates[batch] = rate
         flops = optimisation_flops(synth, prompts, seeds, measured)
         synth.settings = dataclasses.replace(synth.settings, iterations=full)
-        print(f"batch {batch:3d}: {per_step * 1000:8.1f} ms/iteration, "
-              f"{rates[batch]:9.1f} images/hour{memory}; "
+        print(f"batch {batch:3d}{f' {speed:5s}' if args.compare else ''}: "
+              f"{per_step * 1000:8.1f} ms/iteration, {rate:9.1f} images/hour{memory}{ratio}; "
               f"{peak.line(flops, per_step * measured, f'{measured} iterations')}")
     if not rates:
         sys.exit("no batch size fitted in memory")

@@ -124,6 +124,9 @@ CASES = [
     case("synthesize-vqgan-option-for-diffusers", "synthesize --prompts size --backend diffusers "
          "--model none --iterations 20 --out {out}",
          "--iterations applies to the vqgan-clip backend only; the diffusers backend does not take it."),
+    case("synthesize-vqgan-speed-for-diffusers", "synthesize --prompts size --backend diffusers "
+         "--model none --fast --out {out}",
+         "--fast applies to the vqgan-clip backend only; the diffusers backend does not take it."),
     case("synthesize-workers-without-ray", "synthesize --prompts size --backend diffusers --model none "
          "--workers 2 --out {out}", "--workers sets the number of Ray workers and needs --ray"),
     # visor

@@ -22,7 +22,7 @@ def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
 
 
 VQGAN_OPTIONS = ("vqgan", "clip", "preset", "size", "iterations", "cutouts", "lr", "quantize",
-                 "snapshots", "set_")
+                 "snapshots", "set_", "fast", "compile_", "checkpoint")
 DIFFUSERS_OPTIONS = ("model", "steps", "guidance", "height", "width", "negative_prompt")
 SHAPES_OPTIONS = ("error_rate", "miss_rate", "size")
 BACKEND_OPTIONS = {"vqgan-clip": VQGAN_OPTIONS, "diffusers": DIFFUSERS_OPTIONS,
@@ -80,6 +80,14 @@ def synthesize_command(
     snapshots: str | None = typer.Option(None, "--snapshots",
                                             help="Iterations to snapshot, e.g. 100,300."),
     set_: list[str] = typer.Option([], "--set", help="Any VQGAN+CLIP setting: KEY=VALUE."),
+    fast: bool | None = typer.Option(None, "--fast/--plain", help="VQGAN+CLIP speed setting "
+                                        "(default: fast on CUDA, plain elsewhere): half-precision "
+                                        "weights, channels-last, compiled step; same recipe."),
+    compile_: str = typer.Option("auto", "--compile", help="VQGAN+CLIP fast path: torch.compile "
+                                 "the step: auto (on CUDA), on, off."),
+    checkpoint: bool = typer.Option(False, "--checkpoint/--no-checkpoint",
+                                    help="VQGAN+CLIP: recompute decoder activations in the "
+                                         "backward pass (fits larger --batch-size)."),
     model: str | None = typer.Option(None, "--model", help="diffusers pipeline id or path."),
     steps: int = typer.Option(50, "--steps", min=1, help="diffusers: inference steps."),
     guidance: float = typer.Option(7.5, "--guidance", min=0.0, help="diffusers: guidance scale."),
@@ -106,8 +114,10 @@ def synthesize_command(
             fail("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "
                   "checkpoint with `spatialprobe convert vqgan`).")
         settings = _vqgan_settings(set_, size=size, iterations=iterations, cutouts=cutouts, lr=lr,
-                                   quantize=quantize, snapshots=snapshots)
-        args: dict[str, Any] = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings}
+                                   quantize=quantize, snapshots=snapshots,
+                                   speed=None if fast is None else ("fast" if fast else "plain"))
+        args: dict[str, Any] = {"vqgan": vqgan, "clip": clip, "preset": preset, "settings": settings,
+                                "compile": compile_, "checkpoint": checkpoint}
     elif backend == "diffusers":
         if not model:
             fail("--backend diffusers needs --model (a pipeline id or directory).")

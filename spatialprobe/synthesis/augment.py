@@ -59,21 +59,38 @@ def _draw_crop_maps(settings: VQGANCLIPSettings, side: int, generator: torch.Gen
     return torch.cat([linear, bias[:, :, None]], dim=2)
 
 
+def draw_cutouts(settings: VQGANCLIPSettings, side: int, cut_size: int,
+                 generators: Sequence[torch.Generator], device: torch.device,
+                 channels: int = 3) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """One step's random draws for every image: (B * cutouts, 2, 3) crop maps and the
+    (B * cutouts, channels, cut_size, cut_size) noise (None without noise), image-major. Drawn
+    apart from the images so a compiled step sees plain tensors, never a generator."""
+    n = settings.cutouts
+    maps, noise = [], []
+    for g in generators:  # the order of draws per generator is the recipe's: maps, then noise
+        maps.append(_draw_crop_maps(settings, side, g, device))
+        if settings.noise > 0:
+            noise.append(settings.noise * torch.rand((n, 1, 1, 1), generator=g, device=device)
+                         * torch.randn((n, channels, cut_size, cut_size), generator=g,
+                                       device=device))
+    return torch.cat(maps), (torch.cat(noise) if noise else None)
+
+
+def apply_cutouts(images: torch.Tensor, maps: torch.Tensor, noise: torch.Tensor | None,
+                  cut_size: int) -> torch.Tensor:
+    """Every crop of every image in one ``affine_grid`` + ``grid_sample``, plus the noise."""
+    channels = images.shape[1]
+    cutouts = len(maps) // len(images)
+    grid = F.affine_grid(maps.to(images.dtype), [len(maps), channels, cut_size, cut_size],
+                         align_corners=True)
+    source = images.repeat_interleave(cutouts, dim=0)
+    crops = F.grid_sample(source, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+    return crops if noise is None else crops + noise.to(crops.dtype)
+
+
 def make_cutouts(images: torch.Tensor, settings: VQGANCLIPSettings, cut_size: int,
                  generators: Sequence[torch.Generator]) -> torch.Tensor:
     """(B, 3, H, W) images in [0, 1] -> (B * cutouts, 3, cut_size, cut_size), image-major."""
     _, channels, side, _ = images.shape
-    maps = torch.cat([_draw_crop_maps(settings, side, g, images.device) for g in generators])
-    grid = F.affine_grid(maps.to(images.dtype), [len(maps), channels, cut_size, cut_size],
-                         align_corners=True)
-    source = images.repeat_interleave(settings.cutouts, dim=0)
-    crops = F.grid_sample(source, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
-    if settings.noise > 0:
-        noise = torch.cat([
-            settings.noise
-            * torch.rand((settings.cutouts, 1, 1, 1), generator=g, device=images.device)
-            * torch.randn((settings.cutouts, channels, cut_size, cut_size), generator=g,
-                          device=images.device)
-            for g in generators])
-        crops = crops + noise.to(crops.dtype)
-    return crops
+    maps, noise = draw_cutouts(settings, side, cut_size, generators, images.device, channels)
+    return apply_cutouts(images, maps, noise, cut_size)

@@ -27,12 +27,22 @@ def resolve_precision(precision: str, device) -> Any:
     return names[precision]
 
 
-def autocast(device, dtype):
-    """Mixed precision context on CUDA when ``dtype`` is half; a no-op otherwise."""
+def autocast_enabled(device, dtype) -> bool:
+    """Autocast runs on CUDA for either half type and on the CPU for bfloat16 (the CPU's
+    float16 autocast covers few ops, so there fp16 stays float32)."""
     import torch
 
-    if device.type == "cuda" and dtype != torch.float32:
-        return torch.autocast(device_type="cuda", dtype=dtype)
+    if device.type == "cuda":
+        return dtype != torch.float32
+    return device.type == "cpu" and dtype == torch.bfloat16
+
+
+def autocast(device, dtype):
+    """Mixed precision context where ``autocast_enabled``; a no-op otherwise."""
+    import torch
+
+    if autocast_enabled(device, dtype):
+        return torch.autocast(device_type=device.type, dtype=dtype)
     return contextlib.nullcontext()
 
 

@@ -26,8 +26,9 @@ from ..store import RunDir
 from .jobs import Job, JobResult, image_seed
 from .prompts import PromptSet, load_prompts
 
-RUNTIME_ARGS = ("device", "precision")
-"""Backend arguments that say where a run executes, not what it makes; they may change on resume."""
+RUNTIME_ARGS = ("device", "precision", "compile", "checkpoint")
+"""Backend arguments that say where or how a run executes, not what it makes; they may change on
+resume (each image records its device, dtype and speed)."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,9 @@ class SynthesisRun:
             "backend": self.backend, "generation": self.generation, "seed": self.seed,
             "images_per_prompt": self.images_per_prompt, "prompts": p.source, "task": p.task,
             "prompt_set": {"spec": p.spec, "version": p.version, "count": len(p.items)},
-        }, {**{k: self.backend_args.get(k) for k in RUNTIME_ARGS}, "batch_size": self.batch_size,
+        }, {**{k: self.backend_args.get(k) for k in RUNTIME_ARGS
+               if k in ("device", "precision") or k in self.backend_args},  # the rest: VQGAN only
+            "batch_size": self.batch_size,
             "ray": self.ray, "workers": self.workers})
 
     def items(self) -> list[Item]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+SPEEDS = ("auto", "fast", "plain")
+
 
 @dataclass(frozen=True)
 class VQGANCLIPSettings:
@@ -66,6 +68,15 @@ class VQGANCLIPSettings:
     """Decode through the codebook (straight-through) instead of the raw latent."""
     snapshots: tuple[int, ...] = ()
     """Iterations after which to save an intermediate image under ``RUN/snapshots/``."""
+    speed: str = "auto"
+    """``plain`` (fp32 weights under autocast, eager), ``fast`` (half-precision weights when
+    autocast is on, channels-last, a compiled step on CUDA): the same recipe, pixels equal up
+    to rounding (bound in docs/synthesis.md). ``auto`` is fast on CUDA, plain elsewhere; each
+    image records the speed that made it."""
+
+    def __post_init__(self) -> None:
+        if self.speed not in SPEEDS:
+            raise ValueError(f"speed takes {', '.join(SPEEDS)}, got {self.speed!r}")
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

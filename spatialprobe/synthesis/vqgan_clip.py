@@ -14,9 +14,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..extras import require
-from .augment import make_cutouts
+from .augment import apply_cutouts, draw_cutouts
+from .fastpath import CompiledStep, checkpoint_decoder, hold_weights_in, image_side, resolve_compile, use_channels_last
 from .jobs import Job, JobResult
-from .loading import autocast, grad_scaler, load_model, resolve_device, resolve_precision, to_pil, weights_hash
+from .loading import (
+    autocast,
+    autocast_enabled,
+    grad_scaler,
+    load_model,
+    resolve_device,
+    resolve_precision,
+    to_pil,
+    weights_hash,
+)
 from .settings import VQGANCLIPSettings, load_preset, with_overrides
 
 
@@ -29,7 +39,8 @@ class VQGANCLIP:
 
     def __init__(self, vqgan: str, clip: str = "openai/clip-vit-base-patch32",
                  preset: str = "paper", settings: Mapping[str, Any] | None = None,
-                 device: str = "auto", precision: str = "auto"):
+                 device: str = "auto", precision: str = "auto", compile: str = "auto",
+                 checkpoint: bool = False):
         require("diffusers", "synthesis", "VQGAN+CLIP")
         from diffusers import VQModel
 
@@ -50,6 +61,20 @@ class VQGANCLIP:
             raise ValueError(f"size {self.settings.size} is not a multiple of the VQGAN's "
                              f"downsampling factor {self.factor}.")
         self._hash: str | None = None
+        self._arrange(compile, checkpoint)
+
+    def _arrange(self, compile: str, checkpoint: bool) -> None:
+        """Apply the speed setting (see ``fastpath``); checkpointing is independent of it."""
+        speed = self.settings.speed
+        self.speed = speed if speed != "auto" else ("fast" if self.device.type == "cuda" else "plain")
+        fast = self.speed == "fast"
+        if fast and autocast_enabled(self.device, self.amp_dtype):
+            hold_weights_in(self.amp_dtype, self.vq, *image_side(self.clip))
+        if fast:
+            use_channels_last(self.vq)
+        if checkpoint:
+            checkpoint_decoder(self.vq)
+        self._step = CompiledStep(self._per_image_loss, fast and resolve_compile(compile, self.device))
 
     @staticmethod
     def resolve_generation(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,11 +90,11 @@ class VQGANCLIP:
             parts = [weights_hash(self.vqgan_id), weights_hash(self.clip_id)]
             self._hash = ";".join(p or "unknown" for p in parts)
         # device and precision may change on resume, so each image records what made it
-        autocast_dtype = str(self.amp_dtype).replace("torch.", "") if self.device.type == "cuda" \
-            else "float32"
+        autocast_dtype = str(self.amp_dtype).replace("torch.", "") \
+            if autocast_enabled(self.device, self.amp_dtype) else "float32"
         return {"model": f"vqgan={self.vqgan_id};clip={self.clip_id}", "weights_hash": self._hash,
-                "settings": {**self.settings.to_dict(), "device": self.device.type,
-                             "dtype": autocast_dtype}}
+                "settings": {**self.settings.to_dict(), "speed": self.speed,
+                             "device": self.device.type, "dtype": autocast_dtype}}
 
     # ---- pieces ------------------------------------------------------------------------------
     def encode_texts(self, texts: Sequence[str]):
@@ -101,6 +126,18 @@ class VQGANCLIP:
         return (out.float().clamp(-1, 1) + 1) / 2
 
     # ---- the optimisation --------------------------------------------------------------------
+    def _per_image_loss(self, z, maps, noise, text, negative):
+        """decode -> cutouts -> CLIP -> (B,) losses: the step ``torch.compile`` sees (no
+        generators inside). The loss itself is float32, outside autocast."""
+        s = self.settings
+        with autocast(self.device, self.amp_dtype):
+            crops = apply_cutouts(self.decode(z), maps, noise, self.cut_size)
+            emb = self.image_embeddings(crops).view(len(z), s.cutouts, -1)
+        per_image = -s.text_weight * (emb * text[:, None]).sum(-1).mean(1)
+        if negative is not None:
+            per_image = per_image + s.negative_weight * (emb @ negative).mean(1)
+        return per_image
+
     def optimize(self, prompts: Sequence[str], seeds: Sequence[int],
                  on_snapshot: Callable[[int, Any], None] | None = None):
         """Optimise one latent per prompt. Returns (images (B,3,H,W) in [0,1], per-step losses
@@ -117,15 +154,14 @@ class VQGANCLIP:
         # fp16 gradients through the decoder underflow without loss scaling (bf16 needs none)
         scaler = grad_scaler(self.device, self.amp_dtype)
         snapshots, history = set(s.snapshots), []
-        for step in range(1, s.iterations + 1):
-            with autocast(self.device, self.amp_dtype):
-                crops = make_cutouts(self.decode(z), s, self.cut_size, generators)
-                emb = self.image_embeddings(crops).view(len(prompts), s.cutouts, -1)
-            per_image = -s.text_weight * (emb * text[:, None]).sum(-1).mean(1)
-            if negative is not None:
-                per_image = per_image + s.negative_weight * (emb @ negative).mean(1)
+
+        def backward(per_image):
             optimizer.zero_grad(set_to_none=True)
             scaler.scale(per_image.sum()).backward()
+
+        for step in range(1, s.iterations + 1):
+            maps, noise = draw_cutouts(s, s.size, self.cut_size, generators, self.device)
+            per_image = self._step.run(backward, z, maps, noise, text, negative)
             with torch.no_grad():  # decoupled weight decay, as AdamW applies it before its step
                 z.mul_(1 - s.lr * s.weight_decay * decay.view(-1, 1, 1, 1))
             scaler.step(optimizer)  # a plain optimizer.step() unless fp16
