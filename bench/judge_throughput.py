@@ -9,6 +9,11 @@ architecture, not of a trained checkpoint:
 * ``--shape base``: OWL-ViT B/32 text+vision towers at 768 px (the VISOR detector's shape) and a
   DPT ViT-B/16 at 384 px. Slow on a shared CPU; meant for a GPU (``--device cuda``).
 
+Each batch size is timed twice, side by side: ``plain`` is the judge before the fast path
+(processor preprocessing, per-image decoding, one host copy per box: ``tests/judge_plain.py``),
+``fast`` resizes and normalises as tensor ops on the device and decodes the batch at once
+(``preprocess="tensor"``); ``--path`` times only one of them.
+
 Run: ``PYTHONPATH=. python bench/judge_throughput.py [--shape tiny|base] [--batches 1,2,4,8]``.
 The last line is the throughput at the largest batch over batch 1, followed by ``x``.
 """
@@ -63,13 +68,16 @@ def main() -> None:
     parser.add_argument("--batches", default="1,2,4,8")
     parser.add_argument("--images", type=int, default=16, help="images judged per batch size")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--path", choices=("both", "fast", "plain"), default="both")
     args = parser.parse_args()
 
     import torch
     from judge_helpers import scene
+    from judge_plain import PlainDepth, PlainOwl
 
+    from spatialprobe.detectors.hf import HFDepth, OwlDetector
     from spatialprobe.detectors.judge import JudgeConfig
-    from spatialprobe.registry import Spec, build
+    from spatialprobe.registry import Spec
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,18 +86,27 @@ def main() -> None:
                                                                 "device": args.device}),
                           depth=Spec("dpt", {"model": str(dpt), "device": args.device}),
                           rule="area*depth^2")
-        detector, depth = build("detector", cfg.detector), build("depth", cfg.depth)
+        paths = {"plain": (PlainOwl(str(owl), threshold=0.0, device=args.device),
+                           PlainDepth(str(dpt), device=args.device)),
+                 "fast": (OwlDetector(str(owl), threshold=0.0, device=args.device, preprocess="tensor"),
+                          HFDepth(str(dpt), device=args.device, preprocess="tensor"))}
+        paths = {k: v for k, v in paths.items() if args.path in ("both", k)}
         meta = {"obj_a": "ant", "obj_b": "dog", "label": "smaller"}
         images = [scene("size", "ant", "dog", "smaller").resize((256, 256)) for _ in range(args.images)]
         rates = {}
         print(f"shape={args.shape} (random init) device={args.device} threads={torch.get_num_threads()}")
         for batch in [int(b) for b in args.batches.split(",")]:
-            judge_once(detector, depth, cfg, images[:batch], meta)  # warm-up
-            start = time.perf_counter()
-            for i in range(0, len(images), batch):
-                judge_once(detector, depth, cfg, images[i:i + batch], meta)
-            rates[batch] = len(images) / (time.perf_counter() - start)
-            print(f"batch {batch:3d}: {rates[batch]:8.2f} images/s  ({rates[batch] / rates[min(rates)]:.2f}x batch 1)")
+            side = {}
+            for path, (detector, depth) in paths.items():
+                judge_once(detector, depth, cfg, images[:batch], meta)  # warm-up
+                start = time.perf_counter()
+                for i in range(0, len(images), batch):
+                    judge_once(detector, depth, cfg, images[i:i + batch], meta)
+                side[path] = len(images) / (time.perf_counter() - start)
+            rates[batch] = side.get("fast", side.get("plain", 0.0))
+            versus = f"  fast/plain {side['fast'] / side['plain']:.2f}x" if len(side) == 2 else ""
+            print(f"batch {batch:3d}: " + "  ".join(f"{k} {v:8.2f} images/s" for k, v in side.items())
+                  + f"  ({rates[batch] / rates[min(rates)]:.2f}x batch 1){versus}")
         largest = max(rates)
         print(f"batch {largest} vs batch {min(rates)}: {rates[largest] / rates[min(rates)]:.2f}x")
 

@@ -77,7 +77,7 @@ def resize_like_pil(pixels, size: tuple[int, int], resample: int):
 
     def one_pass(x, weights):  # contracts the last axis; rounds and clips as PIL's clip8
         w = torch.as_tensor(weights, device=x.device)
-        acc = x @ w.T + float(1 << (PRECISION_BITS - 1))
+        acc = x.contiguous() @ w.T + float(1 << (PRECISION_BITS - 1))
         return torch.floor(acc / float(1 << PRECISION_BITS)).clamp_(0, 255)
 
     def horizontal(x):
@@ -130,18 +130,22 @@ class TensorPreprocessor:
         """``pixel_values`` (and ``pixel_mask`` for DETR) of RGB PIL images, on ``device``."""
         import torch
 
-        out = []
-        for image in images:  # a batch usually shares one size; each resize is two matmuls
-            pixels = torch.from_numpy(np.array(image.convert("RGB"))).to(device, non_blocking=True)
-            pixels = pixels.permute(2, 0, 1)[None].to(torch.float64)
-            pixels = resize_like_pil(pixels, self.output_size(*pixels.shape[-2:]), self.resample)
-            if self.scale is not None:
+        out: list[Any] = [None] * len(images)
+        arrays = [np.array(image.convert("RGB")) for image in images]
+        for shape in {a.shape for a in arrays}:  # a batch usually shares one size: one resize
+            index = [i for i, a in enumerate(arrays) if a.shape == shape]
+            pixels = torch.from_numpy(np.stack([arrays[i] for i in index])).to(device, non_blocking=True)
+            pixels = resize_like_pil(pixels.permute(0, 3, 1, 2).to(torch.float64),
+                                     self.output_size(shape[0], shape[1]), self.resample)
+            if self.scale is not None:  # as transformers' rescale: float64 product, then float32
                 pixels = (pixels * self.scale).to(torch.float32)
+            pixels = pixels.to(torch.float32)
             if self.mean is not None and self.std is not None:
                 mean = torch.tensor(self.mean, dtype=torch.float32, device=device)[:, None, None]
                 std = torch.tensor(self.std, dtype=torch.float32, device=device)[:, None, None]
-                pixels = (pixels.to(torch.float32) - mean) / std
-            out.append(pixels[0].to(torch.float32))
+                pixels = (pixels - mean) / std
+            for i, p in zip(index, pixels, strict=True):
+                out[i] = p
         if not self.pad:
             return {"pixel_values": torch.stack(out)}
         height = max(p.shape[1] for p in out)
