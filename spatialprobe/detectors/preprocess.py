@@ -2,19 +2,21 @@
 
 :class:`TensorPreprocessor` reproduces what the transformers PIL image processors of OWL-ViT,
 DPT / Depth Anything and DETR do - resize, rescale by 1/255, normalise by mean/std, DETR's
-bottom-right zero padding with a pixel mask - **bit for bit**: PIL resizes a uint8 image in two
-passes (horizontal, then vertical) with fixed-point filter weights (22 fraction bits) and rounds
-and clips to uint8 after each pass. Here each pass is one matrix product with those same integer
-weights in float64, where every sum of integer products is exact, so the result is PIL's on any
-device; ``torch.nn.functional.interpolate(antialias=True)`` is not (up to 25 grey levels apart on
-upscaling, because it does not clip between passes). Measured against Pillow 13 on 300 random
-(size, output size, filter) draws: every downscale and the cases the tests pin are bit-exact; 58
-draws, mostly bicubic upscales, differ by up to 22 grey levels - Pillow orders or rounds its passes
-differently there, which this code does not yet reproduce. So the tensor path is an adapter option
-(``preprocess="tensor"``), recorded in the run's identity, and the processor stays the reference
-(``preprocess="processor"``, the default). A processor this module cannot reproduce
-(OWLv2's pad-and-Gaussian resize, centre crops, other filters, the torchvision backends) gets
-``None`` from :func:`tensor_preprocessor` and the adapter keeps calling the processor itself.
+bottom-right zero padding with a pixel mask. PIL resizes a uint8 image in two passes with
+fixed-point filter weights (22 fraction bits), rounding and clipping to uint8 after each pass.
+Here each pass is one matrix product with those same integer weights in float64, where every sum
+of integer products is exact, so each pass is PIL's bit for bit on any device;
+``torch.nn.functional.interpolate(antialias=True)`` is not (up to 25 grey levels apart on
+upscaling, because it does not clip between passes). The order of the passes matters too, and
+Pillow 13 runs the vertical one first when the height shrinks much more than the width
+(python-pillow/Pillow#9549) by a rule this module only approximates. Measured on 400 random
+(size, output size, bilinear/bicubic) draws: 379 bit-exact; 21, all shrinking both sides, differ
+(largest difference 1 grey level in 17 of them, in 10-25 % of the pixels; 2, 4 and 21 levels in
+the others). So the tensor path is an adapter option (``preprocess="tensor"``), recorded in the
+run's identity, and the processor stays the reference (``preprocess="processor"``, the default).
+A processor this module cannot reproduce (OWLv2's pad-and-Gaussian resize, centre crops, other
+filters, the torchvision backends) gets ``None`` from :func:`tensor_preprocessor` and the adapter
+keeps calling the processor itself.
 
 :func:`prefetch` decodes the images of the next batch in background threads (PIL releases the GIL
 while it decodes) while the models run on the current one.
@@ -89,9 +91,10 @@ def resize_like_pil(pixels, size: tuple[int, int], resample: int):
         return one_pass(x.transpose(-1, -2), pil_weights(x.shape[-2], size[0], resample)).transpose(-1, -2)
 
     height, width = pixels.shape[-2:]
-    # Pillow runs first the pass whose intermediate image is smaller (horizontal on a tie); the
-    # order matters because each pass rounds and clips.
-    if size[0] * width < height * size[1]:
+    # The order matters because each pass rounds and clips. Pillow 13 runs the vertical pass
+    # first when the height shrinks much more than the width (python-pillow/Pillow#9549); this
+    # approximation of its rule is wrong on a few sizes (see the module doc).
+    if height > size[0] and height * size[1] > width * size[0]:
         return horizontal(vertical(pixels))
     return vertical(horizontal(pixels))
 
