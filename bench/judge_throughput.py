@@ -9,13 +9,18 @@ architecture, not of a trained checkpoint:
 * ``--shape base``: OWL-ViT B/32 text+vision towers at 768 px (the VISOR detector's shape) and a
   DPT ViT-B/16 at 384 px. Slow on a shared CPU; meant for a GPU (``--device cuda``).
 
+Each batch size is timed twice, side by side: ``plain`` is the judge before the fast path
+(processor preprocessing, per-image decoding, one host copy per box: ``tests/judge_plain.py``),
+``fast`` resizes and normalises as tensor ops on the device and decodes the batch at once
+(``preprocess="tensor"``); ``--path`` times only one of them.
+
 Each batch size also prints its distance to the limit: the FLOPs of judging one batch (counted
 with FlopCounterMode on one call) over the peak of a matmul timed in the same run (fp32 on CPU;
 fp16 on CUDA, where the adapters run under fp16 autocast). ``--device cuda`` without a CUDA
 device is an error.
 
 Run: ``PYTHONPATH=. python bench/judge_throughput.py [--shape tiny|base] [--batches 1,2,4,8]
-[--device cpu|cuda]``.
+[--device cpu|cuda] [--path both|fast|plain]``.
 The last line is the throughput at the largest batch over batch 1, followed by ``x``.
 """
 
@@ -71,14 +76,17 @@ def main() -> None:
     parser.add_argument("--batches", default="1,2,4,8")
     parser.add_argument("--images", type=int, default=16, help="images judged per batch size")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+    parser.add_argument("--path", choices=("both", "fast", "plain"), default="both")
     args = parser.parse_args()
     device = bench_device(args.device)
 
     import torch
     from judge_helpers import scene
+    from judge_plain import PlainDepth, PlainOwl
 
+    from spatialprobe.detectors.hf import HFDepth, OwlDetector
     from spatialprobe.detectors.judge import JudgeConfig
-    from spatialprobe.registry import Spec, build
+    from spatialprobe.registry import Spec
 
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,22 +95,33 @@ def main() -> None:
                                                                 "device": str(device)}),
                           depth=Spec("dpt", {"model": str(dpt), "device": str(device)}),
                           rule="area*depth^2")
-        detector, depth = build("detector", cfg.detector), build("depth", cfg.depth)
+        paths = {"plain": (PlainOwl(str(owl), threshold=0.0, device=str(device)),
+                           PlainDepth(str(dpt), device=str(device))),
+                 "fast": (OwlDetector(str(owl), threshold=0.0, device=str(device), preprocess="tensor"),
+                          HFDepth(str(dpt), device=str(device), preprocess="tensor"))}
+        paths = {k: v for k, v in paths.items() if args.path in ("both", k)}
         meta = {"obj_a": "ant", "obj_b": "dog", "label": "smaller"}
         images = [scene("size", "ant", "dog", "smaller").resize((256, 256)) for _ in range(args.images)]
         rates = {}
         peak = peak_matmul(device, torch.float16 if device.type == "cuda" else torch.float32)
         print(f"shape={args.shape} (random init) device={device} threads={torch.get_num_threads()}; {peak.describe()}")
         for batch in [int(b) for b in args.batches.split(",")]:
-            judge_once(detector, depth, cfg, images[:batch], meta)  # warm-up
-            start = time.perf_counter()
-            for i in range(0, len(images), batch):
-                judge_once(detector, depth, cfg, images[i:i + batch], meta)
-            seconds = time.perf_counter() - start
-            rates[batch] = len(images) / seconds
+            side, seconds = {}, {}
+            for path, (detector, depth) in paths.items():
+                judge_once(detector, depth, cfg, images[:batch], meta)  # warm-up
+                start = time.perf_counter()
+                for i in range(0, len(images), batch):
+                    judge_once(detector, depth, cfg, images[i:i + batch], meta)
+                seconds[path] = time.perf_counter() - start
+                side[path] = len(images) / seconds[path]
+            chosen = "fast" if "fast" in side else "plain"
+            rates[batch] = side[chosen]
+            detector, depth = paths[chosen]
             flops = count_flops(judge_once, detector, depth, cfg, images[:batch], meta)[1] * len(images) / batch
-            print(f"batch {batch:3d}: {rates[batch]:8.2f} images/s  ({rates[batch] / rates[min(rates)]:.2f}x batch 1); "
-                  f"{peak.line(flops, seconds, f'{len(images)} images')}")
+            versus = f"  fast/plain {side['fast'] / side['plain']:.2f}x" if len(side) == 2 else ""
+            print(f"batch {batch:3d}: " + "  ".join(f"{k} {v:8.2f} images/s" for k, v in side.items())
+                  + f"  ({rates[batch] / rates[min(rates)]:.2f}x batch 1){versus}; "
+                  + f"{chosen}: {peak.line(flops, seconds[chosen], f'{len(images)} images')}")
         largest = max(rates)
         print(f"batch {largest} vs batch {min(rates)}: {rates[largest] / rates[min(rates)]:.2f}x")
 

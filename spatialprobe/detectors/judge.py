@@ -255,12 +255,20 @@ class JudgeRun:
     def items(self) -> list[Item]:
         return [Item(image_key(rec), rec) for rec in self.images]
 
-    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+    def compute(self, batch: Sequence[Item], pil: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         records = [item.payload for item in batch]
-        pil = [open_image(r.path) for r in records]
+        pil = [open_image(r.path) for r in records] if pil is None else pil
         found = self.detector.detect(pil, [[r.meta["obj_a"], r.meta["obj_b"]] for r in records])
         depths = self.depth.estimate(pil) if self.depth else [None] * len(records)
         return [judge_image(self.cfg, f, d, r.meta) for r, f, d in zip(records, found, depths, strict=True)]
+
+    def compute_stream(self, work: Sequence[Sequence[Item]]):
+        """(batch, results) in order; the next batch's images are decoded in background threads
+        while the models judge this one."""
+        from .preprocess import prefetch
+
+        for batch, pil in prefetch(work, lambda item: open_image(item.payload.path)):
+            yield batch, self.compute(batch, pil)
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         cfg, store = self.cfg, self.store
