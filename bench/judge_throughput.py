@@ -85,7 +85,7 @@ def main() -> None:
     from judge_plain import PlainDepth, PlainOwl
 
     from spatialprobe.detectors.hf import HFDepth, OwlDetector
-    from spatialprobe.detectors.judge import JudgeConfig
+    from spatialprobe.judging.box import JudgeConfig
     from spatialprobe.registry import Spec
 
     torch.manual_seed(0)
@@ -127,7 +127,7 @@ def main() -> None:
 
 
 def judge_once(detector, depth, cfg, images, meta):
-    from spatialprobe.detectors.judge import judge_image
+    from spatialprobe.judging.box import judge_image
 
     found = detector.detect(images, [[meta["obj_a"], meta["obj_b"]]] * len(images))
     maps = depth.estimate(images)

@@ -135,9 +135,9 @@ def main() -> None:
     import torch
 
     from spatialprobe import datasets
-    from spatialprobe.probes.masked_lm import MaskedLMScorer
-    from spatialprobe.probes.run import CELLS_PER_COMMIT, ProbeSettings, run_probe
+    from spatialprobe.probing.run import CELLS_PER_COMMIT, ProbeSettings, run_probe
     from spatialprobe.prompts.templates import builtin
+    from spatialprobe.scorers.masked_lm import MaskedLMScorer
 
     work = Path(tempfile.mkdtemp(prefix="probe-bench-"))
     model_dir = work / "bert-large-random"
@@ -185,10 +185,10 @@ def compare_reference(scorer, ds, cands) -> tuple[float, float]:
     import numpy as np
     from mlm_reference import ReferenceMaskedLM
 
-    from spatialprobe.probes.base import ClozeRequest
-    from spatialprobe.probes.masked_lm import MaskedLMScorer
-    from spatialprobe.probes.run import CELLS_PER_COMMIT
+    from spatialprobe.probing.run import CELLS_PER_COMMIT
     from spatialprobe.prompts.templates import fill
+    from spatialprobe.scorers.base import ClozeRequest
+    from spatialprobe.scorers.masked_lm import MaskedLMScorer
 
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
     requests = [ClozeRequest(*fill(t, inst), words=words) for t in cands.templates for inst in ds.instances]

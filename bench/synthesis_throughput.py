@@ -54,7 +54,7 @@ def build_models(root: Path, real_shapes: bool) -> tuple[str, str]:
     from diffusers import VQModel
     from transformers import CLIPConfig, CLIPModel
 
-    from spatialprobe.synthesis.convert import vqmodel_config
+    from spatialprobe.convert.vqgan import vqmodel_config
 
     VQModel(**vqmodel_config(IMAGENET_F16_16384)).save_pretrained(str(root / "vq"))
     write_tiny_clip_tokenizer(root / "clip")  # tokenizer speed is irrelevant here

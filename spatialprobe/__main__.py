@@ -1,3 +1,3 @@
-from .cli import main
+from spatialprobe.cli import main
 
 main()

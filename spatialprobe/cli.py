@@ -40,7 +40,7 @@ def list_components() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from . import registry
+    from spatialprobe import registry
 
     table = Table("kind", "name", "what it is")
     for kind in registry.kinds():
@@ -52,14 +52,14 @@ def list_components() -> None:
 @app.command("version")
 def version() -> None:
     """Print the toolkit version."""
-    from . import __version__
+    from spatialprobe import __version__
 
     typer.echo(__version__)
 
 
 def main() -> None:
     """The console script: a missing optional extra is one line on stderr and exit status 2."""
-    from .extras import MissingExtra
+    from spatialprobe.extras import MissingExtra
 
     try:
         app()

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .runner.spine import ResultCache
-from .store import RunDir, commit_file, read_jsonl, write_jsonl
+from spatialprobe.runner.spine import ResultCache
+from spatialprobe.store import RunDir, commit_file, read_jsonl, write_jsonl
 
 PROMPTS_FILE = "prompts.jsonl"
 

@@ -68,26 +68,26 @@ def build(kind: str, spec: Spec) -> Any:
 
 # Built-in components. Each module that adds a capability registers its entries here, so the
 # whole catalogue is readable in one place.
-register("scorer", "hf-mlm", "spatialprobe.probes.masked_lm:MaskedLMScorer",
+register("scorer", "hf-mlm", "spatialprobe.scorers.masked_lm:MaskedLMScorer",
          "any transformers AutoModelForMaskedLM checkpoint or local directory")
-register("scorer", "hf-causal", "spatialprobe.probes.causal_lm:CausalLMScorer",
+register("scorer", "hf-causal", "spatialprobe.scorers.causal_lm:CausalLMScorer",
          "any transformers AutoModelForCausalLM checkpoint: answer + rest of sentence log-likelihood")
-register("scorer", "dummy", "spatialprobe.probes.dummy:DummyScorer",
+register("scorer", "dummy", "spatialprobe.scorers.dummy:DummyScorer",
          "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
 
 # Spatial QA (issue 6): yes/no answerers for `spatialprobe qa text|image`.
-register("qa", "t5", "spatialprobe.probes.qa_models:T5YesNo",
+register("qa", "t5", "spatialprobe.benchmarks.qa_models:T5YesNo",
          "T5/UnifiedQA seq2seq checkpoint; yes vs no by decoder likelihood")
-register("qa", "vilt", "spatialprobe.probes.qa_models:ViltVQA",
+register("qa", "vilt", "spatialprobe.benchmarks.qa_models:ViltVQA",
          "ViltForQuestionAnswering; yes/no logits or argmax over its answer classes")
-register("qa", "blip", "spatialprobe.probes.qa_models:BlipVQA",
+register("qa", "blip", "spatialprobe.benchmarks.qa_models:BlipVQA",
          "BlipForQuestionAnswering; yes/no by answer-decoder likelihood, or generation")
 register("subterms", "conceptnet", "spatialprobe.datasets.subterms:ConceptNetSubterms",
          "IsA subterms from a conceptnet-lite database file (no download)")
 register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms",
          "WordNet hyponyms through nltk (data directory given or found; no download)")
 # Vision-language probes (issue 5)
-register("scorer", "vilt", "spatialprobe.probes.vilt:ViltMaskedLMScorer",
+register("scorer", "vilt", "spatialprobe.scorers.vilt:ViltMaskedLMScorer",
          "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
 # synthesis (issue 3): text-to-image synthesizers used as probes
 register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCLIP",
@@ -139,21 +139,21 @@ def _register_tasks() -> None:
 
 _register_tasks()
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
-register("run-kind", "probe", "spatialprobe.probes.run:ProbeRun",
+register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
 register("run-kind", "synthesize", "spatialprobe.synthesis.runner:SynthesisRun",
          "text-to-image synthesis: one image per (prompt, image index) into the image store")
-register("run-kind", "judge", "spatialprobe.detectors.judge:JudgeRun",
+register("run-kind", "judge", "spatialprobe.judging.box:JudgeRun",
          "ISM (Box): detector + depth + rule on an image run's images")
-register("run-kind", "human", "spatialprobe.reports.annotation:HumanRun",
+register("run-kind", "human", "spatialprobe.judging.human:HumanRun",
          "ISM (Human): annotators' answer files scored against gold, Cohen's kappa")
-register("run-kind", "visor", "spatialprobe.metrics.visor_run:VisorRun",
+register("run-kind", "visor", "spatialprobe.judging.visor:VisorRun",
          "VISOR: OA, VISOR, VISOR_cond, VISOR_1..N of an SR2D image run or released detections")
-register("run-kind", "qa", "spatialprobe.probes.qa_run:QARun",
+register("run-kind", "qa", "spatialprobe.benchmarks.qa:QARun",
          "yes/no questions answered from text (T5/UnifiedQA) or synthesized images (ViLT/BLIP VQA)")
-register("run-kind", "vsr", "spatialprobe.probes.vsr_eval:VSRRun",
+register("run-kind", "vsr", "spatialprobe.benchmarks.vsr:VSRRun",
          "VSR true/false with a CLIP model: caption vs its negated relation")
-register("run-kind", "spatialmqa", "spatialprobe.probes.spatialmqa_eval:SpatialMQARun",
+register("run-kind", "spatialmqa", "spatialprobe.benchmarks.spatialmqa:SpatialMQARun",
          "SpatialMQA multiple choice (CLIP option scoring or generation), lenient and strict")
-register("run-kind", "vsr-train", "spatialprobe.probes.vsr_train:VSRTrainRun",
+register("run-kind", "vsr-train", "spatialprobe.benchmarks.vsr_train:VSRTrainRun",
          "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")

@@ -35,7 +35,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from spatialprobe import __version__
 
 try:
     import fcntl

@@ -25,7 +25,7 @@ from spatialprobe.store import RunDir, RunInUse, atomic_path, atomic_write_text,
 
 REPO = Path(__file__).resolve().parents[1]
 COUNTER = Path(__file__).resolve().with_name("call_counter.py")
-CHUNK = 512          # cells per commit of the run's cache (probes/run.py: CELLS_PER_COMMIT)
+CHUNK = 512          # cells per commit of the run's cache (probing/run.py: CELLS_PER_COMMIT)
 PAIRS = 500          # every ordered pair of objects of different size levels
 TEMPLATES = 8        # x 500 pairs = 4,000 cells, committed in 8 chunks
 WORDS = 2            # larger, smaller: scores per cell (one cache row per cell)

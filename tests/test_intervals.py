@@ -8,7 +8,7 @@ import pytest
 from spatialprobe import datasets
 from spatialprobe.metrics.classification import accuracy_f1
 from spatialprobe.metrics.intervals import Resampling, encode, grouped, metric_intervals, row_weights
-from spatialprobe.probes.run import ProbeSettings, run_probe
+from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.runner.summary import Metric, check_summary
 

@@ -14,7 +14,7 @@ from judge_helpers import write_run
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
-from spatialprobe.reports.annotation import annotation_items, page_id
+from spatialprobe.judging.human import annotation_items, page_id
 from spatialprobe.synthesis import load_prompts
 
 runner = CliRunner()
@@ -104,7 +104,7 @@ def test_import_refuses_answers_of_another_page(image_run, tmp_path):
 
 
 def test_one_annotator_has_no_spread_and_the_run_replays(image_run, tmp_path, monkeypatch):
-    from spatialprobe.reports.annotation import HumanRun
+    from spatialprobe.judging.human import HumanRun
 
     a = answers_file(tmp_path / "a.json", image_run, "alice", ["above", "below", "above", "beside"])
     out = tmp_path / "human"

@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 
 from spatialprobe.cli import app
 from spatialprobe.detectors.base import Detection
-from spatialprobe.detectors.judge import JudgeConfig, judge_image
-from spatialprobe.detectors.judge_scores import (
+from spatialprobe.detectors.rules import geneval_relations
+from spatialprobe.judging.box import JudgeConfig, judge_image
+from spatialprobe.judging.box_scores import (
     benchmark_metrics,
     geneval_position_correct,
     t2i_compbench_image_score,
 )
-from spatialprobe.detectors.rules import geneval_relations
 from spatialprobe.registry import Spec
 
 runner = CliRunner()
@@ -261,7 +261,7 @@ class FlatDetector:
 
 def test_zero_height_image_gets_the_seeded_guess_on_the_whole_set(tmp_path):
     from spatialprobe.detectors.colour import ColourDepth
-    from spatialprobe.detectors.judge import JudgeRun
+    from spatialprobe.judging.box import JudgeRun
     from spatialprobe.runner import execute
 
     plan = [("taller", "taller", True), ("shorter", "shorter", True), ("taller", "taller", True)]

@@ -168,7 +168,7 @@ def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
 
 
 def test_judge_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, monkeypatch):
-    from spatialprobe.detectors.judge import JudgeRun
+    from spatialprobe.judging.box import JudgeRun
 
     write_run(tmp_path / "images", "posrel", [("above", "above", True), ("below", "beside", True),
                                               ("inside", "inside", False)])
@@ -232,7 +232,7 @@ def test_depth_options_are_refused_for_posrel(tmp_path):
 
 def test_a_detector_that_returns_too_few_results_is_an_error_not_a_shorter_run(tmp_path, monkeypatch):
     from spatialprobe.detectors.colour import ColourDetector
-    from spatialprobe.detectors.judge import JudgeConfig, judge_run
+    from spatialprobe.judging.box import JudgeConfig, judge_run
     from spatialprobe.registry import Spec
 
     write_run(tmp_path / "images", "posrel", [("above", "above", True)] * 3)

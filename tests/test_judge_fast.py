@@ -20,8 +20,8 @@ from judge_plain import PlainDepth, PlainDetr, PlainOwl
 from transformers import AutoImageProcessor, AutoProcessor
 
 from spatialprobe.detectors.hf import DetrDetector, HFDepth, OwlDetector
-from spatialprobe.detectors.judge import JudgeConfig, JudgeRun
 from spatialprobe.detectors.preprocess import prefetch, resize_like_pil, tensor_preprocessor
+from spatialprobe.judging.box import JudgeConfig, JudgeRun
 from spatialprobe.registry import Spec
 from spatialprobe.runner import execute
 

@@ -227,7 +227,7 @@ def _left_and_above_run(sr2d_file, path):
 
 
 def test_visor_replay_and_resume(sr2d_file, tmp_path, monkeypatch):
-    from spatialprobe.metrics.visor_run import VisorRun
+    from spatialprobe.judging.visor import VisorRun
 
     run = _left_and_above_run(sr2d_file, tmp_path / "images")
     out = tmp_path / "v"

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from spatialprobe import datasets
 from spatialprobe.cli import app
-from spatialprobe.datasets.lm_eval_export import lm_eval_docs, task_name
+from spatialprobe.prompts.lm_eval_export import lm_eval_docs, task_name
 
 lm_eval_tasks = pytest.importorskip("lm_eval.tasks", reason="lm-eval is a dev extra")
 hf_datasets = pytest.importorskip("datasets")

@@ -15,11 +15,11 @@ from mlm_helpers import tiny_bpe_roberta, tiny_wordpiece_bert
 from mlm_reference import ReferenceMaskedLM
 
 from spatialprobe import datasets
-from spatialprobe.probes.base import ClozeRequest
-from spatialprobe.probes.masked_lm import MaskedLMScorer
-from spatialprobe.probes.mlm_batches import pack
-from spatialprobe.probes.run import ProbeSettings, run_probe
+from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, builtin, fill
+from spatialprobe.scorers.base import ClozeRequest
+from spatialprobe.scorers.masked_lm import MaskedLMScorer
+from spatialprobe.scorers.mlm_batches import pack
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,11 @@ from qa_helpers import make_blip, make_vilt
 from typer.testing import CliRunner
 
 from spatialprobe import datasets
+from spatialprobe.benchmarks.qa import match_images, run_image_qa
+from spatialprobe.benchmarks.qa_models import load_vqa
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa
 from spatialprobe.imagestore import ImageStore, PromptItem
-from spatialprobe.probes.qa_models import load_vqa
-from spatialprobe.probes.qa_run import match_images, run_image_qa
 from spatialprobe.store import write_jsonl
 from spatialprobe.synthesis.prompts import load_prompts
 

@@ -9,10 +9,10 @@ from qa_helpers import make_t5, train_t5
 from typer.testing import CliRunner
 
 from spatialprobe import datasets
+from spatialprobe.benchmarks.qa import run_text_qa
+from spatialprobe.benchmarks.qa_models import T5YesNo, unifiedqa_input
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
-from spatialprobe.probes.qa_models import T5YesNo, unifiedqa_input
-from spatialprobe.probes.qa_run import run_text_qa
 from spatialprobe.store import list_runs, write_jsonl
 
 torch = pytest.importorskip("torch")
@@ -196,7 +196,7 @@ def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_
 
 
 def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
-    from spatialprobe.probes.qa_models import _dtype
+    from spatialprobe.benchmarks.qa_models import _dtype
 
     assert _dtype("cpu", prefer_bf16=True) == {}
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
@@ -207,7 +207,7 @@ def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
 
 
 def test_an_answerer_one_answer_short_is_an_error_not_lower_coverage(tmp_path, posrel_qa):
-    from spatialprobe.probes.qa_models import Answer
+    from spatialprobe.benchmarks.qa_models import Answer
 
     class OneShort:
         model_id, device = "one-short", "cpu"

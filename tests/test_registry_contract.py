@@ -10,7 +10,7 @@ from mlm_helpers import tiny_wordpiece_bert
 from vl_helpers import tiny_vilt
 
 from spatialprobe import registry
-from spatialprobe.probes.base import ClozeRequest, Scorer
+from spatialprobe.scorers.base import ClozeRequest, Scorer
 
 ENTRIES = [(kind, name) for kind in registry.kinds() for name in registry.names(kind)]
 

@@ -8,7 +8,7 @@ from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.metrics.paired import paired_differences, unpaired_reason
-from spatialprobe.probes.run import ProbeSettings, run_probe
+from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import resolve
 from spatialprobe.store import read_json, read_jsonl
 

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from spatialprobe.cli import app
 from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
-from spatialprobe.detectors.judge import JudgeConfig, judge_run, unscorable_prompts
 from spatialprobe.imagestore import ImageStore
-from spatialprobe.metrics.visor_run import VisorRun
+from spatialprobe.judging.box import JudgeConfig, judge_run, unscorable_prompts
+from spatialprobe.judging.visor import VisorRun
 from spatialprobe.registry import Spec
 from spatialprobe.runner import execute
 from spatialprobe.synthesis import load_prompts, synthesize

@@ -16,7 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 import yaml
 
-from spatialprobe.synthesis.convert import ConversionError, convert_state_dict, convert_vqgan, vqmodel_config
+from spatialprobe.convert.vqgan import ConversionError, convert_state_dict, convert_vqgan, vqmodel_config
 
 DDCONFIG = {"double_z": False, "z_channels": 8, "resolution": 16, "in_channels": 3, "out_ch": 3,
             "ch": 32, "ch_mult": [1, 2], "num_res_blocks": 1, "attn_resolutions": [8],

@@ -40,7 +40,7 @@ def test_weight_built_in_set_follows_its_levels():
 
 
 def test_weight_probe_with_a_model_that_knows_the_facts_scores_100(tmp_path):
-    from spatialprobe.probes.run import ProbeSettings, run_probe
+    from spatialprobe.probing.run import ProbeSettings, run_probe
 
     data = datasets.load("weight")
     candidates = builtin("weight")

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 from vl_helpers import SPECIALS, WORDS, tiny_bert_config, write_vocab  # noqa: E402
 
-from spatialprobe.probes.vinvl import CheckpointError, convert_vinvl  # noqa: E402
+from spatialprobe.convert.vinvl import CheckpointError, convert_vinvl  # noqa: E402
 
 H, FF, HEADS = 16, 32, 2
 
@@ -155,7 +155,7 @@ def test_convert_command(tmp_path):
 def test_converted_directory_scores_through_the_masked_lm_prober(tmp_path):
     """The converted directory goes through the generic "hf-mlm" scorer (``probe --model OUT``)."""
     from spatialprobe import registry
-    from spatialprobe.probes.base import ClozeRequest
+    from spatialprobe.scorers.base import ClozeRequest
 
     sd = synthetic_oscar_checkpoint(tmp_path / "ckpt")
     convert_vinvl(tmp_path / "ckpt", tmp_path / "out")

@@ -103,7 +103,7 @@ class FixedClip:
 
 
 def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
-    from spatialprobe.probes.vsr_eval import run_vsr_clip
+    from spatialprobe.benchmarks.vsr import run_vsr_clip
     from spatialprobe.store import list_runs
 
     write_split(tmp_path, "random", "test", RANDOM)
@@ -142,7 +142,7 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     """The VSR authors' analysis_scripts/eval_compute_acc_by_rel_meta_cat.py: a relation missing
     from rel_meta_category_dict.txt ('congruent') is printed as "no availible meta cat" and left
     out of every category; eval_compute_acc_by_rel.py still counts it per relation."""
-    from spatialprobe.probes.vsr_eval import run_vsr_clip
+    from spatialprobe.benchmarks.vsr import run_vsr_clip
 
     congruent = {"image": "000000000003.jpg", "caption": "The couch is congruent the cat.", "label": 1,
                  "relation": "congruent", "annotator_id": 5, "vote_true_validator_id": "[1]",
@@ -207,8 +207,8 @@ def test_vsr_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, monkeyp
     from typer.testing import CliRunner
     from vl_helpers import tiny_clip
 
+    from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
     from spatialprobe.cli import app
-    from spatialprobe.probes.clip_scoring import ClipSimilarity
 
     write_split(tmp_path / "vsr", "random", "test", RANDOM)
     for name in ("000000000001.jpg", "000000000002.jpg"):

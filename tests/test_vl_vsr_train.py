@@ -21,7 +21,7 @@ def records(n):
 
 
 def test_defaults_are_the_papers():
-    from spatialprobe.probes.vsr_train import TrainSettings
+    from spatialprobe.benchmarks.vsr_train import TrainSettings
 
     s = TrainSettings()
     assert (s.learning_rate, s.batch_size, s.epochs, s.eval_steps, s.max_text_length, s.seed) == \
@@ -30,7 +30,7 @@ def test_defaults_are_the_papers():
 
 def test_trainer_arguments_follow_the_authors_loop(tmp_path):
     """torch AdamW (weight decay 0.01), constant lr, no warm-up, no clipping, best dev accuracy."""
-    from spatialprobe.probes.vsr_train import TrainSettings, training_arguments
+    from spatialprobe.benchmarks.vsr_train import TrainSettings, training_arguments
 
     args = training_arguments(TrainSettings(), tmp_path, "cpu")
     assert (args.learning_rate, args.per_device_train_batch_size, args.num_train_epochs) == (1e-5, 12, 30)

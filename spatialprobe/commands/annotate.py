@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import require_out_dir, warn
+from spatialprobe.commands.errors import require_out_dir, warn
 
 annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Human).",
                            no_args_is_help=True)
@@ -19,8 +19,8 @@ def export(
     task: str | None = typer.Option(None, "--task", help="Task whose images to ask about."),
 ) -> None:
     """Write a self-contained annotation page: one image at a time, keyboard answers, saved to JSON."""
-    from ..reports.annotation import export_page
-    from .judge import require_image_run, user_errors
+    from spatialprobe.commands.judge import require_image_run, user_errors
+    from spatialprobe.judging.human import export_page
 
     require_image_run(run)
     with user_errors():
@@ -38,8 +38,8 @@ def import_(
     """ISM (Human) per annotator, Cohen's kappa between annotators, and the mean over annotators."""
     from rich.console import Console
 
-    from ..reports.annotation import annotation_items, import_answers
-    from .judge import require_image_run, user_errors
+    from spatialprobe.commands.judge import require_image_run, user_errors
+    from spatialprobe.judging.human import annotation_items, import_answers
 
     require_image_run(run)
     with user_errors():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail
+from spatialprobe.commands.errors import fail
 
 convert_app = typer.Typer(help="Convert released checkpoints to transformers/diffusers format.",
                           no_args_is_help=True)
@@ -25,7 +25,7 @@ def convert_vinvl_command(
                                                       "(VinVL/Oscar base models are uncased)."),
 ) -> None:
     """Convert an Oscar/VinVL checkpoint into a BertForMaskedLM directory for the masked-LM prober."""
-    from ..probes.vinvl import CheckpointError, convert_vinvl
+    from spatialprobe.convert.vinvl import CheckpointError, convert_vinvl
 
     try:
         record = convert_vinvl(ckpt_dir, out_dir, lowercase=not cased)
@@ -45,7 +45,7 @@ def convert_vqgan_command(
                                       help="Allow arbitrary pickled objects in CKPT (trusted files)."),
 ) -> None:
     """Convert a taming-transformers VQGAN checkpoint into a diffusers VQModel directory."""
-    from ..synthesis.convert import ConversionError, convert_vqgan
+    from spatialprobe.convert.vqgan import ConversionError, convert_vqgan
 
     for path in (ckpt, yaml):
         if not path.is_file():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_dir
 
 datasets_app = typer.Typer(help="Build, inspect and export datasets.", no_args_is_help=True)
 
@@ -17,7 +17,7 @@ def list_datasets() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .. import datasets
+    from spatialprobe import datasets
 
     table = Table("name", "task", "instances", "labels", "version")
     for name in datasets.builtin_names():
@@ -41,7 +41,7 @@ def export(
                               "cut at its mask) or question (\"Question: ... Answer:\")."),
 ) -> None:
     """Write a dataset in the release format (JSON lines) or as an lm-evaluation-harness task."""
-    from .. import datasets
+    from spatialprobe import datasets
 
     if fmt not in EXPORT_FORMATS:
         fail(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}.")
@@ -50,7 +50,7 @@ def export(
     if fmt == "release" and out.is_dir():
         fail(f"--out {out} is a directory; --format release writes one JSON lines file.")
     if fmt == "lm-eval":
-        from ..datasets.lm_eval_export import STYLES
+        from spatialprobe.prompts.lm_eval_export import STYLES
 
         if (style or STYLES[0]) not in STYLES:
             fail(f"--style must be one of {', '.join(STYLES)}, not {style!r}.")
@@ -62,12 +62,12 @@ def export(
     except ValueError as err:  # DataError included: names the file, line and field
         fail(str(err))
     if fmt == "release":
-        from ..store import write_jsonl
+        from spatialprobe.store import write_jsonl
 
         write_jsonl(out, datasets.to_release_records(ds))
         typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
         return
-    from ..datasets.lm_eval_export import export_lm_eval
+    from spatialprobe.prompts.lm_eval_export import export_lm_eval
 
     task, config, data = export_lm_eval(ds, out, style or STYLES[0])
     typer.echo(f"wrote lm-eval task {task} ({len(ds)} {ds.task} instances, {ds.version}): {config}, {data}")
@@ -87,8 +87,8 @@ def validate(
     """Check a data file before a long run: every line parsed, labels counted, folds buildable."""
     from collections import Counter
 
-    from .. import datasets
-    from .probe import check_folds
+    from spatialprobe import datasets
+    from spatialprobe.commands.probe import check_folds
 
     try:
         ds = (datasets.load_pairs(path, task or "size", first=first, second=second, answer=answer)
@@ -114,8 +114,8 @@ def build(
                              "scores; ids stay the released unique_ids)."),
 ) -> None:
     """Build a generated prompt set (sr2d: VISOR's SR2D over the 80 COCO classes)."""
-    from ..datasets.sr2d import build_sr2d, is_spatial, prompt_lines
-    from ..store import write_json, write_jsonl
+    from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
+    from spatialprobe.store import write_json, write_jsonl
 
     if name != "sr2d":
         raise typer.BadParameter(f"unknown buildable dataset {name!r}; choose from: sr2d")

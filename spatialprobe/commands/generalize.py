@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail
+from spatialprobe.commands.errors import fail
 
 
 def generalize_command(
@@ -25,9 +25,9 @@ def generalize_command(
     seed: int = typer.Option(0, help="Seed for sampling substitutions."),
 ) -> None:
     """Replace persons and objects of posrel scenarios by subterms; drop those the corpus contains."""
-    from .. import datasets
-    from ..datasets.generalize import generalize
-    from ..datasets.subterms import ConceptNetSubterms, SubtermSource, WordNetSubterms
+    from spatialprobe import datasets
+    from spatialprobe.datasets.generalize import generalize
+    from spatialprobe.datasets.subterms import ConceptNetSubterms, SubtermSource, WordNetSubterms
 
     if (conceptnet is None) == (wordnet is None):
         raise typer.BadParameter("Give exactly one of --conceptnet DB or --wordnet [DIR|auto].")

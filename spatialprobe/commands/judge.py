@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail, require_out_dir, warn
+from spatialprobe.commands.errors import fail, require_out_dir, warn
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
@@ -18,9 +18,9 @@ judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector,
 def user_errors() -> Iterator[None]:
     """Expected failures (bad data, unknown component, model that cannot load, wrong run) end the
     command with their one-sentence message and exit code 2, not a traceback."""
-    from ..datasets.release import DataError
-    from ..loading import ModelLoadError
-    from ..registry import UnknownComponent
+    from spatialprobe.datasets.release import DataError
+    from spatialprobe.loading import ModelLoadError
+    from spatialprobe.registry import UnknownComponent
 
     try:
         yield
@@ -53,7 +53,7 @@ def _parse_args(pairs: list[str] | None) -> dict:
 
 
 def _spec(name: str, model: str | None, extra: list[str] | None, **more):
-    from ..registry import Spec
+    from spatialprobe.registry import Spec
 
     args = {k: v for k, v in more.items() if v is not None}
     if model:  # a local directory is recorded absolute, so the run's config names it anywhere
@@ -67,7 +67,7 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
                   batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None):
     """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
-    from ..detectors.judge import FIXED_RULES, JudgeConfig
+    from spatialprobe.judging.box import FIXED_RULES, JudgeConfig
 
     if task in FIXED_RULES and (rule is not None or rule_arg):
         fail(f"--rule and --rule-arg apply to judge posrel only; {task} has one fixed rule "
@@ -77,7 +77,7 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
              "posrel reads no depth.")
     if task not in FIXED_RULES and depth_region is not None:
         fail("--depth-region applies to judge size and height only; posrel reads no depth.")
-    from ..detectors.rules import DEPTH_REGIONS
+    from spatialprobe.detectors.rules import DEPTH_REGIONS
 
     if depth_region is not None and depth_region not in DEPTH_REGIONS:
         fail(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
@@ -93,7 +93,7 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
 
 def _check_benchmark_args(rule: str, rule_args: dict) -> None:
     """GenEval's confidence cut is an argument of --rule geneval only, a number in [0, 1]."""
-    from ..detectors.judge_scores import BENCHMARK_ARGS
+    from spatialprobe.judging.box_scores import BENCHMARK_ARGS
 
     for rule_name, defaults in BENCHMARK_ARGS.items():
         for key in defaults:
@@ -110,8 +110,8 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
     from rich.console import Console
     from rich.progress import Progress
 
-    from ..detectors.judge import JudgeRun, unscorable_note
-    from ..runner import execute
+    from spatialprobe.judging.box import JudgeRun, unscorable_note
+    from spatialprobe.runner import execute
 
     require_image_run(run)
     cfg = _judge_config(task, **options)
@@ -170,7 +170,7 @@ def _make_task_command(task: str):
 
 def _judged_tasks() -> list[str]:
     """Every task whose task file names a judge rule (weight is not visible in an image: none)."""
-    from .. import tasks
+    from spatialprobe import tasks
 
     return [name for name in tasks.names() if tasks.get(name).judge_rule]
 
@@ -183,7 +183,7 @@ for _task in _judged_tasks():
 def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
             out: Path | None = typer.Option(None, "--out", help="HTML file [JUDGED/gallery.html].")) -> None:
     """HTML gallery of a judged run: boxes drawn, depths, the rule's explanation, match with gold."""
-    from ..reports.gallery import write_gallery
+    from spatialprobe.reports.gallery import write_gallery
 
     with user_errors():
         typer.echo(f"wrote {write_gallery(judged, out)}")
@@ -206,8 +206,8 @@ def visor(
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
     from rich.console import Console
 
-    from ..metrics.visor_run import VisorRun
-    from ..runner import execute
+    from spatialprobe.judging.visor import VisorRun
+    from spatialprobe.runner import execute
 
     require_out_dir(out)
     detecting = {"--detector": detector, "--detector-model": detector_model, "--detector-arg": detector_arg,

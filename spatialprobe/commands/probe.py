@@ -7,14 +7,14 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_dir
 
 
 def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str | None,
                   second: str | None, answer: str | None, delimiter: str | None):
     """(dataset, source) for --data, --pairs or the built-in set; pair options need --pairs."""
-    from .. import datasets
-    from ..datasets import sources
+    from spatialprobe import datasets
+    from spatialprobe.datasets import sources
 
     if data and pairs:
         fail("give either --data (release format) or --pairs (comparison pairs), not both.")
@@ -74,13 +74,13 @@ def probe(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from .. import tasks
-    from ..datasets import DataError
-    from ..probes import chat
-    from ..probes.masked_lm import ModelLoadError
-    from ..probes.run import ProbeSettings, run_probe
-    from ..prompts.templates import resolve
-    from ..reports.tables import probe_table
+    from spatialprobe import tasks
+    from spatialprobe.datasets import DataError
+    from spatialprobe.probing.run import ProbeSettings, run_probe
+    from spatialprobe.prompts.templates import resolve
+    from spatialprobe.reports.tables import probe_table
+    from spatialprobe.scorers import chat
+    from spatialprobe.scorers.masked_lm import ModelLoadError
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
@@ -128,7 +128,7 @@ def consistency(
     plot: bool = typer.Option(True, help="Write the per-object chart consistency_objects.png."),
 ) -> None:
     """Symmetry and transitivity of a size/height run's predictions, and a per-object chart."""
-    from ..reports.consistency import consistency_report
+    from spatialprobe.reports.consistency import consistency_report
 
     try:
         result = consistency_report(run, plot=plot)
@@ -154,7 +154,7 @@ def runs() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from ..store import home, list_runs
+    from spatialprobe.store import home, list_runs
 
     table = Table("created", "kind", "task", "model", "dataset", "accuracy", "macro-F1", "path",
                   title=f"runs indexed in {home() / 'index.sqlite'}")
@@ -174,8 +174,8 @@ def report(
 ) -> None:
     """Put runs side by side (models as rows; tasks' accuracy and macro-F1 with 95 % intervals as
     columns); for exactly two runs on the same items, add their paired difference and test."""
-    from ..reports.tables import comparison_table, provenance_line
-    from ..store import atomic_write_text, list_runs, read_json
+    from spatialprobe.reports.tables import comparison_table, provenance_line
+    from spatialprobe.store import atomic_write_text, list_runs, read_json
 
     paths = list(run_dirs or [Path(r["path"]) for r in list_runs()])
     summaries = []
@@ -199,9 +199,9 @@ def report(
 
 def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int) -> str:
     """The paired section of ``report A B``, or a note saying why the two runs cannot be paired."""
-    from ..metrics.paired import paired_differences, resampling_of, unpaired_reason
-    from ..reports.tables import paired_table, unpaired_note
-    from ..store import read_jsonl
+    from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
+    from spatialprobe.reports.tables import paired_table, unpaired_note
+    from spatialprobe.store import read_jsonl
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
     rows = [read_jsonl(Path(p) / "predictions.jsonl") if (Path(p) / "predictions.jsonl").exists() else []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail
+from spatialprobe.commands.errors import fail
 
 prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_args_is_help=True)
 
@@ -16,7 +16,7 @@ prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_arg
 def show(task: str = typer.Argument(..., help="size, height or posrel."),
          candidates: str = typer.Option("builtin", help="'builtin', 'manual' or a candidates file.")) -> None:
     """Print a task's candidates as JSON (the editable file format)."""
-    from ..prompts.templates import resolve
+    from spatialprobe.prompts.templates import resolve
 
     typer.echo(json.dumps(resolve(candidates, task).to_dict(), indent=1))
 
@@ -32,10 +32,10 @@ def backtranslate_cmd(
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
 ) -> None:
     """Back-translate (en->de->en, WMT19) the prompt template and answer words into candidates."""
-    from .. import datasets
-    from ..probes.masked_lm import ModelLoadError
-    from ..prompts.backtranslate import FSMTTranslator, backtranslate
-    from ..store import provenance, write_json
+    from spatialprobe import datasets
+    from spatialprobe.prompts.backtranslate import FSMTTranslator, backtranslate
+    from spatialprobe.scorers.masked_lm import ModelLoadError
+    from spatialprobe.store import provenance, write_json
 
     try:
         dataset = datasets.load_release(data, task) if data else datasets.load(task)

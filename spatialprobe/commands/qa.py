@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_dir
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -16,8 +16,8 @@ DATA_HELP = "A QA file (e.g. the release's posrel_qa.jsonl) or a dataset file to
 
 
 def _questions(task: str | None, data: Path | None):
-    from ..datasets.qa import questions_for
-    from ..datasets.release import DataError
+    from spatialprobe.datasets.qa import questions_for
+    from spatialprobe.datasets.release import DataError
 
     try:
         return questions_for(task, data)
@@ -27,7 +27,7 @@ def _questions(task: str | None, data: Path | None):
 
 def _default_out(mode: str, what: str, model: str) -> Path:
     """``qa-MODE-WHAT-MODEL`` under SPATIALPROBE_HOME; WHAT names the questions' source."""
-    from ..store import home
+    from spatialprobe.store import home
 
     name = Path(model.rstrip("/")).name or "model"
     return home() / "runs" / f"qa-{mode}-{what}-{name}"
@@ -77,8 +77,8 @@ def export(
     out: Path = typer.Option(..., "--out", help="JSON lines file (release posrel_qa format + our fields)."),
 ) -> None:
     """Write the balanced yes/no question set of a dataset."""
-    from ..datasets.qa import to_qa_records
-    from ..store import write_jsonl
+    from spatialprobe.datasets.qa import to_qa_records
+    from spatialprobe.store import write_jsonl
 
     qa, label = _questions(task, data)
     write_jsonl(out, to_qa_records(qa))
@@ -97,8 +97,8 @@ def text(
     context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
 ) -> None:
     """Answer the questions with a text QA model (yes vs no by decoder likelihood)."""
-    from ..probes.qa_models import T5YesNo
-    from ..probes.qa_run import run_text_qa
+    from spatialprobe.benchmarks.qa import run_text_qa
+    from spatialprobe.benchmarks.qa_models import T5YesNo
 
     qa, label = _questions(task, data)
     if not context and not any(item.context for item in qa.items):
@@ -129,9 +129,9 @@ def image(
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
 ) -> None:
     """Answer each question from the image synthesized for its scenario."""
-    from ..imagestore import ImageStore
-    from ..probes.qa_models import load_vqa
-    from ..probes.qa_run import questions_from_images, run_image_qa
+    from spatialprobe.benchmarks.qa import questions_from_images, run_image_qa
+    from spatialprobe.benchmarks.qa_models import load_vqa
+    from spatialprobe.imagestore import ImageStore
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")

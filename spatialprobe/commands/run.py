@@ -15,10 +15,10 @@ def run(
 ) -> None:
     """Replay a run from its config.json: the same identity resumes or confirms it; elsewhere
     (another --out, another machine) it reproduces it. Only runtime settings may be overridden."""
-    from .. import registry
-    from ..runner import RunSpec, execute
-    from ..store import read_json
-    from .errors import fail
+    from spatialprobe import registry
+    from spatialprobe.commands.errors import fail
+    from spatialprobe.runner import RunSpec, execute
+    from spatialprobe.store import read_json
 
     path = config / "config.json" if config.is_dir() else config
     try:

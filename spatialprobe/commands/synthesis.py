@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
-from .errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_dir
 
 
 def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
@@ -103,9 +103,9 @@ def synthesize_command(
     """Generate images for prompts into an image store (resumes an existing --out)."""
     from rich.progress import Progress
 
-    from ..datasets import DataError
-    from ..synthesis import load_prompts, synthesize
-    from ..synthesis.loading import ModelLoadError
+    from spatialprobe.datasets import DataError
+    from spatialprobe.synthesis import load_prompts, synthesize
+    from spatialprobe.synthesis.loading import ModelLoadError
 
     if backend in BACKEND_OPTIONS:
         refuse_other_backend_options(ctx, backend)

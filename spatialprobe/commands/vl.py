@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_dir
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -42,9 +42,9 @@ def vsr_command(
     device: str = Device,
 ) -> None:
     """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
-    from ..datasets.release import DataError
-    from ..probes.vl_common import ModelLoadError
-    from ..probes.vsr_eval import run_vsr_clip
+    from spatialprobe.benchmarks.vsr import run_vsr_clip
+    from spatialprobe.datasets.release import DataError
+    from spatialprobe.vision import ModelLoadError
 
     require_out_dir(out)
     bar, advance = _progress("VSR examples scored")
@@ -74,9 +74,9 @@ def spatialmqa_command(
     device: str = Device,
 ) -> None:
     """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
-    from ..datasets.release import DataError
-    from ..probes.spatialmqa_eval import run_spatialmqa
-    from ..probes.vl_common import ModelLoadError
+    from spatialprobe.benchmarks.spatialmqa import run_spatialmqa
+    from spatialprobe.datasets.release import DataError
+    from spatialprobe.vision import ModelLoadError
 
     require_out_dir(out)
     bar, advance = _progress("SpatialMQA questions answered")
@@ -112,9 +112,9 @@ def vsr_train_command(
     device: str = Device,
 ) -> None:
     """Fine-tune ViLT on VSR's training split (best dev checkpoint), then evaluate on test."""
-    from ..datasets.release import DataError
-    from ..probes.vl_common import ModelLoadError
-    from ..probes.vsr_train import TrainSettings, train_vsr_vilt
+    from spatialprobe.benchmarks.vsr_train import TrainSettings, train_vsr_vilt
+    from spatialprobe.datasets.release import DataError
+    from spatialprobe.vision import ModelLoadError
 
     if epochs is not None and max_steps > 0:
         fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")

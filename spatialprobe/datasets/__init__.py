@@ -10,12 +10,12 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from .. import tasks
-from ..records import Dataset
-from .folds import make_folds
-from .pairs import load_pairs
-from .release import DataError, load_release, to_release_records
-from .scale import build_scale
+from spatialprobe import tasks
+from spatialprobe.datasets.folds import make_folds
+from spatialprobe.datasets.pairs import load_pairs
+from spatialprobe.datasets.release import DataError, load_release, to_release_records
+from spatialprobe.datasets.scale import build_scale
+from spatialprobe.records import Dataset
 
 __all__ = [
     "DataError",

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..extras import require
-from ..store import read_json, write_json
+from spatialprobe.extras import require
+from spatialprobe.store import read_json, write_json
 
 CHUNK_BYTES = 8 << 20
 

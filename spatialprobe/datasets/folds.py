@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from ..records import Dataset, Fold
+from spatialprobe.records import Dataset, Fold
 
 
 def _strata(dataset: Dataset, keys: list[str], k: int) -> dict[str, int]:

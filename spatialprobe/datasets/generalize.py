@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records import Dataset, Instance
-from ..store import provenance, write_json, write_jsonl
-from .corpus_filter import filter_phrases, normalize_phrase
-from .release import POSREL_CODE_OF, pronoun_for
-from .scale import capitalize_first, with_article
+from spatialprobe.datasets.corpus_filter import filter_phrases, normalize_phrase
+from spatialprobe.datasets.release import POSREL_CODE_OF, pronoun_for
+from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.records import Dataset, Instance
+from spatialprobe.store import provenance, write_json, write_jsonl
 
 REPLACE_MODES = ("both", "person", "object")
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .. import tasks
-from ..records import Dataset, Instance
-from .release import DataError, iter_jsonl
-from .scale import capitalize_first, content_version, with_article
+from spatialprobe import tasks
+from spatialprobe.datasets.release import DataError, iter_jsonl
+from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
+from spatialprobe.records import Dataset, Instance
 
 _TRUE = {"1", "true", "yes", "y", "a", "first"}
 _FALSE = {"0", "false", "no", "n", "b", "second"}

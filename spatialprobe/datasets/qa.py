@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import tasks
-from ..records import Dataset, _Serializable
-from .release import DataError, iter_jsonl, require
-from .scale import capitalize_first, content_version, with_article
+from spatialprobe import tasks
+from spatialprobe.datasets.release import DataError, iter_jsonl, require
+from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
+from spatialprobe.records import Dataset, _Serializable
 
 RELATION_WORDS = {"inside": "inside", "above": "on", "below": "under", "beside": "beside"}
 _WORD_RELATION = {word: rel for rel, word in RELATION_WORDS.items()}
@@ -183,7 +183,7 @@ def questions_for(task: str | None, data: str | Path | None = None) -> tuple[QAS
     ``data`` may be a QA file (records with ``question`` and no ``obj_a``: the release's
     ``posrel_qa.jsonl`` or our export) or any dataset file ``datasets.load`` reads.
     """
-    from . import load
+    from spatialprobe.datasets import load
 
     if data is None:
         if task is None:

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import tasks
-from ..records import Dataset, Instance
-from .scale import capitalize_first, content_version, with_article
+from spatialprobe import tasks
+from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
+from spatialprobe.records import Dataset, Instance
 
 POSREL_CODES = {0: "inside", 1: "above", 2: "below", 3: "beside"}
 POSREL_CODE_OF = {v: k for k, v in POSREL_CODES.items()}

@@ -6,8 +6,8 @@ import hashlib
 import json
 from typing import Any, Protocol
 
-from .. import tasks
-from ..records import Dataset, Instance
+from spatialprobe import tasks
+from spatialprobe.records import Dataset, Instance
 
 # Words whose first letter misleads the a/an rule.
 _AN_EXCEPTIONS = {"hour", "honest", "honour", "honor", "heir", "herb"}

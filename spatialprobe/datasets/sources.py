@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..records import Dataset
+from spatialprobe.records import Dataset
 
 
 def builtin_source(name: str) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def pairs_source(path: str | Path, first: str, second: str, answer: str,
 
 def load_source(source: Mapping[str, Any], task: str) -> Dataset:
     """Load the dataset a source names; refuse one whose content changed since it was recorded."""
-    from . import load, load_pairs, load_release
+    from spatialprobe.datasets import load, load_pairs, load_release
 
     kind = source.get("source")
     if kind == "builtin":

@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Protocol
 
-from ..extras import require
+from spatialprobe.extras import require
 
 
 class SubtermSource(Protocol):

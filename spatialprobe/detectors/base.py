@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .rules import Box
+from spatialprobe.detectors.rules import Box
 
 
 def as_box(values: Sequence[float]) -> Box:
@@ -86,7 +86,7 @@ def best_per_object(detections: Sequence[Detection], names: Sequence[str], ties:
 
 def nms(detections: Sequence[Detection], iou_threshold: float) -> list[Detection]:
     """Greedy per-label non-maximum suppression: drop boxes overlapping a better one of the label."""
-    from .rules import iou
+    from spatialprobe.detectors.rules import iou
 
     kept: list[Detection] = []
     for det in sorted(detections, key=lambda d: -d.score):

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..extras import require
-from .base import Detection
-from .depth import to_depth
+from spatialprobe.detectors.base import Detection
+from spatialprobe.detectors.depth import to_depth
+from spatialprobe.extras import require
 
 
 def object_colour(name: str) -> tuple[int, int]:

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ..loading import load_pretrained
-from ..probes.vl_common import resolve_device
-from .base import Detection, as_box, nms
-from .depth import predicts_of_config, to_depth
-from .preprocess import tensor_preprocessor
+from spatialprobe.detectors.base import Detection, as_box, nms
+from spatialprobe.detectors.depth import predicts_of_config, to_depth
+from spatialprobe.detectors.preprocess import tensor_preprocessor
+from spatialprobe.loading import load_pretrained
+from spatialprobe.vision import resolve_device
 
 DEFAULT_OWLVIT = "google/owlvit-base-patch32"
 DEFAULT_OWLV2 = "google/owlv2-base-patch16-ensemble"

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from ..loading import load_pretrained
-from .base import Detection, as_box
-from .hf import _TorchModel, classes_for, load_aliases
-from .rules import Box
+from spatialprobe.detectors.base import Detection, as_box
+from spatialprobe.detectors.hf import _TorchModel, classes_for, load_aliases
+from spatialprobe.detectors.rules import Box
+from spatialprobe.loading import load_pretrained
 
 DEFAULT_MASK2FORMER = "facebook/mask2former-swin-small-coco-instance"
 DEFAULT_GROUNDING_DINO = "IDEA-Research/grounding-dino-tiny"

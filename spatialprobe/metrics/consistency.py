@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .intervals import DEFAULT_RESAMPLES, LEVEL, cluster_bootstrap, interval_pair, row_weights
+from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, LEVEL, cluster_bootstrap, interval_pair, row_weights
 
 
 def _directions(rows: Iterable[Mapping], first_label: str) -> dict[tuple[str, str], int]:

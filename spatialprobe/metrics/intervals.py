@@ -41,7 +41,7 @@ import numpy as np
 from scipy import stats
 
 if TYPE_CHECKING:
-    from ..runner.summary import Metric
+    from spatialprobe.metrics.metric import Metric
 
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples (and permutations) unless told otherwise."""

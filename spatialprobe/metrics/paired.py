@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .intervals import (
+from spatialprobe.metrics.intervals import (
     DEFAULT_RESAMPLES,
     Resampling,
     batch_for,

@@ -14,7 +14,7 @@ only when ``sra`` is absent. Then, in percent:
 
 The same numbers are given per relation and per class (images whose prompt names the class).
 A number with nothing to measure (``VISOR_cond`` where no image has both objects) is None.
-The run kind (``spatialprobe visor``) is :class:`spatialprobe.metrics.visor_run.VisorRun`.
+The run kind (``spatialprobe visor``) is :class:`spatialprobe.judging.visor.VisorRun`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..datasets.release import DataError, read_json_file
-from ..datasets.sr2d import is_spatial
-from ..detectors.rules import SR2D_RELATIONS, visor_any_pair
+from spatialprobe.datasets.release import DataError, read_json_file
+from spatialprobe.datasets.sr2d import is_spatial
+from spatialprobe.detectors.rules import SR2D_RELATIONS, visor_any_pair
 
 VISOR_N_MIN = 4
 """VISOR_1..4 are always reported, as the released ``visor.py`` prints them."""
@@ -127,7 +127,7 @@ def released_outcome(prompt: dict[str, Any], record: dict[str, Any]) -> dict[str
 
 def score_released(detections_path: str | Path, prompts_path: str | Path) -> dict[str, Any]:
     """VISOR numbers of a detection file in the released layout (as the released ``visor.py``)."""
-    from ..datasets.sr2d import load_sr2d
+    from spatialprobe.datasets.sr2d import load_sr2d
 
     records, _ = released_records(detections_path, load_sr2d(prompts_path), prompts_path)
     return visor_report([released_outcome(p, rr) for _, p, rr in records])

@@ -21,10 +21,10 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from .. import tasks
-from ..datasets.scale import with_article
-from ..records import Dataset, Instance
-from .templates import MASK, Candidates, manual, render
+from spatialprobe import tasks
+from spatialprobe.datasets.scale import with_article
+from spatialprobe.prompts.templates import MASK, Candidates, manual, render
+from spatialprobe.records import Dataset, Instance
 
 
 class Translator(Protocol):
@@ -38,7 +38,7 @@ class FSMTTranslator:
     def __init__(self, model: str, device: str = "auto", max_new_tokens: int = 64):
         from transformers import FSMTForConditionalGeneration, FSMTTokenizer
 
-        from ..loading import load_pretrained, resolve_device
+        from spatialprobe.loading import load_pretrained, resolve_device
 
         self.device = resolve_device(device)
         self.tokenizer = load_pretrained(FSMTTokenizer, model, "the translation tokenizer")

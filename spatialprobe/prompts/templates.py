@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .. import tasks
-from ..datasets.release import DataError, read_json_file
-from ..datasets.scale import capitalize_first, with_article
-from ..records import Dataset, Instance, PromptConfig
+from spatialprobe import tasks
+from spatialprobe.datasets.release import DataError, read_json_file
+from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.records import Dataset, Instance, PromptConfig
 
 MASK = "[MASK]"
 PLACEHOLDERS = ("[A]", "[B]", "[OBJECT]", "[PERSON]", "[SCENARIO]", "[PRONOUN]", MASK)

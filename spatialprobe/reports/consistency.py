@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import tasks
-from ..metrics.consistency import consistency, consistency_intervals, object_bias
-from ..store import read_json, read_jsonl, write_json
-from .tables import provenance_line
+from spatialprobe import tasks
+from spatialprobe.metrics.consistency import consistency, consistency_intervals, object_bias
+from spatialprobe.reports.tables import provenance_line
+from spatialprobe.store import read_json, read_jsonl, write_json
 
 
 def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
         "provenance": summary.get("provenance"),
     })
     if plot:
-        from .plots import object_bias_chart
+        from spatialprobe.reports.plots import object_bias_chart
 
         order = _level_order(summary, result["objects"])
         result["chart"] = object_bias_chart(result["objects"], order, run / "consistency_objects.png",
@@ -51,7 +51,7 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
 
 def _level_order(summary: dict, objects: dict) -> list[str]:
     """Objects in the dataset's level order where it is a built-in set, else alphabetical."""
-    from ..datasets import builtin_names, load
+    from spatialprobe.datasets import builtin_names, load
 
     name = str(summary.get("dataset") or "").split("@")[0]  # "name@version"
     if name in builtin_names():

@@ -9,8 +9,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-from ..extras import require
-from ..store import atomic_write_text, read_json, read_jsonl
+from spatialprobe.extras import require
+from spatialprobe.store import atomic_write_text, read_json, read_jsonl
 
 COLOURS = {"a": (229, 57, 53), "b": (30, 136, 229)}
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..metrics.paired import PairedDifference
+    from spatialprobe.metrics.paired import PairedDifference
 
 
 def pm(value: Mapping[str, Any] | None) -> str:
@@ -95,7 +95,7 @@ def comparison_table(summaries: Iterable[Mapping[str, Any]], labels: Sequence[st
         table.setdefault(name, {})[s["task"]] = s
         if s["task"] not in tasks:
             tasks.append(s["task"])
-    from .. import tasks as registered
+    from spatialprobe import tasks as registered
 
     order = registered.names()  # paper order first, as the task files state it
     tasks.sort(key=lambda t: (order.index(t) if t in order else len(order), t))

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..metrics.intervals import Resampling, with_intervals
-from ..store import RunDir, atomic_write_text, provenance, register_run, write_json, write_jsonl
-from .spec import RunSpec, refuse_other_identity
-from .summary import Metric, build_summary, headline
+from spatialprobe.metrics.intervals import Resampling, with_intervals
+from spatialprobe.runner.spec import RunSpec, refuse_other_identity
+from spatialprobe.runner.summary import Metric, build_summary, headline
+from spatialprobe.store import RunDir, atomic_write_text, provenance, register_run, write_json, write_jsonl
 
 Progress = Callable[[int, int], None]
 """Called with (items done, items in all)."""

@@ -4,10 +4,10 @@ Heavy imports (torch, diffusers, transformers, ray) happen only inside the submo
 need them; importing this package is cheap.
 """
 
-from .jobs import Job, JobResult, image_seed
-from .prompts import PromptSet, load_prompts
-from .runner import SynthesisSummary, synthesize
-from .settings import VQGANCLIPSettings, load_preset, preset_names, with_overrides
+from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
+from spatialprobe.synthesis.prompts import PromptSet, load_prompts
+from spatialprobe.synthesis.runner import SynthesisSummary, synthesize
+from spatialprobe.synthesis.settings import VQGANCLIPSettings, load_preset, preset_names, with_overrides
 
 __all__ = ["Job", "JobResult", "PromptSet", "SynthesisSummary", "VQGANCLIPSettings",
            "image_seed", "load_preset", "load_prompts", "preset_names", "synthesize",

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from .settings import VQGANCLIPSettings
+from spatialprobe.synthesis.settings import VQGANCLIPSettings
 
 
 def _draw_crop_maps(settings: VQGANCLIPSettings, side: int, generator: torch.Generator,

@@ -6,9 +6,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..extras import require
-from .jobs import Job, JobResult
-from .loading import load_model, resolve_device, resolve_precision, weights_hash
+from spatialprobe.extras import require
+from spatialprobe.synthesis.jobs import Job, JobResult
+from spatialprobe.synthesis.loading import load_model, resolve_device, resolve_precision, weights_hash
 
 
 class DiffusersPipeline:

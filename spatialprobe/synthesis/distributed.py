@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..extras import require
-from .jobs import Job, JobResult, Synthesizer
-from .runner import build_synthesizer
+from spatialprobe.extras import require
+from spatialprobe.synthesis.jobs import Job, JobResult, Synthesizer
+from spatialprobe.synthesis.runner import build_synthesizer
 
 
 class _Worker:

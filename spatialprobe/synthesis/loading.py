@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..extras import require
-from ..loading import ModelLoadError, resolve_device  # noqa: F401 (re-exported)
+from spatialprobe.extras import require
+from spatialprobe.loading import ModelLoadError, resolve_device  # noqa: F401 (re-exported)
 
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pt", ".pth")
 

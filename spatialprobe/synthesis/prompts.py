@@ -21,9 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..datasets import DataError, builtin_data, builtin_names, load
-from ..datasets.release import iter_jsonl
-from ..imagestore import PromptItem
+from spatialprobe.datasets import DataError, builtin_data, builtin_names, load
+from spatialprobe.datasets.release import iter_jsonl
+from spatialprobe.imagestore import PromptItem
 
 
 @dataclass(frozen=True)

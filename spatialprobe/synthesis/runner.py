@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import registry
-from ..imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
-from ..runner import Evaluation, Item, RunSpec, execute
-from ..store import RunDir
-from .jobs import Job, JobResult, image_seed
-from .prompts import PromptSet, load_prompts
+from spatialprobe import registry
+from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.store import RunDir
+from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
+from spatialprobe.synthesis.prompts import PromptSet, load_prompts
 
 RUNTIME_ARGS = ("device", "precision", "compile", "checkpoint")
 """Backend arguments that say where or how a run executes, not what it makes; they may change on
@@ -200,7 +200,7 @@ class SynthesisRun:
             for batch in work:
                 yield batch, self.compute(batch)
             return
-        from .distributed import stream_on_ray
+        from spatialprobe.synthesis.distributed import stream_on_ray
 
         assert self.run is not None, "prepare() names the run directory first"
         by_key = {item.key: item for batch in work for item in batch}

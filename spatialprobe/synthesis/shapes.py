@@ -32,8 +32,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..detectors.colour import draw_scene
-from .jobs import Job, JobResult
+from spatialprobe.detectors.colour import draw_scene
+from spatialprobe.synthesis.jobs import Job, JobResult
 
 MODEL = "shapes (UNTRAINED colour-coded test scenes)"
 REVERSED = {"larger": "smaller", "smaller": "larger", "taller": "shorter", "shorter": "taller",

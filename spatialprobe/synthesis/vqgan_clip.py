@@ -13,11 +13,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..extras import require
-from .augment import apply_cutouts, draw_cutouts
-from .fastpath import CompiledStep, checkpoint_decoder, hold_weights_in, image_side, resolve_compile, use_channels_last
-from .jobs import Job, JobResult
-from .loading import (
+from spatialprobe.extras import require
+from spatialprobe.synthesis.augment import apply_cutouts, draw_cutouts
+from spatialprobe.synthesis.fastpath import (
+    CompiledStep,
+    checkpoint_decoder,
+    hold_weights_in,
+    image_side,
+    resolve_compile,
+    use_channels_last,
+)
+from spatialprobe.synthesis.jobs import Job, JobResult
+from spatialprobe.synthesis.loading import (
     autocast,
     autocast_enabled,
     grad_scaler,
@@ -27,7 +34,7 @@ from .loading import (
     to_pil,
     weights_hash,
 )
-from .settings import VQGANCLIPSettings, load_preset, with_overrides
+from spatialprobe.synthesis.settings import VQGANCLIPSettings, load_preset, with_overrides
 
 
 class VQGANCLIP:
@@ -44,7 +51,7 @@ class VQGANCLIP:
         require("diffusers", "synthesis", "VQGAN+CLIP")
         from diffusers import VQModel
 
-        from ..contrastive import ContrastiveModel
+        from spatialprobe.contrastive import ContrastiveModel
 
         self.settings: VQGANCLIPSettings = with_overrides(load_preset(preset), settings or {})
         self.vqgan_id, self.clip_id = vqgan, clip

@@ -102,7 +102,7 @@ def get(name: str) -> Task:
     """The task called ``name``; an unknown name gets the registry's "did you mean" error."""
     tasks = _all()
     if name not in tasks:
-        from ..registry import lookup
+        from spatialprobe.registry import lookup
 
         lookup("task", name)  # raises UnknownComponent naming the close matches
     return tasks[name]

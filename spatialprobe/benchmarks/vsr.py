@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..datasets import vsr
-from ..runner import Evaluation, Item, RunSpec, execute
-from ..runner.summary import Metric, single
+from spatialprobe.datasets import vsr
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner.summary import Metric, single
 
 METHOD = "clip-negated-relation"
 PROMPT = "caption vs. caption with the relation negated (vsr_relations.tsv)"
@@ -76,7 +76,7 @@ def write_plot(run, summary: Mapping[str, Any], title: str) -> None:
     """``accuracy.png`` (written atomically by the plot) when anything was scored."""
     if not summary["accuracy"]["n"]:
         return
-    from ..reports.vl_plots import accuracy_bars
+    from spatialprobe.reports.vl_plots import accuracy_bars
 
     accuracy_bars(panels(summary), run.file("accuracy.png"), title)
 
@@ -114,7 +114,7 @@ class VSRRun:
             raise ValueError(f"none of the {len(self.examples)} images were found under {images_dir}: "
                              "--images should be the COCO 2017 folder (flat, or with train2017/, val2017/)")
         if clip is None:
-            from .clip_scoring import ClipSimilarity
+            from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
 
             clip = ClipSimilarity(self.model, device=device)
         self.clip, self.device = clip, getattr(clip, "device", device)

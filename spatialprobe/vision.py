@@ -1,13 +1,13 @@
-"""Small pieces the vision-language probes share: loading, devices, images."""
+"""Small pieces the vision-language models share: device as a string, fp16 autocast on CUDA, images."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..extras import require
-from ..loading import ModelLoadError, load_pretrained  # noqa: F401 (re-exported)
-from ..loading import resolve_device as _resolve_device
+from spatialprobe.extras import require
+from spatialprobe.loading import ModelLoadError, load_pretrained  # noqa: F401 (re-exported)
+from spatialprobe.loading import resolve_device as _resolve_device
 
 
 def resolve_device(device: str = "auto") -> str:

@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..datasets.corpus_filter import normalize_phrase
-from ..datasets.qa import QAItem, QASet
-from ..extras import require
-from ..runner import Evaluation, Item, RunSpec, execute
-from ..runner.summary import Metric, single
-from .qa_models import Answer
+from spatialprobe.benchmarks.qa_models import Answer
+from spatialprobe.datasets.corpus_filter import normalize_phrase
+from spatialprobe.datasets.qa import QAItem, QASet
+from spatialprobe.extras import require
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner.summary import Metric, single
 
 Progress = Callable[[int, int], None]
 
@@ -89,11 +89,11 @@ def build_answerer(mode: str, answerer: Mapping[str, Any], runtime: Mapping[str,
     """The answerer a spec names, on the spec's runtime device."""
     args, device = dict(answerer["args"]), runtime.get("device", "auto")
     if mode == "text":
-        from .qa_models import T5YesNo
+        from spatialprobe.benchmarks.qa_models import T5YesNo
 
         return T5YesNo(args.pop("model"), device=device, batch_size=int(runtime.get("batch_size", 16)),
                        **args)
-    from .qa_models import load_vqa
+    from spatialprobe.benchmarks.qa_models import load_vqa
 
     return load_vqa(args["model"], device=device)
 
@@ -151,7 +151,7 @@ class QARun:
             items = [item.payload for item in batch]
             answers = self.answerer.answer([i.question for i in items], [i.context for i in items])
         else:
-            from .vl_common import open_image
+            from spatialprobe.vision import open_image
 
             images = [open_image(path) for _, path in (item.payload for item in batch)]
             answers = self.answerer.answer(images, [item.payload[0].question for item in batch],
@@ -194,7 +194,7 @@ class QARun:
         return describe() if callable(describe) else answerer_settings(self.answerer)
 
     def table(self, summary: Mapping[str, Any]) -> str:
-        from ..reports.tables import pm
+        from spatialprobe.reports.tables import pm
 
         d = summary["details"]
         return ("| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
@@ -206,12 +206,12 @@ class QARun:
     @classmethod
     def from_spec(cls, spec: RunSpec) -> QARun:
         """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        from ..datasets.qa import questions_for
+        from spatialprobe.datasets.qa import questions_for
 
         s, runtime = spec.settings, spec.runtime
         store = None
         if s["mode"] == "image":
-            from ..imagestore import ImageStore
+            from spatialprobe.imagestore import ImageStore
 
             store = ImageStore(s["images"]["path"])
         source = s["questions"]["source"]
@@ -282,10 +282,10 @@ def questions_from_images(store) -> tuple[QASet, str]:
 
     Returns the questions and the run's dataset label (``name@version`` from its config).
     """
-    from .. import tasks as registered
-    from ..datasets.qa import build_qa
-    from ..datasets.scale import content_version
-    from ..records import Dataset, Instance
+    from spatialprobe import tasks as registered
+    from spatialprobe.datasets.qa import build_qa
+    from spatialprobe.datasets.scale import content_version
+    from spatialprobe.records import Dataset, Instance
 
     labels = {name: registered.labels_of(name) for name in registered.names()}
     instances = [Instance.from_dict(p.meta) for p in store.prompts()

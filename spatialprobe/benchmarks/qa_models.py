@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .vl_common import resolve_device
+from spatialprobe.vision import resolve_device
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..store import atomic_write_text
+from spatialprobe.store import atomic_write_text
 
 WEIGHT_FILES = ("pytorch_model.bin", "model.safetensors")
 MLM_PREFIXES = ("bert.embeddings.", "bert.encoder.", "cls.predictions.")

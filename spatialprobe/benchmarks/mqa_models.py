@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .vl_common import autocast, load_pretrained, open_image, resolve_device
+from spatialprobe.vision import autocast, load_pretrained, open_image, resolve_device
 
 CLIP_TEMPLATE = "{option}: {question}"
 PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
@@ -24,7 +24,7 @@ PROMPT = ("You are an expert in spatial relation reasoning. Look at the image an
 def is_clip_like(model: str) -> bool:
     """True for a contrastive image-text checkpoint (CLIP, SigLIP, ...), judged from its config's
     ``model_type`` by :mod:`spatialprobe.contrastive`."""
-    from ..contrastive import is_contrastive
+    from spatialprobe.contrastive import is_contrastive
 
     return is_contrastive(model)
 
@@ -33,7 +33,7 @@ class ClipOptionScorer:
     kind = "clip"
 
     def __init__(self, model: str, device: str = "auto", template: str = CLIP_TEMPLATE):
-        from .clip_scoring import ClipSimilarity
+        from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
 
         self.similarity = ClipSimilarity(model, device=device)
         self.template = template

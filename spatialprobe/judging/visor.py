@@ -20,13 +20,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..datasets.sr2d import is_spatial, load_sr2d
-from ..imagestore import ImageStore
-from ..registry import Spec, build
-from ..runner import Evaluation, Item, RunSpec
-from ..runner.summary import Metric, single
-from ..store import RunDir, write_json
-from . import visor as V
+from spatialprobe.datasets.sr2d import is_spatial, load_sr2d
+from spatialprobe.imagestore import ImageStore
+from spatialprobe.metrics import visor as V
+from spatialprobe.registry import Spec, build
+from spatialprobe.runner import Evaluation, Item, RunSpec
+from spatialprobe.runner.summary import Metric, single
+from spatialprobe.store import RunDir, write_json
 
 HEADLINE = ("accuracy is VISOR (unconditional): correct images / all images; VISOR_cond = correct "
             "images / images with both objects")
@@ -75,7 +75,7 @@ class VisorRun:
 
     def _read_image_run(self, run: str, table: dict[int, dict] | None, detector: Spec) -> None:
         """An image run's images of spatial SR2D prompts (their meta, or --prompts by unique_id)."""
-        from ..detectors.judge import image_run_source, open_store, source_dataset
+        from spatialprobe.judging.box import image_run_source, open_store, source_dataset
 
         store = self.store = open_store(run)
         images = [(rec, p) for rec in store.images()
@@ -104,8 +104,8 @@ class VisorRun:
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
         if self.detector is None:  # a released file: its records say what was detected
             return [V.released_outcome(*item.payload) for item in batch]
-        from ..detectors.judge import open_image
-        from ..detectors.rules import centre
+        from spatialprobe.detectors.rules import centre
+        from spatialprobe.judging.box import open_image
 
         assert self.store is not None  # an image run's images (released files have no detector)
         prompts = [item.payload[0] for item in batch]

@@ -30,9 +30,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, tasks
-from ..records import Dataset, Instance
-from .scale import with_article
+from spatialprobe import __version__, tasks
+from spatialprobe.datasets.scale import with_article
+from spatialprobe.records import Dataset, Instance
 
 STYLES = ("cloze", "question")
 TAG = "spatialprobe"
@@ -49,7 +49,7 @@ def task_name(dataset: Dataset, style: str = "cloze") -> str:
 
 def cloze_doc(inst: Instance, labels: tuple[str, ...], template: str, answers: dict[str, str]) -> dict:
     """The manual prompt cut at its mask: context before it, one choice per label after it."""
-    from ..prompts.templates import fill
+    from spatialprobe.prompts.templates import fill
 
     prefix, suffix = fill(template, inst)
     if not prefix.strip() or not prefix.endswith(" "):
@@ -70,7 +70,7 @@ def question_doc(inst: Instance, labels: tuple[str, ...], comparison: bool) -> d
 
 def lm_eval_docs(dataset: Dataset, style: str = "cloze") -> list[dict[str, Any]]:
     """One lm-eval doc per instance: our fields, then ``context``, ``choices`` and ``gold``."""
-    from ..prompts.templates import manual
+    from spatialprobe.prompts.templates import manual
 
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
@@ -123,7 +123,7 @@ def task_yaml(name: str, data_file: Path, dataset: Dataset, style: str) -> str:
 
 def export_lm_eval(dataset: Dataset, out_dir: Path, style: str = "cloze") -> tuple[str, Path, Path]:
     """Write the task's YAML and JSON lines into ``out_dir``; return (task name, yaml, jsonl)."""
-    from ..store import write_jsonl
+    from spatialprobe.store import write_jsonl
 
     docs = lm_eval_docs(dataset, style)
     name = task_name(dataset, style)

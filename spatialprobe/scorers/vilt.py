@@ -11,7 +11,7 @@ ViLT always reads an image with the text. Which image is an option:
   prompt whose two objects occur, in the same order, in the request text (the CLI path, where
   requests carry no instance ids). Requests that match no prompt get the blank image.
 
-Scores follow :mod:`spatialprobe.probes.base`: the mean log-probability of a word's pieces,
+Scores follow :mod:`spatialprobe.scorers.base`: the mean log-probability of a word's pieces,
 one ``[MASK]`` per piece. ViLT reads at most 40 text tokens (its position embeddings); a
 prompt longer than that is an error rather than a silently truncated sentence.
 """
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .base import ClozeRequest, Progress
-from .masked_lm import weights_hash
-from .vl_common import autocast, blank_image, load_pretrained, open_image, resolve_device
+from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.scorers.masked_lm import weights_hash
+from spatialprobe.vision import autocast, blank_image, load_pretrained, open_image, resolve_device
 
 
 def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -> list[ClozeRequest]:
@@ -38,7 +38,7 @@ def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -
 
 
 def _images_by_objects(run_dir: str | Path) -> list[tuple[str, str, Path]]:
-    from ..imagestore import ImageStore
+    from spatialprobe.imagestore import ImageStore
 
     if not (Path(run_dir) / "run.sqlite").is_file():  # do not create a store from a typo
         raise ValueError(f"image option {str(run_dir)!r} is neither 'blank', 'request' nor a "

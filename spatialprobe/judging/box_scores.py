@@ -13,8 +13,8 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..runner.summary import Metric, single
-from . import rules
+from spatialprobe.detectors import rules
+from spatialprobe.runner.summary import Metric, single
 
 T2I_COMPBENCH_FLOOR = 0.5
 """T2I-CompBench sets an image score below 0.5 to 0 (``if (score<0.5): score=0``)."""

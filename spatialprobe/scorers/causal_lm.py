@@ -1,6 +1,6 @@
 """Multiple-choice scoring with any transformers causal LM (GPT-2, Llama, Qwen, Mistral, ...).
 
-How a request is scored (see :mod:`spatialprobe.probes.base`):
+How a request is scored (see :mod:`spatialprobe.scorers.base`):
 
 * The candidate sentence is ``prefix + word + suffix``. What is scored is the **continuation**
   ``word + suffix`` given the context ``prefix``, as lm-evaluation-harness scores a choice given
@@ -28,9 +28,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..loading import ModelLoadError, load_pretrained, resolve_device
-from .base import ClozeRequest, Progress
-from .masked_lm import weights_hash
+from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device
+from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.scorers.masked_lm import weights_hash
 
 NORMALIZE = ("sum", "token", "char")
 FORMATS = ("plain", "chat")

@@ -19,15 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import tasks
-from ..extras import require
-from ..imagestore import ImageRecord, ImageStore
-from ..registry import Spec, build, lookup
-from ..runner import Evaluation, Item, RunSpec, execute
-from ..store import RunDir
-from . import rules
-from .base import best_per_object
-from .judge_scores import (
+from spatialprobe import tasks
+from spatialprobe.detectors import rules
+from spatialprobe.detectors.base import best_per_object
+from spatialprobe.extras import require
+from spatialprobe.imagestore import ImageRecord, ImageStore
+from spatialprobe.judging.box_scores import (
     BENCHMARK_ARGS,
     benchmark_metrics,
     benchmark_settings,
@@ -36,6 +33,9 @@ from .judge_scores import (
     scores,
     table_markdown,
 )
+from spatialprobe.registry import Spec, build, lookup
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.store import RunDir
 
 POSITION = "position"
 """The judge rule of position tasks (posrel): a registered position judge decides (``--rule``)."""
@@ -265,7 +265,7 @@ class JudgeRun:
     def compute_stream(self, work: Sequence[Sequence[Item]]):
         """(batch, results) in order; the next batch's images are decoded in background threads
         while the models judge this one."""
-        from .preprocess import prefetch
+        from spatialprobe.detectors.preprocess import prefetch
 
         for batch, pil in prefetch(work, lambda item: open_image(item.payload.path)):
             yield batch, self.compute(batch, pil)
@@ -299,7 +299,7 @@ class JudgeRun:
 
     def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
         """The gallery (``gallery.html``): each image with its boxes, depths and explanation."""
-        from ..reports.gallery import write_gallery
+        from spatialprobe.reports.gallery import write_gallery
 
         write_gallery(run.path)
 
@@ -334,7 +334,7 @@ def open_image(path):
     """An image as RGB; a damaged file is a DataError naming it, not a PIL traceback."""
     from PIL import Image
 
-    from ..datasets.release import DataError
+    from spatialprobe.datasets.release import DataError
 
     try:
         with Image.open(path) as image:

@@ -55,7 +55,7 @@ def _read_config(model: str) -> tuple[dict[str, Any] | None, str]:
         return None, f"{model} has no config.json"
     from transformers import AutoConfig
 
-    from ..loading import ModelLoadError, load_pretrained
+    from spatialprobe.loading import ModelLoadError, load_pretrained
 
     try:
         config = load_pretrained(AutoConfig, model, "the configuration of")

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import tasks
-from ..datasets.scale import capitalize_first, with_article
-from ..prompts.templates import Candidates, fill
-from ..records import Instance
-from .base import ClozeRequest
+from spatialprobe import tasks
+from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.prompts.templates import Candidates, fill
+from spatialprobe.records import Instance
+from spatialprobe.scorers.base import ClozeRequest
 
 
 def question_template(task: str) -> str:

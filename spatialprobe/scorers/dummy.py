@@ -11,7 +11,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from .base import ClozeRequest, Progress
+from spatialprobe.scorers.base import ClozeRequest, Progress
 
 
 class DummyScorer:

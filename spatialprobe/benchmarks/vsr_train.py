@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..datasets import vsr
-from ..extras import require
-from ..runner import Evaluation, Item, RunSpec, execute
-from .vl_common import load_pretrained, open_image, resolve_device
-from .vsr_eval import accuracy_table, missing_details, pct, vsr_metrics
+from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics
+from spatialprobe.datasets import vsr
+from spatialprobe.extras import require
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.vision import load_pretrained, open_image, resolve_device
 
 TRAINING = "training"
 """Key of the one item that trains the model (its result: the best dev accuracy and step)."""

@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..datasets.vsr import file_version, find_images
-from ..runner import Evaluation, Item, RunSpec, execute
-from ..runner.summary import Metric, single
+from spatialprobe.datasets.vsr import file_version, find_images
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner.summary import Metric, single
 
 RELATIONS = ("left of", "right of", "in front of", "behind", "on/above", "below")
 _LABEL_ORDER = ("on/above", "below", "left of", "right of", "in front of", "behind")
@@ -131,7 +131,7 @@ def run_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Metric]:
 
 def resolve_method(model: str, method: str) -> str:
     """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config."""
-    from .mqa_models import is_clip_like
+    from spatialprobe.benchmarks.mqa_models import is_clip_like
 
     if method not in ("auto", "clip", "generate"):
         raise ValueError(f"method must be auto, clip or generate; got {method!r}")
@@ -147,7 +147,7 @@ def build_answerer(model: str, method: str = "auto", device: str = "auto",
                    recorded: Mapping[str, Any] | None = None):
     """The answerer of ``method`` (resolved by :func:`resolve_method`) for ``model``; ``recorded``
     (a run's ``answerer`` settings) restores its template, prompt and decoding."""
-    from .mqa_models import ClipOptionScorer, GenerativeAnswerer
+    from spatialprobe.benchmarks.mqa_models import ClipOptionScorer, GenerativeAnswerer
 
     recorded = recorded or {}
     if resolve_method(model, method) == "clip":
@@ -167,7 +167,7 @@ class SpatialMQARun:
     def __init__(self, model: str, path: str | Path, images_dir: str | Path, *, part: str = "test",
                  method: str = "auto", limit: int | None = None, device: str = "auto",
                  batch_size: int = 8, answerer=None):
-        from ..datasets import spatialmqa
+        from spatialprobe.datasets import spatialmqa
 
         self.model, self.path, self.part, self.limit = str(model), Path(path), part, limit
         self.images_dir, self.batch_size = Path(images_dir), batch_size
@@ -199,8 +199,8 @@ class SpatialMQARun:
         return [result_row(e, a) for e, a in zip(examples, answers, strict=True)]
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
-        from ..datasets import spatialmqa
-        from .vsr_eval import missing_details
+        from spatialprobe.benchmarks.vsr import missing_details
+        from spatialprobe.datasets import spatialmqa
 
         rows = [results[item.key] for item in self.items()]
         details = {"matching": MATCHING, **missing_details(self.examples, self.missing),
@@ -236,7 +236,7 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
                    method: str = "auto", device: str = "auto", batch_size: int = 8,
                    limit: int | None = None, answerer=None, progress=None) -> dict[str, Any]:
     """Evaluate one model on a SpatialMQA split; writes and returns the run's summary."""
-    from ..datasets.spatialmqa import PARTS
+    from spatialprobe.datasets.spatialmqa import PARTS
 
     if part not in PARTS:
         raise ValueError(f"part must be one of {PARTS}, got {part!r}")

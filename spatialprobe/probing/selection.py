@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics.classification import accuracy_f1
-from ..records import Fold, PromptConfig
-from .scores import ScoreGrid
+from spatialprobe.metrics.classification import accuracy_f1
+from spatialprobe.probing.scores import ScoreGrid
+from spatialprobe.records import Fold, PromptConfig
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Cloze scoring with any transformers masked LM (BERT, RoBERTa, ALBERT, DeBERTa, ...).
 
-How a request is scored (see :mod:`spatialprobe.probes.base`):
+How a request is scored (see :mod:`spatialprobe.scorers.base`):
 
 * The words of a request are grouped by their number of word pieces ``n``. For each group the
   prompt is encoded once with ``n`` consecutive mask tokens, so **one forward pass reads every
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ..loading import ModelLoadError, load_pretrained, resolve_device
-from .base import ClozeRequest, Progress
-from .mlm_batches import Packed, pack
+from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device
+from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.scorers.mlm_batches import Packed, pack
 
 
 def weights_hash(model) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .vl_common import autocast, open_image, resolve_device
+from spatialprobe.vision import autocast, open_image, resolve_device
 
 
 class ClipSimilarity:
@@ -17,7 +17,7 @@ class ClipSimilarity:
     image and its texts; CLIP's scaled cosine, SigLIP's scaled cosine plus bias."""
 
     def __init__(self, model: str = "openai/clip-vit-base-patch32", device: str = "auto"):
-        from ..contrastive import ContrastiveModel
+        from spatialprobe.contrastive import ContrastiveModel
 
         self.model_name = str(model)
         self.device = resolve_device(device)

@@ -16,18 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from .. import registry
-from ..datasets import make_folds
-from ..metrics.classification import accuracy_f1, confusion
-from ..metrics.intervals import Resampling
-from ..prompts.templates import Candidates, check_labels
-from ..records import Dataset, Prediction
-from ..reports.tables import probe_table
-from ..runner import Evaluation, Item, RunSpec, execute
-from ..runner.summary import Metric, over_parts, single
-from . import chat
-from .scores import cell_key, grid_from, score_cells
-from .selection import choose, predictions
+from spatialprobe import registry
+from spatialprobe.datasets import make_folds
+from spatialprobe.metrics.classification import accuracy_f1, confusion
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.probing.scores import cell_key, grid_from, score_cells
+from spatialprobe.probing.selection import choose, predictions
+from spatialprobe.prompts.templates import Candidates, check_labels
+from spatialprobe.records import Dataset, Prediction
+from spatialprobe.reports.tables import probe_table
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner.summary import Metric, over_parts, single
+from spatialprobe.scorers import chat
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -63,7 +63,7 @@ def scorer_choice(settings: ProbeSettings) -> tuple[str, str]:
     """(scorer name, why): ``auto`` reads the checkpoint's configuration (:mod:`.scorer_choice`)."""
     if settings.scorer != "auto":
         return settings.scorer, f"--scorer {settings.scorer}"
-    from .scorer_choice import auto_scorer
+    from spatialprobe.scorers.choice import auto_scorer
 
     return auto_scorer(settings.model)
 
@@ -121,7 +121,7 @@ class ProbeRun:
             raise ValueError(f"{dataset.name}: with --folds {settings.folds}, fold(s) {empty} have no "
                              "dev or no test instances; use fewer folds.")
         if (settings.format == "chat") != (candidates.source == "chat"):
-            raise ValueError("--format chat asks each task's own question (spatialprobe.probes.chat); "
+            raise ValueError("--format chat asks each task's own question (spatialprobe.scorers.chat); "
                              "its candidates come from there, and only there.")
         name, why = scorer_choice(settings)
         self.choice = {"scorer": name, "reason": why}
@@ -224,7 +224,7 @@ class ProbeRun:
     @classmethod
     def from_spec(cls, spec: RunSpec) -> ProbeRun:
         """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        from ..datasets.sources import load_source
+        from spatialprobe.datasets.sources import load_source
 
         s = spec.settings
         dataset = load_source(s["dataset"], s["task"])

@@ -21,12 +21,12 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from .. import tasks
-from ..datasets.release import DataError, read_json_file
-from ..extras import require
-from ..imagestore import ImageStore
-from ..runner import Evaluation, Item, RunSpec, execute
-from ..runner.summary import over_parts
+from spatialprobe import tasks
+from spatialprobe.datasets.release import DataError, read_json_file
+from spatialprobe.extras import require
+from spatialprobe.imagestore import ImageStore
+from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner.summary import over_parts
 
 CANT_TELL = "cannot tell"
 FORMAT = "spatialprobe-annotations"
@@ -81,7 +81,7 @@ def image_data_uri(path: Path, max_side: int = 768, quality: int = 90) -> str:
 
 def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Path:
     """Write the annotation page for the run's images of ``task``; returns its path."""
-    from ..store import atomic_write_text
+    from spatialprobe.store import atomic_write_text
 
     task, items = annotation_items(run, task)
     options = [*tasks.labels_of(task), CANT_TELL]
@@ -155,7 +155,7 @@ def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], la
                     seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One annotator's figures (whole set with unanswered items guessed from
     ``random.Random(seed)`` in item order, and the answered subset) and per-item rows."""
-    from ..detectors.judge_scores import scores
+    from spatialprobe.judging.box_scores import scores
 
     rng = random.Random(seed)
     rows = []
@@ -184,7 +184,7 @@ class HumanRun:
 
     def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
                  seed: int = 0):
-        from ..detectors.judge import open_store
+        from spatialprobe.judging.box import open_store
 
         if not answer_files:
             raise ValueError("give at least one answers file saved from the annotation page.")
@@ -226,7 +226,7 @@ class HumanRun:
         return out
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
-        from ..detectors.judge import source_dataset
+        from spatialprobe.judging.box import source_dataset
 
         figures = {name: r["figures"] for name, r in results.items()}
         parts = lambda part, key: over_parts({n: (f[part][key], f[part]["n"])  # noqa: E731
@@ -283,7 +283,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str
 
 
 def _pm(metric: Mapping[str, Any]) -> str:
-    from .tables import pm
+    from spatialprobe.reports.tables import pm
 
     return pm(metric)
 

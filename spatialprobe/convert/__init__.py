@@ -1,0 +1,1 @@
+"""Checkpoint converters: VinVL/Oscar -> transformers, taming VQGAN -> diffusers."""

@@ -1,0 +1,1 @@
+"""Judging generated images as run kinds: ISM (Box), ISM (Human), VISOR."""

@@ -1,1 +1,0 @@
-"""Probes: cloze scorers (masked LMs, vision-language models), prompt selection over folds."""
