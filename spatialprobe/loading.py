@@ -67,3 +67,13 @@ def resolve_device(device: str = "auto"):
         raise ModelLoadError(f"--device {device} was asked for, but PyTorch sees no CUDA GPU here; "
                              "use --device cpu.")
     return torch.device(device)
+
+
+def place_model(model: Any, device: Any, half: bool | None = None) -> bool:
+    """Put a text scorer's model in eval mode on ``device``; in float16 when ``half`` (default:
+    on CUDA). Returns whether it is half precision (recorded in the scorer's description)."""
+    half = (device.type == "cuda") if half is None else half
+    model.eval().to(device)
+    if half:
+        model.half()
+    return half

@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device
+from spatialprobe.loading import ModelLoadError, load_pretrained, place_model, resolve_device
 from spatialprobe.scorers.base import ClozeRequest, Progress
 from spatialprobe.scorers.masked_lm import weights_hash
 
@@ -58,10 +58,7 @@ class CausalLMScorer:
             raise ModelLoadError(f"The tokenizer of {model!r} has no chat template, so --format chat "
                                  "cannot wrap the question; use --format plain.")
         self.model = model_obj or load_pretrained(AutoModelForCausalLM, model, "the causal LM")
-        self.half = (self.device.type == "cuda") if half is None else half
-        self.model.eval().to(self.device)
-        if self.half:
-            self.model.half()
+        self.half = place_model(self.model, self.device, half)
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         self._head = self._leading_tokens()

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device
+from spatialprobe.loading import ModelLoadError, load_pretrained, place_model, resolve_device
 from spatialprobe.scorers.base import ClozeRequest, Progress
 from spatialprobe.scorers.mlm_batches import Packed, pack
 
@@ -63,10 +63,7 @@ class MaskedLMScorer:
         if self.tokenizer.mask_token_id is None:
             raise ModelLoadError(f"{model!r} has no mask token: it is not a masked language model.")
         self._mask_id = self.tokenizer.mask_token_id  # read once: the attribute lookup is slow
-        self.half = (self.device.type == "cuda") if half is None else half
-        self.model.eval().to(self.device)
-        if self.half:
-            self.model.half()
+        self.half = place_model(self.model, self.device, half)
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         self._piece_cache: dict[tuple[str, bool], list[int]] = {}
