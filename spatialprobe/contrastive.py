@@ -118,7 +118,7 @@ class ContrastiveModel:
         kind, family = family_of(name)
         device = resolve_device(device) if isinstance(device, str) else device
         model_class = getattr(transformers, family.model_class)
-        model = load_pretrained(model_class, name, f"the {kind} model").to(device).eval()
+        model = load_pretrained(model_class, name, f"the {kind} model", dtype="fp32").to(device).eval()
         try:  # a processor holds both; a tokenizer-only directory serves the guidance path
             processor = load_pretrained(AutoProcessor, name, f"the processor of the {kind} model")
         except (ModelLoadError, TypeError, ImportError):

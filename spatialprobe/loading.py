@@ -1,11 +1,32 @@
-"""Loading pretrained models the same way everywhere: one clear sentence when it fails, one device rule.
+"""Models, devices and precision: the one place every component loads and places a model.
 
-Every component loads through ``loader.from_pretrained(name_or_path)``, so a user with the
-Hugging Face hub gets real models by id and anyone else passes a local directory.
+**Loading.** Every model, tokenizer, processor and pipeline loads through
+:func:`load_pretrained` (``Class.from_pretrained(name_or_path)``), so a user with the Hugging Face
+hub gets real models by id and anyone else passes a local directory; when it cannot be had, the
+error is one sentence (:class:`ModelLoadError`) that names the model and says what to do.
+
+**Device.** :func:`resolve_device`: ``auto`` is CUDA when PyTorch sees a GPU, else the CPU; asking
+for CUDA without one is a clear error.
+
+**Precision.** One rule, :func:`resolve_precision`: on the CPU everything is float32; on CUDA,
+``auto`` is the component's half type (its ``cuda`` default below) and an explicit
+``fp32|bf16|fp16`` is taken as asked. bfloat16 on a GPU without it falls back to float16. A
+component then applies the dtype in one of two ways:
+
+- **weights** (:func:`place_model`, or :func:`dtype_kwargs` at load): the model is held in the
+  half type. The text scorers (float16) and the QA answerers do this, and so do the diffusion
+  pipelines (float16, the dtype the public Stable Diffusion checkpoints are published in).
+- **autocast** (:func:`autocast`): float32 weights, matrix products in the half type. The
+  vision-language models and detectors (float16) and VQGAN+CLIP (bfloat16: its optimisation needs
+  the range; fp16 gets a loss scaler, :func:`grad_scaler`) do this.
+
+The CUDA defaults, each with its reason, are :data:`CUDA_DEFAULTS`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +35,7 @@ class ModelLoadError(RuntimeError):
     """A pretrained model, tokenizer or processor could not be loaded; the message says what to do."""
 
 
+# ---- loading ---------------------------------------------------------------------------------
 def hub_reachable(timeout: float = 3.0) -> bool:
     """Whether the Hugging Face hub's host (``HF_ENDPOINT`` or huggingface.co) answers on its port."""
     import os
@@ -31,12 +53,20 @@ def hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def load_pretrained(loader: Any, name_or_path: str, what: str, **kwargs) -> Any:
-    """``loader.from_pretrained(name_or_path)`` with one clear sentence when it cannot be had.
+def load_pretrained(loader: Any, name_or_path: str, what: str, dtype: Any = None, **kwargs) -> Any:
+    """``loader.from_pretrained(name_or_path, **kwargs)`` with one clear sentence when it cannot be had.
 
-    A hub id is first looked up in the local cache; only when it is not there and the hub can be
-    reached is it downloaded, so an offline machine gets the answer at once instead of after the
-    hub client's retries."""
+    ``what`` names the thing for the message ("the masked LM", "the VQGAN"). ``dtype``: the
+    dtype a model's weights load in (from :func:`resolve_precision`, or ``"checkpoint"``);
+    every model load passes one, because transformers 5 otherwise keeps the checkpoint's own
+    dtype, and a checkpoint saved in bfloat16 would silently score in bfloat16 on the CPU.
+    Tokenizers, processors and configurations pass none. A hub id is first
+    looked up in the local cache; only when it is not there and the hub can be reached is it
+    downloaded, so an offline machine gets the answer at once instead of after the hub client's
+    retries."""
+    if dtype is not None:
+        library = "diffusers" if getattr(loader, "__module__", "").startswith("diffusers") else "transformers"
+        kwargs.update(dtype_kwargs(dtype, library))
     try:
         if not Path(str(name_or_path)).exists():
             try:
@@ -57,10 +87,47 @@ def load_pretrained(loader: Any, name_or_path: str, what: str, **kwargs) -> Any:
         ) from None
 
 
-def resolve_device(device: str = "auto"):
-    """``auto`` -> cuda when available, else cpu; asking for cuda without a GPU is a clear error."""
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pt", ".pth")
+
+
+def local_dir(name_or_path: str) -> Path | None:
+    """The local directory of a model: the path itself, or its Hub cache snapshot if present."""
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(name_or_path, local_files_only=True))
+    except Exception:  # not cached, not a repo id
+        return None
+
+
+def weights_hash(name_or_path: str) -> str | None:
+    """sha256 (first 16 hex digits) over the weight files of a model directory, or None."""
+    folder = local_dir(name_or_path)
+    if folder is None:
+        return None
+    digest = hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
+    if not files:
+        return None
+    for path in files:
+        digest.update(str(path.relative_to(folder)).encode())
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+# ---- device ----------------------------------------------------------------------------------
+def resolve_device(device: Any = "auto"):
+    """``auto`` -> cuda when available, else cpu; asking for cuda without a GPU is a clear error.
+    Returns a ``torch.device`` (a ``torch.device`` given is returned as it is)."""
     import torch
 
+    if isinstance(device, torch.device):
+        return device
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if str(device).startswith("cuda") and not torch.cuda.is_available():
@@ -69,11 +136,125 @@ def resolve_device(device: str = "auto"):
     return torch.device(device)
 
 
-def place_model(model: Any, device: Any, half: bool | None = None) -> bool:
-    """Put a text scorer's model in eval mode on ``device``; in float16 when ``half`` (default:
-    on CUDA). Returns whether it is half precision (recorded in the scorer's description)."""
-    half = (device.type == "cuda") if half is None else half
-    model.eval().to(device)
-    if half:
-        model.half()
-    return half
+def _as_device(device: Any):
+    """A device already resolved (a string or ``torch.device``) as a ``torch.device``; ``auto``
+    resolved. No availability check: the component checked when it resolved its device."""
+    import torch
+
+    return resolve_device(device) if device == "auto" else torch.device(device)
+
+
+def device_name(device: Any = "auto") -> str:
+    """:func:`resolve_device` as a string (``"cuda"``, ``"cuda:1"``, ``"cpu"``)."""
+    return str(resolve_device(device))
+
+
+# ---- precision -------------------------------------------------------------------------------
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+"""What ``--precision`` takes (``float32``, ``bfloat16`` and ``float16`` are accepted too)."""
+
+CUDA_DEFAULTS: dict[str, tuple[str, str]] = {
+    "text scorers": ("fp16", "weights: masked and causal LMs score in float16 on a GPU"),
+    "t5 answerer": ("bf16", "weights: T5 checkpoints were trained in bfloat16 and overflow in float16"),
+    "vqa answerers": ("fp16", "weights: ViLT and BLIP answer in float16"),
+    "vision-language": ("fp16", "autocast: ViLT, CLIP scoring, detectors"),
+    "multimodal LLMs": ("checkpoint", "weights in the dtype the checkpoint was saved in, under "
+                                      "float16 autocast: these checkpoints are published in half types"),
+    "vsr fine-tuning": ("fp16", "the Trainer's mixed precision (float32 master weights, loss scaling)"),
+    "vqgan-clip": ("bf16", "autocast: the optimisation's gradients need bfloat16's range"),
+    "diffusion": ("fp16", "weights: the dtype the public Stable Diffusion checkpoints are published in"),
+}
+"""The CUDA half type under ``--precision auto``, per component, with how it is applied and why."""
+
+
+def _dtypes():
+    import torch
+
+    return {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
+            "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
+
+
+def resolve_precision(precision: str, device: Any, auto: str = "fp16") -> Any:
+    """The dtype a component runs in: float32 on the CPU under ``auto``; on CUDA ``auto`` is the
+    component's half type ``auto`` (bfloat16 falling back to float16 where the GPU lacks it);
+    an explicit precision is taken as asked. Returns a torch dtype."""
+    import torch
+
+    dtypes = _dtypes()
+    if precision == "auto":
+        if _as_device(device).type != "cuda":
+            return torch.float32
+        dtype = dtypes[auto]
+        if dtype == torch.bfloat16 and not torch.cuda.is_bf16_supported():
+            return torch.float16
+        return dtype
+    if precision not in dtypes:
+        raise ValueError(f"Unknown precision {precision!r}; use {', '.join(PRECISIONS)}.")
+    return dtypes[precision]
+
+
+def dtype_name(dtype: Any) -> str:
+    """``torch.bfloat16`` -> ``"bfloat16"``: how a dtype is recorded in a run's description."""
+    return str(dtype).replace("torch.", "")
+
+
+def autocast_enabled(device: Any, dtype: Any) -> bool:
+    """Autocast runs on CUDA for either half type and on the CPU for bfloat16 (the CPU's
+    float16 autocast covers few ops, so there fp16 stays float32)."""
+    import torch
+
+    device = _as_device(device)
+    if device.type == "cuda":
+        return dtype != torch.float32
+    return device.type == "cpu" and dtype == torch.bfloat16
+
+
+def autocast(device: Any, dtype: Any = None):
+    """Mixed precision where :func:`autocast_enabled`, a no-op otherwise. ``dtype`` None: the
+    ``auto`` rule with float16 (the vision-language models' default)."""
+    import torch
+
+    device = _as_device(device)
+    dtype = resolve_precision("auto", device) if dtype is None else dtype
+    if autocast_enabled(device, dtype):
+        return torch.autocast(device_type=device.type, dtype=dtype)
+    return contextlib.nullcontext()
+
+
+def grad_scaler(device: Any, dtype: Any):
+    """A loss scaler, enabled for fp16 (whose gradients underflow without one); a pass-through
+    otherwise. ``torch.amp.GradScaler`` exists from torch 2.3, the CUDA one before that."""
+    import torch
+
+    device = _as_device(device)
+    enabled = dtype == torch.float16
+    if hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler(device.type, enabled=enabled)
+    return torch.cuda.amp.GradScaler(enabled=enabled and device.type == "cuda")
+
+
+DTYPE_KEYWORD_SINCE = {"transformers": (4, 56), "diffusers": (0, 40)}
+"""The release from which each library's ``from_pretrained`` takes ``dtype`` (``torch_dtype`` before)."""
+
+
+def dtype_kwargs(dtype: Any, library: str = "transformers") -> dict[str, Any]:
+    """The ``from_pretrained`` keyword that loads weights in ``dtype`` (``"checkpoint"``: the
+    dtype the checkpoint was saved in; float32 is passed too, so a checkpoint saved in half
+    precision is not silently kept in it). ``dtype`` where ``library`` has it, else ``torch_dtype``."""
+    from importlib.metadata import version
+
+    if dtype == "checkpoint":
+        dtype = "auto"  # from_pretrained's word for the saved dtype
+    elif isinstance(dtype, str):
+        dtype = _dtypes()[dtype]
+    major, minor = (int(x) for x in version(library).split(".")[:2])
+    return {"dtype" if (major, minor) >= DTYPE_KEYWORD_SINCE[library] else "torch_dtype": dtype}
+
+
+def place_model(model: Any, device: Any, dtype: Any = None) -> Any:
+    """Put a model in eval mode on ``device``, its weights in ``dtype`` (None: the ``auto`` rule,
+    float16 on CUDA). Returns the dtype it now holds (recorded in the component's description)."""
+    device = _as_device(device)
+    dtype = resolve_precision("auto", device) if dtype is None else dtype
+    model.eval().to(device=device, dtype=dtype)
+    return dtype

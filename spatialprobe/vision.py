@@ -1,4 +1,6 @@
-"""Small pieces the vision-language models share: device as a string, fp16 autocast on CUDA, images."""
+"""Images as the vision-language models and the image synthesis models see them.
+
+(Devices, precision and model loading are :mod:`spatialprobe.loading`'s.)"""
 
 from __future__ import annotations
 
@@ -6,24 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.extras import require
-from spatialprobe.loading import ModelLoadError, load_pretrained  # noqa: F401 (re-exported)
-from spatialprobe.loading import resolve_device as _resolve_device
-
-
-def resolve_device(device: str = "auto") -> str:
-    """The shared device rule (:func:`spatialprobe.loading.resolve_device`), as a string."""
-    return str(_resolve_device(device))
-
-
-def autocast(device: str):
-    """Mixed precision on CUDA (fp16), plain fp32 elsewhere."""
-    import contextlib
-
-    import torch
-
-    if device.startswith("cuda"):
-        return torch.autocast("cuda", dtype=torch.float16)
-    return contextlib.nullcontext()
 
 
 def blank_image(size: int = 384, gray: int = 128):
@@ -39,3 +23,10 @@ def open_image(image: Any):
         with Image.open(image) as handle:
             return handle.convert("RGB")
     return image.convert("RGB")
+
+
+def to_pil(images):
+    """(B, 3, H, W) tensor in [0, 1] -> list of PIL RGB images."""
+    Image = require("PIL.Image", "synthesis", "Saving generated images")
+    array = (images.detach().float().clamp(0, 1) * 255).round().to("cpu").byte()
+    return [Image.fromarray(a.permute(1, 2, 0).numpy(), "RGB") for a in array]

@@ -7,9 +7,9 @@ import pytest
 from synthesis_helpers import one_torch_thread, tiny_stable_diffusion  # noqa: F401
 
 from spatialprobe.imagestore import ImageStore
+from spatialprobe.loading import ModelLoadError
 from spatialprobe.synthesis import load_prompts, synthesize
 from spatialprobe.synthesis.jobs import Job
-from spatialprobe.synthesis.loading import ModelLoadError
 
 
 @pytest.fixture(scope="module")

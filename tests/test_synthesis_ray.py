@@ -10,8 +10,8 @@ from PIL import Image
 from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
 
 from spatialprobe.imagestore import ImageStore
+from spatialprobe.loading import ModelLoadError
 from spatialprobe.synthesis import load_prompts, synthesize
-from spatialprobe.synthesis.loading import ModelLoadError
 
 ray = pytest.importorskip("ray")
 REPO = Path(__file__).resolve().parents[1]

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.vision import autocast, open_image, resolve_device
+from spatialprobe.loading import autocast, device_name
+from spatialprobe.vision import open_image
 
 
 class ClipSimilarity:
@@ -20,7 +21,7 @@ class ClipSimilarity:
         from spatialprobe.contrastive import ContrastiveModel
 
         self.model_name = str(model)
-        self.device = resolve_device(device)
+        self.device = device_name(device)
         self.contrastive = ContrastiveModel.load(self.model_name, self.device)
 
     def describe(self) -> dict[str, Any]:

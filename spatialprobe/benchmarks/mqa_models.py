@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.vision import autocast, load_pretrained, open_image, resolve_device
+from spatialprobe.loading import autocast, device_name, load_pretrained
+from spatialprobe.vision import open_image
 
 CLIP_TEMPLATE = "{option}: {question}"
 PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
@@ -61,13 +62,13 @@ class GenerativeAnswerer:
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
         self.model_name = str(model)
-        self.device = resolve_device(device)
+        self.device = device_name(device)
         self.prompt = prompt
         self.max_new_tokens = max_new_tokens
         self.processor = load_pretrained(AutoProcessor, self.model_name, "processor")
-        dtype = {"torch_dtype": "auto"} if self.device.startswith("cuda") else {}
+        dtype = "checkpoint" if self.device.startswith("cuda") else "fp32"  # loading.CUDA_DEFAULTS
         self.model = load_pretrained(AutoModelForImageTextToText, self.model_name,
-                                     "image-text-to-text model", **dtype).to(self.device).eval()
+                                     "image-text-to-text model", dtype=dtype).to(self.device).eval()
 
     def describe(self) -> dict[str, Any]:
         return {"method": "generate", "model": self.model_name, "device": self.device,

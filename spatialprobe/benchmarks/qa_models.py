@@ -13,8 +13,9 @@ Every answerer takes a batch and returns one :class:`Answer` per question.
 - **BLIP-VQA.** The answer decoder's summed log-probability of ``[DEC] yes [SEP]`` vs
   ``[DEC] no [SEP]`` (restricted), or the generated answer with ``full_vocab``.
 
-Devices: ``auto`` picks CUDA when available; on CUDA the VQA models run in float16 and the
-text models in bfloat16 where the GPU has it (T5 overflows in float16), else float16.
+Devices and precision follow :mod:`spatialprobe.loading`: ``auto`` picks CUDA when available; on
+CUDA the VQA models hold float16 weights and the text models bfloat16 where the GPU has it (T5
+overflows in float16), else float16.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spatialprobe.vision import resolve_device
+from spatialprobe.loading import device_name, dtype_name, load_pretrained, resolve_precision
 
 
 @dataclass(frozen=True)
@@ -38,27 +39,13 @@ class Answer:
     """Score of ``no``."""
 
 
-def _dtype(device: str, prefer_bf16: bool = False) -> dict[str, Any]:
-    """from_pretrained keyword for half precision on CUDA (``dtype`` since transformers 4.56).
+def _dtype(device: str, prefer_bf16: bool = False) -> Any:
+    """The answerer's weights' dtype under :mod:`spatialprobe.loading`'s rule.
 
     ``prefer_bf16``: bfloat16 where the GPU has it. T5 checkpoints were trained in bfloat16 and
     overflow in float16 (T5 v1.1 / Flan-T5 give inf/NaN scores), so the text answerer asks for it.
     """
-    if not device.startswith("cuda"):
-        return {}
-    import torch
-    import transformers
-
-    half = torch.bfloat16 if prefer_bf16 and torch.cuda.is_bf16_supported() else torch.float16
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    return {"dtype" if (major, minor) >= (4, 56) else "torch_dtype": half}
-
-
-def _load_error(model: str, err: Exception) -> RuntimeError:
-    return RuntimeError(
-        f"Cannot load model {model!r} ({type(err).__name__}): pass a local directory that holds its "
-        f"config, tokenizer/processor and weights, or a Hugging Face id already in the local cache "
-        f"(nothing is downloaded without network).")
+    return resolve_precision("auto", device, auto="bf16" if prefer_bf16 else "fp16")
 
 
 def unifiedqa_input(question: str, context: str = "", lowercase: bool = True) -> str:
@@ -75,12 +62,10 @@ class T5YesNo:
                  use_context: bool = True, lowercase: bool = True):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-        self.model_id, self.device = model, resolve_device(device)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(model)
-            self.model = AutoModelForSeq2SeqLM.from_pretrained(model, **_dtype(self.device, prefer_bf16=True))
-        except (OSError, ValueError) as err:
-            raise _load_error(model, err) from None
+        self.model_id, self.device = model, device_name(device)
+        self.tokenizer = load_pretrained(AutoTokenizer, model, "the tokenizer of")
+        self.model = load_pretrained(AutoModelForSeq2SeqLM, model, "the text QA model",
+                                     dtype=_dtype(self.device, prefer_bf16=True))
         self.model.to(self.device).eval()
         self.batch_size, self.use_context, self.lowercase = batch_size, use_context, lowercase
         targets = self.tokenizer(["yes", "no"], padding=True, return_tensors="pt")
@@ -90,7 +75,7 @@ class T5YesNo:
         return {"name": self.name, "model": self.model_id,
                 "input_format": "unifiedqa: '<question> \\n <context>'" + (", lower-cased" if self.lowercase else ""),
                 "use_context": self.use_context, "score": "summed log-prob of 'yes</s>' vs 'no</s>'",
-                "dtype": str(self.model.dtype).replace("torch.", "")}
+                "dtype": dtype_name(self.model.dtype)}
 
     def _scores(self, texts: list[str]):
         import torch
@@ -131,8 +116,8 @@ class ViltVQA:
         from transformers import ViltForQuestionAnswering
 
         self.model_id, self.processor, self.device = model, processor, device
-        self.model = ViltForQuestionAnswering.from_pretrained(model, **_dtype(device))
-        self.model.to(device).eval()  # type: ignore[arg-type]  # transformers' @wraps hides .to()'s self
+        self.model = load_pretrained(ViltForQuestionAnswering, model, "the ViLT VQA model", dtype=_dtype(device))
+        self.model.to(device).eval()
         config = self.model.config
         self.id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
         label2id = {str(k).lower(): int(v) for k, v in (config.label2id or {}).items()}
@@ -166,8 +151,8 @@ class BlipVQA:
         from transformers import BlipForQuestionAnswering, PretrainedConfig
 
         self.model_id, self.processor, self.device = model, processor, device
-        self.model = BlipForQuestionAnswering.from_pretrained(model, **_dtype(device))
-        self.model.to(device).eval()  # type: ignore[arg-type]  # transformers' @wraps hides .to()'s self
+        self.model = load_pretrained(BlipForQuestionAnswering, model, "the BLIP VQA model", dtype=_dtype(device))
+        self.model.to(device).eval()
         tok, text_config = processor.tokenizer, self.model.config.text_config
         assert isinstance(text_config, PretrainedConfig)  # BlipConfig turns a dict into BlipTextConfig
         self._targets = [[text_config.bos_token_id, *tok(word, add_special_tokens=False).input_ids,
@@ -215,17 +200,11 @@ def load_vqa(model: str, device: str = "auto"):
     """A VQA answerer for ``model``, chosen by its config's ``model_type``."""
     from transformers import AutoConfig, AutoProcessor
 
-    device = resolve_device(device)
-    try:
-        config = AutoConfig.from_pretrained(model)
-        processor = AutoProcessor.from_pretrained(model)
-    except (OSError, ValueError) as err:
-        raise _load_error(model, err) from None
+    device = device_name(device)
+    config = load_pretrained(AutoConfig, model, "the configuration of")
+    processor = load_pretrained(AutoProcessor, model, "the processor of")
     adapter = VQA_ADAPTERS.get(config.model_type)
     if adapter is None:
         raise ValueError(f"{model}: model type {config.model_type!r} has no VQA adapter; "
                          f"supported: {', '.join(sorted(VQA_ADAPTERS))}.")
-    try:
-        return adapter(model, processor, device)
-    except OSError as err:
-        raise _load_error(model, err) from None
+    return adapter(model, processor, device)

@@ -26,8 +26,9 @@ from typing import Any
 from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics
 from spatialprobe.datasets import vsr
 from spatialprobe.extras import require
+from spatialprobe.loading import device_name, load_pretrained, resolve_precision
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
-from spatialprobe.vision import load_pretrained, open_image, resolve_device
+from spatialprobe.vision import open_image
 
 TRAINING = "training"
 """Key of the one item that trains the model (its result: the best dev accuracy and step)."""
@@ -94,8 +95,10 @@ def _accuracy(eval_pred) -> dict[str, float]:
 
 def training_arguments(settings: TrainSettings, output_dir: Path, device: str):
     """The Trainer's arguments for ``settings`` (best dev accuracy kept)."""
+    import torch
     from transformers import TrainingArguments
 
+    amp = resolve_precision("auto", device, auto="fp16")  # loading.CUDA_DEFAULTS["vsr fine-tuning"]
     return TrainingArguments(
         output_dir=str(output_dir), learning_rate=settings.learning_rate,
         per_device_train_batch_size=settings.batch_size, per_device_eval_batch_size=settings.batch_size,
@@ -104,7 +107,7 @@ def training_arguments(settings: TrainSettings, output_dir: Path, device: str):
         eval_strategy="steps", eval_steps=settings.eval_steps, save_strategy="steps",
         save_steps=settings.eval_steps, save_total_limit=2, load_best_model_at_end=True,
         metric_for_best_model="accuracy", greater_is_better=True, seed=settings.seed,
-        fp16=device.startswith("cuda"), use_cpu=device == "cpu", report_to=[],
+        fp16=amp == torch.float16, bf16=amp == torch.bfloat16, use_cpu=device == "cpu", report_to=[],
         remove_unused_columns=False, dataloader_num_workers=0, logging_steps=settings.eval_steps)
 
 
@@ -119,7 +122,7 @@ class VSRTrainRun:
         require("accelerate", "vl", "Fine-tuning on VSR (spatialprobe vsr-train)")
         self.data_dir, self.images_dir = Path(data_dir), Path(images_dir)
         self.model, self.split, self.settings = str(model), split, settings
-        self.device, self.batch_size = resolve_device(device), settings.batch_size
+        self.device, self.batch_size = device_name(device), settings.batch_size
         self.work_dir = None if work_dir is None else Path(work_dir)
         self.parts = {p: vsr.load_vsr(data_dir, split, p) for p in vsr.PARTS}
         self.found = {p: vsr.find_images(ex, images_dir) for p, ex in self.parts.items()}
@@ -177,8 +180,8 @@ class VSRTrainRun:
         from transformers import ViltForImagesAndTextClassification, ViltProcessor
 
         processor = load_pretrained(ViltProcessor, self.model, "ViLT processor")
-        net = load_pretrained(ViltForImagesAndTextClassification, self.model, "ViLT model", num_images=1,
-                              num_labels=2, id2label={0: "False", 1: "True"},
+        net = load_pretrained(ViltForImagesAndTextClassification, self.model, "ViLT model", dtype="fp32",
+                              num_images=1, num_labels=2, id2label={0: "False", 1: "True"},
                               label2id={"False": 0, "True": 1})
         trainer = self._trainer_for(net, processor)
         resume = any(self._dir("checkpoints").glob("checkpoint-*"))
@@ -201,7 +204,7 @@ class VSRTrainRun:
                 raise ValueError(f"{best} is missing: this run's training finished but its best model "
                                  "is gone; use another --out directory to train again.")
             self._trainer = self._trainer_for(
-                load_pretrained(ViltForImagesAndTextClassification, str(best), "ViLT model"),
+                load_pretrained(ViltForImagesAndTextClassification, str(best), "ViLT model", dtype="fp32"),
                 load_pretrained(ViltProcessor, str(best), "ViLT processor"))
         return self._trainer
 

@@ -26,10 +26,11 @@ def convert_vinvl_command(
 ) -> None:
     """Convert an Oscar/VinVL checkpoint into a BertForMaskedLM directory for the masked-LM prober."""
     from spatialprobe.convert.vinvl import CheckpointError, convert_vinvl
+    from spatialprobe.loading import ModelLoadError
 
     try:
         record = convert_vinvl(ckpt_dir, out_dir, lowercase=not cased)
-    except CheckpointError as err:
+    except (CheckpointError, ModelLoadError) as err:
         raise typer.BadParameter(str(err), param_hint="CKPT_DIR") from None
     typer.echo(f"wrote BertForMaskedLM to {out_dir} (image embedding: "
                f"{len(record['image_embedding'])} tensors kept in img_embedding.safetensors)")

@@ -104,8 +104,8 @@ def synthesize_command(
     from rich.progress import Progress
 
     from spatialprobe.datasets import DataError
+    from spatialprobe.loading import ModelLoadError
     from spatialprobe.synthesis import load_prompts, synthesize
-    from spatialprobe.synthesis.loading import ModelLoadError
 
     if backend in BACKEND_OPTIONS:
         refuse_other_backend_options(ctx, backend)

@@ -44,7 +44,7 @@ def vsr_command(
     """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
     from spatialprobe.benchmarks.vsr import run_vsr_clip
     from spatialprobe.datasets.release import DataError
-    from spatialprobe.vision import ModelLoadError
+    from spatialprobe.loading import ModelLoadError
 
     require_out_dir(out)
     bar, advance = _progress("VSR examples scored")
@@ -76,7 +76,7 @@ def spatialmqa_command(
     """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
     from spatialprobe.benchmarks.spatialmqa import run_spatialmqa
     from spatialprobe.datasets.release import DataError
-    from spatialprobe.vision import ModelLoadError
+    from spatialprobe.loading import ModelLoadError
 
     require_out_dir(out)
     bar, advance = _progress("SpatialMQA questions answered")
@@ -114,7 +114,7 @@ def vsr_train_command(
     """Fine-tune ViLT on VSR's training split (best dev checkpoint), then evaluate on test."""
     from spatialprobe.benchmarks.vsr_train import TrainSettings, train_vsr_vilt
     from spatialprobe.datasets.release import DataError
-    from spatialprobe.vision import ModelLoadError
+    from spatialprobe.loading import ModelLoadError
 
     if epochs is not None and max_steps > 0:
         fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")

@@ -30,6 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.loading import load_pretrained
 from spatialprobe.store import atomic_write_text
 
 WEIGHT_FILES = ("pytorch_model.bin", "model.safetensors")
@@ -151,9 +152,8 @@ def convert_vinvl(ckpt_dir: str | Path, out_dir: str | Path, *, lowercase: bool 
     # from_pretrained on the directory reads vocab.txt the same way across transformers versions
     # Oscar checkpoints carry no tokenizer_config.json: set the length limit from the model, so
     # the tokenizer truncates at 512 (say) instead of feeding positions the model does not have.
-    BertTokenizerFast.from_pretrained(
-        str(ckpt_dir), do_lower_case=lowercase, model_max_length=config.max_position_embeddings
-    ).save_pretrained(out_dir)
+    load_pretrained(BertTokenizerFast, str(ckpt_dir), "the checkpoint's tokenizer", do_lower_case=lowercase,
+                    model_max_length=config.max_position_embeddings).save_pretrained(out_dir)
     shutil.copyfile(ckpt_dir / "vocab.txt", out_dir / "vocab.txt")  # newer versions write only tokenizer.json
 
     def contiguous(tensors: dict) -> dict:

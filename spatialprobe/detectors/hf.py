@@ -26,8 +26,7 @@ import numpy as np
 from spatialprobe.detectors.base import Detection, as_box, nms
 from spatialprobe.detectors.depth import predicts_of_config, to_depth
 from spatialprobe.detectors.preprocess import tensor_preprocessor
-from spatialprobe.loading import load_pretrained
-from spatialprobe.vision import resolve_device
+from spatialprobe.loading import autocast, device_name, load_pretrained
 
 DEFAULT_OWLVIT = "google/owlvit-base-patch32"
 DEFAULT_OWLV2 = "google/owlv2-base-patch16-ensemble"
@@ -43,14 +42,10 @@ class _TorchModel:
     processor: Any
 
     def _setup(self, model, device: str, preprocess: str = "processor"):
-        import torch
-
         if preprocess not in PREPROCESS:
             raise ValueError(f"preprocess must be one of {PREPROCESS}, not {preprocess!r}")
-        self.device = resolve_device(device)
+        self.device = device_name(device)
         self.model = model.to(self.device).eval()
-        self._autocast = (torch.autocast("cuda", dtype=torch.float16)
-                          if self.device.startswith("cuda") else None)
         self.preprocess = preprocess
         image_processor = getattr(self.processor, "image_processor", self.processor)
         # None: the processor cannot be reproduced as tensor ops, so it keeps preprocessing
@@ -67,12 +62,10 @@ class _TorchModel:
         return {"preprocess": self.preprocess} if self.preprocess != "processor" else {}
 
     def _forward(self, inputs):
-        import contextlib
-
         import torch
 
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
-        with torch.inference_mode(), (self._autocast or contextlib.nullcontext()):
+        with torch.inference_mode(), autocast(self.device):
             return self.model(**inputs)
 
 
@@ -88,7 +81,7 @@ class OwlDetector(_TorchModel):
 
         self.model_name, self.threshold, self.template, self.nms_iou = model, threshold, template, nms_iou
         self.processor = load_pretrained(AutoProcessor, model, "detector processor")
-        self._setup(load_pretrained(AutoModelForZeroShotObjectDetection, model, "detector"), device,
+        self._setup(load_pretrained(AutoModelForZeroShotObjectDetection, model, "detector", dtype="fp32"), device,
                     preprocess)
         # OWLv2 pads images to a square before predicting, so its boxes are relative to that square.
         self.square = self.model.config.model_type == "owlv2"
@@ -160,7 +153,7 @@ class DetrDetector(_TorchModel):
         self.model_name, self.threshold, self.aliases_path = model, threshold, aliases
         self.aliases = load_aliases(aliases)
         self.processor = load_pretrained(AutoImageProcessor, model, "detector processor")
-        self._setup(load_pretrained(AutoModelForObjectDetection, model, "detector"), device, preprocess)
+        self._setup(load_pretrained(AutoModelForObjectDetection, model, "detector", dtype="fp32"), device, preprocess)
         self.id2label = {int(k): v.lower() for k, v in self.model.config.id2label.items()}
 
     def describe(self) -> dict[str, Any]:
@@ -204,7 +197,8 @@ class HFDepth(_TorchModel):
 
         self.model_name, self.shift = model, shift
         self.processor = load_pretrained(AutoImageProcessor, model, "depth processor")
-        self._setup(load_pretrained(AutoModelForDepthEstimation, model, "depth model"), device, preprocess)
+        self._setup(load_pretrained(AutoModelForDepthEstimation, model, "depth model", dtype="fp32"), device,
+                    preprocess)
         self.predicts = predicts_of_config(self.model.config) if predicts == "auto" else predicts
 
     def describe(self) -> dict[str, Any]:

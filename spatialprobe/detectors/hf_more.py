@@ -59,7 +59,7 @@ class Mask2FormerDetector(_TorchModel):
         self.model_name, self.threshold, self.aliases_path = model, threshold, aliases
         self.aliases = load_aliases(aliases)
         self.processor = load_pretrained(AutoImageProcessor, model, "detector processor")
-        self._setup(load_pretrained(Mask2FormerForUniversalSegmentation, model, "detector"), device)
+        self._setup(load_pretrained(Mask2FormerForUniversalSegmentation, model, "detector", dtype="fp32"), device)
         self.id2label = {int(k): v.lower() for k, v in self.model.config.id2label.items()}
 
     def describe(self) -> dict[str, Any]:
@@ -141,7 +141,7 @@ class GroundingDinoDetector(_TorchModel):
 
         self.model_name, self.threshold, self.text_threshold = model, threshold, text_threshold
         self.processor = load_pretrained(AutoProcessor, model, "detector processor")
-        self._setup(load_pretrained(AutoModelForZeroShotObjectDetection, model, "detector"), device)
+        self._setup(load_pretrained(AutoModelForZeroShotObjectDetection, model, "detector", dtype="fp32"), device)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_name, "threshold": self.threshold,

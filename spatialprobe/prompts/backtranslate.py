@@ -42,7 +42,7 @@ class FSMTTranslator:
 
         self.device = resolve_device(device)
         self.tokenizer = load_pretrained(FSMTTokenizer, model, "the translation tokenizer")
-        self.model = load_pretrained(FSMTForConditionalGeneration, model, "the translation model")
+        self.model = load_pretrained(FSMTForConditionalGeneration, model, "the translation model", dtype="fp32")
         self.model.eval().to(self.device)
         self.max_new_tokens = max_new_tokens
 

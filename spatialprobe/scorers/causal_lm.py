@@ -28,7 +28,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.loading import ModelLoadError, load_pretrained, place_model, resolve_device
+from spatialprobe.loading import (
+    ModelLoadError,
+    load_pretrained,
+    place_model,
+    resolve_device,
+    resolve_precision,
+)
 from spatialprobe.scorers.base import ClozeRequest, Progress
 from spatialprobe.scorers.masked_lm import weights_hash
 
@@ -42,7 +48,7 @@ class CausalLMScorer:
     name = "hf-causal"
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 64, normalize: str = "sum",
-                 format: str = "plain", half: bool | None = None, model_obj=None, tokenizer=None):
+                 format: str = "plain", precision: str = "auto", model_obj=None, tokenizer=None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -52,13 +58,14 @@ class CausalLMScorer:
             raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}.")
         self.model_name, self.normalize, self.format = model, normalize, format
         self.device = resolve_device(device)
+        dtype = resolve_precision(precision, self.device)  # float16 on CUDA, else float32
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_pretrained(AutoTokenizer, model, "the tokenizer of")
         if format == "chat" and not getattr(self.tokenizer, "chat_template", None):
             raise ModelLoadError(f"The tokenizer of {model!r} has no chat template, so --format chat "
                                  "cannot wrap the question; use --format plain.")
-        self.model = model_obj or load_pretrained(AutoModelForCausalLM, model, "the causal LM")
-        self.half = place_model(self.model, self.device, half)
+        self.model = model_obj or load_pretrained(AutoModelForCausalLM, model, "the causal LM", dtype=dtype)
+        self.half = place_model(self.model, self.device, dtype) != torch.float32
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         self._head = self._leading_tokens()

@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from spatialprobe.loading import ModelLoadError, load_pretrained, place_model, resolve_device
+from spatialprobe.loading import (
+    ModelLoadError,
+    load_pretrained,
+    place_model,
+    resolve_device,
+    resolve_precision,
+)
 from spatialprobe.scorers.base import ClozeRequest, Progress
 from spatialprobe.scorers.mlm_batches import Packed, pack
 
@@ -51,19 +57,20 @@ class MaskedLMScorer:
     name = "hf-mlm"
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 64,
-                 half: bool | None = None, model_obj=None, tokenizer=None):
+                 precision: str = "auto", model_obj=None, tokenizer=None):
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
         self.model_name = model
         self.device = resolve_device(device)
+        dtype = resolve_precision(precision, self.device)  # float16 on CUDA, else float32
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_pretrained(AutoTokenizer, model, "the tokenizer of")
-        self.model = model_obj or load_pretrained(AutoModelForMaskedLM, model, "the masked LM")
+        self.model = model_obj or load_pretrained(AutoModelForMaskedLM, model, "the masked LM", dtype=dtype)
         if self.tokenizer.mask_token_id is None:
             raise ModelLoadError(f"{model!r} has no mask token: it is not a masked language model.")
         self._mask_id = self.tokenizer.mask_token_id  # read once: the attribute lookup is slow
-        self.half = place_model(self.model, self.device, half)
+        self.half = place_model(self.model, self.device, dtype) != torch.float32
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         self._piece_cache: dict[tuple[str, bool], list[int]] = {}

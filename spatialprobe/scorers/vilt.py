@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.loading import autocast, device_name, load_pretrained
 from spatialprobe.scorers.base import ClozeRequest, Progress
 from spatialprobe.scorers.masked_lm import weights_hash
-from spatialprobe.vision import autocast, blank_image, load_pretrained, open_image, resolve_device
+from spatialprobe.vision import blank_image, open_image
 
 
 def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -> list[ClozeRequest]:
@@ -75,13 +76,14 @@ class ViltMaskedLMScorer:
 
         self.model_name = str(model)
         self.image_option = str(image)
-        self.device = resolve_device(device)
+        self.device = device_name(device)
         self.batch_size = batch_size
         self._by_objects = None  # checked before the model loads: a typo fails at once
         if self.image_option not in ("blank", "request"):
             self._by_objects = _images_by_objects(self.image_option)
         self.processor = load_pretrained(ViltProcessor, self.model_name, "ViLT processor")
-        self.model = load_pretrained(ViltForMaskedLM, self.model_name, "ViLT masked-LM model")
+        self.model = load_pretrained(ViltForMaskedLM, self.model_name, "ViLT masked-LM model",
+                                     dtype="fp32")  # float32 weights, autocast on CUDA
         self.model.to(self.device).eval()
         self.tokenizer = self.processor.tokenizer
         # ViLT's text position embeddings hold 40 tokens; a saved tokenizer may not say so.

@@ -7,8 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from spatialprobe.extras import require
+from spatialprobe.loading import (
+    dtype_name,
+    load_pretrained,
+    resolve_device,
+    resolve_precision,
+    weights_hash,
+)
 from spatialprobe.synthesis.jobs import Job, JobResult
-from spatialprobe.synthesis.loading import load_model, resolve_device, resolve_precision, weights_hash
 
 
 class DiffusersPipeline:
@@ -24,20 +30,17 @@ class DiffusersPipeline:
                  height: int | None = None, width: int | None = None, negative_prompt: str = "",
                  device: str = "auto", precision: str = "auto"):
         require("diffusers", "synthesis", "The diffusers backend")
-        import torch
         from diffusers import DiffusionPipeline
 
         self.model_id = model
         self.device = resolve_device(device)
-        dtype = resolve_precision(precision, self.device)
-        if self.device.type == "cuda" and precision == "auto":
-            dtype = torch.float16  # the dtype the public SD checkpoints are published in
-        self.pipe = load_model(DiffusionPipeline.from_pretrained, model, "diffusion pipeline",
-                               torch_dtype=dtype).to(self.device)
+        dtype = resolve_precision(precision, self.device, auto="fp16")  # the public checkpoints' dtype
+        self.pipe = load_pretrained(DiffusionPipeline, model, "the diffusion pipeline",
+                                    dtype=dtype).to(self.device)
         self.pipe.set_progress_bar_config(disable=True)
         self.settings = {"steps": int(steps), "guidance": float(guidance), "height": height,
                          "width": width, "negative_prompt": negative_prompt,
-                         "dtype": str(dtype).replace("torch.", ""), "device": self.device.type}
+                         "dtype": dtype_name(dtype), "device": self.device.type}
         self._hash: str | None = None
 
     def describe(self) -> dict[str, Any]:

@@ -14,6 +14,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from spatialprobe.extras import require
+from spatialprobe.loading import (
+    autocast,
+    autocast_enabled,
+    dtype_name,
+    grad_scaler,
+    load_pretrained,
+    resolve_device,
+    resolve_precision,
+    weights_hash,
+)
 from spatialprobe.synthesis.augment import apply_cutouts, draw_cutouts
 from spatialprobe.synthesis.fastpath import (
     CompiledStep,
@@ -24,17 +34,8 @@ from spatialprobe.synthesis.fastpath import (
     use_channels_last,
 )
 from spatialprobe.synthesis.jobs import Job, JobResult
-from spatialprobe.synthesis.loading import (
-    autocast,
-    autocast_enabled,
-    grad_scaler,
-    load_model,
-    resolve_device,
-    resolve_precision,
-    to_pil,
-    weights_hash,
-)
 from spatialprobe.synthesis.settings import VQGANCLIPSettings, load_preset, with_overrides
+from spatialprobe.vision import to_pil
 
 
 class VQGANCLIP:
@@ -56,8 +57,8 @@ class VQGANCLIP:
         self.settings: VQGANCLIPSettings = with_overrides(load_preset(preset), settings or {})
         self.vqgan_id, self.clip_id = vqgan, clip
         self.device = resolve_device(device)
-        self.amp_dtype = resolve_precision(precision, self.device)
-        self.vq = load_model(VQModel.from_pretrained, vqgan, "VQGAN").to(self.device).eval()
+        self.amp_dtype = resolve_precision(precision, self.device, auto="bf16")
+        self.vq = load_pretrained(VQModel, vqgan, "the VQGAN", dtype="fp32").to(self.device).eval()
         self.contrastive = ContrastiveModel.load(clip, self.device)
         self.clip = self.contrastive.model
         for module in (self.vq, self.clip):
@@ -97,7 +98,7 @@ class VQGANCLIP:
             parts = [weights_hash(self.vqgan_id), weights_hash(self.clip_id)]
             self._hash = ";".join(p or "unknown" for p in parts)
         # device and precision may change on resume, so each image records what made it
-        autocast_dtype = str(self.amp_dtype).replace("torch.", "") \
+        autocast_dtype = dtype_name(self.amp_dtype) \
             if autocast_enabled(self.device, self.amp_dtype) else "float32"
         return {"model": f"vqgan={self.vqgan_id};clip={self.clip_id}", "weights_hash": self._hash,
                 "settings": {**self.settings.to_dict(), "speed": self.speed,
