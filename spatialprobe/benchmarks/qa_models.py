@@ -107,17 +107,35 @@ class T5YesNo:
         return out
 
 
-class ViltVQA:
-    """``ViltForQuestionAnswering``: logits over the answer classes of its ``id2label``."""
+class _VQAModel:
+    """A VQA checkpoint in float16 on CUDA (:func:`_dtype`), with its processor."""
 
-    name = "vilt"
+    model_class = ""
+    """The transformers class that loads it."""
+    truncate = False
 
     def __init__(self, model: str, processor, device: str):
-        from transformers import ViltForQuestionAnswering
+        import transformers
 
         self.model_id, self.processor, self.device = model, processor, device
-        self.model = load_pretrained(ViltForQuestionAnswering, model, "the ViLT VQA model", dtype=_dtype(device))
+        self.model = load_pretrained(getattr(transformers, self.model_class), model,
+                                     f"the {self.model_class} model", dtype=_dtype(device))
         self.model.to(device).eval()
+
+    def _encode(self, images, questions: Sequence[str]):
+        enc = self.processor(images=list(images), text=list(questions), return_tensors="pt",
+                             padding=True, truncation=self.truncate).to(self.device)
+        enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)  # float16 on CUDA
+        return enc
+
+
+class ViltVQA(_VQAModel):
+    """``ViltForQuestionAnswering``: logits over the answer classes of its ``id2label``."""
+
+    name, model_class, truncate = "vilt", "ViltForQuestionAnswering", True
+
+    def __init__(self, model: str, processor, device: str):
+        super().__init__(model, processor, device)
         config = self.model.config
         self.id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
         label2id = {str(k).lower(): int(v) for k, v in (config.label2id or {}).items()}
@@ -128,9 +146,7 @@ class ViltVQA:
     def answer(self, images, questions: Sequence[str], full_vocab: bool = False) -> list[Answer]:
         import torch
 
-        enc = self.processor(images=list(images), text=list(questions), return_tensors="pt",
-                             padding=True, truncation=True).to(self.device)
-        enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)  # float16 on CUDA
+        enc = self._encode(images, questions)
         with torch.no_grad():
             logits = self.model(**enc).logits.float().cpu()
         out = []
@@ -142,17 +158,15 @@ class ViltVQA:
         return out
 
 
-class BlipVQA:
+class BlipVQA(_VQAModel):
     """``BlipForQuestionAnswering``: the answer decoder's likelihood of yes/no, or its generation."""
 
-    name = "blip"
+    name, model_class = "blip", "BlipForQuestionAnswering"
 
     def __init__(self, model: str, processor, device: str):
-        from transformers import BlipForQuestionAnswering, PretrainedConfig
+        from transformers import PretrainedConfig
 
-        self.model_id, self.processor, self.device = model, processor, device
-        self.model = load_pretrained(BlipForQuestionAnswering, model, "the BLIP VQA model", dtype=_dtype(device))
-        self.model.to(device).eval()
+        super().__init__(model, processor, device)
         tok, text_config = processor.tokenizer, self.model.config.text_config
         assert isinstance(text_config, PretrainedConfig)  # BlipConfig turns a dict into BlipTextConfig
         self._targets = [[text_config.bos_token_id, *tok(word, add_special_tokens=False).input_ids,
@@ -179,9 +193,7 @@ class BlipVQA:
     def answer(self, images, questions: Sequence[str], full_vocab: bool = False) -> list[Answer]:
         import torch
 
-        enc = self.processor(images=list(images), text=list(questions), return_tensors="pt",
-                             padding=True).to(self.device)
-        enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)  # float16 on CUDA
+        enc = self._encode(images, questions)
         with torch.no_grad():
             scores = self._target_scores(enc)
             words = None
