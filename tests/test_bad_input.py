@@ -121,6 +121,10 @@ CASES = [
     case("synthesize-diffusers-option-for-vqgan", "synthesize --prompts size --backend vqgan-clip "
          "--vqgan none --steps 20 --out {out}",
          "--steps applies to the diffusers backend only; the vqgan-clip backend does not take it."),
+    case("synthesize-precision-for-shapes", "synthesize --prompts size --backend shapes --precision bf16 "
+         "--out {out}", "--precision does not apply to --backend shapes: it draws its scenes without a model."),
+    case("synthesize-device-for-shapes", "synthesize --prompts size --backend shapes --device cuda --out {out}",
+         "--device does not apply to --backend shapes: it draws its scenes without a model."),
     case("synthesize-vqgan-option-for-diffusers", "synthesize --prompts size --backend diffusers "
          "--model none --iterations 20 --out {out}",
          "--iterations applies to the vqgan-clip backend only; the diffusers backend does not take it."),

@@ -124,6 +124,9 @@ def synthesize_command(
         args = {"model": model, "steps": steps, "guidance": guidance, "height": height,
                 "width": width, "negative_prompt": negative_prompt}
     elif backend == "shapes":
+        for name, value, default in (("--device", device, "auto"), ("--precision", precision, "auto")):
+            if value != default:
+                fail(f"{name} does not apply to --backend shapes: it draws its scenes without a model.")
         args = {"error_rate": error_rate, "miss_rate": miss_rate, "size": size or 64}
     else:
         fail(f"unknown backend {backend!r}; use vqgan-clip, diffusers or shapes.")

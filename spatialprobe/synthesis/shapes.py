@@ -110,7 +110,7 @@ class ShapesSynthesizer:
                  model: str = MODEL, device: str = "cpu", precision: str = "auto"):
         check(error_rate, miss_rate, size)
         self.error_rate, self.miss_rate, self.size = float(error_rate), float(miss_rate), int(size)
-        # device and precision are accepted for a uniform command line and ignored: no model
+        # device and precision: a uniform signature; the command line refuses them here (no model)
 
     @classmethod
     def resolve_generation(cls, generation: dict[str, Any]) -> dict[str, Any]:
