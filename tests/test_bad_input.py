@@ -121,6 +121,8 @@ CASES = [
     case("synthesize-diffusers-option-for-vqgan", "synthesize --prompts size --backend vqgan-clip "
          "--vqgan none --steps 20 --out {out}",
          "--steps applies to the diffusers backend only; the vqgan-clip backend does not take it."),
+    case("probe-device-for-dummy", "probe size --model dummy --device cuda --out {out}",
+         "--device cuda does not apply to the dummy scorer: it runs no model."),
     case("synthesize-precision-for-shapes", "synthesize --prompts size --backend shapes --precision bf16 "
          "--out {out}", "--precision does not apply to --backend shapes: it draws its scenes without a model."),
     case("synthesize-device-for-shapes", "synthesize --prompts size --backend shapes --device cuda --out {out}",

@@ -84,6 +84,8 @@ def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Sp
         raise ValueError(f"--format {settings.format} applies to the hf-causal scorer only; the {name} "
                          "scorer reads cloze sentences.")
     if name == "dummy":
+        if settings.device != "auto":
+            raise ValueError(f"--device {settings.device} does not apply to the dummy scorer: it runs no model.")
         return registry.Spec("dummy", {"seed": settings.seed})
     args: dict[str, Any] = {"model": settings.model, "device": settings.device,
                             "batch_size": settings.batch_size}
