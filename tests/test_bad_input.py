@@ -87,6 +87,8 @@ CASES = [
          "_00.png: not a readable image (image file is truncated)", run_dir_ok=True),
     case("judge-missing-png", "judge size {run_missing} --out {out} --detector colour --depth colour",
          "1 of 3 image files are missing", ".png", "--skip-missing"),
+    case("judge-device-without-a-model", "judge posrel {run} --detector colour --device cuda --out {out}",
+         "--device cuda does not apply: the colour-coded test detector and depth run no model."),
     case("judge-batch-size-0", "judge size {run} --batch-size 0 --out {out}",
          "Invalid value for '--batch-size'"),
     case("judge-threshold-above-1", "judge posrel {run} --threshold 2 --out {out}",

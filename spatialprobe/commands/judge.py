@@ -81,6 +81,9 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
 
     if depth_region is not None and depth_region not in DEPTH_REGIONS:
         fail(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
+    models = [detector] + ([depth or "dpt"] if task in FIXED_RULES else [])
+    if device != "auto" and all(name == "colour" for name in models):
+        fail(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
     rule_args = _parse_args(rule_arg)
     _check_benchmark_args(rule or "vdg", rule_args)
     return JudgeConfig(
