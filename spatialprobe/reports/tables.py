@@ -134,7 +134,7 @@ def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifferenc
     return text + (
         f"\nA − B as each run's point estimate is computed; interval: {method}, {resamples} resamples; "
         f"p: two-sided paired permutation test ({resamples} random swaps of the two runs' predictions "
-        f"per unit, a unit being an object, an object pair or an instance); seed {seed}. "
+        f"per unit, a unit being an object, an object pair, an image or an instance); seed {seed}. "
         "n.s.: not significant at 0.05 (significant needs p < 0.05 and an interval without 0).\n")
 
 
