@@ -53,8 +53,12 @@ def test_a_perfect_scorer_has_the_interval_100_100(tmp_path):
     assert summary["intervals"] == {
         "method": "cluster bootstrap over objects", "interval": "percentile", "resamples": 1000, "level": 0.95,
         "seed": 0, "clusters": ["obj_a", "obj_b"], "group": "fold", "labels": ["larger", "smaller"],
-        "rows of two clusters": "kept with multiplicity count(a) * count(b)",
-        "metrics": ["accuracy", "macro_f1", "whole_set_accuracy", "whole_set_macro_f1"]}
+        "rows of two clusters": "kept with multiplicity count(a) * count(b)", "gold": "gold", "pred": "pred",
+        "key": ["instance_id", "fold"], "only": None, "pooled": False, "fold_case": False,
+        "statistics": {"accuracy": "accuracy", "macro_f1": "macro_f1"},
+        "metrics": ["accuracy", "macro_f1", "whole_set_accuracy", "whole_set_macro_f1"],
+        "also": [{"group": None, "rows": "the whole set with the hand-written prompt, one row per instance",
+                  "statistics": {"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"}}]}
     table = (tmp_path / "oracle" / "table.md").read_text()
     assert "| mean ± σ |  | 100.0 ± 0.0 [100.0, 100.0] | 100.0 ± 0.0 [100.0, 100.0] |" in table
     assert "cluster bootstrap over objects (obj_a, obj_b), 1000 resamples, seed 0." in table
@@ -165,6 +169,10 @@ def test_consistency_intervals_have_known_answers():
     point = consistency(flipped, "larger")["symmetry"]
     first, again = (consistency_intervals(flipped, "larger", seed=5)["symmetry_ci"] for _ in range(2))
     assert point == 90.0 and first == again and first[0] < 90.0 <= first[1] == 100.0
+    # one pair asked both ways: nothing to resample, no interval (not [100, 100])
+    one = [r for r in right if {r["obj_a"], r["obj_b"]} == {"ant", "cup"}]
+    assert consistency(one, "larger")["symmetry"] == 100.0
+    assert consistency_intervals(one, "larger")["symmetry_ci"] is None
 
 
 def test_the_consistency_command_reports_intervals_of_an_order_blind_run(tmp_path):
@@ -179,3 +187,68 @@ def test_the_consistency_command_reports_intervals_of_an_order_blind_run(tmp_pat
     assert "transitivity 100.0% [100.0, 100.0]" in result.output and "seed 2" in result.output
     data = json.loads((tmp_path / "blind" / "consistency.json").read_text())
     assert data["symmetry_ci"] == [0.0, 0.0] and data["intervals"]["seed"] == 2
+
+
+def test_one_cluster_has_no_interval_never_the_point_posing_as_one():
+    # scipy's bootstrap refuses one observation ("each sample in `data` must contain two or more
+    # observations"); one cluster leaves nothing to resample, so the interval is None
+    from spatialprobe.metrics.intervals import with_intervals
+
+    rows = [{"instance_id": str(n), "obj_b": "bus", "gold": "yes", "pred": "yes" if n else "no"} for n in range(4)]
+    assert metric_intervals(rows, Resampling(("yes", "no"), ("obj_b",)), 1000, seed=0) == {
+        "accuracy": {"": None}, "macro_f1": {"": None}}
+    # two clusters, but every row is the same pair: every resample weighs them alike, no interval either
+    pair = [dict(r, obj_a="man") for r in rows]
+    assert metric_intervals(pair, Resampling(("yes", "no"), ("obj_a", "obj_b")), 1000, seed=0)["accuracy"] == {"": None}
+    metrics, _ = with_intervals({"accuracy": Metric(75.0, None, 4)}, [Resampling(("yes", "no"), ("obj_b",))], rows, 0)
+    assert metrics["accuracy"].to_dict() == {"mean": 75.0, "std": None, "n": 4, "ci": None}  # null, not absent
+    # a spec without rows (nothing answered) gives null intervals too
+    metrics, _ = with_intervals({"accuracy": Metric(None, None, 0)}, [Resampling(("yes", "no"))], [], 0)
+    assert metrics["accuracy"].to_dict() == {"mean": None, "std": None, "n": 0, "ci": None}
+
+
+def test_the_bootstrap_statistics_equal_scikit_learn_on_the_data():
+    from sklearn.metrics import f1_score, precision_recall_fscore_support
+
+    from spatialprobe.metrics.intervals import STATISTICS
+
+    labels = ("a", "b", "c")
+    gold = ["a", "a", "b", "b", "c", "a", "b"]
+    pred = ["a", "b", "b", "--", "a", "a", "x"]  # "--", "x": answers outside the labels
+    rows = [{"instance_id": str(n), "gold": g, "pred": p} for n, (g, p) in enumerate(zip(gold, pred, strict=True))]
+    enc = encode(rows, Resampling(labels, metrics={"f": "macro_f1"}))
+    ones = np.ones((1, len(rows)))
+
+    def value(name):
+        return float(STATISTICS[name](enc.gold, enc.pred, ones, enc.n_labels)[0])
+
+    assert value("accuracy") == pytest.approx(300 / 7)
+    assert value("macro_f1") == pytest.approx(100 * f1_score(gold, pred, labels=list(labels), average="macro",
+                                                             zero_division=0))
+    # scikit-learn's default label set: every value in gold or predictions, "--" and "x" included
+    assert value("macro_f1_seen") == pytest.approx(100 * f1_score(gold, pred, average="macro", zero_division=0))
+    p, r, f, _ = precision_recall_fscore_support(gold, pred, labels=["a", "b", "c"], average="macro", zero_division=0)
+    assert (value("precision_gold"), value("recall_gold"), value("macro_f1_gold")) == pytest.approx(
+        (100 * p, 100 * r, 100 * f))
+    assert value("pr_f1_gold") == pytest.approx(200 * p * r / (p + r))
+
+
+def test_a_subset_is_taken_in_each_resample_and_pooled_groups_are_not_averaged():
+    # "only": the recognized rows among all; the clusters are every row's, so an object whose rows
+    # are all unrecognized still counts as drawn (and the subset shrinks when it is)
+    rows = [{"instance_id": str(n), "obj_b": f"o{n % 4}", "rel": "left" if n < 6 else "right",
+             "gold": "y", "pred": "y" if n % 3 else "n", "recognized": n % 4 != 3} for n in range(8)]
+    spec = Resampling(("y", "n"), ("obj_b",), only="recognized", metrics={"accuracy": "accuracy"})
+    enc = encode(rows, spec)
+    assert enc.n_clusters == 4 and enc.mask.tolist() == [1, 1, 1, 0, 1, 1, 1, 0]
+    assert grouped(enc, "accuracy", enc.pred, np.ones((1, 8)))[-1, 0] == pytest.approx(100 * 4 / 6)
+    # pooled: the overall value is over all rows (6 of 8 "left"), not the mean of the two groups
+    pooled = Resampling(("y", "n"), ("obj_b",), group="rel", pooled=True, metrics={"accuracy": "accuracy"})
+    values = grouped(encode(rows, pooled), "accuracy", encode(rows, pooled).pred, np.ones((1, 8)))[:, 0]
+    assert values.tolist() == pytest.approx([100 * 4 / 6, 100 * 1 / 2, 100 * 5 / 8])
+    # shares of a field: the recognized ratio
+    ratio = Resampling((), ("obj_b",), pred="recognized", metrics={"ratio": "share"})
+    assert grouped(encode(rows, ratio), "share", encode(rows, ratio).pred, np.ones((1, 8)))[-1, 0] == 75.0
+    # o3's rows are all unrecognized, the others' all recognized: a resample's share is the share of
+    # its 4 draws that are not o3 - 0 % only when all four are (1/256 < 2.5 %): [25, 100]
+    assert metric_intervals(rows, ratio, 1000, seed=0)["ratio"][""] == (25.0, 100.0)

@@ -45,21 +45,29 @@ def answers_file(path, run, annotator, answers, list_items=False):
     return path
 
 
-def check_scores(summary):
-    """alice: above, below, above (wrong), cannot tell; bob: all right."""
+def check_scores(summary, alice_ci=(50.0, 100.0), mean_ci=(75.0, 100.0)):
+    """alice: above, below, above (wrong), cannot tell; bob: all right.
+
+    Intervals resample the scenes' objects (posrel: the object, not the person): image_run's four
+    scenes show three (two share the bus), so alice's whole-set accuracy and answered ratio (75 %)
+    range over [50, 100]; bob, always right, is [100, 100] whatever is drawn."""
     m = summary["metrics"]
     alice = {k: m[k]["breakdown"]["alice"] for k in m}
     bob = {k: m[k]["breakdown"]["bob"] for k in m}
-    assert alice["answered_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 4}
-    assert alice["answered_accuracy"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 3}
+    assert alice["answered_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 4, "ci": list(alice_ci)}
+    assert alice["answered_accuracy"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 3, "ci": [0.0, 100.0]}
     guess = random.Random(0).choice(LABELS)  # the seeded guess for alice's "cannot tell" item
     alice_whole = 100 * (2 + (guess == "beside")) / 4
-    assert alice["accuracy"] == {"mean": pytest.approx(alice_whole), "std": None, "n": 4}
+    assert alice["accuracy"] == {"mean": pytest.approx(alice_whole), "std": None, "n": 4, "ci": list(alice_ci)}
     assert bob["accuracy"]["mean"] == 100.0 and bob["answered_ratio"]["mean"] == 100.0
-    # the headline: mean and population σ over the two annotators, a measured spread
+    for name in ("accuracy", "macro_f1", "answered_accuracy", "answered_macro_f1", "answered_ratio"):
+        assert bob[name]["ci"] == [100.0, 100.0]
+    # the headline: mean and population σ over the two annotators, a measured spread; its interval
+    # averages the two annotators in every resample, as the mean is
     assert summary["accuracy"]["mean"] == pytest.approx((alice_whole + 100) / 2)
     assert summary["accuracy"]["std"] == pytest.approx(abs(100 - alice_whole) / 2)
-    assert summary["accuracy"]["n"] == 8
+    assert summary["accuracy"]["n"] == 8 and summary["accuracy"]["ci"] == list(mean_ci)
+    assert summary["intervals"]["clusters"] == ["obj_b"] and summary["intervals"]["group"] == "annotator"
     # kappa by hand: p_o = 2/4; p_e = above 2/4*1/4 + below 1/4*1/4 = 3/16 -> (8/16-3/16)/(13/16)
     assert summary["details"]["kappa"]["alice | bob"] == {"kappa": pytest.approx(5 / 13), "items": 4}
     assert summary["details"]["mean_kappa"] == pytest.approx(5 / 13)
@@ -110,10 +118,12 @@ def test_one_annotator_has_no_spread_and_the_run_replays(image_run, tmp_path, mo
     out = tmp_path / "human"
     invoke("annotate", "import", image_run, a, "--out", out)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4,  # one annotator: no σ measured
-                                   "breakdown": {"alice": {"mean": 75.0, "std": None, "n": 4}}}
+    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4, "ci": [50.0, 100.0],  # one annotator: no σ
+                                   "breakdown": {"alice": {"mean": 75.0, "std": None, "n": 4, "ci": [50.0, 100.0]}}}
     assert summary["details"]["kappa"] == {} and summary["details"]["mean_kappa"] is None
-    assert "| mean ± σ | 75.0 | " in (out / "table.md").read_text()
+    table = (out / "table.md").read_text()
+    assert "| mean ± σ | 75.0 [50.0, 100.0] | " in table
+    assert "cluster bootstrap over objects (obj_b), 1000 resamples, seed 0." in table
     first = (out / "predictions.jsonl").read_text()
 
     def no_compute(self, batch):
@@ -248,4 +258,5 @@ def test_annotation_page_survives_script_markup_in_names(hostile_run, tmp_path):
     bob = _annotate(page, downloads, "bob", ["1", "2", "3", "4"])
     assert set(json.loads(alice.read_text())["answers"]) == {i["id"] for i in items}
     invoke("annotate", "import", hostile_run, alice, bob, "--out", tmp_path / "human")
-    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()))
+    # four scenes of four objects here (the renamed ones no longer share the bus): wider intervals
+    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()), (25.0, 100.0), (62.5, 100.0))

@@ -44,12 +44,17 @@ def test_judge_comparison_end_to_end(tmp_path, task, labels):
     assert summary["dataset"] == load_prompts(task).source  # name@version, as synthesize records it
     assert summary["model"] == "test:drawn-shapes"
     metrics = summary["metrics"]
-    assert metrics["recognized_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 8}
-    assert metrics["recognized_accuracy"] == {"mean": pytest.approx(400 / 6), "std": None, "n": 6}
+    # 8 images of 8 objects, most seen once: resamples range from all wrong to all right
+    assert metrics["recognized_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 8, "ci": [0.0, 100.0]}
+    assert metrics["recognized_accuracy"] == {"mean": pytest.approx(400 / 6), "std": None, "n": 6,
+                                              "ci": [0.0, 100.0]}
     # each class: precision = recall = 2/3
-    assert metrics["recognized_macro_f1"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 6}
+    assert metrics["recognized_macro_f1"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 6,
+                                              "ci": [0.0, 100.0]}
     whole = expected_whole([(g, a if r else None) for g, a, r in plan], labels)
-    assert summary["accuracy"] == {"mean": pytest.approx(whole), "std": None, "n": 8}
+    assert summary["accuracy"] == {"mean": pytest.approx(whole), "std": None, "n": 8, "ci": [0.0, 100.0]}
+    assert summary["intervals"]["clusters"] == ["obj_a", "obj_b"]
+    assert summary["intervals"]["key"] == ["instance_id", "image_index"]
     assert summary["seed"] == 0 and summary["untrained"] is True  # colour components
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert [p["recognized"] for p in preds] == [r for _, _, r in plan]
@@ -65,8 +70,9 @@ def test_judge_comparison_end_to_end(tmp_path, task, labels):
         "detected": pytest.approx(100 * sum(p["found_a"] if p["obj_a"] == obj else p["found_b"]
                                             for p in shown) / len(shown))}
     table = (out / "table.md").read_text()
-    assert f"| recognized subset | 6 | {400 / 6:.1f} | {200 / 3:.1f} |" in table
-    assert "Recognized ratio: 75.0%" in table
+    assert f"| recognized subset | 6 | {400 / 6:.1f} [0.0, 100.0] | {200 / 3:.1f} [0.0, 100.0] |" in table
+    assert "Recognized ratio: 75.0% [0.0, 100.0]" in table
+    assert "cluster bootstrap over objects (obj_a, obj_b), 1000 resamples, seed 0." in table
     assert (out / "gallery.html").read_text().count("<figure") == 8
     indexed = [r for r in store.list_runs() if r["path"] == str(out.resolve())]
     assert indexed and indexed[0]["accuracy"] == pytest.approx(whole)
@@ -104,8 +110,9 @@ def test_rule_without_an_answer_counts_as_not_recognized(tmp_path):
     assert preds[0]["found_a"] and preds[0]["found_b"] and "no relation" in preds[0]["explanation"]
     assert preds[0]["pred"] == random.Random(0).choice(["above", "below", "inside", "beside"])
     assert summary["metrics"]["recognized_ratio"]["mean"] == 50.0
-    assert summary["metrics"]["recognized_accuracy"] == {"mean": 100.0, "std": None, "n": 1}
-    assert summary["metrics"]["recognized_macro_f1"] == {"mean": 100.0, "std": None, "n": 1}
+    # one recognized image, of one object: nothing to resample, so no interval (null, not [100, 100])
+    assert summary["metrics"]["recognized_accuracy"] == {"mean": 100.0, "std": None, "n": 1, "ci": None}
+    assert summary["metrics"]["recognized_macro_f1"] == {"mean": 100.0, "std": None, "n": 1, "ci": None}
 
 
 def test_judge_resumes_and_refuses_other_settings(tmp_path):
@@ -241,3 +248,33 @@ def test_a_detector_that_returns_too_few_results_is_an_error_not_a_shorter_run(t
     cfg = JudgeConfig(task="posrel", detector=Spec("colour"), batch_size=3)
     with pytest.raises(ValueError, match="zip\\(\\) argument 2 is shorter than argument 1"):
         judge_run(str(tmp_path / "images"), str(tmp_path / "judged"), cfg)
+
+
+def test_an_order_blind_judge_is_exactly_50_in_every_resample(tmp_path):
+    # Six size pairs, each asked in both orders, every image drawn with A larger: the judge answers
+    # "larger" for both orders, right once per pair. A pair's two images always weigh alike in a
+    # resample of the objects (count(a) * count(b)), so accuracy is 50 in every resample.
+    from judge_helpers import dataset_id, scene
+
+    from spatialprobe import datasets
+    from spatialprobe.imagestore import ImageStore, PromptItem
+
+    ds = datasets.load("size")
+    by_pair = {(i.obj_a, i.obj_b): i for i in ds.instances}
+    first = [i for i in ds.instances if i.label == "larger"][:6]
+    metas = [inst.to_dict() for i in first for inst in (i, by_pair[(i.obj_b, i.obj_a)])]
+    store = ImageStore(tmp_path / "images")
+    store.run.start({"kind": "synthesize", "prompts": dataset_id("size"), "task": "size"})
+    store.add_prompts(PromptItem(m["id"], m["text"], m) for m in metas)
+    for meta in metas:
+        store.save_image(scene("size", meta["obj_a"], meta["obj_b"], "larger"), meta["id"], 0, seed=0,
+                         backend="test", model="drawn-shapes", settings={})
+    invoke("judge", "size", tmp_path / "images", *COLOUR, "--out", tmp_path / "blind", "--no-gallery")
+    summary = json.loads((tmp_path / "blind" / "summary.json").read_text())
+    preds = [json.loads(line) for line in (tmp_path / "blind" / "predictions.jsonl").read_text().splitlines()]
+    assert {p["pred"] for p in preds} == {"larger"} and len(preds) == 12
+    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 12, "ci": [50.0, 50.0]}
+    # "larger": precision 1/2, recall 1 (F1 2/3); "smaller" never said (F1 0)
+    assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3)
+    assert summary["macro_f1"]["ci"] == pytest.approx([100 / 3, 100 / 3])
+    assert summary["metrics"]["recognized_ratio"]["ci"] == [100.0, 100.0]

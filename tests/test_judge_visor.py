@@ -81,10 +81,12 @@ def test_visor_cli_writes_a_run(sr2d_file, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "v" / "summary.json").read_text())
     m = summary["metrics"]
-    assert m["OA"] == {"mean": 50.0, "std": None, "n": 12, "breakdown": {
-        "to the left of": {"mean": 50.0, "std": None, "n": 4},
-        "to the right of": {"mean": 75.0, "std": None, "n": 4},   # 2_0, 2_1, 2_2 have both
-        "above": {"mean": 25.0, "std": None, "n": 4}}}            # 4_0 only (4_2's sra=1: no objects)
+    # every prompt here is "person ... bicycle": one pair of classes, nothing to resample, so every
+    # interval is null (not the point estimate posing as [50, 50])
+    assert m["OA"] == {"mean": 50.0, "std": None, "n": 12, "ci": None, "breakdown": {
+        "to the left of": {"mean": 50.0, "std": None, "n": 4, "ci": None},
+        "to the right of": {"mean": 75.0, "std": None, "n": 4, "ci": None},   # 2_0, 2_1, 2_2 have both
+        "above": {"mean": 25.0, "std": None, "n": 4, "ci": None}}}            # 4_0 only (4_2's sra=1: no objects)
     assert m["VISOR"]["mean"] == pytest.approx(100 / 3) and m["VISOR"]["n"] == 12
     assert m["VISOR_cond"]["mean"] == pytest.approx(200 / 3) and m["VISOR_cond"]["n"] == 6
     assert [m[f"VISOR_{n}"]["mean"] for n in (1, 2, 3, 4)] == pytest.approx([100, 100 / 3, 0, 0])
@@ -99,7 +101,11 @@ def test_visor_cli_writes_a_run(sr2d_file, tmp_path):
     assert [r["key"] for r in rows] == [k for k in DETECTIONS if k != "8_0"]
     # 2_0: the second person (x=90) is right of the bicycle (x=50): some pair holds
     assert [r["key"] for r in rows if r["correct"]] == ["0_0", "2_0", "2_1", "4_0"]
-    assert "| all | 50.00 | 33.33 | 66.67 | 100.00 | 33.33 | 0.00 | 0.00 |" in result.output
+    table = (tmp_path / "v" / "table.md").read_text()
+    assert "| all | 50.00 [–] | 33.33 [–] | 66.67 [–] | 100.00 [–] | 33.33 [–] | 0.00 [–] | 0.00 [–] |" in table
+    assert ("[low, high]: 95 % percentile interval, cluster bootstrap over objects (obj_a, obj_b), 1000 "
+            "resamples, seed 0. [–]: no interval (its rows come from fewer than two units to resample).") in table
+    assert "| all | 50.00 [–] | 33.33 [–] |" in result.output and "[low, high]: 95 %" in result.output
     assert not (tmp_path / "v" / "detections.json").exists()  # the input is the detections
 
 
@@ -127,8 +133,47 @@ def test_visor_runs_are_indexed_and_reported_beside_a_judge_run(sr2d_file, tmp_p
     assert report.exit_code == 0, report.output
     lines = report.output.splitlines()
     assert lines[0] == "| model | posrel acc | posrel F1 | sr2d acc | sr2d F1 |"
-    assert lines[2] == "| test:drawn-shapes (judge) [untrained] | 50.0 | 33.3 | – | – |"
-    assert lines[3] == "| detections:det (visor) | – | – | 33.3 | – |"
+    assert lines[2] == "| test:drawn-shapes (judge) [untrained] | 50.0 [0.0, 100.0] | 33.3 [0.0, 100.0] | – | – |"
+    assert lines[3] == "| detections:det (visor) | – | – | 33.3 [–] | – |"
+
+
+def _visor_summary(tmp_path, sr2d_file, records, name):
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(records))
+    result = runner.invoke(app, ["visor", "--detections", str(path), "--prompts", str(sr2d_file),
+                                 "--out", str(tmp_path / name)])
+    assert result.exit_code == 0, result.output
+    return json.loads((tmp_path / name / "summary.json").read_text())
+
+
+def test_visor_intervals_have_known_answers(sr2d_file, tmp_path):
+    # four prompts of four class pairs (person with bicycle, car, motorcycle, airplane), 2 images each
+    classes = {0: ["person", "bicycle"], 10: ["person", "car"], 20: ["person", "motorcycle"],
+               30: ["person", "airplane"]}
+    perfect = {f"{uid}_{k}": {"classes": c, "sra": 1} for uid, c in classes.items() for k in (0, 1)}
+    summary = _visor_summary(tmp_path, sr2d_file, perfect, "perfect")
+    m = summary["metrics"]
+    for name in ("accuracy", "VISOR", "OA", "VISOR_cond", "VISOR_1", "VISOR_2", "object_accuracy_A"):
+        assert (m[name]["mean"], m[name]["ci"]) == (100.0, [100.0, 100.0]), name
+    assert (m["VISOR_3"]["mean"], m["VISOR_3"]["ci"]) == (0.0, [0.0, 0.0])  # no prompt has 3 images
+    assert summary["intervals"]["method"] == "cluster bootstrap over objects"
+    assert summary["intervals"]["clusters"] == ["obj_a", "obj_b"]
+    assert summary["intervals"]["pooled"] is True and summary["intervals"]["group"] == "rel"
+    # each prompt: one image right, one wrong, both with both objects. A prompt's two images always
+    # weigh alike, so VISOR and VISOR_cond are exactly 50 in every resample, as the order-blind probe
+    # scorer is; every prompt has 1 correct image and none 2.
+    half = {f"{uid}_{k}": {"classes": c, "sra": int(k == 0)} for uid, c in classes.items() for k in (0, 1)}
+    m = _visor_summary(tmp_path, sr2d_file, half, "half")["metrics"]
+    assert (m["VISOR"]["mean"], m["VISOR"]["ci"]) == (50.0, [50.0, 50.0])
+    assert (m["VISOR_cond"]["mean"], m["VISOR_cond"]["ci"]) == (50.0, [50.0, 50.0])
+    assert (m["OA"]["ci"], m["VISOR_1"]["ci"], m["VISOR_2"]["ci"]) == ([100.0, 100.0], [100.0, 100.0], [0.0, 0.0])
+    # VISOR_cond counts only the images with both objects, drawn anew in each resample: losing the
+    # bicycle in prompt 0's wrong image leaves VISOR at 50 but makes prompt 0 all right among them
+    lost = dict(half, **{"0_1": {"classes": ["person"]}})
+    m = _visor_summary(tmp_path, sr2d_file, lost, "lost")["metrics"]
+    assert m["VISOR"]["ci"] == [50.0, 50.0] and m["VISOR_cond"]["mean"] == pytest.approx(400 / 7)
+    assert m["VISOR_cond"]["ci"][0] == 50.0 and m["VISOR_cond"]["ci"][1] > 400 / 7
+    assert (m["OA"]["mean"], m["object_accuracy_B"]["mean"]) == (87.5, 87.5)
 
 
 def test_released_sra_flag_decides_as_in_visor_py(sr2d_file, tmp_path):
@@ -171,8 +216,8 @@ def test_visor_on_image_run(sr2d_file, tmp_path):
     m = json.loads((tmp_path / "v" / "summary.json").read_text())["metrics"]
     assert m["OA"]["mean"] == 75.0 and m["VISOR"]["mean"] == 25.0 and m["VISOR_cond"]["mean"] == pytest.approx(100 / 3)
     assert m["VISOR_1"]["mean"] == 50.0 and m["VISOR_2"]["mean"] == 0.0
-    assert m["VISOR"]["breakdown"] == {"to the left of": {"mean": 50.0, "std": None, "n": 2},
-                                       "above": {"mean": 0.0, "std": None, "n": 2}}
+    assert m["VISOR"]["breakdown"] == {"to the left of": {"mean": 50.0, "std": None, "n": 2, "ci": None},
+                                       "above": {"mean": 0.0, "std": None, "n": 2, "ci": None}}
     released = json.loads((tmp_path / "v" / "detections.json").read_text())
     assert released["0_0"]["classes"] == ["person", "bicycle"] and released["0_0"]["sra"] == 1
     assert list(released) == ["0_0", "0_1", "4_0", "4_1"] and released["4_1"]["recall"] == 1

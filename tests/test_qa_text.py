@@ -39,6 +39,45 @@ def trained_t5(tmp_path_factory, posrel_qa):
                     [i.answer for i in posrel_qa.items])
 
 
+class AlwaysYes:
+    """Answers "Yes" (capitalised: answers are compared case-insensitively) whatever is asked."""
+
+    name = model_id = "always-yes"
+    device = "cpu"
+
+    def answer(self, questions, contexts):
+        from spatialprobe.benchmarks.qa_models import Answer
+
+        return [Answer("Yes", 0.0, -1.0) for _ in questions]
+
+
+@pytest.mark.parametrize("task,clusters", [("posrel", ["obj_b"]), ("size", ["obj_a", "obj_b"])])
+def test_a_blind_answerer_is_exactly_50_in_every_resample(tmp_path, task, clusters):
+    # Every scenario (posrel) or pair (size) gives one yes and one no question about the same objects:
+    # in every resample they weigh alike, so always "yes" is right exactly half the time.
+    qa = build_qa(datasets.load(task))
+    qa = QASet(qa.name, "test", qa.task, qa.items[:40])
+    summary = run_text_qa(qa, AlwaysYes(), tmp_path / "run", dataset=f"{task}@test")
+    assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (50.0, [50.0, 50.0])
+    # F1(yes) = 2/3, F1(no) = 0 in every resample
+    assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3)
+    assert summary["macro_f1"]["ci"] == pytest.approx([100 / 3, 100 / 3])
+    assert summary["intervals"]["clusters"] == clusters and summary["intervals"]["fold_case"] is True
+
+
+def test_questions_without_objects_resample_scenarios(tmp_path):
+    from spatialprobe.datasets.qa import QAItem, asked_objects
+
+    assert asked_objects("Is a fire truck larger than an ant?") == ("fire truck", "ant")
+    assert asked_objects("Where is the cat?") is None
+    items = tuple(QAItem(f"s{n}-q{k}", "posrel", "Where is the cat?" if k else "Is it there?",
+                         "yes" if k else "no", f"s{n}") for n in range(4) for k in (0, 1))
+    summary = run_text_qa(QASet("odd", "v", "posrel", items), AlwaysYes(), tmp_path / "run", dataset="odd@v")
+    assert summary["intervals"]["method"] == "cluster bootstrap over scenarios"
+    assert summary["intervals"]["clusters"] == ["instance_id"]
+    assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (50.0, [50.0, 50.0])
+
+
 def test_unifiedqa_input_format():
     assert unifiedqa_input("Is the man inside the car?", "A man drives the car.") == \
         "is the man inside the car? \\n a man drives the car."
@@ -67,20 +106,26 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
     summary = run_text_qa(posrel_qa, T5YesNo(str(trained_t5)), out, dataset="posrel@test")
     assert summary["kind"] == "qa" and summary["task"] == "posrel"
     assert summary["schema"] == "spatialprobe.summary/1" and summary["seed"] is None
-    perfect = {"mean": 100.0, "std": None, "n": 8}
+    perfect = {"mean": 100.0, "std": None, "n": 8, "ci": [100.0, 100.0]}
     assert {k: summary["accuracy"][k] for k in perfect} == perfect
     assert {k: summary["macro_f1"][k] for k in perfect} == perfect
     details = summary["details"]
     assert details["mode"] == "text" and details["n_questions"] == 8
     assert details["coverage"] == 1.0 and details["yes_share_pred"] == 0.5
-    # 2 scenarios x 2 actions: drives -> inside, cleans -> beside, rides -> above, leads -> beside
+    # 2 scenarios x 2 actions: drives -> inside, cleans -> beside, rides -> above, leads -> beside.
+    # Intervals resample the objects (bus, camel): "above" is asked of the camel only and "inside"
+    # of the bus only, one object each, so theirs are null (nothing to resample)
     assert summary["accuracy"]["breakdown"] == {
-        "relation above": {"mean": 100.0, "std": None, "n": 2},
-        "relation beside": {"mean": 100.0, "std": None, "n": 4},
-        "relation inside": {"mean": 100.0, "std": None, "n": 2}}
+        "relation above": {"mean": 100.0, "std": None, "n": 2, "ci": None},
+        "relation beside": {"mean": 100.0, "std": None, "n": 4, "ci": [100.0, 100.0]},
+        "relation inside": {"mean": 100.0, "std": None, "n": 2, "ci": None}}
+    assert summary["intervals"]["clusters"] == ["obj_b"] and summary["intervals"]["key"] == ["id"]
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert all(p["correct"] for p in preds) and len(preds) == 8
-    assert "| text | posrel |" in (out / "table.md").read_text()
+    assert (preds[0]["obj_a"], preds[0]["obj_b"], preds[0]["answered"]) == ("man", "bus", True)
+    table = (out / "table.md").read_text()
+    assert "| text | posrel |" in table and "| 100.0 [100.0, 100.0] | 100.0 [100.0, 100.0] |" in table
+    assert "cluster bootstrap over objects (obj_b), 1000 resamples, seed 0." in table
     assert [r["kind"] for r in list_runs()] == ["qa"]
 
     class Refuses:  # a resumed run must not ask the model again

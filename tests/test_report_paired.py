@@ -90,3 +90,35 @@ def test_with_few_units_the_permutation_test_is_exact():
     # with four instances the best p is 2 * 1/16: the interval excludes 0, but that is not enough
     four, _ = paired_differences(a[:4], b[:4], Resampling(("y", "n")), 1000, seed=0)
     assert four.p == 2 / 16 and four.ci == (100.0, 100.0) and not four.significant
+
+
+def test_two_judge_runs_on_the_same_images_are_paired(tmp_path):
+    # posrel judged by the VDG rule and by the release's legacy rule, on the same five images: the rows
+    # are paired by (instance_id, image_index) and resampled by the scenes' objects (obj_b)
+    from judge_helpers import write_run
+
+    plan = [("above", "above", True), ("below", "below", True), ("inside", "inside", True),
+            ("beside", "beside", True), ("above", "below", True)]
+    write_run(tmp_path / "images", "posrel", plan)
+    for name, rule in (("vdg", "vdg"), ("legacy", "vdg-legacy")):
+        result = runner.invoke(app, ["judge", "posrel", str(tmp_path / "images"), "--detector", "colour",
+                                     "--rule", rule, "--out", str(tmp_path / name), "--no-gallery"])
+        assert result.exit_code == 0, result.output
+    summaries = [read_json(tmp_path / name / "summary.json") for name in ("vdg", "legacy")]
+    spec = Resampling.described(summaries[0]["intervals"])
+    assert spec.clusters == ("obj_b",) and spec.key == ("instance_id", "image_index")
+    assert spec.metrics == {"accuracy": "accuracy", "macro_f1": "macro_f1_seen"}
+    rows = [rows_of(tmp_path / name) for name in ("vdg", "legacy")]
+    assert unpaired_reason(summaries[0], rows[0], summaries[1], rows[1], spec) is None
+    accuracy, macro_f1 = paired_differences(rows[0], rows[1], spec, 1000, seed=0)
+    # VDG: 4 of 5 right; legacy reads above/below the other way round: 3 of 5 (the drawn-below one right).
+    # Objects: motorcycle (2 scenes: one right for each rule), airplane (VDG right), bus (both right).
+    # Only the airplane differs in total, and swapping it just flips the sign: p = 1. A resample
+    # without the airplane differs by 0, one of airplanes only by 100.
+    assert (accuracy.a, accuracy.b, accuracy.difference) == (80.0, 60.0, 20.0)
+    assert (accuracy.ci, accuracy.p, accuracy.significant) == ((0.0, 100.0), 1.0, False)
+    result = runner.invoke(app, ["report", str(tmp_path / "vdg"), str(tmp_path / "legacy")])
+    assert result.exit_code == 0, result.output
+    assert "## Paired: A = " in result.output and "(same items)" in result.output
+    assert "| accuracy | 80.0 | 60.0 | +20.0 | [0.0, 100.0] | 1.000 | n.s. |" in result.output
+    assert macro_f1.a == summaries[0]["macro_f1"]["mean"] and macro_f1.b == summaries[1]["macro_f1"]["mean"]

@@ -69,8 +69,11 @@ def test_no_errors_give_ism_box_100(tmp_path, task, step, labels):
     assert {item.meta["label"] for item in prompts.items} == labels  # every answer is drawn
     shapes_run(prompts, tmp_path / "images")
     summary = judged(task, tmp_path / "images", tmp_path / "judge")
-    assert summary["accuracy"] == {"mean": 100.0, "std": None, "n": len(prompts.items)}
+    # a perfect judge: 100 in every resample of the objects
+    assert summary["accuracy"] == {"mean": 100.0, "std": None, "n": len(prompts.items), "ci": [100.0, 100.0]}
+    assert summary["macro_f1"]["ci"] == [100.0, 100.0]
     assert summary["metrics"]["recognized_ratio"]["mean"] == 100.0
+    assert summary["metrics"]["recognized_ratio"]["ci"] == [100.0, 100.0]
     assert summary["untrained"] is True and "shapes (UNTRAINED" in summary["model"]
 
 
@@ -82,6 +85,8 @@ def test_sr2d_prompts_give_oa_and_visor_100_with_visor_1_to_4(tmp_path):
     assert (m["OA"]["mean"], m["VISOR"]["mean"], m["VISOR_cond"]["mean"]) == (100.0, 100.0, 100.0)
     # VISOR_1..4 always present: 2 images per prompt, so no prompt reaches 3 or 4 (0.00)
     assert [m[f"VISOR_{n}"]["mean"] for n in (1, 2, 3, 4)] == [100.0, 100.0, 0.0, 0.0]
+    assert [m[f"VISOR_{n}"]["ci"] for n in (1, 2, 3, 4)] == [[100.0, 100.0], [100.0, 100.0], [0.0, 0.0], [0.0, 0.0]]
+    assert (m["OA"]["ci"], m["VISOR"]["ci"], m["VISOR_cond"]["ci"]) == ([100.0, 100.0],) * 3
     assert "VISOR_5" not in m
     assert m["OA"]["breakdown"]["to the left of"]["mean"] == 100.0
 

@@ -129,11 +129,12 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     assert summary["kind"] == "spatialmqa" and summary["task"] == "spatialmqa"
     assert details["n_examples"] == 3 and details["n_missing_images"] == 1
     assert details["missing_images"] == ["b.jpg"]
-    # strict: "left" is not an option verbatim (wrong), "on/above" is (right)
-    assert metrics["strict_accuracy"] == {"mean": 50.0, "std": None, "n": 2, "breakdown": {
-        "perspective outside": {"mean": 0.0, "std": None, "n": 1},
-        "perspective third": {"mean": 100.0, "std": None, "n": 1},
-        "axis x": {"mean": 0.0, "std": None, "n": 1}, "axis y": {"mean": 100.0, "std": None, "n": 1}}}
+    # strict: "left" is not an option verbatim (wrong), "on/above" is (right). Both questions are
+    # about image a.jpg: one image, nothing to resample, so every interval is null
+    na = {"std": None, "n": 1, "ci": None}
+    assert metrics["strict_accuracy"] == {"mean": 50.0, "std": None, "n": 2, "ci": None, "breakdown": {
+        "perspective outside": {"mean": 0.0, **na}, "perspective third": {"mean": 100.0, **na},
+        "axis x": {"mean": 0.0, **na}, "axis y": {"mean": 100.0, **na}}}
     # lenient (the headline): both right
     assert summary["accuracy"]["mean"] == 100.0 and summary["accuracy"]["std"] is None
     assert summary["accuracy"]["breakdown"]["perspective outside"]["mean"] == 100.0
@@ -144,14 +145,42 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     assert details["extra_keys"] == {",answer": ["test-00002"]}
     assert details["matching"].startswith("lenient matching")
     assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
-        "| overall: all | 2 | 50.0 | 50.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
-        "| perspective: outside | 1 | 0.0 | 0.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
-        "| perspective: third | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
-        "| axis: x | 1 | 0.0 | 0.0 | 100.0 | 100.0 | 100.0 | 100.0 |",
-        "| axis: y | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |"]
+        "| overall: all | 2 | 50.0 [–] | 50.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
+        "| perspective: outside | 1 | 0.0 [–] | 0.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
+        "| perspective: third | 1 | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
+        "| axis: x | 1 | 0.0 [–] | 0.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
+        "| axis: y | 1 | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |", "",
+        "[low, high]: 95 % percentile interval, cluster bootstrap over images (image), 1000 resamples, "
+        "seed 0. [–]: no interval (its rows come from fewer than two units to resample)."]
     assert list_runs()[0]["kind"] == "spatialmqa"
     with pytest.raises(ValueError, match="none of the 3 images"):
         run_spatialmqa("fixed", tmp_path / "data", tmp_path / "nowhere", tmp_path / "run2", answerer=echo)
+
+
+def test_intervals_resample_images_with_known_answers(tmp_path):
+    # four images, each asked where a cat is (left of) and where a dog is (right of)
+    records = [{"image": f"{n}.jpg", "question": f"Where is the {animal} {n} relative to the tree?",
+                "options": ["left of", "right of"], "answer": answer}
+               for n in range(4) for animal, answer in (("cat", "left of"), ("dog", "right of"))]
+    write(tmp_path / "data" / "test.jsonl", records)
+    for n in range(4):
+        solid_image(tmp_path / "coco" / "test2017" / f"{n}.jpg")
+    perfect = Echo({r["question"]: r["answer"] for r in records})
+    m = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "right", answerer=perfect)["metrics"]
+    for name in ("accuracy", "macro_f1", "f1", "precision", "recall", "strict_accuracy", "strict_f1"):
+        assert (m[name]["mean"], m[name]["ci"]) == (100.0, [100.0, 100.0]), name
+    # always "left of": each image has one right and one wrong answer, in every resample alike:
+    # accuracy 50; P(left) 1/2, R(left) 1, right never said: macro P 25, R 50, F1 2PR/(P+R) 33.33,
+    # macro-F1 (2/3 + 0)/2 = 33.33 - each its own value in every resample
+    blind = Echo({r["question"]: "left of" for r in records})
+    summary = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "blind", answerer=blind)
+    m = summary["metrics"]
+    for name, value in (("accuracy", 50.0), ("precision", 25.0), ("recall", 50.0), ("f1", 33.33),
+                        ("macro_f1", 33.33), ("strict_accuracy", 50.0)):
+        assert m[name]["mean"] == value, name
+        assert m[name]["ci"] == pytest.approx([value, value], abs=0.005), name
+    assert summary["intervals"]["method"] == "cluster bootstrap over images"
+    assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["pred"] == "lenient_label"
 
 
 class DropsLast(Echo):

@@ -113,17 +113,24 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
     # first: gold 1, pred 1 (right); second: gold 0, pred 1 (wrong); third: no image
     assert summary["kind"] == "vsr" and summary["task"] == "vsr-random" and summary["seed"] is None
-    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "breakdown": {
-        "category Projective": {"mean": 100.0, "std": None, "n": 1},
-        "category Topological": {"mean": 0.0, "std": None, "n": 1},
-        "relation left of": {"mean": 100.0, "std": None, "n": 1},
-        "relation on": {"mean": 0.0, "std": None, "n": 1}}}
-    assert summary["macro_f1"] == {"mean": 33.33, "std": None, "n": 2}  # F1(1) = 2/3, F1(0) = 0
+    # intervals resample the two images: both drawn (1/2 of resamples), one of them twice (1/4 each);
+    # a group of one image has nothing to resample (null)
+    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "ci": [0.0, 100.0], "breakdown": {
+        "category Projective": {"mean": 100.0, "std": None, "n": 1, "ci": None},
+        "category Topological": {"mean": 0.0, "std": None, "n": 1, "ci": None},
+        "relation left of": {"mean": 100.0, "std": None, "n": 1, "ci": None},
+        "relation on": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
+    # F1(1) = 2/3, F1(0) = 0; the first image alone: F1(1) = 1, F1(0) = 0 (no 0 at all): 50; the second: 0
+    assert summary["macro_f1"] == {"mean": 33.33, "std": None, "n": 2, "ci": [0.0, 50.0]}
+    assert summary["intervals"]["method"] == "cluster bootstrap over images"
+    assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["labels"] == [0, 1]
     details = summary["details"]
     assert details["n_examples"] == 3 and details["n_missing_images"] == 1
     assert details["missing_images"] == ["000000000404.jpg"] and details["model_info"] == {"model": "fixed"}
     assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
-        "| overall | 50.0 | 2 |", "| Projective | 100.0 | 1 |", "| Topological | 0.0 | 1 |"]
+        "| overall | 50.0 [0.0, 100.0] | 2 |", "| Projective | 100.0 [–] | 1 |", "| Topological | 0.0 [–] | 1 |", "",
+        "[low, high]: 95 % percentile interval, cluster bootstrap over images (image), 1000 resamples, "
+        "seed 0. [–]: no interval (its rows come from fewer than two units to resample)."]
     for name in ("summary.json", "config.json", "predictions.jsonl", "table.md", "accuracy.png"):
         assert (tmp_path / "run" / name).exists()
     assert [r["kind"] for r in list_runs()] == ["vsr"]
@@ -153,14 +160,37 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     clip = FixedClip({"The cat is left of the dog.": False, "The couch is congruent the cat.": True})
     summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
     # left of: gold 1, pred 0 (wrong); congruent: gold 1 pred 1 (right), gold 0 pred 1 (wrong)
-    assert summary["accuracy"] == {"mean": 33.33, "std": None, "n": 3, "breakdown": {
-        "category Projective": {"mean": 0.0, "std": None, "n": 1},
-        "relation congruent": {"mean": 50.0, "std": None, "n": 2},
-        "relation left of": {"mean": 0.0, "std": None, "n": 1}}}
+    # resampled by image: both images 33.33, the first alone 0, the second (two captions) alone 50
+    assert summary["accuracy"] == {"mean": 33.33, "std": None, "n": 3, "ci": [0.0, 50.0], "breakdown": {
+        "category Projective": {"mean": 0.0, "std": None, "n": 1, "ci": None},
+        "relation congruent": {"mean": 50.0, "std": None, "n": 2, "ci": None},
+        "relation left of": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert [r["category"] for r in rows] == ["Projective", None, None]
-    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
-        "| overall | 33.33 | 3 |", "| Projective | 0.0 | 1 |"]
+    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:4] == [
+        "| overall | 33.33 [0.0, 50.0] | 3 |", "| Projective | 0.0 [–] | 1 |"]
+
+
+@pytest.mark.parametrize("wins, accuracy, macro_f1", [
+    ({"The cat is left of the dog.": True, "The dog is left of the cat.": False}, 100.0, 100.0),
+    ({"The cat is left of the dog.": True, "The dog is left of the cat.": True}, 50.0, 100 / 3)])
+def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
+    """Four images, each with a true and a false caption: a perfect scorer is 100 [100, 100]; one
+    that always says true is right on exactly one caption of every image, 50 in every resample."""
+    from spatialprobe.benchmarks.vsr import run_vsr_clip
+
+    rows = []
+    for n in range(1, 5):
+        image = f"00000000000{n}.jpg"
+        solid_image(tmp_path / "coco" / image)
+        rows += [dict(RANDOM[0], image=image), dict(RANDOM[0], image=image, caption="The dog is left of the cat.",
+                                                      label=0)]
+    write_split(tmp_path, "random", "test", rows)
+    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip(wins))
+    assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (accuracy, [accuracy, accuracy])
+    assert summary["accuracy"]["breakdown"]["category Projective"]["ci"] == [accuracy, accuracy]
+    assert summary["macro_f1"]["mean"] == pytest.approx(macro_f1, abs=0.005)
+    assert summary["macro_f1"]["ci"] == pytest.approx([macro_f1, macro_f1])
 
 
 def test_vsr_command_with_tiny_clip(tmp_path):
@@ -255,7 +285,11 @@ def test_vsr_changed_setting_refused_by_name_batch_size_accepted_and_report(tmp_
     assert report.exit_code == 0, report.output
     lines = report.output.splitlines()
     assert lines[0] == "| model | vsr-random acc | vsr-random F1 |"
-    # two runs of the same model and task: rows A and B, each with its own numbers
-    for line, label, run in zip(lines[2:4], "AB", runs, strict=True):
-        assert line == (f"| {label}: {clip_dir} (vsr) | {run['accuracy']['mean']:.1f} | "
-                        f"{run['macro_f1']['mean']:.1f} |")
+    # two runs of the same model and task: rows A and B, each with its own numbers and intervals
+    # (B: one image, nothing to resample: no interval)
+    assert runs[1]["accuracy"]["ci"] is None and runs[1]["macro_f1"]["ci"] is None
+    a_ci, a_f1_ci = runs[0]["accuracy"]["ci"], runs[0]["macro_f1"]["ci"]
+    assert lines[2] == (f"| A: {clip_dir} (vsr) | {runs[0]['accuracy']['mean']:.1f} [{a_ci[0]:.1f}, {a_ci[1]:.1f}] | "
+                        f"{runs[0]['macro_f1']['mean']:.1f} [{a_f1_ci[0]:.1f}, {a_f1_ci[1]:.1f}] |")
+    assert lines[3] == (f"| B: {clip_dir} (vsr) | {runs[1]['accuracy']['mean']:.1f} [–] | "
+                        f"{runs[1]['macro_f1']['mean']:.1f} [–] |")

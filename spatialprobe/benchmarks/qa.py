@@ -24,8 +24,9 @@ from typing import Any
 
 from spatialprobe.benchmarks.qa_models import Answer
 from spatialprobe.datasets.corpus_filter import normalize_phrase
-from spatialprobe.datasets.qa import QAItem, QASet
+from spatialprobe.datasets.qa import QAItem, QASet, asked_objects
 from spatialprobe.extras import require
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.runner.summary import Metric, single
 
@@ -74,6 +75,24 @@ def qa_metrics(items: Sequence[QAItem], final: Mapping[str, Answer]) -> tuple[di
                "yes_share_pred": (sum(final[i.id].answer.lower() == "yes" for i in answered)
                                   / len(answered) if answered else 0.0)}
     return metrics, details
+
+
+def qa_resampling(task: str, objects_known: bool = True) -> Resampling:
+    """How a QA run's rows (one per question) are resampled: by the objects its questions were
+    built from (both objects of a size/height pair - its two questions and every pair sharing an
+    object go together; the object, not the person, of a posrel scenario); where a question names
+    no objects in :func:`~spatialprobe.datasets.qa.build_qa`'s wording, by scenario
+    (``instance_id``: a scenario's two questions together). Only answered questions count (image QA
+    leaves those without an image out); answers are compared case-insensitively, as the metrics do;
+    the relation breakdown is pooled like the point estimate."""
+    from spatialprobe import tasks
+
+    if objects_known and task in tasks.names():
+        clusters, unit = tasks.get(task).object_fields, None
+    else:
+        clusters, unit = ("instance_id",), "scenarios"
+    return Resampling(("yes", "no"), clusters, group="relation", part="relation {}", gold="answer",
+                      key=("id",), only="answered", pooled=True, fold_case=True, unit=unit)
 
 
 def answerer_settings(answerer) -> dict[str, Any]:
@@ -173,9 +192,15 @@ class QARun:
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         final, used = self.final_answers(results)
+        objects = {item.id: asked_objects(item.question) for item in self.qa.items}
+        known = all(objects.values())
         rows = []
         for item in self.qa.items:
             row = item.to_dict()
+            pair = objects[item.id]
+            if known and pair is not None:
+                row["obj_a"], row["obj_b"] = pair
+            row["answered"] = item.id in final
             if item.id in final:
                 a = final[item.id]
                 row.update(pred=a.answer, yes_score=a.yes_score, no_score=a.no_score,
@@ -187,21 +212,21 @@ class QARun:
         details = {"mode": self.mode, "questions": f"{self.qa.name}@{self.qa.version}",
                    "full_vocab": self.full_vocab, **details, "answerer": self._described()}
         return Evaluation(rows, metrics, self.qa.task, str(self.answerer.model_id), self.dataset,
-                          None, False, details)
+                          None, False, details, (qa_resampling(self.qa.task, known),))
 
     def _described(self) -> dict[str, Any]:
         describe = getattr(self.answerer, "describe", None)  # the VQA adapters have none
         return describe() if callable(describe) else answerer_settings(self.answerer)
 
     def table(self, summary: Mapping[str, Any]) -> str:
-        from spatialprobe.reports.tables import pm
+        from spatialprobe.reports.tables import intervals_line, pm
 
         d = summary["details"]
         return ("| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
                 "|---|---|---|---|---|---|---|---|\n"
                 f"| {d['mode']} | {summary['task']} | {summary['model']} | {summary['dataset']} | "
                 f"{summary['accuracy']['n']} | {d['coverage']:.1%} | {pm(summary['accuracy'])} | "
-                f"{pm(summary['macro_f1'])} |\n")
+                f"{pm(summary['macro_f1'])} |\n" + (f"\n{intervals_line(summary)}" if summary.get("intervals") else ""))
 
     @classmethod
     def from_spec(cls, spec: RunSpec) -> QARun:

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets.vsr import file_version, find_images
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.runner.summary import Metric, single
 
@@ -129,6 +131,25 @@ def run_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Metric]:
     return out
 
 
+STATISTICS = {"accuracy": "accuracy", "macro_f1": "macro_f1_gold", "f1": "pr_f1_gold",
+              "precision": "precision_gold", "recall": "recall_gold"}
+"""Each metric's bootstrap statistic (:data:`spatialprobe.metrics.intervals.STATISTICS`): macro
+averages over the relations present in gold, as :func:`classification_metrics`."""
+
+
+def mqa_resampling(rows: Sequence[Mapping[str, Any]]) -> tuple[Resampling, ...]:
+    """How SpatialMQA rows (one per question) are resampled: by COCO image, since the benchmark
+    asks several questions about one image. Lenient metrics read ``lenient_label``, their
+    ``strict_`` twins ``strict_label``; each is pooled over questions, per perspective and per
+    axis as the point estimate is (one resampling per grouping, on the same draws)."""
+    gold = {str(r["answer"]) for r in rows}
+    labels = RELATIONS if gold & set(RELATIONS) else tuple(sorted(gold))
+    base = Resampling(labels, ("image",), gold="answer", key=("id",), pooled=True, unit="images")
+    return tuple(replace(base, pred=f"{mode}_label", group=field, part=f"{field} {{}}",
+                         metrics={prefix + name: stat for name, stat in STATISTICS.items()})
+                 for mode, prefix in (("lenient", ""), ("strict", "strict_")) for field in ("perspective", "axis"))
+
+
 def resolve_method(model: str, method: str) -> str:
     """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config."""
     from spatialprobe.benchmarks.mqa_models import is_clip_like
@@ -206,10 +227,12 @@ class SpatialMQARun:
         details = {"matching": MATCHING, **missing_details(self.examples, self.missing),
                    "extra_keys": spatialmqa.extra_key_report(self.examples), "model_info": self.described}
         return Evaluation(rows, run_metrics(rows), "spatialmqa", self.model, self.dataset, None, False,
-                          details)
+                          details, mqa_resampling(rows))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         """Per group: strict n, accuracy and F1; lenient accuracy, P, R and the benchmark's F1."""
+        from spatialprobe.reports.tables import ci_suffix, intervals_line
+
         metrics = summary["metrics"]
         names = ("strict_accuracy", "strict_f1", "accuracy", "precision", "recall", "f1")
         lines = ["| group | n | strict acc | strict F1 | lenient acc | lenient P | lenient R | "
@@ -218,9 +241,10 @@ class SpatialMQARun:
             (part.replace(" ", ": ", 1), part) for part in metrics["strict_accuracy"].get("breakdown", {})]
         for label, part in groups:
             cells = [metrics[n] if part is None else metrics[n]["breakdown"][part] for n in names]
-            lines.append("| " + " | ".join([label, str(cells[0]["n"])] + [str(c["mean"]) for c in cells])
-                         + " |")
-        return "\n".join(lines) + "\n"
+            lines.append("| " + " | ".join([label, str(cells[0]["n"])]
+                                            + [f"{c['mean']}{ci_suffix(c)}" for c in cells]) + " |")
+        text = "\n".join(lines) + "\n"
+        return text + (f"\n{intervals_line(summary)}" if summary.get("intervals") else "")
 
     @classmethod
     def from_spec(cls, spec: RunSpec) -> SpatialMQARun:

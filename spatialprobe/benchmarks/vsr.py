@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets import vsr
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.runner.summary import Metric, single
 
@@ -55,21 +57,38 @@ def vsr_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Metric]:
     }
 
 
-def panels(summary: Mapping[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
-    """{"per category": {group: {accuracy, n}}, "per relation": ...} from a summary's breakdown."""
-    out: dict[str, dict[str, dict[str, float]]] = {"per category": {}, "per relation": {}}
+def vsr_resampling() -> tuple[Resampling, ...]:
+    """How VSR rows (one per caption) are resampled: by COCO image. VSR's captions were written
+    for sampled images, several per image, so an image's captions are not independent draws;
+    images share no objects by design, so the image is the unit. The overall value is pooled over
+    captions, as are each category's and relation's (two resamplings of the same draws)."""
+    by_category = Resampling((0, 1), ("image",), group="category", part="category {}", gold="label",
+                             key=("id",), pooled=True, unit="images")
+    return by_category, replace(by_category, group="relation", part="relation {}", metrics={"accuracy": "accuracy"})
+
+
+def panels(summary: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """{"per category": {group: {accuracy, n, ci}}, "per relation": ...} from a summary's breakdown
+    (``ci`` only where the run has intervals)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {"per category": {}, "per relation": {}}
     for part, metric in summary["metrics"]["accuracy"].get("breakdown", {}).items():
         key, group = part.split(" ", 1)
-        out[f"per {key}"][group] = {"accuracy": metric["mean"], "n": metric["n"]}
+        out[f"per {key}"][group] = {"accuracy": metric["mean"], "n": metric["n"],
+                                    **({"ci": metric["ci"]} if "ci" in metric else {})}
     return out
 
 
 def accuracy_table(summary: Mapping[str, Any]) -> str:
-    """table.md: overall accuracy and accuracy per relation category."""
+    """table.md: overall accuracy and accuracy per relation category, with 95 % intervals."""
+    from spatialprobe.reports.tables import ci_suffix, intervals_line
+
     acc = summary["accuracy"]
-    lines = ["| group | accuracy (%) | n |", "|---|---|---|", f"| overall | {acc['mean']} | {acc['n']} |"]
-    lines += [f"| {group} | {v['accuracy']} | {v['n']} |" for group, v in panels(summary)["per category"].items()]
-    return "\n".join(lines) + "\n"
+    lines = ["| group | accuracy (%) | n |", "|---|---|---|",
+             f"| overall | {acc['mean']}{ci_suffix(acc)} | {acc['n']} |"]
+    lines += [f"| {group} | {v['accuracy']}{ci_suffix(v)} | {v['n']} |"
+              for group, v in panels(summary)["per category"].items()]
+    text = "\n".join(lines) + "\n"
+    return text + (f"\n{intervals_line(summary)}" if summary.get("intervals") else "")
 
 
 def write_plot(run, summary: Mapping[str, Any], title: str) -> None:
@@ -147,7 +166,7 @@ class VSRRun:
         details = {**missing_details(self.examples, self.missing), "method": METHOD, "prompt": PROMPT,
                    "model_info": self.clip.describe()}
         return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", self.model, self.dataset,
-                          None, False, details)
+                          None, False, details, vsr_resampling())
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return accuracy_table(summary)

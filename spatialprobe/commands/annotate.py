@@ -49,7 +49,7 @@ def import_(
         summary = import_answers(run, answers, out, task=task, seed=seed)
     for name, ignored in summary["details"]["ignored_answers"].items():
         warn(ignored_answers_note(name, ignored))
-    Console().print((out / "table.md").read_text(encoding="utf-8"))
+    Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
     typer.echo(f"wrote {out} (mean accuracy {summary['accuracy']['mean']:.1f}%)")
 
 

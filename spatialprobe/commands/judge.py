@@ -132,7 +132,7 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
     if missing:
         warn(f"{missing['note']}; judged the rest (--skip-missing, recorded in summary.json).")
     console = Console()
-    console.print((out / "table.md").read_text(encoding="utf-8"))
+    console.print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
     if gallery:
         console.print(f"gallery: {out / 'gallery.html'}")
     console.print(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
@@ -243,7 +243,7 @@ def visor(
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
     with user_errors():
         execute(kind, out, write_extras=kind.write_extras)
-    Console().print((out / "table.md").read_text(encoding="utf-8"))
+    Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
     typer.echo(f"wrote {out}")
 
 

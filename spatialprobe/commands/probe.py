@@ -206,9 +206,9 @@ def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int)
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
     rows = [read_jsonl(Path(p) / "predictions.jsonl") if (Path(p) / "predictions.jsonl").exists() else []
             for p in paths]
-    reason = unpaired_reason(summaries[0], rows[0], summaries[1], rows[1])
-    specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)] if reason is None else []
-    if specs and specs[0] != specs[1]:
+    specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
+    reason = unpaired_reason(summaries[0], rows[0], summaries[1], rows[1], specs[0])
+    if reason is None and specs[0] != specs[1]:
         reason = "their runs resample different clusters or labels"
     if reason is not None:
         return unpaired_note(names[0], names[1], reason)

@@ -139,6 +139,16 @@ _ASKED = re.compile(r"\bis (?:the|an?) .+? (?P<word>inside|on|under|beside|large
                     r"shorter) (?:than )?(?:the|an?) ", re.IGNORECASE)
 
 
+def asked_objects(question: str) -> tuple[str, str] | None:
+    """The two things a question of :func:`build_qa`'s wording names - ``Is an ant larger than a
+    bird?`` -> ``("ant", "bird")``, ``Is the man inside the car?`` -> ``("man", "car")`` - or None
+    for a question worded otherwise."""
+    words = [*RELATION_WORDS.values(), *(w for t in tasks.comparisons() for w in tasks.labels_of(t))]
+    found = re.fullmatch(r"\s*is (?:the|an?) (?P<a>.+?) (?:" + "|".join(map(re.escape, words))
+                         + r")(?: than)? (?:the|an?) (?P<b>.+?)\s*\?\s*", question, re.IGNORECASE)
+    return (found.group("a"), found.group("b")) if found else None
+
+
 def load_qa(path: str | Path, task: str | None = None) -> QASet:
     """Read a QA file: the release's ``posrel_qa.jsonl`` or one written by :func:`to_qa_records`.
 

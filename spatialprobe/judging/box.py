@@ -33,6 +33,7 @@ from spatialprobe.judging.box_scores import (
     scores,
     table_markdown,
 )
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build, lookup
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.store import RunDir
@@ -292,7 +293,8 @@ class JudgeRun:
         info = source_info(store, self.images)
         untrained = any("untrained" in str((d or {}).get("model", "")) for d in described.values())
         return Evaluation(rows, {**judge_metrics(whole, recognized), **benchmark}, cfg.task, info["model"],
-                          info["dataset"], cfg.seed, untrained, details)
+                          info["dataset"], cfg.seed, untrained, details,
+                          judge_resampling(cfg.task, TASK_LABELS[cfg.task], benchmark))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return table_markdown(summary)
@@ -315,6 +317,32 @@ class JudgeRun:
                           skip_missing=s["skip_missing"],
                           **{k: v for k, v in runtime.items() if k in ("device", "batch_size")})
         return cls(s["source"]["path"], cfg)
+
+
+def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, Any] | None = None
+                     ) -> tuple[Resampling, ...]:
+    """How a judge run's rows (one per image) are resampled for its intervals: by the objects its
+    prompts were made of (both objects of a size/height pair; the object, not the person, of a
+    posrel scenario), since every image of a pair, and every pair of an object, shares them.
+
+    Macro-F1 averages over the labels that occur (:func:`judge_scores.scores`); the recognized
+    subset is the rows with ``recognized`` among every object's rows, so its size varies over
+    resamples; the recognized ratio and GenEval's accuracy are shares of images, T2I-CompBench's
+    score a mean over images.
+    """
+    clusters, key, benchmark = tasks.get(task).object_fields, ("instance_id", "image_index"), benchmark or {}
+    specs = [Resampling(tuple(labels), clusters, key=key,
+                        metrics={"accuracy": "accuracy", "macro_f1": "macro_f1_seen"}),
+             Resampling(tuple(labels), clusters, key=key, only="recognized",
+                        metrics={"recognized_accuracy": "accuracy", "recognized_macro_f1": "macro_f1_seen"}),
+             Resampling((), clusters, key=key, pred="recognized", metrics={"recognized_ratio": "share"})]
+    if "geneval_position_accuracy" in benchmark:
+        specs.append(Resampling((), clusters, key=key, pred="geneval_correct",
+                                metrics={"geneval_position_accuracy": "share"}))
+    if "t2i_compbench_score" in benchmark:
+        specs.append(Resampling((), clusters, key=key, pred="t2i_compbench_score",
+                                metrics={"t2i_compbench_score": "mean"}))
+    return tuple(specs)
 
 
 def judge_run(source: str, out: str, cfg: JudgeConfig, progress: Callable[[int, int], None] | None = None,

@@ -69,19 +69,29 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 
+def _cell(metric: Mapping[str, Any]) -> str:
+    """``54.0 [40.0, 62.5]``: the value and its 95 % interval, as every table shows them."""
+    from spatialprobe.reports.tables import pm
+
+    return pm(metric)
+
+
 def table_markdown(summary: Mapping[str, Any]) -> str:
+    from spatialprobe.reports.tables import ci_suffix, intervals_line
+
     m = summary["metrics"]
     title = f"# ISM (Box): {summary['task']} - {summary['model']}"
     if summary.get("untrained"):
         title += " (UNTRAINED test components: numbers are meaningless)"
+    ratio = m["recognized_ratio"]
     return (f"{title}\n\n"
             "| subset | images | accuracy (%) | macro-F1 (%) |\n|---|---:|---:|---:|\n"
             f"| whole set (unrecognized: random guess) | {m['accuracy']['n']} | "
-            f"{_pct(m['accuracy']['mean'])} | {_pct(m['macro_f1']['mean'])} |\n"
+            f"{_cell(m['accuracy'])} | {_cell(m['macro_f1'])} |\n"
             f"| recognized subset | {m['recognized_accuracy']['n']} | "
-            f"{_pct(m['recognized_accuracy']['mean'])} | {_pct(m['recognized_macro_f1']['mean'])} |\n\n"
-            f"Recognized ratio: {_pct(m['recognized_ratio']['mean'])}%\n\n"
-            + benchmark_lines(m) +
+            f"{_cell(m['recognized_accuracy'])} | {_cell(m['recognized_macro_f1'])} |\n\n"
+            f"Recognized ratio: {_pct(ratio['mean'])}%{ci_suffix(ratio) if ratio['mean'] is not None else ''}\n\n"
+            + benchmark_lines(m) + (f"{intervals_line(summary)}\n" if summary.get("intervals") else "") +
             "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
             + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
                       for obj, v in summary["details"]["per_object"].items()))
@@ -155,13 +165,15 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
 
 def benchmark_lines(metrics: Mapping[str, Any]) -> str:
     """table.md lines for the benchmark scores present in a summary's metrics."""
+    from spatialprobe.reports.tables import ci_suffix
+
     lines = ""
     if "t2i_compbench_score" in metrics:
         m = metrics["t2i_compbench_score"]
         lines += (f"T2I-CompBench 2-D spatial score (mean over {m['n']} images, 0-1; its "
-                  f"UniDet_eval/2D_spatial_eval.py): {m['mean']:.4f}\n\n")
+                  f"UniDet_eval/2D_spatial_eval.py): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
     if "geneval_position_accuracy" in metrics:
         m = metrics["geneval_position_accuracy"]
         lines += (f"GenEval position accuracy (correct images of {m['n']}; its "
-                  f"evaluation/evaluate_images.py): {m['mean']:.1f}%\n\n")
+                  f"evaluation/evaluate_images.py): {m['mean']:.1f}%{ci_suffix(m)}\n\n")
     return lines

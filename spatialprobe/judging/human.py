@@ -16,6 +16,7 @@ import html
 import json
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
@@ -25,6 +26,7 @@ from spatialprobe import tasks
 from spatialprobe.datasets.release import DataError, read_json_file
 from spatialprobe.extras import require
 from spatialprobe.imagestore import ImageStore
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.runner.summary import over_parts
 
@@ -248,7 +250,8 @@ class HumanRun:
         rows = [{"annotator": name, **row} for name, res in results.items() for row in res["rows"]]
         models = sorted({f"{r.backend}:{r.model}" for r in self.store.images()})
         return Evaluation(rows, metrics, self.task, " | ".join(models),
-                          source_dataset(self.store) or self.task, self.seed, False, details)
+                          source_dataset(self.store) or self.task, self.seed, False, details,
+                          human_resampling(self.task, self.labels))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return table_markdown(summary)
@@ -259,6 +262,18 @@ class HumanRun:
         s = spec.settings
         files = [a["file"] for a in sorted(s["answers"].values(), key=lambda a: a["position"])]
         return cls(s["source"]["path"], files, s["task"], s["seed"])
+
+
+def human_resampling(task: str, labels: Sequence[str]) -> tuple[Resampling, ...]:
+    """How the rows (one per annotator and image) are resampled: by the objects the images show
+    (both objects of a size/height pair; the object, not the person, of a posrel scenario), one
+    draw for every annotator, each annotator measured apart and the annotators averaged, as the
+    point estimate is. Macro-F1 averages over the labels that occur (as :func:`score_annotator`)."""
+    whole = Resampling(tuple(labels), tasks.get(task).object_fields, group="annotator", key=("annotator", "item"),
+                       metrics={"accuracy": "accuracy", "macro_f1": "macro_f1_seen"})
+    return (whole, replace(whole, only="recognized",
+                           metrics={"answered_accuracy": "accuracy", "answered_macro_f1": "macro_f1_seen"}),
+            replace(whole, labels=(), pred="recognized", metrics={"answered_ratio": "share"}))
 
 
 def pairwise_kappa(answers: Mapping[str, Mapping[str, str]], order: Sequence[str]) -> dict[str, Any]:
@@ -302,4 +317,8 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
     if kappa:
         lines.append("\nCohen's kappa: " + ", ".join(f"{k} = {v['kappa']:.3f} ({v['items']} items)"
                                                     for k, v in kappa.items()))
+    if summary.get("intervals"):
+        from spatialprobe.reports.tables import intervals_line
+
+        lines.append("\n" + intervals_line(summary).rstrip("\n"))
     return "\n".join(lines) + "\n"

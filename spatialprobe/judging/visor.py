@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets.sr2d import is_spatial, load_sr2d
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics import visor as V
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build
+from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunSpec
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir, write_json
@@ -129,8 +132,9 @@ class VisorRun:
                    "images": report["images"], "prompts": report["prompts"],
                    "non_spatial_skipped": self.skipped, "detector": described}
         untrained = "untrained" in str((described or {}).get("model", ""))
-        return Evaluation(rows, visor_metrics(report), "sr2d", self.model, self.dataset, None,
-                          untrained, details)
+        metrics = visor_metrics(report)
+        return Evaluation(rows, metrics, "sr2d", self.model, self.dataset, None, untrained, details,
+                          visor_resampling(rows, [k for k in metrics if k.startswith("VISOR_") and k[6:].isdigit()]))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return table_markdown(summary)
@@ -164,11 +168,45 @@ def visor_metrics(report: Mapping[str, Any]) -> dict[str, Metric]:
     return {"accuracy": metrics["VISOR"], **metrics}
 
 
+CLUSTERS = ("obj_a", "obj_b")
+"""SR2D prompts are made from pairs of COCO classes: the classes are the sampled unit."""
+
+
+def visor_resampling(rows: Sequence[Mapping[str, Any]], visor_n: Sequence[str]) -> tuple[Resampling, ...]:
+    """How VISOR's numbers are resampled for their intervals: by the two object classes of each
+    image's prompt (SR2D pairs the COCO classes; every image of a pair shares them), each number
+    pooled over images as VISOR computes it, and per relation for the breakdown.
+
+    * ``OA``, ``VISOR`` (= ``accuracy``), object accuracies: shares of images (``share``);
+    * ``VISOR_cond``: the share of correct images among those with both objects, the subset taken
+      in each resample (``only="both"``), so its size varies as it would over new prompts;
+    * ``VISOR_n``: a share of prompts (rows: one per prompt, true where at least n of its
+      images are correct); a prompt's images share its classes, so they stay together.
+    """
+    base = Resampling((), CLUSTERS, group="rel", pooled=True, key=("key",), pred="correct",
+                      metrics={"accuracy": "share", "VISOR": "share"})
+    specs = [base, replace(base, pred="both", metrics={"OA": "share"}),
+             replace(base, only="both", metrics={"VISOR_cond": "share"}),
+             replace(base, pred="det_a", metrics={"object_accuracy_A": "share"}),
+             replace(base, pred="det_b", metrics={"object_accuracy_B": "share"})]
+    prompts: dict[Any, dict[str, Any]] = {}
+    for row in rows:
+        prompt = prompts.setdefault(row["uid"], {"key": row["uid"], "obj_a": row["obj_a"], "obj_b": row["obj_b"],
+                                                 "rel": row["rel"], "correct": 0})
+        prompt["correct"] += int(row["correct"])
+    for name in visor_n:
+        n = int(name[6:])
+        prompt_rows = [{**p, f"at least {n}": p["correct"] >= n} for p in prompts.values()]
+        specs.append(replace(base, pred=f"at least {n}", rows=prompt_rows, metrics={name: "share"},
+                             note="one row per prompt"))
+    return tuple(specs)
+
+
 def table_markdown(summary: Mapping[str, Any]) -> str:
     metrics = summary["metrics"]
     keys = ["OA", "VISOR", "VISOR_cond", *sorted((k for k in metrics if k.startswith("VISOR_")
                                                   and k[6:].isdigit()), key=lambda k: int(k[6:]))]
-    cell = lambda m: "–" if m.get("mean") is None else f"{m['mean']:.2f}"  # noqa: E731
+    cell = lambda m: "–" if m.get("mean") is None else f"{m['mean']:.2f}{ci_suffix(m)}"  # noqa: E731
     rows = [("all", {k: metrics[k] for k in keys})]
     rows += [(rel, {k: metrics[k]["breakdown"][rel] for k in keys})
              for rel in metrics["VISOR"].get("breakdown", {})]
@@ -177,4 +215,5 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
         title += " (UNTRAINED test detector: numbers are meaningless)"
     head = "| relation | " + " | ".join(keys) + " |\n|---|" + "---:|" * len(keys) + "\n"
     return f"{title}\n\n" + head + "".join(
-        f"| {name} | " + " | ".join(cell(r[k]) for k in keys) + " |\n" for name, r in rows)
+        f"| {name} | " + " | ".join(cell(r[k]) for k in keys) + " |\n" for name, r in rows) + (
+        f"\n{intervals_line(summary)}" if summary.get("intervals") else "")

@@ -108,6 +108,10 @@ def consistency_intervals(predictions: Sequence[Mapping], first_label: str, grou
 
 def _interval(units: list[tuple[tuple[str, ...], bool]], index: dict[str, int], resamples: int, seed: int
               ) -> list[float] | None:
+    """None where the units are fewer than two distinct sets of objects (one pair asked both ways):
+    every resample would weigh them alike, and the point estimate would pose as an interval."""
+    if len({tuple(sorted(objects)) for objects, _ in units}) < 2:
+        return None
     keys = np.array([[index[o] for o in objects] for objects, _ in units], dtype=int)
     agree = np.array([flag for _, flag in units], dtype=float)
 

@@ -2,7 +2,9 @@
 
 Instances share objects (every size pair involves two of 25 objects), so instances are not
 independent draws: the unit that was sampled is the object. Every interval here resamples
-clusters, never rows.
+clusters, never rows. Each run kind names its clusters in its :class:`Resampling`: the objects
+(probe, judge, human, QA), the two classes of an SR2D prompt (VISOR), the COCO image (VSR,
+SpatialMQA), the instance where nothing is shared.
 
 **Rows of two clusters (object pairs).** A comparison instance belongs to both its objects'
 clusters. A resample draws the K objects with replacement (``c_o`` = times object ``o`` was
@@ -22,12 +24,26 @@ statistic is the mean over groups of each group's metric, exactly as the point e
 computed. Resampling each fold on its own would treat overlapping test sets as independent and
 make the interval too narrow. The interval is conditional on the prompts the folds chose.
 
+**Groups and subsets.** Where the point estimate is pooled over every row and only broken down
+by group (VISOR's relations, VSR's categories), the overall value is the statistic over every row
+(``pooled``). A subset (ISM's recognized images, VISOR_cond's images with both objects, the
+answered questions) is taken inside each resample (``only``): the clusters are every row's, so
+the subset's size varies as it would over new data.
+
+**Statistics** (:data:`STATISTICS`): accuracy, macro-F1 over the task's labels, over the labels
+that occur (scikit-learn's default) or over those in gold (with macro precision, recall and
+SpatialMQA's 2PR/(P+R)), and the share or mean of a row's value (VISOR's OA, a recognized ratio,
+T2I-CompBench's score). Each is computed from weighted counts, so weights of ones give the
+point estimate.
+
 **Intervals** are percentile intervals: ``scipy.stats.bootstrap`` draws the clusters (vectorised,
 in batches) and keeps the bootstrap distribution; the 2.5th and 97.5th percentiles are taken over
 the resamples where the statistic is defined (a resample that draws none of a fold's objects has
 no value for that fold). Percentile intervals need no jackknife, and a statistic that is constant
 over resamples (a perfect scorer) has the exact interval [100, 100]. Only the cluster step
-(draws -> row weights) is written here.
+(draws -> row weights) is written here. Where the rows that count come from fewer than two units
+(one object, one pair of objects, one image) every resample weighs them alike; that is no
+measurement of uncertainty, so the interval is None (``"ci": null``), never ``[x, x]``.
 """
 
 from __future__ import annotations
@@ -58,31 +74,70 @@ def _all_headline() -> dict[str, str]:
 class Resampling:
     """How a kind's prediction rows are resampled; a kind opts in by putting one in its Evaluation.
 
-    Rows need ``gold`` and ``pred`` (label strings) and the fields named by ``clusters`` and
-    ``group``.
+    Rows need the fields named by ``gold`` and ``pred`` (label values; for the ``share`` and
+    ``mean`` statistics ``pred`` names a number or a boolean and ``gold`` is not read), by
+    ``clusters`` and, where set, by ``group`` and ``only``.
     """
 
-    labels: tuple[str, ...]
-    """The task's labels (macro-F1 averages over them; a label never predicted counts as 0)."""
+    labels: tuple[Any, ...]
+    """The task's labels (macro averages run over them; a label never predicted counts as 0).
+    Values outside them (a free answer, ``--``) stay distinct - accuracy compares them as they
+    are - but no macro average includes them. Empty for the ``share``/``mean`` statistics."""
     clusters: tuple[str, ...] = ("instance_id",)
     """Row fields naming the clusters a row belongs to: ``("obj_a", "obj_b")`` for a pair of
-    objects, ``("obj_b",)`` where one object decides independence, the instance id where a kind
-    has no objects."""
+    objects, ``("obj_b",)`` where one object decides independence, ``("image",)`` where questions
+    share an image, the instance id where a kind has nothing shared."""
     group: str | None = None
-    """Row field whose groups are measured apart and averaged (``fold``), or None."""
+    """Row field whose groups are measured apart (``fold``, ``annotator``, ``relation``), or None."""
     part: str = "{}"
     """Name of a group's part in the metric's breakdown (``"fold {}"``)."""
     metrics: Mapping[str, str] = field(default_factory=_all_headline)
-    """Summary metric name -> statistic (``accuracy`` or ``macro_f1``) it gets an interval from."""
+    """Summary metric name -> statistic (a key of :data:`STATISTICS`) it gets an interval from."""
     rows: Sequence[Mapping[str, Any]] | None = None
     """The rows; None: the Evaluation's predictions."""
+    gold: str = "gold"
+    """Row field of the gold label."""
+    pred: str = "pred"
+    """Row field of the prediction (or of the value a ``share``/``mean`` averages)."""
+    key: tuple[str, ...] = ("instance_id", "fold")
+    """Row fields that identify a row (a missing one reads None): two runs are paired on them."""
+    only: str | None = None
+    """Row field that must be true for a row to count (``recognized``: the recognized subset), or
+    None. The clusters are those of every row, so a subset's size varies over resamples as it
+    would over new data."""
+    pooled: bool = False
+    """The overall value is the statistic over every row (True), or the mean of the groups'
+    values (False: folds, annotators), as the kind's point estimate is computed."""
+    fold_case: bool = False
+    """Compare gold and predicted labels case-insensitively (free-text answers)."""
+    unit: str | None = None
+    """What a cluster is, in words (``images``); None: objects, or instances without objects."""
+    note: str = ""
+    """What explicit ``rows`` are, where they are not the predictions (``one row per prompt``)."""
 
     def describe(self, resamples: int, seed: int) -> dict[str, Any]:
-        objects = self.clusters != ("instance_id",)
-        return {"method": "cluster bootstrap over objects" if objects else "bootstrap over instances",
-                "interval": "percentile", "resamples": int(resamples), "level": LEVEL, "seed": int(seed),
-                "clusters": list(self.clusters), "group": self.group, "labels": list(self.labels),
-                "rows of two clusters": "kept with multiplicity count(a) * count(b)"}
+        unit = self.unit or ("objects" if self.clusters != ("instance_id",) else None)
+        out: dict[str, Any] = {"method": f"cluster bootstrap over {unit}" if unit else "bootstrap over instances",
+               "interval": "percentile", "resamples": int(resamples), "level": LEVEL, "seed": int(seed),
+               "clusters": list(self.clusters), "group": self.group, "labels": list(self.labels)}
+        if len(self.clusters) == 2:
+            out["rows of two clusters"] = "kept with multiplicity count(a) * count(b)"
+        out.update({"gold": self.gold, "pred": self.pred, "key": list(self.key), "only": self.only,
+               "pooled": self.pooled, "fold_case": self.fold_case, "statistics": dict(self.metrics)})
+        if self.note:
+            out["rows"] = self.note
+        return out
+
+    @classmethod
+    def described(cls, info: Mapping[str, Any]) -> Resampling:
+        """The resampling a summary's ``intervals`` describes (its first, headline one)."""
+        unit = str(info["method"]).removeprefix("cluster bootstrap over ")
+        return cls(tuple(info["labels"]), tuple(info["clusters"]), info.get("group"),
+                   metrics=dict(info.get("statistics") or _all_headline()),
+                   gold=info.get("gold", "gold"), pred=info.get("pred", "pred"),
+                   key=tuple(info.get("key") or ("instance_id", "fold")), only=info.get("only"),
+                   pooled=bool(info.get("pooled", False)), fold_case=bool(info.get("fold_case", False)),
+                   unit=None if unit in ("objects", "bootstrap over instances") else unit)
 
 
 def weighted_accuracy(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
@@ -91,20 +146,109 @@ def weighted_accuracy(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n
         return 100.0 * (weights * (pred == gold)).sum(-1) / weights.sum(-1)
 
 
+def _per_label(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, labels: range
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[L, b] true positives, predicted and actual weight of each label."""
+    shape = np.broadcast_shapes(weights.shape[:-1], pred.shape[:-1])
+    tp, predicted, actual = [], [], []
+    for label in labels:
+        tp.append(np.broadcast_to((weights * ((pred == label) & (gold == label))).sum(-1), shape))
+        predicted.append(np.broadcast_to((weights * (pred == label)).sum(-1), shape))
+        actual.append(np.broadcast_to((weights * (gold == label)).sum(-1), shape))
+    empty = np.zeros((0, *shape))
+    return (np.array(tp, dtype=float) if tp else empty, np.array(predicted, dtype=float) if tp else empty,
+            np.array(actual, dtype=float) if tp else empty)
+
+
+def _ratio(top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    return np.divide(top, bottom, out=np.zeros_like(top, dtype=float), where=bottom > 0)
+
+
+def _macro(values: np.ndarray, included: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Mean over the included labels (each [L, b]); NaN where no weight or no label is included."""
+    count = included.sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = 100.0 * (values * included).sum(0) / count
+    return np.where((weights.sum(-1) > 0) & (count > 0), out, np.nan)
+
+
 def weighted_macro_f1(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
-    """Macro-F1 in percent for each resample, as scikit-learn's with ``zero_division=0``."""
-    f1 = []
-    for label in range(n_labels):
-        tp = (weights * ((pred == label) & (gold == label))).sum(-1)
-        predicted, actual = (weights * (pred == label)).sum(-1), (weights * (gold == label)).sum(-1)
-        f1.append(np.divide(2 * tp, predicted + actual, out=np.zeros_like(tp, dtype=float),
-                            where=(predicted + actual) > 0))
-    out = 100.0 * np.mean(f1, axis=0)
-    return np.where(weights.sum(-1) > 0, out, np.nan)
+    """Macro-F1 in percent over every label, as scikit-learn's with ``labels=`` and ``zero_division=0``."""
+    tp, predicted, actual = _per_label(gold, pred, weights, range(n_labels))
+    return _macro(_ratio(2 * tp, predicted + actual), np.ones_like(tp, dtype=bool), weights)
 
 
-STATISTICS: dict[str, Callable[..., np.ndarray]] = {"accuracy": weighted_accuracy,
-                                                     "macro_f1": weighted_macro_f1}
+def weighted_macro_f1_seen(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int
+                           ) -> np.ndarray:
+    """Macro-F1 in percent over the labels that occur in gold or predictions of each resample:
+    scikit-learn's default label set (``f1_score(gold, pred, average="macro")``)."""
+    codes = range(int(max(gold.max(initial=-1), pred.max(initial=-1))) + 1)
+    tp, predicted, actual = _per_label(gold, pred, weights, codes)
+    return _macro(_ratio(2 * tp, predicted + actual), (predicted + actual) > 0, weights)
+
+
+def _over_gold(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per label precision and recall ([L, b]), and which labels occur in gold."""
+    tp, predicted, actual = _per_label(gold, pred, weights, range(n_labels))
+    return _ratio(tp, predicted), _ratio(tp, actual), actual > 0
+
+
+def weighted_macro_f1_gold(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int
+                           ) -> np.ndarray:
+    """Macro-F1 in percent over the labels that occur in gold (SpatialMQA's ``labels=``)."""
+    tp, predicted, actual = _per_label(gold, pred, weights, range(n_labels))
+    return _macro(_ratio(2 * tp, predicted + actual), actual > 0, weights)
+
+
+def weighted_precision_gold(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int
+                            ) -> np.ndarray:
+    """Macro precision in percent over the labels that occur in gold."""
+    precision, _, included = _over_gold(gold, pred, weights, n_labels)
+    return _macro(precision, included, weights)
+
+
+def weighted_recall_gold(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int
+                         ) -> np.ndarray:
+    """Macro recall in percent over the labels that occur in gold."""
+    _, recall, included = _over_gold(gold, pred, weights, n_labels)
+    return _macro(recall, included, weights)
+
+
+def weighted_pr_f1_gold(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int
+                        ) -> np.ndarray:
+    """The harmonic mean of macro precision and macro recall (percent, 0 where both are 0):
+    SpatialMQA's published F1 (``Code/eval/calculate_prf1.py``)."""
+    p = weighted_precision_gold(gold, pred, weights, n_labels)
+    r = weighted_recall_gold(gold, pred, weights, n_labels)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(p + r > 0, 2 * p * r / (p + r), np.where(np.isnan(p + r), np.nan, 0.0))
+
+
+def weighted_share(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
+    """Percent of rows whose value is true (VISOR's OA, recognized ratio); ``gold`` is not read."""
+    return 100.0 * weighted_mean(gold, values, weights, n_labels)
+
+
+def weighted_mean(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
+    """Mean of the rows' values (a benchmark's per-image score); ``gold`` is not read."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (weights * values).sum(-1) / weights.sum(-1)
+
+
+STATISTICS: dict[str, Callable[..., np.ndarray]] = {
+    "accuracy": weighted_accuracy, "macro_f1": weighted_macro_f1,
+    "macro_f1_seen": weighted_macro_f1_seen, "macro_f1_gold": weighted_macro_f1_gold,
+    "precision_gold": weighted_precision_gold, "recall_gold": weighted_recall_gold,
+    "pr_f1_gold": weighted_pr_f1_gold, "share": weighted_share, "mean": weighted_mean}
+"""Each statistic maps (gold codes [R], predictions [R] or [b, R], weights [b, R], number of task
+labels) to [b] values; a resample without weight is NaN. ``accuracy``: percent correct;
+``macro_f1``: macro-F1 over every task label; ``macro_f1_seen``: over the labels occurring in gold
+or predictions (scikit-learn's default); ``macro_f1_gold``, ``precision_gold``, ``recall_gold``:
+macro averages over the task labels occurring in gold; ``pr_f1_gold``: 2PR/(P+R) of those macro
+precision and recall; ``share``: percent of rows whose value is true; ``mean``: mean value."""
+NUMERIC = frozenset({"share", "mean"})
+"""Statistics of a row's value (``pred`` read as a number), not of labels."""
 
 
 @dataclass(frozen=True)
@@ -113,28 +257,65 @@ class Encoded:
 
     gold: np.ndarray
     pred: np.ndarray
+    """Label codes (values outside the labels get codes from ``n_labels`` on; a missing one -1),
+    or for numeric statistics the values as floats."""
     keys: np.ndarray
     """[R, m]: index of each of the row's m clusters."""
     n_clusters: int
     groups: np.ndarray
     group_names: tuple[Any, ...]
     n_labels: int
+    mask: np.ndarray
+    """[R]: 1.0 where the row counts (``only``), else 0.0."""
+    pooled: bool = False
+    other: np.ndarray | None = None
+    """The second prediction field's codes or values (``encode(..., also=)``)."""
 
 
-def encode(rows: Sequence[Mapping[str, Any]], spec: Resampling, pred_field: str = "pred") -> Encoded:
-    label_index = {label: n for n, label in enumerate(spec.labels)}
+def _numeric(spec: Resampling) -> bool:
+    kinds = {s in NUMERIC for s in spec.metrics.values()}
+    if len(kinds) > 1:
+        raise ValueError(f"a Resampling mixes label statistics with {sorted(NUMERIC)}: {dict(spec.metrics)}")
+    return kinds == {True}
+
+
+def encode(rows: Sequence[Mapping[str, Any]], spec: Resampling, also: str | None = None) -> Encoded:
+    """The rows as arrays; ``also``: a second prediction field (the other run of a paired test),
+    encoded with the same codes into ``Encoded.other``."""
+    def norm(value: Any) -> Any:
+        return value.casefold() if spec.fold_case and isinstance(value, str) else value
+
+    codes = {norm(label): n for n, label in enumerate(spec.labels)}
+
+    def code(value: Any) -> int:
+        if value is None:
+            return -1
+        return codes.setdefault(norm(value), len(codes))
+
     names = sorted({str(row[f]) for row in rows for f in spec.clusters})
     cluster_index = {name: n for n, name in enumerate(names)}
     group_values = [row.get(spec.group) if spec.group else None for row in rows]
     group_names = tuple(dict.fromkeys(group_values))
     group_index = {g: n for n, g in enumerate(group_names)}
+    mask = np.array([bool(row.get(spec.only)) if spec.only else True for row in rows], dtype=float)
+    fields = [spec.pred] + ([also] if also else [])
+    if _numeric(spec):
+        gold = np.zeros(len(rows), dtype=int)
+        present = np.array([all(row.get(f) is not None for f in fields) for row in rows])
+        mask = mask * present  # a row without a value does not count
+        preds = [np.array([float(row[f]) if row.get(f) is not None else 0.0 for row in rows], dtype=float)
+                 for f in fields]
+    else:
+        gold = np.array([code(row.get(spec.gold)) for row in rows], dtype=int)
+        gold = np.where(gold < 0, -2, gold)  # a missing gold label matches no prediction
+        preds = [np.array([code(row.get(f)) for row in rows], dtype=int) for f in fields]
     return Encoded(
-        gold=np.array([label_index[row["gold"]] for row in rows], dtype=int),
-        pred=np.array([label_index.get(row[pred_field], -1) for row in rows], dtype=int),
+        gold=gold, pred=preds[0],
         keys=np.array([[cluster_index[str(row[f])] for f in spec.clusters] for row in rows],
                       dtype=int).reshape(len(rows), len(spec.clusters)),
         n_clusters=len(names), groups=np.array([group_index[g] for g in group_values], dtype=int),
-        group_names=group_names, n_labels=len(spec.labels))
+        group_names=group_names, n_labels=len(spec.labels), mask=mask, pooled=spec.pooled,
+        other=preds[1] if also else None)
 
 
 def row_weights(draws: np.ndarray, keys: np.ndarray, n_clusters: int) -> np.ndarray:
@@ -149,17 +330,22 @@ def row_weights(draws: np.ndarray, keys: np.ndarray, n_clusters: int) -> np.ndar
 
 
 def grouped(enc: Encoded, statistic: str, pred: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """[G + 1, b]: the statistic in each group, then their mean (groups without weight left out)."""
+    """[G + 1, b]: the statistic in each group, then the overall value: the mean of the groups
+    (groups without weight left out), or the statistic over every row where ``enc.pooled``."""
     function = STATISTICS[statistic]
+    weights = weights * enc.mask
     per_group = []
     for g in range(len(enc.group_names)):
         mask = enc.groups == g
         group_pred = pred[..., mask]
         per_group.append(function(enc.gold[mask], group_pred, weights[..., mask], enc.n_labels))
     values = np.stack(per_group)
-    with np.errstate(invalid="ignore"):
-        mean = np.nanmean(values, axis=0) if values.size else values
-    return np.concatenate([values, mean[None]])
+    if enc.pooled:
+        overall = function(enc.gold, pred, weights, enc.n_labels)
+    else:
+        with np.errstate(invalid="ignore"):
+            overall = np.nanmean(values, axis=0) if values.size else values
+    return np.concatenate([values, np.broadcast_to(overall, values.shape[1:])[None]])
 
 
 def batch_for(rows: int) -> int:
@@ -171,7 +357,12 @@ def cluster_bootstrap(n_clusters: int, statistic: Callable[[np.ndarray], np.ndar
     """Percentile interval of ``statistic(draws)`` over resamples of the clusters.
 
     ``statistic`` maps drawn cluster indices [b, K] to values [k, b]; returns (low[k], high[k]).
+    With fewer than two clusters there is nothing to resample: every bound is NaN (no interval),
+    never the point estimate posing as one.
     """
+    if n_clusters < 2:
+        k = np.atleast_2d(statistic(np.zeros((1, max(n_clusters, 1)), dtype=int))).shape[0]
+        return np.full(k, np.nan), np.full(k, np.nan)
     with warnings.catch_warnings():
         # A resample where a statistic is undefined (no row of a fold drawn) is NaN; scipy's own
         # interval then warns and is NaN. The interval is taken over the resamples where it is defined.
@@ -198,13 +389,25 @@ def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamp
 
     low, high = cluster_bootstrap(enc.n_clusters, statistic, len(rows), resamples, seed)
     width = len(enc.group_names) + 1
+    # Where the rows that count come from fewer than two units, every resample weighs them alike:
+    # the statistic cannot vary, and its "interval" would be the point estimate. No interval then.
+    measurable = [units(enc, enc.groups == g) >= 2 for g in range(len(enc.group_names))]
+    measurable.append(units(enc, np.ones(len(rows), dtype=bool)) >= 2)
     out: dict[str, dict[str, tuple[float, float] | None]] = {}
     for name, stat in spec.metrics.items():
         start = statistics.index(stat) * width
         parts = [spec.part.format(g) for g in enc.group_names] if spec.group else []
-        bounds = [interval_pair(low[start + i], high[start + i]) for i in range(width)]
+        bounds = [interval_pair(low[start + i], high[start + i]) if measurable[i] else None
+                  for i in range(width)]
         out[name] = {"": bounds[-1], **dict(zip(parts, bounds[:-1], strict=False))}
     return out
+
+
+def units(enc: Encoded, rows: np.ndarray) -> int:
+    """How many distinct units (sets of clusters: an object, an unordered pair of objects) the
+    given rows that count come from."""
+    keep = rows & (enc.mask > 0)
+    return len({tuple(sorted(k)) for k in enc.keys[keep].tolist()})
 
 
 def interval_pair(low: float, high: float) -> tuple[float, float] | None:
@@ -227,11 +430,18 @@ def with_intervals(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
     out = dict(metrics)
     for spec in specs:
         rows = predictions if spec.rows is None else spec.rows
-        if not rows:
-            continue
-        for name, bounds in metric_intervals(rows, spec, resamples, seed).items():
-            if name in out:
+        found = metric_intervals(rows, spec, resamples, seed) if rows else {}
+        for name in spec.metrics:
+            if name in out:  # nothing to resample (no rows): the interval is null
+                bounds = dict(found.get(name) or {"": None})
                 out[name] = out[name].with_intervals(bounds.pop(""), bounds)
     description = specs[0].describe(resamples, seed)
     description["metrics"] = [name for spec in specs for name in spec.metrics if name in out]
+    others = []
+    for spec in specs[1:]:
+        other = spec.describe(resamples, seed)
+        differs = {k: v for k, v in other.items() if k != "statistics" and description.get(k) != v}
+        others.append({**differs, "statistics": other["statistics"]})
+    if others:
+        description["also"] = others
     return out, description

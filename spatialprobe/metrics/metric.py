@@ -28,19 +28,24 @@ class Metric:
     ci: tuple[float, float] | None = None
     """95 % bootstrap interval ``(low, high)`` where the kind's rows were resampled; else None
     (see :mod:`spatialprobe.metrics.intervals` and the summary's ``intervals``)."""
+    resampled: bool = False
+    """True once an interval was computed for it: ``ci`` is then always written, null where it
+    could not be measured (one cluster, nothing to resample). False: no ``ci`` key at all."""
 
     def with_intervals(self, ci: tuple[float, float] | None,
                        parts: Mapping[str, tuple[float, float] | None] | None = None) -> Metric:
         """This metric with its interval, and intervals for the breakdown parts named in ``parts``."""
         parts = parts or {}
-        breakdown = {name: replace(sub, ci=parts[name]) if name in parts else sub
+        breakdown = {name: replace(sub, ci=parts[name], resampled=True) if name in parts else sub
                      for name, sub in self.breakdown.items()}
-        return replace(self, ci=ci, breakdown=breakdown)
+        return replace(self, ci=ci, resampled=True, breakdown=breakdown)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mean": _finite(self.mean), "std": _finite(self.std), "n": int(self.n)}
         if self.ci is not None:
             out["ci"] = [float(self.ci[0]), float(self.ci[1])]
+        elif self.resampled:
+            out["ci"] = None
         if self.breakdown:
             out["breakdown"] = {k: v.to_dict() for k, v in self.breakdown.items()}
         return out

@@ -60,23 +60,28 @@ class PairedDifference:
         return self.p < ALPHA and ci_excludes_zero
 
 
-def row_key(row: Mapping[str, Any]) -> tuple[str, Any]:
-    return str(row["instance_id"]), row.get("fold")
+def row_key(row: Mapping[str, Any], key: Sequence[str] = ("instance_id", "fold")) -> tuple[Any, ...]:
+    return (str(row[key[0]]), *(row.get(f) for f in key[1:]))
 
 
 def unpaired_reason(summary_a: Mapping[str, Any], rows_a: Sequence[Mapping[str, Any]],
-                    summary_b: Mapping[str, Any], rows_b: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why the two runs cannot be paired, or None when they answered the same items."""
+                    summary_b: Mapping[str, Any], rows_b: Sequence[Mapping[str, Any]],
+                    spec: Resampling | None = None) -> str | None:
+    """Why the two runs cannot be paired, or None when they answered the same items.
+
+    ``spec`` names the fields that identify a row and hold gold (default: ``instance_id`` and
+    ``fold``, ``gold``)."""
+    key, gold = (spec.key, spec.gold) if spec is not None else (("instance_id", "fold"), "gold")
     if summary_a.get("dataset") != summary_b.get("dataset"):
         return f"they were run on different data ({summary_a.get('dataset')} vs {summary_b.get('dataset')})"
-    if not rows_a or not rows_b or any("instance_id" not in r for r in (*rows_a, *rows_b)):
-        return "their predictions.jsonl rows are missing or carry no instance_id"
-    keys_a, keys_b = {row_key(r) for r in rows_a}, {row_key(r) for r in rows_b}
+    if not rows_a or not rows_b or any(key[0] not in r for r in (*rows_a, *rows_b)):
+        return f"their predictions.jsonl rows are missing or carry no {key[0]}"
+    keys_a, keys_b = {row_key(r, key) for r in rows_a}, {row_key(r, key) for r in rows_b}
     if keys_a != keys_b or len(keys_a) != len(rows_a) or len(keys_b) != len(rows_b):
-        return (f"their predictions are not for the same items: {len(keys_a - keys_b)} keys (instance, "
-                f"fold) only in A, {len(keys_b - keys_a)} only in B (different folds or seeds?)")
-    gold_b = {row_key(r): r.get("gold") for r in rows_b}
-    if any(gold_b[row_key(r)] != r.get("gold") for r in rows_a):
+        return (f"their predictions are not for the same items: {len(keys_a - keys_b)} keys "
+                f"({', '.join(key)}) only in A, {len(keys_b - keys_a)} only in B (different folds or seeds?)")
+    gold_b = {row_key(r, key): r.get(gold) for r in rows_b}
+    if any(gold_b[row_key(r, key)] != r.get(gold) for r in rows_a):
         return "their gold labels differ on the same items"
     return None
 
@@ -84,11 +89,15 @@ def unpaired_reason(summary_a: Mapping[str, Any], rows_a: Sequence[Mapping[str, 
 def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]],
                        spec: Resampling, resamples: int = DEFAULT_RESAMPLES, seed: int = 0
                        ) -> list[PairedDifference]:
-    """Accuracy and macro-F1 of A minus B with interval and p-value (rows already paired)."""
-    pred_b = {row_key(r): r["pred"] for r in rows_b}
-    rows = [{**r, "pred_b": pred_b[row_key(r)]} for r in rows_a]
-    enc = encode(rows, spec)
-    other = encode(rows, spec, pred_field="pred_b").pred
+    """Each of ``spec.metrics`` (accuracy and macro-F1 by default) of A minus B with interval and
+    p-value (rows already paired). A row B lacks the ``only`` flag of counts in neither run."""
+    pred_b = {row_key(r, spec.key): r for r in rows_b}
+    rows = [{**r, "__pred_b": pred_b[row_key(r, spec.key)].get(spec.pred),
+             **({spec.only: bool(r.get(spec.only)) and bool(pred_b[row_key(r, spec.key)].get(spec.only))}
+                if spec.only else {})} for r in rows_a]
+    enc = encode(rows, spec, also="__pred_b")
+    assert enc.other is not None
+    other = enc.other
     statistics = list(dict.fromkeys(spec.metrics.values()))
     ones = np.ones(len(rows))
 
@@ -102,7 +111,10 @@ def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Map
     low, high = cluster_bootstrap(enc.n_clusters, boot, len(rows), resamples, seed)
     units = _units(rows, spec)
     out = []
+    first = {stat: name for name, stat in reversed(list(spec.metrics.items()))}
     for name, stat in spec.metrics.items():
+        if first[stat] != name:  # one statistic under two names (VISOR's accuracy is VISOR): once
+            continue
         k = statistics.index(stat)
         a, b = (float(grouped(enc, stat, p, ones)[-1]) for p in (enc.pred, other))
         p_value = _permutation_p(enc, stat, other, units, resamples, seed, difference)
@@ -138,7 +150,7 @@ def resampling_of(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]])
     written without intervals) over instances, per fold where its rows have folds."""
     info = summary.get("intervals")
     if info:
-        return Resampling(tuple(info["labels"]), tuple(info["clusters"]), info.get("group"))
+        return Resampling.described(info)
     labels = (summary.get("details") or {}).get("confusion", {}).get("labels")
-    labels = labels or sorted({str(r["gold"]) for r in rows})
+    labels = labels or sorted({str(r["gold"]) for r in rows if "gold" in r})
     return Resampling(tuple(labels), ("instance_id",), "fold" if all("fold" in r for r in rows) else None)

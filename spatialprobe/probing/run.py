@@ -185,7 +185,8 @@ class ProbeRun:
                        "pred": dataset.labels[p]} for inst, p in zip(dataset.instances, pred[0, 0], strict=True)]
         intervals = (Resampling(dataset.labels, clusters, group="fold", part="fold {}"),
                      Resampling(dataset.labels, clusters, rows=whole_rows,
-                                metrics={"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"}))
+                                metrics={"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"},
+                                note="the whole set with the hand-written prompt, one row per instance"))
         return Evaluation(rows, metrics, dataset.task, self.settings.model,
                           f"{dataset.name}@{dataset.version}", self.settings.seed,
                           bool(self.described.get("untrained", False)), details, intervals)

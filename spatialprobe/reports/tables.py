@@ -11,16 +11,26 @@ if TYPE_CHECKING:
 
 
 def pm(value: Mapping[str, Any] | None) -> str:
-    """``mean ± σ [low, high]``: σ where a spread was measured, the 95 % interval where one was."""
+    """``mean ± σ [low, high]``: σ where a spread was measured, the 95 % interval where one was
+    (``[–]`` where one was asked for but could not be measured)."""
     if not value or value.get("mean") is None:
         return "–"
     std = value.get("std")  # None: no spread was measured (one run, no folds)
     text = f"{value['mean']:.1f} ± {std:.1f}" if std is not None else f"{value['mean']:.1f}"
-    return f"{text} {ci_text(value.get('ci'))}" if value.get("ci") else text
+    return text + ci_suffix(value)
 
 
 def ci_text(ci: Sequence[float] | None) -> str:
     return f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "–"
+
+
+def ci_suffix(metric: Mapping[str, Any], digits: int = 1) -> str:
+    """`` [low, high]`` to follow a number a table writes its own way, `` [–]`` where the interval
+    could not be measured, nothing where none was asked for."""
+    if "ci" not in metric:
+        return ""
+    ci = metric["ci"]
+    return " [–]" if ci is None else f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
 
 
 def intervals_line(summary: Mapping[str, Any]) -> str:
@@ -28,8 +38,15 @@ def intervals_line(summary: Mapping[str, Any]) -> str:
     info = summary.get("intervals")
     if not info:
         return ""
+    unmeasured = any(_has_null_interval(m) for m in (summary.get("metrics") or {}).values())
     return (f"[low, high]: {100 * info['level']:.0f} % {info['interval']} interval, {info['method']} "
-            f"({', '.join(info['clusters'])}), {info['resamples']} resamples, seed {info['seed']}.\n")
+            f"({', '.join(info['clusters'])}), {info['resamples']} resamples, seed {info['seed']}."
+            + (" [–]: no interval (its rows come from fewer than two units to resample)." if unmeasured else "") + "\n")
+
+
+def _has_null_interval(metric: Mapping[str, Any]) -> bool:
+    return ("ci" in metric and metric["ci"] is None and metric.get("mean") is not None) or any(
+        _has_null_interval(part) for part in (metric.get("breakdown") or {}).values())
 
 
 def _markdown(header: list[str], rows: Iterable[list[str]]) -> str:
@@ -117,7 +134,7 @@ def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifferenc
     return text + (
         f"\nA − B as each run's point estimate is computed; interval: {method}, {resamples} resamples; "
         f"p: two-sided paired permutation test ({resamples} random swaps of the two runs' predictions "
-        f"per unit, a unit being an object, an object pair or an instance); seed {seed}. "
+        f"per unit, a unit being an object, an object pair, an image or an instance); seed {seed}. "
         "n.s.: not significant at 0.05 (significant needs p < 0.05 and an interval without 0).\n")
 
 

@@ -25,7 +25,8 @@
 
 ``std`` is a measured spread (over folds, annotators, ...) or ``null`` where none was measured;
 never ``0.0`` standing in for "not measured". ``ci`` (a 95 % bootstrap interval) is present
-where the kind's Evaluation says how its rows are resampled, described once in ``intervals``.
+where the kind's Evaluation says how its rows are resampled, described once in ``intervals``;
+it is ``null`` where it could not be measured (fewer than two units to resample).
 """
 
 from __future__ import annotations

@@ -56,6 +56,13 @@ class Task:
         return self.kind == COMPARISON
 
     @property
+    def object_fields(self) -> tuple[str, ...]:
+        """The instance fields naming the objects its instances were sampled by (its fold keys, the
+        clusters of its bootstrap intervals): both objects of a comparison; the object
+        (``obj_b``), not the person (``obj_a``), of a position task."""
+        return ("obj_a", "obj_b") if self.is_comparison else ("obj_b",)
+
+    @property
     def has_builtin_data(self) -> bool:
         return bool(self.levels) or self.data is not None
 
