@@ -80,10 +80,16 @@ def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path, monkeypatc
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     # always True: accuracy is the share of True labels; F1(True) = 2 * .75 / 1.75, F1(False) = 0
     assert summary["kind"] == "vsr-train" and summary["seed"] == 42
-    assert {k: summary["accuracy"][k] for k in ("mean", "std", "n")} == {"mean": 75.0, "std": None, "n": 4}
-    assert summary["accuracy"]["breakdown"]["relation on"] == {"mean": 66.67, "std": None, "n": 3}
-    assert summary["accuracy"]["breakdown"]["relation left of"] == {"mean": 100.0, "std": None, "n": 1}
-    assert summary["macro_f1"] == {"mean": 42.86, "std": None, "n": 4}
+    # Intervals resample the COCO image: image 0 holds three captions (2 right), image 1 one (right).
+    # A resample draws {0, 0} (66.67), {1, 1} (100) or one of each (75), so the 95 % interval is
+    # [66.67, 100]; macro-F1 likewise runs from 40 ({0, 0}) to 50 ({1, 1}: no False label at all).
+    # Each relation and category lies in one image: no interval can be measured there (null).
+    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4, "ci": [66.666667, 100.0], "breakdown": {
+        "category Projective": {"mean": 100.0, "std": None, "n": 1, "ci": None},
+        "category Topological": {"mean": 66.67, "std": None, "n": 3, "ci": None},
+        "relation left of": {"mean": 100.0, "std": None, "n": 1, "ci": None},
+        "relation on": {"mean": 66.67, "std": None, "n": 3, "ci": None}}}
+    assert summary["macro_f1"] == {"mean": 42.86, "std": None, "n": 4, "ci": [40.0, 50.0]}
     details = summary["details"]
     assert details["best_dev_accuracy"] == 50.0 and details["global_step"] == 2  # dev: 2 of 4 True
     assert details["best_checkpoint"] == str(tmp_path / "run" / "best")

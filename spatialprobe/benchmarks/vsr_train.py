@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics
+from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics, vsr_resampling
 from spatialprobe.datasets import vsr
 from spatialprobe.extras import require
 from spatialprobe.loading import device_name, load_pretrained, resolve_precision
@@ -215,7 +215,8 @@ class VSRTrainRun:
                    "best_checkpoint": None if self.work_dir is None else str(self._dir("best")),
                    "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS}}
         return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
-                          f"vsr-{self.split}-test@{self.versions['test']}", self.settings.seed, False, details)
+                          f"vsr-{self.split}-test@{self.versions['test']}", self.settings.seed, False, details,
+                          vsr_resampling())
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return (accuracy_table(summary) + f"\nBest dev accuracy {summary['details']['best_dev_accuracy']}% "
