@@ -76,6 +76,9 @@ def test_questions_without_objects_resample_scenarios(tmp_path):
     assert summary["intervals"]["method"] == "cluster bootstrap over scenarios"
     assert summary["intervals"]["clusters"] == ["instance_id"]
     assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (50.0, [50.0, 50.0])
+    # questions without a relation form the part "relation -", and it has its interval too
+    assert summary["accuracy"]["breakdown"] == {"relation -": {"mean": 50.0, "std": None, "n": 8,
+                                                               "ci": [50.0, 50.0]}}
 
 
 def test_unifiedqa_input_format():

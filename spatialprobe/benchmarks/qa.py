@@ -91,7 +91,7 @@ def qa_resampling(task: str, objects_known: bool = True) -> Resampling:
         clusters, unit = tasks.get(task).object_fields, None
     else:
         clusters, unit = ("instance_id",), "scenarios"
-    return Resampling(("yes", "no"), clusters, group="relation", part="relation {}", gold="answer",
+    return Resampling(("yes", "no"), clusters, group="relation", part="relation {}", missing="-", gold="answer",
                       key=("id",), only="answered", pooled=True, fold_case=True, unit=unit)
 
 

@@ -91,6 +91,9 @@ class Resampling:
     """Row field whose groups are measured apart (``fold``, ``annotator``, ``relation``), or None."""
     part: str = "{}"
     """Name of a group's part in the metric's breakdown (``"fold {}"``)."""
+    missing: str | None = None
+    """The group of rows whose ``group`` field is empty or absent, as the point estimate names it
+    (``"-"``); None: such rows form the group ``None``/``""`` as they are."""
     metrics: Mapping[str, str] = field(default_factory=_all_headline)
     """Summary metric name -> statistic (a key of :data:`STATISTICS`) it gets an interval from."""
     rows: Sequence[Mapping[str, Any]] | None = None
@@ -295,6 +298,8 @@ def encode(rows: Sequence[Mapping[str, Any]], spec: Resampling, also: str | None
     names = sorted({str(row[f]) for row in rows for f in spec.clusters})
     cluster_index = {name: n for n, name in enumerate(names)}
     group_values = [row.get(spec.group) if spec.group else None for row in rows]
+    if spec.group and spec.missing is not None:
+        group_values = [spec.missing if g in (None, "") else g for g in group_values]
     group_names = tuple(dict.fromkeys(group_values))
     group_index = {g: n for n, g in enumerate(group_names)}
     mask = np.array([bool(row.get(spec.only)) if spec.only else True for row in rows], dtype=float)
