@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.files import commit_file, read_jsonl, write_jsonl
 from spatialprobe.runner.spine import ResultCache
-from spatialprobe.store import RunDir, commit_file, read_jsonl, write_jsonl
+from spatialprobe.store import RunDir
 
 PROMPTS_FILE = "prompts.jsonl"
 

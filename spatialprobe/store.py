@@ -9,9 +9,9 @@ Layout of a run directory::
     RUN/table.md           the summary as a markdown table
     RUN/run.lock           advisory lock: one spatialprobe process at a time works in RUN
 
-Files are written atomically (temporary file, fsync, ``os.replace``, fsync of the directory), so
-a crash or power cut never leaves half a file under its final name; they get the mode a plain
-``open()`` would give (0666 minus the umask), not ``mkstemp``'s 0600. Work that takes long is
+Files are written atomically (:mod:`spatialprobe.files`: temporary file, fsync, ``os.replace``,
+fsync of the directory), so a crash or power cut never leaves half a file under its final name.
+Work that takes long is
 committed to ``run.sqlite`` as it goes and is reused when the same command runs again on the same
 directory. A run holds ``RUN/run.lock`` (``fcntl.flock``) from ``RunDir.start`` until it ends; the
 OS drops the lock when the process dies, ``kill -9`` included, so a second process on the same
@@ -23,11 +23,9 @@ The index of runs lives at ``$SPATIALPROBE_HOME/index.sqlite`` (default
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sqlite3
-import tempfile
 import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
@@ -36,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import __version__
+from spatialprobe.files import read_json, write_json
 
 try:
     import fcntl
@@ -57,94 +56,6 @@ def provenance() -> dict[str, Any]:
         with suppress(PackageNotFoundError):  # not installed
             info[f"{lib}_version"] = version(lib)
     return info
-
-
-def current_umask() -> int:
-    """The process umask, read without changing it.
-
-    ``os.umask`` can only be read by setting it, and between the two calls another thread that
-    creates a file would get the temporary mask; ``/proc/self/status`` (Linux 4.7+) has no such
-    race and follows later ``umask`` changes, so it is read on every write (a few microseconds
-    next to an fsync). Elsewhere the two-call read is the only way.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    old = os.umask(0o022)
-    os.umask(old)
-    return old
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename in ``folder`` durable: the new directory entry survives a power cut."""
-    if os.name != "posix":  # directories cannot be opened for fsync on Windows
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def commit_file(tmp: Path, final: Path) -> None:
-    """Rename a fully written ``tmp`` onto ``final``: its bytes synced to disk first, its mode
-    what ``open()`` would have given (0666 minus the umask), the directory synced after."""
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o666 & ~current_umask())
-    os.replace(tmp, final)
-    fsync_dir(final.parent)
-
-
-@contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """A temporary path next to ``path`` to write to; renamed onto ``path`` when the block ends
-    without an exception, deleted when it raises. The temporary name keeps ``path``'s suffix, so
-    writers that pick a format by suffix (matplotlib ``savefig``) still work."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        commit_file(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def write_json(path: Path, data: Any) -> None:
-    atomic_write_text(Path(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
-def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    atomic_write_text(Path(path), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def connect(db_path: Path) -> sqlite3.Connection:

@@ -21,7 +21,8 @@ import pytest
 from mlm_helpers import tiny_wordpiece_bert
 from synthesis_helpers import tiny_clip, tiny_vqmodel
 
-from spatialprobe.store import RunDir, RunInUse, atomic_path, atomic_write_text, write_json
+from spatialprobe.files import atomic_path, atomic_write_text, write_json
+from spatialprobe.store import RunDir, RunInUse
 
 REPO = Path(__file__).resolve().parents[1]
 COUNTER = Path(__file__).resolve().with_name("call_counter.py")

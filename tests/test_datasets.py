@@ -99,7 +99,7 @@ def test_posrel_label_range_checked(tmp_path):
 
 
 def test_export_round_trips(tmp_path):
-    from spatialprobe.store import write_jsonl
+    from spatialprobe.files import write_jsonl
 
     for name in datasets.builtin_names():
         ds = datasets.load(name)

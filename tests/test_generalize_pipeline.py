@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from spatialprobe import datasets
 from spatialprobe.cli import app
+from spatialprobe.files import write_jsonl
 from spatialprobe.imagestore import ImageStore
-from spatialprobe.store import write_jsonl
 
 pytest.importorskip("torch")
 pytest.importorskip("diffusers")

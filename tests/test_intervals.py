@@ -104,7 +104,7 @@ def test_rows_of_two_objects_count_as_often_as_the_pair_can_be_formed():
 
 
 def test_with_unit_weights_the_statistic_is_the_point_estimate_mean_over_folds(tmp_path):
-    from spatialprobe.store import read_jsonl
+    from spatialprobe.files import read_jsonl
 
     ds = datasets.load("size")
     summary = run_probe(ds, CANDS, ProbeSettings(model="dummy"), tmp_path / "dummy")

@@ -4,8 +4,8 @@ import pytest
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
-from spatialprobe.datasets.release import DataError
 from spatialprobe.detectors.colour import draw_scene
+from spatialprobe.files import DataError
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.metrics import visor
 

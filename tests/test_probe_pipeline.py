@@ -4,10 +4,11 @@ import pytest
 from mlm_helpers import tiny_wordpiece_bert
 
 from spatialprobe import datasets
+from spatialprobe.files import read_jsonl
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.scorers.masked_lm import MaskedLMScorer
-from spatialprobe.store import list_runs, read_jsonl
+from spatialprobe.store import list_runs
 
 
 class OracleForOneTemplate:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import build_qa, load_qa, posrel_distractor, questions_for, to_qa_records
-from spatialprobe.store import write_jsonl
+from spatialprobe.files import write_jsonl
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spatial-commonsense"
 

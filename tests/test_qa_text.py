@@ -13,7 +13,8 @@ from spatialprobe.benchmarks.qa import run_text_qa
 from spatialprobe.benchmarks.qa_models import T5YesNo, unifiedqa_input
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
-from spatialprobe.store import list_runs, write_jsonl
+from spatialprobe.files import write_jsonl
+from spatialprobe.store import list_runs
 
 torch = pytest.importorskip("torch")
 

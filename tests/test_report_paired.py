@@ -6,11 +6,11 @@ from typer.testing import CliRunner
 
 from spatialprobe import datasets
 from spatialprobe.cli import app
+from spatialprobe.files import read_json, read_jsonl
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.metrics.paired import paired_differences, unpaired_reason
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import resolve
-from spatialprobe.store import read_json, read_jsonl
 
 runner = CliRunner()
 

@@ -14,8 +14,8 @@ from spatialprobe.benchmarks.spatialmqa import (
     run_spatialmqa,
     strict_label,
 )
-from spatialprobe.datasets.release import DataError
 from spatialprobe.datasets.spatialmqa import axis, extra_key_report, load_spatialmqa, load_spatialmqa_file, perspective
+from spatialprobe.files import DataError
 
 RECORDS = [
     {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",

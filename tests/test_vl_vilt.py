@@ -107,7 +107,7 @@ def test_probe_command_runs_vilt_through_the_same_prober(tmp_path):
     from typer.testing import CliRunner
 
     from spatialprobe.cli import app
-    from spatialprobe.store import read_jsonl
+    from spatialprobe.files import read_jsonl
 
     model_dir = tiny_vilt(tmp_path / "tiny-model")  # found by its config's model_type, not its name
     # Its masked-LM head says "larger" at every mask, whatever the input: every prediction is "larger".

@@ -7,8 +7,8 @@ import json
 import pytest
 from vl_helpers import solid_image
 
-from spatialprobe.datasets.release import DataError
 from spatialprobe.datasets.vsr import CATEGORIES, find_images, load_vsr, load_vsr_file, negate_caption, relations
+from spatialprobe.files import DataError
 
 RANDOM = [
     {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1,

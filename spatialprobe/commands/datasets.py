@@ -62,7 +62,7 @@ def export(
     except ValueError as err:  # DataError included: names the file, line and field
         fail(str(err))
     if fmt == "release":
-        from spatialprobe.store import write_jsonl
+        from spatialprobe.files import write_jsonl
 
         write_jsonl(out, datasets.to_release_records(ds))
         typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
@@ -115,7 +115,7 @@ def build(
 ) -> None:
     """Build a generated prompt set (sr2d: VISOR's SR2D over the 80 COCO classes)."""
     from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
-    from spatialprobe.store import write_json, write_jsonl
+    from spatialprobe.files import write_json, write_jsonl
 
     if name != "sr2d":
         raise typer.BadParameter(f"unknown buildable dataset {name!r}; choose from: sr2d")

@@ -18,7 +18,7 @@ judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector,
 def user_errors() -> Iterator[None]:
     """Expected failures (bad data, unknown component, model that cannot load, wrong run) end the
     command with their one-sentence message and exit code 2, not a traceback."""
-    from spatialprobe.datasets.release import DataError
+    from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
     from spatialprobe.registry import UnknownComponent
 

@@ -174,8 +174,9 @@ def report(
 ) -> None:
     """Put runs side by side (models as rows; tasks' accuracy and macro-F1 with 95 % intervals as
     columns); for exactly two runs on the same items, add their paired difference and test."""
+    from spatialprobe.files import atomic_write_text, read_json
     from spatialprobe.reports.tables import comparison_table, provenance_line
-    from spatialprobe.store import atomic_write_text, list_runs, read_json
+    from spatialprobe.store import list_runs
 
     paths = list(run_dirs or [Path(r["path"]) for r in list_runs()])
     summaries = []
@@ -199,9 +200,9 @@ def report(
 
 def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int) -> str:
     """The paired section of ``report A B``, or a note saying why the two runs cannot be paired."""
+    from spatialprobe.files import read_jsonl
     from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
     from spatialprobe.reports.tables import paired_table, unpaired_note
-    from spatialprobe.store import read_jsonl
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
     rows = [read_jsonl(Path(p) / "predictions.jsonl") if (Path(p) / "predictions.jsonl").exists() else []

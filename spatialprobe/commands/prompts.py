@@ -33,9 +33,10 @@ def backtranslate_cmd(
 ) -> None:
     """Back-translate (en->de->en, WMT19) the prompt template and answer words into candidates."""
     from spatialprobe import datasets
+    from spatialprobe.files import write_json
     from spatialprobe.prompts.backtranslate import FSMTTranslator, backtranslate
     from spatialprobe.scorers.masked_lm import ModelLoadError
-    from spatialprobe.store import provenance, write_json
+    from spatialprobe.store import provenance
 
     try:
         dataset = datasets.load_release(data, task) if data else datasets.load(task)

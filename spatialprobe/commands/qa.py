@@ -17,7 +17,7 @@ DATA_HELP = "A QA file (e.g. the release's posrel_qa.jsonl) or a dataset file to
 
 def _questions(task: str | None, data: Path | None):
     from spatialprobe.datasets.qa import questions_for
-    from spatialprobe.datasets.release import DataError
+    from spatialprobe.files import DataError
 
     try:
         return questions_for(task, data)
@@ -78,7 +78,7 @@ def export(
 ) -> None:
     """Write the balanced yes/no question set of a dataset."""
     from spatialprobe.datasets.qa import to_qa_records
-    from spatialprobe.store import write_jsonl
+    from spatialprobe.files import write_jsonl
 
     qa, label = _questions(task, data)
     write_jsonl(out, to_qa_records(qa))

@@ -17,8 +17,8 @@ def run(
     (another --out, another machine) it reproduces it. Only runtime settings may be overridden."""
     from spatialprobe import registry
     from spatialprobe.commands.errors import fail
+    from spatialprobe.files import read_json
     from spatialprobe.runner import RunSpec, execute
-    from spatialprobe.store import read_json
 
     path = config / "config.json" if config.is_dir() else config
     try:

@@ -43,7 +43,7 @@ def vsr_command(
 ) -> None:
     """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
     from spatialprobe.benchmarks.vsr import run_vsr_clip
-    from spatialprobe.datasets.release import DataError
+    from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
 
     require_out_dir(out)
@@ -75,7 +75,7 @@ def spatialmqa_command(
 ) -> None:
     """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
     from spatialprobe.benchmarks.spatialmqa import run_spatialmqa
-    from spatialprobe.datasets.release import DataError
+    from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
 
     require_out_dir(out)
@@ -113,7 +113,7 @@ def vsr_train_command(
 ) -> None:
     """Fine-tune ViLT on VSR's training split (best dev checkpoint), then evaluate on test."""
     from spatialprobe.benchmarks.vsr_train import TrainSettings, train_vsr_vilt
-    from spatialprobe.datasets.release import DataError
+    from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
 
     if epochs is not None and max_steps > 0:

@@ -30,8 +30,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.files import atomic_write_text
 from spatialprobe.loading import load_pretrained
-from spatialprobe.store import atomic_write_text
 
 WEIGHT_FILES = ("pytorch_model.bin", "model.safetensors")
 MLM_PREFIXES = ("bert.embeddings.", "bert.encoder.", "cls.predictions.")

@@ -13,8 +13,9 @@ from pathlib import Path
 from spatialprobe import tasks
 from spatialprobe.datasets.folds import make_folds
 from spatialprobe.datasets.pairs import load_pairs
-from spatialprobe.datasets.release import DataError, load_release, to_release_records
+from spatialprobe.datasets.release import load_release, to_release_records
 from spatialprobe.datasets.scale import build_scale
+from spatialprobe.files import DataError
 from spatialprobe.records import Dataset
 
 __all__ = [

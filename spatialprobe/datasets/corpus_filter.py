@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spatialprobe.extras import require
-from spatialprobe.store import read_json, write_json
+from spatialprobe.files import read_json, write_json
 
 CHUNK_BYTES = 8 << 20
 

@@ -25,8 +25,9 @@ from typing import Any
 from spatialprobe.datasets.corpus_filter import filter_phrases, normalize_phrase
 from spatialprobe.datasets.release import POSREL_CODE_OF, pronoun_for
 from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.files import write_json, write_jsonl
 from spatialprobe.records import Dataset, Instance
-from spatialprobe.store import provenance, write_json, write_jsonl
+from spatialprobe.store import provenance
 
 REPLACE_MODES = ("both", "person", "object")
 

@@ -12,8 +12,8 @@ import csv
 from pathlib import Path
 
 from spatialprobe import tasks
-from spatialprobe.datasets.release import DataError, iter_jsonl
 from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
+from spatialprobe.files import DataError, iter_jsonl
 from spatialprobe.records import Dataset, Instance
 
 _TRUE = {"1", "true", "yes", "y", "a", "first"}

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
-from spatialprobe.datasets.release import DataError, iter_jsonl, require
 from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
+from spatialprobe.files import DataError, iter_jsonl, require
 from spatialprobe.records import Dataset, _Serializable
 
 RELATION_WORDS = {"inside": "inside", "above": "on", "below": "under", "beside": "beside"}

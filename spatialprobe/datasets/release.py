@@ -11,82 +11,19 @@ file is validated before anything is returned, so nothing is half-loaded.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
 from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
+from spatialprobe.files import DataError, iter_jsonl, require
 from spatialprobe.records import Dataset, Instance
 
 POSREL_CODES = {0: "inside", 1: "above", 2: "below", 3: "beside"}
 POSREL_CODE_OF = {v: k for k, v in POSREL_CODES.items()}
 _FEMALE = {"woman", "girl", "lady", "mother", "queen", "actress", "grandmother", "sister",
            "daughter", "wife", "aunt", "niece", "princess", "enchantress", "waitress", "nun"}
-
-
-class DataError(ValueError):
-    """Bad input data, located by file, line and field."""
-
-    def __init__(self, path: str | Path, line: int | None, field: str | None, message: str):
-        self.path, self.line, self.field = str(path), line, field
-        where = f"{path}" + (f", line {line}" if line else "") + (f", field '{field}'" if field else "")
-        super().__init__(f"{where}: {message}")
-
-
-def read_json_file(path: str | Path) -> Any:
-    """A whole JSON file; a missing file or bad JSON is a DataError naming the file and line."""
-    path = Path(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, None, None, "is a directory, not a file") from None
-    except UnicodeDecodeError as err:
-        raise DataError(path, None, None, f"not UTF-8 text ({err.reason})") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
-
-
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
-    path = Path(path)
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 -- closed by the `with` below; only open() means "not found"
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, None, None, "is a directory, not a file") from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as err:
-                raise DataError(path, number, None, f"not UTF-8 text ({err.reason})") from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(path, number, None, f"not valid JSON ({err.msg})") from None
-            if not isinstance(record, dict):
-                raise DataError(path, number, None, "expected a JSON object")
-            yield number, record
-
-
-def require(record: dict, field: str, kind: type | tuple[type, ...], path, line) -> Any:
-    if field not in record:
-        raise DataError(path, line, field, "missing")
-    value = record[field]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise DataError(path, line, field, f"expected {names}, got {value!r}")
-    if isinstance(value, str) and not value.strip():
-        raise DataError(path, line, field, "empty")
-    return value
 
 
 def pronoun_for(person: str) -> str:

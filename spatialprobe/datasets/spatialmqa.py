@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from spatialprobe.datasets.release import DataError, iter_jsonl, require
+from spatialprobe.files import DataError, iter_jsonl, require
 
 PARTS = ("train", "dev", "test")
 KNOWN_KEYS = frozenset({"image", "question", "options", "answer", "id"})

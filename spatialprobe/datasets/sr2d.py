@@ -14,8 +14,8 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.datasets.release import DataError, read_json_file
 from spatialprobe.datasets.scale import with_article
+from spatialprobe.files import DataError, read_json_file
 
 COCO_CLASSES = (
     "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",

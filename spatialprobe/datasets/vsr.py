@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from spatialprobe.datasets.release import DataError, iter_jsonl, require
+from spatialprobe.files import DataError, iter_jsonl, require
 
 SPLITS = ("random", "zeroshot")
 PARTS = ("train", "dev", "test")

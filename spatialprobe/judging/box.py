@@ -362,7 +362,7 @@ def open_image(path):
     """An image as RGB; a damaged file is a DataError naming it, not a PIL traceback."""
     from PIL import Image
 
-    from spatialprobe.datasets.release import DataError
+    from spatialprobe.files import DataError
 
     try:
         with Image.open(path) as image:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
-from spatialprobe.datasets.release import DataError, read_json_file
 from spatialprobe.extras import require
+from spatialprobe.files import DataError, read_json_file
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
@@ -83,7 +83,7 @@ def image_data_uri(path: Path, max_side: int = 768, quality: int = 90) -> str:
 
 def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Path:
     """Write the annotation page for the run's images of ``task``; returns its path."""
-    from spatialprobe.store import atomic_write_text
+    from spatialprobe.files import atomic_write_text
 
     task, items = annotation_items(run, task)
     options = [*tasks.labels_of(task), CANT_TELL]

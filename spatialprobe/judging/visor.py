@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets.sr2d import is_spatial, load_sr2d
+from spatialprobe.files import write_json
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics import visor as V
 from spatialprobe.metrics.intervals import Resampling
@@ -29,7 +30,7 @@ from spatialprobe.registry import Spec, build
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunSpec
 from spatialprobe.runner.summary import Metric, single
-from spatialprobe.store import RunDir, write_json
+from spatialprobe.store import RunDir
 
 HEADLINE = ("accuracy is VISOR (unconditional): correct images / all images; VISOR_cond = correct "
             "images / images with both objects")

@@ -23,9 +23,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.datasets.release import DataError, read_json_file
 from spatialprobe.datasets.sr2d import is_spatial
 from spatialprobe.detectors.rules import SR2D_RELATIONS, visor_any_pair
+from spatialprobe.files import DataError, read_json_file
 
 VISOR_N_MIN = 4
 """VISOR_1..4 are always reported, as the released ``visor.py`` prints them."""

@@ -123,7 +123,7 @@ def task_yaml(name: str, data_file: Path, dataset: Dataset, style: str) -> str:
 
 def export_lm_eval(dataset: Dataset, out_dir: Path, style: str = "cloze") -> tuple[str, Path, Path]:
     """Write the task's YAML and JSON lines into ``out_dir``; return (task name, yaml, jsonl)."""
-    from spatialprobe.store import write_jsonl
+    from spatialprobe.files import write_jsonl
 
     docs = lm_eval_docs(dataset, style)
     name = task_name(dataset, style)

@@ -25,8 +25,8 @@ from importlib import resources
 from pathlib import Path
 
 from spatialprobe import tasks
-from spatialprobe.datasets.release import DataError, read_json_file
 from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.files import DataError, read_json_file
 from spatialprobe.records import Dataset, Instance, PromptConfig
 
 MASK = "[MASK]"

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
+from spatialprobe.files import read_json, read_jsonl, write_json
 from spatialprobe.metrics.consistency import consistency, consistency_intervals, object_bias
 from spatialprobe.reports.tables import provenance_line
-from spatialprobe.store import read_json, read_jsonl, write_json
 
 
 def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:

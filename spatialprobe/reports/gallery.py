@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.extras import require
-from spatialprobe.store import atomic_write_text, read_json, read_jsonl
+from spatialprobe.files import atomic_write_text, read_json, read_jsonl
 
 COLOURS = {"a": (229, 57, 53), "b": (30, 136, 229)}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from spatialprobe.store import atomic_path
+from spatialprobe.files import atomic_path
 
 
 def object_bias_chart(objects: Mapping[str, Mapping[str, float | None]], order: Sequence[str], out: Path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from spatialprobe.store import atomic_path
+from spatialprobe.files import atomic_path
 
 
 def accuracy_bars(panels: Mapping[str, Mapping[str, Mapping[str, float]]], path: str | Path,

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from spatialprobe.files import atomic_write_text, write_json, write_jsonl
 from spatialprobe.metrics.intervals import Resampling, with_intervals
 from spatialprobe.runner.spec import RunSpec, refuse_other_identity
 from spatialprobe.runner.summary import Metric, build_summary, headline
-from spatialprobe.store import RunDir, atomic_write_text, provenance, register_run, write_json, write_jsonl
+from spatialprobe.store import RunDir, provenance, register_run
 
 Progress = Callable[[int, int], None]
 """Called with (items done, items in all)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets import DataError, builtin_data, builtin_names, load
-from spatialprobe.datasets.release import iter_jsonl
+from spatialprobe.files import iter_jsonl
 from spatialprobe.imagestore import PromptItem
 
 

@@ -1,0 +1,172 @@
+"""Files in and out: atomic writes, our own JSON files, and users' JSON / JSON-lines input.
+
+**Writing.** Every file a run writes goes through :func:`atomic_path` (a temporary file next to
+the target, fsync, ``os.replace``, fsync of the directory), so a crash or power cut never leaves
+half a file under its final name; files get the mode a plain ``open()`` would give (0666 minus
+the umask), not ``mkstemp``'s 0600.
+
+**Reading our own files** (:func:`read_json`, :func:`read_jsonl`): plain, they were written here.
+
+**Reading a user's file** (:func:`read_json_file`, :func:`iter_jsonl`, :func:`require`): bad
+input is a :class:`DataError` that names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+class DataError(ValueError):
+    """Bad input data, located by file, line and field."""
+
+    def __init__(self, path: str | Path, line: int | None, field: str | None, message: str):
+        self.path, self.line, self.field = str(path), line, field
+        where = f"{path}" + (f", line {line}" if line else "") + (f", field '{field}'" if field else "")
+        super().__init__(f"{where}: {message}")
+
+
+def read_json_file(path: str | Path) -> Any:
+    """A whole JSON file; a missing file or bad JSON is a DataError naming the file and line."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, None, None, "is a directory, not a file") from None
+    except UnicodeDecodeError as err:
+        raise DataError(path, None, None, f"not UTF-8 text ({err.reason})") from None
+    except json.JSONDecodeError as err:
+        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
+    path = Path(path)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 -- closed by the `with` below; only open() means "not found"
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
+    except IsADirectoryError:
+        raise DataError(path, None, None, "is a directory, not a file") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(path, number, None, f"not UTF-8 text ({err.reason})") from None
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(path, number, None, f"not valid JSON ({err.msg})") from None
+            if not isinstance(record, dict):
+                raise DataError(path, number, None, "expected a JSON object")
+            yield number, record
+
+
+def require(record: dict, field: str, kind: type | tuple[type, ...], path, line) -> Any:
+    if field not in record:
+        raise DataError(path, line, field, "missing")
+    value = record[field]
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise DataError(path, line, field, f"expected {names}, got {value!r}")
+    if isinstance(value, str) and not value.strip():
+        raise DataError(path, line, field, "empty")
+    return value
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it.
+
+    ``os.umask`` can only be read by setting it, and between the two calls another thread that
+    creates a file would get the temporary mask; ``/proc/self/status`` (Linux 4.7+) has no such
+    race and follows later ``umask`` changes, so it is read on every write (a few microseconds
+    next to an fsync). Elsewhere the two-call read is the only way.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable: the new directory entry survives a power cut."""
+    if os.name != "posix":  # directories cannot be opened for fsync on Windows
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def commit_file(tmp: Path, final: Path) -> None:
+    """Rename a fully written ``tmp`` onto ``final``: its bytes synced to disk first, its mode
+    what ``open()`` would have given (0666 minus the umask), the directory synced after."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o666 & ~current_umask())
+    os.replace(tmp, final)
+    fsync_dir(final.parent)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path next to ``path`` to write to; renamed onto ``path`` when the block ends
+    without an exception, deleted when it raises. The temporary name keeps ``path``'s suffix, so
+    writers that pick a format by suffix (matplotlib ``savefig``) still work."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        commit_file(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    atomic_write_text(Path(path), json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    atomic_write_text(Path(path), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
