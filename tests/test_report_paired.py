@@ -122,3 +122,19 @@ def test_two_judge_runs_on_the_same_images_are_paired(tmp_path):
     assert "## Paired: A = " in result.output and "(same items)" in result.output
     assert "| accuracy | 80.0 | 60.0 | +20.0 | [0.0, 100.0] | 1.000 | n.s. |" in result.output
     assert macro_f1.a == summaries[0]["macro_f1"]["mean"] and macro_f1.b == summaries[1]["macro_f1"]["mean"]
+
+
+def test_a_probe_and_a_judge_run_are_not_paired_and_the_note_says_why(tmp_path):
+    # The README's quick start compares the dummy probe with the judge of the shapes scenes: a probe
+    # predicts one row per (instance, fold), a judge one per (instance, image), so no paired test.
+    from judge_helpers import write_run
+
+    probe = run(tmp_path, None, "probe", task="posrel")
+    write_run(tmp_path / "images", "posrel", [("above", "above", True), ("below", "below", True)])
+    judged = runner.invoke(app, ["judge", "posrel", str(tmp_path / "images"), "--detector", "colour",
+                                 "--out", str(tmp_path / "judge"), "--no-gallery"])
+    assert judged.exit_code == 0, judged.output
+    result = runner.invoke(app, ["report", str(probe), str(tmp_path / "judge")])
+    assert result.exit_code == 0, result.output
+    assert ("A's predictions are one per (instance_id, fold) and B's one per (instance_id, image_index): "
+            "runs of different kinds (probe, judge) do not predict the same rows.") in " ".join(result.output.split())

@@ -208,7 +208,12 @@ def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int)
     rows = [read_jsonl(Path(p) / "predictions.jsonl") if (Path(p) / "predictions.jsonl").exists() else []
             for p in paths]
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
-    reason = unpaired_reason(summaries[0], rows[0], summaries[1], rows[1], specs[0])
+    reason = None
+    if specs[0].key != specs[1].key:
+        reason = (f"A's predictions are one per ({', '.join(specs[0].key)}) and B's one per "
+                  f"({', '.join(specs[1].key)}): runs of different kinds ({summaries[0].get('kind')}, "
+                  f"{summaries[1].get('kind')}) do not predict the same rows")
+    reason = reason or unpaired_reason(summaries[0], rows[0], summaries[1], rows[1], specs[0])
     if reason is None and specs[0] != specs[1]:
         reason = "their runs resample different clusters or labels"
     if reason is not None:
