@@ -174,17 +174,20 @@ def _dtypes():
             "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16}
 
 
-def resolve_precision(precision: str, device: Any, auto: str = "fp16") -> Any:
-    """The dtype a component runs in: float32 on the CPU under ``auto``; on CUDA ``auto`` is the
-    component's half type ``auto`` (bfloat16 falling back to float16 where the GPU lacks it);
-    an explicit precision is taken as asked. Returns a torch dtype."""
+def resolve_precision(precision: str, device: Any, component: str = "vision-language") -> Any:
+    """The dtype ``component`` (a key of :data:`CUDA_DEFAULTS`) runs in: float32 on the CPU under
+    ``auto``; on CUDA ``auto`` is the component's half type (bfloat16 falling back to float16
+    where the GPU lacks it); an explicit precision is taken as asked. Returns a torch dtype."""
     import torch
 
     dtypes = _dtypes()
     if precision == "auto":
         if _as_device(device).type != "cuda":
             return torch.float32
-        dtype = dtypes[auto]
+        half = CUDA_DEFAULTS[component][0]
+        if half not in dtypes:
+            raise ValueError(f"{component} loads its checkpoint's own dtype on CUDA, not one of {PRECISIONS}.")
+        dtype = dtypes[half]
         if dtype == torch.bfloat16 and not torch.cuda.is_bf16_supported():
             return torch.float16
         return dtype
@@ -211,11 +214,11 @@ def autocast_enabled(device: Any, dtype: Any) -> bool:
 
 def autocast(device: Any, dtype: Any = None):
     """Mixed precision where :func:`autocast_enabled`, a no-op otherwise. ``dtype`` None: the
-    ``auto`` rule with float16 (the vision-language models' default)."""
+    vision-language models' ``auto`` rule (float16 on CUDA)."""
     import torch
 
     device = _as_device(device)
-    dtype = resolve_precision("auto", device) if dtype is None else dtype
+    dtype = resolve_precision("auto", device, "vision-language") if dtype is None else dtype
     if autocast_enabled(device, dtype):
         return torch.autocast(device_type=device.type, dtype=dtype)
     return contextlib.nullcontext()
@@ -252,9 +255,10 @@ def dtype_kwargs(dtype: Any, library: str = "transformers") -> dict[str, Any]:
 
 
 def place_model(model: Any, device: Any, dtype: Any = None) -> Any:
-    """Put a model in eval mode on ``device``, its weights in ``dtype`` (None: the ``auto`` rule,
-    float16 on CUDA). Returns the dtype it now holds (recorded in the component's description)."""
+    """Put a model in eval mode on ``device``, its weights in ``dtype`` (None: the text scorers'
+    ``auto`` rule, float16 on CUDA). Returns the dtype it now holds (recorded in the component's
+    description)."""
     device = _as_device(device)
-    dtype = resolve_precision("auto", device) if dtype is None else dtype
+    dtype = resolve_precision("auto", device, "text scorers") if dtype is None else dtype
     model.eval().to(device=device, dtype=dtype)
     return dtype

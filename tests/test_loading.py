@@ -78,20 +78,24 @@ def test_vision_models_saved_in_float16_run_in_float32_on_the_cpu(tmp_path):
 def test_precision_rule(monkeypatch):
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
     assert resolve_precision("auto", cpu) == torch.float32
-    assert resolve_precision("auto", "cpu", auto="bf16") == torch.float32
+    assert resolve_precision("auto", "cpu", "vqgan-clip") == torch.float32
     assert resolve_precision("fp16", cpu) == torch.float16  # asked for: taken as asked
     assert resolve_precision("bfloat16", cpu) == torch.bfloat16
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
     assert resolve_precision("auto", gpu) == torch.float16
-    assert resolve_precision("auto", "cuda:1", auto="bf16") == torch.bfloat16
+    assert resolve_precision("auto", gpu, "text scorers") == torch.float16
+    assert resolve_precision("auto", "cuda:1", "vqgan-clip") == torch.bfloat16
+    assert resolve_precision("auto", gpu, "t5 answerer") == torch.bfloat16
     assert resolve_precision("fp32", gpu) == torch.float32
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
-    assert resolve_precision("auto", gpu, auto="bf16") == torch.float16  # a GPU without bfloat16
+    assert resolve_precision("auto", gpu, "vqgan-clip") == torch.float16  # a GPU without bfloat16
     assert resolve_precision("bf16", gpu) == torch.bfloat16  # asked for: not second-guessed
     with pytest.raises(ValueError, match="Unknown precision 'half'; use auto, fp32, bf16, fp16"):
         resolve_precision("half", cpu)
     # every component's CUDA default is a precision the rule knows, or the checkpoint's own
     assert {default for default, _ in CUDA_DEFAULTS.values()} <= {"fp16", "bf16", "checkpoint"}
+    with pytest.raises(ValueError, match="multimodal LLMs loads its checkpoint's own dtype"):
+        resolve_precision("auto", gpu, "multimodal LLMs")
 
 
 def test_autocast_runs_where_it_covers_the_ops():

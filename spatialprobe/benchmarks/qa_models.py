@@ -45,7 +45,7 @@ def _dtype(device: str, prefer_bf16: bool = False) -> Any:
     ``prefer_bf16``: bfloat16 where the GPU has it. T5 checkpoints were trained in bfloat16 and
     overflow in float16 (T5 v1.1 / Flan-T5 give inf/NaN scores), so the text answerer asks for it.
     """
-    return resolve_precision("auto", device, auto="bf16" if prefer_bf16 else "fp16")
+    return resolve_precision("auto", device, "t5 answerer" if prefer_bf16 else "vqa answerers")
 
 
 def unifiedqa_input(question: str, context: str = "", lowercase: bool = True) -> str:

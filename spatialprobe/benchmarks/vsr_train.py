@@ -98,7 +98,7 @@ def training_arguments(settings: TrainSettings, output_dir: Path, device: str):
     import torch
     from transformers import TrainingArguments
 
-    amp = resolve_precision("auto", device, auto="fp16")  # loading.CUDA_DEFAULTS["vsr fine-tuning"]
+    amp = resolve_precision("auto", device, "vsr fine-tuning")
     return TrainingArguments(
         output_dir=str(output_dir), learning_rate=settings.learning_rate,
         per_device_train_batch_size=settings.batch_size, per_device_eval_batch_size=settings.batch_size,

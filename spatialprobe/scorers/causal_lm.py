@@ -58,7 +58,7 @@ class CausalLMScorer:
             raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}.")
         self.model_name, self.normalize, self.format = model, normalize, format
         self.device = resolve_device(device)
-        dtype = resolve_precision(precision, self.device)  # float16 on CUDA, else float32
+        dtype = resolve_precision(precision, self.device, "text scorers")
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_pretrained(AutoTokenizer, model, "the tokenizer of")
         if format == "chat" and not getattr(self.tokenizer, "chat_template", None):

@@ -63,7 +63,7 @@ class MaskedLMScorer:
 
         self.model_name = model
         self.device = resolve_device(device)
-        dtype = resolve_precision(precision, self.device)  # float16 on CUDA, else float32
+        dtype = resolve_precision(precision, self.device, "text scorers")
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_pretrained(AutoTokenizer, model, "the tokenizer of")
         self.model = model_obj or load_pretrained(AutoModelForMaskedLM, model, "the masked LM", dtype=dtype)

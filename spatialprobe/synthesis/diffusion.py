@@ -34,7 +34,7 @@ class DiffusersPipeline:
 
         self.model_id = model
         self.device = resolve_device(device)
-        dtype = resolve_precision(precision, self.device, auto="fp16")  # the public checkpoints' dtype
+        dtype = resolve_precision(precision, self.device, "diffusion")
         self.pipe = load_pretrained(DiffusionPipeline, model, "the diffusion pipeline",
                                     dtype=dtype).to(self.device)
         self.pipe.set_progress_bar_config(disable=True)

@@ -57,7 +57,7 @@ class VQGANCLIP:
         self.settings: VQGANCLIPSettings = with_overrides(load_preset(preset), settings or {})
         self.vqgan_id, self.clip_id = vqgan, clip
         self.device = resolve_device(device)
-        self.amp_dtype = resolve_precision(precision, self.device, auto="bf16")
+        self.amp_dtype = resolve_precision(precision, self.device, "vqgan-clip")
         self.vq = load_pretrained(VQModel, vqgan, "the VQGAN", dtype="fp32").to(self.device).eval()
         self.contrastive = ContrastiveModel.load(clip, self.device)
         self.clip = self.contrastive.model
