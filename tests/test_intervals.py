@@ -210,7 +210,7 @@ def test_one_cluster_has_no_interval_never_the_point_posing_as_one():
 def test_the_bootstrap_statistics_equal_scikit_learn_on_the_data():
     from sklearn.metrics import f1_score, precision_recall_fscore_support
 
-    from spatialprobe.metrics.intervals import STATISTICS
+    from spatialprobe.metrics.weighted import STATISTICS
 
     labels = ("a", "b", "c")
     gold = ["a", "a", "b", "b", "c", "a", "b"]

@@ -133,7 +133,7 @@ def run_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Metric]:
 
 STATISTICS = {"accuracy": "accuracy", "macro_f1": "macro_f1_gold", "f1": "pr_f1_gold",
               "precision": "precision_gold", "recall": "recall_gold"}
-"""Each metric's bootstrap statistic (:data:`spatialprobe.metrics.intervals.STATISTICS`): macro
+"""Each metric's bootstrap statistic (:data:`spatialprobe.metrics.weighted.STATISTICS`): macro
 averages over the relations present in gold, as :func:`classification_metrics`."""
 
 
