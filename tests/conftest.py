@@ -20,3 +20,12 @@ def shared_dir():
     if not SHARED.is_dir():
         pytest.skip("../shared is not present")
     return SHARED
+
+
+@pytest.fixture(scope="module")
+def vqgan_clip(tmp_path_factory):
+    """A tiny VQGAN and CLIP (tests/synthesis_helpers.py), saved once per test module: their dirs."""
+    from synthesis_helpers import tiny_clip, tiny_vqmodel
+
+    root = tmp_path_factory.mktemp("tiny")
+    return str(tiny_vqmodel(root / "vq")), str(tiny_clip(root / "clip"))

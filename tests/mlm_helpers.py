@@ -74,3 +74,16 @@ def set_output_bias(path: Path, token_logits: dict[str, float]) -> None:
             assert index != tokenizer.unk_token_id, token
             head.bias[index] = logit
     model.save_pretrained(path)
+
+
+def tiny_distilbert(path: Path, tokenizer_dir: Path) -> Path:
+    """A random 1-layer DistilBERT (its head is three modules, not one) with ``tokenizer_dir``'s tokenizer."""
+    import torch
+    from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
+
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    torch.manual_seed(0)
+    DistilBertForMaskedLM(DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=1, n_heads=2,
+                                           hidden_dim=64, max_position_embeddings=64)).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path

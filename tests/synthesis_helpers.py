@@ -120,3 +120,7 @@ def tiny_stable_diffusion(folder: Path, seed: int = 0) -> Path:
                                    feature_extractor=None, requires_safety_checker=False)
     pipe.save_pretrained(str(folder / "pipeline"))
     return folder / "pipeline"
+
+
+PROMPTS = ["An ant and a bird.", "A man washes the car.", "A girl sits on the chair."]
+SEEDS = [11, 22, 33]

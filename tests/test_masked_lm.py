@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from mlm_helpers import set_output_bias, tiny_bpe_roberta, tiny_wordpiece_bert
+from mlm_helpers import set_output_bias, tiny_bpe_roberta, tiny_distilbert, tiny_wordpiece_bert
 
 from spatialprobe.scorers.base import ClozeRequest
 from spatialprobe.scorers.masked_lm import MaskedLMScorer, ModelLoadError
@@ -111,13 +111,7 @@ def test_describe_records_weights_hash(bert_dir):
 
 def test_models_whose_head_is_not_one_module_keep_the_full_pass(bert_dir, tmp_path):
     """DistilBERT's head is three modules: the scorer must fall back to the full forward pass."""
-    from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
-
-    tok = AutoTokenizer.from_pretrained(bert_dir)
-    torch.manual_seed(0)
-    DistilBertForMaskedLM(DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=1, n_heads=2,
-                                           hidden_dim=64, max_position_embeddings=64)).save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
+    tiny_distilbert(tmp_path, bert_dir)
     scorer = MaskedLMScorer(str(tmp_path), device="cpu")
     assert scorer._head is None
     assert MaskedLMScorer(str(bert_dir), device="cpu")._head is not None

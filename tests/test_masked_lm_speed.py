@@ -10,8 +10,7 @@ import json
 
 import numpy as np
 import pytest
-import torch
-from mlm_helpers import tiny_bpe_roberta, tiny_wordpiece_bert
+from mlm_helpers import tiny_bpe_roberta, tiny_distilbert, tiny_wordpiece_bert
 from mlm_reference import ReferenceMaskedLM
 
 from spatialprobe import datasets
@@ -75,13 +74,7 @@ def test_odd_requests_and_progress_are_as_before(roberta_dir):
 
 def test_models_without_a_single_head_module_score_as_before(bert_dir, tmp_path):
     """DistilBERT's head is three modules: both paths run the full pass and read the masks."""
-    from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
-
-    tok = AutoTokenizer.from_pretrained(bert_dir)
-    torch.manual_seed(0)
-    DistilBertForMaskedLM(DistilBertConfig(vocab_size=len(tok), dim=32, n_layers=1, n_heads=2,
-                                           hidden_dim=64, max_position_embeddings=64)).save_pretrained(tmp_path)
-    tok.save_pretrained(tmp_path)
+    tiny_distilbert(tmp_path, bert_dir)
     new, old, _ = both(tmp_path, size_requests(8), batch_size=16)
     assert MaskedLMScorer(str(tmp_path), device="cpu")._head is None
     assert np.abs(np.array(new) - np.array(old)).max() <= 1e-6

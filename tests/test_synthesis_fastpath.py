@@ -16,26 +16,17 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
-from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
+from synthesis_helpers import PROMPTS, SEEDS, one_torch_thread, tiny_settings  # noqa: F401
 
 from spatialprobe.synthesis import with_overrides
 from spatialprobe.synthesis.augment import make_cutouts
 from spatialprobe.synthesis.settings import VQGANCLIPSettings
 
-PROMPTS = ["An ant and a bird.", "A man washes the car.", "A girl sits on the chair."]
-SEEDS = [11, 22, 33]
 
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny")
-    return str(tiny_vqmodel(root / "vq")), str(tiny_clip(root / "clip"))
-
-
-def make(models, speed, precision="fp32", iterations=50, **kwargs):
+def make(vqgan_clip, speed, precision="fp32", iterations=50, **kwargs):
     from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
 
-    return VQGANCLIP(models[0], models[1], settings=tiny_settings(iterations=iterations, speed=speed),
+    return VQGANCLIP(vqgan_clip[0], vqgan_clip[1], settings=tiny_settings(iterations=iterations, speed=speed),
                      device="cpu", precision=precision, **kwargs)
 
 
@@ -44,21 +35,21 @@ def psnr(a: torch.Tensor, b: torch.Tensor) -> list[float]:
     return [10 * math.log10(1 / float(m)) if m > 0 else math.inf for m in mse]
 
 
-def test_fast_float32_stays_within_the_bound_of_plain(models):
-    plain, _, plain_sim = make(models, "plain").optimize(PROMPTS, SEEDS)
-    fast_synth = make(models, "fast")
+def test_fast_float32_stays_within_the_bound_of_plain(vqgan_clip):
+    plain, _, plain_sim = make(vqgan_clip, "plain").optimize(PROMPTS, SEEDS)
+    fast_synth = make(vqgan_clip, "fast")
     fast, _, fast_sim = fast_synth.optimize(PROMPTS, SEEDS)
     assert min(psnr(fast, plain)) >= 100
     assert (fast_sim - plain_sim).abs().max() <= 1e-4
     assert fast_synth.describe()["settings"]["speed"] == "fast"
     assert fast_synth._step.compiled is None  # auto: no torch.compile on the CPU
-    checkpointed, _, _ = make(models, "fast", checkpoint=True).optimize(PROMPTS, SEEDS)
+    checkpointed, _, _ = make(vqgan_clip, "fast", checkpoint=True).optimize(PROMPTS, SEEDS)
     assert torch.equal(checkpointed, fast)  # recomputation changes nothing
 
 
-def test_fast_bfloat16_holds_weights_exactly_and_stays_within_the_bound(models, monkeypatch):
-    plain, _, plain_sim = make(models, "plain", "bf16").optimize(PROMPTS, SEEDS)
-    fast_synth = make(models, "fast", "bf16")
+def test_fast_bfloat16_holds_weights_exactly_and_stays_within_the_bound(vqgan_clip, monkeypatch):
+    plain, _, plain_sim = make(vqgan_clip, "plain", "bf16").optimize(PROMPTS, SEEDS)
+    fast_synth = make(vqgan_clip, "fast", "bf16")
     assert fast_synth.vq.decoder.conv_out.weight.dtype == torch.bfloat16
     assert fast_synth.clip.text_model.final_layer_norm.weight.dtype == torch.float32
     assert fast_synth.describe()["settings"]["dtype"] == "bfloat16"
@@ -66,11 +57,11 @@ def test_fast_bfloat16_holds_weights_exactly_and_stays_within_the_bound(models, 
     assert min(psnr(fast, plain)) >= 20
     assert (fast_sim - plain_sim).abs().max() <= 0.01
     monkeypatch.setattr("spatialprobe.synthesis.vqgan_clip.use_channels_last", lambda vq: None)
-    held, _, _ = make(models, "fast", "bf16").optimize(PROMPTS, SEEDS)
+    held, _, _ = make(vqgan_clip, "fast", "bf16").optimize(PROMPTS, SEEDS)
     assert torch.equal(held, plain)  # weights held in bf16 = autocast's per-step copies
 
 
-def test_a_failing_compiler_warns_once_and_runs_eagerly(models, monkeypatch):
+def test_a_failing_compiler_warns_once_and_runs_eagerly(vqgan_clip, monkeypatch):
     calls = []
 
     def broken_compile(step, **kwargs):
@@ -80,8 +71,8 @@ def test_a_failing_compiler_warns_once_and_runs_eagerly(models, monkeypatch):
         return compiled
 
     monkeypatch.setattr(torch, "compile", broken_compile)
-    eager, _, _ = make(models, "fast", iterations=3).optimize(PROMPTS[:1], SEEDS[:1])
-    synth = make(models, "fast", iterations=3, compile="on")
+    eager, _, _ = make(vqgan_clip, "fast", iterations=3).optimize(PROMPTS[:1], SEEDS[:1])
+    synth = make(vqgan_clip, "fast", iterations=3, compile="on")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         images, _, _ = synth.optimize(PROMPTS[:1], SEEDS[:1])
@@ -89,7 +80,7 @@ def test_a_failing_compiler_warns_once_and_runs_eagerly(models, monkeypatch):
     assert "no C++ compiler" in str(caught[0].message)
     assert torch.equal(images, eager)
     with pytest.raises(ValueError, match="compile takes auto, on, off"):
-        make(models, "fast", compile="yes")
+        make(vqgan_clip, "fast", compile="yes")
 
 
 def test_speed_is_a_setting_with_three_values():

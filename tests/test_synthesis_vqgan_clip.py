@@ -7,26 +7,17 @@ import dataclasses
 import pytest
 import torch
 import torch.nn.functional as F
-from synthesis_helpers import one_torch_thread, tiny_clip, tiny_settings, tiny_vqmodel  # noqa: F401
+from synthesis_helpers import PROMPTS, SEEDS, one_torch_thread, tiny_settings  # noqa: F401
 
 from spatialprobe.synthesis import VQGANCLIPSettings, load_preset, with_overrides
 from spatialprobe.synthesis.augment import make_cutouts
 from spatialprobe.synthesis.jobs import Job
 
-PROMPTS = ["An ant and a bird.", "A man washes the car.", "A girl sits on the chair."]
-SEEDS = [11, 22, 33]
 
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny")
-    return str(tiny_vqmodel(root / "vq")), str(tiny_clip(root / "clip"))
-
-
-def make(models, **settings):
+def make(vqgan_clip, **settings):
     from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
 
-    return VQGANCLIP(models[0], models[1], settings=tiny_settings(**settings), device="cpu")
+    return VQGANCLIP(vqgan_clip[0], vqgan_clip[1], settings=tiny_settings(**settings), device="cpu")
 
 
 def test_paper_preset_is_the_default():
@@ -85,19 +76,19 @@ def test_cutouts_draw_from_each_image_own_generator():
     torch.testing.assert_close(both[4:], second)
 
 
-def test_clip_loss_falls(models):
+def test_clip_loss_falls(vqgan_clip):
     # A random tiny CLIP has no augmentation-invariant notion of the prompt, so under the
     # paper's random cutouts its loss only wanders; with augmentations switched off the
     # objective is fixed and the optimiser must lower it.
-    synth = make(models, **PLAIN, iterations=25, lr=0.05)
+    synth = make(vqgan_clip, **PLAIN, iterations=25, lr=0.05)
     _, history, _ = synth.optimize(PROMPTS[:2], SEEDS[:2])
     assert history.shape == (25, 2)
     first, last = history[:3].mean(0), history[-3:].mean(0)
     assert (last < first - 0.05).all(), (first, last)
 
 
-def test_batch_gives_the_same_images_as_one_at_a_time(models):
-    synth = make(models, iterations=4)  # the paper's augmentations, lr 0.5
+def test_batch_gives_the_same_images_as_one_at_a_time(vqgan_clip):
+    synth = make(vqgan_clip, iterations=4)  # the paper's augmentations, lr 0.5
     batch, _, batch_sim = synth.optimize(PROMPTS, SEEDS)
     for i, (prompt, seed) in enumerate(zip(PROMPTS, SEEDS, strict=True)):
         alone, _, alone_sim = synth.optimize([prompt], [seed])
@@ -107,8 +98,8 @@ def test_batch_gives_the_same_images_as_one_at_a_time(models):
     assert (other - batch[:1]).abs().max() > 0.05  # the seed matters
 
 
-def test_quantized_decoding_goes_through_the_codebook(models):
-    synth = make(models, quantize=True)
+def test_quantized_decoding_goes_through_the_codebook(vqgan_clip):
+    synth = make(vqgan_clip, quantize=True)
     z = synth.initial_latents([torch.Generator().manual_seed(0)]).requires_grad_(True)
     image = synth.decode(z)
     codes = synth.vq.quantize.embedding.weight
@@ -121,8 +112,8 @@ def test_quantized_decoding_goes_through_the_codebook(models):
     assert z.grad.abs().sum() > 0  # straight-through: the latent still learns
 
 
-def test_generate_returns_images_scores_and_snapshots(models):
-    synth = make(models, iterations=3, snapshots=(1, 3))
+def test_generate_returns_images_scores_and_snapshots(vqgan_clip):
+    synth = make(vqgan_clip, iterations=3, snapshots=(1, 3))
     results = synth.generate([Job("a", PROMPTS[0], 0, 1), Job("b", PROMPTS[1], 1, 2)])
     assert [r.job.prompt_id for r in results] == ["a", "b"]
     assert results[0].image.size == (32, 32) and results[0].image.mode == "RGB"
@@ -136,7 +127,7 @@ def test_generate_returns_images_scores_and_snapshots(models):
     assert dataclasses.asdict(synth.settings)["snapshots"] == (1, 3)
 
 
-def test_fp16_loss_scaling_leaves_the_optimisation_unchanged(models, monkeypatch):
+def test_fp16_loss_scaling_leaves_the_optimisation_unchanged(vqgan_clip, monkeypatch):
     # On CUDA, fp16 autocast needs a GradScaler; its power-of-two scaling is exact, so on the
     # CPU (where autocast is off) the scaled path must give the fp32 images bit for bit.
     from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
@@ -149,8 +140,8 @@ def test_fp16_loss_scaling_leaves_the_optimisation_unchanged(models, monkeypatch
             return super().scale(outputs)
 
     monkeypatch.setattr(torch.amp, "GradScaler", SpyScaler)
-    plain = make(models, iterations=3)
-    scaled = VQGANCLIP(models[0], models[1], settings=tiny_settings(iterations=3), device="cpu",
+    plain = make(vqgan_clip, iterations=3)
+    scaled = VQGANCLIP(vqgan_clip[0], vqgan_clip[1], settings=tiny_settings(iterations=3), device="cpu",
                        precision="fp16")
     a, _, _ = plain.optimize(PROMPTS[:2], SEEDS[:2])
     assert scales == [False] * 3
