@@ -58,14 +58,44 @@ def version() -> None:
 
 
 def main() -> None:
-    """The console script: a missing optional extra is one line on stderr and exit status 2."""
-    from spatialprobe.extras import MissingExtra
+    """The console script: every refusal (:class:`~spatialprobe.errors.SpatialprobeError`) is one
+    red sentence on stderr and exit status 2, caught here once. A CUDA out-of-memory and a full or
+    read-only disk get a sentence of their own; anything else is a bug and keeps its traceback."""
+    from spatialprobe.commands.errors import EXIT_BAD_INPUT, say_error
+    from spatialprobe.errors import SpatialprobeError
 
     try:
         app()
-    except MissingExtra as err:
-        typer.echo(f"error: {err}", err=True)
-        raise SystemExit(2) from None
+    except SpatialprobeError as err:
+        say_error(err)
+        raise SystemExit(EXIT_BAD_INPUT) from None
+    except OSError as err:
+        message = disk_message(err)
+        if message is None:
+            raise
+        say_error(message)
+        raise SystemExit(EXIT_BAD_INPUT) from None
+    except RuntimeError as err:
+        if type(err).__name__ != "OutOfMemoryError" and "out of memory" not in str(err):
+            raise
+        say_error("the device ran out of memory. Lower --batch-size (or use a smaller model, "
+                  "--precision fp16/bf16 where the command takes it, or --device cpu); "
+                  "finished work is kept and a rerun resumes.")
+        raise SystemExit(EXIT_BAD_INPUT) from None
+
+
+def disk_message(err: OSError) -> str | None:
+    """One sentence naming the path for a full disk, a read-only file system or a permission
+    refused on an output; ``None`` for any other OS error (a bug keeps its traceback)."""
+    import errno
+
+    reasons = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+               errno.EROFS: "the file system is read-only", errno.EACCES: "permission is denied"}
+    if err.errno not in reasons:
+        return None
+    where = err.filename or "an output file"
+    return (f"cannot write {where}: {reasons[err.errno]}. Finished work is kept; free space or "
+            "choose another --out, and run the same command again to resume.")
 
 
 if __name__ == "__main__":

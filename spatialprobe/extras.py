@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from spatialprobe.errors import MissingExtra
+
 #: What each extra of setup.cfg enables, as the subject of the error sentence.
 EXTRA_FEATURES = {
     "synthesis": "Image synthesis (spatialprobe synthesize / convert)",
@@ -20,14 +22,6 @@ EXTRA_FEATURES = {
 }
 
 
-class MissingExtra(ImportError):
-    """An optional dependency is not installed; the message names the extra that installs it."""
-
-    def __init__(self, module: str, extra: str, feature: str | None = None):
-        self.module, self.extra = module, extra
-        subject = feature or EXTRA_FEATURES.get(extra, "This feature")
-        super().__init__(f"{subject} needs the '{extra}' extra: pip install 'spatialprobe[{extra}]' "
-                         f"(missing module: {module})", name=module)
 
 
 def require(module: str, extra: str, feature: str | None = None) -> ModuleType:
@@ -42,4 +36,4 @@ def require(module: str, extra: str, feature: str | None = None) -> ModuleType:
         # a broken installation that fails further down keeps its own error.
         if err.name is not None and module.split(".")[0] != err.name.split(".")[0]:
             raise
-        raise MissingExtra(module, extra, feature) from None
+        raise MissingExtra(module, extra, feature or EXTRA_FEATURES.get(extra, "This feature")) from None

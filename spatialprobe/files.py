@@ -21,14 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-
-class DataError(ValueError):
-    """Bad input data, located by file, line and field."""
-
-    def __init__(self, path: str | Path, line: int | None, field: str | None, message: str):
-        self.path, self.line, self.field = str(path), line, field
-        where = f"{path}" + (f", line {line}" if line else "") + (f", field '{field}'" if field else "")
-        super().__init__(f"{where}: {message}")
+from spatialprobe.errors import DataError
 
 
 def read_json_file(path: str | Path) -> Any:

@@ -30,9 +30,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-
-class ModelLoadError(RuntimeError):
-    """A pretrained model, tokenizer or processor could not be loaded; the message says what to do."""
+from spatialprobe.errors import ModelLoadError
 
 
 # ---- loading ---------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from spatialprobe.errors import UnknownComponent
+
 
 @dataclass(frozen=True)
 class Spec:
@@ -24,9 +26,6 @@ class Spec:
         return {"name": self.name, "args": dict(self.args)}
 
 
-class UnknownComponent(KeyError):
-    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
-        return str(self.args[0])
 
 
 _REGISTRY: dict[str, dict[str, tuple[str, str]]] = {}

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import __version__
+from spatialprobe.errors import RunInUse
 from spatialprobe.files import read_json, write_json
 
 try:
@@ -67,8 +68,6 @@ def connect(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-class RunInUse(ValueError):
-    """Another process holds the run directory's lock."""
 
 
 # Locks this process holds: resolved directory -> [file descriptor, RunDir objects holding it].

@@ -15,8 +15,13 @@ EXIT_BAD_INPUT = 2
 
 def fail(message: object) -> NoReturn:
     """Print ``Error: message`` (red, stderr) and end the command with exit code 2."""
-    typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
+    say_error(message)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def say_error(message: object) -> None:
+    """``Error: message`` in red on stderr (the one way every refusal is printed)."""
+    typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
 
 
 def warn(message: str) -> None:
