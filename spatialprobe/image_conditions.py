@@ -51,5 +51,6 @@ def shuffled_partners(objects: Mapping[str, Sequence[str]], seed: int = 0) -> di
 
             raise UsageError(f"item {key!r} shares an object with every other item, so no other item's "
                              "image can stand in for it under --image-condition shuffled; use blank or none.")
-        partners[key] = min(candidates, key=lambda other, key=key: _rank(seed, key, other))
+        ranks = {other: _rank(seed, key, other) for other in candidates}
+        partners[key] = min(candidates, key=ranks.__getitem__)
     return partners
