@@ -224,6 +224,9 @@ def index_row(path: Path, summary: Mapping[str, Any]) -> tuple[Any, ...]:
 def _write_rows(rows: Iterable[tuple[Any, ...]], *, replace_all: bool = False) -> bool:
     """Write rows into the index; False (and one warning) where the index cannot be written."""
     index = home() / "index.sqlite"
+    if index.parent.exists() and not index.parent.is_dir():
+        _unusable(index, NotADirectoryError(f"{index.parent} is a file, not a directory"))
+        return False
     try:
         conn = connect(index)
         try:
@@ -249,9 +252,12 @@ def list_runs() -> list[dict[str, Any]] | None:
     """The indexed runs whose folders still exist, oldest first; ``None`` (after one warning)
     where the index cannot be read, so the caller falls back to run folders."""
     index = home() / "index.sqlite"
+    if index.parent.exists() and not index.parent.is_dir():
+        _unusable(index, NotADirectoryError(f"{index.parent} is a file, not a directory"))
+        return None
     if not index.is_file():
-        if index.exists() or (index.parent.exists() and not index.parent.is_dir()):
-            _unusable(index, NotADirectoryError("not a file in a directory"))
+        if index.exists():
+            _unusable(index, IsADirectoryError(f"{index} is not a file"))
             return None
         return []
     try:

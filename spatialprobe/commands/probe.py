@@ -156,16 +156,15 @@ def _run_folders(given: list[Path] | None, default: Path = Path("runs")) -> list
 
     if given:
         return list(given)
-    indexed = list_runs()
+    indexed = list_runs()  # None: unreadable, and it said so (once)
     if indexed is None:
-        warn(f"reading the run folders under {default} instead.")
         return find_runs([default])
     return [Path(r["path"]) for r in indexed]
 
 
 def runs(
-    run_dirs: list[Path] = typer.Argument(None, help="Folders holding runs [every indexed run; with "
-                                          "--rebuild: ./runs]."),
+    run_dirs: list[Path] = typer.Argument(None, help="Folders holding runs [every indexed run, or the "
+                                          "runs under ./runs where the index cannot be read; with --rebuild: ./runs]."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Make the index again from the run folders "
                                  "(config.json and summary.json) at or under RUN_DIRS."),
 ) -> None:
@@ -195,7 +194,8 @@ def runs(
 
 
 def report(
-    run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run."),
+    run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run (the runs "
+                                          "under ./runs where the index cannot be read)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
     resamples: int = typer.Option(1000, min=100,
                                   help="Two runs: bootstrap resamples and permutations of the paired test."),
@@ -231,11 +231,13 @@ def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int)
     from spatialprobe.reports.tables import paired_table, unpaired_note
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
-    try:
-        rows = [read_jsonl(Path(p) / "predictions.jsonl") if (Path(p) / "predictions.jsonl").exists() else []
-                for p in paths]
-    except (ValueError, OSError) as err:  # a truncated or damaged predictions.jsonl: named, no test
-        return unpaired_note(names[0], names[1], f"{str(err).rstrip('.')}")
+    rows = []
+    for path in paths:
+        file = Path(path) / "predictions.jsonl"
+        try:
+            rows.append(read_jsonl(file) if file.exists() else [])
+        except (ValueError, OSError) as err:  # a truncated or damaged file: named, and no test
+            return unpaired_note(names[0], names[1], f"{file} cannot be read ({str(err).rstrip('.')})")
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
     reason = None
     if specs[0].key != specs[1].key:

@@ -139,8 +139,9 @@ def labels(runs: Sequence[Run], prefixes: Sequence[str] | None = None) -> list[s
                                                    for k in keys[run.group] if k != "model"]
         label = " · ".join(parts) + (" [untrained]" if run.summary.get("untrained") else "")
         out.append(label if prefixes is None else f"{prefixes[n]}: {label}")
-    taken = [label for label in out if out.count(label) > 1]
-    return [f"{label} · {run.path}" if label in taken else label for label, run in zip(out, runs, strict=True)]
+    named = list(zip(out, (r.group for r in runs), strict=True))  # rows of one group share columns
+    return [f"{label} · {run.path}" if named.count((label, run.group)) > 1 else label
+            for label, run in zip(out, runs, strict=True)]
 
 
 def settings_text(run: Run) -> str:
