@@ -135,3 +135,24 @@ def test_judge_no_gallery_writes_no_gallery(tmp_path):
     result = invoke(*args, "--out", tmp_path / "shown")  # the default still writes it
     assert result.exit_code == 0, result.output
     assert (tmp_path / "shown" / "gallery.html").read_text().count("<figure") == 2
+
+
+def test_a_judge_config_without_its_image_run_is_one_sentence(tmp_path):
+    write_run(tmp_path / "images", "size", [("larger", "larger", True)])
+    out = tmp_path / "judged"
+    result = invoke("judge", "size", tmp_path / "images", "--detector", "colour", "--depth", "colour",
+                    "--out", out, "--no-gallery")
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "config.json").read_text())
+    del config["settings"]["source"]["path"]
+    config["settings"]["detector"]["args"] = {}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(config))
+    result = invoke("run", edited, "--out", tmp_path / "again")
+    assert result.exit_code == 2, result.output
+    assert "Error: this run's config.json has no settings key 'source.path'." in " ".join(result.output.split())
+    config["settings"]["depth"] = {"name": "colour"}  # a component without its args
+    edited.write_text(json.dumps(config))
+    result = invoke("run", edited, "--out", tmp_path / "again")
+    assert result.exit_code == 2, result.output
+    assert f"Error: {edited}, field 'depth.args': is missing." in " ".join(result.output.split())

@@ -30,7 +30,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
-from spatialprobe.runner.settings import OPTIONAL, Component
+from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
 
 Progress = Callable[[int, int], None]
@@ -263,9 +263,7 @@ class QARun(RunKind):
         if s.mode == "image":
             from spatialprobe.imagestore import ImageStore
 
-            if not s.images or "path" not in s.images:
-                raise UsageError("this image qa run's config names no image run (settings.images.path).")
-            store = ImageStore(s.images["path"])
+            store = ImageStore(recorded(s.images or {}, "path", "images"))
         if "given" in source:
             raise UsageError(f"this qa run's questions ({s.questions.set}) were given in memory, "
                              "not read from a task or file: it cannot be replayed from its config.")

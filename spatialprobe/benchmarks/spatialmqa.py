@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.benchmarks.vsr import ImageBenchmarkSettings
 from spatialprobe.datasets.vsr import file_version, find_images
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
@@ -182,20 +183,12 @@ def build_answerer(model: str, method: str = "auto", device: str = "auto",
 
 
 @dataclass(frozen=True)
-class SpatialMQARunSettings:
+class SpatialMQARunSettings(ImageBenchmarkSettings):
     """What a spatialmqa run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
-    model: str
     method: str | None
     answerer: dict[str, Any]
     """The answerer's own description (device left out)."""
-    dataset: str
-    data: DataFile
-    part: str
-    limit: int | None
-    images: str
-    device: str = "auto"
-    batch_size: int = 8
 
 
 class SpatialMQARun(RunKind):

@@ -118,21 +118,27 @@ def missing_details(examples: Sequence[Any], missing: Sequence[str]) -> dict[str
 
 
 @dataclass(frozen=True)
-class VSRRunSettings:
-    """What a vsr run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+class ImageBenchmarkSettings:
+    """What every run of a model on a COCO-image benchmark file records (vsr, spatialmqa)."""
 
-    method: str
-    prompt: str
     model: str
     dataset: str
     data: DataFile
-    split: str
     part: str
     limit: int | None
     images: str
     """The COCO image folder (absolute)."""
-    device: str = "auto"
-    batch_size: int = 16
+    device: str
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class VSRRunSettings(ImageBenchmarkSettings):
+    """What a vsr run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    method: str
+    prompt: str
+    split: str
 
 
 class VSRRun(RunKind):

@@ -36,7 +36,7 @@ from spatialprobe.judging.box_scores import (
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build, lookup
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
-from spatialprobe.runner.settings import Component
+from spatialprobe.runner.settings import Component, recorded
 from spatialprobe.store import RunDir
 
 POSITION = "position"
@@ -334,7 +334,7 @@ class JudgeRun(RunKind):
                           rule=s.rule, rule_args=dict(s.rule_args), seed=s.seed,
                           depth_region=s.depth_region or "release", skip_missing=s.skip_missing,
                           device=s.device, batch_size=s.batch_size)
-        return cls(str(s.source.get("path")), cfg)
+        return cls(str(recorded(s.source, "path", "source")), cfg)
 
 
 def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, Any] | None = None

@@ -28,6 +28,7 @@ from spatialprobe.files import DataError, read_json_file
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import recorded
 from spatialprobe.runner.summary import over_parts
 
 CANT_TELL = "cannot tell"
@@ -281,7 +282,7 @@ class HumanRun(RunKind):
     def from_settings(cls, settings: HumanRunSettings) -> HumanRun:
         s = settings
         files = [a.file for a in sorted(s.answers.values(), key=lambda a: a.position)]
-        return cls(str(s.source.get("path")), files, s.task, s.seed)
+        return cls(str(recorded(s.source, "path", "source")), files, s.task, s.seed)
 
 
 def human_resampling(task: str, labels: Sequence[str]) -> tuple[Resampling, ...]:

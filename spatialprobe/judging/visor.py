@@ -29,7 +29,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
-from spatialprobe.runner.settings import Component
+from spatialprobe.runner.settings import Component, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
 
@@ -166,8 +166,9 @@ class VisorRun(RunKind):
         s = settings
         prompts = (s.prompts or {}).get("path")
         if "detections" in s.source:
-            return cls(detections=s.source["detections"]["path"], prompts=prompts)
-        return cls(run=s.source["image_run"]["path"], prompts=prompts,
+            return cls(detections=recorded(s.source["detections"], "path", "source.detections"), prompts=prompts)
+        return cls(run=recorded(recorded(s.source, "image_run", "source"), "path", "source.image_run"),
+                   prompts=prompts,
                    detector=Spec(s.detector.name, s.detector.args) if s.detector else None,
                    device=s.device or "auto", batch_size=s.batch_size or 8)
 

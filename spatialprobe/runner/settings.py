@@ -17,10 +17,11 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import DataError
+from spatialprobe.errors import DataError, UsageError
 from spatialprobe.runner.spec import RUNTIME_KEYS, RunSpec
 
 
@@ -82,7 +83,12 @@ def _value(hint: Any, value: Any, key: str, source: str | Path) -> Any:
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
-        for arg in (a for a in args if a is not type(None)):
+        kinds = [a for a in args if a is not type(None)]
+        nested = len(kinds) == 1 and (dataclasses.is_dataclass(kinds[0]) or typing.get_origin(kinds[0]) in (
+            list, tuple, dict))
+        if nested and isinstance(value, (dict, list)):  # X's own sentence names the inner key
+            return _value(kinds[0], value, key, source)
+        for arg in kinds:
             try:
                 return _value(arg, value, key, source)
             except DataError:  # noqa: PERF203 - the next type of the union may fit
@@ -155,3 +161,11 @@ class DataFile:
 
     file: str
     version: str
+
+
+def recorded(record: Mapping[str, Any], key: str, where: str) -> Any:
+    """``record[key]`` of a record a config keeps as a plain object (``where`` names it, e.g.
+    ``source``); a missing key is one sentence, not a KeyError."""
+    if not isinstance(record, Mapping) or key not in record:
+        raise UsageError(f"this run's config.json has no settings key '{where}.{key}'.")
+    return record[key]
