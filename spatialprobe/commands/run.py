@@ -32,7 +32,7 @@ def run(
         fail(f"a {spec.kind} run has no runtime setting {', '.join(unknown)}.")
     spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides})
     try:
-        kind = registry.lookup("run-kind", spec.kind).from_spec(spec)
+        kind = registry.lookup("run-kind", spec.kind).from_spec(spec, path)  # checked key by key
         # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
         summary = execute(kind, out or path.parent)
     except (registry.UnknownComponent, ValueError, KeyError, RuntimeError) as err:
