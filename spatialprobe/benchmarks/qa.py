@@ -28,6 +28,7 @@ from spatialprobe.datasets.qa import QAItem, QASet, asked_objects
 from spatialprobe.extras import require
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.summary import Metric, single
 
 Progress = Callable[[int, int], None]
@@ -253,7 +254,7 @@ class QARun:
                    source=source)
 
 
-def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_size: int = 16,
+def run_text_qa(qa: QASet, answerer, out: RunOut, *, dataset: str, batch_size: int = 16,
                 progress: Progress | None = None, source: Mapping[str, Any] | None = None
                 ) -> dict[str, Any]:
     """Answer every question of ``qa`` with a text answerer (``answer(questions, contexts)``)."""
@@ -261,7 +262,7 @@ def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_siz
                    out, progress)
 
 
-def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
+def run_image_qa(qa: QASet, store, answerer, out: RunOut, *, dataset: str, full_vocab: bool = False,
                  batch_size: int = 8, progress: Progress | None = None,
                  source: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""

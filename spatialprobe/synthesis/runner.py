@@ -22,7 +22,7 @@ from typing import Any
 from spatialprobe import registry
 from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
-from spatialprobe.store import RunDir
+from spatialprobe.store import RunDir, require_own_folder
 from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
 from spatialprobe.synthesis.prompts import PromptSet, load_prompts
 
@@ -253,7 +253,7 @@ class SynthesisRun:
         if prompts.version != recorded["version"]:
             raise ValueError(f"{recorded['spec']} has changed since the run was made (version "
                              f"{prompts.version}, the run has {recorded['version']}).")
-        args = {**s["generation"], **{k: runtime[k] for k in RUNTIME_ARGS if runtime.get(k)}}
+        args = {**s["generation"], **{k: runtime[k] for k in RUNTIME_ARGS if runtime.get(k) is not None}}
         return cls(prompts, s["backend"], args, images_per_prompt=s["images_per_prompt"],
                    seed=s["seed"], batch_size=runtime.get("batch_size") or 1,
                    ray=runtime.get("ray"), workers=runtime.get("workers"))
@@ -270,6 +270,7 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
     """
     kind = SynthesisRun(prompts, backend, backend_args, images_per_prompt=images_per_prompt,
                         seed=seed, batch_size=batch_size, ray=ray, workers=workers)
+    require_own_folder(out)  # before the image store below opens a cache in it
     if (Path(out) / "run.sqlite").is_file():
         check_same_prompts(ImageStore(out), prompts)
     execute(kind, out, progress)
