@@ -48,7 +48,7 @@ def export(
     if fmt == "release" and style is not None:
         fail("--style applies to --format lm-eval only; the release format has no prompt.")
     if fmt == "release":
-        require_out_file(out)
+        require_out_file(out, reason="--format release writes one JSON lines file")
     if fmt == "lm-eval":
         from spatialprobe.prompts.lm_eval_export import STYLES
 

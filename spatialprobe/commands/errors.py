@@ -50,13 +50,14 @@ def require_run_dir(out: Path | None, option: str = "--out") -> None:
         fail(err)
 
 
-def require_out_file(out: Path | None, option: str = "--out") -> None:
+def require_out_file(out: Path | None, option: str = "--out",
+                     reason: str = "give the path of the file to write") -> None:
     """Refuse an output file path that is an existing directory (or lies under a file) before any
     work starts: every command that writes one file checks its path here."""
     if out is None:
         return
     if out.is_dir():
-        fail(f"{option} {out} is a directory; give the path of the file to write.")
+        fail(f"{option} {out} is a directory; {reason}.")
     blocker = next((p for p in out.parents if p.exists()), None)
     if blocker is not None and not blocker.is_dir():
         fail(f"{option} {out}: {blocker} is a file, not a directory.")
