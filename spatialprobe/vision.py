@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import DataError
 from spatialprobe.extras import require
 
 
@@ -17,12 +19,29 @@ def blank_image(size: int = 384, gray: int = 128):
 
 
 def open_image(image: Any):
-    """A PIL RGB image from a PIL image or a path."""
+    """A PIL RGB image from a PIL image or a path: the one guarded opener of image files. A
+    missing, empty, corrupt or truncated file is a :class:`~spatialprobe.errors.DataError`
+    naming it (one sentence), never a PIL traceback."""
     Image = require("PIL.Image", "vl")
-    if isinstance(image, (str, Path)):
-        with Image.open(image) as handle:
-            return handle.convert("RGB")
-    return image.convert("RGB")
+    if not isinstance(image, (str, Path)):
+        return image.convert("RGB")
+    path = Path(image)
+    try:
+        with Image.open(path) as handle:
+            return handle.convert("RGB")  # decodes every pixel: a truncated file fails here
+    except FileNotFoundError:
+        raise DataError(path, None, None, "image file is missing") from None
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as err:
+        # PIL raises SyntaxError for some broken PNG chunks, OSError for truncated data and
+        # UnidentifiedImageError (an OSError) for empty or non-image files
+        empty = path.is_file() and path.stat().st_size == 0
+        raise DataError(path, None, None, "image file is empty (0 bytes)" if empty
+                        else f"not a readable image ({err})") from None
+
+
+def missing_files(paths: Iterable[Path]) -> list[Path]:
+    """The paths that are not files (deleted, moved, never downloaded), in order."""
+    return [path for path in paths if not Path(path).is_file()]
 
 
 def to_pil(images):

@@ -117,15 +117,19 @@ def build_answerer(mode: str, answerer: Mapping[str, Any], runtime: Mapping[str,
     return load_vqa(args["model"], device=device)
 
 
-def images_identity(store) -> dict[str, Any]:
-    """Where a synthesis run is, the identity its config names, and a hash of its image files."""
+def images_identity(store, records, completeness=None) -> dict[str, Any]:
+    """Where a synthesis run is, the identity its config names, a hash of its image files and
+    how complete the run was when read (a ``--partial`` read is another identity)."""
     digest = hashlib.sha256()
-    for rec in store.images():
+    for rec in records:
         digest.update(f"{rec.prompt_id}\t{rec.image_index}\t".encode())
         digest.update(hashlib.sha256(rec.path.read_bytes()).digest())
     config = store.run.config() or {}
-    return {"path": str(Path(store.path).resolve()), "identity": config.get("identity"),
-            "content": f"sha256:{digest.hexdigest()}"}
+    identity = {"path": str(Path(store.path).resolve()), "identity": config.get("identity"),
+                "content": f"sha256:{digest.hexdigest()}"}
+    if completeness is not None:
+        identity["completeness"] = completeness.to_dict()
+    return identity
 
 
 class QARun:
@@ -135,7 +139,7 @@ class QARun:
 
     def __init__(self, qa: QASet, answerer, *, dataset: str, mode: str = "text", store=None,
                  full_vocab: bool = False, batch_size: int = 16,
-                 source: Mapping[str, Any] | None = None):
+                 source: Mapping[str, Any] | None = None, image_run=None):
         if mode not in ("text", "image") or (mode == "image") != (store is not None):
             raise ValueError(f"QA mode {mode!r} takes {'an' if mode == 'image' else 'no'} image run.")
         if store is not None:
@@ -146,7 +150,13 @@ class QARun:
         self.store, self.full_vocab, self.batch_size = store, full_vocab, batch_size
         self.source = dict(source or {"given": qa.name})
         self.by_id = {item.id: item for item in qa.items}
-        self.matched = match_images(qa.items, list(store.images())) if store is not None else {}
+        self.image_run = image_run  # the image run's Completeness (imagestore.open_image_run)
+        self.records: list = []
+        if store is not None:  # a deleted image file is refused, naming it (never answered past)
+            from spatialprobe.imagestore import present_images
+
+            self.records = present_images(store.path, store.records(), False, "answer")[0]
+        self.matched = match_images(qa.items, self.records) if store is not None else {}
         if store is not None and not any(self.matched.values()):
             raise ValueError(_no_image_message(store, qa))
 
@@ -156,7 +166,7 @@ class QARun:
             "questions": {"set": f"{self.qa.name}@{self.qa.version}", "source": self.source},
             "answerer": answerer_settings(self.answerer), "full_vocab": self.full_vocab}
         if self.store is not None:
-            settings["images"] = images_identity(self.store)
+            settings["images"] = images_identity(self.store, self.records, self.image_run)
         return RunSpec("qa", settings, {"device": self.answerer.device, "batch_size": self.batch_size})
 
     def items(self) -> list[Item]:
@@ -211,6 +221,8 @@ class QARun:
         metrics, details = qa_metrics(self.qa.items, final)
         details = {"mode": self.mode, "questions": f"{self.qa.name}@{self.qa.version}",
                    "full_vocab": self.full_vocab, **details, "answerer": self._described()}
+        if self.image_run is not None:
+            details["image_run"] = self.image_run.to_dict()
         return Evaluation(rows, metrics, self.qa.task, str(self.answerer.model_id), self.dataset,
                           None, False, details, (qa_resampling(self.qa.task, known),))
 
@@ -219,10 +231,12 @@ class QARun:
         return describe() if callable(describe) else answerer_settings(self.answerer)
 
     def table(self, summary: Mapping[str, Any]) -> str:
+        from spatialprobe.imagestore import Completeness
         from spatialprobe.reports.tables import intervals_line, pm
 
         d = summary["details"]
-        return ("| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
+        return (Completeness.line(d.get("image_run")) +
+                "| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
                 "|---|---|---|---|---|---|---|---|\n"
                 f"| {d['mode']} | {summary['task']} | {summary['model']} | {summary['dataset']} | "
                 f"{summary['accuracy']['n']} | {d['coverage']:.1%} | {pm(summary['accuracy'])} | "
@@ -234,11 +248,12 @@ class QARun:
         from spatialprobe.datasets.qa import questions_for
 
         s, runtime = spec.settings, spec.runtime
-        store = None
+        store = image_run = None
         if s["mode"] == "image":
-            from spatialprobe.imagestore import ImageStore
+            from spatialprobe.imagestore import open_image_run
 
-            store = ImageStore(s["images"]["path"])
+            partial = bool((s["images"].get("completeness") or {}).get("partial"))
+            store, image_run = open_image_run(s["images"]["path"], partial=partial)
         source = s["questions"]["source"]
         if "given" in source:
             raise ValueError(f"this qa run's questions ({s['questions']['set']}) were given in memory, "
@@ -250,7 +265,7 @@ class QARun:
         answerer = build_answerer(s["mode"], s["answerer"], runtime)
         return cls(qa, answerer, dataset=s["dataset"], mode=s["mode"], store=store,
                    full_vocab=s["full_vocab"], batch_size=int(runtime.get("batch_size", 16)),
-                   source=source)
+                   source=source, image_run=image_run)
 
 
 def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_size: int = 16,
@@ -263,10 +278,12 @@ def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_siz
 
 def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
                  batch_size: int = 8, progress: Progress | None = None,
-                 source: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""
+                 source: Mapping[str, Any] | None = None, image_run=None) -> dict[str, Any]:
+    """Answer every question from the images ``store`` (an ImageStore, read with
+    :func:`~spatialprobe.imagestore.open_image_run`, whose Completeness is ``image_run``) holds
+    for its scenario."""
     run = QARun(qa, answerer, dataset=dataset, mode="image", store=store, full_vocab=full_vocab,
-                batch_size=batch_size, source=source)
+                batch_size=batch_size, source=source, image_run=image_run)
     return execute(run, out, progress)
 
 

@@ -10,6 +10,14 @@ if TYPE_CHECKING:
     from spatialprobe.metrics.paired import PairedDifference
 
 
+def print_table(text: str) -> None:
+    """Print a table (markdown) to stdout as it is: rows are never wrapped at the terminal's or
+    a pipe's 80 columns (rich's Console would wrap them), so piped markdown rows stay whole."""
+    import typer
+
+    typer.echo(text.rstrip("\n"))
+
+
 def pm(value: Mapping[str, Any] | None) -> str:
     """``mean ± σ [low, high]``: σ where a spread was measured, the 95 % interval where one was
     (``[–]`` where one was asked for but could not be measured)."""
