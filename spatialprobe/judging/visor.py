@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.datasets.sr2d import is_spatial, load_sr2d
+from spatialprobe.datasets.sr2d import check_records, is_spatial, load_sr2d
 from spatialprobe.files import write_json
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics import visor as V
@@ -88,11 +88,15 @@ class VisorRun:
 
         store, self.completeness = open_image_run(run, partial=partial)
         self.store = store
-        spatial = {}
+        spatial, prompts = {}, {}
         for rec in store.records():
             p = V.prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)
             if p is not None and is_spatial(p):
                 spatial[(rec.prompt_id, rec.image_index)] = (rec, p)
+                prompts[rec.prompt_id] = (rec.meta.get("line"), p)
+        # the prompts' own file names the lines (a prompt file's meta carries its line number)
+        check_records([(f"line {line}" if line else f"prompt {pid}", line, "", p)
+                       for pid, (line, p) in prompts.items()], store.source() or run)
         present, missing = present_images(run, [rec for rec, _ in spatial.values()], self.skip_missing, "score")
         images = [spatial[(rec.prompt_id, rec.image_index)] for rec in present]
         if missing:
