@@ -90,8 +90,8 @@ def check_records(entries: list[tuple[str, int | None, str, dict[str, Any]]], pa
         if isinstance(uid, bool) or not (isinstance(uid, int) or (isinstance(uid, str) and uid.isdigit())):
             raise DataError(path, line, f"{prefix}unique_id", f"expected a whole number, got {uid!r}")
         if int(uid) in seen:
-            raise DataError(path, line, f"{prefix}unique_id", f"{int(uid)} is also the unique_id of "
-                            f"{seen[int(uid)]}; each prompt needs its own (VISOR keys images by it)")
+            raise DataError(path, line, f"{prefix}unique_id", f"{where} has unique_id {int(uid)}, as "
+                            f"{seen[int(uid)]} has; each prompt needs its own (VISOR keys images by it)")
         seen[int(uid)] = where
         if not is_spatial(rec):
             continue

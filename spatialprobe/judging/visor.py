@@ -95,7 +95,7 @@ class VisorRun:
                 spatial[(rec.prompt_id, rec.image_index)] = (rec, p)
                 prompts[rec.prompt_id] = (rec.meta.get("line"), p)
         # the prompts' own file names the lines (a prompt file's meta carries its line number)
-        check_records([(f"line {line}" if line else f"prompt {pid}", line, "", p)
+        check_records([(f"line {line}" if line else f"prompt {pid!r}", line, "", p)
                        for pid, (line, p) in prompts.items()], store.source() or run)
         present, missing = present_images(run, [rec for rec, _ in spatial.values()], self.skip_missing, "score")
         images = [spatial[(rec.prompt_id, rec.image_index)] for rec in present]
@@ -104,7 +104,7 @@ class VisorRun:
         if not images:
             raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
         self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
-        self.skipped = sum(1 for _ in store.images()) - len(images) - len(missing)  # other prompts: counted
+        self.skipped = sum(1 for _ in store.records()) - len(spatial)  # other prompts: counted
         self.source = {"image_run": image_run_source(store, [rec for rec, _ in images], self.completeness)}
         self.detector = build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
         self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))
