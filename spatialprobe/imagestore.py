@@ -353,16 +353,18 @@ def open_image_run(path: str | os.PathLike[str], *, partial: bool = False,
                                writer)
 
 
-def missing_note(missing: Sequence[ImageRecord], present: int) -> str:
-    """How many image files are gone, of how many, and the first three paths."""
+def missing_note(missing: Sequence[ImageRecord], present: int, unreadable: int = 0) -> str:
+    """How many image files are gone (or unreadable), of how many, and the first three paths."""
     first = ", ".join(str(r.path) for r in missing[:3]) + (", ..." if len(missing) > 3 else "")
-    return f"{len(missing)} of {len(missing) + present} image files are missing ({first})"
+    what = f"missing or unreadable ({unreadable} unreadable)" if unreadable else "missing"
+    return f"{len(missing)} of {len(missing) + present} image files are {what} ({first})"
 
 
 def present_images(source: str | os.PathLike[str], records: Iterable[ImageRecord], skip_missing: bool,
                    what: str = "score") -> tuple[list[ImageRecord], list[ImageRecord]]:
     """(records whose file exists, records whose file is gone). A gone file is refused, naming
-    it, unless ``skip_missing`` (the caller counts and records the skipped ones)."""
+    it, unless ``skip_missing``: then damaged files (empty, corrupt, truncated: each decoded once
+    here) are left out too, and the caller counts and records every skipped one."""
     present: list[ImageRecord] = []
     missing: list[ImageRecord] = []
     for rec in records:
@@ -370,10 +372,22 @@ def present_images(source: str | os.PathLike[str], records: Iterable[ImageRecord
     if missing and not skip_missing:
         raise DataError(Path(source), None, None, f"{missing_note(missing, len(present))}; restore them, or "
                         f"pass --skip-missing to {what} the rest (recorded in the run)")
+    if skip_missing:  # without it, a damaged file is refused where it is read, in one sentence
+        from spatialprobe.vision import image_problem
+
+        damaged = [rec for rec in present if image_problem(rec.path) is not None]
+        gone = {(rec.prompt_id, rec.image_index) for rec in damaged}
+        present = [rec for rec in present if (rec.prompt_id, rec.image_index) not in gone]
+        missing += damaged
     return present, missing
 
 
 def missing_record(store: ImageStore, missing: Sequence[ImageRecord], present: int) -> dict[str, Any]:
-    """What a run records of the image files it skipped (``details.missing_images``)."""
-    return {"n": len(missing), "note": missing_note(missing, present),
-            "files": [str(r.path.relative_to(store.path)) for r in missing]}
+    """What a run records of the image files it skipped (``details.missing_images``): the gone
+    ones and, by file, why each damaged one could not be read."""
+    from spatialprobe.vision import image_problem
+
+    problems = {str(r.path.relative_to(store.path)): image_problem(r.path) for r in missing if r.path.is_file()}
+    return {"n": len(missing), "note": missing_note(missing, present, len(problems)),
+            "files": [str(r.path.relative_to(store.path)) for r in missing],
+            **({"unreadable": problems} if problems else {})}

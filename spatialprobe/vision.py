@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +38,14 @@ def open_image(image: Any):
                         else f"not a readable image ({err})") from None
 
 
-def missing_files(paths: Iterable[Path]) -> list[Path]:
-    """The paths that are not files (deleted, moved, never downloaded), in order."""
-    return [path for path in paths if not Path(path).is_file()]
+def image_problem(path: str | Path) -> str | None:
+    """Why the image file cannot be read (missing, empty, corrupt, truncated), or None: the file
+    is decoded once, as :func:`open_image` would."""
+    try:
+        open_image(Path(path))
+    except DataError as err:
+        return str(err).removeprefix(f"{path}: ")
+    return None
 
 
 def to_pil(images):

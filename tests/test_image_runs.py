@@ -269,6 +269,24 @@ def test_damaged_images_are_one_sentence_naming_the_file(tmp_path, damage, sente
         assert result.exit_code == 2 and one_line(result.output) == f"Error: {bad}: {sentence}", args
 
 
+def test_skip_missing_also_leaves_out_damaged_images_counted_with_the_reason(tmp_path):
+    run = size_run(tmp_path / "images", prompts=3, per_prompt=1)
+    gone, empty = sorted(run.glob("images/*.png"))[:2]
+    gone.unlink()
+    empty.write_bytes(b"")
+    result = invoke("judge", "size", run, *COLOUR, "--skip-missing", "--out", tmp_path / "j")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "j" / "summary.json").read_text())
+    assert summary["accuracy"]["n"] == 1
+    assert summary["details"]["missing_images"] == {
+        "n": 2, "note": f"2 of 3 image files are missing or unreadable (1 unreadable) ({gone}, {empty})",
+        "files": [f"images/{gone.name}", f"images/{empty.name}"],
+        "unreadable": {f"images/{empty.name}": "image file is empty (0 bytes)"}}
+    page = tmp_path / "page.html"
+    exported = invoke("annotate", "export", run, "--skip-missing", "--out", page)
+    assert exported.exit_code == 0 and exported.stdout == f"wrote {page} (1 images)\n"
+
+
 def test_qa_image_refuses_a_damaged_image_in_one_sentence(tmp_path):
     from qa_helpers import make_vilt
 
