@@ -162,13 +162,14 @@ class ReadOnlyCache:
     def get_all(self) -> dict[str, Any]:
         import json
 
-        conn = self._connect()
         try:
-            rows = conn.execute("SELECT key, value FROM results").fetchall()
+            conn = self._connect()
+            try:
+                rows = conn.execute("SELECT key, value FROM results").fetchall()
+            finally:
+                conn.close()
         except sqlite3.DatabaseError as err:  # no results table, or not a database at all
             raise DataError(self.db_path, None, None, f"not a readable image run database ({err})") from None
-        finally:
-            conn.close()
         return {k: json.loads(v) for k, v in rows}
 
 

@@ -183,6 +183,14 @@ def test_the_reader_opens_the_database_read_only_and_falls_back_to_immutable(tmp
     assert len(open_image_run(run)[0].rows()) == 2
     assert set(opened) == {(f"{uri}?immutable=1", True)}
     assert hashlib.sha256((run / "run.sqlite").read_bytes()).hexdigest() == before
+    monkeypatch.setattr(imagestore.sqlite3, "connect", connect)
+    for leftover in run.glob("run.sqlite-*"):
+        leftover.unlink()
+    (run / "run.sqlite").write_bytes(b"not a database" * 100)  # a damaged database: one sentence
+    with pytest.raises(DataError) as err:
+        open_image_run(run)
+    assert str(err.value) == (f"{run / 'run.sqlite'}: not a readable image run database (file is not a "
+                              "database)")
 
 
 def test_judge_reads_an_image_run_on_a_read_only_mount(tmp_path):
