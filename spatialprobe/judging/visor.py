@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
-from spatialprobe.runner.settings import Component, recorded
+from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
 
@@ -54,8 +54,8 @@ class VisorRunSettings:
     prompts: dict[str, str] | None
     """The SR2D prompt file (``file_version``), if one was given."""
     detector: Component | None
-    device: str | None = None
-    batch_size: int | None = None
+    device: str | None = field(default=None, metadata=OPTIONAL)  # a released file runs no detector
+    batch_size: int | None = field(default=None, metadata=OPTIONAL)
 
 
 class VisorRun(RunKind):
