@@ -107,6 +107,8 @@ def test_visor_cli_writes_a_run(sr2d_file, tmp_path):
             "resamples, seed 0. [–]: no interval (its rows come from fewer than two units to resample).") in table
     assert "| all | 50.00 [–] | 33.33 [–] |" in result.output and "[low, high]: 95 %" in result.output
     assert not (tmp_path / "v" / "detections.json").exists()  # the input is the detections
+    # no detector runs: no device or batch size to record (or to override on replay)
+    assert json.loads((tmp_path / "v" / "config.json").read_text())["runtime"] == {}
 
 
 def test_visor_runs_are_indexed_and_reported_beside_a_judge_run(sr2d_file, tmp_path):

@@ -54,8 +54,8 @@ class VisorRunSettings:
     prompts: dict[str, str] | None
     """The SR2D prompt file (``file_version``), if one was given."""
     detector: Component | None
-    device: str | None = None
-    batch_size: int | None = None
+    device: str | None = field(default=None, metadata=OPTIONAL)  # a released file runs no detector
+    batch_size: int | None = field(default=None, metadata=OPTIONAL)
     skip_missing: bool | None = field(default=None, metadata=OPTIONAL)
     """An image run: its deleted or damaged files skipped (True) or refused (False)."""
 

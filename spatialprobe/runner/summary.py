@@ -71,11 +71,15 @@ def check_summary(summary: Mapping[str, Any]) -> None:
     missing = [k for k in REQUIRED if k not in summary]
     if missing:
         raise ValueError(f"summary lacks {missing}")
-    for key in ("metrics", "details", "provenance"):
+    if not isinstance(summary["metrics"], Mapping):
+        raise ValueError(f"its metrics are not an object: {summary['metrics']!r:.60}")
+    for name, metric in summary["metrics"].items():
+        _check_metric(name, metric)
+    for key in ("details", "provenance"):  # what report reads besides the metrics
         if not isinstance(summary[key], Mapping):
             raise ValueError(f"its {key} are not an object: {summary[key]!r:.60}")
-    for name, metric in [*summary["metrics"].items(), *((h, summary[h]) for h in HEADLINE)]:
-        _check_metric(name, metric)
+    for name in HEADLINE:
+        _check_metric(name, summary[name])
 
 
 def _check_metric(name: str, metric: Any) -> None:
