@@ -249,12 +249,13 @@ def test_annotate_import_warns_about_unknown_ids_and_non_text_answers(tmp_path):
                                 "page_id": page_id(run, task, items), "annotator": "alice",
                                 "answers": answers}))
     out = tmp_path / "human"
-    result = CliRunner().invoke(app, ["annotate", "import", str(run), str(path), "--out", str(out)])
+    result = CliRunner().invoke(app, ["annotate", "import", str(run), str(path), "--out", str(out),
+                                      "--min-answered", "0.3"])  # 1 of 3 answered
     assert result.exit_code == 0, result.output
     assert ("alice.json (alice): ignored 2 answer(s) to item ids not on the page (e.g. "
             "'no-such-item', 'another-stray') and 2 answer(s) that are not text") in result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["details"]["ignored_answers"]["alice"] == {
         "file": str(path), "unknown_ids": 2, "first_unknown_ids": ["no-such-item", "another-stray"],
-        "non_string": 2, "first_non_string_ids": [ids[1], ids[2]]}
+        "non_string": 2, "first_non_string_ids": [ids[1], ids[2]], "unmatched": 0, "first_unmatched": []}
     assert summary["metrics"]["answered_accuracy"]["breakdown"]["alice"]["n"] == 1  # only the text answer

@@ -34,6 +34,9 @@ def import_(
     out: Path | None = typer.Option(None, "--out", help="Result run directory [RUN/human/TASK]."),
     task: str | None = typer.Option(None, "--task", help="Task of the exported page."),
     seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unanswered items."),
+    min_answered: float | None = typer.Option(
+        None, "--min-answered", min=0.0, max=1.0, help="Share of the page's items each answers file must "
+        "answer (an option or 'cannot tell'); a file below it is refused [0.9]."),
 ) -> None:
     """ISM (Human) per annotator, Cohen's kappa between annotators, and the mean over annotators."""
     from rich.console import Console
@@ -46,7 +49,7 @@ def import_(
         task = task or annotation_items(run, None)[0]
         out = out or run / "human" / task
         require_out_dir(out)
-        summary = import_answers(run, answers, out, task=task, seed=seed)
+        summary = import_answers(run, answers, out, task=task, seed=seed, min_answered=min_answered)
     for name, ignored in summary["details"]["ignored_answers"].items():
         warn(ignored_answers_note(name, ignored))
     Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
@@ -61,6 +64,9 @@ def ignored_answers_note(name: str, ignored: dict) -> str:
     if ignored["non_string"]:
         parts.append(f"{ignored['non_string']} answer(s) that are not text (e.g. "
                      f"{', '.join(map(repr, ignored['first_non_string_ids']))})")
+    if ignored.get("unmatched"):
+        parts.append(f"{ignored['unmatched']} answer(s) that are none of the options (e.g. "
+                     f"{', '.join(map(repr, ignored['first_unmatched']))})")
     return (f"{ignored['file']} ({name}): ignored " + " and ".join(parts)
             + "; counted as unanswered (recorded in summary.json).")
 

@@ -14,6 +14,7 @@ import base64
 import hashlib
 import html
 import json
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -23,15 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
-from spatialprobe.files import DataError, read_json_file
+from spatialprobe.files import DataError, read_json_file, shown
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.runner.summary import over_parts
+from spatialprobe.validate import normal
 
 CANT_TELL = "cannot tell"
 FORMAT = "spatialprobe-annotations"
+MIN_ANSWERED = 0.9
+"""Share of a page's items an answers file must answer (an option, "cannot tell" included)."""
 
 
 def question(task: str, a: str, b: str) -> str:
@@ -53,6 +58,9 @@ def annotation_items(run: str | Path, task: str | None = None) -> tuple[str, lis
     for r in records:
         if r.meta["task"] != task:
             continue
+        if r.meta["label"] not in tasks.labels_of(task):  # it would be judged and scored 0
+            raise DataError(run, None, "label", f"prompt {shown(r.prompt_id)} has the label "
+                            f"{shown(r.meta['label'])}, not a {task} label ({', '.join(tasks.labels_of(task))})")
         items.append({"id": f"{r.prompt_id}#{r.image_index}", "path": r.path, "obj_a": r.meta["obj_a"],
                       "obj_b": r.meta["obj_b"], "gold": r.meta["label"], "prompt": r.prompt,
                       "question": question(task, r.meta["obj_a"], r.meta["obj_b"])})
@@ -140,17 +148,30 @@ def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
     return data
 
 
-def usable_answers(answers: dict[str, Any], items: Sequence[dict[str, Any]]
+def usable_answers(answers: dict[str, Any], items: Sequence[dict[str, Any]], options: Sequence[str]
                    ) -> tuple[dict[str, str], dict[str, Any]]:
-    """The answers to this page's items that are strings, and what was left out of them:
-    counts and the first ids of answers to unknown items and of non-string answers."""
+    """The answers to this page's items matched to ``options`` after normalising case and spaces
+    (" Larger" is ``larger``), and what was left out: counts and the first ids of answers to
+    unknown items, of non-string answers and of answers that are none of the options."""
     known = {i["id"] for i in items}
     unknown = [k for k in answers if k not in known]
     not_text = [k for k, v in answers.items() if k in known and not isinstance(v, str)]
-    kept = {k: v for k, v in answers.items() if k in known and isinstance(v, str)}
+    kept = {k: normal(v) for k, v in answers.items() if k in known and isinstance(v, str)}
+    unmatched = [k for k, v in kept.items() if v not in options]
+    kept = {k: v for k, v in kept.items() if v in options}
     ignored = {"unknown_ids": len(unknown), "first_unknown_ids": unknown[:3],
-               "non_string": len(not_text), "first_non_string_ids": not_text[:3]}
+               "non_string": len(not_text), "first_non_string_ids": not_text[:3],
+               "unmatched": len(unmatched), "first_unmatched": [answers[k] for k in unmatched[:3]]}
     return kept, ignored
+
+
+def check_answered(path: str | Path, answered: int, total: int, min_answered: float) -> None:
+    """Refuse an answers file that answers less than ``min_answered`` of the page's items: its
+    headline would be mostly guesses."""
+    if total and answered / total < min_answered:
+        raise DataError(path, None, "answers", f"answers {answered} of {total} items "
+                        f"({100 * answered / total:.1f} %), fewer than the {100 * min_answered:g} % "
+                        f"required; pass --min-answered {math.floor(100 * answered / total) / 100:g} to score it anyway")
 
 
 def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], labels: Sequence[str],
@@ -185,7 +206,7 @@ class HumanRun:
     batch_size = 1
 
     def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
-                 seed: int = 0):
+                 seed: int = 0, min_answered: float = MIN_ANSWERED):
         from spatialprobe.judging.box import open_store
 
         if not answer_files:
@@ -194,6 +215,9 @@ class HumanRun:
         self.task, items = annotation_items(run, task)
         self.items_ = page_items(answer_files[0], items)
         self.labels, self.seed = tasks.labels_of(self.task), seed
+        if not 0 <= min_answered <= 1:
+            raise UsageError(f"--min-answered is a share between 0 and 1, not {min_answered:g}.")
+        self.min_answered = min_answered
         self.page = page_id(run, self.task, self.items_)
         self.annotators: list[dict[str, Any]] = []
         for number, path in enumerate(answer_files):
@@ -201,7 +225,8 @@ class HumanRun:
             name = str(data.get("annotator") or Path(path).stem)
             if name in {a["name"] for a in self.annotators}:
                 name = f"{name}-{number}"
-            answers, ignored = usable_answers(data["answers"], self.items_)
+            answers, ignored = usable_answers(data["answers"], self.items_, [*self.labels, CANT_TELL])
+            check_answered(path, len(answers), len(self.items_), min_answered)
             self.annotators.append({"name": name, "number": number, "file": str(path),
                                     "answers": answers, "ignored": ignored})
 
@@ -214,6 +239,8 @@ class HumanRun:
             # (it seeds each annotator's guesses)
             "answers": {a["name"]: {"position": a["number"], "file": str(Path(a["file"]).resolve()),
                                     "sha256": file_sha256(a["file"])} for a in self.annotators},
+            # recorded where it is not the default only, so runs made before it keep their identity
+            **({"min_answered": self.min_answered} if self.min_answered != MIN_ANSWERED else {}),
         })
 
     def items(self) -> list[Item]:
@@ -246,7 +273,8 @@ class HumanRun:
                    "answer_files": {a["name"]: a["file"] for a in self.annotators},
                    # per annotator: answers to unknown ids and non-string answers, left out
                    "ignored_answers": {a["name"]: {"file": a["file"], **a["ignored"]} for a in self.annotators
-                                       if a["ignored"]["unknown_ids"] or a["ignored"]["non_string"]}}
+                                       if a["ignored"]["unknown_ids"] or a["ignored"]["non_string"]
+                                       or a["ignored"]["unmatched"]}}
         rows = [{"annotator": name, **row} for name, res in results.items() for row in res["rows"]]
         models = sorted({f"{r.backend}:{r.model}" for r in self.store.images()})
         return Evaluation(rows, metrics, self.task, " | ".join(models),
@@ -261,7 +289,7 @@ class HumanRun:
         """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
         s = spec.settings
         files = [a["file"] for a in sorted(s["answers"].values(), key=lambda a: a["position"])]
-        return cls(s["source"]["path"], files, s["task"], s["seed"])
+        return cls(s["source"]["path"], files, s["task"], s["seed"], s.get("min_answered", MIN_ANSWERED))
 
 
 def human_resampling(task: str, labels: Sequence[str]) -> tuple[Resampling, ...]:
@@ -292,9 +320,11 @@ def pairwise_kappa(answers: Mapping[str, Mapping[str, str]], order: Sequence[str
 
 
 def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str | Path,
-                   task: str | None = None, seed: int = 0) -> dict[str, Any]:
+                   task: str | None = None, seed: int = 0, min_answered: float | None = None
+                   ) -> dict[str, Any]:
     """Score annotators' answer files; write the run at ``out`` and return its summary."""
-    return execute(HumanRun(run, answer_files, task, seed), out)
+    share = MIN_ANSWERED if min_answered is None else min_answered
+    return execute(HumanRun(run, answer_files, task, seed, share), out)
 
 
 def _pm(metric: Mapping[str, Any]) -> str:
