@@ -32,6 +32,12 @@ MAX_ID = 200
 """Longest id a user's file may give (ids name image files and table rows)."""
 
 
+def cut(name: str, limit: int = 40) -> str:
+    """A name from a user's file (a key, a column) cut to ``limit`` characters, on one line."""
+    name = " ".join(name.split())
+    return name if len(name) <= limit else f"{name[:limit]}..."
+
+
 def text(record: dict, field: str, path, line, *, optional: bool = False,
          max_len: int | None = None) -> str | None:
     """``record[field]`` as a non-empty string (None when ``optional`` and absent or null)."""
@@ -111,6 +117,57 @@ def task_name(task: str, option: str = "--task") -> str:
     return task
 
 
+def read_run_config(path: Path) -> dict[str, Any]:
+    """A run's ``config.json`` as far as its shape goes (an object with a string ``kind`` and
+    ``settings`` and ``runtime`` objects); each kind checks its own settings."""
+    from spatialprobe.files import read_json_file
+
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise DataError(path, None, None, "not a spatialprobe run config (expected a JSON object)")
+    if not isinstance(data.get("kind"), str):
+        raise DataError(path, None, "kind", "missing: not a spatialprobe run config")
+    for key in ("settings", "runtime"):
+        if not isinstance(data.get(key, {}), dict):
+            raise DataError(path, None, key, f"expected an object, got {shown(data[key])}")
+    return data
+
+
+def detection_prompt(key: str, prompts: dict[int, dict[str, Any]], path, prompts_path) -> dict[str, Any]:
+    """The SR2D prompt a released detection entry ``<unique_id>_<k>`` belongs to."""
+    head = key.split("_")[0]
+    if not head.isdigit() or int(head) not in prompts:
+        raise DataError(path, None, cut(key), f"no SR2D prompt with unique_id {shown(head, 40)} "
+                                                    f"in {prompts_path}")
+    return prompts[int(head)]
+
+
+def check_detection(key: str, record: Any, prompt: dict[str, Any], path) -> None:
+    """A released detection entry: ``classes`` a list of names; ``sra`` (0/1) or ``centroid``
+    (one [x, y] point per class) where both of the prompt's objects were detected."""
+    where = cut(key)
+    if not isinstance(record, dict) or "classes" not in record:
+        raise DataError(path, None, f"{where}.classes", "missing")
+    classes = record["classes"]
+    if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+        raise DataError(path, None, f"{where}.classes", f"expected a list of class names, got {shown(classes)}")
+    if not {prompt["obj_1_attributes"][0], prompt["obj_2_attributes"][0]} <= set(classes):
+        return
+    sra, centroid = record.get("sra"), record.get("centroid")
+    if sra is None and centroid is None:
+        raise DataError(path, None, f"{where}.sra", "missing: with both objects detected, give sra or centroid")
+    if sra is not None and sra not in (0, 1):
+        raise DataError(path, None, f"{where}.sra", f"expected 0 or 1, got {shown(sra)}")
+    if sra is None and not (isinstance(centroid, list) and len(centroid) == len(classes) and all(
+            isinstance(p, list) and len(p) == 2 and all(_number(v) for v in p) for p in centroid)):
+        raise DataError(path, None, f"{where}.centroid", f"expected one [x, y] point per class, "
+                                                         f"got {shown(centroid)}")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 # ---- comparison pairs ---------------------------------------------------------------------------
 
 def pair_problems(rows: Sequence[tuple[int, str, str, bool]], path, field: str,
@@ -123,13 +180,13 @@ def pair_problems(rows: Sequence[tuple[int, str, str, bool]], path, field: str,
     for line, a, b, a_wins in rows:
         key = (a.lower(), b.lower())
         if key[0] == key[1]:
-            raise DataError(path, line, None, f"compares {a!r} with itself")
+            raise DataError(path, line, None, f"compares {shown(a)} with itself")
         for (x, y), wins in ((key, a_wins), ((key[1], key[0]), not a_wins)):
             if (x, y) not in said:
                 continue
             before, first_line = said[(x, y)]
             if before != wins:
-                raise DataError(path, line, field, f"contradicts line {first_line} ({a!r} and {b!r} "
+                raise DataError(path, line, field, f"contradicts line {first_line} ({shown(a)} and {shown(b)} "
                                                    "compared both ways)")
             if (x, y) == key and not allow_duplicates:
                 raise DataError(path, line, None, f"repeats the pair of line {first_line} "

@@ -17,15 +17,15 @@ def run(
     (another --out, another machine) it reproduces it. Only runtime settings may be overridden."""
     from spatialprobe import registry
     from spatialprobe.commands.errors import fail
-    from spatialprobe.files import read_json
     from spatialprobe.runner import RunSpec, execute
+    from spatialprobe.validate import read_run_config
 
     path = config / "config.json" if config.is_dir() else config
     try:
-        data = read_json(path)
-        spec = RunSpec.from_dict(data)
-    except (OSError, ValueError, KeyError) as err:
-        fail(f"{path}: not a spatialprobe run config ({err}).")
+        data = read_run_config(path)
+    except ValueError as err:  # DataError: names the file, line and field
+        fail(str(err))
+    spec = RunSpec.from_dict(data)
     overrides = {k: v for k, v in (("device", device), ("batch_size", batch_size)) if v is not None}
     unknown = sorted(set(overrides) - set(spec.runtime))
     if unknown:
@@ -35,7 +35,9 @@ def run(
         kind = registry.lookup("run-kind", spec.kind).from_spec(spec)
         # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
         summary = execute(kind, out or path.parent)
-    except (registry.UnknownComponent, ValueError, KeyError, RuntimeError) as err:
+    except KeyError as err:  # a setting removed from a hand-edited config
+        fail(f"{path}: the run config has no setting {err.args[0]!r} (was it edited?).")
+    except (registry.UnknownComponent, ValueError, RuntimeError) as err:
         fail(str(err))
     typer.echo((Path(out or path.parent) / "table.md").read_text(encoding="utf-8"))
     same = summary["identity"] == data.get("identity")

@@ -16,7 +16,7 @@ from spatialprobe.datasets.scale import capitalize_first, content_version, with_
 from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, shown
 from spatialprobe.records import Dataset, Instance
-from spatialprobe.validate import MAX_ID, pair_problems
+from spatialprobe.validate import MAX_ID, cut, pair_problems
 
 _TRUE = {"1", "true", "yes", "y", "a", "first"}
 _FALSE = {"0", "false", "no", "n", "b", "second"}
@@ -35,12 +35,15 @@ def _rows(path: Path, delimiter: str | None):
     try:  # utf-8-sig: Excel saves CSV with a byte-order mark
         with open(path, encoding="utf-8-sig", newline="") as handle:
             reader = csv.DictReader(handle, delimiter=delimiter)
-            start = 2  # the header is line 1
+            start = 1
             try:
+                if any("\n" in name or "\r" in name for name in reader.fieldnames or ()):
+                    raise DataError(path, 1, None, "a quoted column name runs over lines: is a quote left open?")
+                start = reader.line_num + 1  # the line after the header
                 for row in reader:
                     for field, value in row.items():
                         if isinstance(value, str) and ("\n" in value or "\r" in value):
-                            raise DataError(path, start, field, "a quoted value runs from here to line "
+                            raise DataError(path, start, cut(field), "a quoted value runs from here to line "
                                             f"{reader.line_num}: is a quote left open?")
                     yield start, row
                     start = reader.line_num + 1
@@ -63,7 +66,7 @@ def _first_is_larger(value, obj_a: str, obj_b: str, labels, path, line, field) -
     if text in _FALSE or text == labels[1] or text == obj_b.lower():
         return False
     raise DataError(path, line, field,
-                    f"cannot tell which object is {labels[0]} from {value!r} "
+                    f"cannot tell which object is {labels[0]} from {shown(value)} "
                     f"(use 1/0, a/b, {labels[0]}/{labels[1]} or an object's name)")
 
 

@@ -176,7 +176,7 @@ def _qa_item(rec: dict, number: int, task: str | None, path: Path, line: int) ->
     if rec_task is not None:
         validate.known_task(rec_task, path, line)
         if task is not None and rec_task != task:
-            raise DataError(path, line, "task", f"is {rec_task!r}, not the {task} asked for")
+            raise DataError(path, line, "task", f"is {shown(rec_task)}, not the {task} asked for")
     rec_task = rec_task or task or task_of_word.get(relation, "posrel")
     if relation and relation not in _relations(rec_task):
         raise DataError(path, line, "relation", f"{shown(relation)} is not a {rec_task} relation "

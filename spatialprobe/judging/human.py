@@ -132,7 +132,7 @@ def page_items(path: str | Path, items: Sequence[dict[str, Any]]) -> list[dict[s
     by_id = {i["id"]: i for i in items}
     missing = [i for i in listed if i not in by_id]
     if missing:
-        raise DataError(path, None, "items", f"item {missing[0]!r} is not an image of this run "
+        raise DataError(path, None, "items", f"item {shown(missing[0])} is not an image of this run "
                         "(answers exported from another run?)")
     return [by_id[i] for i in listed]
 
@@ -141,7 +141,7 @@ def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
     path = Path(path)
     data = _load(path)
     if data.get("page_id") != expected_page:
-        raise DataError(path, None, "page_id", f"answers are for page {data.get('page_id')!r}, "
+        raise DataError(path, None, "page_id", f"answers are for page {shown(data.get('page_id'))}, "
                         f"but this run's page is {expected_page!r} (exported from another run?)")
     if not isinstance(data.get("answers"), dict):
         raise DataError(path, None, "answers", "expected an object item id -> answer")
@@ -169,9 +169,10 @@ def check_answered(path: str | Path, answered: int, total: int, min_answered: fl
     """Refuse an answers file that answers less than ``min_answered`` of the page's items: its
     headline would be mostly guesses."""
     if total and answered / total < min_answered:
+        share = math.floor(100 * answered / total) / 100  # rounded down, so passing it is enough
         raise DataError(path, None, "answers", f"answers {answered} of {total} items "
                         f"({100 * answered / total:.1f} %), fewer than the {100 * min_answered:g} % "
-                        f"required; pass --min-answered {math.floor(100 * answered / total) / 100:g} to score it anyway")
+                        f"required; pass --min-answered {share:g} to score it anyway")
 
 
 def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], labels: Sequence[str],

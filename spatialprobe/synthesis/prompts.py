@@ -82,12 +82,12 @@ def _from_jsonl(path: Path) -> PromptSet:
         validate.text(record, "text", path, number)
         check_meta(record, path, number)
         if pid in seen:
-            raise DataError(path, number, "id", f"repeats the id {pid!r} of line {seen[pid]}")
+            raise DataError(path, number, "id", f"repeats the id {shown(pid)} of line {seen[pid]}")
         seen[pid] = number
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in pid)  # image file stem
         if safe in files:
-            raise DataError(path, number, "id", f"{pid!r} and the id of line {files[safe]} give "
-                                                f"the same image file name {safe!r}")
+            raise DataError(path, number, "id", f"{shown(pid)} and the id of line {files[safe]} give "
+                                                f"the same image file name {shown(safe)}")
         files[safe] = number
         meta = {k: v for k, v in record.items() if k not in ("id", "text")}
         items.append(PromptItem(pid, record["text"].strip(), meta))
@@ -137,7 +137,7 @@ def _from_text(path: Path) -> PromptSet:
             blank.append(number)
             continue
         if text in first_line:
-            notes.append(f"line {number} repeats line {first_line[text]} ({text!r}); dropped")
+            notes.append(f"line {number} repeats line {first_line[text]} ({shown(text)}); dropped")
             continue
         first_line[text] = number
         items.append(PromptItem(f"line-{number:04d}", text, line_meta(text, number)))
