@@ -213,13 +213,7 @@ def task_data(task: str, data: Path | None = None, pairs: Path | None = None, *,
     task_name(task)
     if data and pairs:
         raise UsageError("give either --data (release format) or --pairs (comparison pairs), not both.")
-    given = [name for name, value in (("--first", first), ("--second", second), ("--answer", answer),
-                                      ("--delimiter", delimiter)) if value is not None]
-    if allow_duplicates:
-        given.append("--allow-duplicates")
-    if given and not pairs:
-        raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to a --pairs "
-                         "file; without --pairs they do not apply.")
+    pair_options(bool(pairs), first, second, answer, delimiter, allow_duplicates)
     if pairs:
         first, second, answer = first or "obj_a", second or "obj_b", answer or "label"
         dataset = datasets.load_pairs(pairs, task, first=first, second=second, answer=answer,
@@ -228,6 +222,18 @@ def task_data(task: str, data: Path | None = None, pairs: Path | None = None, *,
     if data:
         return datasets.load_release(data, task=task), sources.release_source(data)
     return datasets.load(task), sources.builtin_source(task)
+
+
+def pair_options(pairs: bool, first: str | None, second: str | None, answer: str | None,
+                 delimiter: str | None, allow_duplicates: bool) -> None:
+    """The options of a ``--pairs`` file apply to one only."""
+    given = [name for name, value in (("--first", first), ("--second", second), ("--answer", answer),
+                                      ("--delimiter", delimiter)) if value is not None]
+    if allow_duplicates:
+        given.append("--allow-duplicates")
+    if given and not pairs:
+        raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to a --pairs "
+                         f"file; without --pairs {'it does' if len(given) == 1 else 'they do'} not apply.")
 
 
 def workable_folds(dataset, most: int) -> int | None:
@@ -249,7 +255,7 @@ def check_folds(dataset, folds: int, seed: int = 0) -> list[str]:
     from spatialprobe.datasets import make_folds
 
     objects = {key for inst in dataset.instances for key in inst.fold_keys}
-    best = workable_folds(dataset, folds) if folds <= len(objects) else None
+    best = workable_folds(dataset, min(folds, len(objects)))
     advice = (f"use --folds {best} or fewer" if best else
               f"no number of folds works: its {len(objects)} objects are too few for object-disjoint "
               "dev and test sets (use more objects)")
