@@ -304,3 +304,17 @@ def test_a_prompt_whose_label_is_not_its_tasks_is_refused(tmp_path):
     assert message == (f"Error: {run}, field 'label': prompt {metas[1]['id']!r} has the label 1, not a size "
                        "label (larger, smaller)")
     assert not out.exists() and not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("second,message", [
+    ({"unique_id": 0}, "line 2, field 'unique_id': repeats 0 of line 1"),
+    ({"unique_id": "abc"}, "line 2, field 'unique_id': expected a number, got 'abc'"),
+])
+def test_sr2d_prompt_lines_with_a_repeated_or_bad_unique_id_are_refused(tmp_path, second, message):
+    line = {"text": "a dog to the left of a cat", "num_objects": 2, "obj_1_attributes": ["dog"],
+            "obj_2_attributes": ["cat"], "rel_type": "to the left of"}
+    path = tmp_path / "sr2d.jsonl"
+    write_jsonl(path, [{"id": "0", "unique_id": 0, **line}, {"id": "1", **line, **second}])
+    sentence = f"Error: {path.resolve()}, {message}"
+    assert refused("synthesize", "--prompts", path, "--backend", "shapes", "--out", tmp_path / "images") == sentence
+    assert refused("datasets", "validate", path, "--kind", "prompts") == sentence

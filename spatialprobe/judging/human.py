@@ -31,7 +31,7 @@ from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.runner.summary import over_parts
-from spatialprobe.validate import normal
+from spatialprobe.validate import identifier, normal
 
 CANT_TELL = "cannot tell"
 FORMAT = "spatialprobe-annotations"
@@ -127,7 +127,7 @@ def page_items(path: str | Path, items: Sequence[dict[str, Any]]) -> list[dict[s
     listed = _load(path).get("items")
     if listed is None:
         return list(items)
-    if not isinstance(listed, list):
+    if not isinstance(listed, list) or not all(isinstance(i, str) for i in listed):
         raise DataError(path, None, "items", "expected a list of item ids")
     by_id = {i["id"]: i for i in items}
     missing = [i for i in listed if i not in by_id]
@@ -145,6 +145,7 @@ def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
                         f"but this run's page is {expected_page!r} (exported from another run?)")
     if not isinstance(data.get("answers"), dict):
         raise DataError(path, None, "answers", "expected an object item id -> answer")
+    identifier(data, "annotator", path, None, optional=True)
     return data
 
 

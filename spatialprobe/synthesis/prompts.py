@@ -77,10 +77,13 @@ def _from_jsonl(path: Path) -> PromptSet:
     items: list[PromptItem] = []
     seen: dict[str, int] = {}  # id -> line
     files: dict[str, int] = {}  # image file stem -> line
+    sr2d = validate.Unique(path, "unique_id")  # VISOR finds a prompt's SR2D record by it
     for number, record in records:
         pid = str(validate.identifier(record, "id", path, number))
         validate.text(record, "text", path, number)
         check_meta(record, path, number)
+        if record.get("unique_id") is not None:
+            sr2d.add(int(record["unique_id"]), number)
         if pid in seen:
             raise DataError(path, number, "id", f"repeats the id {shown(pid)} of line {seen[pid]}")
         seen[pid] = number
@@ -111,8 +114,8 @@ def check_meta(record: dict[str, Any], path: Path, line: int) -> None:
         if key in record:
             validate.string_list(record, key, path, line)
     uid = record.get("unique_id")
-    if uid is not None and not ((isinstance(uid, int) and not isinstance(uid, bool))
-                                or (isinstance(uid, str) and uid.isdigit())):
+    if uid is not None and not ((isinstance(uid, int) and not isinstance(uid, bool) and 0 <= uid < 10**18)
+                                or (isinstance(uid, str) and re.fullmatch(r"[0-9]{1,18}", uid))):
         raise DataError(path, line, "unique_id", f"expected a number, got {shown(uid)}")
 
 
