@@ -318,3 +318,15 @@ def test_sr2d_prompt_lines_with_a_repeated_or_bad_unique_id_are_refused(tmp_path
     sentence = f"Error: {path.resolve()}, {message}"
     assert refused("synthesize", "--prompts", path, "--backend", "shapes", "--out", tmp_path / "images") == sentence
     assert refused("datasets", "validate", path, "--kind", "prompts") == sentence
+
+
+def test_a_setting_removed_from_a_run_config_is_named(tmp_path):
+    run = tmp_path / "run"
+    assert invoke("probe", "size", "--model", "dummy", "--out", run)[0] == 0
+    config = json.loads((run / "config.json").read_text())
+    del config["settings"]["folds"]
+    edited = write(tmp_path / "edited.json", json.dumps(config))
+    out = tmp_path / "replay"
+    assert refused("run", edited, "--out", out) == (
+        f"Error: {edited}: the run config has no setting 'folds' (was it edited?).")
+    assert not out.exists()
