@@ -330,3 +330,21 @@ def test_a_setting_removed_from_a_run_config_is_named(tmp_path):
     assert refused("run", edited, "--out", out) == (
         f"Error: {edited}: the run config has no setting 'folds' (was it edited?).")
     assert not out.exists()
+
+
+def test_probe_with_allow_duplicates_runs_counts_and_replays(tmp_path):
+    path = all_pairs(tmp_path / "pairs.csv")
+    path.write_text(path.read_text() + "ant,cup,0\n")  # line 14 repeats line 2
+    assert probe_refuses(tmp_path, "size", "--pairs", path, "--folds", "2") == (
+        f"Error: {path}, line 14: repeats the pair of line 2 (pass --allow-duplicates to keep repeats)")
+    run = tmp_path / "run"
+    code, _, err = invoke("probe", "size", "--model", "dummy", "--pairs", path, "--allow-duplicates",
+                          "--folds", "2", "--out", run)
+    assert code == 0, err
+    assert "Warning: pairs.csv: 1 repeated pair(s) kept (--allow-duplicates)" in err
+    assert "Warning: 9 of 13 pairs of pairs.csv are never tested with --folds 2" in err
+    config = json.loads((run / "config.json").read_text())
+    assert config["settings"]["dataset"]["allow_duplicates"] is True
+    code, out, err = invoke("run", run / "config.json")
+    assert code == 0, err
+    assert out.splitlines()[-1] == f"confirmed: identity {config['identity'][:12]}"
