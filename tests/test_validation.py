@@ -78,6 +78,15 @@ def test_a_size_file_is_refused_as_another_task_naming_line_and_label(tmp_path, 
     assert datasets.load_release(data).task == "size"  # what the file is, guessed from its question
 
 
+def test_a_posrel_file_is_refused_as_a_comparison_at_its_first_line(tmp_path):
+    data = tmp_path / "posrel.jsonl"
+    write_jsonl(data, datasets.to_release_records(datasets.load("posrel"))[:3])
+    sentence = (f"Error: {data}, line 1, field 'text': 'A man drives the bus.' is a posrel scenario, not a size "
+                "comparison, so its label 0 is not a size label; is this a posrel file?")
+    assert probe_refuses(tmp_path, "size", "--data", data) == sentence
+    assert refused("datasets", "validate", data, "--task", "size") == sentence
+
+
 def test_unknown_task_is_one_sentence(tmp_path):
     data = write_jsonl(tmp_path / "size.jsonl", SIZE_RECORDS) or tmp_path / "size.jsonl"
     assert refused("datasets", "validate", data, "--task", "banana") == (

@@ -78,8 +78,11 @@ def _comparison(rec: dict, task: str, number: int, obj_a: str, obj_b: str, label
         raise DataError(path, line, "label", f"expected 0 or 1, got {label}")
     _check_question(rec, task, label, path, line)
     labels = tasks.get(task).labels
-    text = (validate.text(rec, "text", path, line, optional=True)
-            or capitalize_first(f"{with_article(obj_a)} and {with_article(obj_b)}."))
+    text = validate.text(rec, "text", path, line, optional=True)
+    if text and "question" not in rec and _action_from_text(text, obj_a, obj_b):
+        raise DataError(path, line, "text", f"{shown(text)} is a posrel scenario, not a {task} comparison, "
+                        f"so its label {label} is not a {task} label; is this a posrel file?")
+    text = text or capitalize_first(f"{with_article(obj_a)} and {with_article(obj_b)}.")
     return Instance(id=f"{task}-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
                     label=labels[0] if label == 1 else labels[1], text=text.strip(),
                     fold_keys=(obj_a, obj_b))
