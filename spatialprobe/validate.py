@@ -92,10 +92,9 @@ class Unique:
         self.path, self.field = path, field
         self.lines: dict[Hashable, int | None] = {}
 
-    def add(self, key: Hashable, line: int | None, shown_as: str | None = None) -> None:
+    def add(self, key: Hashable, line: int | None) -> None:
         if key in self.lines:
-            raise DataError(self.path, line, self.field, f"repeats {shown_as or shown(key)} of line "
-                                                         f"{self.lines[key]}")
+            raise DataError(self.path, line, self.field, f"repeats {shown(key)} of line {self.lines[key]}")
         self.lines[key] = line
 
 
