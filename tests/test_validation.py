@@ -204,6 +204,18 @@ def test_excel_csv_with_a_byte_order_mark_is_read(tmp_path):
     assert out.splitlines()[1:] == ["labels: larger 6, smaller 6", "4 objects; 2 folds, dev/test sizes: 2/2, 2/2"]
 
 
+def test_json_files_with_a_byte_order_mark_are_read(tmp_path):
+    from spatialprobe.prompts.templates import builtin
+
+    cands = write(tmp_path / "cands.json", b"\xef\xbb\xbf" + json.dumps(builtin("size").to_dict()).encode())
+    code, out, err = invoke("datasets", "validate", cands, "--kind", "candidates", "--task", "size")
+    assert code == 0, err
+    assert out == f"{cands}: 10 templates, 10 answer sets for size\n"
+    lines = "".join(json.dumps(r) + "\n" for r in SIZE_RECORDS)
+    data = write(tmp_path / "size.jsonl", b"\xef\xbb\xbf" + lines.encode())
+    assert len(datasets.load_release(data)) == 4
+
+
 def test_unbalanced_quote_is_reported_at_its_line(tmp_path):
     rows = "".join(f"{a},{b},0\n" for a, b in [("ant", "cup"), ("ant", "dog"), ("cup", "dog")])
     path = write(tmp_path / "pairs.csv", "obj_a,obj_b,label\n" + rows + '"dog,house,0\n'
@@ -301,6 +313,7 @@ def test_a_file_mostly_unanswered_is_refused_unless_min_answered(tmp_path):
     assert code == 0, err
     assert "1 answer(s) that are none of the options (e.g. 'big')" in err
     summary = json.loads((out / "summary.json").read_text())
+    assert json.loads((out / "config.json").read_text())["settings"]["min_answered"] == 0.25  # replay accepts it
     assert summary["metrics"]["answered_ratio"]["mean"] == 25.0
     assert summary["details"]["ignored_answers"]["alice"]["unmatched"] == 1
 
