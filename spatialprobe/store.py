@@ -18,7 +18,10 @@ OS drops the lock when the process dies, ``kill -9`` included, so a second proce
 directory is refused while the first lives and a rerun after a crash just resumes.
 
 The index of runs lives at ``$SPATIALPROBE_HOME/index.sqlite`` (default
-``~/.spatialprobe/index.sqlite``); ``spatialprobe runs`` lists it.
+``~/.spatialprobe/index.sqlite``); ``spatialprobe runs`` lists it. It is a cache of the run
+folders, never a point of failure: where it cannot be read or written (a read-only home, a home
+that is a file, a corrupt database) a run still writes all its own files, one warning says so,
+and ``spatialprobe runs --rebuild`` makes it again from the run folders.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import os
 import platform
 import sqlite3
+import sys
 import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
@@ -191,30 +195,93 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
-def register_run(path: Path, *, kind: str, task: str | None, model: str | None,
-                 dataset: str | None, accuracy: float | None, macro_f1: float | None) -> None:
-    conn = connect(home() / "index.sqlite")
-    try:
-        conn.execute(_INDEX_SCHEMA)
-        conn.execute(
-            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (str(Path(path).resolve()), kind, task, model, dataset, accuracy, macro_f1,
-             time.strftime("%Y-%m-%dT%H:%M:%S")),
-        )
-        conn.commit()
-    finally:
-        conn.close()
+_WARNED: set[str] = set()
 
 
-def list_runs() -> list[dict[str, Any]]:
+def _unusable(index: Path, err: BaseException) -> None:
+    """Warn, once per process and index, that the index cannot be used; the caller goes on."""
+    if str(index) in _WARNED:
+        return
+    _WARNED.add(str(index))
+    reason = str(err).strip() or type(err).__name__
+    sys.stderr.write(f"Warning: the index of runs {index} cannot be used ({reason}); run folders are "
+                     "read and written as usual, and `spatialprobe runs --rebuild` rebuilds the index "
+                     "from them.\n")
+
+
+def index_row(path: Path, summary: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A run's row of the index, all of it from the run folder (so a rebuild gives it again)."""
+    def headline(name: str) -> float | None:
+        value = (summary.get(name) or {}).get("mean")
+        return None if value is None else float(value)
+
+    dataset = summary.get("dataset")
+    return (str(Path(path).resolve()), str(summary.get("kind")), summary.get("task"), summary.get("model"),
+            None if dataset is None else str(dataset), headline("accuracy"), headline("macro_f1"),
+            str((summary.get("provenance") or {}).get("created", "")))
+
+
+def _write_rows(rows: Iterable[tuple[Any, ...]], *, replace_all: bool = False) -> bool:
+    """Write rows into the index; False (and one warning) where the index cannot be written."""
     index = home() / "index.sqlite"
-    if not index.exists():
-        return []
-    conn = connect(index)
+    if index.parent.exists() and not index.parent.is_dir():
+        _unusable(index, NotADirectoryError(f"{index.parent} is a file, not a directory"))
+        return False
     try:
-        conn.execute(_INDEX_SCHEMA)
-        conn.row_factory = sqlite3.Row
-        rows = conn.execute("SELECT * FROM runs ORDER BY created").fetchall()
-        return [dict(r) for r in rows if Path(r["path"]).exists()]
-    finally:
-        conn.close()
+        conn = connect(index)
+        try:
+            conn.execute(_INDEX_SCHEMA)
+            if replace_all:
+                conn.execute("DELETE FROM runs")
+            conn.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(rows))
+            conn.commit()
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError) as err:  # read-only, a file for a home, a corrupt database
+        _unusable(index, err)
+        return False
+    return True
+
+
+def register_run(path: Path, summary: Mapping[str, Any]) -> bool:
+    """Add a finished run to the index (a cache of the run folders: never a point of failure)."""
+    return _write_rows([index_row(path, summary)])
+
+
+def list_runs() -> list[dict[str, Any]] | None:
+    """The indexed runs whose folders still exist, oldest first; ``None`` (after one warning)
+    where the index cannot be read, so the caller falls back to run folders."""
+    index = home() / "index.sqlite"
+    if index.parent.exists() and not index.parent.is_dir():
+        _unusable(index, NotADirectoryError(f"{index.parent} is a file, not a directory"))
+        return None
+    if not index.is_file():
+        if index.exists():
+            _unusable(index, IsADirectoryError(f"{index} is not a file"))
+            return None
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=60)
+        try:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute("SELECT * FROM runs ORDER BY created").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as err:
+        _unusable(index, err)
+        return None
+    return [dict(r) for r in rows if Path(r["path"]).exists()]
+
+
+def find_runs(roots: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Run folders (``config.json`` and ``summary.json``) at or under ``roots``, sorted."""
+    found: set[Path] = set()
+    for root in map(Path, roots):
+        summaries = [root / "summary.json"] if (root / "summary.json").is_file() else root.rglob("summary.json")
+        found.update(s.parent for s in summaries if (s.parent / "config.json").is_file())
+    return sorted(found)
+
+
+def rebuild_index(runs: Iterable[tuple[Path, Mapping[str, Any]]]) -> bool:
+    """Replace the index by the rows of ``runs`` (folder, summary); False if it cannot be written."""
+    return _write_rows([index_row(path, summary) for path, summary in runs], replace_all=True)

@@ -23,11 +23,11 @@ from spatialprobe.detectors.hf import DetrDetector, HFDepth, OwlDetector
 from spatialprobe.detectors.preprocess import prefetch, resize_like_pil, tensor_preprocessor
 from spatialprobe.judging.box import JudgeConfig, JudgeRun
 from spatialprobe.registry import Spec
-from spatialprobe.runner import execute
+from spatialprobe.runner import RunKind, execute
 
 
 class PlainJudge(JudgeRun):
-    compute_stream = None  # the spine then calls compute batch by batch, decoding in line
+    compute_stream = RunKind.compute_stream  # the base's hook: compute batch by batch, decoding in line
 
 
 @pytest.fixture(scope="module")

@@ -132,9 +132,10 @@ def test_visor_runs_are_indexed_and_reported_beside_a_judge_run(sr2d_file, tmp_p
     report = runner.invoke(app, ["report", str(tmp_path / "j"), str(tmp_path / "v")])
     assert report.exit_code == 0, report.output
     lines = report.output.splitlines()
-    assert lines[0] == "| model | posrel acc | posrel F1 | sr2d acc | sr2d F1 |"
-    assert lines[2] == "| test:drawn-shapes (judge) [untrained] | 50.0 [0.0, 100.0] | 33.3 [0.0, 100.0] | – | – |"
-    assert lines[3] == "| detections:det (visor) | – | – | 33.3 [–] | – |"
+    # one row per run, a column per kind, task and metric: VISOR is not a judge's accuracy
+    assert lines[0] == "| run | judge posrel acc | judge posrel macro-F1 | visor sr2d acc | visor sr2d macro-F1 |"
+    assert lines[2] == "| A: test:drawn-shapes [untrained] | 50.0 [0.0, 100.0] | 33.3 [0.0, 100.0] | – | – |"
+    assert lines[3] == "| B: detections:det | – | – | 33.3 [–] | – |"
 
 
 def _visor_summary(tmp_path, sr2d_file, records, name):
@@ -155,7 +156,8 @@ def test_visor_intervals_have_known_answers(sr2d_file, tmp_path):
     m = summary["metrics"]
     for name in ("accuracy", "VISOR", "OA", "VISOR_cond", "VISOR_1", "VISOR_2", "object_accuracy_A"):
         assert (m[name]["mean"], m[name]["ci"]) == (100.0, [100.0, 100.0]), name
-    assert (m["VISOR_3"]["mean"], m["VISOR_3"]["ci"]) == (0.0, [0.0, 0.0])  # no prompt has 3 images
+    # no prompt has 3 images: VISOR_3 cannot be measured (null, "–"), not a measured 0.00
+    assert m["VISOR_3"]["mean"] is None and m["VISOR_3"].get("ci") is None
     assert summary["intervals"]["method"] == "cluster bootstrap over objects"
     assert summary["intervals"]["clusters"] == ["obj_a", "obj_b"]
     assert summary["intervals"]["pooled"] is True and summary["intervals"]["group"] == "rel"
@@ -306,3 +308,23 @@ def test_detector_options_are_refused_with_released_detections(sr2d_file, tmp_pa
     assert result.exit_code == 2 and not (tmp_path / "v").exists()
     assert result.stderr == ("Error: --threshold applies to an image RUN only; --detections were "
                              "detected already.\n")
+
+
+def test_visor_n_beyond_the_images_of_a_prompt_is_unmeasurable_not_zero(sr2d_file, tmp_path):
+    # one image per prompt (uids 0, 2 and 4 of DETECTIONS): VISOR_1 is measured (2 of 3 prompts have
+    # a correct image), VISOR_2..4 cannot be, since no prompt has a second image to get right
+    one_each = {key: DETECTIONS[key] for key in ("0_0", "2_0", "4_0")}
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({**one_each, "2_0": {"classes": ["person"], "centroid": [[0, 0]]}}))
+    result = runner.invoke(app, ["visor", "--detections", str(path), "--prompts", str(sr2d_file),
+                                 "--out", str(tmp_path / "v")])
+    assert result.exit_code == 0, result.output
+    m = json.loads((tmp_path / "v" / "summary.json").read_text())["metrics"]
+    assert m["VISOR_1"]["mean"] == pytest.approx(200 / 3)
+    assert [m[f"VISOR_{n}"]["mean"] for n in (2, 3, 4)] == [None, None, None]
+    assert all(m[f"VISOR_{n}"]["breakdown"][rel]["mean"] is None for n in (2, 3, 4)
+               for rel in m["VISOR_2"]["breakdown"])
+    table = (tmp_path / "v" / "table.md").read_text()
+    assert "| all | 66.67 [–] | 66.67 [–] | 100.00 [–] | 66.67 [–] | – | – | – |" in table
+    # a measured failure stays 0.00 (uid 2 has no bicycle); what cannot be measured is "–"
+    assert "| to the right of | 0.00 [–] | 0.00 [–] | – | 0.00 [–] | – | – | – |" in table

@@ -23,10 +23,11 @@ def test_probe_and_judge_runs_side_by_side(tmp_path):
     result = runner.invoke(app, ["report", "--out", str(tmp_path / "table.md")])  # every indexed run
     assert result.exit_code == 0, result.output
     lines = (tmp_path / "table.md").read_text().splitlines()
-    assert lines[0] == "| model | size acc | size F1 |"
+    # one row per run; a probe's accuracy and a judge's are not one column
+    assert lines[0] == "| run | probe size acc | probe size macro-F1 | judge size acc | judge size macro-F1 |"
     probe_acc = json.loads((tmp_path / "probe" / "summary.json").read_text())["accuracy"]
     low, high = probe_acc["ci"]
     assert lines[2].startswith(f"| dummy [untrained] | {probe_acc['mean']:.1f} ± {probe_acc['std']:.1f} "
-                               f"[{low:.1f}, {high:.1f}] |")
+                               f"[{low:.1f}, {high:.1f}] |") and lines[2].endswith(" | – | – |")
     # 3 of 4 images judged right; its objects resampled, with intervals like the probe's
-    assert lines[3] == "| test:drawn-shapes (judge) [untrained] | 75.0 [0.0, 100.0] | 73.3 [0.0, 100.0] |"
+    assert lines[3] == "| test:drawn-shapes [untrained] | – | – | 75.0 [0.0, 100.0] | 73.3 [0.0, 100.0] |"

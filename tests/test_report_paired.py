@@ -76,7 +76,7 @@ def test_runs_on_different_items_are_shown_side_by_side_without_a_paired_test(tm
     assert "No paired test of A = " in result.output and "not for the same items" in result.output
     height = run(tmp_path, None, "height", task="height")
     result = runner.invoke(app, ["report", str(seed0), str(height)])
-    assert "they were run on different data (size@" in result.output and "| model | size acc" in result.output
+    assert "they were run on different data (size@" in result.output and "| run | probe size acc" in result.output
 
 
 def test_with_few_units_the_permutation_test_is_exact():

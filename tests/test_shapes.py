@@ -83,9 +83,10 @@ def test_sr2d_prompts_give_oa_and_visor_100_with_visor_1_to_4(tmp_path):
     shapes_run(load_prompts(str(path)), tmp_path / "images", n=2)
     m = visor(tmp_path / "images", tmp_path / "visor")["metrics"]
     assert (m["OA"]["mean"], m["VISOR"]["mean"], m["VISOR_cond"]["mean"]) == (100.0, 100.0, 100.0)
-    # VISOR_1..4 always present: 2 images per prompt, so no prompt reaches 3 or 4 (0.00)
-    assert [m[f"VISOR_{n}"]["mean"] for n in (1, 2, 3, 4)] == [100.0, 100.0, 0.0, 0.0]
-    assert [m[f"VISOR_{n}"]["ci"] for n in (1, 2, 3, 4)] == [[100.0, 100.0], [100.0, 100.0], [0.0, 0.0], [0.0, 0.0]]
+    # VISOR_1..4 always present: 2 images per prompt, so VISOR_3 and VISOR_4 cannot be measured
+    # (null, printed "–"; the released script's 0.00 would read as a measured failure)
+    assert [m[f"VISOR_{n}"]["mean"] for n in (1, 2, 3, 4)] == [100.0, 100.0, None, None]
+    assert [m[f"VISOR_{n}"].get("ci") for n in (1, 2, 3, 4)] == [[100.0, 100.0], [100.0, 100.0], None, None]
     assert (m["OA"]["ci"], m["VISOR"]["ci"], m["VISOR_cond"]["ci"]) == ([100.0, 100.0],) * 3
     assert "VISOR_5" not in m
     assert m["OA"]["breakdown"]["to the left of"]["mean"] == 100.0

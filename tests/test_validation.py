@@ -349,8 +349,7 @@ def test_a_setting_removed_from_a_run_config_is_named(tmp_path):
     del config["settings"]["folds"]
     edited = write(tmp_path / "edited.json", json.dumps(config))
     out = tmp_path / "replay"
-    assert refused("run", edited, "--out", out) == (
-        f"Error: {edited}: the run config has no setting 'folds' (was it edited?).")
+    assert refused("run", edited, "--out", out) == f"Error: {edited}, field 'folds': is missing."
     assert not out.exists()
 
 

@@ -204,6 +204,7 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
 
     from spatialprobe.benchmarks.mqa_models import GenerativeAnswerer
     from spatialprobe.cli import app
+    from spatialprobe.reports.tables import pm
 
     write(tmp_path / "data" / "dev.jsonl", RECORDS[:2])
     for name in ("a.jpg", "b.jpg"):
@@ -223,6 +224,13 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
         (tmp_path / "run-clip" / "predictions.jsonl").read_text()
     config = json.loads((tmp_path / "run-clip" / "config.json").read_text())
     assert config["settings"]["method"] == "clip" and "device" not in config["settings"]["answerer"]
+    # report shows the F1 the command printed (the benchmark's 2PR/(P+R)), read from summary.json
+    f1 = json.loads((tmp_path / "run-clip" / "summary.json").read_text())["metrics"]["f1"]
+    assert f"(F1 {f1['mean']}% as the benchmark computes it)" in " ".join(result.output.split())
+    report = CliRunner().invoke(app, ["report", str(tmp_path / "run-clip")])
+    assert report.exit_code == 0, report.output
+    assert report.output.splitlines()[0] == "| run | spatialmqa spatialmqa acc | spatialmqa spatialmqa F1 |"
+    assert report.output.splitlines()[2].endswith(f" | {pm(f1)} |")
 
     llava_dir = tiny_llava(tmp_path / "llava", always_left=True)
     answerer = GenerativeAnswerer(str(llava_dir), device="cpu", max_new_tokens=1)

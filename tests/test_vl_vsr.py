@@ -284,12 +284,12 @@ def test_vsr_changed_setting_refused_by_name_batch_size_accepted_and_report(tmp_
     report = CliRunner().invoke(app, ["report", str(tmp_path / "run"), str(tmp_path / "one")])
     assert report.exit_code == 0, report.output
     lines = report.output.splitlines()
-    assert lines[0] == "| model | vsr-random acc | vsr-random F1 |"
-    # two runs of the same model and task: rows A and B, each with its own numbers and intervals
-    # (B: one image, nothing to resample: no interval)
+    assert lines[0] == "| run | vsr vsr-random acc | vsr vsr-random macro-F1 |"
+    # two runs of the same model and task: a row each, labelled by the setting that differs (limit),
+    # each with its own numbers and intervals (B: one image, nothing to resample: no interval)
     assert runs[1]["accuracy"]["ci"] is None and runs[1]["macro_f1"]["ci"] is None
     a_ci, a_f1_ci = runs[0]["accuracy"]["ci"], runs[0]["macro_f1"]["ci"]
-    assert lines[2] == (f"| A: {clip_dir} (vsr) | {runs[0]['accuracy']['mean']:.1f} [{a_ci[0]:.1f}, {a_ci[1]:.1f}] | "
-                        f"{runs[0]['macro_f1']['mean']:.1f} [{a_f1_ci[0]:.1f}, {a_f1_ci[1]:.1f}] |")
-    assert lines[3] == (f"| B: {clip_dir} (vsr) | {runs[1]['accuracy']['mean']:.1f} [–] | "
+    assert lines[2] == (f"| A: {clip_dir} · limit=null | {runs[0]['accuracy']['mean']:.1f} [{a_ci[0]:.1f}, "
+                        f"{a_ci[1]:.1f}] | {runs[0]['macro_f1']['mean']:.1f} [{a_f1_ci[0]:.1f}, {a_f1_ci[1]:.1f}] |")
+    assert lines[3] == (f"| B: {clip_dir} · limit=1 | {runs[1]['accuracy']['mean']:.1f} [–] | "
                         f"{runs[1]['macro_f1']['mean']:.1f} [–] |")

@@ -19,15 +19,18 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.qa_models import Answer
 from spatialprobe.datasets.corpus_filter import normalize_phrase
 from spatialprobe.datasets.qa import QAItem, QASet, asked_objects
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
 
 Progress = Callable[[int, int], None]
@@ -128,10 +131,35 @@ def images_identity(store) -> dict[str, Any]:
             "content": f"sha256:{digest.hexdigest()}"}
 
 
-class QARun:
+@dataclass(frozen=True)
+class QuestionsRecord:
+    """The questions a QA run asked: ``name@version`` and where they were read from."""
+
+    set: str
+    source: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class QARunSettings:
+    """What a qa run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    mode: str
+    task: str | None
+    dataset: str
+    questions: QuestionsRecord
+    answerer: Component
+    full_vocab: bool
+    images: dict[str, Any] | None = field(default=None, metadata=OPTIONAL)
+    """Image QA: the synthesis run answered from (:func:`images_identity`)."""
+    device: str = "auto"
+    batch_size: int = 16
+
+
+class QARun(RunKind):
     """Text or image QA as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "qa"
+    Settings = QARunSettings
 
     def __init__(self, qa: QASet, answerer, *, dataset: str, mode: str = "text", store=None,
                  full_vocab: bool = False, batch_size: int = 16,
@@ -150,14 +178,13 @@ class QARun:
         if store is not None and not any(self.matched.values()):
             raise ValueError(_no_image_message(store, qa))
 
-    def spec(self) -> RunSpec:
-        settings: dict[str, Any] = {
-            "mode": self.mode, "task": self.qa.task, "dataset": self.dataset,
-            "questions": {"set": f"{self.qa.name}@{self.qa.version}", "source": self.source},
-            "answerer": answerer_settings(self.answerer), "full_vocab": self.full_vocab}
-        if self.store is not None:
-            settings["images"] = images_identity(self.store)
-        return RunSpec("qa", settings, {"device": self.answerer.device, "batch_size": self.batch_size})
+    def resolved(self) -> QARunSettings:
+        return QARunSettings(
+            mode=self.mode, task=self.qa.task, dataset=self.dataset,
+            questions=QuestionsRecord(f"{self.qa.name}@{self.qa.version}", self.source),
+            answerer=Component(**answerer_settings(self.answerer)), full_vocab=self.full_vocab,
+            images=images_identity(self.store) if self.store is not None else None,
+            device=self.answerer.device, batch_size=self.batch_size)
 
     def items(self) -> list[Item]:
         if self.store is None:
@@ -229,28 +256,25 @@ class QARun:
                 f"{pm(summary['macro_f1'])} |\n" + (f"\n{intervals_line(summary)}" if summary.get("intervals") else ""))
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> QARun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+    def from_settings(cls, settings: QARunSettings) -> QARun:
         from spatialprobe.datasets.qa import questions_for
 
-        s, runtime = spec.settings, spec.runtime
-        store = None
-        if s["mode"] == "image":
+        s, store, source = settings, None, settings.questions.source
+        if s.mode == "image":
             from spatialprobe.imagestore import ImageStore
 
-            store = ImageStore(s["images"]["path"])
-        source = s["questions"]["source"]
+            store = ImageStore(recorded(s.images or {}, "path", "images"))
         if "given" in source:
-            raise ValueError(f"this qa run's questions ({s['questions']['set']}) were given in memory, "
+            raise UsageError(f"this qa run's questions ({s.questions.set}) were given in memory, "
                              "not read from a task or file: it cannot be replayed from its config.")
         if source.get("images"):
             qa, _ = questions_from_images(store)
         else:
             qa, _ = questions_for(source.get("task"), source.get("data"))
-        answerer = build_answerer(s["mode"], s["answerer"], runtime)
-        return cls(qa, answerer, dataset=s["dataset"], mode=s["mode"], store=store,
-                   full_vocab=s["full_vocab"], batch_size=int(runtime.get("batch_size", 16)),
-                   source=source)
+        answerer = build_answerer(s.mode, {"args": s.answerer.args},
+                                  {"device": s.device, "batch_size": s.batch_size})
+        return cls(qa, answerer, dataset=s.dataset, mode=s.mode, store=store,
+                   full_vocab=s.full_vocab, batch_size=s.batch_size, source=source)
 
 
 def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_size: int = 16,

@@ -30,13 +30,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.benchmarks.vsr import ImageBenchmarkSettings
 from spatialprobe.datasets.vsr import file_version, find_images
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
 
 RELATIONS = ("left of", "right of", "in front of", "behind", "on/above", "below")
@@ -180,10 +182,20 @@ def build_answerer(model: str, method: str = "auto", device: str = "auto",
     return GenerativeAnswerer(model, device=device, **args)
 
 
-class SpatialMQARun:
+@dataclass(frozen=True)
+class SpatialMQARunSettings(ImageBenchmarkSettings):
+    """What a spatialmqa run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    method: str | None
+    answerer: dict[str, Any]
+    """The answerer's own description (device left out)."""
+
+
+class SpatialMQARun(RunKind):
     """One model on a SpatialMQA split as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "spatialmqa"
+    Settings = SpatialMQARunSettings
 
     def __init__(self, model: str, path: str | Path, images_dir: str | Path, *, part: str = "test",
                  method: str = "auto", limit: int | None = None, device: str = "auto",
@@ -202,14 +214,13 @@ class SpatialMQARun:
         self.device = getattr(self.answerer, "device", device)
         self.dataset = f"spatialmqa-{part}@{file_version(self.path)}"
 
-    def spec(self) -> RunSpec:
+    def resolved(self) -> SpatialMQARunSettings:
         answerer = {k: v for k, v in self.described.items() if k != "device"}  # device is runtime
-        return RunSpec("spatialmqa", {
-            "model": self.model, "method": answerer.get("method"), "answerer": answerer,
-            "dataset": self.dataset, "data": {"file": str(self.path.resolve()),
-                                              "version": file_version(self.path)},
-            "part": self.part, "limit": self.limit, "images": str(self.images_dir.resolve()),
-        }, {"device": self.device, "batch_size": self.batch_size})
+        return SpatialMQARunSettings(
+            model=self.model, method=answerer.get("method"), answerer=answerer, dataset=self.dataset,
+            data=DataFile(str(self.path.resolve()), file_version(self.path)), part=self.part,
+            limit=self.limit, images=str(self.images_dir.resolve()), device=self.device,
+            batch_size=self.batch_size)
 
     def items(self) -> list[Item]:
         return [Item(e.id, e) for e in self.examples if e.id in self.images]
@@ -247,13 +258,11 @@ class SpatialMQARun:
         return text + (f"\n{intervals_line(summary)}" if summary.get("intervals") else "")
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> SpatialMQARun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        s, runtime = spec.settings, spec.runtime
-        device = runtime.get("device", "auto")
-        return cls(s["model"], s["data"]["file"], s["images"], part=s["part"], limit=s["limit"],
-                   device=device, batch_size=int(runtime.get("batch_size", 8)),
-                   answerer=build_answerer(s["model"], s["method"], device, s["answerer"]))
+    def from_settings(cls, settings: SpatialMQARunSettings) -> SpatialMQARun:
+        s = settings
+        return cls(s.model, s.data.file, s.images, part=s.part, limit=s.limit, device=s.device,
+                   batch_size=s.batch_size,
+                   answerer=build_answerer(s.model, s.method or "auto", s.device, s.answerer))
 
 
 def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",

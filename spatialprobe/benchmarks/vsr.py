@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets import vsr
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
 
 METHOD = "clip-negated-relation"
@@ -116,10 +117,35 @@ def missing_details(examples: Sequence[Any], missing: Sequence[str]) -> dict[str
             "missing_images": sorted({e.image for e in examples if e.id in gone})[:50]}
 
 
-class VSRRun:
+@dataclass(frozen=True)
+class ImageBenchmarkSettings:
+    """What every run of a model on a COCO-image benchmark file records (vsr, spatialmqa)."""
+
+    model: str
+    dataset: str
+    data: DataFile
+    part: str
+    limit: int | None
+    images: str
+    """The COCO image folder (absolute)."""
+    device: str
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class VSRRunSettings(ImageBenchmarkSettings):
+    """What a vsr run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    method: str
+    prompt: str
+    split: str
+
+
+class VSRRun(RunKind):
     """A CLIP model on one VSR split as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "vsr"
+    Settings = VSRRunSettings
 
     def __init__(self, model: str, path: str | Path, images_dir: str | Path, *, split: str = "random",
                  part: str = "test", limit: int | None = None, device: str = "auto",
@@ -139,13 +165,12 @@ class VSRRun:
         self.clip, self.device = clip, getattr(clip, "device", device)
         self.dataset = f"vsr-{split}-{part}@{vsr.file_version(self.path)}"
 
-    def spec(self) -> RunSpec:
-        return RunSpec("vsr", {
-            "method": METHOD, "prompt": PROMPT, "model": self.model, "dataset": self.dataset,
-            "data": {"file": str(self.path.resolve()), "version": vsr.file_version(self.path)},
-            "split": self.split, "part": self.part, "limit": self.limit,
-            "images": str(self.images_dir.resolve()),
-        }, {"device": self.device, "batch_size": self.batch_size})
+    def resolved(self) -> VSRRunSettings:
+        return VSRRunSettings(
+            method=METHOD, prompt=PROMPT, model=self.model, dataset=self.dataset,
+            data=DataFile(str(self.path.resolve()), vsr.file_version(self.path)),
+            split=self.split, part=self.part, limit=self.limit, images=str(self.images_dir.resolve()),
+            device=self.device, batch_size=self.batch_size)
 
     def items(self) -> list[Item]:
         return [Item(e.id, e) for e in self.examples if e.id in self.images]
@@ -175,12 +200,10 @@ class VSRRun:
         write_plot(run, summary, f"VSR {self.split}/{self.part}: {self.model}")
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> VSRRun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        s, runtime = spec.settings, spec.runtime
-        return cls(s["model"], s["data"]["file"], s["images"], split=s["split"], part=s["part"],
-                   limit=s["limit"], device=runtime.get("device", "auto"),
-                   batch_size=int(runtime.get("batch_size", 16)))
+    def from_settings(cls, settings: VSRRunSettings) -> VSRRun:
+        s = settings
+        return cls(s.model, s.data.file, s.images, split=s.split, part=s.part, limit=s.limit,
+                   device=s.device, batch_size=s.batch_size)
 
 
 def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: str | Path, *,
@@ -190,4 +213,4 @@ def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: 
     """Evaluate one CLIP checkpoint on a VSR split; writes and returns the run's summary."""
     run = VSRRun(model, vsr.split_file(data_dir, split, part), images_dir, split=split, part=part,
                  limit=limit, device=device, batch_size=batch_size, clip=clip)
-    return execute(run, out, progress, write_extras=run.write_extras)
+    return execute(run, out, progress)

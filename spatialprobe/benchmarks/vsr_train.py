@@ -19,7 +19,7 @@ results. A rerun of a finished run trains nothing and predicts nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vs
 from spatialprobe.datasets import vsr
 from spatialprobe.extras import require
 from spatialprobe.loading import device_name, load_pretrained, resolve_precision
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.vision import open_image
 
 TRAINING = "training"
@@ -111,10 +111,33 @@ def training_arguments(settings: TrainSettings, output_dir: Path, device: str):
         remove_unused_columns=False, dataloader_num_workers=0, logging_steps=settings.eval_steps)
 
 
-class VSRTrainRun:
+@dataclass(frozen=True)
+class TrainData:
+    """The VSR data folder a vsr-train run read, and each part's file version."""
+
+    dir: str
+    versions: dict[str, str]
+
+
+@dataclass(frozen=True)
+class VSRTrainRunSettings:
+    """What a vsr-train run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    method: str
+    model: str
+    split: str
+    dataset: str
+    data: TrainData
+    images: str
+    train: TrainSettings
+    device: str = "auto"
+
+
+class VSRTrainRun(RunKind):
     """Fine-tuning and testing ViLT on a VSR split as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "vsr-train"
+    Settings = VSRTrainRunSettings
 
     def __init__(self, data_dir: str | Path, images_dir: str | Path, *, model: str = "dandelin/vilt-b32-mlm",
                  split: str = "random", settings: TrainSettings = TrainSettings(), device: str = "auto",
@@ -138,13 +161,12 @@ class VSRTrainRun:
         self.work_dir = Path(run.path)
         return []
 
-    def spec(self) -> RunSpec:
-        return RunSpec("vsr-train", {
-            "method": "vilt-finetune", "model": self.model, "split": self.split,
-            "dataset": f"vsr-{self.split}@{self.versions['train']}",
-            "data": {"dir": str(self.data_dir.resolve()), "versions": self.versions},
-            "images": str(self.images_dir.resolve()), "train": asdict(self.settings),
-        }, {"device": self.device})
+    def resolved(self) -> VSRTrainRunSettings:
+        return VSRTrainRunSettings(
+            method="vilt-finetune", model=self.model, split=self.split,
+            dataset=f"vsr-{self.split}@{self.versions['train']}",
+            data=TrainData(str(self.data_dir.resolve()), dict(self.versions)),
+            images=str(self.images_dir.resolve()), train=self.settings, device=self.device)
 
     def items(self) -> list[Item]:
         test = self.found["test"][0]
@@ -223,11 +245,9 @@ class VSRTrainRun:
                 f"(step {summary['details']['global_step']}).\n")
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> VSRTrainRun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        s = spec.settings
-        return cls(s["data"]["dir"], s["images"], model=s["model"], split=s["split"],
-                   settings=TrainSettings(**s["train"]), device=spec.runtime.get("device", "auto"))
+    def from_settings(cls, settings: VSRTrainRunSettings) -> VSRTrainRun:
+        s = settings
+        return cls(s.data.dir, s.images, model=s.model, split=s.split, settings=s.train, device=s.device)
 
 
 def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32-mlm",

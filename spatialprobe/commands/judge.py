@@ -122,12 +122,11 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
     out = out or run / "judge" / name
     require_out_dir(out)
     with user_errors(), Progress(transient=True) as bar:
-        kind = JudgeRun(str(run), cfg)
+        kind = JudgeRun(str(run), cfg, gallery=gallery)
         if kind.unscorable:  # never a silent skip: name the prompts left out, and why
             warn(unscorable_note(kind.unscorable, task))
         job = bar.add_task(f"judging {task}", total=len(kind.images))
-        summary = execute(kind, out, lambda done, total: bar.update(job, completed=done, total=total),
-                          kind.write_extras if gallery else None)
+        summary = execute(kind, out, lambda done, total: bar.update(job, completed=done, total=total))
     missing = summary["details"].get("missing_images")
     if missing:
         warn(f"{missing['note']}; judged the rest (--skip-missing, recorded in summary.json).")
@@ -242,7 +241,7 @@ def visor(
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
     with user_errors():
-        execute(kind, out, write_extras=kind.write_extras)
+        execute(kind, out)
     Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
     typer.echo(f"wrote {out}")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_dir, warn
 
 
 def check_folds(dataset, folds: int, seed: int = 0) -> None:
@@ -136,50 +136,76 @@ def _share(result: dict, name: str) -> str:
     return f"{value:.1f}% [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else f"{value:.1f}%"
 
 
-def runs() -> None:
-    """List the runs in the index ($SPATIALPROBE_HOME/index.sqlite)."""
-    from rich.console import Console
-    from rich.table import Table
+def _run_folders(given: list[Path] | None, default: Path = Path("runs")) -> list[Path]:
+    """The folders given, else every indexed run; where the index cannot be read (one warning
+    said why), the run folders under ``./runs``."""
+    from spatialprobe.store import find_runs, list_runs
 
-    from spatialprobe.store import home, list_runs
+    if given:
+        return list(given)
+    indexed = list_runs()  # None: unreadable, and it said so (once)
+    if indexed is None:
+        return find_runs([default])
+    return [Path(r["path"]) for r in indexed]
 
-    table = Table("created", "kind", "task", "model", "dataset", "accuracy", "macro-F1", "path",
-                  title=f"runs indexed in {home() / 'index.sqlite'}")
-    for r in list_runs():
-        table.add_row(r["created"], r["kind"], r["task"] or "", r["model"] or "", r["dataset"] or "",
-                      "" if r["accuracy"] is None else f"{r['accuracy']:.1f}",
-                      "" if r["macro_f1"] is None else f"{r['macro_f1']:.1f}", r["path"])
-    Console(width=200).print(table)
+
+def runs(
+    run_dirs: list[Path] = typer.Argument(None, help="Folders holding runs [every indexed run, or the "
+                                          "runs under ./runs where the index cannot be read; with --rebuild: ./runs]."),
+    rebuild: bool = typer.Option(False, "--rebuild", help="Make the index again from the run folders "
+                                 "(config.json and summary.json) at or under RUN_DIRS."),
+) -> None:
+    """List runs with their settings and coverage (the index, $SPATIALPROBE_HOME/index.sqlite, is a
+    cache of the run folders)."""
+    from spatialprobe.reports.runs import coverage, load_runs, settings_text
+    from spatialprobe.reports.tables import markdown_table
+    from spatialprobe.store import find_runs, home, rebuild_index
+
+    folders = find_runs(run_dirs or [Path("runs")]) if rebuild or run_dirs else _run_folders(None)
+    found, skipped = load_runs(folders)
+    for sentence in skipped:
+        warn(sentence)
+    if rebuild and rebuild_index((run.path, run.summary) for run in found):
+        typer.echo(f"rebuilt {home() / 'index.sqlite'} from {len(found)} run folder(s).")
+
+    def number(run, name: str) -> str:
+        value = (run.summary.get(name) or {}).get("mean")
+        return "–" if value is None else f"{value:.1f}"
+
+    rows = [[str((r.summary.get("provenance") or {}).get("created", "")), str(r.summary.get("kind")),
+             str(r.summary.get("task") or "–"), str(r.summary.get("model")), str(r.summary.get("dataset")),
+             settings_text(r) or "–", coverage(r.summary), number(r, "accuracy"), number(r, "macro_f1"),
+             str(r.path)] for r in found]
+    typer.echo(markdown_table(["created", "kind", "task", "model", "dataset", "settings", "coverage",
+                               "accuracy", "macro-F1", "path"], rows))
 
 
 def report(
-    run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run."),
+    run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run (the runs "
+                                          "under ./runs where the index cannot be read)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
     resamples: int = typer.Option(1000, min=100,
                                   help="Two runs: bootstrap resamples and permutations of the paired test."),
     seed: int = typer.Option(0, help="Two runs: seed of the paired test's resampling."),
 ) -> None:
-    """Put runs side by side (models as rows; tasks' accuracy and macro-F1 with 95 % intervals as
-    columns); for exactly two runs on the same items, add their paired difference and test."""
-    from spatialprobe.files import atomic_write_text, read_json
+    """Put runs side by side: one row per run, labelled by what differs between the runs (model,
+    dataset, settings); a column per kind, task and metric, with 95 % intervals. For exactly two
+    runs on the same items, add their paired difference and test. A damaged run is named and
+    skipped."""
+    from spatialprobe.files import atomic_write_text
+    from spatialprobe.reports.runs import labels, load_runs
     from spatialprobe.reports.tables import comparison_table, provenance_line
-    from spatialprobe.store import list_runs
 
-    paths = list(run_dirs or [Path(r["path"]) for r in list_runs()])
-    summaries = []
-    for path in paths:
-        file = Path(path) / "summary.json"
-        if not file.exists():
-            fail(f"{path} has no summary.json: not a finished run.")
-        summaries.append(read_json(file))
-    if not summaries:
+    found, skipped = load_runs(_run_folders(run_dirs))
+    for sentence in skipped:
+        warn(sentence)
+    if not found:
         fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
-    two = bool(run_dirs) and len(paths) == 2
-    same_task = two and summaries[0].get("task") == summaries[1].get("task")  # else rows do not collide
-    text = comparison_table(summaries, labels=["A", "B"] if same_task else None)
+    two = bool(run_dirs) and len(found) == 2
+    text = comparison_table(found, labels(found, ["A", "B"] if two else None))
     if two:
-        text += _paired(paths, summaries, resamples, seed)
-    sources = "\n".join(f"- `{p}`: {provenance_line(s)}" for p, s in zip(paths, summaries, strict=True))
+        text += _paired([r.path for r in found], [dict(r.summary) for r in found], resamples, seed)
+    sources = "\n".join(f"- `{r.path}`: {provenance_line(r.summary)}" for r in found)
     typer.echo(text)
     if out:
         atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")
@@ -192,8 +218,13 @@ def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int)
     from spatialprobe.reports.tables import paired_table, unpaired_note
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
-    rows = [read_jsonl(Path(p) / "predictions.jsonl") if (Path(p) / "predictions.jsonl").exists() else []
-            for p in paths]
+    rows = []
+    for path in paths:
+        file = Path(path) / "predictions.jsonl"
+        try:
+            rows.append(read_jsonl(file) if file.exists() else [])
+        except (ValueError, OSError) as err:  # a truncated or damaged file: named, and no test
+            return unpaired_note(names[0], names[1], f"{file} cannot be read ({str(err).rstrip('.')})")
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
     reason = None
     if specs[0].key != specs[1].key:

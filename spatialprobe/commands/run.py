@@ -32,12 +32,10 @@ def run(
         fail(f"a {spec.kind} run has no runtime setting {', '.join(unknown)}.")
     spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides})
     try:
-        kind = registry.lookup("run-kind", spec.kind).from_spec(spec)
+        kind = registry.lookup("run-kind", spec.kind).from_spec(spec, path)  # checked key by key
         # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
         summary = execute(kind, out or path.parent)
-    except KeyError as err:  # a setting removed from a hand-edited config
-        fail(f"{path}: the run config has no setting {err.args[0]!r} (was it edited?).")
-    except (registry.UnknownComponent, ValueError, RuntimeError) as err:
+    except (registry.UnknownComponent, ValueError, KeyError, RuntimeError) as err:
         fail(str(err))
     typer.echo((Path(out or path.parent) / "table.md").read_text(encoding="utf-8"))
     same = summary["identity"] == data.get("identity")

@@ -30,6 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import SpatialprobeError
 from spatialprobe.files import atomic_write_text
 from spatialprobe.loading import load_pretrained
 
@@ -42,7 +43,7 @@ _OSCAR_CONFIG_KEYS = ("img_feature_dim", "img_feature_type", "img_layer_norm_eps
                       "classifier", "cls_hidden_scale")
 
 
-class CheckpointError(ValueError):
+class CheckpointError(SpatialprobeError, ValueError):
     """The directory is not an Oscar/VinVL checkpoint we can convert."""
 
 

@@ -31,13 +31,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import SpatialprobeError
 from spatialprobe.extras import require
 
 _ATTN_NAMES = {"norm": "group_norm", "q": "to_q", "k": "to_k", "v": "to_v", "proj_out": "to_out.0"}
 _KEPT_PREFIXES = ("encoder.", "decoder.", "quantize.", "quant_conv.", "post_quant_conv.")
 
 
-class ConversionError(ValueError):
+class ConversionError(SpatialprobeError, ValueError):
     """A checkpoint or config that does not describe a supported taming VQGAN."""
 
 

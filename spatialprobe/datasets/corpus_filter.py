@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.files import read_json, write_json
 
@@ -108,7 +109,7 @@ class CorpusFilter:
         self.keep = max((len(p) for p in self.phrases), default=0) + 1
         self.state_path = Path(state_path) if state_path else None
         if chunk_bytes < 4:  # a chunk must hold a whole UTF-8 character
-            raise ValueError(f"chunk_bytes must be at least 4, not {chunk_bytes}.")
+            raise UsageError(f"chunk_bytes must be at least 4, not {chunk_bytes}.")
         self.chunk_bytes = chunk_bytes
         self.state = self._load_state(restart_stale)
 
@@ -121,7 +122,7 @@ class CorpusFilter:
         if state.get("phrases_hash") != fresh["phrases_hash"]:
             if restart_stale:
                 return fresh
-            raise ValueError(
+            raise UsageError(
                 f"{self.state_path} holds the progress of a scan for other phrases; "
                 f"delete it to start over.")
         return state

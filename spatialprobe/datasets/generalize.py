@@ -25,6 +25,7 @@ from typing import Any
 from spatialprobe.datasets.corpus_filter import filter_phrases, normalize_phrase
 from spatialprobe.datasets.release import POSREL_CODE_OF, pronoun_for
 from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.errors import UsageError
 from spatialprobe.files import write_json, write_jsonl
 from spatialprobe.records import Dataset, Instance
 from spatialprobe.store import provenance
@@ -100,9 +101,9 @@ def generalize_records(dataset: Dataset, source, *, replace: str = "both",
     Returns the records and the words that had no subterm.
     """
     if dataset.task != "posrel":
-        raise ValueError(f"Only posrel scenarios can be generalized, not {dataset.task!r}.")
+        raise UsageError(f"Only posrel scenarios can be generalized, not {dataset.task!r}.")
     if replace not in REPLACE_MODES:
-        raise ValueError(f"replace must be one of {REPLACE_MODES}, not {replace!r}.")
+        raise UsageError(f"replace must be one of {REPLACE_MODES}, not {replace!r}.")
     rows, missing = [], set()
     # A subterm can be another source word (ConceptNet: "boy IsA man"); never re-emit a source scenario.
     seen = {normalize_phrase(inst.text) for inst in dataset.instances}
@@ -151,7 +152,7 @@ def generalize(dataset: Dataset, source, out: str | Path, *, corpus: Sequence[st
         found = result.found
     kept = [r for r in rows if normalize_phrase(r["text"]) not in found]
     if not kept:
-        raise ValueError("Every generalized scenario occurs in the corpus (or none was made); "
+        raise UsageError("Every generalized scenario occurs in the corpus (or none was made); "
                          "nothing to write.")
     write_jsonl(out, kept)
     meta: dict[str, Any] = {

@@ -7,6 +7,7 @@ import json
 from typing import Any, Protocol
 
 from spatialprobe import tasks
+from spatialprobe.errors import UsageError
 from spatialprobe.records import Dataset, Instance
 
 # Words whose first letter misleads the a/an rule.
@@ -55,7 +56,7 @@ def build_scale(task: str) -> Dataset:
     definition = tasks.get(task)
     if not definition.levels:
         scale = [t for t in tasks.names() if tasks.get(t).levels]
-        raise ValueError(f"Task {task!r} has no object levels; scale tasks: {', '.join(scale)}.")
+        raise UsageError(f"Task {task!r} has no object levels; scale tasks: {', '.join(scale)}.")
     levels, labels = definition.levels, definition.labels
     objects = [(obj, lvl + 1) for lvl, objs in enumerate(levels) for obj in objs]
     instances: list[Instance] = []

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import UsageError
 from spatialprobe.records import Dataset
 
 
@@ -46,10 +47,10 @@ def load_source(source: Mapping[str, Any], task: str) -> Dataset:
                              answer=source["answer"], delimiter=source.get("delimiter"),
                              allow_duplicates=bool(source.get("allow_duplicates")))
     else:
-        raise ValueError(f"this run's dataset was given in Python ({source.get('name')!r}), not by a "
+        raise UsageError(f"this run's dataset was given in Python ({source.get('name')!r}), not by a "
                          "built-in name or a file, so it cannot be loaded again from its config.")
     recorded = source.get("version")
     if recorded is not None and recorded != dataset.version:
-        raise ValueError(f"{source.get('path') or source.get('name')} has changed since the run was "
+        raise UsageError(f"{source.get('path') or source.get('name')} has changed since the run was "
                          f"made (version {dataset.version}, the run has {recorded}).")
     return dataset

@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Protocol
 
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 
 
@@ -97,9 +98,9 @@ def _check_conceptnet_db(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.DatabaseError as err:
-        raise ValueError(f"{path} is not a conceptnet-lite database ({err}).") from None
+        raise UsageError(f"{path} is not a conceptnet-lite database ({err}).") from None
     if not needed <= tables:
-        raise ValueError(f"{path} is not a conceptnet-lite database (tables missing: "
+        raise UsageError(f"{path} is not a conceptnet-lite database (tables missing: "
                          f"{', '.join(sorted(needed - tables))}).")
 
 

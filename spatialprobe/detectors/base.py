@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from spatialprobe.detectors.rules import Box
+from spatialprobe.errors import UsageError
 
 
 def as_box(values: Sequence[float]) -> Box:
@@ -74,7 +75,7 @@ def best_per_object(detections: Sequence[Detection], names: Sequence[str], ties:
     ``np.argsort(scores)[::-1]`` in ``evaluation/evaluate_images.py`` puts the later index first).
     """
     if ties not in ("first", "last"):
-        raise ValueError(f"ties must be 'first' or 'last', not {ties!r}")
+        raise UsageError(f"ties must be 'first' or 'last', not {ties!r}")
     best: dict[str, Detection | None] = dict.fromkeys(names)
     for det in detections:
         if det.label in best:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from spatialprobe.errors import UsageError
+
 PREDICTS = ("disparity", "depth")
 
 
@@ -29,7 +31,7 @@ def to_depth(prediction: np.ndarray, predicts: str, *, shift: float = 0.0, eps: 
         return prediction
     if predicts == "disparity":
         return 1.0 / np.maximum(prediction - shift, eps)
-    raise ValueError(f"predicts must be one of {PREDICTS}, got {predicts!r}")
+    raise UsageError(f"predicts must be one of {PREDICTS}, got {predicts!r}")
 
 
 def predicts_of_config(config) -> str:

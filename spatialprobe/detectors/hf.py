@@ -26,6 +26,7 @@ import numpy as np
 from spatialprobe.detectors.base import Detection, as_box, nms
 from spatialprobe.detectors.depth import predicts_of_config, to_depth
 from spatialprobe.detectors.preprocess import tensor_preprocessor
+from spatialprobe.errors import UsageError
 from spatialprobe.loading import autocast, device_name, load_pretrained
 
 DEFAULT_OWLVIT = "google/owlvit-base-patch32"
@@ -43,7 +44,7 @@ class _TorchModel:
 
     def _setup(self, model, device: str, preprocess: str = "processor"):
         if preprocess not in PREPROCESS:
-            raise ValueError(f"preprocess must be one of {PREPROCESS}, not {preprocess!r}")
+            raise UsageError(f"preprocess must be one of {PREPROCESS}, not {preprocess!r}")
         self.device = device_name(device)
         self.model = model.to(self.device).eval()
         self.preprocess = preprocess

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from spatialprobe.errors import UsageError
+
 Box = tuple[float, float, float, float]
 RELATIONS = ("above", "below", "inside", "beside", "left of", "right of")
 SR2D_RELATIONS = {"to the left of": "left of", "to the right of": "right of",
@@ -75,7 +77,7 @@ def depth_region(shape: tuple[int, ...], box: Box, region: str = "release") -> t
     ``covered``: every pixel the box touches (pixel ``(r, c)`` covers ``[c, c+1) x [r, r+1)``).
     """
     if region not in DEPTH_REGIONS:
-        raise ValueError(f"depth region must be one of {DEPTH_REGIONS}, not {region!r}")
+        raise UsageError(f"depth region must be one of {DEPTH_REGIONS}, not {region!r}")
     rows, cols = shape[:2]
     x0, y0 = min(max(box[0], 0.0), cols - 1), min(max(box[1], 0.0), rows - 1)
     c0, r0 = int(x0), int(y0)

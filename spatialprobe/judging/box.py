@@ -35,7 +35,8 @@ from spatialprobe.judging.box_scores import (
 )
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build, lookup
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import Component, recorded
 from spatialprobe.store import RunDir
 
 POSITION = "position"
@@ -214,18 +215,37 @@ def image_run_source(store: ImageStore, images: Sequence[ImageRecord]) -> dict[s
             "dataset": source_dataset(store), "images": len(images), "images_sha256": digest}
 
 
-class JudgeRun:
+@dataclass(frozen=True)
+class JudgeRunSettings:
+    """What a judge run's ``config.json`` records (the judge's typed settings, see ``RunKind``)."""
+
+    task: str
+    source: dict[str, Any]
+    """The image run judged (:func:`image_run_source`)."""
+    detector: Component
+    depth: Component | None
+    depth_region: str | None
+    rule: str
+    rule_args: dict[str, Any]
+    seed: int
+    skip_missing: bool
+    device: str = "auto"
+    batch_size: int = 8
+
+
+class JudgeRun(RunKind):
     """ISM (Box) as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "judge"
+    Settings = JudgeRunSettings
 
-    def __init__(self, source: str, cfg: JudgeConfig, detector=None, depth=None):
+    def __init__(self, source: str, cfg: JudgeConfig, detector=None, depth=None, gallery: bool = True):
         require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
         if cfg.task not in TASK_LABELS:
             raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
         if cfg.depth_region not in rules.DEPTH_REGIONS:
             raise ValueError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
-        self.cfg, self.batch_size = cfg, cfg.batch_size
+        self.cfg, self.batch_size, self.gallery = cfg, cfg.batch_size, gallery
         self.store = open_store(source)
         self.images = task_images(self.store, cfg.task)
         self.missing = task_images(self.store, cfg.task, missing=True)
@@ -242,16 +262,15 @@ class JudgeRun:
         if depth is None and cfg.depth is not None and not is_position(cfg.task):
             self.depth = build("depth", _on_device(cfg.depth, cfg.device))
 
-    def spec(self) -> RunSpec:
-        cfg = self.cfg
-        return RunSpec("judge", {
-            "task": cfg.task, "source": image_run_source(self.store, self.images),
-            "detector": _without_device(cfg.detector),
-            "depth": _without_device(cfg.depth) if not is_position(cfg.task) else None,
-            "depth_region": cfg.depth_region if not is_position(cfg.task) else None,
-            "rule": cfg.rule, "rule_args": dict(cfg.rule_args), "seed": cfg.seed,
-            "skip_missing": cfg.skip_missing,
-        }, {"device": cfg.device, "batch_size": cfg.batch_size})
+    def resolved(self) -> JudgeRunSettings:
+        cfg, scale = self.cfg, not is_position(self.cfg.task)
+        return JudgeRunSettings(
+            task=cfg.task, source=image_run_source(self.store, self.images),
+            detector=Component.of(cfg.detector),
+            depth=Component.of(cfg.depth) if scale and cfg.depth is not None else None,
+            depth_region=cfg.depth_region if scale else None,
+            rule=cfg.rule, rule_args=dict(cfg.rule_args), seed=cfg.seed,
+            skip_missing=cfg.skip_missing, device=cfg.device, batch_size=cfg.batch_size)
 
     def items(self) -> list[Item]:
         return [Item(image_key(rec), rec) for rec in self.images]
@@ -300,23 +319,22 @@ class JudgeRun:
         return table_markdown(summary)
 
     def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
-        """The gallery (``gallery.html``): each image with its boxes, depths and explanation."""
+        """The gallery (``gallery.html``): each image with its boxes, depths and explanation;
+        nothing with ``gallery=False`` (``judge --no-gallery``)."""
         from spatialprobe.reports.gallery import write_gallery
 
-        write_gallery(run.path)
+        if self.gallery:
+            write_gallery(run.path)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> JudgeRun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        s, runtime = spec.settings, spec.runtime
-        depth = s.get("depth")
-        cfg = JudgeConfig(task=s["task"], detector=Spec(s["detector"]["name"], s["detector"]["args"]),
-                          depth=Spec(depth["name"], depth["args"]) if depth else None,
-                          rule=s["rule"], rule_args=dict(s["rule_args"]), seed=s["seed"],
-                          depth_region=s.get("depth_region") or "release",
-                          skip_missing=s["skip_missing"],
-                          **{k: v for k, v in runtime.items() if k in ("device", "batch_size")})
-        return cls(s["source"]["path"], cfg)
+    def from_settings(cls, settings: JudgeRunSettings) -> JudgeRun:
+        s = settings
+        cfg = JudgeConfig(task=s.task, detector=Spec(s.detector.name, s.detector.args),
+                          depth=Spec(s.depth.name, s.depth.args) if s.depth else None,
+                          rule=s.rule, rule_args=dict(s.rule_args), seed=s.seed,
+                          depth_region=s.depth_region or "release", skip_missing=s.skip_missing,
+                          device=s.device, batch_size=s.batch_size)
+        return cls(str(recorded(s.source, "path", "source")), cfg)
 
 
 def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, Any] | None = None
@@ -348,8 +366,7 @@ def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, A
 def judge_run(source: str, out: str, cfg: JudgeConfig, progress: Callable[[int, int], None] | None = None,
               gallery: bool = False) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
-    kind = JudgeRun(source, cfg)
-    return execute(kind, out, progress, kind.write_extras if gallery else None)
+    return execute(JudgeRun(source, cfg, gallery=gallery), out, progress)
 
 
 def missing_note(missing: Sequence[ImageRecord], present: int) -> str:

@@ -17,7 +17,7 @@ import json
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
@@ -29,7 +29,8 @@ from spatialprobe.extras import require
 from spatialprobe.files import DataError, read_json_file, shown
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import OPTIONAL, recorded
 from spatialprobe.runner.summary import over_parts
 from spatialprobe.validate import identifier, normal
 
@@ -200,11 +201,38 @@ def file_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-class HumanRun:
+@dataclass(frozen=True)
+class AnswerFile:
+    """One annotator's answers file as a run records it."""
+
+    position: int
+    """Its place among the files given (it seeds the annotator's guesses)."""
+    file: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class HumanRunSettings:
+    """What a human run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    task: str
+    page_id: str
+    seed: int
+    source: dict[str, Any]
+    """The image run annotated: its path and identity."""
+    answers: dict[str, AnswerFile] = field(metadata={"nonempty": True})
+    """Keyed by annotator, so a refusal names whose file changed."""
+    min_answered: float | None = field(default=None, metadata=OPTIONAL)
+    """``--min-answered`` where it is not the default (absent otherwise, so runs made before the
+    option keep their identity): a replay accepts the files the run accepted."""
+
+
+class HumanRun(RunKind):
     """ISM (Human) as a run kind (see :class:`spatialprobe.runner.RunKind`): one item per
     annotator (an answers file), scored against gold; kappa and the mean over annotators."""
 
     kind = "human"
+    Settings = HumanRunSettings
     batch_size = 1
 
     def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
@@ -232,18 +260,14 @@ class HumanRun:
             self.annotators.append({"name": name, "number": number, "file": str(path),
                                     "answers": answers, "ignored": ignored})
 
-    def spec(self) -> RunSpec:
+    def resolved(self) -> HumanRunSettings:
         config = self.store.run.config() or {}
-        return RunSpec("human", {
-            "task": self.task, "page_id": self.page, "seed": self.seed,
-            "source": {"path": str(self.store.path.resolve()), "identity": config.get("identity")},
-            # keyed by annotator, so a refusal names whose file changed; position keeps the order
-            # (it seeds each annotator's guesses)
-            "answers": {a["name"]: {"position": a["number"], "file": str(Path(a["file"]).resolve()),
-                                    "sha256": file_sha256(a["file"])} for a in self.annotators},
-            # recorded where it is not the default only, so runs made before it keep their identity
-            **({"min_answered": self.min_answered} if self.min_answered != MIN_ANSWERED else {}),
-        })
+        return HumanRunSettings(
+            task=self.task, page_id=self.page, seed=self.seed,
+            source={"path": str(self.store.path.resolve()), "identity": config.get("identity")},
+            answers={a["name"]: AnswerFile(a["number"], str(Path(a["file"]).resolve()), file_sha256(a["file"]))
+                     for a in self.annotators},
+            min_answered=None if self.min_answered == MIN_ANSWERED else self.min_answered)
 
     def items(self) -> list[Item]:
         return [Item(a["name"], a) for a in self.annotators]
@@ -287,11 +311,11 @@ class HumanRun:
         return table_markdown(summary)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> HumanRun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        s = spec.settings
-        files = [a["file"] for a in sorted(s["answers"].values(), key=lambda a: a["position"])]
-        return cls(s["source"]["path"], files, s["task"], s["seed"], s.get("min_answered", MIN_ANSWERED))
+    def from_settings(cls, settings: HumanRunSettings) -> HumanRun:
+        s = settings
+        files = [a.file for a in sorted(s.answers.values(), key=lambda a: a.position)]
+        share = MIN_ANSWERED if s.min_answered is None else s.min_answered
+        return cls(str(recorded(s.source, "path", "source")), files, s.task, s.seed, share)
 
 
 def human_resampling(task: str, labels: Sequence[str]) -> tuple[Resampling, ...]:

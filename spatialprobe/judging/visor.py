@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,8 @@ from spatialprobe.metrics import visor as V
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build
 from spatialprobe.reports.tables import ci_suffix, intervals_line
-from spatialprobe.runner import Evaluation, Item, RunSpec
+from spatialprobe.runner import Evaluation, Item, RunKind
+from spatialprobe.runner.settings import Component, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
 
@@ -44,10 +45,24 @@ def file_version(path: str | Path) -> dict[str, str]:
             "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
 
 
-class VisorRun:
+@dataclass(frozen=True)
+class VisorRunSettings:
+    """What a visor run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    source: dict[str, Any]
+    """``{"image_run": ...}`` or ``{"detections": file_version}``."""
+    prompts: dict[str, str] | None
+    """The SR2D prompt file (``file_version``), if one was given."""
+    detector: Component | None
+    device: str | None = None
+    batch_size: int | None = None
+
+
+class VisorRun(RunKind):
     """VISOR as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "visor"
+    Settings = VisorRunSettings
 
     def __init__(self, run: str | Path | None = None, detector: Spec | None = None,
                  detections: str | Path | None = None, prompts: str | Path | None = None,
@@ -94,13 +109,12 @@ class VisorRun:
         self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))
         self.dataset = source_dataset(store) or "sr2d"
 
-    def spec(self) -> RunSpec:
-        detector = None if self.detector_spec is None else {
-            "name": self.detector_spec.name,
-            "args": {k: v for k, v in self.detector_spec.args.items() if k != "device"}}
-        runtime = {} if self.detector is None else {"device": self.device, "batch_size": self.batch_size}
-        return RunSpec("visor", {"source": self.source, "prompts": self.prompts_file,
-                                 "detector": detector}, runtime)
+    def resolved(self) -> VisorRunSettings:
+        image_run = self.detector is not None  # a released detection file runs no detector
+        return VisorRunSettings(
+            source=self.source, prompts=self.prompts_file,
+            detector=None if self.detector_spec is None else Component.of(self.detector_spec),
+            device=self.device if image_run else None, batch_size=self.batch_size if image_run else None)
 
     def items(self) -> list[Item]:
         return [Item(key, (prompt, payload)) for key, prompt, payload in self.records]
@@ -135,7 +149,8 @@ class VisorRun:
         untrained = "untrained" in str((described or {}).get("model", ""))
         metrics = visor_metrics(report)
         return Evaluation(rows, metrics, "sr2d", self.model, self.dataset, None, untrained, details,
-                          visor_resampling(rows, [k for k in metrics if k.startswith("VISOR_") and k[6:].isdigit()]))
+                          visor_resampling(rows, [k for k in metrics if k.startswith("VISOR_") and k[6:].isdigit()
+                                                 and metrics[k].mean is not None]))  # unmeasurable: no interval
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return table_markdown(summary)
@@ -147,15 +162,15 @@ class VisorRun:
                        {row["key"]: V.released_record(row) for row in evaluation.predictions})
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> VisorRun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        s, source = spec.settings, spec.settings["source"]
-        prompts = (s.get("prompts") or {}).get("path")
-        if "detections" in source:
-            return cls(detections=source["detections"]["path"], prompts=prompts)
-        return cls(run=source["image_run"]["path"], prompts=prompts,
-                   detector=Spec(s["detector"]["name"], s["detector"]["args"]),
-                   **{k: v for k, v in spec.runtime.items() if k in ("device", "batch_size")})
+    def from_settings(cls, settings: VisorRunSettings) -> VisorRun:
+        s = settings
+        prompts = (s.prompts or {}).get("path")
+        if "detections" in s.source:
+            return cls(detections=recorded(s.source["detections"], "path", "source.detections"), prompts=prompts)
+        return cls(run=recorded(recorded(s.source, "image_run", "source"), "path", "source.image_run"),
+                   prompts=prompts,
+                   detector=Spec(s.detector.name, s.detector.args) if s.detector else None,
+                   device=s.device or "auto", batch_size=s.batch_size or 8)
 
 
 def visor_metrics(report: Mapping[str, Any]) -> dict[str, Metric]:

@@ -9,8 +9,9 @@ only when ``sra`` is absent. Then, in percent:
 * ``OA`` = images with both / images;  ``VISOR_cond`` = correct / images with both;
 * ``VISOR`` (unconditional) = correct / images (= VISOR_cond x OA / 100);
 * ``VISOR_n`` = prompts with at least ``n`` correct images / prompts, for n = 1..N (N = most
-  images of one prompt, at least 4: the released ``visor.py`` prints VISOR_1..4 always, 0.00
-  where no prompt reaches ``n``).
+  images of one prompt, at least 4, as the released ``visor.py`` prints VISOR_1..4 always).
+  VISOR_n is None (unmeasurable, printed "–") where some prompt has fewer than ``n`` images:
+  the released script prints 0.00 there, which reads as a measured failure.
 
 The same numbers are given per relation and per class (images whose prompt names the class).
 A number with nothing to measure (``VISOR_cond`` where no image has both objects) is None.
@@ -71,8 +72,9 @@ def aggregate(outcomes: Sequence[dict[str, Any]], n_max: int | None = None) -> d
               "object_accuracy_A": pct(sum(o["det_a"] for o in outcomes), count),
               "object_accuracy_B": pct(sum(o["det_b"] for o in outcomes), count),
               "images": count, "images_with_both": both, "prompts": len(per_prompt)}
-    for n in range(1, n_max + 1):
-        result[f"VISOR_{n}"] = pct(sum(v >= n for v in per_prompt.values()), len(per_prompt))
+    fewest = min(images_per_prompt.values(), default=0)
+    for n in range(1, n_max + 1):  # a prompt of fewer than n images cannot show n correct ones
+        result[f"VISOR_{n}"] = pct(sum(v >= n for v in per_prompt.values()), len(per_prompt)) if n <= fewest else None
     return result
 
 

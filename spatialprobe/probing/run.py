@@ -25,7 +25,7 @@ from spatialprobe.probing.selection import choose, predictions
 from spatialprobe.prompts.templates import Candidates, check_labels
 from spatialprobe.records import Dataset, Prediction
 from spatialprobe.reports.tables import probe_table
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.summary import Metric, over_parts, single
 from spatialprobe.scorers import chat
 
@@ -101,10 +101,36 @@ def build_scorer(settings: ProbeSettings):
     return registry.build("scorer", scorer_spec(settings))
 
 
-class ProbeRun:
+@dataclass(frozen=True)
+class ScorerRecord:
+    """The scorer a probe ran: registered name, arguments (runtime ones left out), weights."""
+
+    name: str
+    args: dict[str, Any]
+    weights_sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class ProbeRunSettings:
+    """What a probe run's ``config.json`` records (the probe's typed settings, see ``RunKind``)."""
+
+    task: str
+    model: str
+    dataset: dict[str, Any]
+    """Where the instances come from (``datasets.sources``), their name, version and count."""
+    candidates: Candidates
+    scorer: ScorerRecord
+    folds: int
+    seed: int
+    device: str = "auto"
+    batch_size: int = 64
+
+
+class ProbeRun(RunKind):
     """A probe as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "probe"
+    Settings = ProbeRunSettings
     batch_size = CELLS_PER_COMMIT
 
     def __init__(self, dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
@@ -131,18 +157,17 @@ class ProbeRun:
         self.scorer = scorer or registry.build("scorer", self.spec_)
         self.described = self.scorer.describe()
 
-    def spec(self) -> RunSpec:
-        runtime = {k: v for k, v in self.spec_.args.items() if k in ("device", "batch_size")}
-        scorer_args = {k: v for k, v in self.spec_.args.items() if k not in runtime}
-        return RunSpec("probe", {
-            "task": self.dataset.task, "model": self.settings.model,
-            "dataset": {**self.source, "name": self.dataset.name, "version": self.dataset.version,
-                        "instances": len(self.dataset)},
-            "candidates": self.candidates.to_dict(),
-            "scorer": {"name": self.spec_.name, "args": scorer_args,
-                       "weights_sha256": self.described.get("weights_sha256")},
-            "folds": self.settings.folds, "seed": self.settings.seed,
-        }, runtime)
+    def resolved(self) -> ProbeRunSettings:
+        args = self.spec_.args
+        return ProbeRunSettings(
+            task=self.dataset.task, model=self.settings.model,
+            dataset={**self.source, "name": self.dataset.name, "version": self.dataset.version,
+                     "instances": len(self.dataset)},
+            candidates=self.candidates,
+            scorer=ScorerRecord(self.spec_.name, {k: v for k, v in args.items() if k not in RUNTIME_KEYS},
+                                self.described.get("weights_sha256")),
+            folds=self.settings.folds, seed=self.settings.seed,
+            device=self.settings.device, batch_size=self.settings.batch_size)
 
     def items(self) -> list[Item]:
         return [Item(cell_key(t, inst.id), (t, inst))
@@ -225,21 +250,15 @@ class ProbeRun:
         return probe_table(summary)
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> ProbeRun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+    def from_settings(cls, settings: ProbeRunSettings) -> ProbeRun:
         from spatialprobe.datasets.sources import load_source
 
-        s = spec.settings
-        dataset = load_source(s["dataset"], s["task"])
-        cands = s["candidates"]
-        candidates = Candidates(cands["task"], tuple(cands["templates"]),
-                                {k: tuple(v) for k, v in cands["answers"].items()}, cands["source"])
-        args = s["scorer"]["args"]
-        settings = ProbeSettings(model=s["model"], folds=s["folds"], seed=s["seed"],
-                                 scorer=s["scorer"]["name"], image=args.get("image"),
-                                 normalize=args.get("normalize"), format=args.get("format", "plain"),
-                                 **{k: v for k, v in spec.runtime.items() if k in ("device", "batch_size")})
-        return cls(dataset, candidates, settings, source=s["dataset"])
+        s, args = settings, settings.scorer.args
+        dataset = load_source(s.dataset, s.task)
+        probe = ProbeSettings(model=s.model, folds=s.folds, seed=s.seed, scorer=s.scorer.name,
+                              image=args.get("image"), normalize=args.get("normalize"),
+                              format=args.get("format", "plain"), device=s.device, batch_size=s.batch_size)
+        return cls(dataset, s.candidates, probe, source=s.dataset)
 
 
 def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings, out: Path,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spatialprobe.errors import UsageError
 from spatialprobe.metrics.classification import accuracy_f1
 from spatialprobe.probing.scores import ScoreGrid
 from spatialprobe.records import Fold, PromptConfig
@@ -40,7 +41,7 @@ def choose(grid: ScoreGrid, answer_sets: list[tuple[str, ...]], pred: np.ndarray
     index = {iid: n for n, iid in enumerate(grid.instance_ids)}
     dev = np.array([index[i] for i in fold.dev], dtype=int)
     if dev.size == 0:
-        raise ValueError(f"Fold {fold.index} has an empty dev set: too few objects for {len(labels)} labels.")
+        raise UsageError(f"Fold {fold.index} has an empty dev set: too few objects for {len(labels)} labels.")
     correct = (pred[:, :, dev] == gold[dev]).mean(axis=-1)  # [T, S]
     best_acc = correct.max()
     best = None

@@ -20,7 +20,7 @@ unequal length repeat their last word), so ``10 templates x 10 answer sets`` is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -39,7 +39,7 @@ class Candidates:
 
     task: str
     """Task they belong to."""
-    templates: tuple[str, ...]
+    templates: tuple[str, ...] = field(metadata={"nonempty": True})
     """Template candidates; the first is the hand-written one."""
     answers: dict[str, tuple[str, ...]]
     """Answer-word candidates for each canonical label; the first is the label word itself."""

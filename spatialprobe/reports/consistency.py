@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
+from spatialprobe.errors import UsageError
 from spatialprobe.files import read_json, read_jsonl, write_json
 from spatialprobe.metrics.consistency import consistency, consistency_intervals, object_bias
 from spatialprobe.reports.tables import provenance_line
@@ -24,7 +25,7 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
     summary = read_json(summary_path)
     task = summary.get("task")
     if task not in tasks.comparisons():
-        raise ValueError(f"Consistency is defined for comparison tasks ({', '.join(tasks.comparisons())}), "
+        raise UsageError(f"Consistency is defined for comparison tasks ({', '.join(tasks.comparisons())}), "
                          f"not {task!r}.")
     rows = read_jsonl(predictions_path)
     first = tasks.labels_of(task)[0]  # "A is X-er than B"

@@ -9,6 +9,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.files import atomic_write_text, read_json, read_jsonl
 
@@ -55,7 +56,7 @@ def write_gallery(judged: str | Path, out: str | Path | None = None) -> Path:
     run = Path(judged)  # read only: never create a directory that is not there
     config = read_json(run / "config.json") if (run / "config.json").is_file() else None
     if config is None or config.get("kind") != "judge" or not (run / "summary.json").exists():
-        raise ValueError(f"{judged} is not a judge run (no config.json of kind 'judge' with a "
+        raise UsageError(f"{judged} is not a judge run (no config.json of kind 'judge' with a "
                          "summary.json beside it).")
     summary = read_json(run / "summary.json")
     rows = read_jsonl(run / "predictions.jsonl")

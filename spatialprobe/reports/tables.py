@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from spatialprobe.metrics.paired import PairedDifference
+    from spatialprobe.reports.runs import Run
 
 
 def pm(value: Mapping[str, Any] | None) -> str:
@@ -47,6 +48,11 @@ def intervals_line(summary: Mapping[str, Any]) -> str:
 def _has_null_interval(metric: Mapping[str, Any]) -> bool:
     return ("ci" in metric and metric["ci"] is None and metric.get("mean") is not None) or any(
         _has_null_interval(part) for part in (metric.get("breakdown") or {}).values())
+
+
+def markdown_table(header: list[str], rows: Iterable[list[str]]) -> str:
+    """A markdown table, one line per row whatever the terminal's width."""
+    return _markdown(header, rows)
 
 
 def _markdown(header: list[str], rows: Iterable[list[str]]) -> str:
@@ -95,31 +101,39 @@ def probe_table(summary: Mapping[str, Any]) -> str:
     return text
 
 
-def comparison_table(summaries: Iterable[Mapping[str, Any]], labels: Sequence[str] | None = None) -> str:
-    """Rows: models (and run kinds); columns: accuracy and macro-F1 for each task present.
+REPORT_METRICS: dict[str, tuple[tuple[str, str], ...]] = {
+    "spatialmqa": (("accuracy", "acc"), ("f1", "F1")),  # the F1 its command prints (2PR/(P+R))
+}
+"""The metrics ``report`` shows of a kind (metric, header); others: accuracy and macro-F1."""
+DEFAULT_METRICS = (("accuracy", "acc"), ("macro_f1", "macro-F1"))
 
-    ``labels`` (one per summary, e.g. "A", "B") start the row names, so two runs of one model get
-    a row each; without them a model's runs of one task share a row (the last one is shown).
-    """
-    table: dict[str, dict[str, Mapping[str, Any]]] = {}
-    tasks: list[str] = []
-    for n, s in enumerate(summaries):
-        name = str(s.get("model")) if labels is None else f"{labels[n]}: {s.get('model')}"
-        if s.get("kind") not in (None, "probe"):
-            name = f"{name} ({s['kind']})"
-        if s.get("untrained"):
-            name += " [untrained]"
-        table.setdefault(name, {})[s["task"]] = s
-        if s["task"] not in tasks:
-            tasks.append(s["task"])
+
+def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
+    """One row per run (``labels``, from :func:`spatialprobe.reports.runs.labels`); a column per
+    run kind, task, dataset (named where a kind and task have several) and metric, so numbers of
+    different kinds (yes/no against 4-way accuracy) never share a column."""
     from spatialprobe import tasks as registered
 
+    datasets: dict[tuple[str, str], set[str]] = {}
+    for run in runs:
+        datasets.setdefault(run.group, set()).add(str(run.summary.get("dataset")))
     order = registered.names()  # paper order first, as the task files state it
-    tasks.sort(key=lambda t: (order.index(t) if t in order else len(order), t))
-    header = ["model"] + [f"{t} {m}" for t in tasks for m in ("acc", "F1")]
-    rows = [[name] + [pm(runs[t].get(m)) if t in runs else "–" for t in tasks
-                      for m in ("accuracy", "macro_f1")] for name, runs in table.items()]
-    return _markdown(header, rows)
+
+    def column(run: Run) -> tuple[str, str, str]:
+        kind, task = run.group
+        return kind, task, str(run.summary.get("dataset")) if len(datasets[run.group]) > 1 else ""
+
+    columns = sorted({column(r) for r in runs}, key=lambda c: (
+        order.index(c[1]) if c[1] in order else len(order), c[1], c[0] != "probe", c[0], c[2]))
+    header = ["run"] + [f"{kind} {task}".strip() + (f" [{data}]" if data else "") + f" {name}"
+                        for kind, task, data in columns for _, name in REPORT_METRICS.get(kind, DEFAULT_METRICS)]
+    rows = []
+    for run, label in zip(runs, labels, strict=True):
+        metrics = run.summary.get("metrics") or {}
+        cells = [pm(metrics.get(metric) or run.summary.get(metric)) if column(run) == c else "–"
+                 for c in columns for metric, _ in REPORT_METRICS.get(c[0], DEFAULT_METRICS)]
+        rows.append((columns.index(column(run)), label, [label.replace("|", "\\|"), *cells]))
+    return _markdown(header, [row for *_, row in sorted(rows, key=lambda r: (r[0], r[1]))])
 
 
 def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifference],

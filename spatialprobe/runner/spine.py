@@ -1,7 +1,7 @@
 """THE run spine: every run kind (probe, synthesize, judge, human, visor, qa, vsr, vsr-train,
 spatialmqa) goes through :func:`execute`.
 
-A kind says only what is its own (the :class:`RunKind` protocol): its resolved spec, its items,
+A kind says only what is its own (a :class:`RunKind` subclass): its resolved spec, its items,
 how a batch of items is computed, how results become metrics, and how its table reads. The spine
 does the rest, in this order, in one screen:
 
@@ -19,15 +19,16 @@ does the rest, in this order, in one screen:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, TypeVar
 
 from spatialprobe.files import atomic_write_text, write_json, write_jsonl
 from spatialprobe.metrics.intervals import Resampling, with_intervals
+from spatialprobe.runner.settings import from_config, to_spec
 from spatialprobe.runner.spec import RunSpec, refuse_other_identity
-from spatialprobe.runner.summary import Metric, build_summary, headline
+from spatialprobe.runner.summary import Metric, build_summary
 from spatialprobe.store import RunDir, provenance, register_run
 
 Progress = Callable[[int, int], None]
@@ -64,38 +65,75 @@ class Evaluation:
     (:mod:`spatialprobe.metrics.intervals`); empty: the kind's metrics carry no interval."""
 
 
-@runtime_checkable
-class RunKind(Protocol):
-    """What a run kind implements; :func:`execute` does everything else."""
+K = TypeVar("K", bound="RunKind")
 
-    kind: str
-    batch_size: int
+
+class RunKind:
+    """What a run kind implements; :func:`execute` does everything else.
+
+    A kind has a typed settings dataclass (``Settings``): ``resolved()`` returns it filled in,
+    ``spec()`` is it as a dict (:func:`.settings.to_spec`), and ``from_spec`` is the one generic
+    way back from a ``config.json`` (:func:`.settings.from_config`, checked key by key), after
+    which the kind's ``from_settings`` builds the run from typed values.
+    """
+
+    kind: ClassVar[str]
+    Settings: ClassVar[type]
+    """The dataclass of everything the kind's ``config.json`` records (settings and runtime)."""
+    batch_size: int = 1
+
+    def resolved(self) -> Any:
+        """The resolved settings as an instance of ``Settings``."""
+        raise NotImplementedError
 
     def spec(self) -> RunSpec:
         """The resolved spec: settings that decide the results, runtime that does not."""
+        return to_spec(self.kind, self.resolved())
+
+    @classmethod
+    def from_spec(cls: type[K], spec: RunSpec, source: str | Path = "config.json") -> K:
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
+        return cls.from_settings(from_config(cls.Settings, spec, source))
+
+    @classmethod
+    def from_settings(cls: type[K], settings: Any) -> K:
+        """The run of typed ``settings`` (an instance of ``Settings``)."""
+        raise NotImplementedError
 
     def items(self) -> Sequence[Item]:
         """Every unit of work of the run, in a stable order."""
+        raise NotImplementedError
 
     def compute(self, batch: Sequence[Item]) -> Sequence[Any]:
         """JSON-serialisable results of a batch of items, aligned with it."""
+        raise NotImplementedError
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         """Metrics from the results of every item (keyed by item key)."""
+        raise NotImplementedError
 
     def table(self, summary: Mapping[str, Any]) -> str:
         """``table.md`` of a finished run."""
+        raise NotImplementedError
 
+    # Hooks: no-ops here, overridden by the kinds that need them.
 
-# Optional, for the kinds that need them (execute looks them up with getattr):
-#   compute_stream(batches) -> Iterator[(batch, results)]
-#       computes many batches at once (Ray workers) and yields each as it finishes, in any
-#       order; execute commits each one as it arrives instead of calling compute batch by batch.
-#   prepare(run, results) -> keys
-#       called once the run directory is locked and its identity checked, before computing:
-#       a kind whose compute writes files into the run directory (synthesize's images) learns
-#       it here; it returns the keys of cached results that no longer hold (an image whose
-#       file was deleted), which are computed again.
+    def prepare(self, run: RunDir, cached: Mapping[str, Any]) -> Iterable[str]:
+        """Called once the run directory is locked and its identity checked, before computing:
+        a kind whose compute writes files into the run directory (synthesize's images) learns
+        it here. Returns the keys of cached results that no longer hold (an image whose file
+        was deleted), which are computed again."""
+        return ()
+
+    def compute_stream(self, work: list[Sequence[Item]]
+                       ) -> Iterator[tuple[Sequence[Item], Sequence[Any]]]:
+        """(batch, results) as each batch finishes, in any order: a kind that computes many
+        batches at once (Ray workers, prefetching) overrides this; here one batch at a time."""
+        for batch in work:
+            yield batch, self.compute(batch)
+
+    def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
+        """Files beyond the table (plots, galleries, detections); none here."""
 
 
 _CACHE = "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
@@ -129,17 +167,6 @@ def batches(items: Sequence[Item], size: int) -> Iterator[Sequence[Item]]:
         yield items[start:start + size]
 
 
-def _computed(kind: RunKind, work: list[Sequence[Item]]
-              ) -> Iterator[tuple[Sequence[Item], Sequence[Any]]]:
-    """(batch, results) as each batch finishes: the kind's own stream, else one by one."""
-    stream = getattr(kind, "compute_stream", None)
-    if callable(stream):
-        yield from stream(work)
-    else:
-        for batch in work:
-            yield batch, kind.compute(batch)
-
-
 def start(run: RunDir, spec: RunSpec, cache: ResultCache) -> dict[str, Any]:
     """Write ``config.json``; refuse a directory whose results come from another identity.
 
@@ -154,9 +181,7 @@ def start(run: RunDir, spec: RunSpec, cache: ResultCache) -> dict[str, Any]:
     return config
 
 
-def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
-            write_extras: Callable[[RunDir, dict[str, Any], Evaluation], None] | None = None
-            ) -> dict[str, Any]:
+def execute(kind: RunKind, out: str | Path, progress: Progress | None = None) -> dict[str, Any]:
     """Run ``kind`` into the run directory ``out`` (resuming it) and return its summary."""
     run = RunDir(out)
     run.lock()  # held until this function returns (or the process dies): one process per --out
@@ -165,14 +190,12 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
     config = start(run, spec, cache)
     items = kind.items()
     done = cache.keys()
-    prepare = getattr(kind, "prepare", None)
-    if callable(prepare):
-        done -= set(prepare(run, cache.get_all()))
+    done -= set(kind.prepare(run, cache.get_all()))
     todo = [item for item in items if item.key not in done]
     if progress:
         progress(len(items) - len(todo), len(items))
     finished = len(items) - len(todo)
-    for batch, computed in _computed(kind, list(batches(todo, kind.batch_size))):
+    for batch, computed in kind.compute_stream(list(batches(todo, kind.batch_size))):
         cache.put([(item.key, result) for item, result in zip(batch, computed, strict=True)])
         finished += len(batch)
         if progress:
@@ -189,10 +212,6 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None,
     write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)
     write_json(run.file("summary.json"), summary)
     atomic_write_text(run.file("table.md"), kind.table(summary))
-    extras = write_extras or getattr(kind, "write_extras", None)  # plots, galleries, detections
-    if extras is not None:
-        extras(run, summary, evaluation)
-    register_run(run.path, kind=spec.kind, task=evaluation.task, model=evaluation.model,
-                 dataset=evaluation.dataset, accuracy=headline(summary, "accuracy"),
-                 macro_f1=headline(summary, "macro_f1"))
+    kind.write_extras(run, summary, evaluation)  # plots, galleries, detections (the kind decides)
+    register_run(run.path, summary)  # the index is a cache: a failure there is one warning
     return summary

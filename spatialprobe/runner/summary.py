@@ -71,7 +71,10 @@ def check_summary(summary: Mapping[str, Any]) -> None:
     missing = [k for k in REQUIRED if k not in summary]
     if missing:
         raise ValueError(f"summary lacks {missing}")
-    for name, metric in summary["metrics"].items():
+    for key in ("metrics", "details", "provenance"):
+        if not isinstance(summary[key], Mapping):
+            raise ValueError(f"its {key} are not an object: {summary[key]!r:.60}")
+    for name, metric in [*summary["metrics"].items(), *((h, summary[h]) for h in HEADLINE)]:
         _check_metric(name, metric)
 
 
@@ -79,7 +82,7 @@ def _check_metric(name: str, metric: Any) -> None:
     if not isinstance(metric, Mapping) or not {"mean", "std", "n"} <= set(metric):
         raise ValueError(f"metric {name!r} is not {{mean, std, n}}: {metric!r}")
     ci = metric.get("ci")
-    if ci is not None and not (len(ci) == 2 and ci[0] <= ci[1]):
+    if ci is not None and not (isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] <= ci[1]):
         raise ValueError(f"metric {name!r} has an interval that is not [low, high]: {ci!r}")
     for part, sub in (metric.get("breakdown") or {}).items():
         _check_metric(f"{name}.{part}", sub)

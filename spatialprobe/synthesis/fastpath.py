@@ -21,6 +21,8 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from spatialprobe.errors import UsageError
+
 COMPILE_CHOICES = ("auto", "on", "off")
 CAST_MODULES = (torch.nn.Conv2d, torch.nn.Linear)
 """Modules whose matrix products autocast runs in half precision."""
@@ -75,7 +77,7 @@ def use_channels_last(vq) -> None:
 
 def resolve_compile(choice: str, device) -> bool:
     if choice not in COMPILE_CHOICES:
-        raise ValueError(f"compile takes {', '.join(COMPILE_CHOICES)}, got {choice!r}")
+        raise UsageError(f"compile takes {', '.join(COMPILE_CHOICES)}, got {choice!r}")
     return choice == "on" or (choice == "auto" and device.type == "cuda")
 
 

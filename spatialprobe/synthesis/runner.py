@@ -15,13 +15,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from spatialprobe import registry
+from spatialprobe.errors import UsageError
 from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
-from spatialprobe.runner import Evaluation, Item, RunSpec, execute
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import OPTIONAL
 from spatialprobe.store import RunDir
 from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
 from spatialprobe.synthesis.prompts import PromptSet, load_prompts
@@ -131,10 +133,41 @@ class ImageWriter:
         return rows
 
 
-class SynthesisRun:
+@dataclass(frozen=True)
+class PromptSetRecord:
+    """The prompts a synthesis run made images of: how to load them again, their version, count."""
+
+    spec: str | None
+    version: str
+    count: int
+
+
+@dataclass(frozen=True)
+class SynthesisRunSettings:
+    """What a synthesis run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    backend: str
+    generation: dict[str, Any]
+    """The backend arguments that decide the images (:func:`resolve_generation`)."""
+    seed: int
+    images_per_prompt: int
+    prompts: str
+    task: str | None
+    prompt_set: PromptSetRecord
+    device: str | None = None
+    precision: str | None = None
+    compile: str | None = field(default=None, metadata=OPTIONAL)  # VQGAN only
+    checkpoint: bool | None = field(default=None, metadata=OPTIONAL)
+    batch_size: int = 1
+    ray: str | None = None
+    workers: int | None = None
+
+
+class SynthesisRun(RunKind):
     """A synthesis run as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
     kind = "synthesize"
+    Settings = SynthesisRunSettings
 
     def __init__(self, prompts: PromptSet, backend: str, backend_args: dict[str, Any], *,
                  images_per_prompt: int = 1, seed: int = 0, batch_size: int = 1,
@@ -151,16 +184,14 @@ class SynthesisRun:
         self.synth: Any = None
         self.generated, self.seconds = 0, 0.0
 
-    def spec(self) -> RunSpec:
-        p = self.prompts
-        return RunSpec(self.kind, {
-            "backend": self.backend, "generation": self.generation, "seed": self.seed,
-            "images_per_prompt": self.images_per_prompt, "prompts": p.source, "task": p.task,
-            "prompt_set": {"spec": p.spec, "version": p.version, "count": len(p.items)},
-        }, {**{k: self.backend_args.get(k) for k in RUNTIME_ARGS
-               if k in ("device", "precision") or k in self.backend_args},  # the rest: VQGAN only
-            "batch_size": self.batch_size,
-            "ray": self.ray, "workers": self.workers})
+    def resolved(self) -> SynthesisRunSettings:
+        p, args = self.prompts, self.backend_args
+        runtime = {k: args.get(k) for k in RUNTIME_ARGS}
+        return SynthesisRunSettings(
+            backend=self.backend, generation=self.generation, seed=self.seed,
+            images_per_prompt=self.images_per_prompt, prompts=p.source, task=p.task,
+            prompt_set=PromptSetRecord(p.spec, p.version, len(p.items)), **runtime,
+            batch_size=self.batch_size, ray=self.ray, workers=self.workers)
 
     def items(self) -> list[Item]:
         return [Item(image_key(item.prompt_id, index),
@@ -245,18 +276,18 @@ class SynthesisRun:
                 f"spatialprobe {version}.\n")
 
     @classmethod
-    def from_spec(cls, spec: RunSpec) -> SynthesisRun:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        s, runtime = spec.settings, spec.runtime
-        recorded = s["prompt_set"]
-        prompts = load_prompts(recorded["spec"])
-        if prompts.version != recorded["version"]:
-            raise ValueError(f"{recorded['spec']} has changed since the run was made (version "
-                             f"{prompts.version}, the run has {recorded['version']}).")
-        args = {**s["generation"], **{k: runtime[k] for k in RUNTIME_ARGS if runtime.get(k)}}
-        return cls(prompts, s["backend"], args, images_per_prompt=s["images_per_prompt"],
-                   seed=s["seed"], batch_size=runtime.get("batch_size") or 1,
-                   ray=runtime.get("ray"), workers=runtime.get("workers"))
+    def from_settings(cls, settings: SynthesisRunSettings) -> SynthesisRun:
+        s, recorded = settings, settings.prompt_set
+        if recorded.spec is None:
+            raise UsageError("this image run's prompts were given in Python, not by a dataset name "
+                             "or a file, so they cannot be loaded again from its config.")
+        prompts = load_prompts(recorded.spec)
+        if prompts.version != recorded.version:
+            raise UsageError(f"{recorded.spec} has changed since the run was made (version "
+                             f"{prompts.version}, the run has {recorded.version}).")
+        runtime = {k: getattr(s, k) for k in RUNTIME_ARGS if getattr(s, k) is not None}
+        return cls(prompts, s.backend, {**s.generation, **runtime}, images_per_prompt=s.images_per_prompt,
+                   seed=s.seed, batch_size=s.batch_size, ray=s.ray, workers=s.workers)
 
 
 def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: dict[str, Any],

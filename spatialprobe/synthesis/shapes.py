@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spatialprobe.detectors.colour import draw_scene
+from spatialprobe.errors import UsageError
 from spatialprobe.synthesis.jobs import Job, JobResult
 
 MODEL = "shapes (UNTRAINED colour-coded test scenes)"
@@ -96,9 +97,9 @@ def check(error_rate: float, miss_rate: float, size: int) -> None:
     """Refuse settings that cannot be drawn, in one sentence."""
     for option, value in (("--error-rate", error_rate), ("--miss-rate", miss_rate)):
         if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{option} is a share of the images, between 0 and 1; got {value}.")
+            raise UsageError(f"{option} is a share of the images, between 0 and 1; got {value}.")
     if size < 32:
-        raise ValueError(f"--size for the shapes backend is at least 32 pixels; got {size}.")
+        raise UsageError(f"--size for the shapes backend is at least 32 pixels; got {size}.")
 
 
 class ShapesSynthesizer:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.loading import (
     autocast,
@@ -66,7 +67,7 @@ class VQGANCLIP:
         self.cut_size = self.contrastive.image_size  # the processor's size, else the config's
         self.factor = 2 ** (len(self.vq.config.block_out_channels) - 1)
         if self.settings.size % self.factor:
-            raise ValueError(f"size {self.settings.size} is not a multiple of the VQGAN's "
+            raise UsageError(f"size {self.settings.size} is not a multiple of the VQGAN's "
                              f"downsampling factor {self.factor}.")
         self._hash: str | None = None
         self._arrange(compile, checkpoint)

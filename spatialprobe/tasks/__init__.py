@@ -16,6 +16,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from spatialprobe.errors import UsageError
+
 COMPARISON = "comparison"
 POSITION = "position"
 
@@ -74,19 +76,19 @@ def _from_json(data: dict[str, Any], source: str) -> Task:
     fields = set(Task.__dataclass_fields__)
     unknown = sorted(set(data) - fields)
     if unknown:
-        raise ValueError(f"{source}: unknown task field(s) {unknown}; known: {sorted(fields)}")
+        raise UsageError(f"{source}: unknown task field(s) {unknown}; known: {sorted(fields)}")
     try:
         task = Task(**{**data, "labels": tuple(data["labels"]),
                        "placeholders": tuple(data["placeholders"]),
                        "levels": tuple(tuple(level) for level in data.get("levels", ()))})
     except (KeyError, TypeError) as err:
-        raise ValueError(f"{source}: not a task definition ({err})") from err
+        raise UsageError(f"{source}: not a task definition ({err})") from err
     if source.endswith(".json") and source.rsplit("/", 1)[-1] != f"{task.name}.json":
-        raise ValueError(f"{source}: a task file is named after its task ({task.name}.json)")
+        raise UsageError(f"{source}: a task file is named after its task ({task.name}.json)")
     if task.kind not in (COMPARISON, POSITION):
-        raise ValueError(f"{source}: kind must be {COMPARISON!r} or {POSITION!r}, not {task.kind!r}")
+        raise UsageError(f"{source}: kind must be {COMPARISON!r} or {POSITION!r}, not {task.kind!r}")
     if task.is_comparison and (len(task.labels) != 2 or not task.question_word):
-        raise ValueError(f"{source}: a comparison task has two labels and a question_word")
+        raise UsageError(f"{source}: a comparison task has two labels and a question_word")
     return task
 
 
