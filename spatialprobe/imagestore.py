@@ -38,7 +38,7 @@ from typing import Any
 
 from spatialprobe.files import commit_file, read_jsonl, write_jsonl
 from spatialprobe.runner.spine import ResultCache
-from spatialprobe.store import RunDir
+from spatialprobe.store import RunDir, require_own_folder
 
 PROMPTS_FILE = "prompts.jsonl"
 
@@ -130,10 +130,14 @@ class ImageRunDir(RunDir):
 
 
 class ImageStore:
-    """The images of a run directory (created if missing, so that tests can build one)."""
+    """The images of a run directory (created if missing, so that tests can build one; a folder
+    that holds no image run yet is taken only if a run may own it: ``require_own_folder``)."""
 
     def __init__(self, run: RunDir | str | os.PathLike[str]):
-        self.run = ImageRunDir(run.path if isinstance(run, RunDir) else run)
+        path = Path(run.path if isinstance(run, RunDir) else run)
+        if not (path / "run.sqlite").is_file():  # about to create its cache: the folder must be ours
+            require_own_folder(path)
+        self.run = ImageRunDir(path)
         self.cache = ResultCache(self.run)
 
     @property

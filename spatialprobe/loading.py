@@ -175,7 +175,26 @@ def _dtypes():
 def resolve_precision(precision: str, device: Any, component: str = "vision-language") -> Any:
     """The dtype ``component`` (a key of :data:`CUDA_DEFAULTS`) runs in: float32 on the CPU under
     ``auto``; on CUDA ``auto`` is the component's half type (bfloat16 falling back to float16
-    where the GPU lacks it); an explicit precision is taken as asked. Returns a torch dtype."""
+    where the GPU lacks it); an explicit precision is taken as asked. Returns a torch dtype.
+    Each answer is noted for the run's provenance (:func:`resolved_devices`)."""
+    dtype = _precision(precision, device, component)
+    _RESOLVED.add((component, str(_as_device(device)), dtype_name(dtype)))
+    return dtype
+
+
+_RESOLVED: set[tuple[str, str, str]] = set()
+"""(component, device, dtype) of every :func:`resolve_precision` since a run last took them."""
+
+
+def resolved_devices() -> list[dict[str, str]]:
+    """The device and dtype each component resolved since the last call (the run spine calls it
+    once per run, for ``summary.json``'s provenance), and forget them."""
+    taken = sorted(_RESOLVED)
+    _RESOLVED.clear()
+    return [{"component": c, "device": d, "dtype": t} for c, d, t in taken]
+
+
+def _precision(precision: str, device: Any, component: str) -> Any:
     import torch
 
     dtypes = _dtypes()

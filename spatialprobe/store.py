@@ -17,6 +17,11 @@ directory. A run holds ``RUN/run.lock`` (``fcntl.flock``) from ``RunDir.start`` 
 OS drops the lock when the process dies, ``kill -9`` included, so a second process on the same
 directory is refused while the first lives and a rerun after a crash just resumes.
 
+A run owns its folder (:func:`require_own_folder`, checked by :meth:`RunDir.claim` before the
+lock file or anything else is written): it writes only into a new or empty directory, or one
+whose ``config.json`` is a spatialprobe run config; a model checkpoint or a project folder given
+as ``--out`` is refused, naming the file the run would have overwritten, and left untouched.
+
 The index of runs lives at ``$SPATIALPROBE_HOME/index.sqlite`` (default
 ``~/.spatialprobe/index.sqlite``); ``spatialprobe runs`` lists it. It is a cache of the run
 folders, never a point of failure: where it cannot be read or written (a read-only home, a home
@@ -26,41 +31,25 @@ and ``spatialprobe runs --rebuild`` makes it again from the run folders.
 
 from __future__ import annotations
 
+import json
 import os
-import platform
+import re
 import sqlite3
 import sys
-import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from spatialprobe import __version__
-from spatialprobe.errors import RunInUse
+from spatialprobe.errors import OutputError, RunInUse
 from spatialprobe.files import read_json, write_json
+from spatialprobe.provenance import provenance
 
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks; runs are then not guarded against each other
     fcntl = None  # type: ignore[assignment]
-
-
-def provenance() -> dict[str, Any]:
-    """What produced an output: toolkit and library versions, host, time."""
-    info: dict[str, Any] = {
-        "toolkit": "spatialprobe",
-        "toolkit_version": __version__,
-        "python": platform.python_version(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    from importlib.metadata import PackageNotFoundError, version
-
-    for lib in ("torch", "transformers", "diffusers"):
-        with suppress(PackageNotFoundError):  # not installed
-            info[f"{lib}_version"] = version(lib)
-    return info
 
 
 def connect(db_path: Path) -> sqlite3.Connection:
@@ -72,6 +61,69 @@ def connect(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
+# ---- a run owns its folder ------------------------------------------------------------------
+
+RUN_FILES = ("config.json", "summary.json", "predictions.jsonl", "table.md", "run.sqlite", "run.lock")
+"""The files every run writes: a folder holding one of them without being a run is not taken."""
+
+_STARTING = {"run.lock", "run.sqlite", "run.sqlite-wal", "run.sqlite-shm"}
+"""What a run leaves when it stops before its ``config.json`` (locked, cache opened): still ours."""
+
+_IDENTITY = re.compile(r"[0-9a-f]{64}")
+
+
+def _refuse_file_on_the_way(path: Path) -> None:
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        where = "" if existing == path else f"{path}: "
+        raise OutputError(f"--out {where}{existing} is a file, not a directory.")
+
+
+def run_config_problem(config: Any) -> str | None:
+    """Why ``config`` (a parsed ``config.json``) is not one the run spine wrote, or None: a
+    dict with a registered ``kind``, a sha256 ``identity`` and ``settings``/``runtime`` dicts."""
+    from spatialprobe.registry import names
+
+    if not isinstance(config, dict):
+        return f"holds a JSON {type(config).__name__}, not a run's settings"
+    kind = config.get("kind")
+    if kind not in names("run-kind"):
+        return ("has no 'kind'" if kind is None else f"has kind {kind!r}, which is no run kind")
+    if not isinstance(config.get("identity"), str) or not _IDENTITY.fullmatch(config["identity"]):
+        return "has no run identity"
+    for key in ("settings", "runtime"):
+        if not isinstance(config.get(key, {}), dict):
+            return f"has '{key}' that is not an object"
+    return None
+
+
+def require_own_folder(path: str | os.PathLike[str], option: str = "--out") -> None:
+    """THE rule for every run kind: a run writes only into a new or empty directory, or one
+    whose ``config.json`` is a spatialprobe run config. Anything else (a model checkpoint with
+    its own ``config.json``, a project folder) is refused with an :class:`OutputError` naming
+    the file the run would have overwritten, before anything in it is touched."""
+    path = Path(path)
+    _refuse_file_on_the_way(path)
+    if not path.exists():
+        return
+    entries = sorted(entry.name for entry in path.iterdir())
+    config = path / "config.json"
+    if config.is_file():
+        try:
+            problem = run_config_problem(json.loads(config.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            problem = "is not readable JSON"
+        if problem is None:
+            return
+        raise OutputError(f"{option} {path} is not a spatialprobe run: a run would overwrite "
+                          f"{config}, which {problem}; use a new or empty directory.")
+    if set(entries) <= _STARTING:  # empty, or a run that stopped before writing config.json
+        return
+    victim = next((name for name in RUN_FILES if name in entries), None)
+    what = (f"a run would overwrite {path / victim}" if victim else
+            f"it holds {path / entries[0]}" + (f" and {len(entries) - 1} more" if len(entries) > 1 else ""))
+    raise OutputError(f"{option} {path} is not empty and not a spatialprobe run (no config.json): "
+                      f"{what}; use a new or empty directory.")
 
 
 # Locks this process holds: resolved directory -> [file descriptor, RunDir objects holding it].
@@ -87,6 +139,8 @@ def _release(key: str) -> None:
     held[1] -= 1
     if held[1] == 0:
         del _HELD[key]
+        with suppress(OSError):  # a free run's lock is empty: the pid names a holder
+            os.ftruncate(held[0], 0)
         os.close(held[0])  # closing the last descriptor drops the flock
 
 
@@ -102,11 +156,14 @@ class RunDir:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        existing = next((p for p in (self.path, *self.path.parents) if p.exists()), None)
-        if existing is not None and not existing.is_dir():  # else mkdir fails with a traceback
-            where = "" if existing == self.path else f"{self.path}: "
-            raise ValueError(f"--out {where}{existing} is a file, not a directory.")
+        _refuse_file_on_the_way(self.path)  # else mkdir fails with a traceback
         self.path.mkdir(parents=True, exist_ok=True)
+
+    @classmethod
+    def claim(cls, path: str | os.PathLike[str]) -> RunDir:
+        """The run directory a run writes into, once :func:`require_own_folder` allows it."""
+        require_own_folder(path)
+        return cls(path)
 
     def file(self, name: str) -> Path:
         return self.path / name

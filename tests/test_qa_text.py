@@ -232,16 +232,18 @@ def test_cli_rerun_with_other_questions_is_one_error_line(tmp_path, posrel_qa, t
     assert "Error:" in result.output and "Use another --out directory" in result.output
 
 
-def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_t5):
+def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_t5, monkeypatch):
     import os
 
     data = tmp_path / "generalized.jsonl"
     write_jsonl(data, to_qa_records(posrel_qa))
+    monkeypatch.chdir(tmp_path)  # default folders: runs/KIND-NAMES-IDENTITY8 under the working directory
     result = CliRunner().invoke(app, ["qa", "text", "--model", str(trained_t5), "--data", str(data),
                                       "--device", "cpu"])
     assert result.exit_code == 0, result.output
-    home = tmp_path / "home" / "runs"
-    assert (home / f"qa-text-generalized-{os.path.basename(trained_t5)}" / "summary.json").exists()
+    (run,) = (tmp_path / "runs").iterdir()
+    identity = json.loads((run / "summary.json").read_text())["identity"]
+    assert run.name == f"qa-text-generalized-{os.path.basename(trained_t5)}-{identity[:8]}"
 
 
 def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):

@@ -38,11 +38,13 @@ def test_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path):
     stamps = {name: (out / "images" / name).stat().st_mtime_ns for name in images}
     identity = json.loads((out / "config.json").read_text())["identity"]
 
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     same = _invoke(["run", out / "config.json"])  # the same directory: confirms, makes nothing
     assert f"confirmed: identity {identity[:12]}" in same.output
     assert {n: (out / "images" / n).stat().st_mtime_ns for n in images} == stamps
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == files  # not a byte changed
     summary = json.loads((out / "summary.json").read_text())
-    assert (summary["details"]["already_done"], summary["details"]["generated_this_invocation"]) == (4, 0)
+    assert (summary["details"]["already_done"], summary["details"]["generated_this_invocation"]) == (0, 4)
 
     again = tmp_path / "again"  # elsewhere: the same images, byte for byte
     replay = _invoke(["run", out / "config.json", "--out", again, "--device", "cpu"])

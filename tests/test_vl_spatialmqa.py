@@ -261,10 +261,10 @@ def test_method_that_does_not_fit_the_model_is_refused(tmp_path):
             (tiny_clip(tmp_path / "clip"), "generate", "is a CLIP-style dual encoder")):
         result = CliRunner().invoke(app, ["spatialmqa", "--model", str(model), "--data", str(tmp_path / "data"),
                                           "--images", str(tmp_path / "coco"), "--part", "dev",
-                                          "--method", method, "--out", str(tmp_path / method)])
+                                          "--method", method, "--out", str(tmp_path / f"run-{method}")])
         assert result.exit_code == 2 and f"--method {method} does not apply to {model}: it {message}" \
             in " ".join(result.output.split())
-        assert not (tmp_path / method / "summary.json").exists()
+        assert not (tmp_path / f"run-{method}" / "summary.json").exists()
 
 
 def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):

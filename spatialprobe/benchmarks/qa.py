@@ -30,6 +30,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
 
@@ -277,7 +278,7 @@ class QARun(RunKind):
                    full_vocab=s.full_vocab, batch_size=s.batch_size, source=source)
 
 
-def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_size: int = 16,
+def run_text_qa(qa: QASet, answerer, out: RunOut, *, dataset: str, batch_size: int = 16,
                 progress: Progress | None = None, source: Mapping[str, Any] | None = None
                 ) -> dict[str, Any]:
     """Answer every question of ``qa`` with a text answerer (``answer(questions, contexts)``)."""
@@ -285,7 +286,7 @@ def run_text_qa(qa: QASet, answerer, out: str | Path, *, dataset: str, batch_siz
                    out, progress)
 
 
-def run_image_qa(qa: QASet, store, answerer, out: str | Path, *, dataset: str, full_vocab: bool = False,
+def run_image_qa(qa: QASet, store, answerer, out: RunOut, *, dataset: str, full_vocab: bool = False,
                  batch_size: int = 8, progress: Progress | None = None,
                  source: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import require_out_dir, warn
+from spatialprobe.commands.errors import require_out_file, require_run_dir, warn
 
 annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Human).",
                            no_args_is_help=True)
@@ -23,6 +23,7 @@ def export(
     from spatialprobe.judging.human import export_page
 
     require_image_run(run)
+    require_out_file(out)
     with user_errors():
         typer.echo(f"wrote {export_page(run, out, task)}")
 
@@ -31,7 +32,7 @@ def export(
 def import_(
     run: Path = typer.Argument(..., help="Image run directory the page was exported from."),
     answers: list[Path] = typer.Argument(..., help="Answer files saved from the page, one per annotator."),
-    out: Path | None = typer.Option(None, "--out", help="Result run directory [RUN/human/TASK]."),
+    out: Path | None = typer.Option(None, "--out", help="Result run directory [runs/human-TASK-ID]."),
     task: str | None = typer.Option(None, "--task", help="Task of the exported page."),
     seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unanswered items."),
     min_answered: float | None = typer.Option(
@@ -43,13 +44,15 @@ def import_(
 
     from spatialprobe.commands.judge import require_image_run, user_errors
     from spatialprobe.judging.human import annotation_items, import_answers
+    from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
+    require_run_dir(out)
     with user_errors():
         task = task or annotation_items(run, None)[0]
-        out = out or run / "human" / task
-        require_out_dir(out)
-        summary = import_answers(run, answers, out, task=task, seed=seed, min_answered=min_answered)
+        target = out or DefaultRunDir(task)
+        summary = import_answers(run, answers, target, task=task, seed=seed, min_answered=min_answered)
+    out = Path(target)
     for name, ignored in summary["details"]["ignored_answers"].items():
         warn(ignored_answers_note(name, ignored))
     Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_dir, require_out_file
 
 datasets_app = typer.Typer(help="Build, inspect and export datasets.", no_args_is_help=True)
 
@@ -47,8 +47,8 @@ def export(
         fail(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}.")
     if fmt == "release" and style is not None:
         fail("--style applies to --format lm-eval only; the release format has no prompt.")
-    if fmt == "release" and out.is_dir():
-        fail(f"--out {out} is a directory; --format release writes one JSON lines file.")
+    if fmt == "release":
+        require_out_file(out, reason="--format release writes one JSON lines file")
     if fmt == "lm-eval":
         from spatialprobe.prompts.lm_eval_export import STYLES
 
@@ -180,6 +180,7 @@ def build(
         raise typer.BadParameter(f"unknown buildable dataset {name!r}; choose from: sr2d")
     if only not in ("all", "spatial"):
         raise typer.BadParameter(f"--only must be all or spatial, got {only!r}")
+    require_out_file(out)
     records = build_sr2d()
     if only == "spatial":
         records = [r for r in records if is_spatial(r)]

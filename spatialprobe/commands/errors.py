@@ -6,6 +6,7 @@ Exit code 2 is what click uses for its own usage errors, so a script sees one co
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NoReturn
 
 import typer
@@ -29,7 +30,34 @@ def warn(message: str) -> None:
     typer.secho(f"Warning: {message}", fg=typer.colors.YELLOW, err=True)
 
 
-def require_out_dir(out, option: str = "--out") -> None:
-    """Refuse an output path that is an existing regular file before any work starts."""
+def require_out_dir(out: Path | None, option: str = "--out") -> None:
+    """Refuse an output folder path that is an existing regular file before any work starts."""
     if out is not None and out.exists() and not out.is_dir():
         fail(f"{option} {out} is a file, not a directory.")
+
+
+def require_run_dir(out: Path | None, option: str = "--out") -> None:
+    """Refuse, before any model loads, a run folder the run may not own (the one rule,
+    :func:`spatialprobe.store.require_own_folder`, which the run spine applies again)."""
+    from spatialprobe.errors import OutputError
+    from spatialprobe.store import require_own_folder
+
+    if out is None:
+        return
+    try:
+        require_own_folder(out, option)
+    except OutputError as err:
+        fail(err)
+
+
+def require_out_file(out: Path | None, option: str = "--out",
+                     reason: str = "give the path of the file to write") -> None:
+    """Refuse an output file path that is an existing directory (or lies under a file) before any
+    work starts: every command that writes one file checks its path here."""
+    if out is None:
+        return
+    if out.is_dir():
+        fail(f"{option} {out} is a directory; {reason}.")
+    blocker = next((p for p in out.parents if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        fail(f"{option} {out}: {blocker} is a file, not a directory.")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail
+from spatialprobe.commands.errors import fail, require_out_file
 
 
 def generalize_command(
@@ -29,6 +29,7 @@ def generalize_command(
     from spatialprobe.datasets.generalize import generalize
     from spatialprobe.datasets.subterms import ConceptNetSubterms, SubtermSource, WordNetSubterms
 
+    require_out_file(out)
     if (conceptnet is None) == (wordnet is None):
         raise typer.BadParameter("Give exactly one of --conceptnet DB or --wordnet [DIR|auto].")
     terms: SubtermSource

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_dir, warn
+from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
@@ -115,18 +115,19 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
 
     from spatialprobe.judging.box import JudgeRun, unscorable_note
     from spatialprobe.runner import execute
+    from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
     cfg = _judge_config(task, **options)
-    name = f"{task}-{cfg.detector.name}" + (f"-{cfg.depth.name}" if cfg.depth else "")
-    out = out or run / "judge" / name
-    require_out_dir(out)
+    require_run_dir(out)
+    target = out or DefaultRunDir(task, cfg.detector.name, cfg.depth.name if cfg.depth else None)
     with user_errors(), Progress(transient=True) as bar:
         kind = JudgeRun(str(run), cfg, gallery=gallery)
         if kind.unscorable:  # never a silent skip: name the prompts left out, and why
             warn(unscorable_note(kind.unscorable, task))
         job = bar.add_task(f"judging {task}", total=len(kind.images))
-        summary = execute(kind, out, lambda done, total: bar.update(job, completed=done, total=total))
+        summary = execute(kind, target, lambda done, total: bar.update(job, completed=done, total=total))
+    out = Path(target)
     missing = summary["details"].get("missing_images")
     if missing:
         warn(f"{missing['note']}; judged the rest (--skip-missing, recorded in summary.json).")
@@ -140,7 +141,7 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
 def _make_task_command(task: str):
     def command(
         run: Path = typer.Argument(..., help="Image run directory (written by spatialprobe synthesize)."),
-        out: Path | None = typer.Option(None, "--out", help="Judge run directory [RUN/judge/...]."),
+        out: Path | None = typer.Option(None, "--out", help="Judge run directory [runs/judge-TASK-DETECTOR-ID]."),
         detector: str = typer.Option("owlvit", "--detector", help="Registered detector (spatialprobe ls)."),
         detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
         detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
@@ -187,6 +188,7 @@ def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
     """HTML gallery of a judged run: boxes drawn, depths, the rule's explanation, match with gold."""
     from spatialprobe.reports.gallery import write_gallery
 
+    require_out_file(out)
     with user_errors():
         typer.echo(f"wrote {write_gallery(judged, out)}")
 
@@ -195,8 +197,8 @@ def visor(
     run: Path | None = typer.Argument(None, help="Image run of SR2D prompts (omit with --detections)."),
     detections: Path | None = typer.Option(None, "--detections", help="Detection results, released layout."),
     prompts: Path | None = typer.Option(None, "--prompts", help="SR2D JSON (released layout)."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory [RUN/visor/DETECTOR or "
-                                    "DETECTIONS_DIR/visor-NAME]."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory [runs/visor-DETECTOR-ID, "
+                                    "or runs/visor-DETECTIONS-ID]."),
     detector: str | None = typer.Option(None, "--detector", help="RUN: registered detector [owlvit]."),
     detector_model: str | None = typer.Option(None, "--detector-model", help="RUN: checkpoint id or directory."),
     detector_arg: list[str] = typer.Option([], "--detector-arg", help="RUN: extra detector argument key=value."),
@@ -210,8 +212,9 @@ def visor(
 
     from spatialprobe.judging.visor import VisorRun
     from spatialprobe.runner import execute
+    from spatialprobe.runner.folders import DefaultRunDir
 
-    require_out_dir(out)
+    require_run_dir(out)
     detecting = {"--detector": detector, "--detector-model": detector_model, "--detector-arg": detector_arg,
                  "--threshold": threshold, "--batch-size": batch_size, "--device": device}
     if detections is not None:
@@ -223,14 +226,14 @@ def visor(
         if given:
             verb = "applies" if len(given) == 1 else "apply"
             fail(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
-        out = out or detections.parent / f"visor-{detections.stem}"
+        target = out or DefaultRunDir(detections.stem)
         with user_errors():
             kind = VisorRun(detections=detections, prompts=prompts)
     elif run is not None:
         require_image_run(run)
         spec = _spec(detector or "owlvit", detector_model, detector_arg,
                      threshold=0.1 if threshold is None else threshold)
-        out = out or run / "visor" / spec.name
+        target = out or DefaultRunDir(spec.name)
         with user_errors():
             kind = VisorRun(run=run, detector=spec, prompts=prompts, batch_size=batch_size or 8,
                             device=device or "auto")
@@ -241,7 +244,8 @@ def visor(
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
     with user_errors():
-        execute(kind, out)
+        execute(kind, target)
+    out = Path(target)
     Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
     typer.echo(f"wrote {out}")
 

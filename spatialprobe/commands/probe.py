@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
+import os
 from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_dir, warn
+from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
 
 
 def check_folds(dataset, folds: int, seed: int = 0) -> None:
@@ -25,7 +25,8 @@ def probe(
     model: str = typer.Option(..., "--model", "-m",
                               help="Masked or causal LM id or local directory; 'dummy' = untrained smoke scorer."),
     out: Path | None = typer.Option(None, "--out", "-o",
-                                    help="Run directory (default runs/TASK-MODEL). An existing run resumes."),
+                                    help="Run directory [runs/probe-TASK-MODEL-ID, ID: the run's identity]. "
+                                    "An existing run of the same settings resumes."),
     data: Path | None = typer.Option(None, "--data",
                                      help="Release-format JSON lines file instead of the built-in set."),
     pairs: Path | None = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
@@ -84,9 +85,10 @@ def probe(
         check_folds(dataset, folds, seed)
     except ValueError as err:
         fail(str(err))
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.strip("/").split("/")[-1])
-    out = out or Path("runs") / f"{task}-{slug}"
-    require_out_dir(out)
+    from spatialprobe.runner.folders import DefaultRunDir
+
+    require_run_dir(out)
+    target = out or DefaultRunDir(task, model)
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format)
     console = Console(stderr=True)
@@ -100,14 +102,14 @@ def probe(
             bar.update(job, completed=done, total=total, description=f"scoring {task} prompts")
 
         try:
-            summary = run_probe(dataset, cands, settings, out, on_progress=progress, source=source)
+            summary = run_probe(dataset, cands, settings, target, on_progress=progress, source=source)
         except (ModelLoadError, DataError, ValueError, RuntimeError, KeyError) as err:
             fail(str(err))
     choice = summary["details"].get("scorer_choice") or {}
     if scorer == "auto" and choice:
         console.print(f"--scorer auto chose {choice['scorer']}: {choice['reason']}.")
     typer.echo(probe_table(summary))
-    typer.echo(f"Run written to {out}")
+    typer.echo(f"Run written to {os.fspath(target)}")
 
 
 def consistency(
@@ -196,6 +198,7 @@ def report(
     from spatialprobe.reports.runs import labels, load_runs
     from spatialprobe.reports.tables import comparison_table, provenance_line
 
+    require_out_file(out)
     found, skipped = load_runs(_run_folders(run_dirs))
     for sentence in skipped:
         warn(sentence)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail
+from spatialprobe.commands.errors import fail, require_out_file
 
 prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_args_is_help=True)
 
@@ -38,6 +38,7 @@ def backtranslate_cmd(
     from spatialprobe.scorers.masked_lm import ModelLoadError
     from spatialprobe.store import provenance
 
+    require_out_file(out)
     try:
         dataset = datasets.load_release(data, task) if data else datasets.load(task)
         result = backtranslate(dataset, FSMTTranslator(forward, device), FSMTTranslator(backward, device), n,

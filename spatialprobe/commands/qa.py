@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_out_file, require_run_dir
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -25,12 +26,11 @@ def _questions(task: str | None, data: Path | None):
         fail(err)
 
 
-def _default_out(mode: str, what: str, model: str) -> Path:
-    """``qa-MODE-WHAT-MODEL`` under SPATIALPROBE_HOME; WHAT names the questions' source."""
-    from spatialprobe.store import home
+def _default_out(mode: str, what: str, model: str):
+    """The default run folder, ``runs/qa-MODE-WHAT-MODEL-ID``; WHAT names the questions' source."""
+    from spatialprobe.runner.folders import DefaultRunDir
 
-    name = Path(model.rstrip("/")).name or "model"
-    return home() / "runs" / f"qa-{mode}-{what}-{name}"
+    return DefaultRunDir(mode, what, model)
 
 
 def _source_name(task: str | None, data: Path | None, images: Path | None = None) -> str:
@@ -48,11 +48,11 @@ def _run_or_exit(run, *args, **kwargs):
         fail(err)
 
 
-def _print_summary(summary: dict, out: Path) -> None:
+def _print_summary(summary: dict, out) -> None:
     acc, f1 = summary["accuracy"]["mean"], summary["macro_f1"]["mean"]
     figures = "no question had an image" if acc is None else f"accuracy {acc:.1f}, macro-F1 {f1:.1f}"
     typer.echo(f"{summary['task']}: {figures} on {summary['accuracy']['n']} of "
-               f"{summary['details']['n_questions']} questions -> {out}")
+               f"{summary['details']['n_questions']} questions -> {os.fspath(out)}")
 
 
 def _progress_bar(what: str):
@@ -80,6 +80,7 @@ def export(
     from spatialprobe.datasets.qa import to_qa_records
     from spatialprobe.files import write_jsonl
 
+    require_out_file(out)
     qa, label = _questions(task, data)
     write_jsonl(out, to_qa_records(qa))
     yes = sum(item.answer == "yes" for item in qa.items)
@@ -91,7 +92,7 @@ def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint: Hugging Face id or directory."),
     task: str | None = typer.Option(None, help=TASK_HELP),
     data: Path | None = typer.Option(None, help=DATA_HELP),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory [runs/qa-text-SOURCE-MODEL-ID]."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (bfloat16 on cuda where supported)."),
     batch_size: int = typer.Option(16, min=1, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
@@ -103,17 +104,17 @@ def text(
     qa, label = _questions(task, data)
     if not context and not any(item.context for item in qa.items):
         fail(f"--no-context applies to questions with a scenario; the {label} questions have none.")
-    out = out or _default_out("text", _source_name(qa.task, data), model)
-    require_out_dir(out)
+    require_run_dir(out)
+    target = out or _default_out("text", _source_name(qa.task, data), model)
     try:
         answerer = T5YesNo(model, device=device, batch_size=batch_size, use_context=context)
     except RuntimeError as err:
         fail(err)
     bar, advance = _progress_bar(f"qa text {qa.task}")
     with bar:
-        summary = _run_or_exit(run_text_qa, qa, answerer, out, dataset=label, batch_size=batch_size,
-                               progress=advance, source=_source(task, data))
-    _print_summary(summary, out)
+        summary = _run_or_exit(run_text_qa, qa, answerer, target, dataset=label,
+                               batch_size=batch_size, progress=advance, source=_source(task, data))
+    _print_summary(summary, target)
 
 
 @qa_app.command("image")
@@ -123,7 +124,7 @@ def image(
     task: str | None = typer.Option(
         None, help=TASK_HELP + " Default: the questions of the instances the images were made for."),
     data: Path | None = typer.Option(None, help=DATA_HELP),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (default under SPATIALPROBE_HOME)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory [runs/qa-image-SOURCE-MODEL-ID]."),
     full_vocab: bool = typer.Option(False, help="Argmax over the full answer vocabulary, not yes/no."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
@@ -143,18 +144,18 @@ def image(
     else:
         qa, label = _questions(task, data)
         source = _source(task, data)
-    out = out or _default_out("image", _source_name(qa.task, data, images), model)
-    require_out_dir(out)
+    require_run_dir(out)
+    target = out or _default_out("image", _source_name(qa.task, data, images), model)
     try:
         answerer = load_vqa(model, device=device)
     except (RuntimeError, ValueError) as err:
         fail(err)
     bar, advance = _progress_bar(f"qa image {qa.task}")
     with bar:
-        summary = _run_or_exit(run_image_qa, qa, store, answerer, out, dataset=label,
+        summary = _run_or_exit(run_image_qa, qa, store, answerer, target, dataset=label,
                                full_vocab=full_vocab, batch_size=batch_size, progress=advance,
                                source=source)
-    _print_summary(summary, out)
+    _print_summary(summary, target)
 
 
 def register(app: typer.Typer) -> None:

@@ -16,11 +16,12 @@ def run(
     """Replay a run from its config.json: the same identity resumes or confirms it; elsewhere
     (another --out, another machine) it reproduces it. Only runtime settings may be overridden."""
     from spatialprobe import registry
-    from spatialprobe.commands.errors import fail
+    from spatialprobe.commands.errors import fail, require_run_dir
     from spatialprobe.runner import RunSpec, execute
     from spatialprobe.validate import read_run_config
 
     path = config / "config.json" if config.is_dir() else config
+    require_run_dir(out)
     try:
         data = read_run_config(path)
     except ValueError as err:  # DataError: names the file, line and field

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from typer.core import TyperCommand
 
-from spatialprobe.commands.errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_run_dir
 
 
 def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
@@ -131,7 +131,7 @@ def synthesize_command(
     else:
         fail(f"unknown backend {backend!r}; use vqgan-clip, diffusers or shapes.")
     args.update(device=device, precision=precision)
-    require_out_dir(out)
+    require_run_dir(out)
     try:
         prompt_set = load_prompts(prompts)
         for note in prompt_set.notes:

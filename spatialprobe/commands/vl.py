@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_dir
+from spatialprobe.commands.errors import fail, require_run_dir
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -46,7 +46,7 @@ def vsr_command(
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
 
-    require_out_dir(out)
+    require_run_dir(out)
     bar, advance = _progress("VSR examples scored")
     try:
         with bar:
@@ -78,7 +78,7 @@ def spatialmqa_command(
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
 
-    require_out_dir(out)
+    require_run_dir(out)
     bar, advance = _progress("SpatialMQA questions answered")
     try:
         with bar:
@@ -118,7 +118,7 @@ def vsr_train_command(
 
     if epochs is not None and max_steps > 0:
         fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
-    require_out_dir(out)
+    require_run_dir(out)
     settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size,
                              epochs=30.0 if epochs is None else float(epochs), eval_steps=eval_steps,
                              max_steps=max_steps, seed=seed)

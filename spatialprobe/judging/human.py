@@ -30,6 +30,7 @@ from spatialprobe.files import DataError, read_json_file, shown
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import OPTIONAL, recorded
 from spatialprobe.runner.summary import over_parts
 from spatialprobe.validate import identifier, normal
@@ -345,7 +346,7 @@ def pairwise_kappa(answers: Mapping[str, Mapping[str, str]], order: Sequence[str
     return kappa
 
 
-def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: str | Path,
+def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: RunOut,
                    task: str | None = None, seed: int = 0, min_answered: float | None = None
                    ) -> dict[str, Any]:
     """Score annotators' answer files; write the run at ``out`` and return its summary."""

@@ -26,6 +26,7 @@ from spatialprobe.prompts.templates import Candidates, check_labels
 from spatialprobe.records import Dataset, Prediction
 from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
+from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.summary import Metric, over_parts, single
 from spatialprobe.scorers import chat
 
@@ -261,7 +262,7 @@ class ProbeRun(RunKind):
         return cls(dataset, s.candidates, probe, source=s.dataset)
 
 
-def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings, out: Path,
+def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings, out: RunOut,
               scorer=None, on_progress: Callable[[int, int], None] | None = None,
               source: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Probe ``dataset`` with every candidate; write the run at ``out`` and return its summary."""

@@ -5,14 +5,16 @@ A kind says only what is its own (a :class:`RunKind` subclass): its resolved spe
 how a batch of items is computed, how results become metrics, and how its table reads. The spine
 does the rest, in this order, in one screen:
 
-1. lock the run directory (a second process on the same ``--out`` is refused);
+1. claim the run directory (one a run may own: new, empty or a run's own; the default folder
+   is named by :mod:`.folders`) and lock it (a second process on the same ``--out`` is refused);
 2. spec -> identity; an existing run of another identity is refused, naming the settings that
    differ (runtime settings may change);
 3. ``config.json`` (spec + provenance);
 4. the generic per-run cache (``run.sqlite``, table ``results``: one JSON value per item key),
    committed batch by batch, so a killed run resumes and computes nothing twice;
 5. metrics -> ``predictions.jsonl``, ``summary.json`` (one schema, :mod:`.summary`),
-   ``table.md`` and the kind's extra files, each written atomically;
+   ``table.md`` and the kind's extra files, each written atomically (none of them when a
+   finished run is confirmed: nothing computed, the same metrics);
 6. an entry in the index of runs (``spatialprobe runs``, ``spatialprobe report``).
 """
 
@@ -24,10 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from spatialprobe.files import atomic_write_text, write_json, write_jsonl
+from spatialprobe.files import atomic_write_text, read_json, write_json, write_jsonl
+from spatialprobe.loading import resolved_devices
 from spatialprobe.metrics.intervals import Resampling, with_intervals
+from spatialprobe.runner.folders import RunOut, run_folder
 from spatialprobe.runner.settings import from_config, to_spec
-from spatialprobe.runner.spec import RunSpec, refuse_other_identity
+from spatialprobe.runner.spec import RunSpec, canonical, refuse_other_identity
 from spatialprobe.runner.summary import Metric, build_summary
 from spatialprobe.store import RunDir, provenance, register_run
 
@@ -167,27 +171,66 @@ def batches(items: Sequence[Item], size: int) -> Iterator[Sequence[Item]]:
         yield items[start:start + size]
 
 
-def start(run: RunDir, spec: RunSpec, cache: ResultCache) -> dict[str, Any]:
+def start(run: RunDir, spec: RunSpec, cache: ResultCache) -> tuple[dict[str, Any], bool]:
     """Write ``config.json``; refuse a directory whose results come from another identity.
+    Returns the config and whether this resumes (or confirms) a run begun before.
 
     A directory without cached results (a first attempt that failed before computing anything)
-    is taken over by the new run.
+    is taken over by the new run. A run of the same identity keeps its config's provenance (when
+    and by which command it began); only a changed runtime (``--batch-size``) is written.
     """
     existing = run.config()
     if existing is not None and (cache.keys() or run.file("summary.json").exists()):
         refuse_other_identity(run.path, existing, spec)
+        config = {**spec.to_dict(), "provenance": existing.get("provenance") or provenance()}
+        if config != existing:
+            write_json(run.file("config.json"), config)
+        return config, True
     config = {**spec.to_dict(), "provenance": provenance()}
     write_json(run.file("config.json"), config)
-    return config
+    return config, False
 
 
-def execute(kind: RunKind, out: str | Path, progress: Progress | None = None) -> dict[str, Any]:
-    """Run ``kind`` into the run directory ``out`` (resuming it) and return its summary."""
-    run = RunDir(out)
-    run.lock()  # held until this function returns (or the process dies): one process per --out
+def _finished_summary(run: RunDir, identity: str) -> dict[str, Any] | None:
+    """The run's ``summary.json`` if it is one of this identity, else None."""
+    try:
+        summary = read_json(run.file("summary.json"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return summary if isinstance(summary, dict) and summary.get("identity") == identity else None
+
+
+def _confirms(run: RunDir, previous: dict[str, Any] | None, summary: dict[str, Any]) -> bool:
+    """Whether a finished run's files already say what ``summary`` says (same metrics)."""
+    return (previous is not None and canonical(previous.get("metrics")) == canonical(summary["metrics"])
+            and all(run.file(name).exists() for name in ("predictions.jsonl", "table.md")))
+
+
+def _summary_provenance(config: dict[str, Any], previous: dict[str, Any] | None,
+                        resumed: bool) -> dict[str, Any]:
+    """``summary.json``'s provenance: the config's (how the run began), the device and dtype each
+    component resolved, and, for every later invocation that computed more, when and how."""
+    info = {**config["provenance"], "devices": resolved_devices()}
+    if resumed:
+        earlier = list(((previous or {}).get("provenance") or {}).get("resumed") or [])
+        now = provenance()
+        info["resumed"] = [*earlier, {"created": now["created"], "command": now["command"]}]
+    return info
+
+
+def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dict[str, Any]:
+    """Run ``kind`` into the run directory ``out`` (resuming it) and return its summary.
+
+    ``out`` is a folder the run owns (:func:`~spatialprobe.store.require_own_folder`, checked
+    before anything is written) or a :class:`~spatialprobe.runner.folders.DefaultRunDir`.
+    A finished run that computes nothing and whose metrics come out the same is confirmed:
+    no file in its folder is written.
+    """
     spec = kind.spec()
+    run = RunDir.claim(run_folder(out, spec.kind, spec.identity))
+    run.lock()  # held until this function returns (or the process dies): one process per --out
     cache = ResultCache(run)
-    config = start(run, spec, cache)
+    config, resumed = start(run, spec, cache)
     items = kind.items()
     done = cache.keys()
     done -= set(kind.prepare(run, cache.get_all()))
@@ -204,14 +247,18 @@ def execute(kind: RunKind, out: str | Path, progress: Progress | None = None) ->
     evaluation = kind.evaluate({item.key: results[item.key] for item in items})
     metrics, intervals = with_intervals(evaluation.metrics, evaluation.intervals,
                                         evaluation.predictions, evaluation.seed)
+    previous = _finished_summary(run, spec.identity)
     summary = build_summary(
         kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,
         seed=evaluation.seed, metrics=metrics, details=evaluation.details,
-        identity=spec.identity, provenance=config["provenance"], untrained=evaluation.untrained,
-        intervals=intervals)
-    write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)
-    write_json(run.file("summary.json"), summary)
-    atomic_write_text(run.file("table.md"), kind.table(summary))
-    kind.write_extras(run, summary, evaluation)  # plots, galleries, detections (the kind decides)
+        identity=spec.identity, provenance=_summary_provenance(config, previous, resumed and bool(todo)),
+        untrained=evaluation.untrained, intervals=intervals)
+    if todo or not _confirms(run, previous, summary):
+        write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)
+        write_json(run.file("summary.json"), summary)
+        atomic_write_text(run.file("table.md"), kind.table(summary))
+        kind.write_extras(run, summary, evaluation)  # plots, galleries, detections (the kind decides)
+    elif previous is not None:  # confirmed in place: the run's own files stay as they are
+        summary = previous
     register_run(run.path, summary)  # the index is a cache: a failure there is one warning
     return summary

@@ -24,7 +24,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import OPTIONAL
-from spatialprobe.store import RunDir
+from spatialprobe.store import RunDir, require_own_folder
 from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
 from spatialprobe.synthesis.prompts import PromptSet, load_prompts
 
@@ -301,6 +301,7 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
     """
     kind = SynthesisRun(prompts, backend, backend_args, images_per_prompt=images_per_prompt,
                         seed=seed, batch_size=batch_size, ray=ray, workers=workers)
+    require_own_folder(out)  # before the image store below opens a cache in it
     if (Path(out) / "run.sqlite").is_file():
         check_same_prompts(ImageStore(out), prompts)
     execute(kind, out, progress)
