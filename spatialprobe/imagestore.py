@@ -25,20 +25,32 @@ The file is written under a temporary name, fsynced and renamed before its row i
 a finished image always has both; an interrupted run leaves at most stray ``*.PID.tmp`` files.
 ``RUN/prompts.jsonl`` lists the run's prompts in order (``{prompt_id, prompt, meta}`` per line),
 including those without images yet; each invocation records it before making any image.
+
+Readers (judge, visor, annotate, qa image) open a run with :func:`open_image_run`, the one
+reader of image runs: it refuses a run that ``synthesize`` is still writing (its ``run.lock``
+is held) or that holds fewer images than prompts x images per prompt (unfinished or killed),
+unless ``partial``, and it opens ``run.sqlite`` read-only (a run on a read-only mount reads).
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import DataError, RunInUse
 from spatialprobe.files import commit_file, read_jsonl, write_jsonl
 from spatialprobe.runner.spine import ResultCache
-from spatialprobe.store import RunDir, require_own_folder
+from spatialprobe.store import _HELD, RunDir, _holder_pid, require_own_folder
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks, so a run being written cannot be told apart
+    fcntl = None  # type: ignore[assignment]
 
 PROMPTS_FILE = "prompts.jsonl"
 
@@ -129,16 +141,50 @@ class ImageRunDir(RunDir):
         return {**config["settings"], **config}
 
 
+class ReadOnlyCache:
+    """The rows of ``RUN/run.sqlite`` read without writing a byte: the database is opened with
+    SQLite's ``mode=ro`` (it still sees rows a killed writer left in the write-ahead log), or,
+    where the folder cannot be written (a read-only mount: SQLite could not create the WAL's
+    shared-memory file), ``immutable=1``, which reads the database file as it lies."""
+
+    def __init__(self, run: RunDir):
+        self.db_path = run.db_path
+
+    def _connect(self) -> sqlite3.Connection:
+        uri = self.db_path.resolve().as_uri()
+        try:
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # fails here, not later
+            return conn
+        except sqlite3.OperationalError:
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+
+    def get_all(self) -> dict[str, Any]:
+        import json
+
+        try:
+            conn = self._connect()
+            try:
+                rows = conn.execute("SELECT key, value FROM results").fetchall()
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as err:  # no results table, or not a database at all
+            raise DataError(self.db_path, None, None, f"not a readable image run database ({err})") from None
+        return {k: json.loads(v) for k, v in rows}
+
+
 class ImageStore:
     """The images of a run directory (created if missing, so that tests can build one; a folder
-    that holds no image run yet is taken only if a run may own it: ``require_own_folder``)."""
+    that holds no image run yet is taken only if a run may own it: ``require_own_folder``);
+    ``read_only=True`` (readers: :func:`open_image_run`) writes nothing there."""
 
-    def __init__(self, run: RunDir | str | os.PathLike[str]):
+    def __init__(self, run: RunDir | str | os.PathLike[str], read_only: bool = False):
         path = Path(run.path if isinstance(run, RunDir) else run)
-        if not (path / "run.sqlite").is_file():  # about to create its cache: the folder must be ours
+        if not read_only and not (path / "run.sqlite").is_file():  # about to create its cache: ours?
             require_own_folder(path)
         self.run = ImageRunDir(path)
-        self.cache = ResultCache(self.run)
+        self.read_only = read_only
+        self.cache: ResultCache | ReadOnlyCache = ReadOnlyCache(self.run) if read_only else ResultCache(self.run)
 
     @property
     def path(self) -> Path:
@@ -188,6 +234,7 @@ class ImageStore:
                    clip_score: float | None = None, seconds: float | None = None) -> Path:
         """Write an image of a listed prompt atomically, then record it (for runs built by hand;
         ``spatialprobe synthesize`` writes its rows through the run spine). Returns its path."""
+        assert isinstance(self.cache, ResultCache), "a read-only store writes no image"
         order = {p.prompt_id: (n, p) for n, p in enumerate(self.prompts())}
         if prompt_id not in order:
             raise ValueError(f"{self.path} lists no prompt {prompt_id!r}; add it with add_prompts first.")
@@ -199,6 +246,11 @@ class ImageStore:
                         seconds=seconds)
         self.cache.put([(image_key(prompt_id, image_index), row)])
         return final
+
+    def records(self) -> Iterator[ImageRecord]:
+        """Every image the run records, in prompt order then image index, whether or not its
+        file exists (readers split them with :func:`present_images`)."""
+        return self._records()
 
     def _records(self) -> Iterator[ImageRecord]:
         """Every image row, in prompt order then image index, whether or not its file exists."""
@@ -215,3 +267,132 @@ class ImageStore:
     def missing_images(self) -> list[ImageRecord]:
         """Images the run records but whose file is gone (deleted or moved since)."""
         return [rec for rec in self._records() if not rec.path.exists()]
+
+
+# ---- the one reader of image runs --------------------------------------------------------------
+
+PARTIAL_ADVICE = "or pass --partial"
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """How much of an image run exists: recorded images against prompts x images per prompt."""
+
+    images: int
+    """Images the run records."""
+    expected: int
+    """Prompts x images per prompt."""
+    partial: bool = False
+    """Read although unfinished or being written (``--partial``)."""
+    writer: str | None = None
+    """Process id of the ``synthesize`` still writing it when it was read (``--partial`` only)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"images": self.images, "expected": self.expected, "partial": self.partial,
+                "being_written": self.writer is not None}
+
+    @staticmethod
+    def line(recorded: Mapping[str, Any] | None) -> str:
+        """The first line of a table made from an image run: what share of the run it read."""
+        if not recorded:
+            return ""
+        counts = f"{recorded['images']:,} of {recorded['expected']:,} images"
+        if not recorded.get("partial"):
+            return f"Image run: {counts} (complete).\n\n"
+        writing = ", still being written" if recorded.get("being_written") else ""
+        return (f"Image run: PARTIAL, {counts} (prompts x images per prompt{writing}; read with "
+                "--partial).\n\n")
+
+
+def lock_holder(path: Path) -> str | None:
+    """The pid of another process holding ``RUN/run.lock`` (``synthesize`` writing the run), else
+    None. A shared ``flock`` probe on a read-only descriptor: it works on a read-only mount too."""
+    lock = path / "run.lock"
+    if fcntl is None or not lock.exists() or str(path.resolve()) in _HELD:  # _HELD: this process's own
+        return None
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return None
+    except BlockingIOError:
+        return _holder_pid(fd)
+    finally:
+        os.close(fd)  # drops the probe's shared lock
+
+
+def expected_images(store: ImageStore, rows: list[dict[str, Any]]) -> int:
+    """Prompts x images per prompt, as ``synthesize`` recorded them in the run's settings; a
+    run built by hand (no such settings) counts its prompt list x its most images of a prompt."""
+    config = store.run.config() or {}
+    per_prompt = config.get("images_per_prompt")
+    count = (config.get("prompt_set") or {}).get("count") if isinstance(config.get("prompt_set"), dict) else None
+    if not isinstance(per_prompt, int) or isinstance(per_prompt, bool):
+        per_prompt = max((int(r["image_index"]) + 1 for r in rows), default=1)
+    if not isinstance(count, int) or isinstance(count, bool):
+        count = len(store.prompts())
+    return count * per_prompt
+
+
+def open_image_run(path: str | os.PathLike[str], *, partial: bool = False,
+                   command: str = "spatialprobe synthesize") -> tuple[ImageStore, Completeness]:
+    """The image run at ``path``, read-only, and how complete it is. Refused (one sentence) when
+    it is no image run, when ``synthesize`` still holds its lock, or when it holds fewer images
+    than prompts x images per prompt; ``partial`` reads what is there and says so."""
+    path = Path(path)
+    if not (path / "run.sqlite").is_file():
+        raise DataError(path, None, None, f"not an image run (no run.sqlite); give the directory "
+                        f"written by {command}")
+    writer = lock_holder(path)
+    if writer is not None and not partial:
+        raise RunInUse(f"{path} is being written by another spatialprobe process (pid {writer}, "
+                       "which holds its run.lock); wait for it to finish, or pass --partial to read "
+                       "the images finished so far.")
+    store = ImageStore(path, read_only=True)
+    rows = store.rows()
+    expected = expected_images(store, rows)
+    if len(rows) < expected and not partial:
+        raise DataError(path, None, None, f"holds {len(rows):,} of {expected:,} images (prompts x images "
+                        "per prompt); it is unfinished or was killed: finish it with the same "
+                        f"synthesize command, {PARTIAL_ADVICE} to use the images it holds")
+    return store, Completeness(len(rows), expected, partial and (len(rows) < expected or writer is not None),
+                               writer)
+
+
+def missing_note(missing: Sequence[ImageRecord], present: int, unreadable: int = 0) -> str:
+    """How many image files are gone (or unreadable), of how many, and the first three paths."""
+    first = ", ".join(str(r.path) for r in missing[:3]) + (", ..." if len(missing) > 3 else "")
+    what = f"missing or unreadable ({unreadable} unreadable)" if unreadable else "missing"
+    return f"{len(missing)} of {len(missing) + present} image files are {what} ({first})"
+
+
+def present_images(source: str | os.PathLike[str], records: Iterable[ImageRecord], skip_missing: bool,
+                   what: str = "score") -> tuple[list[ImageRecord], list[ImageRecord]]:
+    """(records whose file exists, records whose file is gone). A gone file is refused, naming
+    it, unless ``skip_missing``: then damaged files (empty, corrupt, truncated: each decoded once
+    here) are left out too, and the caller counts and records every skipped one."""
+    present: list[ImageRecord] = []
+    missing: list[ImageRecord] = []
+    for rec in records:
+        (present if rec.path.is_file() else missing).append(rec)
+    if missing and not skip_missing:
+        raise DataError(Path(source), None, None, f"{missing_note(missing, len(present))}; restore them, or "
+                        f"pass --skip-missing to {what} the rest (recorded in the run)")
+    if skip_missing:  # without it, a damaged file is refused where it is read, in one sentence
+        from spatialprobe.vision import image_problem
+
+        damaged = [rec for rec in present if image_problem(rec.path) is not None]
+        gone = {(rec.prompt_id, rec.image_index) for rec in damaged}
+        present = [rec for rec in present if (rec.prompt_id, rec.image_index) not in gone]
+        missing += damaged
+    return present, missing
+
+
+def missing_record(store: ImageStore, missing: Sequence[ImageRecord], present: int) -> dict[str, Any]:
+    """What a run records of the image files it skipped (``details.missing_images``): the gone
+    ones and, by file, why each damaged one could not be read."""
+    from spatialprobe.vision import image_problem
+
+    problems = {str(r.path.relative_to(store.path)): image_problem(r.path) for r in missing if r.path.is_file()}
+    return {"n": len(missing), "note": missing_note(missing, present, len(problems)),
+            "files": [str(r.path.relative_to(store.path)) for r in missing],
+            **({"unreadable": problems} if problems else {})}

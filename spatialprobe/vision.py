@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import DataError
 from spatialprobe.extras import require
 
 
@@ -17,12 +18,34 @@ def blank_image(size: int = 384, gray: int = 128):
 
 
 def open_image(image: Any):
-    """A PIL RGB image from a PIL image or a path."""
+    """A PIL RGB image from a PIL image or a path: the one guarded opener of image files. A
+    missing, empty, corrupt or truncated file is a :class:`~spatialprobe.errors.DataError`
+    naming it (one sentence), never a PIL traceback."""
     Image = require("PIL.Image", "vl")
-    if isinstance(image, (str, Path)):
-        with Image.open(image) as handle:
-            return handle.convert("RGB")
-    return image.convert("RGB")
+    if not isinstance(image, (str, Path)):
+        return image.convert("RGB")
+    path = Path(image)
+    try:
+        with Image.open(path) as handle:
+            return handle.convert("RGB")  # decodes every pixel: a truncated file fails here
+    except FileNotFoundError:
+        raise DataError(path, None, None, "image file is missing") from None
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as err:
+        # PIL raises SyntaxError for some broken PNG chunks, OSError for truncated data and
+        # UnidentifiedImageError (an OSError) for empty or non-image files
+        empty = path.is_file() and path.stat().st_size == 0
+        raise DataError(path, None, None, "image file is empty (0 bytes)" if empty
+                        else f"not a readable image ({err})") from None
+
+
+def image_problem(path: str | Path) -> str | None:
+    """Why the image file cannot be read (missing, empty, corrupt, truncated), or None: the file
+    is decoded once, as :func:`open_image` would."""
+    try:
+        open_image(Path(path))
+    except DataError as err:
+        return str(err).removeprefix(f"{path}: ")
+    return None
 
 
 def to_pil(images):

@@ -84,8 +84,15 @@ def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_p
     texts = [i.full_text for i in build_qa(datasets.load("posrel")).items]
     model = make_vilt(tmp_path_factory.mktemp("vilt_no") / "m", texts, {"yes": 0.0, "no": 2.0})
     out = tmp_path / "qa-run"
-    result = CliRunner().invoke(app, ["qa", "image", "--images", str(synthesis_run.path), "--model",
-                                      str(model), "--out", str(out), "--device", "cpu"])
+    args = ["qa", "image", "--images", str(synthesis_run.path), "--model", str(model), "--out", str(out),
+            "--device", "cpu"]
+    # the run is unfinished (the 4th prompt has no image; 2 images per prompt): refused, counted
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2 and not out.exists()
+    assert refused.output == (f"Error: {synthesis_run.path}: holds 4 of 8 images (prompts x images per "
+                              "prompt); it is unfinished or was killed: finish it with the same synthesize "
+                              "command, or pass --partial to use the images it holds\n")
+    result = CliRunner().invoke(app, [*args, "--partial"])
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     # The questions are those of the run's 4 prompts; 3 have images -> 6 questions answered,
@@ -99,6 +106,10 @@ def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_p
     assert config["settings"]["questions"]["source"] == {"images": True}
     assert config["settings"]["images"]["path"] == str(synthesis_run.path.resolve())
     assert config["settings"]["images"]["content"].startswith("sha256:")
+    assert config["settings"]["images"]["completeness"] == {"images": 4, "expected": 8, "partial": True,
+                                                            "being_written": False}
+    assert (out / "table.md").read_text().splitlines()[0] == (
+        "Image run: PARTIAL, 4 of 8 images (prompts x images per prompt; read with --partial).")
     # replayed from its config: in place it confirms; elsewhere it reproduces the predictions
     same = CliRunner().invoke(app, ["run", str(out)])
     assert same.exit_code == 0 and "confirmed: identity" in same.output

@@ -124,7 +124,14 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     write(tmp_path / "data" / "test.jsonl", RECORDS)
     solid_image(tmp_path / "coco" / "test2017" / "a.jpg")  # b.jpg is missing
     echo = Echo({RECORDS[0]["question"]: "left", RECORDS[2]["question"]: "on/above"})
-    summary = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=echo)
+    with pytest.raises(DataError) as refused:  # a missing image: refused, named, nothing written
+        run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=echo)
+    assert str(refused.value) == (f"{tmp_path / 'coco'}: 1 of 3 questions have no image here (first: b.jpg); "
+                                  "add the images, or pass --skip-missing to evaluate the 2 that have one "
+                                  "(counted and recorded)")
+    assert not (tmp_path / "run").exists()
+    summary = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=echo,
+                             skip_missing=True)
     metrics, details = summary["metrics"], summary["details"]
     assert summary["kind"] == "spatialmqa" and summary["task"] == "spatialmqa"
     assert details["n_examples"] == 3 and details["n_missing_images"] == 1
@@ -144,7 +151,10 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     assert metrics["strict_f1"]["mean"] == 50.0 and metrics["strict_macro_f1"]["mean"] == 50.0
     assert details["extra_keys"] == {",answer": ["test-00002"]}
     assert details["matching"].startswith("lenient matching")
-    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
+    assert details["coverage"] == {"used": 2, "total": 3, "skipped_missing": 1, "skip_missing": True, "limit": None}
+    table = (tmp_path / "run" / "table.md").read_text().splitlines()
+    assert table[:2] == ["Coverage: 2 of 3 questions (1 images missing, skipped with --skip-missing).", ""]
+    assert table[4:] == [
         "| overall: all | 2 | 50.0 [–] | 50.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
         "| perspective: outside | 1 | 0.0 [–] | 0.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
         "| perspective: third | 1 | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
@@ -195,7 +205,8 @@ def test_an_answerer_one_answer_short_is_an_error_not_fewer_scored_questions(tmp
     solid_image(tmp_path / "coco" / "test2017" / "a.jpg")
     short = DropsLast({RECORDS[0]["question"]: "left", RECORDS[2]["question"]: "on/above"})
     with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
-        run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=short)
+        run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=short,
+                       skip_missing=True)
 
 
 def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):

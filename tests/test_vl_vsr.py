@@ -110,7 +110,15 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     for name in ("000000000001.jpg", "000000000002.jpg"):
         solid_image(tmp_path / "coco" / name)
     clip = FixedClip({"The cat is left of the dog.": True, "The hot dog is on the table.": True})
-    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
+    # the third example's image is missing: refused, naming it, before anything is written
+    with pytest.raises(DataError) as refused:
+        run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
+    assert str(refused.value) == (f"{tmp_path / 'coco'}: 1 of 3 examples have no image here (first: "
+                                  "000000000404.jpg); add the images, or pass --skip-missing to evaluate "
+                                  "the 2 that have one (counted and recorded)")
+    assert not (tmp_path / "run").exists()
+    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip,
+                           skip_missing=True)
     # first: gold 1, pred 1 (right); second: gold 0, pred 1 (wrong); third: no image
     assert summary["kind"] == "vsr" and summary["task"] == "vsr-random" and summary["seed"] is None
     # intervals resample the two images: both drawn (1/2 of resamples), one of them twice (1/4 each);
@@ -127,7 +135,10 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     details = summary["details"]
     assert details["n_examples"] == 3 and details["n_missing_images"] == 1
     assert details["missing_images"] == ["000000000404.jpg"] and details["model_info"] == {"model": "fixed"}
-    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:] == [
+    assert details["coverage"] == {"used": 2, "total": 3, "skipped_missing": 1, "skip_missing": True, "limit": None}
+    table = (tmp_path / "run" / "table.md").read_text().splitlines()
+    assert table[:2] == ["Coverage: 2 of 3 examples (1 images missing, skipped with --skip-missing).", ""]
+    assert table[4:] == [
         "| overall | 50.0 [0.0, 100.0] | 2 |", "| Projective | 100.0 [–] | 1 |", "| Topological | 0.0 [–] | 1 |", "",
         "[low, high]: 95 % percentile interval, cluster bootstrap over images (image), 1000 resamples, "
         "seed 0. [–]: no interval (its rows come from fewer than two units to resample)."]
@@ -141,7 +152,8 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
         with pytest.raises(ValueError, match=message):
             run_vsr_clip("fixed", tmp_path / "bad", tmp_path / "coco", tmp_path / "bad-run", clip=FixedClip({}))
     # a second run on the same directory reuses stored results: a clip that fails if called
-    again = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip({}))
+    again = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip({}),
+                         skip_missing=True)
     assert again["accuracy"] == summary["accuracy"]
 
 
@@ -167,7 +179,8 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
         "relation left of": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert [r["category"] for r in rows] == ["Projective", None, None]
-    assert (tmp_path / "run" / "table.md").read_text().splitlines()[2:4] == [
+    assert (tmp_path / "run" / "table.md").read_text().splitlines()[:6] == [
+        "Coverage: 3 of 3 examples.", "", "| group | accuracy (%) | n |", "|---|---|---|",
         "| overall | 33.33 [0.0, 50.0] | 3 |", "| Projective | 0.0 [–] | 1 |"]
 
 
@@ -224,13 +237,14 @@ def test_vsr_command_with_tiny_clip(tmp_path):
 
 
 def _vsr_cli_run(tmp_path, out, model, *extra):
+    """vsr on RANDOM, whose third image is missing (--skip-missing: counted and recorded)."""
     from typer.testing import CliRunner
 
     from spatialprobe.cli import app
 
     return CliRunner().invoke(app, ["vsr", "--model", str(model), "--data", str(tmp_path / "vsr"),
                                     "--images", str(tmp_path / "coco"), "--out", str(out),
-                                    "--device", "cpu", *extra])
+                                    "--device", "cpu", "--skip-missing", *extra])
 
 
 def test_vsr_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, monkeypatch):

@@ -91,6 +91,9 @@ def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path, monkeypatc
         "relation on": {"mean": 66.67, "std": None, "n": 3, "ci": None}}}
     assert summary["macro_f1"] == {"mean": 42.86, "std": None, "n": 4, "ci": [40.0, 50.0]}
     details = summary["details"]
+    assert (tmp_path / "run" / "table.md").read_text().splitlines()[0] == (
+        "Coverage: train 4 of 4 examples; dev 4 of 4 examples; test 4 of 4 examples.")
+    assert details["coverage"] == {"used": 4, "total": 4, "skipped_missing": 0, "skip_missing": False, "limit": None}
     assert details["best_dev_accuracy"] == 50.0 and details["global_step"] == 2  # dev: 2 of 4 True
     assert details["best_checkpoint"] == str(tmp_path / "run" / "best")
     preds = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
@@ -135,6 +138,32 @@ def test_replay_trains_into_the_new_run_directory(tmp_path):
     assert (tmp_path / "copy" / "best" / "config.json").exists()
     assert (tmp_path / "copy" / "predictions.jsonl").read_text() == \
         (tmp_path / "run" / "predictions.jsonl").read_text()
+
+
+def test_missing_training_images_are_refused_or_skipped_and_counted(tmp_path):
+    """vsr-train trained on 210 of 7,680 examples without a word: now a missing image of any part
+    is refused before a model loads, naming it; --skip-missing counts every part's gap."""
+    from typer.testing import CliRunner
+
+    from spatialprobe.benchmarks.vsr_train import VSRTrainRun
+    from spatialprobe.cli import app
+    from spatialprobe.reports.tables import coverage_line
+
+    rows, colors = records(4)
+    for part in ("train", "dev", "test"):
+        write_split(tmp_path / "vsr", "random", part, rows)
+    solid_image(tmp_path / "coco" / f"{0:012d}.jpg", colors[0], size=32)  # the second image is missing
+    result = CliRunner().invoke(app, _train_args(tmp_path, tmp_path / "no-model"))
+    assert result.exit_code == 2 and not (tmp_path / "run").exists()
+    assert " ".join(result.output.split()) == (
+        f"Error: {tmp_path / 'coco'}: 2 of 4 train examples have no image here (first: 000000000001.jpg); "
+        "add the images, or pass --skip-missing to evaluate the 2 that have one (counted and recorded)")
+    run = VSRTrainRun(tmp_path / "vsr", tmp_path / "coco", skip_missing=True)
+    assert run.coverage["train"] == {"used": 2, "total": 4, "skipped_missing": 2, "skip_missing": True,
+                                     "limit": None}
+    assert len(run.data["train"]) == 2 and run.spec().settings["skip_missing"] is True
+    assert coverage_line(run.coverage["train"]) == (
+        "Coverage: 2 of 4 examples (2 images missing, skipped with --skip-missing).")
 
 
 def test_epochs_with_max_steps_is_refused(tmp_path):

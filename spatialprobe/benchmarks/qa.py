@@ -121,15 +121,19 @@ def build_answerer(mode: str, answerer: Mapping[str, Any], runtime: Mapping[str,
     return load_vqa(args["model"], device=device)
 
 
-def images_identity(store) -> dict[str, Any]:
-    """Where a synthesis run is, the identity its config names, and a hash of its image files."""
+def images_identity(store, records, completeness=None) -> dict[str, Any]:
+    """Where a synthesis run is, the identity its config names, a hash of its image files and
+    how complete the run was when read (a ``--partial`` read is another identity)."""
     digest = hashlib.sha256()
-    for rec in store.images():
+    for rec in records:
         digest.update(f"{rec.prompt_id}\t{rec.image_index}\t".encode())
         digest.update(hashlib.sha256(rec.path.read_bytes()).digest())
     config = store.run.config() or {}
-    return {"path": str(Path(store.path).resolve()), "identity": config.get("identity"),
-            "content": f"sha256:{digest.hexdigest()}"}
+    identity = {"path": str(Path(store.path).resolve()), "identity": config.get("identity"),
+                "content": f"sha256:{digest.hexdigest()}"}
+    if completeness is not None:
+        identity["completeness"] = completeness.to_dict()
+    return identity
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,7 @@ class QARun(RunKind):
 
     def __init__(self, qa: QASet, answerer, *, dataset: str, mode: str = "text", store=None,
                  full_vocab: bool = False, batch_size: int = 16,
-                 source: Mapping[str, Any] | None = None):
+                 source: Mapping[str, Any] | None = None, image_run=None):
         if mode not in ("text", "image") or (mode == "image") != (store is not None):
             raise ValueError(f"QA mode {mode!r} takes {'an' if mode == 'image' else 'no'} image run.")
         if store is not None:
@@ -175,7 +179,13 @@ class QARun(RunKind):
         self.store, self.full_vocab, self.batch_size = store, full_vocab, batch_size
         self.source = dict(source or {"given": qa.name})
         self.by_id = {item.id: item for item in qa.items}
-        self.matched = match_images(qa.items, list(store.images())) if store is not None else {}
+        self.image_run = image_run  # the image run's Completeness (imagestore.open_image_run)
+        self.records: list = []
+        if store is not None:  # a deleted image file is refused, naming it (never answered past)
+            from spatialprobe.imagestore import present_images
+
+            self.records = present_images(store.path, store.records(), False, "answer")[0]
+        self.matched = match_images(qa.items, self.records) if store is not None else {}
         if store is not None and not any(self.matched.values()):
             raise ValueError(_no_image_message(store, qa))
 
@@ -184,7 +194,8 @@ class QARun(RunKind):
             mode=self.mode, task=self.qa.task, dataset=self.dataset,
             questions=QuestionsRecord(f"{self.qa.name}@{self.qa.version}", self.source),
             answerer=Component(**answerer_settings(self.answerer)), full_vocab=self.full_vocab,
-            images=images_identity(self.store) if self.store is not None else None,
+            images=(images_identity(self.store, self.records, self.image_run)
+                    if self.store is not None else None),
             device=self.answerer.device, batch_size=self.batch_size)
 
     def items(self) -> list[Item]:
@@ -239,6 +250,8 @@ class QARun(RunKind):
         metrics, details = qa_metrics(self.qa.items, final)
         details = {"mode": self.mode, "questions": f"{self.qa.name}@{self.qa.version}",
                    "full_vocab": self.full_vocab, **details, "answerer": self._described()}
+        if self.image_run is not None:
+            details["image_run"] = self.image_run.to_dict()
         return Evaluation(rows, metrics, self.qa.task, str(self.answerer.model_id), self.dataset,
                           None, False, details, (qa_resampling(self.qa.task, known),))
 
@@ -247,10 +260,12 @@ class QARun(RunKind):
         return describe() if callable(describe) else answerer_settings(self.answerer)
 
     def table(self, summary: Mapping[str, Any]) -> str:
+        from spatialprobe.imagestore import Completeness
         from spatialprobe.reports.tables import intervals_line, pm
 
         d = summary["details"]
-        return ("| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
+        return (Completeness.line(d.get("image_run")) +
+                "| mode | task | model | dataset | n | coverage | accuracy | macro-F1 |\n"
                 "|---|---|---|---|---|---|---|---|\n"
                 f"| {d['mode']} | {summary['task']} | {summary['model']} | {summary['dataset']} | "
                 f"{summary['accuracy']['n']} | {d['coverage']:.1%} | {pm(summary['accuracy'])} | "
@@ -260,11 +275,14 @@ class QARun(RunKind):
     def from_settings(cls, settings: QARunSettings) -> QARun:
         from spatialprobe.datasets.qa import questions_for
 
-        s, store, source = settings, None, settings.questions.source
+        s, source = settings, settings.questions.source
+        store = image_run = None
         if s.mode == "image":
-            from spatialprobe.imagestore import ImageStore
+            from spatialprobe.imagestore import open_image_run
 
-            store = ImageStore(recorded(s.images or {}, "path", "images"))
+            images = s.images or {}
+            partial = bool((images.get("completeness") or {}).get("partial"))
+            store, image_run = open_image_run(recorded(images, "path", "images"), partial=partial)
         if "given" in source:
             raise UsageError(f"this qa run's questions ({s.questions.set}) were given in memory, "
                              "not read from a task or file: it cannot be replayed from its config.")
@@ -275,7 +293,8 @@ class QARun(RunKind):
         answerer = build_answerer(s.mode, {"args": s.answerer.args},
                                   {"device": s.device, "batch_size": s.batch_size})
         return cls(qa, answerer, dataset=s.dataset, mode=s.mode, store=store,
-                   full_vocab=s.full_vocab, batch_size=s.batch_size, source=source)
+                   full_vocab=s.full_vocab, batch_size=s.batch_size, source=source,
+                   image_run=image_run)
 
 
 def run_text_qa(qa: QASet, answerer, out: RunOut, *, dataset: str, batch_size: int = 16,
@@ -288,10 +307,12 @@ def run_text_qa(qa: QASet, answerer, out: RunOut, *, dataset: str, batch_size: i
 
 def run_image_qa(qa: QASet, store, answerer, out: RunOut, *, dataset: str, full_vocab: bool = False,
                  batch_size: int = 8, progress: Progress | None = None,
-                 source: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Answer every question from the images ``store`` (an ImageStore) holds for its scenario."""
+                 source: Mapping[str, Any] | None = None, image_run=None) -> dict[str, Any]:
+    """Answer every question from the images ``store`` (an ImageStore, read with
+    :func:`~spatialprobe.imagestore.open_image_run`, whose Completeness is ``image_run``) holds
+    for its scenario."""
     run = QARun(qa, answerer, dataset=dataset, mode="image", store=store, full_vocab=full_vocab,
-                batch_size=batch_size, source=source)
+                batch_size=batch_size, source=source, image_run=image_run)
     return execute(run, out, progress)
 
 

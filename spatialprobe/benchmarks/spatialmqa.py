@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.vsr import ImageBenchmarkSettings
-from spatialprobe.datasets.vsr import file_version, find_images
+from spatialprobe.datasets.vsr import file_version, usable_images
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import DataFile
@@ -189,6 +189,8 @@ class SpatialMQARunSettings(ImageBenchmarkSettings):
     method: str | None
     answerer: dict[str, Any]
     """The answerer's own description (device left out)."""
+    skip_missing: bool = False
+    """Questions without an image were left out (--skip-missing), counted in details.coverage."""
 
 
 class SpatialMQARun(RunKind):
@@ -199,16 +201,16 @@ class SpatialMQARun(RunKind):
 
     def __init__(self, model: str, path: str | Path, images_dir: str | Path, *, part: str = "test",
                  method: str = "auto", limit: int | None = None, device: str = "auto",
-                 batch_size: int = 8, answerer=None):
+                 batch_size: int = 8, answerer=None, skip_missing: bool = False):
         from spatialprobe.datasets import spatialmqa
 
         self.model, self.path, self.part, self.limit = str(model), Path(path), part, limit
-        self.images_dir, self.batch_size = Path(images_dir), batch_size
-        self.examples = spatialmqa.load_spatialmqa_file(self.path, part=part)[:limit]
-        self.images, self.missing = find_images(self.examples, images_dir, ("", "test2017", "images"))
-        if not self.images:
-            raise ValueError(f"none of the {len(self.examples)} images were found under {images_dir}: "
-                             "--images should be the COCO test2017 folder")
+        self.images_dir, self.batch_size, self.skip_missing = Path(images_dir), batch_size, skip_missing
+        every = spatialmqa.load_spatialmqa_file(self.path, part=part)
+        self.examples = every[:limit]
+        self.images, self.missing, self.coverage = usable_images(
+            self.examples, images_dir, total=len(every), subdirs=("", "test2017", "images"),
+            skip_missing=skip_missing, limit=limit, what="questions")
         self.answerer = answerer or build_answerer(self.model, method, device)
         self.described = self.answerer.describe()
         self.device = getattr(self.answerer, "device", device)
@@ -220,7 +222,7 @@ class SpatialMQARun(RunKind):
             model=self.model, method=answerer.get("method"), answerer=answerer, dataset=self.dataset,
             data=DataFile(str(self.path.resolve()), file_version(self.path)), part=self.part,
             limit=self.limit, images=str(self.images_dir.resolve()), device=self.device,
-            batch_size=self.batch_size)
+            batch_size=self.batch_size, skip_missing=self.skip_missing)
 
     def items(self) -> list[Item]:
         return [Item(e.id, e) for e in self.examples if e.id in self.images]
@@ -235,18 +237,19 @@ class SpatialMQARun(RunKind):
         from spatialprobe.datasets import spatialmqa
 
         rows = [results[item.key] for item in self.items()]
-        details = {"matching": MATCHING, **missing_details(self.examples, self.missing),
+        details = {"matching": MATCHING, **missing_details(self.examples, self.missing, self.coverage),
                    "extra_keys": spatialmqa.extra_key_report(self.examples), "model_info": self.described}
         return Evaluation(rows, run_metrics(rows), "spatialmqa", self.model, self.dataset, None, False,
                           details, mqa_resampling(rows))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         """Per group: strict n, accuracy and F1; lenient accuracy, P, R and the benchmark's F1."""
-        from spatialprobe.reports.tables import ci_suffix, intervals_line
+        from spatialprobe.reports.tables import ci_suffix, coverage_line, intervals_line
 
         metrics = summary["metrics"]
         names = ("strict_accuracy", "strict_f1", "accuracy", "precision", "recall", "f1")
-        lines = ["| group | n | strict acc | strict F1 | lenient acc | lenient P | lenient R | "
+        lines = [coverage_line(summary["details"].get("coverage"), "questions"), "",
+                 "| group | n | strict acc | strict F1 | lenient acc | lenient P | lenient R | "
                  "lenient F1 (2PR/(P+R)) |", "|" + "---|" * 8]
         groups = [("overall: all", None)] + [
             (part.replace(" ", ": ", 1), part) for part in metrics["strict_accuracy"].get("breakdown", {})]
@@ -262,17 +265,20 @@ class SpatialMQARun(RunKind):
         s = settings
         return cls(s.model, s.data.file, s.images, part=s.part, limit=s.limit, device=s.device,
                    batch_size=s.batch_size,
-                   answerer=build_answerer(s.model, s.method or "auto", s.device, s.answerer))
+                   answerer=build_answerer(s.model, s.method or "auto", s.device, s.answerer),
+                   skip_missing=s.skip_missing)
 
 
 def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
                    method: str = "auto", device: str = "auto", batch_size: int = 8,
-                   limit: int | None = None, answerer=None, progress=None) -> dict[str, Any]:
+                   limit: int | None = None, answerer=None, progress=None,
+                   skip_missing: bool = False) -> dict[str, Any]:
     """Evaluate one model on a SpatialMQA split; writes and returns the run's summary."""
     from spatialprobe.datasets.spatialmqa import PARTS
 
     if part not in PARTS:
         raise ValueError(f"part must be one of {PARTS}, got {part!r}")
     run = SpatialMQARun(model, Path(data_dir) / f"{part}.jsonl", images_dir, part=part, method=method,
-                        limit=limit, device=device, batch_size=batch_size, answerer=answerer)
+                        limit=limit, device=device, batch_size=batch_size, answerer=answerer,
+                        skip_missing=skip_missing)
     return execute(run, out, progress)

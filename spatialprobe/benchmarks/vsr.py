@@ -79,12 +79,14 @@ def panels(summary: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def accuracy_table(summary: Mapping[str, Any]) -> str:
-    """table.md: overall accuracy and accuracy per relation category, with 95 % intervals."""
-    from spatialprobe.reports.tables import ci_suffix, intervals_line
+def accuracy_table(summary: Mapping[str, Any], coverage: str | None = None) -> str:
+    """table.md: its coverage (``coverage``, else the line of ``details.coverage``), then overall
+    accuracy and accuracy per relation category, with 95 % intervals."""
+    from spatialprobe.reports.tables import ci_suffix, coverage_line, intervals_line
 
     acc = summary["accuracy"]
-    lines = ["| group | accuracy (%) | n |", "|---|---|---|",
+    lines = [coverage or coverage_line(summary["details"].get("coverage")), "",
+             "| group | accuracy (%) | n |", "|---|---|---|",
              f"| overall | {acc['mean']}{ci_suffix(acc)} | {acc['n']} |"]
     lines += [f"| {group} | {v['accuracy']}{ci_suffix(v)} | {v['n']} |"
               for group, v in panels(summary)["per category"].items()]
@@ -111,10 +113,13 @@ def check_negations(examples: Sequence[vsr.VSRExample], path: Path) -> None:
         vsr.negate_caption(example.caption, example.relation)  # ValueError names the caption
 
 
-def missing_details(examples: Sequence[Any], missing: Sequence[str]) -> dict[str, Any]:
+def missing_details(examples: Sequence[Any], missing: Sequence[str],
+                    coverage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What summary.json records of the examples without an image (and the coverage line's numbers)."""
     gone = set(missing)
-    return {"n_examples": len(examples), "n_missing_images": len(missing),
-            "missing_images": sorted({e.image for e in examples if e.id in gone})[:50]}
+    details = {"n_examples": len(examples), "n_missing_images": len(missing),
+               "missing_images": sorted({e.image for e in examples if e.id in gone})[:50]}
+    return {**details, "coverage": dict(coverage)} if coverage is not None else details
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,8 @@ class VSRRunSettings(ImageBenchmarkSettings):
     method: str
     prompt: str
     split: str
+    skip_missing: bool = False
+    """Examples without an image were left out (--skip-missing), counted in details.coverage."""
 
 
 class VSRRun(RunKind):
@@ -149,15 +156,14 @@ class VSRRun(RunKind):
 
     def __init__(self, model: str, path: str | Path, images_dir: str | Path, *, split: str = "random",
                  part: str = "test", limit: int | None = None, device: str = "auto",
-                 batch_size: int = 16, clip=None):
+                 batch_size: int = 16, clip=None, skip_missing: bool = False):
         self.model, self.path, self.split, self.part, self.limit = str(model), Path(path), split, part, limit
-        self.images_dir, self.batch_size = Path(images_dir), batch_size
-        self.examples = vsr.load_vsr_file(self.path, split=split, part=part)[:limit]
+        self.images_dir, self.batch_size, self.skip_missing = Path(images_dir), batch_size, skip_missing
+        every = vsr.load_vsr_file(self.path, split=split, part=part)
+        self.examples = every[:limit]
         check_negations(self.examples, self.path)
-        self.images, self.missing = vsr.find_images(self.examples, images_dir)
-        if not self.images:
-            raise ValueError(f"none of the {len(self.examples)} images were found under {images_dir}: "
-                             "--images should be the COCO 2017 folder (flat, or with train2017/, val2017/)")
+        self.images, self.missing, self.coverage = vsr.usable_images(
+            self.examples, images_dir, total=len(every), skip_missing=skip_missing, limit=limit)
         if clip is None:
             from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
 
@@ -170,7 +176,7 @@ class VSRRun(RunKind):
             method=METHOD, prompt=PROMPT, model=self.model, dataset=self.dataset,
             data=DataFile(str(self.path.resolve()), vsr.file_version(self.path)),
             split=self.split, part=self.part, limit=self.limit, images=str(self.images_dir.resolve()),
-            device=self.device, batch_size=self.batch_size)
+            device=self.device, batch_size=self.batch_size, skip_missing=self.skip_missing)
 
     def items(self) -> list[Item]:
         return [Item(e.id, e) for e in self.examples if e.id in self.images]
@@ -188,7 +194,7 @@ class VSRRun(RunKind):
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         rows = [results[item.key] for item in self.items()]
-        details = {**missing_details(self.examples, self.missing), "method": METHOD, "prompt": PROMPT,
+        details = {**missing_details(self.examples, self.missing, self.coverage), "method": METHOD, "prompt": PROMPT,
                    "model_info": self.clip.describe()}
         return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", self.model, self.dataset,
                           None, False, details, vsr_resampling())
@@ -203,14 +209,14 @@ class VSRRun(RunKind):
     def from_settings(cls, settings: VSRRunSettings) -> VSRRun:
         s = settings
         return cls(s.model, s.data.file, s.images, split=s.split, part=s.part, limit=s.limit,
-                   device=s.device, batch_size=s.batch_size)
+                   device=s.device, batch_size=s.batch_size, skip_missing=s.skip_missing)
 
 
 def run_vsr_clip(model: str, data_dir: str | Path, images_dir: str | Path, out: str | Path, *,
                  split: str = "random", part: str = "test", device: str = "auto",
                  batch_size: int = 16, limit: int | None = None, clip=None,
-                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                 progress: Callable[[int, int], None] | None = None, skip_missing: bool = False) -> dict[str, Any]:
     """Evaluate one CLIP checkpoint on a VSR split; writes and returns the run's summary."""
     run = VSRRun(model, vsr.split_file(data_dir, split, part), images_dir, split=split, part=part,
-                 limit=limit, device=device, batch_size=batch_size, clip=clip)
+                 limit=limit, device=device, batch_size=batch_size, clip=clip, skip_missing=skip_missing)
     return execute(run, out, progress)

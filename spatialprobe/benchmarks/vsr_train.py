@@ -131,6 +131,8 @@ class VSRTrainRunSettings:
     images: str
     train: TrainSettings
     device: str = "auto"
+    skip_missing: bool = False
+    """Examples without an image were left out (--skip-missing), counted in details.coverage."""
 
 
 class VSRTrainRun(RunKind):
@@ -141,17 +143,20 @@ class VSRTrainRun(RunKind):
 
     def __init__(self, data_dir: str | Path, images_dir: str | Path, *, model: str = "dandelin/vilt-b32-mlm",
                  split: str = "random", settings: TrainSettings = TrainSettings(), device: str = "auto",
-                 work_dir: str | Path | None = None):
+                 work_dir: str | Path | None = None, skip_missing: bool = False):
         require("accelerate", "vl", "Fine-tuning on VSR (spatialprobe vsr-train)")
         self.data_dir, self.images_dir = Path(data_dir), Path(images_dir)
         self.model, self.split, self.settings = str(model), split, settings
         self.device, self.batch_size = device_name(device), settings.batch_size
         self.work_dir = None if work_dir is None else Path(work_dir)
+        self.skip_missing = skip_missing
         self.parts = {p: vsr.load_vsr(data_dir, split, p) for p in vsr.PARTS}
-        self.found = {p: vsr.find_images(ex, images_dir) for p, ex in self.parts.items()}
+        # every part's images, or a refusal naming the first missing (--skip-missing: counted)
+        found = {p: vsr.usable_images(ex, images_dir, total=len(ex), skip_missing=skip_missing,
+                                      what=f"{p} examples") for p, ex in self.parts.items()}
+        self.found = {p: (images, missing) for p, (images, missing, _) in found.items()}
+        self.coverage = {p: coverage for p, (_, _, coverage) in found.items()}
         self.data = {p: VSRImageText(self.parts[p], self.found[p][0]) for p in vsr.PARTS}
-        if not len(self.data["train"]) or not len(self.data["dev"]):
-            raise ValueError(f"no training or dev images found under {images_dir}")
         self.versions = {p: vsr.file_version(vsr.split_file(data_dir, split, p)) for p in vsr.PARTS}
         self._trainer = None
 
@@ -166,7 +171,8 @@ class VSRTrainRun(RunKind):
             method="vilt-finetune", model=self.model, split=self.split,
             dataset=f"vsr-{self.split}@{self.versions['train']}",
             data=TrainData(str(self.data_dir.resolve()), dict(self.versions)),
-            images=str(self.images_dir.resolve()), train=self.settings, device=self.device)
+            images=str(self.images_dir.resolve()), train=self.settings, device=self.device,
+            skip_missing=self.skip_missing)
 
     def items(self) -> list[Item]:
         test = self.found["test"][0]
@@ -233,27 +239,35 @@ class VSRTrainRun(RunKind):
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         items = self.items()
         rows = [results[item.key] for item in items[1:]]
-        details = {**results[TRAINING], **missing_details(self.parts["test"], self.found["test"][1]),
+        details = {**results[TRAINING],
+                   **missing_details(self.parts["test"], self.found["test"][1], self.coverage["test"]),
                    "best_checkpoint": None if self.work_dir is None else str(self._dir("best")),
-                   "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS}}
+                   "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS},
+                   "coverage_per_part": self.coverage}
         return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
                           f"vsr-{self.split}-test@{self.versions['test']}", self.settings.seed, False, details,
                           vsr_resampling())
 
     def table(self, summary: Mapping[str, Any]) -> str:
-        return (accuracy_table(summary) + f"\nBest dev accuracy {summary['details']['best_dev_accuracy']}% "
+        from spatialprobe.reports.tables import coverage_line
+
+        parts = summary["details"].get("coverage_per_part") or {}
+        coverage = "Coverage: " + "; ".join(f"{p} " + coverage_line(parts[p]).removeprefix("Coverage: ").rstrip(".")
+                                            for p in vsr.PARTS if p in parts) + "." if parts else None
+        return (accuracy_table(summary, coverage) + f"\nBest dev accuracy {summary['details']['best_dev_accuracy']}% "
                 f"(step {summary['details']['global_step']}).\n")
 
     @classmethod
     def from_settings(cls, settings: VSRTrainRunSettings) -> VSRTrainRun:
         s = settings
-        return cls(s.data.dir, s.images, model=s.model, split=s.split, settings=s.train, device=s.device)
+        return cls(s.data.dir, s.images, model=s.model, split=s.split, settings=s.train, device=s.device,
+                   skip_missing=s.skip_missing)
 
 
 def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32-mlm",
                    split: str = "random", settings: TrainSettings = TrainSettings(),
-                   device: str = "auto", progress=None) -> dict[str, Any]:
+                   device: str = "auto", progress=None, skip_missing: bool = False) -> dict[str, Any]:
     """Fine-tune, keep the best dev checkpoint in ``OUT/best``, evaluate it on test."""
     run = VSRTrainRun(data_dir, images_dir, model=model, split=split, settings=settings, device=device,
-                      work_dir=out)
+                      work_dir=out, skip_missing=skip_missing)
     return execute(run, out, progress)

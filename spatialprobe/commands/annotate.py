@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.errors import require_out_file, require_run_dir, warn
+from spatialprobe.commands.judge import PARTIAL, SKIP_MISSING
 
 annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Human).",
                            no_args_is_help=True)
@@ -17,15 +18,19 @@ def export(
     run: Path = typer.Argument(..., help="Image run directory."),
     out: Path = typer.Option(..., "--out", help="HTML page to write."),
     task: str | None = typer.Option(None, "--task", help="Task whose images to ask about."),
+    partial: bool = PARTIAL,
+    skip_missing: bool = SKIP_MISSING,
 ) -> None:
     """Write a self-contained annotation page: one image at a time, keyboard answers, saved to JSON."""
-    from spatialprobe.commands.judge import require_image_run, user_errors
+    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
     from spatialprobe.judging.human import export_page
 
     require_image_run(run)
     require_out_file(out)
     with user_errors():
-        typer.echo(f"wrote {export_page(run, out, task)}")
+        page = export_page(run, out, task, partial=partial, skip_missing=skip_missing)
+    warn_skipped({"missing_images": page.missing, "image_run": page.completeness.to_dict()}, "asked about")
+    typer.echo(f"wrote {out} ({len(page.items)} images)")
 
 
 @annotate_app.command("import")
@@ -35,27 +40,29 @@ def import_(
     out: Path | None = typer.Option(None, "--out", help="Result run directory [runs/human-TASK-ID]."),
     task: str | None = typer.Option(None, "--task", help="Task of the exported page."),
     seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unanswered items."),
+    partial: bool = PARTIAL,
     min_answered: float | None = typer.Option(
         None, "--min-answered", min=0.0, max=1.0, help="Share of the page's items each answers file must "
         "answer (an option or 'cannot tell'); a file below it is refused [0.9]."),
 ) -> None:
     """ISM (Human) per annotator, Cohen's kappa between annotators, and the mean over annotators."""
-    from rich.console import Console
-
-    from spatialprobe.commands.judge import require_image_run, user_errors
+    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
     from spatialprobe.judging.human import annotation_items, import_answers
+    from spatialprobe.reports.tables import print_table
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
     require_run_dir(out)
     with user_errors():
-        task = task or annotation_items(run, None)[0]
+        task = task or annotation_items(run, None, partial=partial, with_files=False)[0]
         target = out or DefaultRunDir(task)
-        summary = import_answers(run, answers, target, task=task, seed=seed, min_answered=min_answered)
+        summary = import_answers(run, answers, target, task=task, seed=seed, partial=partial,
+                                 min_answered=min_answered)
     out = Path(target)
     for name, ignored in summary["details"]["ignored_answers"].items():
         warn(ignored_answers_note(name, ignored))
-    Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
+    warn_skipped(summary["details"], "scored")
+    print_table((out / "table.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {out} (mean accuracy {summary['accuracy']['mean']:.1f}%)")
 
 

@@ -13,6 +13,10 @@ from spatialprobe.commands.errors import fail, require_out_file, require_run_dir
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
+PARTIAL = typer.Option(False, "--partial", help="Read an unfinished image run (fewer images than prompts x "
+                       "images per prompt, or still being written); recorded in the run and its table.")
+SKIP_MISSING = typer.Option(False, "--skip-missing", help="Leave out images whose file is gone "
+                            "(counted and recorded in the run); else refused, naming them.")
 
 @contextmanager
 def user_errors() -> Iterator[None]:
@@ -65,7 +69,8 @@ def _spec(name: str, model: str | None, extra: list[str] | None, **more):
 def _judge_config(task: str, detector: str, detector_model: str | None, detector_arg: list[str],
                   threshold: float | None, depth: str | None, depth_model: str | None,
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
-                  batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None):
+                  batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None,
+                  partial: bool = False):
     """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
     from spatialprobe.judging.box import FIXED_RULES, JudgeConfig
 
@@ -91,7 +96,7 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
         depth=_spec(depth or "dpt", depth_model, depth_arg) if task in FIXED_RULES else None,
         rule=FIXED_RULES.get(task) or rule or "vdg", rule_args=rule_args, seed=seed,
         batch_size=batch_size, device=device, skip_missing=skip_missing,
-        depth_region=depth_region or "release")
+        depth_region=depth_region or "release", partial=partial)
 
 
 def _check_benchmark_args(rule: str, rule_args: dict) -> None:
@@ -110,10 +115,10 @@ def _check_benchmark_args(rule: str, rule_args: dict) -> None:
 
 
 def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> None:
-    from rich.console import Console
     from rich.progress import Progress
 
     from spatialprobe.judging.box import JudgeRun, unscorable_note
+    from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
 
@@ -128,14 +133,22 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
         job = bar.add_task(f"judging {task}", total=len(kind.images))
         summary = execute(kind, target, lambda done, total: bar.update(job, completed=done, total=total))
     out = Path(target)
-    missing = summary["details"].get("missing_images")
-    if missing:
-        warn(f"{missing['note']}; judged the rest (--skip-missing, recorded in summary.json).")
-    console = Console()
-    console.print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
+    warn_skipped(summary["details"], "judged")
+    print_table((out / "table.md").read_text(encoding="utf-8"))
     if gallery:
-        console.print(f"gallery: {out / 'gallery.html'}")
-    console.print(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
+        typer.echo(f"gallery: {out / 'gallery.html'}")
+    typer.echo(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
+
+
+def warn_skipped(details: dict, verb: str) -> None:
+    """Never a silent skip: deleted image files skipped (--skip-missing) and a partial image run."""
+    missing = details.get("missing_images")
+    if missing:
+        warn(f"{missing['note']}; {verb} the rest (--skip-missing, recorded in summary.json).")
+    image_run = details.get("image_run") or {}
+    if image_run.get("partial"):
+        warn(f"the image run is unfinished: {verb} {image_run['images']:,} of its {image_run['expected']:,} "
+             "images (--partial, recorded in summary.json).")
 
 
 def _make_task_command(task: str):
@@ -160,11 +173,12 @@ def _make_task_command(task: str):
         device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
         skip_missing: bool = typer.Option(False, "--skip-missing", help="Judge the images that "
                                           "remain when some files are gone (recorded in the run)."),
+        partial: bool = PARTIAL,
     ) -> None:
         _run(task, run, out, gallery, detector=detector, detector_model=detector_model,
              detector_arg=detector_arg, threshold=threshold, depth=depth, depth_model=depth_model,
              depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed, batch_size=batch_size,
-             device=device, skip_missing=skip_missing, depth_region=depth_region)
+             device=device, skip_missing=skip_missing, depth_region=depth_region, partial=partial)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
                        "recognized subset, recognized ratio, per-object results.")
@@ -206,17 +220,19 @@ def visor(
                                            help="RUN: detector score threshold [0.1, as VISOR]."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="RUN: images per detector batch [8]."),
     device: str | None = typer.Option(None, "--device", help="RUN: auto, cpu or cuda [auto]."),
+    partial: bool = PARTIAL,
+    skip_missing: bool = SKIP_MISSING,
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
-    from rich.console import Console
-
     from spatialprobe.judging.visor import VisorRun
+    from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
     detecting = {"--detector": detector, "--detector-model": detector_model, "--detector-arg": detector_arg,
-                 "--threshold": threshold, "--batch-size": batch_size, "--device": device}
+                 "--threshold": threshold, "--batch-size": batch_size, "--device": device,
+                 "--partial": partial, "--skip-missing": skip_missing}
     if detections is not None:
         if run is not None:
             fail("give an image RUN or --detections FILE, not both.")
@@ -236,7 +252,7 @@ def visor(
         target = out or DefaultRunDir(spec.name)
         with user_errors():
             kind = VisorRun(run=run, detector=spec, prompts=prompts, batch_size=batch_size or 8,
-                            device=device or "auto")
+                            device=device or "auto", partial=partial, skip_missing=skip_missing)
         if kind.skipped:  # never a silent skip
             warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts (no "
                  "obj_1_attributes, obj_2_attributes and a left/right/above/below rel_type); "
@@ -244,9 +260,10 @@ def visor(
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
     with user_errors():
-        execute(kind, target)
+        summary = execute(kind, target)
     out = Path(target)
-    Console().print((out / "table.md").read_text(encoding="utf-8"), markup=False)  # "[low, high]" is text
+    warn_skipped(summary["details"], "scored")
+    print_table((out / "table.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {out}")
 
 

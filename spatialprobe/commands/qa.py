@@ -128,15 +128,16 @@ def image(
     full_vocab: bool = typer.Option(False, help="Argmax over the full answer vocabulary, not yes/no."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
+    partial: bool = typer.Option(False, "--partial", help="Read an unfinished image run (recorded)."),
 ) -> None:
     """Answer each question from the image synthesized for its scenario."""
     from spatialprobe.benchmarks.qa import questions_from_images, run_image_qa
     from spatialprobe.benchmarks.qa_models import load_vqa
-    from spatialprobe.imagestore import ImageStore
+    from spatialprobe.imagestore import open_image_run
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")
-    store = ImageStore(images)
+    store, image_run = _run_or_exit(open_image_run, images, partial=partial)
     if task is None and data is None:
         # The run's own prompts are the dataset instances it drew: ask about exactly those.
         qa, label = _run_or_exit(questions_from_images, store)
@@ -154,7 +155,10 @@ def image(
     with bar:
         summary = _run_or_exit(run_image_qa, qa, store, answerer, target, dataset=label,
                                full_vocab=full_vocab, batch_size=batch_size, progress=advance,
-                               source=source)
+                               source=source, image_run=image_run)
+    from spatialprobe.commands.judge import warn_skipped
+
+    warn_skipped(summary["details"], "answered from")
     _print_summary(summary, target)
 
 

@@ -21,11 +21,18 @@ def _progress(label: str):
     return bar, lambda done, total: bar.update(task, completed=done, total=total)
 
 
+SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
+                           "some are missing (counted in the table's first line and summary.json); "
+                           "else refused, naming the first missing image.")
+
+
 def _report_missing(summary: dict) -> None:
+    """The table's coverage line on stderr too, when images were missing: never a silent gap."""
+    from spatialprobe.reports.tables import coverage_line
+
     details = summary["details"]
     if details.get("n_missing_images"):
-        typer.secho(f"{details['n_missing_images']} of {details['n_examples']} examples have no image "
-                    f"in the images folder and were skipped (listed in summary.json).",
+        typer.secho(f"{coverage_line(details.get('coverage'))} Missing images are listed in summary.json.",
                     fg=typer.colors.YELLOW, err=True)
 
 
@@ -40,6 +47,7 @@ def vsr_command(
     batch_size: int = typer.Option(16, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
+    skip_missing: bool = SkipMissing,
 ) -> None:
     """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
     from spatialprobe.benchmarks.vsr import run_vsr_clip
@@ -51,12 +59,14 @@ def vsr_command(
     try:
         with bar:
             summary = run_vsr_clip(model, data, images, out, split=split, part=part, device=device,
-                                   batch_size=batch_size, limit=limit, progress=advance)
+                                   batch_size=batch_size, limit=limit, progress=advance,
+                                   skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
-               f"{summary['accuracy']['n']} examples; results in {out}")
+               f"{summary['accuracy']['n']:,} of {summary['details']['coverage']['total']:,} examples; "
+               f"results in {out}")
 
 
 
@@ -72,6 +82,7 @@ def spatialmqa_command(
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
+    skip_missing: bool = SkipMissing,
 ) -> None:
     """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
     from spatialprobe.benchmarks.spatialmqa import run_spatialmqa
@@ -84,7 +95,7 @@ def spatialmqa_command(
         with bar:
             summary = run_spatialmqa(model, data, images, out, part=part, method=method,
                                      device=device, batch_size=batch_size, limit=limit,
-                                     progress=advance)
+                                     progress=advance, skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     _report_missing(summary)
@@ -94,7 +105,8 @@ def spatialmqa_command(
     metrics = summary["metrics"]
     typer.echo(f"SpatialMQA {part}: strict accuracy {metrics['strict_accuracy']['mean']}%, lenient "
                f"accuracy {metrics['accuracy']['mean']}% (F1 {metrics['f1']['mean']}% as the benchmark "
-               f"computes it) over {metrics['accuracy']['n']} questions; results in {out}")
+               f"computes it) over {metrics['accuracy']['n']:,} of "
+               f"{summary['details']['coverage']['total']:,} questions; results in {out}")
 
 
 def vsr_train_command(
@@ -110,11 +122,13 @@ def vsr_train_command(
     max_steps: int = typer.Option(-1, "--max-steps", min=-1, help="Stop after N steps (-1: all epochs)."),
     seed: int = typer.Option(42, "--seed"),
     device: str = Device,
+    skip_missing: bool = SkipMissing,
 ) -> None:
     """Fine-tune ViLT on VSR's training split (best dev checkpoint), then evaluate on test."""
     from spatialprobe.benchmarks.vsr_train import TrainSettings, train_vsr_vilt
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
+    from spatialprobe.reports.tables import coverage_line
 
     if epochs is not None and max_steps > 0:
         fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
@@ -126,10 +140,13 @@ def vsr_train_command(
     try:
         with bar:
             summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
-                                     device=device, progress=advance)
+                                     device=device, progress=advance, skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     details = summary["details"]
+    for part, coverage in details["coverage_per_part"].items():
+        if coverage["skipped_missing"]:
+            typer.secho(f"{part}: {coverage_line(coverage)}", fg=typer.colors.YELLOW, err=True)
     typer.echo(f"best dev accuracy {details['best_dev_accuracy']}%, test accuracy "
                f"{summary['accuracy']['mean']}%; best checkpoint in {details['best_checkpoint']}")
 

@@ -65,15 +65,38 @@ def prompt_lines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def load_sr2d(path: str | Path) -> dict[int, dict[str, Any]]:
-    """SR2D records by ``unique_id``; a malformed record is a DataError naming its index and field."""
+    """SR2D records by ``unique_id``; a malformed record is a DataError naming its index and field,
+    and two records with one ``unique_id`` are refused, naming both (one would lose its images)."""
     path = Path(path)
     data = read_json_file(path)
     if not isinstance(data, list):
         raise DataError(path, None, None, "expected a JSON list of SR2D records")
-    out = {}
     for index, rec in enumerate(data):
         for key in SPATIAL_KEYS:
             if not isinstance(rec, dict) or key not in rec:
                 raise DataError(path, None, f"[{index}].{key}", "missing")
-        out[int(rec["unique_id"])] = rec
-    return out
+    check_records([(f"record [{index}]", None, f"[{index}].", rec) for index, rec in enumerate(data)], path)
+    return {int(rec["unique_id"]): rec for rec in data}
+
+
+def check_records(entries: list[tuple[str, int | None, str, dict[str, Any]]], path: str | Path) -> None:
+    """Each spatial record's fields (``unique_id`` an integer, the objects' class names), and no
+    ``unique_id`` twice. ``entries``: (where it is, for the message; its line or None; the prefix
+    of its field names; the record). VISOR keys images ``<unique_id>_<k>``, so two prompts with
+    one id would merge; an empty ``obj_1_attributes`` would fail mid-run."""
+    seen: dict[int, str] = {}
+    for where, line, prefix, rec in entries:
+        uid = rec.get("unique_id")
+        if isinstance(uid, bool) or not (isinstance(uid, int) or (isinstance(uid, str) and uid.isdigit())):
+            raise DataError(path, line, f"{prefix}unique_id", f"expected a whole number, got {uid!r}")
+        if int(uid) in seen:
+            raise DataError(path, line, f"{prefix}unique_id", f"{where} has unique_id {int(uid)}, as "
+                            f"{seen[int(uid)]} has; each prompt needs its own (VISOR keys images by it)")
+        seen[int(uid)] = where
+        if not is_spatial(rec):
+            continue
+        for key in ("obj_1_attributes", "obj_2_attributes"):
+            value = rec.get(key)
+            if not (isinstance(value, list) and value and isinstance(value[0], str) and value[0].strip()):
+                raise DataError(path, line, f"{prefix}{key}", "expected a list whose first item is the "
+                                f"object's class name, got {value!r}")

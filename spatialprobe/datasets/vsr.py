@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from spatialprobe.files import DataError, iter_jsonl, require
 
@@ -172,6 +173,29 @@ def find_images(examples, images_dir: str | Path, subdirs: tuple[str, ...] = IMA
         else:
             missing.append(example.id)
     return found, missing
+
+
+def usable_images(examples, images_dir: str | Path, *, total: int, subdirs: tuple[str, ...] = IMAGE_SUBDIRS,
+                  skip_missing: bool = False, limit: int | None = None, what: str = "examples"
+                  ) -> tuple[dict[str, Path], list[str], dict[str, Any]]:
+    """(example id -> image path, ids whose image is missing, coverage) for the examples of a
+    benchmark. A missing image is refused, naming the first and the count, unless
+    ``skip_missing`` (or ``limit``, a smoke test on part of a folder): never a silent gap.
+    ``coverage`` (``summary.json``'s ``details.coverage``, the table's first line) says how many
+    of the file's ``total`` examples are used and why the others are not."""
+    found, missing = find_images(examples, images_dir, subdirs)
+    if not found:
+        raise DataError(images_dir, None, None, f"none of the {len(examples):,} images were found here: "
+                        "--images should be the COCO folder (flat, or with "
+                        f"{', '.join(s + '/' for s in subdirs if s)} inside)")
+    if missing and not (skip_missing or limit):
+        first = next(e.image for e in examples if e.id == missing[0])
+        raise DataError(images_dir, None, None, f"{len(missing):,} of {len(examples):,} {what} have no "
+                        f"image here (first: {first}); add the images, or pass --skip-missing to "
+                        f"evaluate the {len(found):,} that have one (counted and recorded)")
+    coverage = {"used": len(found), "total": total, "skipped_missing": len(missing),
+                "skip_missing": skip_missing, "limit": limit}
+    return found, missing, coverage
 
 
 def negate_caption(caption: str, relation: str) -> str:

@@ -23,7 +23,14 @@ from spatialprobe import tasks
 from spatialprobe.detectors import rules
 from spatialprobe.detectors.base import best_per_object
 from spatialprobe.extras import require
-from spatialprobe.imagestore import ImageRecord, ImageStore
+from spatialprobe.imagestore import (
+    Completeness,
+    ImageRecord,
+    ImageStore,
+    missing_record,
+    open_image_run,
+    present_images,
+)
 from spatialprobe.judging.box_scores import (
     BENCHMARK_ARGS,
     benchmark_metrics,
@@ -38,6 +45,7 @@ from spatialprobe.registry import Spec, build, lookup
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import Component, recorded
 from spatialprobe.store import RunDir
+from spatialprobe.vision import open_image
 
 POSITION = "position"
 """The judge rule of position tasks (posrel): a registered position judge decides (``--rule``)."""
@@ -79,17 +87,15 @@ class JudgeConfig:
     """auto, cpu or cuda (runtime: not part of a run's identity)."""
     skip_missing: bool = False
     """Judge the images that remain when some files of the run are gone (else refuse)."""
+    partial: bool = False
+    """Judge an unfinished image run, or one still being written (else refuse)."""
 
 
-def task_images(store: ImageStore, task: str, missing: bool = False) -> list[ImageRecord]:
-    """Images whose prompt carries an instance of ``task`` with both objects and a label
-    (``missing=True``: those whose file is recorded but gone)."""
-    keep = []
-    for rec in (store.missing_images() if missing else store.images()):
-        meta = rec.meta
-        if meta.get("task", task) == task and {"obj_a", "obj_b", "label"} <= set(meta):
-            keep.append(rec)
-    return keep
+def task_images(store: ImageStore, task: str) -> list[ImageRecord]:
+    """Images the run records (file present or not) whose prompt carries an instance of ``task``
+    with both objects and a label."""
+    return [rec for rec in store.records()
+            if rec.meta.get("task", task) == task and {"obj_a", "obj_b", "label"} <= set(rec.meta)]
 
 
 def why_unscorable(meta: Mapping[str, Any], task: str) -> str | None:
@@ -196,23 +202,18 @@ def _without_device(spec: Spec | None) -> dict[str, Any] | None:
                                       "args": {k: v for k, v in spec.args.items() if k != "device"}}
 
 
-def open_store(source: str, command: str = "spatialprobe synthesize") -> ImageStore:
-    """The image store at ``source``; a path without one is refused (ImageStore would create it)."""
-    from pathlib import Path
-
-    if not (Path(source) / "run.sqlite").exists():
-        raise ValueError(f"{source} is not an image run (no run.sqlite); give the directory "
-                         f"written by {command}.")
-    return ImageStore(source)
-
-
-def image_run_source(store: ImageStore, images: Sequence[ImageRecord]) -> dict[str, Any]:
+def image_run_source(store: ImageStore, images: Sequence[ImageRecord],
+                     completeness: Completeness | None = None) -> dict[str, Any]:
     """The image run a judgement reads, as settings: where it is, its identity (when its config
-    has one), its dataset and a digest of the finished images judged (ids, seeds, files)."""
+    has one), its dataset, a digest of the finished images judged (ids, seeds, files) and how
+    complete the run was (a ``--partial`` read of an unfinished run is another identity)."""
     listed = [[r.prompt_id, r.image_index, r.seed, str(r.path.relative_to(store.path))] for r in images]
     digest = hashlib.sha256(json.dumps(listed).encode("utf-8")).hexdigest()
-    return {"path": str(store.path.resolve()), "identity": (store.run.config() or {}).get("identity"),
-            "dataset": source_dataset(store), "images": len(images), "images_sha256": digest}
+    source = {"path": str(store.path.resolve()), "identity": (store.run.config() or {}).get("identity"),
+              "dataset": source_dataset(store), "images": len(images), "images_sha256": digest}
+    if completeness is not None:
+        source["completeness"] = completeness.to_dict()
+    return source
 
 
 @dataclass(frozen=True)
@@ -246,12 +247,9 @@ class JudgeRun(RunKind):
         if cfg.depth_region not in rules.DEPTH_REGIONS:
             raise ValueError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
         self.cfg, self.batch_size, self.gallery = cfg, cfg.batch_size, gallery
-        self.store = open_store(source)
-        self.images = task_images(self.store, cfg.task)
-        self.missing = task_images(self.store, cfg.task, missing=True)
-        if self.missing and not cfg.skip_missing:
-            raise ValueError(f"{source}: {missing_note(self.missing, len(self.images))}; restore them, "
-                             "or pass --skip-missing to judge the rest (recorded in the judge run).")
+        self.store, self.completeness = open_image_run(source, partial=cfg.partial)
+        self.images, self.missing = present_images(source, task_images(self.store, cfg.task),
+                                                   cfg.skip_missing, "judge")
         self.unscorable = unscorable_prompts(self.store, cfg.task)
         if not self.images:
             why = f"; {unscorable_note(self.unscorable, cfg.task, 3)}" if self.unscorable else ""
@@ -265,7 +263,7 @@ class JudgeRun(RunKind):
     def resolved(self) -> JudgeRunSettings:
         cfg, scale = self.cfg, not is_position(self.cfg.task)
         return JudgeRunSettings(
-            task=cfg.task, source=image_run_source(self.store, self.images),
+            task=cfg.task, source=image_run_source(self.store, self.images, self.completeness),
             detector=Component.of(cfg.detector),
             depth=Component.of(cfg.depth) if scale and cfg.depth is not None else None,
             depth_region=cfg.depth_region if scale else None,
@@ -305,10 +303,9 @@ class JudgeRun(RunKind):
             details["depth_region"] = cfg.depth_region
         if benchmark:
             details["benchmark_args"] = benchmark_args(cfg)
+        details["image_run"] = self.completeness.to_dict()
         if self.missing:  # only with skip_missing: the numbers cover fewer images than the run made
-            details["missing_images"] = {
-                "n": len(self.missing), "note": missing_note(self.missing, len(self.images)),
-                "files": [str(r.path.relative_to(store.path)) for r in self.missing]}
+            details["missing_images"] = missing_record(store, self.missing, len(self.images))
         info = source_info(store, self.images)
         untrained = any("untrained" in str((d or {}).get("model", "")) for d in described.values())
         return Evaluation(rows, {**judge_metrics(whole, recognized), **benchmark}, cfg.task, info["model"],
@@ -316,7 +313,7 @@ class JudgeRun(RunKind):
                           judge_resampling(cfg.task, TASK_LABELS[cfg.task], benchmark))
 
     def table(self, summary: Mapping[str, Any]) -> str:
-        return table_markdown(summary)
+        return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
 
     def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
         """The gallery (``gallery.html``): each image with its boxes, depths and explanation;
@@ -333,6 +330,7 @@ class JudgeRun(RunKind):
                           depth=Spec(s.depth.name, s.depth.args) if s.depth else None,
                           rule=s.rule, rule_args=dict(s.rule_args), seed=s.seed,
                           depth_region=s.depth_region or "release", skip_missing=s.skip_missing,
+                          partial=bool((s.source.get("completeness") or {}).get("partial")),
                           device=s.device, batch_size=s.batch_size)
         return cls(str(recorded(s.source, "path", "source")), cfg)
 
@@ -367,25 +365,6 @@ def judge_run(source: str, out: str, cfg: JudgeConfig, progress: Callable[[int, 
               gallery: bool = False) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
     return execute(JudgeRun(source, cfg, gallery=gallery), out, progress)
-
-
-def missing_note(missing: Sequence[ImageRecord], present: int) -> str:
-    """How many image files are gone, of how many, and the first three paths."""
-    first = ", ".join(str(r.path) for r in missing[:3]) + (", ..." if len(missing) > 3 else "")
-    return f"{len(missing)} of {len(missing) + present} image files are missing ({first})"
-
-
-def open_image(path):
-    """An image as RGB; a damaged file is a DataError naming it, not a PIL traceback."""
-    from PIL import Image
-
-    from spatialprobe.files import DataError
-
-    try:
-        with Image.open(path) as image:
-            return image.convert("RGB")
-    except (OSError, SyntaxError) as err:  # PIL raises SyntaxError for some broken PNG chunks
-        raise DataError(path, None, None, f"not a readable image ({err})") from None
 
 
 def finish_predictions(images: Sequence[ImageRecord], stored: Mapping[str, Any], store: ImageStore,

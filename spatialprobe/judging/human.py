@@ -27,7 +27,7 @@ from spatialprobe import tasks
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.files import DataError, read_json_file, shown
-from spatialprobe.imagestore import ImageStore
+from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
@@ -46,29 +46,54 @@ def question(task: str, a: str, b: str) -> str:
     return tasks.get(task).question(a, b)
 
 
-def annotation_items(run: str | Path, task: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+def annotation_items(run: str | Path, task: str | None = None, *, partial: bool = False,
+                     with_files: bool = True, skip_missing: bool = False
+                     ) -> tuple[str, list[dict[str, Any]]]:
     """(task, items) for the run's images of one task, in store order, with gold kept aside."""
-    store = ImageStore(run)
-    records = [r for r in store.images() if r.meta.get("task") in tasks.names()
+    page = read_run(run, task, partial=partial, with_files=with_files, skip_missing=skip_missing)
+    return page.task, page.items
+
+
+@dataclass
+class AnnotationRun:
+    """What an annotation page is made from: the image run read (and how complete it is), the
+    task, its items, and the image files skipped as missing (``--skip-missing``)."""
+
+    store: ImageStore
+    completeness: Completeness
+    task: str
+    items: list[dict[str, Any]]
+    missing: dict[str, Any] | None = None
+
+
+def read_run(run: str | Path, task: str | None = None, *, partial: bool = False, with_files: bool = True,
+             skip_missing: bool = False) -> AnnotationRun:
+    """The run's images of one task (``with_files``: those whose file is there, a gone file
+    refused unless ``skip_missing``; else every recorded image, as scoring answers reads no
+    image)."""
+    store, completeness = open_image_run(run, partial=partial)
+    records = [r for r in store.records() if r.meta.get("task") in tasks.names()
                and {"obj_a", "obj_b", "label"} <= set(r.meta)]
     found = sorted({r.meta["task"] for r in records})
     if task is None:
         if len(found) != 1:
             raise ValueError(f"{run} holds images of tasks {found or 'none'}; choose one with --task.")
         task = found[0]
-    items = []
+    records = [r for r in records if r.meta["task"] == task]
     for r in records:
-        if r.meta["task"] != task:
-            continue
         if r.meta["label"] not in tasks.labels_of(task):  # it would be judged and scored 0
             raise DataError(run, None, "label", f"prompt {shown(r.prompt_id)} has the label "
                             f"{shown(r.meta['label'])}, not a {task} label ({', '.join(tasks.labels_of(task))})")
-        items.append({"id": f"{r.prompt_id}#{r.image_index}", "path": r.path, "obj_a": r.meta["obj_a"],
-                      "obj_b": r.meta["obj_b"], "gold": r.meta["label"], "prompt": r.prompt,
-                      "question": question(task, r.meta["obj_a"], r.meta["obj_b"])})
+    missing = None
+    if with_files:
+        records, gone = present_images(run, records, skip_missing, "ask about")
+        missing = missing_record(store, gone, len(records)) if gone else None
+    items = [{"id": f"{r.prompt_id}#{r.image_index}", "path": r.path, "obj_a": r.meta["obj_a"],
+              "obj_b": r.meta["obj_b"], "gold": r.meta["label"], "prompt": r.prompt,
+              "question": question(task, r.meta["obj_a"], r.meta["obj_b"])} for r in records]
     if not items:
         raise ValueError(f"{run} holds no finished images of {task} instances.")
-    return task, items
+    return AnnotationRun(store, completeness, task, items, missing)
 
 
 def page_id(run: str | Path, task: str, items: Sequence[dict[str, Any]]) -> str:
@@ -82,8 +107,10 @@ def image_data_uri(path: Path, max_side: int = 768, quality: int = 90) -> str:
     """The image as a JPEG data URI (a page of 500 PNGs at 512 px would weigh ~200 MB)."""
     import io
 
-    Image = require("PIL.Image", "judge", "The annotation page (spatialprobe annotate)")
-    image = Image.open(path).convert("RGB")
+    from spatialprobe.vision import open_image
+
+    require("PIL.Image", "judge", "The annotation page (spatialprobe annotate)")
+    image = open_image(path)  # a missing or damaged file: one sentence naming it
     if max(image.size) > max_side:
         image.thumbnail((max_side, max_side))
     buffer = io.BytesIO()
@@ -91,15 +118,18 @@ def image_data_uri(path: Path, max_side: int = 768, quality: int = 90) -> str:
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
-def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Path:
-    """Write the annotation page for the run's images of ``task``; returns its path."""
+def export_page(run: str | Path, out: str | Path, task: str | None = None, *, partial: bool = False,
+                skip_missing: bool = False) -> AnnotationRun:
+    """Write the annotation page for the run's images of ``task``; returns what it was made of
+    (the page records the image run's completeness and the image files skipped)."""
     from spatialprobe.files import atomic_write_text
 
-    task, items = annotation_items(run, task)
+    page = read_run(run, task, partial=partial, skip_missing=skip_missing)
+    task, items = page.task, page.items
     options = [*tasks.labels_of(task), CANT_TELL]
     payload = {
         "page_id": page_id(run, task, items), "run": str(Path(run).resolve()), "task": task,
-        "options": options,
+        "options": options, "image_run": page.completeness.to_dict(), "missing_images": page.missing,
         "items": [{"id": i["id"], "question": i["question"],
                    "image": image_data_uri(i["path"])}
                   for i in items],
@@ -108,11 +138,11 @@ def export_page(run: str | Path, out: str | Path, task: str | None = None) -> Pa
     # Inside <script>, HTML reads "</script" as its end and "<!--<script>" as a switch to a state in
     # which "</script>" no longer ends it; JSON's \u escapes of <, > and & leave no markup at all.
     data = json.dumps(payload).translate({ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"})
-    page = template.replace("__TITLE__", html.escape(f"spatialprobe annotation: {task}"))
-    page = page.replace("__DATA__", data)
+    html_page = template.replace("__TITLE__", html.escape(f"spatialprobe annotation: {task}"))
+    html_page = html_page.replace("__DATA__", data)
     out = Path(out)
-    atomic_write_text(out, page)
-    return out
+    atomic_write_text(out, html_page)
+    return page
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -237,13 +267,11 @@ class HumanRun(RunKind):
     batch_size = 1
 
     def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
-                 seed: int = 0, min_answered: float = MIN_ANSWERED):
-        from spatialprobe.judging.box import open_store
-
+                 seed: int = 0, partial: bool = False, min_answered: float = MIN_ANSWERED):
         if not answer_files:
             raise ValueError("give at least one answers file saved from the annotation page.")
-        self.store = open_store(str(run))
-        self.task, items = annotation_items(run, task)
+        read = read_run(run, task, partial=partial, with_files=False)  # scoring reads no image
+        self.store, self.completeness, self.task, items = read.store, read.completeness, read.task, read.items
         self.items_ = page_items(answer_files[0], items)
         self.labels, self.seed = tasks.labels_of(self.task), seed
         if not 0 <= min_answered <= 1:
@@ -265,7 +293,8 @@ class HumanRun(RunKind):
         config = self.store.run.config() or {}
         return HumanRunSettings(
             task=self.task, page_id=self.page, seed=self.seed,
-            source={"path": str(self.store.path.resolve()), "identity": config.get("identity")},
+            source={"path": str(self.store.path.resolve()), "identity": config.get("identity"),
+                    "completeness": self.completeness.to_dict()},
             answers={a["name"]: AnswerFile(a["number"], str(Path(a["file"]).resolve()), file_sha256(a["file"]))
                      for a in self.annotators},
             min_answered=None if self.min_answered == MIN_ANSWERED else self.min_answered)
@@ -296,6 +325,7 @@ class HumanRun(RunKind):
                    for name, res in results.items()}
         kappa = pairwise_kappa(answers, [i["id"] for i in self.items_])
         details = {"method": "ISM (Human)", "items": len(self.items_), "kappa": kappa,
+                   "image_run": self.completeness.to_dict(),
                    "mean_kappa": sum(k["kappa"] for k in kappa.values()) / len(kappa) if kappa else None,
                    "answer_files": {a["name"]: a["file"] for a in self.annotators},
                    # per annotator: answers to unknown ids and non-string answers, left out
@@ -309,14 +339,15 @@ class HumanRun(RunKind):
                           human_resampling(self.task, self.labels))
 
     def table(self, summary: Mapping[str, Any]) -> str:
-        return table_markdown(summary)
+        return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
 
     @classmethod
     def from_settings(cls, settings: HumanRunSettings) -> HumanRun:
         s = settings
         files = [a.file for a in sorted(s.answers.values(), key=lambda a: a.position)]
         share = MIN_ANSWERED if s.min_answered is None else s.min_answered
-        return cls(str(recorded(s.source, "path", "source")), files, s.task, s.seed, share)
+        return cls(str(recorded(s.source, "path", "source")), files, s.task, s.seed,
+                   partial=bool((s.source.get("completeness") or {}).get("partial")), min_answered=share)
 
 
 def human_resampling(task: str, labels: Sequence[str]) -> tuple[Resampling, ...]:
@@ -347,11 +378,11 @@ def pairwise_kappa(answers: Mapping[str, Mapping[str, str]], order: Sequence[str
 
 
 def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: RunOut,
-                   task: str | None = None, seed: int = 0, min_answered: float | None = None
-                   ) -> dict[str, Any]:
+                   task: str | None = None, seed: int = 0, partial: bool = False,
+                   min_answered: float | None = None) -> dict[str, Any]:
     """Score annotators' answer files; write the run at ``out`` and return its summary."""
     share = MIN_ANSWERED if min_answered is None else min_answered
-    return execute(HumanRun(run, answer_files, task, seed, share), out)
+    return execute(HumanRun(run, answer_files, task, seed, partial, share), out)
 
 
 def _pm(metric: Mapping[str, Any]) -> str:

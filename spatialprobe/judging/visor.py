@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.datasets.sr2d import is_spatial, load_sr2d
+from spatialprobe.datasets.sr2d import check_records, is_spatial, load_sr2d
 from spatialprobe.files import write_json
-from spatialprobe.imagestore import ImageStore
+from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics import visor as V
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, build
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
-from spatialprobe.runner.settings import Component, recorded
+from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
 
@@ -56,6 +56,8 @@ class VisorRunSettings:
     detector: Component | None
     device: str | None = None
     batch_size: int | None = None
+    skip_missing: bool | None = field(default=None, metadata=OPTIONAL)
+    """An image run: its deleted or damaged files skipped (True) or refused (False)."""
 
 
 class VisorRun(RunKind):
@@ -66,7 +68,8 @@ class VisorRun(RunKind):
 
     def __init__(self, run: str | Path | None = None, detector: Spec | None = None,
                  detections: str | Path | None = None, prompts: str | Path | None = None,
-                 batch_size: int = 8, device: str = "auto"):
+                 batch_size: int = 8, device: str = "auto", partial: bool = False,
+                 skip_missing: bool = False):
         if (run is None) == (detections is None):
             raise ValueError("give an image RUN, or --detections FILE --prompts FILE (not both).")
         self.prompts_file = file_version(prompts) if prompts else None
@@ -75,6 +78,9 @@ class VisorRun(RunKind):
         self.store: ImageStore | None = None
         self.detector: Any = None
         self.records: list[tuple[str, dict[str, Any], Any]] = []
+        self.completeness: Completeness | None = None
+        self.missing: dict[str, Any] | None = None
+        self.skip_missing = skip_missing
         if detections is not None:
             if prompts is None or table is None:
                 raise ValueError("--detections needs --prompts (the SR2D JSON).")
@@ -82,7 +88,7 @@ class VisorRun(RunKind):
         elif detector is None:
             raise ValueError("an image RUN needs a --detector.")
         else:
-            self._read_image_run(str(run), table, detector)
+            self._read_image_run(str(run), table, detector, partial)
 
     def _read_detections(self, detections: Path, prompts: Path, table: dict[int, dict]) -> None:
         """Entries of a released detection file: nothing to detect, so one batch computes all."""
@@ -92,19 +98,31 @@ class VisorRun(RunKind):
         self.model = f"detections:{detections.stem}"
         self.dataset = f"{prompts.name}@{file_version(prompts)['sha256'][:8]}"
 
-    def _read_image_run(self, run: str, table: dict[int, dict] | None, detector: Spec) -> None:
-        """An image run's images of spatial SR2D prompts (their meta, or --prompts by unique_id)."""
-        from spatialprobe.judging.box import image_run_source, open_store, source_dataset
+    def _read_image_run(self, run: str, table: dict[int, dict] | None, detector: Spec, partial: bool) -> None:
+        """An image run's images of spatial SR2D prompts (their meta, or --prompts by unique_id);
+        a deleted image file is refused, or skipped and counted with --skip-missing."""
+        from spatialprobe.judging.box import image_run_source, source_dataset
 
-        store = self.store = open_store(run)
-        images = [(rec, p) for rec in store.images()
-                  if (p := V.prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)) is not None
-                  and is_spatial(p)]
+        store, self.completeness = open_image_run(run, partial=partial)
+        self.store = store
+        spatial, prompts = {}, {}
+        for rec in store.records():
+            p = V.prompt_of(rec.meta, rec.prompt_id, table, rec.prompt)
+            if p is not None and is_spatial(p):
+                spatial[(rec.prompt_id, rec.image_index)] = (rec, p)
+                prompts[rec.prompt_id] = (rec.meta.get("line"), p)
+        # the prompts' own file names the lines (a prompt file's meta carries its line number)
+        check_records([(f"line {line}" if line else f"prompt {pid!r}", line, "", p)
+                       for pid, (line, p) in prompts.items()], store.source() or run)
+        present, missing = present_images(run, [rec for rec, _ in spatial.values()], self.skip_missing, "score")
+        images = [spatial[(rec.prompt_id, rec.image_index)] for rec in present]
+        if missing:
+            self.missing = missing_record(store, missing, len(present))
         if not images:
             raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
         self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
-        self.skipped = sum(1 for _ in store.images()) - len(images)  # other prompts: counted
-        self.source = {"image_run": image_run_source(store, [rec for rec, _ in images])}
+        self.skipped = sum(1 for _ in store.records()) - len(spatial)  # other prompts: counted
+        self.source = {"image_run": image_run_source(store, [rec for rec, _ in images], self.completeness)}
         self.detector = build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
         self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))
         self.dataset = source_dataset(store) or "sr2d"
@@ -114,7 +132,8 @@ class VisorRun(RunKind):
         return VisorRunSettings(
             source=self.source, prompts=self.prompts_file,
             detector=None if self.detector_spec is None else Component.of(self.detector_spec),
-            device=self.device if image_run else None, batch_size=self.batch_size if image_run else None)
+            device=self.device if image_run else None, batch_size=self.batch_size if image_run else None,
+            skip_missing=self.skip_missing if image_run else None)
 
     def items(self) -> list[Item]:
         return [Item(key, (prompt, payload)) for key, prompt, payload in self.records]
@@ -123,7 +142,7 @@ class VisorRun(RunKind):
         if self.detector is None:  # a released file: its records say what was detected
             return [V.released_outcome(*item.payload) for item in batch]
         from spatialprobe.detectors.rules import centre
-        from spatialprobe.judging.box import open_image
+        from spatialprobe.vision import open_image
 
         assert self.store is not None  # an image run's images (released files have no detector)
         prompts = [item.payload[0] for item in batch]
@@ -146,6 +165,10 @@ class VisorRun(RunKind):
         details = {"method": "VISOR", "headline": HEADLINE, "per_class": report["per_class"],
                    "images": report["images"], "prompts": report["prompts"],
                    "non_spatial_skipped": self.skipped, "detector": described}
+        if self.completeness is not None:
+            details["image_run"] = self.completeness.to_dict()
+        if self.missing:
+            details["missing_images"] = self.missing
         untrained = "untrained" in str((described or {}).get("model", ""))
         metrics = visor_metrics(report)
         return Evaluation(rows, metrics, "sr2d", self.model, self.dataset, None, untrained, details,
@@ -153,7 +176,7 @@ class VisorRun(RunKind):
                                                  and metrics[k].mean is not None]))  # unmeasurable: no interval
 
     def table(self, summary: Mapping[str, Any]) -> str:
-        return table_markdown(summary)
+        return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
 
     def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
         """An image run's detections as ``detections.json`` in the released layout."""
@@ -170,7 +193,8 @@ class VisorRun(RunKind):
         return cls(run=recorded(recorded(s.source, "image_run", "source"), "path", "source.image_run"),
                    prompts=prompts,
                    detector=Spec(s.detector.name, s.detector.args) if s.detector else None,
-                   device=s.device or "auto", batch_size=s.batch_size or 8)
+                   partial=bool((s.source["image_run"].get("completeness") or {}).get("partial")),
+                   skip_missing=bool(s.skip_missing), device=s.device or "auto", batch_size=s.batch_size or 8)
 
 
 def visor_metrics(report: Mapping[str, Any]) -> dict[str, Metric]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
-from spatialprobe.errors import UsageError
+from spatialprobe.errors import DataError, UsageError
 from spatialprobe.files import read_json, read_jsonl, write_json
 from spatialprobe.metrics.consistency import consistency, consistency_intervals, object_bias
 from spatialprobe.reports.tables import provenance_line
@@ -27,7 +27,16 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
     if task not in tasks.comparisons():
         raise UsageError(f"Consistency is defined for comparison tasks ({', '.join(tasks.comparisons())}), "
                          f"not {task!r}.")
+    if summary.get("kind") == "synthesize":
+        raise ValueError(f"{run} is an image run (spatialprobe synthesize): it holds images, not "
+                         f"answers; judge it first (spatialprobe judge {task} {run}) and give the judge "
+                         "run's directory.")
     rows = read_jsonl(predictions_path)
+    for line, row in enumerate(rows, 1):  # answers of another kind of run: named, not a KeyError
+        lacking = [k for k in ("obj_a", "obj_b", "pred") if not isinstance(row, dict) or k not in row]
+        if lacking:
+            raise DataError(predictions_path, line, lacking[0], "missing: consistency reads the answers "
+                            "of a probe or judge run (obj_a, obj_b, pred per line)")
     first = tasks.labels_of(task)[0]  # "A is X-er than B"
     result = consistency(rows, first)
     seed = summary.get("seed")

@@ -20,7 +20,9 @@ def annotated_thumbnail(path: Path, row: dict[str, Any], max_side: int = 256) ->
     """The image with box A (red) and box B (blue) drawn, as a JPEG data URI."""
     Image = require("PIL.Image", "judge", "The judge gallery")
     ImageDraw = require("PIL.ImageDraw", "judge", "The judge gallery")
-    image = Image.open(path).convert("RGB")
+    from spatialprobe.vision import open_image
+
+    image = open_image(path)  # a damaged file: one sentence naming it
     scale = min(1.0, max_side / max(image.size)) if max(image.size) > max_side else max(1.0, 128 / max(image.size))
     image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
                          Image.Resampling.NEAREST)

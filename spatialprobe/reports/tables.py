@@ -11,6 +11,28 @@ if TYPE_CHECKING:
     from spatialprobe.reports.runs import Run
 
 
+def print_table(text: str) -> None:
+    """Print a table (markdown) to stdout as it is: rows are never wrapped at the terminal's or
+    a pipe's 80 columns (rich's Console would wrap them), so piped markdown rows stay whole."""
+    import typer
+
+    typer.echo(text.rstrip("\n"))
+
+
+def coverage_line(coverage: Mapping[str, Any] | None, what: str = "examples") -> str:
+    """A table's first line: how many of the data's items its numbers cover, and why the rest
+    are left out (``2,195 of 2,195 examples``; ``59 of 2,195 examples (2,136 images missing,
+    skipped with --skip-missing)``)."""
+    if not coverage:
+        return ""
+    notes = [f"--limit {coverage['limit']:,}"] if coverage.get("limit") else []
+    if coverage.get("skipped_missing"):
+        notes.append(f"{coverage['skipped_missing']:,} images missing, skipped"
+                     + (" with --skip-missing" if coverage.get("skip_missing") else ""))
+    return (f"Coverage: {coverage['used']:,} of {coverage['total']:,} {what}"
+            + (f" ({'; '.join(notes)})" if notes else "") + ".")
+
+
 def pm(value: Mapping[str, Any] | None) -> str:
     """``mean ± σ [low, high]``: σ where a spread was measured, the 95 % interval where one was
     (``[–]`` where one was asked for but could not be measured)."""
