@@ -8,7 +8,10 @@ the umask), not ``mkstemp``'s 0600.
 **Reading our own files** (:func:`read_json`, :func:`read_jsonl`): plain, they were written here.
 
 **Reading a user's file** (:func:`read_json_file`, :func:`iter_jsonl`, :func:`require`): bad
-input is a :class:`DataError` that names the file, the line and the field.
+input is a :class:`DataError` that names the file, the line and the field. Both readers accept a
+UTF-8 byte-order mark (as Excel and Notepad save) and refuse JSON nested deeper than
+:data:`MAX_DEPTH` (no user file of ours nests beyond a few levels; Python's parser would die with
+a ``RecursionError`` on a few thousand).
 """
 
 from __future__ import annotations
@@ -23,20 +26,53 @@ from typing import Any
 
 from spatialprobe.errors import DataError
 
+MAX_DEPTH = 32
+"""Deepest nesting of lists and objects a user's JSON may have."""
+
+
+def nesting_depth(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return deepest
+
+
+def parse_json(text: str, path: str | Path, line: int | None = None) -> Any:
+    """``json.loads`` of a user's text: bad JSON or nesting deeper than :data:`MAX_DEPTH` is a
+    DataError naming the file (and line)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(path, line or err.lineno, None, f"not valid JSON ({err.msg})") from None
+    except RecursionError:  # thousands of levels: deeper than MAX_DEPTH in any case
+        value = None
+        depth = MAX_DEPTH + 1
+    else:
+        depth = nesting_depth(value)
+    if depth > MAX_DEPTH:
+        raise DataError(path, line, None, f"lists or objects nested deeper than {MAX_DEPTH} levels")
+    return value
+
 
 def read_json_file(path: str | Path) -> Any:
     """A whole JSON file; a missing file or bad JSON is a DataError naming the file and line."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8-sig"), path)
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     except IsADirectoryError:
         raise DataError(path, None, None, "is a directory, not a file") from None
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
     except UnicodeDecodeError as err:
         raise DataError(path, None, None, f"not UTF-8 text ({err.reason})") from None
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"not valid JSON ({err.msg})") from None
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -48,6 +84,8 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise DataError(path, None, None, "file not found") from None
     except IsADirectoryError:
         raise DataError(path, None, None, "is a directory, not a file") from None
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:
@@ -56,13 +94,16 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise DataError(path, number, None, f"not UTF-8 text ({err.reason})") from None
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(path, number, None, f"not valid JSON ({err.msg})") from None
+            record = parse_json(line, path, number)
             if not isinstance(record, dict):
                 raise DataError(path, number, None, "expected a JSON object")
             yield number, record
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for a message that stays one short line."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def require(record: dict, field: str, kind: type | tuple[type, ...], path, line) -> Any:
@@ -71,7 +112,7 @@ def require(record: dict, field: str, kind: type | tuple[type, ...], path, line)
     value = record[field]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-        raise DataError(path, line, field, f"expected {names}, got {value!r}")
+        raise DataError(path, line, field, f"expected {names}, got {shown(value)}")
     if isinstance(value, str) and not value.strip():
         raise DataError(path, line, field, "empty")
     return value

@@ -71,7 +71,29 @@ CASES = [
          "--folds 100 is more than the 25 objects of size"),
     case("probe-batch-size-0", "probe size --model dummy --batch-size 0 --out {out}",
          "Invalid value for '--batch-size'"),
+    case("probe-posrel-data-is-size", "probe posrel --model dummy --data {tmp}/size.jsonl --out {out}",
+         "size.jsonl, line 1, field 'question': 'Is an ant larger than a bird?' is not a posrel question",
+         "its label 0 is not a posrel label; is this a size file?"),
+    case("probe-height-data-is-size", "probe height --model dummy --data {tmp}/size.jsonl --out {out}",
+         "size.jsonl, line 1, field 'question'", "is not a height question ('taller')"),
+    case("probe-pairs-self", "probe size --model dummy --pairs {bad}/pairs_self_line3.csv --out {out}",
+         "pairs_self_line3.csv, line 3: compares 'dog' with itself"),
+    case("probe-pairs-unbalanced-quote", "probe size --model dummy --pairs "
+         "{bad}/pairs_unbalanced_quote_line5.csv --out {out}",
+         "pairs_unbalanced_quote_line5.csv, line 5, field 'obj_a': a quoted value runs from here to line 7"),
+    case("probe-allow-duplicates-without-pairs", "probe size --model dummy --allow-duplicates --out {out}",
+         "--allow-duplicates applies to a --pairs file; without --pairs it does not apply."),
     # datasets validate
+    case("validate-unknown-task", "datasets validate {tmp}/size.jsonl --task banana",
+         "--task 'banana' is not a task; choose from size, height, posrel, weight."),
+    case("validate-posrel-data-is-size", "datasets validate {tmp}/size.jsonl --task posrel",
+         "size.jsonl, line 1, field 'question'", "is not a posrel question"),
+    case("validate-pairs-self", "datasets validate {bad}/pairs_self_line3.csv --pairs",
+         "pairs_self_line3.csv, line 3: compares 'dog' with itself"),
+    case("validate-qa-repeated-id", "datasets validate {bad}/qa_repeated_id_line3.jsonl --kind qa",
+         "qa_repeated_id_line3.jsonl, line 3, field 'id': repeats 'q0' of line 1"),
+    case("validate-folds-too-many-for-tests", "datasets validate {tmp}/size.jsonl --folds 3",
+         "--folds 3 leaves fold(s)", "without dev or test instances"),
     case("validate-directory", "datasets validate {bad}", "bad_inputs: is a directory, not a file"),
     case("validate-bad-field-line3", "datasets validate {bad}/release_bad_label_line3.jsonl",
          "release_bad_label_line3.jsonl, line 3, field 'label'"),
@@ -149,6 +171,10 @@ CASES = [
     case("qa-text-data-bad-field-line3", "qa text --model none --data "
          "{bad}/release_bad_label_line3.jsonl --out {out}",
          "release_bad_label_line3.jsonl, line 3, field 'label'"),
+    case("qa-text-repeated-id", "qa text --model none --data {bad}/qa_repeated_id_line3.jsonl --out {out}",
+         "qa_repeated_id_line3.jsonl, line 3, field 'id': repeats 'q0' of line 1"),
+    case("qa-text-integer-id", "qa text --model none --data {bad}/qa_integer_id_line3.jsonl --out {out}",
+         "qa_integer_id_line3.jsonl, line 3, field 'id': expected str, got 3"),
     case("qa-export-data-not-utf8", "qa export --data {bad}/release_not_utf8_line2.jsonl --out {tmp}/qa.jsonl",
          "release_not_utf8_line2.jsonl, line 2: not UTF-8 text"),
     case("qa-image-not-an-image-run", "qa image --images {tmp} --model none --out {out}",
@@ -249,12 +275,13 @@ def test_annotate_import_warns_about_unknown_ids_and_non_text_answers(tmp_path):
                                 "page_id": page_id(run, task, items), "annotator": "alice",
                                 "answers": answers}))
     out = tmp_path / "human"
-    result = CliRunner().invoke(app, ["annotate", "import", str(run), str(path), "--out", str(out)])
+    result = CliRunner().invoke(app, ["annotate", "import", str(run), str(path), "--out", str(out),
+                                      "--min-answered", "0.3"])  # 1 of 3 answered
     assert result.exit_code == 0, result.output
     assert ("alice.json (alice): ignored 2 answer(s) to item ids not on the page (e.g. "
             "'no-such-item', 'another-stray') and 2 answer(s) that are not text") in result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["details"]["ignored_answers"]["alice"] == {
         "file": str(path), "unknown_ids": 2, "first_unknown_ids": ["no-such-item", "another-stray"],
-        "non_string": 2, "first_non_string_ids": [ids[1], ids[2]]}
+        "non_string": 2, "first_non_string_ids": [ids[1], ids[2]], "unmatched": 0, "first_unmatched": []}
     assert summary["metrics"]["answered_accuracy"]["breakdown"]["alice"]["n"] == 1  # only the text answer

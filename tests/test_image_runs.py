@@ -20,8 +20,8 @@ from vl_helpers import solid_image
 from spatialprobe.cli import app
 from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, load_sr2d, prompt_lines
 from spatialprobe.errors import DataError, RunInUse
-from spatialprobe.imagestore import Completeness, open_image_run
-from spatialprobe.synthesis import load_prompts, synthesize
+from spatialprobe.imagestore import Completeness, PromptItem, open_image_run
+from spatialprobe.synthesis import PromptSet, load_prompts, synthesize
 
 SHAPES = {"size": 64, "device": "cpu", "precision": "auto"}
 COLOUR = ["--detector", "colour", "--depth", "colour", "--no-gallery"]
@@ -408,7 +408,13 @@ def test_sr2d_repeated_unique_id_and_empty_attributes_are_named(tmp_path):
     lines[1] = dict(lines[1], unique_id=lines[0]["unique_id"])
     prompts = tmp_path / "dup.jsonl"
     prompts.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    synthesize(load_prompts(str(prompts)), tmp_path / "images", "shapes", SHAPES)
+    with pytest.raises(DataError) as err:  # synthesize refuses the file before any image is made
+        load_prompts(str(prompts))
+    assert str(err.value) == f"{prompts}, line 2, field 'unique_id': repeats 0 of line 1"
+    # a run made before that check (its prompts not read through load_prompts) is refused by visor
+    items = tuple(PromptItem(line["id"], line["text"], {k: v for k, v in line.items() if k not in ("id", "text")})
+                  for line in lines)
+    synthesize(PromptSet(items, str(prompts)), tmp_path / "images", "shapes", SHAPES)
     result = invoke("visor", tmp_path / "images", "--detector", "colour", "--out", tmp_path / "v")
     assert result.exit_code == 2 and not (tmp_path / "v").exists()
     assert one_line(result.output) == (f"Error: {prompts}, field 'unique_id': prompt '1' has unique_id 0, as "

@@ -41,6 +41,9 @@ def import_(
     task: str | None = typer.Option(None, "--task", help="Task of the exported page."),
     seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unanswered items."),
     partial: bool = PARTIAL,
+    min_answered: float | None = typer.Option(
+        None, "--min-answered", min=0.0, max=1.0, help="Share of the page's items each answers file must "
+        "answer (an option or 'cannot tell'); a file below it is refused [0.9]."),
 ) -> None:
     """ISM (Human) per annotator, Cohen's kappa between annotators, and the mean over annotators."""
     from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
@@ -53,7 +56,8 @@ def import_(
     with user_errors():
         task = task or annotation_items(run, None, partial=partial, with_files=False)[0]
         target = out or DefaultRunDir(task)
-        summary = import_answers(run, answers, target, task=task, seed=seed, partial=partial)
+        summary = import_answers(run, answers, target, task=task, seed=seed, partial=partial,
+                                 min_answered=min_answered)
     out = Path(target)
     for name, ignored in summary["details"]["ignored_answers"].items():
         warn(ignored_answers_note(name, ignored))
@@ -70,6 +74,9 @@ def ignored_answers_note(name: str, ignored: dict) -> str:
     if ignored["non_string"]:
         parts.append(f"{ignored['non_string']} answer(s) that are not text (e.g. "
                      f"{', '.join(map(repr, ignored['first_non_string_ids']))})")
+    if ignored.get("unmatched"):
+        parts.append(f"{ignored['unmatched']} answer(s) that are none of the options (e.g. "
+                     f"{', '.join(map(repr, ignored['first_unmatched']))})")
     return (f"{ignored['file']} ({name}): ignored " + " and ".join(parts)
             + "; counted as unanswered (recorded in summary.json).")
 

@@ -74,35 +74,94 @@ def export(
     typer.echo(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out} --tasks {task}")
 
 
+KINDS = ("data", "qa", "candidates", "prompts")
+
+
 @datasets_app.command("validate")
 def validate(
-    path: Path = typer.Argument(..., help="A release-format JSON lines file, or a pair file with --pairs."),
-    task: str = typer.Option(None, help="size, height or posrel (default: guessed from the file)."),
+    path: Path = typer.Argument(..., help="A release-format JSON lines file, a pair file with --pairs, "
+                                "or a QA, candidates or prompts file with --kind."),
+    task: str = typer.Option(None, help="A task (spatialprobe ls); default: guessed from the file "
+                             "(size for --pairs)."),
     pairs: bool = typer.Option(False, "--pairs", help="Read PATH as CSV/TSV/JSONL comparison pairs."),
-    first: str = typer.Option("obj_a", help="--pairs: column of the first object."),
-    second: str = typer.Option("obj_b", help="--pairs: column of the second object."),
-    answer: str = typer.Option("label", help="--pairs: column saying whether the first is larger/taller."),
+    first: str = typer.Option(None, help="--pairs: column of the first object [obj_a]."),
+    second: str = typer.Option(None, help="--pairs: column of the second object [obj_b]."),
+    answer: str = typer.Option(None, help="--pairs: column saying whether the first is larger/taller [label]."),
+    delimiter: str = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
+    allow_duplicates: bool = typer.Option(False, "--allow-duplicates",
+                                          help="--pairs: keep repeated rows (counted) instead of refusing them."),
     folds: int = typer.Option(5, min=2, help="Check that this many object-disjoint folds can be made."),
+    kind: str = typer.Option("data", "--kind", help="data (probe --data/--pairs), qa (qa --data), "
+                             "candidates (probe --candidates) or prompts (synthesize --prompts)."),
 ) -> None:
-    """Check a data file before a long run: every line parsed, labels counted, folds buildable."""
+    """Check a file before a long run, with the same checks the command that reads it makes:
+    every line parsed and checked against the task, labels counted, folds buildable."""
+    from spatialprobe.validate import task_name
+
+    if kind not in KINDS:
+        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}.")
+    if kind != "data" and (pairs or first or second or answer or delimiter or allow_duplicates):
+        fail(f"--pairs and its options apply to --kind data, not --kind {kind}.")
+    try:
+        if task is not None:
+            task_name(task)
+        if kind == "data":
+            _validate_data(path, task, pairs, first, second, answer, delimiter, allow_duplicates, folds)
+        else:
+            _validate_other(path, task, kind)
+    except ValueError as err:  # DataError and UsageError included: one sentence naming file, line, field
+        fail(str(err))
+
+
+def _validate_data(path: Path, task: str | None, pairs: bool, first, second, answer, delimiter,
+                   allow_duplicates: bool, folds: int) -> None:
     from collections import Counter
 
     from spatialprobe import datasets
-    from spatialprobe.commands.probe import check_folds
+    from spatialprobe.commands.errors import warn
+    from spatialprobe.datasets.release import guess_task
+    from spatialprobe.validate import data_notes, pair_options, task_data
 
-    try:
-        ds = (datasets.load_pairs(path, task or "size", first=first, second=second, answer=answer)
-              if pairs else datasets.load_release(path, task=task))
-        check_folds(ds, folds)
-        made = datasets.make_folds(ds, folds)
-    except ValueError as err:  # DataError included: names the file, line and field
-        fail(str(err))
+    pair_options(pairs, first, second, answer, delimiter, allow_duplicates)
+    task = task or ("size" if pairs else guess_task(path))
+    ds, _ = task_data(task, None if pairs else path, path if pairs else None, first=first, second=second,
+                      answer=answer, delimiter=delimiter, allow_duplicates=allow_duplicates)
+    for note in data_notes(ds, folds):
+        warn(note)
+    made = datasets.make_folds(ds, folds)
     labels = Counter(inst.label for inst in ds.instances)
     keys = {key for inst in ds.instances for key in inst.fold_keys}
     typer.echo(f"{path}: {len(ds)} {ds.task} instances, version {ds.version}")
     typer.echo("labels: " + ", ".join(f"{label} {labels[label]}" for label in ds.labels))
     typer.echo(f"{len(keys)} objects; {folds} folds, dev/test sizes: "
                + ", ".join(f"{len(f.dev)}/{len(f.test)}" for f in made))
+
+
+def _validate_other(path: Path, task: str | None, kind: str) -> None:
+    if kind == "qa":
+        from spatialprobe.datasets.qa import questions_for
+
+        qa, name = questions_for(task, path)
+        typer.echo(f"{path}: {len(qa)} {qa.task} questions ({name})")
+    elif kind == "candidates":
+        from spatialprobe.prompts.templates import load_candidates
+
+        if task is None:
+            fail("--kind candidates needs --task: a candidates file is checked against its task.")
+        from spatialprobe import tasks
+
+        cands = load_candidates(path, task)
+        typer.echo(f"{path}: {len(cands.templates)} templates, "
+                   f"{len(cands.answer_sets(tasks.labels_of(task)))} answer sets for {task}")
+    else:
+        from spatialprobe.synthesis.prompts import load_prompts
+
+        if task is not None:
+            fail("--task does not apply to --kind prompts: each prompt line names its own task.")
+        prompts = load_prompts(str(path))
+        typer.echo(f"{path}: {len(prompts.items)} prompts")
+        for note in prompts.notes:
+            typer.echo(f"note: {note}")
 
 
 @datasets_app.command("build")

@@ -10,34 +10,14 @@ import typer
 from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
 
 
-def _load_dataset(task: str, data: Path | None, pairs: Path | None, first: str | None,
-                  second: str | None, answer: str | None, delimiter: str | None):
-    """(dataset, source) for --data, --pairs or the built-in set; pair options need --pairs."""
-    from spatialprobe import datasets
-    from spatialprobe.datasets import sources
+def check_folds(dataset, folds: int, seed: int = 0) -> None:
+    """``--folds`` against the dataset before anything is scored; repeated pairs kept and
+    instances that no fold tests are said (:func:`spatialprobe.validate.data_notes`)."""
+    from spatialprobe.commands.errors import warn
+    from spatialprobe.validate import data_notes
 
-    if data and pairs:
-        fail("give either --data (release format) or --pairs (comparison pairs), not both.")
-    given = [name for name, value in (("--first", first), ("--second", second), ("--answer", answer),
-                                      ("--delimiter", delimiter)) if value is not None]
-    if given and not pairs:
-        fail(f"{', '.join(given)} name columns of a --pairs file; without --pairs they do not apply.")
-    if pairs:
-        first, second, answer = first or "obj_a", second or "obj_b", answer or "label"
-        return (datasets.load_pairs(pairs, task, first=first, second=second, answer=answer,
-                                    delimiter=delimiter),
-                sources.pairs_source(pairs, first, second, answer, delimiter))
-    if data:
-        return datasets.load_release(data, task=task), sources.release_source(data)
-    return datasets.load(task), sources.builtin_source(task)
-
-
-def check_folds(dataset, folds: int) -> None:
-    """``--folds`` against the dataset before anything is scored: each fold needs an object."""
-    objects = {key for inst in dataset.instances for key in inst.fold_keys}
-    if folds > len(objects):
-        fail(f"--folds {folds} is more than the {len(objects)} objects of {dataset.name}: each "
-             f"object-disjoint fold needs at least one; use --folds {len(objects)} or fewer.")
+    for note in data_notes(dataset, folds, seed):
+        warn(note)
 
 
 def probe(
@@ -55,6 +35,8 @@ def probe(
     answer: str | None = typer.Option(
         None, help="--pairs: column saying whether the first is larger/taller [label]."),
     delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
+    allow_duplicates: bool = typer.Option(False, "--allow-duplicates",
+                                          help="--pairs: keep repeated rows (counted) instead of refusing them."),
     candidates: str = typer.Option("builtin", "--candidates",
                                    help="'builtin', 'manual' (hand-written prompt only) or a candidates JSON file."),
     folds: int = typer.Option(5, min=2, help="Object-disjoint folds."),
@@ -82,6 +64,7 @@ def probe(
     from spatialprobe.reports.tables import probe_table
     from spatialprobe.scorers import chat
     from spatialprobe.scorers.masked_lm import ModelLoadError
+    from spatialprobe.validate import task_data
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
@@ -93,11 +76,15 @@ def probe(
         fail("--candidates does not apply to --format chat: it asks each task's own question "
              "(see the README, 'Causal and instruction-tuned LMs').")
     try:
-        dataset, source = _load_dataset(task, data, pairs, first, second, answer, delimiter)
+        dataset, source = task_data(task, data, pairs, first=first, second=second, answer=answer,
+                                    delimiter=delimiter, allow_duplicates=allow_duplicates)
         cands = chat.candidates(task) if format == "chat" else resolve(candidates, task)
     except (DataError, ValueError) as err:
         fail(str(err))
-    check_folds(dataset, folds)
+    try:
+        check_folds(dataset, folds, seed)
+    except ValueError as err:
+        fail(str(err))
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)

@@ -17,16 +17,16 @@ def run(
     (another --out, another machine) it reproduces it. Only runtime settings may be overridden."""
     from spatialprobe import registry
     from spatialprobe.commands.errors import fail, require_run_dir
-    from spatialprobe.files import read_json
     from spatialprobe.runner import RunSpec, execute
+    from spatialprobe.validate import read_run_config
 
     path = config / "config.json" if config.is_dir() else config
     require_run_dir(out)
     try:
-        data = read_json(path)
-        spec = RunSpec.from_dict(data)
-    except (OSError, ValueError, KeyError) as err:
-        fail(f"{path}: not a spatialprobe run config ({err}).")
+        data = read_run_config(path)
+    except ValueError as err:  # DataError: names the file, line and field
+        fail(str(err))
+    spec = RunSpec.from_dict(data)
     overrides = {k: v for k, v in (("device", device), ("batch_size", batch_size)) if v is not None}
     unknown = sorted(set(overrides) - set(spec.runtime))
     if unknown:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
+from spatialprobe.errors import UsageError
 from spatialprobe.records import Dataset, Fold
 
 
@@ -47,7 +48,7 @@ def make_folds(dataset: Dataset, k: int = 5, seed: int = 0) -> list[Fold]:
     """Split ``dataset`` into ``k`` object-disjoint folds (see the module docstring)."""
     keys = sorted({key for inst in dataset.instances for key in inst.fold_keys})
     if len(keys) < k:
-        raise ValueError(f"{dataset.name}: {len(keys)} objects cannot make {k} object-disjoint folds.")
+        raise UsageError(f"{dataset.name}: {len(keys)} objects cannot make {k} object-disjoint folds.")
     strata = _strata(dataset, keys, k)
     ordered = sorted(keys, key=lambda key: (strata[key], key))
     rng = random.Random(seed)

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spatialprobe import tasks
+from spatialprobe import tasks, validate
 from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
-from spatialprobe.files import DataError, iter_jsonl, require
+from spatialprobe.files import DataError, iter_jsonl, require, shown
 from spatialprobe.records import Dataset, _Serializable
 
 RELATION_WORDS = {"inside": "inside", "above": "on", "below": "under", "beside": "beside"}
@@ -149,6 +149,44 @@ def asked_objects(question: str) -> tuple[str, str] | None:
     return (found.group("a"), found.group("b")) if found else None
 
 
+def _relations(task: str) -> tuple[str, ...]:
+    """What a question of ``task`` may ask: a relation (posrel) or the task's two label words."""
+    return tuple(RELATION_WORDS) if not tasks.get(task).is_comparison else tasks.labels_of(task)
+
+
+def _qa_item(rec: dict, number: int, task: str | None, path: Path, line: int) -> QAItem:
+    """One QA record, every field checked: its types, its task and the relation it asks."""
+    full = str(validate.text(rec, "question", path, line)).strip()
+    label = require(rec, "label", int, path, line)
+    if label not in (0, 1):
+        raise DataError(path, line, "label", f"expected 0 or 1, got {label}")
+    match = _SPLIT.match(full)
+    if match is None:
+        raise DataError(path, line, "question", f"no yes/no question found in {shown(full)}")
+    context = validate.text(rec, "context", path, line, optional=True) if rec.get("context") != "" else ""
+    if context is None:  # absent or null: the sentence before the question, if any
+        context = match.group("context") or ""
+    context = context.strip()
+    question = full[len(context):].strip() if full.startswith(context) else match.group("question")
+    asked = _ASKED.search(question)
+    relation = validate.text(rec, "relation", path, line, optional=True) or (
+        _WORD_RELATION.get(asked.group("word").lower(), asked.group("word").lower()) if asked else "")
+    task_of_word = {w: t for t in tasks.comparisons() for w in tasks.labels_of(t)}
+    rec_task = validate.text(rec, "task", path, line, optional=True)
+    if rec_task is not None:
+        validate.known_task(rec_task, path, line)
+        if task is not None and rec_task != task:
+            raise DataError(path, line, "task", f"is {shown(rec_task)}, not the {task} asked for")
+    rec_task = rec_task or task or task_of_word.get(relation, "posrel")
+    if relation and relation not in _relations(rec_task):
+        raise DataError(path, line, "relation", f"{shown(relation)} is not a {rec_task} relation "
+                                                f"({', '.join(_relations(rec_task))})")
+    instance_id = (validate.identifier(rec, "instance_id", path, line, optional=True)
+                   or f"{rec_task}-{number // 2:04d}")
+    item_id = validate.identifier(rec, "id", path, line, optional=True) or f"{instance_id}-q{number % 2}"
+    return QAItem(item_id, rec_task, question, "yes" if label == 1 else "no", instance_id, context, relation)
+
+
 def load_qa(path: str | Path, task: str | None = None) -> QASet:
     """Read a QA file: the release's ``posrel_qa.jsonl`` or one written by :func:`to_qa_records`.
 
@@ -157,30 +195,11 @@ def load_qa(path: str | Path, task: str | None = None) -> QASet:
     """
     path = Path(path)
     items: list[QAItem] = []
+    ids = validate.Unique(path, "id")
     for line, rec in iter_jsonl(path):
-        full = require(rec, "question", str, path, line).strip()
-        label = require(rec, "label", int, path, line)
-        if label not in (0, 1):
-            raise DataError(path, line, "label", f"expected 0 or 1, got {label}")
-        match = _SPLIT.match(full)
-        if match is None:
-            raise DataError(path, line, "question", f"no yes/no question found in {full!r}")
-        context = rec.get("context")
-        if context is None:  # absent or null: the sentence before the question, if any
-            context = match.group("context") or ""
-        elif not isinstance(context, str):
-            raise DataError(path, line, "context", f"expected str, got {context!r}")
-        context = context.strip()
-        question = full[len(context):].strip() if full.startswith(context) else match.group("question")
-        number = len(items)
-        asked = _ASKED.search(question)
-        relation = rec.get("relation") or (
-            _WORD_RELATION.get(asked.group("word").lower(), asked.group("word").lower()) if asked else "")
-        task_of_word = {w: t for t in tasks.comparisons() for w in tasks.labels_of(t)}
-        rec_task = rec.get("task") or task or task_of_word.get(relation, "posrel")
-        instance_id = rec.get("instance_id") or f"{rec_task}-{number // 2:04d}"
-        items.append(QAItem(rec.get("id") or f"{instance_id}-q{number % 2}", rec_task, question,
-                            "yes" if label == 1 else "no", instance_id, context, relation))
+        item = _qa_item(rec, len(items), task, path, line)
+        ids.add(item.id, line)
+        items.append(item)
     if not items:
         raise DataError(path, None, None, "file has no records")
     inst = tuple(items)

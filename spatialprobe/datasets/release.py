@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from spatialprobe import tasks
+from spatialprobe import tasks, validate
 from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
-from spatialprobe.files import DataError, iter_jsonl, require
+from spatialprobe.files import DataError, iter_jsonl, require, shown
 from spatialprobe.records import Dataset, Instance
 
 POSREL_CODES = {0: "inside", 1: "above", 2: "below", 3: "beside"}
@@ -52,35 +52,67 @@ def guess_task(path: str | Path) -> str:
     raise DataError(path, None, None, "file has no records")
 
 
+def _check_question(rec: dict, task: str, label: int, path: Path, line: int) -> None:
+    """A record's ``question`` must ask the task's question: a size file read as height or
+    posrel would otherwise run, its labels read as the other task's ("0" as "inside")."""
+    question = rec.get("question")
+    if question is None:
+        return
+    if not isinstance(question, str):
+        raise DataError(path, line, "question", f"expected str, got {shown(question)}")
+    definition = tasks.get(task)
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    if definition.is_comparison and words & set(definition.labels):
+        return
+    asked = [t for t in tasks.comparisons() if words & set(tasks.labels_of(t))]
+    wanted = (f"'{definition.question_word}'" if definition.is_comparison
+              else "its records have no question")
+    raise DataError(path, line, "question", f"{shown(question)} is not a {task} question ({wanted}), "
+                    f"so its label {label} is not a {task} label"
+                    + (f"; is this a {asked[0]} file?" if asked else ""))
+
+
+def _comparison(rec: dict, task: str, number: int, obj_a: str, obj_b: str, label: int,
+                path: Path, line: int) -> Instance:
+    if label not in (0, 1):
+        raise DataError(path, line, "label", f"expected 0 or 1, got {label}")
+    _check_question(rec, task, label, path, line)
+    labels = tasks.get(task).labels
+    text = validate.text(rec, "text", path, line, optional=True)
+    if text and "question" not in rec and _action_from_text(text, obj_a, obj_b):
+        raise DataError(path, line, "text", f"{shown(text)} is a posrel scenario, not a {task} comparison, "
+                        f"so its label {label} is not a {task} label; is this a posrel file?")
+    text = text or capitalize_first(f"{with_article(obj_a)} and {with_article(obj_b)}.")
+    return Instance(id=f"{task}-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
+                    label=labels[0] if label == 1 else labels[1], text=text.strip(),
+                    fold_keys=(obj_a, obj_b))
+
+
+def _position(rec: dict, task: str, number: int, obj_a: str, obj_b: str, label: int,
+              path: Path, line: int) -> Instance:
+    if label not in POSREL_CODES:
+        raise DataError(path, line, "label", f"expected 0-3 (inside/above/below/beside), got {label}")
+    _check_question(rec, task, label, path, line)
+    text = str(validate.text(rec, "text", path, line)).strip()
+    action = validate.text(rec, "action", path, line, optional=True) or _action_from_text(text, obj_a, obj_b)
+    pronoun = validate.text(rec, "pronoun", path, line, optional=True) or pronoun_for(obj_a)
+    return Instance(id=f"{task}-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
+                    label=POSREL_CODES[label], text=text, action=action, pronoun=pronoun,
+                    fold_keys=(obj_b,))
+
+
 def load_release(path: str | Path, task: str | None = None) -> Dataset:
-    """Load a release-format file of the given (or guessed) task."""
+    """Load a release-format file of the given (or guessed) task; every record is checked
+    against the task (its labels, its question, its fields' types) before anything returns."""
     path = Path(path)
-    task = task or guess_task(path)
+    task = validate.task_name(task) if task else guess_task(path)
+    read = _comparison if tasks.get(task).is_comparison else _position
     instances: list[Instance] = []
     for line, rec in iter_jsonl(path):
-        obj_a = require(rec, "obj_a", str, path, line).strip()
-        obj_b = require(rec, "obj_b", str, path, line).strip()
+        obj_a = str(validate.identifier(rec, "obj_a", path, line)).strip()
+        obj_b = str(validate.identifier(rec, "obj_b", path, line)).strip()
         label = require(rec, "label", int, path, line)
-        number = len(instances)
-        definition = tasks.get(task)
-        if not definition.is_comparison:
-            if label not in POSREL_CODES:
-                raise DataError(path, line, "label", f"expected 0-3 (inside/above/below/beside), got {label}")
-            text = require(rec, "text", str, path, line).strip()
-            action = rec.get("action") or _action_from_text(text, obj_a, obj_b)
-            instances.append(Instance(
-                id=f"{task}-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
-                label=POSREL_CODES[label], text=text, action=action,
-                pronoun=rec.get("pronoun") or pronoun_for(obj_a), fold_keys=(obj_b,)))
-        else:
-            if label not in (0, 1):
-                raise DataError(path, line, "label", f"expected 0 or 1, got {label}")
-            labels = definition.labels
-            text = rec.get("text") or capitalize_first(f"{with_article(obj_a)} and {with_article(obj_b)}.")
-            instances.append(Instance(
-                id=f"{task}-{number:04d}", task=task, obj_a=obj_a, obj_b=obj_b,
-                label=labels[0] if label == 1 else labels[1], text=str(text).strip(),
-                fold_keys=(obj_a, obj_b)))
+        instances.append(read(rec, task, len(instances), obj_a, obj_b, label, path, line))
     if not instances:
         raise DataError(path, None, None, "file has no records")
     inst = tuple(instances)

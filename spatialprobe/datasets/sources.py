@@ -25,9 +25,12 @@ def release_source(path: str | Path) -> dict[str, Any]:
 
 
 def pairs_source(path: str | Path, first: str, second: str, answer: str,
-                 delimiter: str | None) -> dict[str, Any]:
-    return {"source": "pairs", "path": str(Path(path).resolve()), "first": first, "second": second,
-            "answer": answer, "delimiter": delimiter}
+                 delimiter: str | None, allow_duplicates: bool = False) -> dict[str, Any]:
+    source: dict[str, Any] = {"source": "pairs", "path": str(Path(path).resolve()), "first": first, "second": second,
+              "answer": answer, "delimiter": delimiter}
+    if allow_duplicates:  # recorded only when given, so runs made before the option keep their identity
+        source["allow_duplicates"] = True
+    return source
 
 
 def load_source(source: Mapping[str, Any], task: str) -> Dataset:
@@ -41,7 +44,8 @@ def load_source(source: Mapping[str, Any], task: str) -> Dataset:
         dataset = load_release(source["path"], task=task)
     elif kind == "pairs":
         dataset = load_pairs(source["path"], task, first=source["first"], second=source["second"],
-                             answer=source["answer"], delimiter=source.get("delimiter"))
+                             answer=source["answer"], delimiter=source.get("delimiter"),
+                             allow_duplicates=bool(source.get("allow_duplicates")))
     else:
         raise UsageError(f"this run's dataset was given in Python ({source.get('name')!r}), not by a "
                          "built-in name or a file, so it cannot be loaded again from its config.")

@@ -14,6 +14,7 @@ import base64
 import hashlib
 import html
 import json
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,17 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
-from spatialprobe.files import DataError, read_json_file
+from spatialprobe.files import DataError, read_json_file, shown
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
-from spatialprobe.runner.settings import recorded
+from spatialprobe.runner.settings import OPTIONAL, recorded
 from spatialprobe.runner.summary import over_parts
+from spatialprobe.validate import identifier, normal
 
 CANT_TELL = "cannot tell"
 FORMAT = "spatialprobe-annotations"
+MIN_ANSWERED = 0.9
+"""Share of a page's items an answers file must answer (an option, "cannot tell" included)."""
 
 
 def question(task: str, a: str, b: str) -> str:
@@ -75,6 +80,10 @@ def read_run(run: str | Path, task: str | None = None, *, partial: bool = False,
             raise ValueError(f"{run} holds images of tasks {found or 'none'}; choose one with --task.")
         task = found[0]
     records = [r for r in records if r.meta["task"] == task]
+    for r in records:
+        if r.meta["label"] not in tasks.labels_of(task):  # it would be judged and scored 0
+            raise DataError(run, None, "label", f"prompt {shown(r.prompt_id)} has the label "
+                            f"{shown(r.meta['label'])}, not a {task} label ({', '.join(tasks.labels_of(task))})")
     missing = None
     if with_files:
         records, gone = present_images(run, records, skip_missing, "ask about")
@@ -150,12 +159,12 @@ def page_items(path: str | Path, items: Sequence[dict[str, Any]]) -> list[dict[s
     listed = _load(path).get("items")
     if listed is None:
         return list(items)
-    if not isinstance(listed, list):
+    if not isinstance(listed, list) or not all(isinstance(i, str) for i in listed):
         raise DataError(path, None, "items", "expected a list of item ids")
     by_id = {i["id"]: i for i in items}
     missing = [i for i in listed if i not in by_id]
     if missing:
-        raise DataError(path, None, "items", f"item {missing[0]!r} is not an image of this run "
+        raise DataError(path, None, "items", f"item {shown(missing[0])} is not an image of this run "
                         "(answers exported from another run?)")
     return [by_id[i] for i in listed]
 
@@ -164,24 +173,39 @@ def read_answers(path: str | Path, expected_page: str) -> dict[str, Any]:
     path = Path(path)
     data = _load(path)
     if data.get("page_id") != expected_page:
-        raise DataError(path, None, "page_id", f"answers are for page {data.get('page_id')!r}, "
+        raise DataError(path, None, "page_id", f"answers are for page {shown(data.get('page_id'))}, "
                         f"but this run's page is {expected_page!r} (exported from another run?)")
     if not isinstance(data.get("answers"), dict):
         raise DataError(path, None, "answers", "expected an object item id -> answer")
+    identifier(data, "annotator", path, None, optional=True)
     return data
 
 
-def usable_answers(answers: dict[str, Any], items: Sequence[dict[str, Any]]
+def usable_answers(answers: dict[str, Any], items: Sequence[dict[str, Any]], options: Sequence[str]
                    ) -> tuple[dict[str, str], dict[str, Any]]:
-    """The answers to this page's items that are strings, and what was left out of them:
-    counts and the first ids of answers to unknown items and of non-string answers."""
+    """The answers to this page's items matched to ``options`` after normalising case and spaces
+    (" Larger" is ``larger``), and what was left out: counts and the first ids of answers to
+    unknown items, of non-string answers and of answers that are none of the options."""
     known = {i["id"] for i in items}
     unknown = [k for k in answers if k not in known]
     not_text = [k for k, v in answers.items() if k in known and not isinstance(v, str)]
-    kept = {k: v for k, v in answers.items() if k in known and isinstance(v, str)}
+    kept = {k: normal(v) for k, v in answers.items() if k in known and isinstance(v, str)}
+    unmatched = [k for k, v in kept.items() if v not in options]
+    kept = {k: v for k, v in kept.items() if v in options}
     ignored = {"unknown_ids": len(unknown), "first_unknown_ids": unknown[:3],
-               "non_string": len(not_text), "first_non_string_ids": not_text[:3]}
+               "non_string": len(not_text), "first_non_string_ids": not_text[:3],
+               "unmatched": len(unmatched), "first_unmatched": [answers[k] for k in unmatched[:3]]}
     return kept, ignored
+
+
+def check_answered(path: str | Path, answered: int, total: int, min_answered: float) -> None:
+    """Refuse an answers file that answers less than ``min_answered`` of the page's items: its
+    headline would be mostly guesses."""
+    if total and answered / total < min_answered:
+        share = math.floor(100 * answered / total) / 100  # rounded down, so passing it is enough
+        raise DataError(path, None, "answers", f"answers {answered} of {total} items "
+                        f"({100 * answered / total:.1f} %), fewer than the {100 * min_answered:g} % "
+                        f"required; pass --min-answered {share:g} to score it anyway")
 
 
 def score_annotator(items: Sequence[dict[str, Any]], answers: dict[str, str], labels: Sequence[str],
@@ -229,6 +253,9 @@ class HumanRunSettings:
     """The image run annotated: its path and identity."""
     answers: dict[str, AnswerFile] = field(metadata={"nonempty": True})
     """Keyed by annotator, so a refusal names whose file changed."""
+    min_answered: float | None = field(default=None, metadata=OPTIONAL)
+    """``--min-answered`` where it is not the default (absent otherwise, so runs made before the
+    option keep their identity): a replay accepts the files the run accepted."""
 
 
 class HumanRun(RunKind):
@@ -240,13 +267,16 @@ class HumanRun(RunKind):
     batch_size = 1
 
     def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
-                 seed: int = 0, partial: bool = False):
+                 seed: int = 0, partial: bool = False, min_answered: float = MIN_ANSWERED):
         if not answer_files:
             raise ValueError("give at least one answers file saved from the annotation page.")
         read = read_run(run, task, partial=partial, with_files=False)  # scoring reads no image
         self.store, self.completeness, self.task, items = read.store, read.completeness, read.task, read.items
         self.items_ = page_items(answer_files[0], items)
         self.labels, self.seed = tasks.labels_of(self.task), seed
+        if not 0 <= min_answered <= 1:
+            raise UsageError(f"--min-answered is a share between 0 and 1, not {min_answered:g}.")
+        self.min_answered = min_answered
         self.page = page_id(run, self.task, self.items_)
         self.annotators: list[dict[str, Any]] = []
         for number, path in enumerate(answer_files):
@@ -254,7 +284,8 @@ class HumanRun(RunKind):
             name = str(data.get("annotator") or Path(path).stem)
             if name in {a["name"] for a in self.annotators}:
                 name = f"{name}-{number}"
-            answers, ignored = usable_answers(data["answers"], self.items_)
+            answers, ignored = usable_answers(data["answers"], self.items_, [*self.labels, CANT_TELL])
+            check_answered(path, len(answers), len(self.items_), min_answered)
             self.annotators.append({"name": name, "number": number, "file": str(path),
                                     "answers": answers, "ignored": ignored})
 
@@ -265,7 +296,8 @@ class HumanRun(RunKind):
             source={"path": str(self.store.path.resolve()), "identity": config.get("identity"),
                     "completeness": self.completeness.to_dict()},
             answers={a["name"]: AnswerFile(a["number"], str(Path(a["file"]).resolve()), file_sha256(a["file"]))
-                     for a in self.annotators})
+                     for a in self.annotators},
+            min_answered=None if self.min_answered == MIN_ANSWERED else self.min_answered)
 
     def items(self) -> list[Item]:
         return [Item(a["name"], a) for a in self.annotators]
@@ -298,7 +330,8 @@ class HumanRun(RunKind):
                    "answer_files": {a["name"]: a["file"] for a in self.annotators},
                    # per annotator: answers to unknown ids and non-string answers, left out
                    "ignored_answers": {a["name"]: {"file": a["file"], **a["ignored"]} for a in self.annotators
-                                       if a["ignored"]["unknown_ids"] or a["ignored"]["non_string"]}}
+                                       if a["ignored"]["unknown_ids"] or a["ignored"]["non_string"]
+                                       or a["ignored"]["unmatched"]}}
         rows = [{"annotator": name, **row} for name, res in results.items() for row in res["rows"]]
         models = sorted({f"{r.backend}:{r.model}" for r in self.store.images()})
         return Evaluation(rows, metrics, self.task, " | ".join(models),
@@ -312,8 +345,9 @@ class HumanRun(RunKind):
     def from_settings(cls, settings: HumanRunSettings) -> HumanRun:
         s = settings
         files = [a.file for a in sorted(s.answers.values(), key=lambda a: a.position)]
+        share = MIN_ANSWERED if s.min_answered is None else s.min_answered
         return cls(str(recorded(s.source, "path", "source")), files, s.task, s.seed,
-                   partial=bool((s.source.get("completeness") or {}).get("partial")))
+                   partial=bool((s.source.get("completeness") or {}).get("partial")), min_answered=share)
 
 
 def human_resampling(task: str, labels: Sequence[str]) -> tuple[Resampling, ...]:
@@ -344,9 +378,11 @@ def pairwise_kappa(answers: Mapping[str, Mapping[str, str]], order: Sequence[str
 
 
 def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: RunOut,
-                   task: str | None = None, seed: int = 0, partial: bool = False) -> dict[str, Any]:
+                   task: str | None = None, seed: int = 0, partial: bool = False,
+                   min_answered: float | None = None) -> dict[str, Any]:
     """Score annotators' answer files; write the run at ``out`` and return its summary."""
-    return execute(HumanRun(run, answer_files, task, seed, partial), out)
+    share = MIN_ANSWERED if min_answered is None else min_answered
+    return execute(HumanRun(run, answer_files, task, seed, partial, share), out)
 
 
 def _pm(metric: Mapping[str, Any]) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 from spatialprobe.datasets.sr2d import is_spatial
 from spatialprobe.detectors.rules import SR2D_RELATIONS, visor_any_pair
 from spatialprobe.files import DataError, read_json_file
+from spatialprobe.validate import check_detection, detection_prompt
 
 VISOR_N_MIN = 4
 """VISOR_1..4 are always reported, as the released ``visor.py`` prints them."""
@@ -106,19 +107,11 @@ def released_records(detections_path: str | Path, prompts: dict[int, dict[str, A
         raise DataError(path, None, None, "expected a JSON object keyed '<unique_id>_<k>'")
     kept, skipped = [], 0
     for key, rr in results.items():
-        head = key.split("_")[0]
-        if not head.isdigit() or int(head) not in prompts:
-            raise DataError(path, None, key, f"no SR2D prompt with unique_id {head!r} in {prompts_path}")
-        prompt = prompts[int(head)]
+        prompt = detection_prompt(key, prompts, path, prompts_path)
         if not is_spatial(prompt):
             skipped += 1
             continue
-        if not isinstance(rr, dict) or "classes" not in rr:
-            raise DataError(path, None, f"{key}.classes", "missing")
-        both = {prompt["obj_1_attributes"][0], prompt["obj_2_attributes"][0]} <= set(rr["classes"])
-        if both and "sra" not in rr and "centroid" not in rr:
-            raise DataError(path, None, f"{key}.sra", "missing: with both objects detected, "
-                            "give sra or centroid")
+        check_detection(key, rr, prompt, path)
         kept.append((key, prompt, rr))
     return kept, skipped
 

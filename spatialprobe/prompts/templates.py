@@ -26,7 +26,7 @@ from pathlib import Path
 
 from spatialprobe import tasks
 from spatialprobe.datasets.scale import capitalize_first, with_article
-from spatialprobe.files import DataError, read_json_file
+from spatialprobe.files import DataError, read_json_file, shown
 from spatialprobe.records import Dataset, Instance, PromptConfig
 
 MASK = "[MASK]"
@@ -85,18 +85,21 @@ def resolve(spec: str, task: str) -> Candidates:
 
 
 def load_candidates(path: Path, task: str) -> Candidates:
-    """Read and validate a candidates file: ``{"task", "templates": [...], "answers": {label: [...]}}``."""
+    """Read and validate a candidates file: ``{"task", "templates": [...], "answers": {label: [...]}}``;
+    its answers are keyed by exactly the task's labels."""
     data = read_json_file(path)
     if not isinstance(data, dict):
         raise DataError(path, None, None, f"expected a JSON object {{task, templates, answers}}, "
                         f"got {'a list' if isinstance(data, list) else 'a single value'}")
     if data.get("task") != task:
-        raise DataError(path, None, "task", f"holds candidates for {data.get('task')!r}, not {task!r}")
+        raise DataError(path, None, "task", f"holds candidates for {shown(data.get('task'))}, not {task!r}")
     templates = data.get("templates")
     if not isinstance(templates, list) or not templates:
         raise DataError(path, None, "templates", "expected a non-empty list of strings")
     for i, template in enumerate(templates):
-        missing = [p for p in tasks.get(task).placeholders if not isinstance(template, str) or p not in template]
+        if not isinstance(template, str):
+            raise DataError(path, None, f"templates[{i}]", f"expected a string, got {shown(template)}")
+        missing = [p for p in tasks.get(task).placeholders if p not in template]
         if missing:
             raise DataError(path, None, f"templates[{i}]", f"lacks placeholder(s) {', '.join(missing)}")
         if template.count(MASK) != 1:
@@ -104,9 +107,17 @@ def load_candidates(path: Path, task: str) -> Candidates:
     answers = data.get("answers")
     if not isinstance(answers, dict) or not answers:
         raise DataError(path, None, "answers", "expected an object mapping each label to words")
+    labels = tasks.labels_of(task)
     for label, words in answers.items():
+        if label not in labels:
+            raise DataError(path, None, f"answers.{shown(label, 40)}",
+                            f"not a {task} label ({', '.join(labels)})")
         if not isinstance(words, list) or not words or not all(isinstance(w, str) and w.strip() for w in words):
             raise DataError(path, None, f"answers.{label}", "expected a non-empty list of words")
+    missing_labels = [label for label in labels if label not in answers]
+    if missing_labels:
+        raise DataError(path, None, "answers", f"has no words for the {task} label(s) "
+                                               f"{', '.join(missing_labels)}")
     return Candidates(task, tuple(templates), {k: tuple(w.strip() for w in v) for k, v in answers.items()},
                       str(path))
 

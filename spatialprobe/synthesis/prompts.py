@@ -21,8 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from spatialprobe import validate
 from spatialprobe.datasets import DataError, builtin_data, builtin_names, load
-from spatialprobe.files import iter_jsonl
+from spatialprobe.files import iter_jsonl, shown
 from spatialprobe.imagestore import PromptItem
 
 
@@ -76,22 +77,46 @@ def _from_jsonl(path: Path) -> PromptSet:
     items: list[PromptItem] = []
     seen: dict[str, int] = {}  # id -> line
     files: dict[str, int] = {}  # image file stem -> line
+    sr2d = validate.Unique(path, "unique_id")  # VISOR finds a prompt's SR2D record by it
     for number, record in records:
-        for key in ("id", "text"):
-            if not isinstance(record.get(key), str) or not record[key].strip():
-                raise DataError(path, number, key, "missing or not a non-empty string")
-        pid = record["id"]
+        pid = str(validate.identifier(record, "id", path, number))
+        validate.text(record, "text", path, number)
+        check_meta(record, path, number)
+        if record.get("unique_id") is not None:
+            sr2d.add(int(record["unique_id"]), number)
         if pid in seen:
-            raise DataError(path, number, "id", f"repeats the id {pid!r} of line {seen[pid]}")
+            raise DataError(path, number, "id", f"repeats the id {shown(pid)} of line {seen[pid]}")
         seen[pid] = number
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in pid)  # image file stem
         if safe in files:
-            raise DataError(path, number, "id", f"{pid!r} and the id of line {files[safe]} give "
-                                                f"the same image file name {safe!r}")
+            raise DataError(path, number, "id", f"{shown(pid)} and the id of line {files[safe]} give "
+                                                f"the same image file name {shown(safe)}")
         files[safe] = number
         meta = {k: v for k, v in record.items() if k not in ("id", "text")}
         items.append(PromptItem(pid, record["text"].strip(), meta))
     return PromptSet(tuple(items), str(path))
+
+
+def check_meta(record: dict[str, Any], path: Path, line: int) -> None:
+    """The fields a judge reads from a prompt's metadata, checked here so that a bad one is
+    refused with its line before any image is made: a known task's ``label`` is one of its labels
+    (an integer label on a size prompt would be judged and scored 0), object names are strings,
+    SR2D attributes are lists of names and ``unique_id`` is a number."""
+    from spatialprobe import tasks
+
+    task = record.get("task")
+    if isinstance(task, str) and task in tasks.names() and "label" in record:
+        validate.task_label(record["label"], task, path, line)
+    for key in ("obj_a", "obj_b"):
+        if key in record:
+            validate.identifier(record, key, path, line)
+    for key in ("obj_1_attributes", "obj_2_attributes"):
+        if key in record:
+            validate.string_list(record, key, path, line)
+    uid = record.get("unique_id")
+    if uid is not None and not ((isinstance(uid, int) and not isinstance(uid, bool) and 0 <= uid < 10**18)
+                                or (isinstance(uid, str) and re.fullmatch(r"[0-9]{1,18}", uid))):
+        raise DataError(path, line, "unique_id", f"expected a number, got {shown(uid)}")
 
 
 def _from_text(path: Path) -> PromptSet:
@@ -99,8 +124,10 @@ def _from_text(path: Path) -> PromptSet:
     notes: list[str] = []
     blank: list[int] = []
     first_line: dict[str, int] = {}  # text -> line it first appears on
-    with open(path, "rb") as handle:
-        raw_lines = handle.read().splitlines()
+    try:
+        raw_lines = path.read_bytes().splitlines()
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
     for number, raw in enumerate(raw_lines, start=1):
         try:
             text = raw.decode("utf-8").strip()
@@ -113,7 +140,7 @@ def _from_text(path: Path) -> PromptSet:
             blank.append(number)
             continue
         if text in first_line:
-            notes.append(f"line {number} repeats line {first_line[text]} ({text!r}); dropped")
+            notes.append(f"line {number} repeats line {first_line[text]} ({shown(text)}); dropped")
             continue
         first_line[text] = number
         items.append(PromptItem(f"line-{number:04d}", text, line_meta(text, number)))
