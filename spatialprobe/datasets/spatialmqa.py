@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from spatialprobe.files import DataError, iter_jsonl, require
+from spatialprobe.files import DataError, iter_jsonl, require, shown
 
 PARTS = ("train", "dev", "test")
 KNOWN_KEYS = frozenset({"image", "question", "options", "answer", "id"})
@@ -97,10 +97,10 @@ def load_spatialmqa_file(path: str | Path, part: str | None = None) -> list[MQAE
         question = require(rec, "question", str, path, line).strip()
         options = require(rec, "options", list, path, line)
         if not 2 <= len(options) <= 6 or not all(isinstance(o, str) and o.strip() for o in options):
-            raise DataError(path, line, "options", f"expected 2-6 non-empty strings, got {options!r}")
+            raise DataError(path, line, "options", f"expected 2-6 non-empty strings, got {shown(options)}")
         answer = require(rec, "answer", str, path, line).strip()
         if answer not in options:
-            raise DataError(path, line, "answer", f"{answer!r} is not one of the options {options}")
+            raise DataError(path, line, "answer", f"{shown(answer)} is not one of the options {shown(options)}")
         digest = hashlib.sha256("\x1f".join((image, question, answer)).encode()).hexdigest()[:12]
         out.append(MQAExample(
             id=f"{part}-{len(out):05d}", content_hash=digest, image=image, question=question,

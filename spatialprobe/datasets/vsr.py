@@ -13,14 +13,13 @@ or ``val2017/``); records whose image is missing are reported, not fatal.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.files import DataError, iter_jsonl, require
+from spatialprobe.files import DataError, iter_jsonl, parse_json, require, shown
 
 SPLITS = ("random", "zeroshot")
 PARTS = ("train", "dev", "test")
@@ -87,11 +86,11 @@ def relations() -> dict[str, Relation]:
 def _id_list(value, path, line, field) -> tuple[int, ...]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            raise DataError(path, line, field, f"expected a list of ids like \"[2, 9]\", got {value!r}") from None
+            value = parse_json(value, path, line)
+        except DataError:
+            raise DataError(path, line, field, f"expected a list of ids like \"[2, 9]\", got {shown(value)}") from None
     if not isinstance(value, list) or not all(isinstance(v, int) for v in value):
-        raise DataError(path, line, field, f"expected a list of integer ids, got {value!r}")
+        raise DataError(path, line, field, f"expected a list of integer ids, got {shown(value)}")
     return tuple(value)
 
 
