@@ -74,8 +74,9 @@ Progress = Callable[[int], None]
 class Option:
     """One setting a component takes: its type, default, allowed values and a one-line help."""
 
-    type: type
-    """``str``, ``int``, ``float`` or ``bool``: how a ``--scorer-arg key=value`` string is read."""
+    type: Callable[[Any], Any]
+    """``str``, ``int``, ``float``, ``bool``, or a function: how a ``--scorer-arg key=value``
+    string (or a recorded value) is read into the setting."""
     default: Any
     help: str = ""
     choices: tuple[Any, ...] = ()
