@@ -87,7 +87,7 @@ register("model", "t5", "spatialprobe.benchmarks.qa_models:T5YesNo",
          "T5/UnifiedQA seq2seq checkpoint; each option scored by decoder likelihood")
 register("model", "vilt-vqa", "spatialprobe.benchmarks.qa_models:ViltVQA",
          "ViltForQuestionAnswering; each option's answer-class logit, or the argmax class as text")
-register("model", "blip-vqa", "spatialprobe.benchmarks.qa_models:BlipVQA",
+register("model", "blip", "spatialprobe.benchmarks.qa_models:BlipVQA",
          "BlipForQuestionAnswering; each option by answer-decoder likelihood, or generation")
 register("model", "contrastive", "spatialprobe.benchmarks.clip_scoring:ClipSimilarity",
          "CLIP / SigLIP / SigLIP 2: each option's sentence scored against the image")

@@ -92,7 +92,7 @@ def adapters_for(config: dict[str, Any]) -> list[str]:
     if model_type == "vilt":
         found += ["vilt-vqa", "vilt"] if vqa else ["vilt", "vilt-vqa"]
     if model_type == "blip":
-        found.append("blip-vqa")
+        found.append("blip")
     if model_type in FAMILIES:
         found.append("contrastive")
     if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
