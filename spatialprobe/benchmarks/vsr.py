@@ -23,6 +23,7 @@ from spatialprobe.datasets import vsr
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunSpec, execute
 from spatialprobe.runner.summary import Metric, single
+from spatialprobe.scorers.base import ScoreRequest
 
 METHOD = "clip-negated-relation"
 PROMPT = "caption vs. caption with the relation negated (vsr_relations.tsv)"
@@ -154,7 +155,7 @@ class VSRRun:
         table = vsr.relations()
         examples = [item.payload for item in batch]
         pairs = [(self.images[e.id], (e.caption, vsr.negate_caption(e.caption, e.relation))) for e in examples]
-        scores = self.clip.batch_scores(pairs)
+        scores = self.clip.score([ScoreRequest("", "", texts, image) for image, texts in pairs])
         return [{"id": e.id, "image": e.image, "caption": e.caption, "negation": texts[1],
                  "relation": e.relation, "category": table[e.relation].category, "label": e.label,
                  "pred": int(s_caption > s_negation), "score_caption": s_caption,
