@@ -34,11 +34,9 @@ def is_clip_like(model: str) -> bool:
 class ClipOptionScorer:
     kind = "clip"
 
-    def __init__(self, model: str, device: str = "auto", template: str = CLIP_TEMPLATE):
-        from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
-
-        self.similarity = ClipSimilarity(model, device=device)
-        self.template = template
+    def __init__(self, similarity, template: str = CLIP_TEMPLATE):
+        """``similarity``: a contrastive ``model`` adapter (registered ``contrastive``)."""
+        self.similarity, self.template = similarity, template
 
     def describe(self) -> dict[str, Any]:
         return {"method": "clip", "template": self.template, **self.similarity.describe()}

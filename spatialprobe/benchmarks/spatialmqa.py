@@ -168,16 +168,17 @@ def build_answerer(model: str, method: str = "auto", device: str = "auto",
                    recorded: Mapping[str, Any] | None = None):
     """The answerer of ``method`` (resolved by :func:`resolve_method`) for ``model``; ``recorded``
     (a run's ``answerer`` settings) restores its template, prompt and decoding."""
-    from spatialprobe.benchmarks.mqa_models import ClipOptionScorer, GenerativeAnswerer
+    from spatialprobe import registry
+    from spatialprobe.benchmarks.mqa_models import ClipOptionScorer
 
     recorded = recorded or {}
     if resolve_method(model, method) == "clip":
-        return ClipOptionScorer(model, device=device,
-                                **{k: recorded[k] for k in ("template",) if k in recorded})
+        similarity = registry.build("model", registry.Spec("contrastive", {"model": model, "device": device}))
+        return ClipOptionScorer(similarity, **{k: recorded[k] for k in ("template",) if k in recorded})
     args = {k: recorded[k] for k in ("prompt",) if k in recorded}
     if "decoding" in recorded:
         args["max_new_tokens"] = recorded["decoding"]["max_new_tokens"]
-    return GenerativeAnswerer(model, device=device, **args)
+    return registry.build("model", registry.Spec("generate", {"model": model, "device": device, **args}))
 
 
 class SpatialMQARun:
