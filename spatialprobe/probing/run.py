@@ -92,7 +92,7 @@ def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Sp
             if key not in options.declared(name):
                 flag = f"--{key}" if unset is None else f"--{key} {value}"  # --format chat, --image
                 raise ValueError(f"{flag} applies to the {', '.join(options.owners(key))} scorer "
-                                 f"only; the {name} scorer takes {options.listing(name)}.")
+                                 f"only; the {name} scorer's options: {options.listing(name)}.")
             given.setdefault(key, value)
     if name == "dummy":
         if settings.device != "auto":

@@ -102,7 +102,7 @@ def adapters_for(config: dict[str, Any]) -> list[str]:
     if any(a.endswith(CAUSAL_SUFFIXES) for a in architectures) or (
             not architectures and _causal_only_type(model_type)):
         found.append("hf-causal")
-    if any(a.endswith("ForMaskedLM") for a in architectures):
+    if any(a.endswith("ForMaskedLM") for a in architectures) and model_type != "vilt":  # not an Auto one
         found.append("hf-mlm")
     return found
 

@@ -23,10 +23,10 @@ def declared(name: str) -> Mapping[str, Option]:
 
 
 def listing(name: str) -> str:
-    """``normalize (sum|token|char, default sum), format (...)``, or ``no options``."""
+    """``normalize (sum|token|char, default sum), format (...)``, or ``none``."""
     options = declared(name)
     if not options:
-        return "no options"
+        return "none"
     return ", ".join(f"{key} ({'|'.join(map(str, o.choices)) + ', ' if o.choices else ''}default {o.default})"
                      for key, o in options.items())
 
@@ -71,3 +71,9 @@ def resolve(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
         raise UsageError(f"the {name} model takes no option {unknown[0]!r}; its options: {listing(name)}.")
     return {key: (_read(name, key, option, given[key]) if key in given else option.default)
             for key, option in options.items()}
+
+
+def build(name: str, model: str, given: Mapping[str, Any], **runtime: Any) -> Any:
+    """The ``model`` adapter ``name`` for checkpoint ``model``: its options resolved from
+    ``given``, plus the runtime settings (device, batch size) that change no result."""
+    return registry.build("model", registry.Spec(name, {"model": model, **runtime, **resolve(name, given)}))
