@@ -65,8 +65,8 @@ def test_options_are_read_and_checked_against_the_declaration():
         ("hf-causal", {"normalize": "mean"}, "the hf-causal model's option normalize is one of sum, token, "
          "char, not 'mean'."),
         ("generate", {"max_new_tokens": "many"}, "the generate model's option max_new_tokens takes a int, "
-         "not 'many'; its options: prompt (default " + options.declared("generate")["prompt"].default
-         + "), max_new_tokens (default 16)."),
+         "not 'many'; its options: prompt (default You are an expert in spatia...), "
+         "max_new_tokens (default 16)."),
         ("t5", {"lowercase": "maybe"}, "the t5 model's option lowercase is true or false, not 'maybe'."),
         ("hf-mlm", {"image": "blank"}, "the hf-mlm model takes no option 'image'; its options: none."),
     ]

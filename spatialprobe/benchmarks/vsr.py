@@ -133,10 +133,10 @@ class VSRRun:
         if not self.images:
             raise ValueError(f"none of the {len(self.examples)} images were found under {images_dir}: "
                              "--images should be the COCO 2017 folder (flat, or with train2017/, val2017/)")
-        if clip is None:
-            from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
+        if clip is None:  # the contrastive adapter reads the family from the config, refusing others
+            from spatialprobe.scorers import options
 
-            clip = ClipSimilarity(self.model, device=device)
+            clip = options.build("contrastive", self.model, {}, device=device)
         self.clip, self.device = clip, getattr(clip, "device", device)
         self.dataset = f"vsr-{split}-{part}@{vsr.file_version(self.path)}"
 

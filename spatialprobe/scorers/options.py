@@ -27,8 +27,14 @@ def listing(name: str) -> str:
     options = declared(name)
     if not options:
         return "none"
-    return ", ".join(f"{key} ({'|'.join(map(str, o.choices)) + ', ' if o.choices else ''}default {o.default})"
-                     for key, o in options.items())
+    return ", ".join(f"{key} ({'|'.join(map(str, o.choices)) + ', ' if o.choices else ''}default "
+                     f"{_short(o.default)})" for key, o in options.items())
+
+
+def _short(value: Any) -> str:
+    """A default as listed: a long one (an instruction prompt) cut to its start."""
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= 30 else text[:27] + "..."
 
 
 def owners(key: str) -> list[str]:
