@@ -1,11 +1,12 @@
-"""The two kinds of model ``spatialprobe spatialmqa`` evaluates.
+"""The two ways ``spatialprobe spatialmqa`` asks a model, both through the model vocabulary
+(:mod:`spatialprobe.scorers.base`).
 
-* :class:`ClipOptionScorer` - any contrastive image-text model (CLIP, SigLIP, ...): score
-  ``template`` filled with each option against the image; the best-scoring option is the
-  answer (a ranking, so always a valid option).
-* :class:`GenerativeAnswerer` - any ``AutoModelForImageTextToText`` checkpoint with its
-  ``AutoProcessor``; the chat template when the processor has one, greedy decoding
-  (``do_sample=False``, one beam), so results are deterministic; returns the generated text.
+* :class:`ClipOptionScorer` - a contrastive ``model`` adapter (CLIP, SigLIP, ...) asked to
+  ``score`` ``template`` filled with each option against the image; the best-scoring option is
+  the answer (a ranking, so always a valid option).
+* :class:`GenerativeAnswerer` - the ``generate`` adapter: any ``AutoModelForImageTextToText``
+  checkpoint with its ``AutoProcessor``; the chat template when the processor has one, greedy
+  decoding (``do_sample=False``, one beam), so results are deterministic.
 """
 
 from __future__ import annotations
@@ -21,14 +22,6 @@ CLIP_TEMPLATE = "{option}: {question}"
 PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
           "question by choosing exactly one of the options. Reply with the option only, no "
           "explanation.\nQuestion: {question}\nOptions: {options}")
-
-
-def is_clip_like(model: str) -> bool:
-    """True for a contrastive image-text checkpoint (CLIP, SigLIP, ...), judged from its config's
-    ``model_type`` by :mod:`spatialprobe.contrastive`."""
-    from spatialprobe.contrastive import is_contrastive
-
-    return is_contrastive(model)
 
 
 class ClipOptionScorer:

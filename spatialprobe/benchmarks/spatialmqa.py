@@ -151,12 +151,13 @@ def mqa_resampling(rows: Sequence[Mapping[str, Any]]) -> tuple[Resampling, ...]:
 
 
 def resolve_method(model: str, method: str) -> str:
-    """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config."""
-    from spatialprobe.benchmarks.mqa_models import is_clip_like
+    """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config
+    (:func:`spatialprobe.scorers.choice.auto_model`: the contrastive or the generate adapter)."""
+    from spatialprobe.scorers.choice import auto_model
 
     if method not in ("auto", "clip", "generate"):
         raise ValueError(f"method must be auto, clip or generate; got {method!r}")
-    clip_like = is_clip_like(model)
+    clip_like = auto_model(model, ("contrastive", "generate"), "spatialmqa")[0] == "contrastive"
     if method != "auto" and (method == "clip") != clip_like:
         raise ValueError(f"--method {method} does not apply to {model}: it is "
                          f"{'' if clip_like else 'not '}a CLIP-style dual encoder "
