@@ -110,3 +110,11 @@ def test_cli_refuses_an_undeclared_scorer_arg_in_one_sentence(tmp_path):
                                  "--scorer-arg", "lowercase=maybe"])
     assert result.exit_code == 2
     assert "Error: the t5 model's option lowercase is true or false, not 'maybe'." in result.output
+
+
+def test_generated_text_is_cut_at_the_first_stop_string():
+    from spatialprobe.scorers.base import cut
+
+    assert cut(" left of\nQuestion: where", ("\n", "Question:")) == "left of"
+    assert cut("right of.", ("\n",)) == "right of."
+    assert cut(" below ", ()) == "below"

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest
+from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.vision import open_image
 
 CLIP_TEMPLATE = "{option}: {question}"
@@ -102,7 +102,8 @@ class GenerativeAnswerer:
                 generated = self.model.generate(**inputs, do_sample=False, num_beams=1,
                                                 max_new_tokens=request.max_new_tokens)
             new_tokens = _new_tokens(generated[0], inputs["input_ids"][0])
-            out.append(self.processor.batch_decode([new_tokens], skip_special_tokens=True)[0].strip())
+            out.append(cut(self.processor.batch_decode([new_tokens], skip_special_tokens=True)[0],
+                           request.stop))
             if progress:
                 progress(1)
         return out

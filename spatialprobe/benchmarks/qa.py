@@ -220,7 +220,7 @@ class QARun:
                           None, False, details, (qa_resampling(self.qa.task, known),))
 
     def _described(self) -> dict[str, Any]:
-        describe = getattr(self.answerer, "describe", None)  # the VQA adapters have none
+        describe = getattr(self.answerer, "describe", None)  # a stand-in answerer may have none
         return describe() if callable(describe) else answerer_settings(self.answerer)
 
     def table(self, summary: Mapping[str, Any]) -> str:

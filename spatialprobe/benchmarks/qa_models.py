@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import device_name, dtype_name, load_pretrained, resolve_precision
-from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest
+from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 
 YES_NO = ("yes", "no")
 
@@ -292,7 +292,8 @@ class BlipVQA(_VQAModel):
                                             max_new_tokens=max(r.max_new_tokens for r in requests))
         if progress:
             progress(len(requests))
-        return [text.strip() for text in self.processor.batch_decode(generated, skip_special_tokens=True)]
+        texts = self.processor.batch_decode(generated, skip_special_tokens=True)
+        return [cut(text, r.stop) for text, r in zip(texts, requests, strict=True)]
 
 
 def load_vqa(model: str, device: str = "auto"):
