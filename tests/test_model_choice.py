@@ -106,6 +106,11 @@ def test_cli_refuses_an_undeclared_scorer_arg_in_one_sentence(tmp_path):
     result = runner.invoke(app, ["probe", "size", "--model", "dummy", "--out", str(tmp_path / "b"),
                                  "--scorer-arg", "temperature"])
     assert result.exit_code == 2 and "Error: --scorer-arg takes key=value, not 'temperature'." in result.output
+    bert = tiny_wordpiece_bert(tmp_path / "bert")
+    result = runner.invoke(app, ["probe", "size", "--model", str(bert), "--out", str(tmp_path / "c"),
+                                 "--scorer-arg", "normalize=char"])
+    assert result.exit_code == 2
+    assert "Error: the hf-mlm model takes no option 'normalize'; its options: none." in result.output
     result = runner.invoke(app, ["qa", "text", "--model", str(tmp_path / "t5"), "--task", "posrel",
                                  "--scorer-arg", "lowercase=maybe"])
     assert result.exit_code == 2
