@@ -166,20 +166,21 @@ def resolve_method(model: str, method: str) -> str:
 
 
 def build_answerer(model: str, method: str = "auto", device: str = "auto",
-                   recorded: Mapping[str, Any] | None = None):
+                   recorded: Mapping[str, Any] | None = None, given: Mapping[str, Any] | None = None):
     """The answerer of ``method`` (resolved by :func:`resolve_method`) for ``model``; ``recorded``
-    (a run's ``answerer`` settings) restores its template, prompt and decoding."""
-    from spatialprobe import registry
+    (a run's ``answerer`` settings) restores its template, prompt and decoding; ``given``: the
+    model adapter's options (``--scorer-arg``), checked against what it declares."""
     from spatialprobe.benchmarks.mqa_models import ClipOptionScorer
+    from spatialprobe.scorers import options
 
-    recorded = recorded or {}
+    recorded, given = recorded or {}, dict(given or {})
     if resolve_method(model, method) == "clip":
-        similarity = registry.build("model", registry.Spec("contrastive", {"model": model, "device": device}))
+        similarity = options.build("contrastive", model, given, device=device)
         return ClipOptionScorer(similarity, **{k: recorded[k] for k in ("template",) if k in recorded})
     args = {k: recorded[k] for k in ("prompt",) if k in recorded}
     if "decoding" in recorded:
         args["max_new_tokens"] = recorded["decoding"]["max_new_tokens"]
-    return registry.build("model", registry.Spec("generate", {"model": model, "device": device, **args}))
+    return options.build("generate", model, {**args, **given}, device=device)
 
 
 class SpatialMQARun:
