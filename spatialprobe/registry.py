@@ -1,7 +1,7 @@
 """Name -> lazily imported component.
 
 Listing components never imports torch: each entry is a ``module:attribute`` string that is
-imported only when the component is built. Components are grouped by kind (``scorer``,
+imported only when the component is built. Components are grouped by kind (``model``,
 ``synthesizer``, ``detector``, ``depth``, ...), so ``spatialprobe ls`` can show each group.
 """
 
