@@ -45,6 +45,10 @@ def list_components() -> None:
     table = Table("kind", "name", "what it is")
     for kind in registry.kinds():
         for name, summary in registry.summaries(kind).items():
+            if kind == "model":  # what --scorer-arg key=value takes
+                from spatialprobe.scorers.options import listing
+
+                summary += f"; options: {listing(name)}"
             table.add_row(kind, name, summary)
     Console().print(table)
 

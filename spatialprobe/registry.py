@@ -1,7 +1,7 @@
 """Name -> lazily imported component.
 
 Listing components never imports torch: each entry is a ``module:attribute`` string that is
-imported only when the component is built. Components are grouped by kind (``scorer``,
+imported only when the component is built. Components are grouped by kind (``model``,
 ``synthesizer``, ``detector``, ``depth``, ...), so ``spatialprobe ls`` can show each group.
 """
 
@@ -48,8 +48,13 @@ def kinds() -> list[str]:
     return sorted(_REGISTRY)
 
 
+OLD_KINDS = {"scorer": "model", "qa": "model"}
+"""Kinds that became ``model`` (issue 21): looking one up looks up the model adapters."""
+
+
 def lookup(kind: str, name: str) -> Any:
     """Import and return the object registered as ``kind``/``name``."""
+    kind = OLD_KINDS.get(kind, kind)
     entries = _REGISTRY.get(kind, {})
     if name not in entries:
         close = difflib.get_close_matches(name, list(entries), n=3)
@@ -67,20 +72,27 @@ def build(kind: str, spec: Spec) -> Any:
 
 # Built-in components. Each module that adds a capability registers its entries here, so the
 # whole catalogue is readable in one place.
-register("scorer", "hf-mlm", "spatialprobe.scorers.masked_lm:MaskedLMScorer",
-         "any transformers AutoModelForMaskedLM checkpoint or local directory")
-register("scorer", "hf-causal", "spatialprobe.scorers.causal_lm:CausalLMScorer",
+# Models (issue 21): every adapter speaks one vocabulary (spatialprobe.scorers.base): score(requests)
+# and/or generate(requests); `--scorer auto` and the commands choose among them by the checkpoint's
+# configuration (spatialprobe.scorers.choice), never by its name.
+register("model", "hf-mlm", "spatialprobe.scorers.masked_lm:MaskedLMScorer",
+         "any transformers AutoModelForMaskedLM checkpoint or local directory (converted VinVL too)")
+register("model", "hf-causal", "spatialprobe.scorers.causal_lm:CausalLMScorer",
          "any transformers AutoModelForCausalLM checkpoint: answer + rest of sentence log-likelihood")
-register("scorer", "dummy", "spatialprobe.scorers.dummy:DummyScorer",
+register("model", "dummy", "spatialprobe.scorers.dummy:DummyScorer",
          "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
-
-# Spatial QA (issue 6): yes/no answerers for `spatialprobe qa text|image`.
-register("qa", "t5", "spatialprobe.benchmarks.qa_models:T5YesNo",
-         "T5/UnifiedQA seq2seq checkpoint; yes vs no by decoder likelihood")
-register("qa", "vilt", "spatialprobe.benchmarks.qa_models:ViltVQA",
-         "ViltForQuestionAnswering; yes/no logits or argmax over its answer classes")
-register("qa", "blip", "spatialprobe.benchmarks.qa_models:BlipVQA",
-         "BlipForQuestionAnswering; yes/no by answer-decoder likelihood, or generation")
+register("model", "vilt", "spatialprobe.scorers.vilt:ViltMaskedLMScorer",
+         "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
+register("model", "t5", "spatialprobe.benchmarks.qa_models:T5YesNo",
+         "T5/UnifiedQA seq2seq checkpoint; each option scored by decoder likelihood")
+register("model", "vilt-vqa", "spatialprobe.benchmarks.qa_models:ViltVQA",
+         "ViltForQuestionAnswering; each option's answer-class logit, or the argmax class as text")
+register("model", "blip", "spatialprobe.benchmarks.qa_models:BlipVQA",
+         "BlipForQuestionAnswering; each option by answer-decoder likelihood, or generation")
+register("model", "contrastive", "spatialprobe.benchmarks.clip_scoring:ClipSimilarity",
+         "CLIP / SigLIP / SigLIP 2: each option's sentence scored against the image")
+register("model", "generate", "spatialprobe.benchmarks.mqa_models:GenerativeAnswerer",
+         "any AutoModelForImageTextToText checkpoint with its processor: greedy generation")
 register("subterms", "conceptnet", "spatialprobe.datasets.subterms:ConceptNetSubterms",
          "IsA subterms from a conceptnet-lite database file (no download)")
 register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms",

@@ -41,15 +41,13 @@ def trained_t5(tmp_path_factory, posrel_qa):
 
 
 class AlwaysYes:
-    """Answers "Yes" (capitalised: answers are compared case-insensitively) whatever is asked."""
+    """Scores "yes" above "no" whatever is asked."""
 
     name = model_id = "always-yes"
     device = "cpu"
 
-    def answer(self, questions, contexts):
-        from spatialprobe.benchmarks.qa_models import Answer
-
-        return [Answer("Yes", 0.0, -1.0) for _ in questions]
+    def score(self, requests):
+        return [(0.0, -1.0) for _ in requests]
 
 
 @pytest.mark.parametrize("task,clusters", [("posrel", ["obj_b"]), ("size", ["obj_a", "obj_b"])])
@@ -138,7 +136,7 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
         def describe(self):
             return T5YesNo.describe(self)
 
-        def answer(self, *args, **kwargs):
+        def score(self, *args, **kwargs):
             raise AssertionError("answered again")
 
     Refuses.name, Refuses.device, Refuses.use_context, Refuses.lowercase = "t5", "cpu", True, True
@@ -171,16 +169,16 @@ def test_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, posrel_qa, 
     first = CliRunner().invoke(app, ["qa", "text", "--model", str(trained_t5), "--data", str(data),
                                      "--out", str(out), "--device", "cpu", "--batch-size", "3"])
     assert first.exit_code == 0, first.output
-    answer = T5YesNo.answer
+    answer = T5YesNo.score
 
     def refuse(*args, **kwargs):
         raise AssertionError("answered again")
 
-    monkeypatch.setattr(T5YesNo, "answer", refuse)  # the same directory computes nothing
+    monkeypatch.setattr(T5YesNo, "score", refuse)  # the same directory computes nothing
     same = CliRunner().invoke(app, ["run", str(out / "config.json")])
     assert same.exit_code == 0, same.output
     assert "confirmed: identity" in same.output
-    monkeypatch.setattr(T5YesNo, "answer", answer)
+    monkeypatch.setattr(T5YesNo, "score", answer)
     elsewhere = CliRunner().invoke(app, ["run", str(out / "config.json"), "--out", str(tmp_path / "copy")])
     assert elsewhere.exit_code == 0, elsewhere.output
     assert (tmp_path / "copy" / "predictions.jsonl").read_text() == (out / "predictions.jsonl").read_text()
@@ -258,16 +256,14 @@ def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
 
 
 def test_an_answerer_one_answer_short_is_an_error_not_lower_coverage(tmp_path, posrel_qa):
-    from spatialprobe.benchmarks.qa_models import Answer
-
     class OneShort:
         model_id, device = "one-short", "cpu"
 
         def describe(self):
             return {"name": "one-short"}
 
-        def answer(self, questions, contexts):
-            return [Answer("yes", 0.0, -1.0) for _ in questions][:-1]
+        def score(self, requests):
+            return [(0.0, -1.0) for _ in requests][:-1]
 
     with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
         run_text_qa(posrel_qa, OneShort(), tmp_path / "run", dataset="posrel@test")

@@ -3,6 +3,7 @@ Scorer contract (one tuple per request, one finite score per word, a JSON-serial
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 from causal_helpers import tiny_bpe_gpt2
@@ -10,7 +11,7 @@ from mlm_helpers import tiny_wordpiece_bert
 from vl_helpers import tiny_vilt
 
 from spatialprobe import registry
-from spatialprobe.scorers.base import ClozeRequest, Scorer
+from spatialprobe.scorers.base import GenerateRequest, Generator, Model, Option, Scorer, ScoreRequest
 
 ENTRIES = [(kind, name) for kind in registry.kinds() for name in registry.names(kind)]
 
@@ -47,7 +48,93 @@ def test_every_task_file_is_complete(name):
 
 def test_unknown_names_suggest_close_ones():
     with pytest.raises(registry.UnknownComponent, match="Did you mean 'hf-mlm'"):
-        registry.lookup("scorer", "hf-mlmm")
+        registry.lookup("model", "hf-mlmm")
+
+
+TEXTS = ["an ant is larger than a bird .", "a man drives the bus . he is inside the bus .",
+         "is the cat left of the dog ? yes no"]
+
+
+def _text_requests(image=None):
+    return [ScoreRequest("An ant is ", " than a bird.", ("larger", "smaller", "bigger"), image),
+            ScoreRequest("A man drives the bus. He is ", " the bus.", ("inside", "beside"), image)]
+
+
+def _question_requests(image, options=("yes", "no", "left")):
+    return [ScoreRequest("is the cat left of the dog ?", "", options, image),
+            ScoreRequest("is the bus inside the man ?", "", options[:2], image)]
+
+
+def _tiny(name: str, root, image):
+    """(adapter keyword arguments, its score requests or None, its generate requests or None)."""
+    from qa_helpers import make_blip, make_t5, make_vilt
+    from vl_helpers import tiny_clip, tiny_llava
+
+    ask = [GenerateRequest("where is the cat ?", image, max_new_tokens=2),
+           GenerateRequest("is the cat left of the dog ?", image, max_new_tokens=2)]
+    builders = {
+        "dummy": lambda: ({}, _text_requests(), None),
+        "hf-mlm": lambda: ({"model": str(tiny_wordpiece_bert(root / "bert"))}, _text_requests(), None),
+        "hf-causal": lambda: ({"model": str(tiny_bpe_gpt2(root / "gpt2"))}, _text_requests(), None),
+        "vilt": lambda: ({"model": str(tiny_vilt(root / "vilt")), "image": "request"},
+                         _text_requests(image), None),
+        "t5": lambda: ({"model": str(make_t5(root / "t5", TEXTS))},
+                       [ScoreRequest("is the cat left of the dog ?", "", ("yes", "no", "left"),
+                                     passage="the cat is left of the dog ."),
+                        ScoreRequest("is the bus inside the man ?", "", ("yes", "no"))], None),
+        "vilt-vqa": lambda: ({"model": str(make_vilt(root / "vqa", TEXTS,
+                                                     {"yes": 1.0, "no": 0.5, "left": 2.0}))},
+                             _question_requests(image), ask),
+        "blip": lambda: ({"model": str(make_blip(root / "blip", TEXTS, {"yes": 3.0, "no": 1.0}))},
+                         _question_requests(image), ask),
+        "contrastive": lambda: ({"model": str(tiny_clip(root / "clip"))}, _text_requests(image), None),
+        "generate": lambda: ({"model": str(tiny_llava(root / "llava"))}, None, ask),
+    }
+    if name not in builders:
+        pytest.fail(f"the model adapter {name!r} has no tiny builder in tests/test_registry_contract.py")
+    kwargs, score, generate = builders[name]()
+    return ({**kwargs, "device": "cpu"} if name != "dummy" else kwargs), score, generate
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory):
+    from vl_helpers import solid_image
+
+    return solid_image(tmp_path_factory.mktemp("image") / "red.png")
+
+
+@pytest.mark.parametrize("name", registry.names("model"))
+def test_every_model_adapter_keeps_the_vocabulary(name, tmp_path, image):
+    """Built tiny through the registry, every adapter answers the protocols it lists: one score per
+    option (finite, deterministic, following its option when the options are reordered), one text
+    per generate request; it declares its options, and its description is JSON."""
+    from spatialprobe.scorers import options
+
+    kwargs, score_requests, generate_requests = _tiny(name, tmp_path, image)
+    model = registry.build("model", registry.Spec(name, kwargs))
+    assert isinstance(model, Model) and model.name == name
+    assert set(model.protocols) <= {"score", "generate"} and model.protocols
+    assert ("score" in model.protocols) == (score_requests is not None)
+    assert ("generate" in model.protocols) == (generate_requests is not None)
+    assert all(isinstance(o, Option) for o in model.options.values())
+    assert options.resolve(name, {}) == {k: o.default for k, o in model.options.items()}
+    json.dumps(model.describe())
+    if score_requests is not None:
+        assert isinstance(model, Scorer)
+        seen: list[int] = []
+        scores = model.score(score_requests, progress=seen.append)
+        assert [len(s) for s in scores] == [len(r.options) for r in score_requests]
+        assert all(math.isfinite(x) for s in scores for x in s)
+        assert sum(seen) == len(score_requests)  # progress increments add up to the requests
+        assert model.score(score_requests) == scores  # deterministic
+        reordered = [replace(r, options=r.options[::-1]) for r in score_requests]
+        for got, want in zip(model.score(reordered), scores, strict=True):
+            assert got == pytest.approx(tuple(want[::-1]), abs=1e-5)  # equivariant in the options
+    if generate_requests is not None:
+        assert isinstance(model, Generator)
+        texts = model.generate(generate_requests)
+        assert len(texts) == len(generate_requests) and all(isinstance(t, str) for t in texts)
+        assert model.generate(generate_requests) == texts  # greedy: deterministic
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +145,11 @@ def scorer_args(tmp_path_factory):
             "hf-causal": {"model": str(tiny_bpe_gpt2(root / "gpt2")), "device": "cpu"}}
 
 
-@pytest.mark.parametrize("name", registry.names("scorer"))
-def test_every_scorer_keeps_the_contract(name, scorer_args):
-    scorer = registry.build("scorer", registry.Spec(name, scorer_args[name]))
+@pytest.mark.parametrize("name", ["dummy", "hf-mlm", "vilt", "hf-causal"])
+def test_every_cloze_scorer_keeps_the_contract(name, scorer_args):
+    scorer = registry.build("model", registry.Spec(name, scorer_args[name]))
     assert isinstance(scorer, Scorer)
-    requests = [ClozeRequest("An ant is ", " than a bird.", ("larger", "smaller", "bigger")),
-                ClozeRequest("A man drives the bus. He is ", " the bus.", ("inside", "beside"))]
+    requests = _text_requests()
     seen = []
     scores = scorer.score(requests, progress=seen.append)
     assert [len(s) for s in scores] == [3, 2]

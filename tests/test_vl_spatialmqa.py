@@ -313,3 +313,28 @@ def test_encoder_decoder_output_is_not_cut_by_the_prompt_length(tmp_path):
     image = solid_image(tmp_path / "x.png")
     assert answerer.answer_batch([(image, "where is the cat ?", ("left of", "right of"))]) == \
         [{"output": "right of"}]
+
+
+def test_scorer_args_reach_the_generate_adapter_and_are_checked(tmp_path):
+    from typer.testing import CliRunner
+    from vl_helpers import tiny_clip, tiny_llava
+
+    from spatialprobe.cli import app
+
+    write(tmp_path / "data" / "dev.jsonl", RECORDS[:1])
+    solid_image(tmp_path / "coco" / "a.jpg")
+    llava = tiny_llava(tmp_path / "llava", always_left=True)
+    base = ["spatialmqa", "--data", str(tmp_path / "data"), "--images", str(tmp_path / "coco"),
+            "--part", "dev", "--device", "cpu"]
+    result = CliRunner().invoke(app, [*base, "--model", str(llava), "--out", str(tmp_path / "gen"),
+                                      "--scorer-arg", "max_new_tokens=3"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((tmp_path / "gen" / "config.json").read_text())
+    assert config["settings"]["answerer"]["decoding"]["max_new_tokens"] == 3
+    rows = [json.loads(x) for x in (tmp_path / "gen" / "predictions.jsonl").read_text().splitlines()]
+    assert [r["output"] for r in rows] == ["left left left"]
+    result = CliRunner().invoke(app, [*base, "--model", str(tiny_clip(tmp_path / "clip")),
+                                      "--out", str(tmp_path / "clip-run"), "--scorer-arg", "max_new_tokens=3"])
+    assert result.exit_code == 2
+    assert "Error: the contrastive model takes no option 'max_new_tokens'; its options: none." in result.output
+    assert not (tmp_path / "clip-run" / "summary.json").exists()

@@ -98,8 +98,8 @@ class FixedClip:
     def describe(self):
         return {"model": "fixed"}
 
-    def batch_scores(self, items):
-        return [[1.0, 0.0] if self.wins[texts[0]] else [0.0, 1.0] for _, texts in items]
+    def score(self, requests):
+        return [(1.0, 0.0) if self.wins[r.options[0]] else (0.0, 1.0) for r in requests]
 
 
 def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):

@@ -7,15 +7,23 @@ reads the family from the checkpoint's configuration.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name
+from spatialprobe.scorers.base import Option, Progress, ScoreRequest
 from spatialprobe.vision import open_image
 
 
 class ClipSimilarity:
     """``batch_scores(items)``: the model's image-text logits (``logits_per_image``) for each
-    image and its texts; CLIP's scaled cosine, SigLIP's scaled cosine plus bias."""
+    image and its texts; CLIP's scaled cosine, SigLIP's scaled cosine plus bias.
+
+    As a ``model`` adapter, ``score(requests)`` scores each option's sentence (``prefix + option +
+    suffix``) against the request's image."""
+
+    name = "contrastive"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    options: ClassVar[dict[str, Option]] = {}
 
     def __init__(self, model: str = "openai/clip-vit-base-patch32", device: str = "auto"):
         from spatialprobe.contrastive import ContrastiveModel
@@ -26,6 +34,20 @@ class ClipSimilarity:
 
     def describe(self) -> dict[str, Any]:
         return self.contrastive.describe()
+
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
+              ) -> list[tuple[float, ...]]:
+        """The logit of each option's sentence with the request's image."""
+        from spatialprobe.errors import UsageError
+
+        missing = [i for i, r in enumerate(requests) if r.image is None]
+        if missing:
+            raise UsageError(f"the contrastive model scores sentences against an image; request "
+                             f"{missing[0]} has none.")
+        rows = self.batch_scores([(r.image, [r.prefix + o + r.suffix for o in r.options]) for r in requests])
+        if progress:
+            progress(len(requests))
+        return [tuple(row) for row in rows]
 
     def batch_scores(self, items: Sequence[tuple[Any, Sequence[str]]]) -> list[list[float]]:
         """For each (image, texts): the logit of every text with that image."""

@@ -1,19 +1,21 @@
-"""The two kinds of model ``spatialprobe spatialmqa`` evaluates.
+"""The two ways ``spatialprobe spatialmqa`` asks a model, both through the model vocabulary
+(:mod:`spatialprobe.scorers.base`).
 
-* :class:`ClipOptionScorer` - any contrastive image-text model (CLIP, SigLIP, ...): score
-  ``template`` filled with each option against the image; the best-scoring option is the
-  answer (a ranking, so always a valid option).
-* :class:`GenerativeAnswerer` - any ``AutoModelForImageTextToText`` checkpoint with its
-  ``AutoProcessor``; the chat template when the processor has one, greedy decoding
-  (``do_sample=False``, one beam), so results are deterministic; returns the generated text.
+* :class:`ClipOptionScorer` - a contrastive ``model`` adapter (CLIP, SigLIP, ...) asked to
+  ``score`` ``template`` filled with each option against the image; the best-scoring option is
+  the answer (a ranking, so always a valid option).
+* :class:`GenerativeAnswerer` - the ``generate`` adapter: any ``AutoModelForImageTextToText``
+  checkpoint with its ``AutoProcessor``; the chat template when the processor has one, greedy
+  decoding (``do_sample=False``, one beam), so results are deterministic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name, load_pretrained
+from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.vision import open_image
 
 CLIP_TEMPLATE = "{option}: {question}"
@@ -22,40 +24,41 @@ PROMPT = ("You are an expert in spatial relation reasoning. Look at the image an
           "explanation.\nQuestion: {question}\nOptions: {options}")
 
 
-def is_clip_like(model: str) -> bool:
-    """True for a contrastive image-text checkpoint (CLIP, SigLIP, ...), judged from its config's
-    ``model_type`` by :mod:`spatialprobe.contrastive`."""
-    from spatialprobe.contrastive import is_contrastive
-
-    return is_contrastive(model)
-
-
 class ClipOptionScorer:
     kind = "clip"
 
-    def __init__(self, model: str, device: str = "auto", template: str = CLIP_TEMPLATE):
-        from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
-
-        self.similarity = ClipSimilarity(model, device=device)
-        self.template = template
+    def __init__(self, similarity, template: str = CLIP_TEMPLATE):
+        """``similarity``: a contrastive ``model`` adapter (registered ``contrastive``)."""
+        self.similarity, self.template = similarity, template
 
     def describe(self) -> dict[str, Any]:
         return {"method": "clip", "template": self.template, **self.similarity.describe()}
 
+    def request(self, image: Any, question: str, options: Sequence[str]) -> ScoreRequest:
+        """The template around ``{option}`` as the request's prefix and suffix."""
+        before, _, after = self.template.partition("{option}")
+        return ScoreRequest(before.format(question=question), after.format(question=question),
+                            tuple(options), image)
+
     def answer_batch(self, items: Sequence[tuple[Any, str, Sequence[str]]]) -> list[dict[str, Any]]:
         """(image, question, options) -> {"output": chosen option, "scores": per option}."""
-        texts = [[self.template.format(option=o, question=q) for o in options]
-                 for _, q, options in items]
-        scores = self.similarity.batch_scores([(image, t) for (image, _, _), t in zip(items, texts, strict=True)])
+        scores = self.similarity.score([self.request(*item) for item in items])
         out = []
         for (_, _, options), row in zip(items, scores, strict=True):
             best = max(range(len(options)), key=lambda i: row[i])
-            out.append({"output": options[best], "scores": row})
+            out.append({"output": options[best], "scores": list(row)})
         return out
 
 
 class GenerativeAnswerer:
-    kind = "generate"
+    """A ``model`` adapter: ``generate(requests)`` answers each prompt (in the processor's chat
+    template, the image in the user turn) by greedy decoding, one request at a time."""
+
+    kind = name = "generate"
+    protocols: ClassVar[tuple[str, ...]] = ("generate",)
+    options: ClassVar[dict[str, Option]] = {
+        "prompt": Option(str, PROMPT, "the SpatialMQA instruction, with {question} and {options}"),
+        "max_new_tokens": Option(int, 16, "at most this many generated tokens")}
 
     def __init__(self, model: str, device: str = "auto", prompt: str = PROMPT,
                  max_new_tokens: int = 16):
@@ -77,7 +80,10 @@ class GenerativeAnswerer:
                 "weights_revision": getattr(self.model.config, "_commit_hash", None)}
 
     def _text(self, question: str, options: Sequence[str]) -> str:
-        text = self.prompt.format(question=question, options="; ".join(options))
+        return self._wrap(self.prompt.format(question=question, options="; ".join(options)))
+
+    def _wrap(self, text: str) -> str:
+        """The user's message in the chat template with the image, or after the image token."""
         if getattr(self.processor, "chat_template", None):
             messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
             return self.processor.apply_chat_template(messages, add_generation_prompt=True)
@@ -85,20 +91,28 @@ class GenerativeAnswerer:
         text += "\nAnswer:"
         return f"{image_token}\n{text}" if image_token else text
 
-    def answer_batch(self, items: Sequence[tuple[Any, str, Sequence[str]]]) -> list[dict[str, Any]]:
+    def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[str]:
         import torch
 
         out = []
-        for image, question, options in items:  # one at a time: no padding-side surprises
-            inputs = self.processor(images=[open_image(image)], text=[self._text(question, options)],
+        for request in requests:  # one at a time: no padding-side surprises
+            inputs = self.processor(images=[open_image(request.image)], text=[self._wrap(request.prompt)],
                                     return_tensors="pt").to(self.device)
             with torch.no_grad(), autocast(self.device):
                 generated = self.model.generate(**inputs, do_sample=False, num_beams=1,
-                                                max_new_tokens=self.max_new_tokens)
+                                                max_new_tokens=request.max_new_tokens)
             new_tokens = _new_tokens(generated[0], inputs["input_ids"][0])
-            text = self.processor.batch_decode([new_tokens], skip_special_tokens=True)[0]
-            out.append({"output": text.strip()})
+            out.append(cut(self.processor.batch_decode([new_tokens], skip_special_tokens=True)[0],
+                           request.stop))
+            if progress:
+                progress(1)
         return out
+
+    def answer_batch(self, items: Sequence[tuple[Any, str, Sequence[str]]]) -> list[dict[str, Any]]:
+        """(image, question, options) -> {"output": the generated text}."""
+        requests = [GenerateRequest(self.prompt.format(question=q, options="; ".join(options)), image,
+                                    self.max_new_tokens) for image, q, options in items]
+        return [{"output": text} for text in self.generate(requests)]
 
 
 def _new_tokens(generated, prompt_ids):

@@ -112,10 +112,10 @@ def build_answerer(mode: str, answerer: Mapping[str, Any], runtime: Mapping[str,
     """The answerer a spec names, on the spec's runtime device."""
     args, device = dict(answerer["args"]), runtime.get("device", "auto")
     if mode == "text":
-        from spatialprobe.benchmarks.qa_models import T5YesNo
+        from spatialprobe import registry
 
-        return T5YesNo(args.pop("model"), device=device, batch_size=int(runtime.get("batch_size", 16)),
-                       **args)
+        return registry.build("model", registry.Spec("t5", {
+            **args, "device": device, "batch_size": int(runtime.get("batch_size", 16))}))
     from spatialprobe.benchmarks.qa_models import load_vqa
 
     return load_vqa(args["model"], device=device)
@@ -205,15 +205,20 @@ class QARun(RunKind):
                 for item in self.qa.items for rec in self.matched[item.id]]
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        from spatialprobe.benchmarks.qa_models import YES_NO, yes_no
+        from spatialprobe.scorers.base import GenerateRequest, ScoreRequest
+
         if self.store is None:
-            items = [item.payload for item in batch]
-            answers = self.answerer.answer([i.question for i in items], [i.context for i in items])
+            requests = [ScoreRequest(i.question, "", YES_NO, passage=i.context)
+                        for i in (item.payload for item in batch)]
         else:
             from spatialprobe.vision import open_image
 
-            images = [open_image(path) for _, path in (item.payload for item in batch)]
-            answers = self.answerer.answer(images, [item.payload[0].question for item in batch],
-                                           full_vocab=self.full_vocab)
+            requests = [ScoreRequest(item.question, "", YES_NO, open_image(path))
+                        for item, path in (b.payload for b in batch)]
+        words = (self.answerer.generate([GenerateRequest(r.prefix, r.image) for r in requests])
+                 if self.full_vocab else [None] * len(requests))
+        answers = [yes_no(row, word) for word, row in zip(words, self.answerer.score(requests), strict=True)]
         return [{"answer": a.answer, "yes_score": a.yes_score, "no_score": a.no_score} for a in answers]
 
     def final_answers(self, results: Mapping[str, Any]) -> tuple[dict[str, Answer], dict[str, list[int]]]:
@@ -256,7 +261,7 @@ class QARun(RunKind):
                           None, False, details, (qa_resampling(self.qa.task, known),))
 
     def _described(self) -> dict[str, Any]:
-        describe = getattr(self.answerer, "describe", None)  # the VQA adapters have none
+        describe = getattr(self.answerer, "describe", None)  # a stand-in answerer may have none
         return describe() if callable(describe) else answerer_settings(self.answerer)
 
     def table(self, summary: Mapping[str, Any]) -> str:

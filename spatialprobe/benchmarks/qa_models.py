@@ -1,6 +1,9 @@
 """Yes/no answerers: a text QA model (T5 / UnifiedQA) and VQA models (ViLT, BLIP).
 
-Every answerer takes a batch and returns one :class:`Answer` per question.
+Each is a ``model`` adapter (:mod:`spatialprobe.scorers.base`): ``score(requests)`` gives one
+number per option of each :class:`ScoreRequest` (the question is its ``prefix``, a text QA
+context its ``passage``), and the VQA models ``generate(requests)`` their free answer. ``answer``
+is the yes/no question asked through ``score``: one :class:`Answer` per question.
 
 - **Text (T5, UnifiedQA).** The input is written as UnifiedQA was trained:
   ``"<question> \\n <context>"`` with a literal backslash-n separator, lower-cased
@@ -22,9 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from spatialprobe.errors import UsageError
 from spatialprobe.loading import device_name, dtype_name, load_pretrained, resolve_precision
+from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+
+YES_NO = ("yes", "no")
 
 
 @dataclass(frozen=True)
@@ -54,9 +61,14 @@ def unifiedqa_input(question: str, context: str = "", lowercase: bool = True) ->
 
 
 class T5YesNo:
-    """Any ``AutoModelForSeq2SeqLM`` checkpoint (T5, UnifiedQA, Flan-T5) answering yes or no."""
+    """Any ``AutoModelForSeq2SeqLM`` checkpoint (T5, UnifiedQA, Flan-T5): each option's decoder
+    log-likelihood (``option</s>``) given the UnifiedQA-style input."""
 
     name = "t5"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    options: ClassVar[dict[str, Option]] = {
+        "use_context": Option(bool, True, "write the question's context after it (UnifiedQA style)"),
+        "lowercase": Option(bool, True, "lower-case the input, as UnifiedQA was trained")}
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 16,
                  use_context: bool = True, lowercase: bool = True):
@@ -68,8 +80,6 @@ class T5YesNo:
                                      dtype=_dtype(self.device, prefer_bf16=True))
         self.model.to(self.device).eval()
         self.batch_size, self.use_context, self.lowercase = batch_size, use_context, lowercase
-        targets = self.tokenizer(["yes", "no"], padding=True, return_tensors="pt")
-        self._targets = targets.input_ids.masked_fill(targets.attention_mask == 0, -100)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_id,
@@ -77,14 +87,18 @@ class T5YesNo:
                 "use_context": self.use_context, "score": "summed log-prob of 'yes</s>' vs 'no</s>'",
                 "dtype": dtype_name(self.model.dtype)}
 
-    def _scores(self, texts: list[str]):
+    def _targets(self, options: Sequence[str]):
+        targets = self.tokenizer(list(options), padding=True, return_tensors="pt")
+        return targets.input_ids.masked_fill(targets.attention_mask == 0, -100)
+
+    def _scores(self, texts: list[str], targets):
         import torch
 
         enc = self.tokenizer(texts, padding=True, truncation=True, return_tensors="pt").to(self.device)
         encoder_outputs = self.model.get_encoder()(input_ids=enc.input_ids,
                                                    attention_mask=enc.attention_mask)
         columns = []
-        for target in self._targets:
+        for target in targets:
             labels = target.unsqueeze(0).repeat(len(texts), 1).to(self.device)
             decoder_input_ids = self.model.prepare_decoder_input_ids_from_labels(labels=labels)
             logits = self.model(encoder_outputs=encoder_outputs, attention_mask=enc.attention_mask,
@@ -94,17 +108,43 @@ class T5YesNo:
             columns.append((token * (labels != -100)).sum(-1))
         return torch.stack(columns, dim=-1).cpu().tolist()
 
-    def answer(self, questions: Sequence[str], contexts: Sequence[str] | None = None) -> list[Answer]:
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
+              ) -> list[tuple[float, ...]]:
+        """Summed log-probability of ``option</s>`` for each option; batches of one option set."""
         import torch
 
-        contexts = contexts if (contexts is not None and self.use_context) else [""] * len(questions)
-        texts = [unifiedqa_input(q, c, self.lowercase) for q, c in zip(questions, contexts, strict=True)]
-        out = []
+        out: list[tuple[float, ...]] = [()] * len(requests)
         with torch.no_grad():
-            for start in range(0, len(texts), self.batch_size):
-                for yes, no in self._scores(texts[start:start + self.batch_size]):
-                    out.append(Answer("yes" if yes >= no else "no", yes, no))
+            for options, indices in _by_options(requests).items():
+                targets = self._targets(options)
+                for start in range(0, len(indices), self.batch_size):
+                    chunk = indices[start:start + self.batch_size]
+                    texts = [unifiedqa_input(requests[i].prefix, requests[i].passage if self.use_context
+                                             else "", self.lowercase) for i in chunk]
+                    for i, row in zip(chunk, self._scores(texts, targets), strict=True):
+                        out[i] = tuple(row)
+                    if progress:
+                        progress(len(chunk))
         return out
+
+    def answer(self, questions: Sequence[str], contexts: Sequence[str] | None = None) -> list[Answer]:
+        contexts = contexts if contexts is not None else [""] * len(questions)
+        requests = [ScoreRequest(q, "", YES_NO, passage=c) for q, c in zip(questions, contexts, strict=True)]
+        return [yes_no(row) for row in self.score(requests)]
+
+
+def yes_no(row: Sequence[float], word: str | None = None) -> Answer:
+    """The :class:`Answer` of a (yes, no) score pair; ``word``: a free answer instead of the higher."""
+    yes, no = float(row[0]), float(row[1])
+    return Answer(word if word is not None else ("yes" if yes >= no else "no"), yes, no)
+
+
+def _by_options(requests: Sequence[ScoreRequest]) -> dict[tuple[str, ...], list[int]]:
+    """Request indices grouped by their options, in first-seen order (one batch scores one set)."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, request in enumerate(requests):
+        groups.setdefault(tuple(request.options), []).append(i)
+    return groups
 
 
 class _VQAModel:
@@ -113,14 +153,21 @@ class _VQAModel:
     model_class = ""
     """The transformers class that loads it."""
     truncate = False
+    protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
+    options: ClassVar[dict[str, Option]] = {}
 
-    def __init__(self, model: str, processor, device: str):
+    def __init__(self, model: str, device: str = "auto", processor=None):
         import transformers
+        from transformers import AutoProcessor
 
-        self.model_id, self.processor, self.device = model, processor, device
+        self.model_id, self.device = model, device_name(device)
+        self.processor = processor or load_pretrained(AutoProcessor, model, "the processor of")
         self.model = load_pretrained(getattr(transformers, self.model_class), model,
-                                     f"the {self.model_class} model", dtype=_dtype(device))
-        self.model.to(device).eval()
+                                     f"the {self.model_class} model", dtype=_dtype(self.device))
+        self.model.to(self.device).eval()
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.model_id, "dtype": dtype_name(self.model.dtype)}
 
     def _encode(self, images, questions: Sequence[str]):
         enc = self.processor(images=list(images), text=list(questions), return_tensors="pt",
@@ -128,51 +175,80 @@ class _VQAModel:
         enc["pixel_values"] = enc["pixel_values"].to(self.model.dtype)  # float16 on CUDA
         return enc
 
+    def _requests(self, requests) -> tuple[list[Any], list[str]]:
+        from spatialprobe.vision import open_image
 
-class ViltVQA(_VQAModel):
-    """``ViltForQuestionAnswering``: logits over the answer classes of its ``id2label``."""
-
-    name, model_class, truncate = "vilt", "ViltForQuestionAnswering", True
-
-    def __init__(self, model: str, processor, device: str):
-        super().__init__(model, processor, device)
-        config = self.model.config
-        self.id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
-        label2id = {str(k).lower(): int(v) for k, v in (config.label2id or {}).items()}
-        if "yes" not in label2id or "no" not in label2id:
-            raise ValueError(f"{model}: its answer classes (config.label2id) lack 'yes' or 'no'.")
-        self.yes_id, self.no_id = label2id["yes"], label2id["no"]
+        missing = [i for i, r in enumerate(requests) if r.image is None]
+        if missing:
+            raise UsageError(f"the {self.name} model answers questions about an image; request "
+                             f"{missing[0]} has none.")
+        return [open_image(r.image) for r in requests], [getattr(r, "prefix", None) or r.prompt
+                                                         for r in requests]
 
     def answer(self, images, questions: Sequence[str], full_vocab: bool = False) -> list[Answer]:
+        """Yes or no (the higher score), or with ``full_vocab`` the free answer, for each question."""
+        requests = [ScoreRequest(q, "", YES_NO, image) for image, q in zip(images, questions, strict=True)]
+        words = self.generate([GenerateRequest(q, image) for image, q in zip(images, questions, strict=True)]
+                              ) if full_vocab else [None] * len(requests)
+        return [yes_no(row, word) for row, word in zip(self.score(requests), words, strict=True)]
+
+    name = ""
+    score: Any
+    generate: Any
+
+
+class ViltVQA(_VQAModel):
+    """``ViltForQuestionAnswering``: each option's logit among its answer classes (``label2id``);
+    ``generate`` answers the argmax class."""
+
+    name, model_class, truncate = "vilt-vqa", "ViltForQuestionAnswering", True
+
+    def __init__(self, model: str, device: str = "auto", processor=None):
+        super().__init__(model, device, processor)
+        config = self.model.config
+        self.id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
+        self.label2id = {str(k).lower(): int(v) for k, v in (config.label2id or {}).items()}
+
+    def _logits(self, requests):
         import torch
 
-        enc = self._encode(images, questions)
+        images, questions = self._requests(requests)
         with torch.no_grad():
-            logits = self.model(**enc).logits.float().cpu()
-        out = []
-        for row in logits:
-            yes, no = float(row[self.yes_id]), float(row[self.no_id])
-            word = (self.id2label[int(row.argmax())] if full_vocab
-                    else ("yes" if yes >= no else "no"))
-            out.append(Answer(str(word), yes, no))
+            return self.model(**self._encode(images, questions)).logits.float().cpu()
+
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
+              ) -> list[tuple[float, ...]]:
+        unknown = sorted({o for r in requests for o in r.options if o.lower() not in self.label2id})
+        if unknown:
+            raise UsageError(f"the vilt-vqa model {self.model_id} has no answer class {unknown[0]!r} "
+                             "(its config.label2id).")
+        out = [tuple(float(row[self.label2id[o.lower()]]) for o in r.options)
+               for r, row in zip(requests, self._logits(requests), strict=True)] if requests else []
+        if progress:
+            progress(len(requests))
+        return out
+
+    def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[str]:
+        out = [self.id2label[int(row.argmax())] for row in self._logits(requests)] if requests else []
+        if progress:
+            progress(len(requests))
         return out
 
 
 class BlipVQA(_VQAModel):
-    """``BlipForQuestionAnswering``: the answer decoder's likelihood of yes/no, or its generation."""
+    """``BlipForQuestionAnswering``: each option's answer-decoder log-likelihood, or its generation."""
 
     name, model_class = "blip", "BlipForQuestionAnswering"
 
-    def __init__(self, model: str, processor, device: str):
+    def _targets(self, options: Sequence[str]) -> list[list[int]]:
         from transformers import PretrainedConfig
 
-        super().__init__(model, processor, device)
-        tok, text_config = processor.tokenizer, self.model.config.text_config
+        tok, text_config = self.processor.tokenizer, self.model.config.text_config
         assert isinstance(text_config, PretrainedConfig)  # BlipConfig turns a dict into BlipTextConfig
-        self._targets = [[text_config.bos_token_id, *tok(word, add_special_tokens=False).input_ids,
-                          text_config.sep_token_id] for word in ("yes", "no")]
+        return [[text_config.bos_token_id, *tok(word, add_special_tokens=False).input_ids,
+                 text_config.sep_token_id] for word in options]
 
-    def _target_scores(self, enc):
+    def _target_scores(self, enc, targets):
         import torch
 
         m = self.model
@@ -182,7 +258,7 @@ class BlipVQA(_VQAModel):
                                   encoder_hidden_states=image_embeds,
                                   encoder_attention_mask=image_mask)[0]
         columns = []
-        for target in self._targets:
+        for target in targets:
             ids = torch.tensor([target] * len(enc.input_ids), device=image_embeds.device)
             logits = m.text_decoder(input_ids=ids, encoder_hidden_states=question,
                                     encoder_attention_mask=enc.attention_mask).logits.float()
@@ -190,33 +266,44 @@ class BlipVQA(_VQAModel):
             columns.append(logp.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1).sum(-1))
         return torch.stack(columns, dim=-1).cpu().tolist()
 
-    def answer(self, images, questions: Sequence[str], full_vocab: bool = False) -> list[Answer]:
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
+              ) -> list[tuple[float, ...]]:
         import torch
 
-        enc = self._encode(images, questions)
+        out: list[tuple[float, ...]] = [()] * len(requests)
         with torch.no_grad():
-            scores = self._target_scores(enc)
-            words = None
-            if full_vocab:
-                generated = self.model.generate(input_ids=enc.input_ids, pixel_values=enc.pixel_values,
-                                                attention_mask=enc.attention_mask, max_new_tokens=10)
-                words = self.processor.batch_decode(generated, skip_special_tokens=True)
-        return [Answer(words[i].strip() if words else ("yes" if yes >= no else "no"), yes, no)
-                for i, (yes, no) in enumerate(scores)]
+            for options, indices in _by_options(requests).items():
+                enc = self._encode(*self._requests([requests[i] for i in indices]))
+                for i, row in zip(indices, self._target_scores(enc, self._targets(options)), strict=True):
+                    out[i] = tuple(row)
+        if progress:
+            progress(len(requests))
+        return out
 
+    def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[str]:
+        import torch
 
-VQA_ADAPTERS = {"vilt": ViltVQA, "blip": BlipVQA}
+        if not requests:
+            return []
+        enc = self._encode(*self._requests(requests))
+        with torch.no_grad():
+            generated = self.model.generate(input_ids=enc.input_ids, pixel_values=enc.pixel_values,
+                                            attention_mask=enc.attention_mask,
+                                            max_new_tokens=max(r.max_new_tokens for r in requests))
+        if progress:
+            progress(len(requests))
+        texts = self.processor.batch_decode(generated, skip_special_tokens=True)
+        return [cut(text, r.stop) for text, r in zip(texts, requests, strict=True)]
 
 
 def load_vqa(model: str, device: str = "auto"):
-    """A VQA answerer for ``model``, chosen by its config's ``model_type``."""
-    from transformers import AutoConfig, AutoProcessor
+    """A yes/no VQA answerer for ``model``, chosen by its configuration (:mod:`.choice`)."""
+    from spatialprobe import registry
+    from spatialprobe.scorers.choice import auto_model
 
-    device = device_name(device)
-    config = load_pretrained(AutoConfig, model, "the configuration of")
-    processor = load_pretrained(AutoProcessor, model, "the processor of")
-    adapter = VQA_ADAPTERS.get(config.model_type)
-    if adapter is None:
-        raise ValueError(f"{model}: model type {config.model_type!r} has no VQA adapter; "
-                         f"supported: {', '.join(sorted(VQA_ADAPTERS))}.")
-    return adapter(model, processor, device)
+    name, _ = auto_model(model, ("vilt-vqa", "blip"), "qa image")
+    answerer = registry.build("model", registry.Spec(name, {"model": model, "device": device}))
+    labels = getattr(answerer, "label2id", None)
+    if labels is not None and not set(YES_NO) <= set(labels):
+        raise UsageError(f"{model}: its answer classes (config.label2id) lack 'yes' or 'no'.")
+    return answerer

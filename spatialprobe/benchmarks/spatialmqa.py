@@ -153,12 +153,13 @@ def mqa_resampling(rows: Sequence[Mapping[str, Any]]) -> tuple[Resampling, ...]:
 
 
 def resolve_method(model: str, method: str) -> str:
-    """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config."""
-    from spatialprobe.benchmarks.mqa_models import is_clip_like
+    """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config
+    (:func:`spatialprobe.scorers.choice.auto_model`: the contrastive or the generate adapter)."""
+    from spatialprobe.scorers.choice import auto_model
 
     if method not in ("auto", "clip", "generate"):
         raise ValueError(f"method must be auto, clip or generate; got {method!r}")
-    clip_like = is_clip_like(model)
+    clip_like = auto_model(model, ("contrastive", "generate"), "spatialmqa")[0] == "contrastive"
     if method != "auto" and (method == "clip") != clip_like:
         raise ValueError(f"--method {method} does not apply to {model}: it is "
                          f"{'' if clip_like else 'not '}a CLIP-style dual encoder "
@@ -167,19 +168,21 @@ def resolve_method(model: str, method: str) -> str:
 
 
 def build_answerer(model: str, method: str = "auto", device: str = "auto",
-                   recorded: Mapping[str, Any] | None = None):
+                   recorded: Mapping[str, Any] | None = None, given: Mapping[str, Any] | None = None):
     """The answerer of ``method`` (resolved by :func:`resolve_method`) for ``model``; ``recorded``
-    (a run's ``answerer`` settings) restores its template, prompt and decoding."""
-    from spatialprobe.benchmarks.mqa_models import ClipOptionScorer, GenerativeAnswerer
+    (a run's ``answerer`` settings) restores its template, prompt and decoding; ``given``: the
+    model adapter's options (``--scorer-arg``), checked against what it declares."""
+    from spatialprobe.benchmarks.mqa_models import ClipOptionScorer
+    from spatialprobe.scorers import options
 
-    recorded = recorded or {}
+    recorded, given = recorded or {}, dict(given or {})
     if resolve_method(model, method) == "clip":
-        return ClipOptionScorer(model, device=device,
-                                **{k: recorded[k] for k in ("template",) if k in recorded})
+        similarity = options.build("contrastive", model, given, device=device)
+        return ClipOptionScorer(similarity, **{k: recorded[k] for k in ("template",) if k in recorded})
     args = {k: recorded[k] for k in ("prompt",) if k in recorded}
     if "decoding" in recorded:
         args["max_new_tokens"] = recorded["decoding"]["max_new_tokens"]
-    return GenerativeAnswerer(model, device=device, **args)
+    return options.build("generate", model, {**args, **given}, device=device)
 
 
 @dataclass(frozen=True)

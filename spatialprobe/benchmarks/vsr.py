@@ -24,6 +24,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
+from spatialprobe.scorers.base import ScoreRequest
 
 METHOD = "clip-negated-relation"
 PROMPT = "caption vs. caption with the relation negated (vsr_relations.tsv)"
@@ -164,10 +165,10 @@ class VSRRun(RunKind):
         check_negations(self.examples, self.path)
         self.images, self.missing, self.coverage = vsr.usable_images(
             self.examples, images_dir, total=len(every), skip_missing=skip_missing, limit=limit)
-        if clip is None:
-            from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
+        if clip is None:  # the contrastive adapter reads the family from the config, refusing others
+            from spatialprobe.scorers import options
 
-            clip = ClipSimilarity(self.model, device=device)
+            clip = options.build("contrastive", self.model, {}, device=device)
         self.clip, self.device = clip, getattr(clip, "device", device)
         self.dataset = f"vsr-{split}-{part}@{vsr.file_version(self.path)}"
 
@@ -185,7 +186,7 @@ class VSRRun(RunKind):
         table = vsr.relations()
         examples = [item.payload for item in batch]
         pairs = [(self.images[e.id], (e.caption, vsr.negate_caption(e.caption, e.relation))) for e in examples]
-        scores = self.clip.batch_scores(pairs)
+        scores = self.clip.score([ScoreRequest("", "", texts, image) for image, texts in pairs])
         return [{"id": e.id, "image": e.image, "caption": e.caption, "negation": texts[1],
                  "relation": e.relation, "category": table[e.relation].category, "label": e.label,
                  "pred": int(s_caption > s_negation), "score_caption": s_caption,

@@ -45,10 +45,13 @@ def probe(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sequences per forward pass."),
     scorer: str = typer.Option(
         "auto", help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt or dummy (spatialprobe ls)."),
+    scorer_arg: list[str] = typer.Option(
+        [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
+        "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
     image: str | None = typer.Option(
-        None, help="vilt scorer only: 'blank' gray image [default], or a synthesis run directory."),
+        None, help="= --scorer-arg image=...: vilt's 'blank' gray image [default], or a synthesis run directory."),
     normalize: str | None = typer.Option(
-        None, help="hf-causal only: sum [default] (log-likelihood), token (per token) or char (per character)."),
+        None, help="= --scorer-arg normalize=...: hf-causal's sum [default], token or char."),
     format: str = typer.Option(
         "plain", "--format", help="plain (cloze sentences) or chat (hf-causal: the task's question in the "
         "tokenizer's chat template, the options scored as the reply)."),
@@ -64,14 +67,18 @@ def probe(
     from spatialprobe.reports.tables import probe_table
     from spatialprobe.scorers import chat
     from spatialprobe.scorers.masked_lm import ModelLoadError
+    from spatialprobe.scorers.options import parse_pairs
     from spatialprobe.validate import task_data
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
+    try:
+        scorer_args = parse_pairs(scorer_arg)
+    except ValueError as err:
+        fail(str(err))
+    format = scorer_args.pop("format", format)  # the run asks the chat question: a setting of its own
     if format not in ("plain", "chat"):
         fail(f"--format must be plain or chat, not {format!r}.")
-    if normalize is not None and normalize not in ("sum", "token", "char"):
-        fail(f"--normalize must be sum, token or char, not {normalize!r}.")
     if format == "chat" and candidates != "builtin":
         fail("--candidates does not apply to --format chat: it asks each task's own question "
              "(see the README, 'Causal and instruction-tuned LMs').")
@@ -90,7 +97,8 @@ def probe(
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
-                             scorer=scorer, image=image, normalize=normalize, format=format)
+                             scorer=scorer, image=image, normalize=normalize, format=format,
+                             scorer_args=scorer_args)
     console = Console(stderr=True)
     if model == "dummy":
         console.print("[yellow]--model dummy is an UNTRAINED smoke scorer: its numbers mean nothing.[/]")

@@ -95,20 +95,28 @@ def text(
     out: Path | None = typer.Option(None, "--out", help="Run directory [runs/qa-text-SOURCE-MODEL-ID]."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (bfloat16 on cuda where supported)."),
     batch_size: int = typer.Option(16, min=1, help="Questions per forward pass."),
-    context: bool = typer.Option(True, help="Give the scenario as UnifiedQA context."),
+    context: bool = typer.Option(True, help="= --scorer-arg use_context=...: give the scenario as "
+                                 "UnifiedQA context."),
+    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of the t5 model "
+                                         "(use_context, lowercase; spatialprobe ls); repeatable."),
 ) -> None:
     """Answer the questions with a text QA model (yes vs no by decoder likelihood)."""
     from spatialprobe.benchmarks.qa import run_text_qa
-    from spatialprobe.benchmarks.qa_models import T5YesNo
+    from spatialprobe.scorers import options
 
+    try:
+        given = options.resolve("t5", {**({} if context else {"use_context": False}),
+                                       **options.parse_pairs(scorer_arg)})
+    except ValueError as err:
+        fail(err)
     qa, label = _questions(task, data)
-    if not context and not any(item.context for item in qa.items):
+    if not given["use_context"] and not any(item.context for item in qa.items):
         fail(f"--no-context applies to questions with a scenario; the {label} questions have none.")
     require_run_dir(out)
     target = out or _default_out("text", _source_name(qa.task, data), model)
     try:
-        answerer = T5YesNo(model, device=device, batch_size=batch_size, use_context=context)
-    except RuntimeError as err:
+        answerer = options.build("t5", model, given, device=device, batch_size=batch_size)
+    except (RuntimeError, ValueError) as err:
         fail(err)
     bar, advance = _progress_bar(f"qa text {qa.task}")
     with bar:

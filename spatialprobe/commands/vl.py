@@ -83,19 +83,24 @@ def spatialmqa_command(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
+    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of the model "
+                                         "adapter (generate: prompt, max_new_tokens; spatialprobe ls)."),
 ) -> None:
     """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
-    from spatialprobe.benchmarks.spatialmqa import run_spatialmqa
+    from spatialprobe.benchmarks.spatialmqa import build_answerer, run_spatialmqa
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
+    from spatialprobe.scorers.options import parse_pairs
 
     require_run_dir(out)
     bar, advance = _progress("SpatialMQA questions answered")
     try:
+        given = parse_pairs(scorer_arg)  # the model is built here only when it has options given
+        answerer = build_answerer(model, method, device, given=given) if given else None
         with bar:
             summary = run_spatialmqa(model, data, images, out, part=part, method=method,
                                      device=device, batch_size=batch_size, limit=limit,
-                                     progress=advance, skip_missing=skip_missing)
+                                     answerer=answerer, progress=advance, skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     _report_missing(summary)

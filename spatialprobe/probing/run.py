@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -58,6 +57,9 @@ class ProbeSettings:
     """hf-causal only: ``sum`` (default), ``token`` or ``char`` (see :mod:`.causal_lm`)."""
     format: str = "plain"
     """``plain`` (cloze sentences) or ``chat`` (hf-causal only: the question in the chat template)."""
+    scorer_args: Mapping[str, Any] = field(default_factory=dict)
+    """The scorer's own options (``--scorer-arg key=value``), checked against what it declares
+    (:mod:`spatialprobe.scorers.options`); ``image``, ``normalize`` and ``format`` are aliases."""
 
 
 def scorer_choice(settings: ProbeSettings) -> tuple[str, str]:
@@ -73,33 +75,36 @@ def scorer_name(settings: ProbeSettings) -> str:
     return scorer_choice(settings)[0]
 
 
+ALIASES = (("image", None), ("normalize", None), ("format", "plain"))
+"""The old per-scorer flags (setting, the value meaning "not given"): each is the option of that name."""
+
+
 def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Spec:
-    """The scorer as a spec; an option the chosen scorer does not take is refused."""
+    """The scorer as a spec: its declared options, given or default, are its identity's args; an
+    option the chosen scorer does not declare is refused (:mod:`spatialprobe.scorers.options`)."""
+    from spatialprobe.scorers import options
+
     name = name or scorer_name(settings)
-    if settings.image is not None and name != "vilt":
-        raise ValueError(f"--image applies to the vilt scorer only; the {name} scorer reads no image.")
-    if settings.normalize is not None and name != "hf-causal":
-        raise ValueError(f"--normalize applies to the hf-causal scorer only; the {name} scorer "
-                         "scores a word at its mask, not a continuation.")
-    if settings.format != "plain" and name != "hf-causal":
-        raise ValueError(f"--format {settings.format} applies to the hf-causal scorer only; the {name} "
-                         "scorer reads cloze sentences.")
+    given = dict(settings.scorer_args)
+    for key, unset in ALIASES:
+        value = getattr(settings, key)
+        if value != unset:
+            if key not in options.declared(name):
+                flag = f"--{key}" if unset is None else f"--{key} {value}"  # --format chat, --image
+                raise ValueError(f"{flag} applies to the {', '.join(options.owners(key))} scorer "
+                                 f"only; the {name} scorer's options: {options.listing(name)}.")
+            given.setdefault(key, value)
     if name == "dummy":
         if settings.device != "auto":
             raise ValueError(f"--device {settings.device} does not apply to the dummy scorer: it runs no model.")
-        return registry.Spec("dummy", {"seed": settings.seed})
+        return registry.Spec("dummy", {"seed": settings.seed, **options.resolve(name, given)})
     args: dict[str, Any] = {"model": settings.model, "device": settings.device,
                             "batch_size": settings.batch_size}
-    if name == "vilt":
-        image = settings.image or "blank"
-        args["image"] = image if image == "blank" else str(Path(image).resolve())
-    if name == "hf-causal":
-        args.update(normalize=settings.normalize or "sum", format=settings.format)
-    return registry.Spec(name, args)
+    return registry.Spec(name, {**args, **options.resolve(name, given)})
 
 
 def build_scorer(settings: ProbeSettings):
-    return registry.build("scorer", scorer_spec(settings))
+    return registry.build("model", scorer_spec(settings))
 
 
 @dataclass(frozen=True)
@@ -149,13 +154,14 @@ class ProbeRun(RunKind):
         if empty:
             raise ValueError(f"{dataset.name}: with --folds {settings.folds}, fold(s) {empty} have no "
                              "dev or no test instances; use fewer folds.")
-        if (settings.format == "chat") != (candidates.source == "chat"):
+        self.chat = settings.scorer_args.get("format", settings.format) == "chat"
+        if self.chat != (candidates.source == "chat"):
             raise ValueError("--format chat asks each task's own question (spatialprobe.scorers.chat); "
                              "its candidates come from there, and only there.")
         name, why = scorer_choice(settings)
         self.choice = {"scorer": name, "reason": why}
         self.spec_ = scorer_spec(settings, name)
-        self.scorer = scorer or registry.build("scorer", self.spec_)
+        self.scorer = scorer or registry.build("model", self.spec_)
         self.described = self.scorer.describe()
 
     def resolved(self) -> ProbeRunSettings:
@@ -176,7 +182,7 @@ class ProbeRun(RunKind):
 
     def compute(self, batch: Sequence[Item]) -> list[list[float]]:
         cells = [item.payload for item in batch]
-        if self.settings.format == "chat":  # the options differ per instance; aligned with labels
+        if self.chat:  # the options differ per instance; aligned with labels
             requests = chat.requests(cells, self.dataset.task, self.dataset.labels)
             return [[float(s) for s in scores] for scores in self.scorer.score(requests)]
         return score_cells(self.scorer, cells, self.words)
@@ -254,11 +260,13 @@ class ProbeRun(RunKind):
     def from_settings(cls, settings: ProbeRunSettings) -> ProbeRun:
         from spatialprobe.datasets.sources import load_source
 
-        s, args = settings, settings.scorer.args
+        s = settings
+        args = {k: v for k, v in s.scorer.args.items() if k not in ("model", "seed")}
         dataset = load_source(s.dataset, s.task)
         probe = ProbeSettings(model=s.model, folds=s.folds, seed=s.seed, scorer=s.scorer.name,
-                              image=args.get("image"), normalize=args.get("normalize"),
-                              format=args.get("format", "plain"), device=s.device, batch_size=s.batch_size)
+                              format=args.get("format", "plain"),
+                              scorer_args={k: v for k, v in args.items() if k != "format"},
+                              device=s.device, batch_size=s.batch_size)
         return cls(dataset, s.candidates, probe, source=s.dataset)
 
 

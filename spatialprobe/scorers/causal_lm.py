@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from spatialprobe.loading import (
     ModelLoadError,
@@ -35,7 +35,7 @@ from spatialprobe.loading import (
     resolve_device,
     resolve_precision,
 )
-from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.scorers.base import ClozeRequest, Option, Progress
 from spatialprobe.scorers.masked_lm import weights_hash
 
 NORMALIZE = ("sum", "token", "char")
@@ -46,6 +46,12 @@ class CausalLMScorer:
     """Scores requests with ``AutoModelForCausalLM.from_pretrained(model)``."""
 
     name = "hf-causal"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    options: ClassVar[dict[str, Option]] = {
+        "normalize": Option(str, "sum", "sum (log-likelihood), token (per token) or char (per character)",
+                            NORMALIZE),
+        "format": Option(str, "plain", "plain (cloze sentences) or chat (the question in the chat template)",
+                         FORMATS)}
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 64, normalize: str = "sum",
                  format: str = "plain", precision: str = "auto", model_obj=None, tokenizer=None):

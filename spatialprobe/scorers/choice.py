@@ -5,7 +5,12 @@ The configuration is a local directory's ``config.json``, or, for a hub id,
 causal head (``*ForCausalLM``, ``*LMHeadModel`` such as ``GPT2LMHeadModel``) picks ``hf-causal``,
 ``*ForMaskedLM`` picks ``hf-mlm``; without architectures, a ``model_type`` that transformers maps
 to a causal LM and not to a masked LM picks ``hf-causal``. ViLT checkpoints pick ``vilt``. A
-configuration that cannot be read falls back to the masked-LM scorer, and the reason says so.
+configuration that cannot be read falls back to the masked-LM scorer, and the reason says so: a
+name is never read (a ViLT saved in a folder called "bert-..." is a ViLT).
+
+:func:`auto_model` chooses for the other commands (``qa``, ``vsr``, ``spatialmqa``) among the
+model adapters they take, by the same rule: :func:`adapters_for` lists, for a configuration, the
+registered ``model`` adapters that can load it, the most specific first.
 """
 
 from __future__ import annotations
@@ -23,8 +28,6 @@ def auto_scorer(model: str) -> tuple[str, str]:
         return "dummy", "--model dummy is the untrained smoke scorer"
     config, where = _read_config(model)
     if config is None:
-        if "vilt" in model.lower():
-            return "vilt", f"no readable configuration ({where}); 'vilt' is in the model id"
         return "hf-mlm", f"no readable configuration ({where}); fell back to the masked-LM scorer"
     model_type = str(config.get("model_type") or "")
     architectures = [str(a) for a in config.get("architectures") or []]
@@ -71,3 +74,52 @@ def _causal_only_type(model_type: str) -> bool:
     )
 
     return model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
+def adapters_for(config: dict[str, Any]) -> list[str]:
+    """The ``model`` adapters that load a checkpoint of ``config``, the most specific first."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+    )
+
+    from spatialprobe.contrastive import FAMILIES
+
+    model_type = str(config.get("model_type") or "")
+    architectures = [str(a) for a in config.get("architectures") or []]
+    vqa = any(a.endswith("ForQuestionAnswering") for a in architectures)
+    found = []
+    if model_type == "vilt":
+        found += ["vilt-vqa", "vilt"] if vqa else ["vilt", "vilt-vqa"]
+    if model_type == "blip":
+        found.append("blip")
+    if model_type in FAMILIES:
+        found.append("contrastive")
+    if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+        found.append("generate")
+    if model_type in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES:
+        found.append("t5")
+    if any(a.endswith(CAUSAL_SUFFIXES) for a in architectures) or (
+            not architectures and _causal_only_type(model_type)):
+        found.append("hf-causal")
+    if any(a.endswith("ForMaskedLM") for a in architectures) and model_type != "vilt":  # not an Auto one
+        found.append("hf-mlm")
+    return found
+
+
+def auto_model(model: str, among: tuple[str, ...], command: str) -> tuple[str, str]:
+    """(adapter name, why) for ``model``: the first of :func:`adapters_for` that ``command`` takes."""
+    from spatialprobe.errors import ModelLoadError, UsageError
+
+    config, where = _read_config(model)
+    if config is None:
+        raise ModelLoadError(f"{command} cannot tell which model {model!r} is: {where}.")
+    found = adapters_for(config)
+    for name in found:
+        if name in among:
+            return name, f"model_type {config.get('model_type')!r} in {where}"
+    kind = (f"a {config.get('model_type')!r} checkpoint (architectures "
+            f"{', '.join(config.get('architectures') or []) or 'none'})")
+    raise UsageError(f"{command} does not take {model!r}: it is {kind}, which the "
+                     f"{', '.join(found) or 'no'} adapter(s) load; {command} takes "
+                     f"{', '.join(among)}.")

@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.scorers.base import ClozeRequest, Option, Progress
 
 
 class DummyScorer:
     name = "dummy"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    options: ClassVar[dict[str, Option]] = {}
 
     def __init__(self, seed: int = 0, **_: Any):
         self.seed = seed

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from spatialprobe.loading import (
     resolve_device,
     resolve_precision,
 )
-from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.scorers.base import ClozeRequest, Option, Progress
 from spatialprobe.scorers.mlm_batches import Packed, pack
 
 
@@ -55,6 +55,8 @@ class MaskedLMScorer:
     """Scores cloze requests with ``AutoModelForMaskedLM.from_pretrained(model)``."""
 
     name = "hf-mlm"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    options: ClassVar[dict[str, Option]] = {}
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 64,
                  precision: str = "auto", model_obj=None, tokenizer=None):

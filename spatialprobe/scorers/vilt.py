@@ -22,12 +22,19 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.scorers.base import ClozeRequest, Option, Progress
 from spatialprobe.scorers.masked_lm import weights_hash
 from spatialprobe.vision import blank_image, open_image
+
+
+def image_option(value: str) -> str:
+    """``blank``/``request`` as they are; a synthesis run as its absolute path (a run's identity
+    must not depend on the directory it was started from)."""
+    value = str(value)
+    return value if value in ("blank", "request") else str(Path(value).resolve())
 
 
 def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -> list[ClozeRequest]:
@@ -69,6 +76,10 @@ class ViltMaskedLMScorer:
     """Cloze scoring with ViltForMaskedLM; see the module docstring for the image options."""
 
     name = "vilt"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    options: ClassVar[dict[str, Option]] = {
+        "image": Option(image_option, "blank", "blank (gray image), request (each request's image) "
+                        "or a synthesis run directory")}
 
     def __init__(self, model: str = "dandelin/vilt-b32-mlm", image: str = "blank",
                  device: str = "auto", batch_size: int = 16, blank_size: int = 384):

@@ -1,0 +1,85 @@
+"""The settings a model adapter declares, and ``--scorer-arg key=value`` checked against them.
+
+Each adapter class lists its settings in ``options`` (name -> :class:`~.base.Option`); the
+commands pass what the user gave here and get back the adapter's keyword arguments, every declared
+setting filled in (given or default), so a run's identity (the component spec's ``args``) names
+them all. An unknown key, or a value of the wrong type or outside the choices, is refused in one
+sentence naming the adapter and the options it takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from spatialprobe import registry
+from spatialprobe.errors import UsageError
+from spatialprobe.scorers.base import Option
+
+
+def declared(name: str) -> Mapping[str, Option]:
+    """The options the ``model`` adapter ``name`` declares (none when it declares nothing)."""
+    return dict(getattr(registry.lookup("model", name), "options", None) or {})
+
+
+def listing(name: str) -> str:
+    """``normalize (sum|token|char, default sum), format (...)``, or ``none``."""
+    options = declared(name)
+    if not options:
+        return "none"
+    return ", ".join(f"{key} ({'|'.join(map(str, o.choices)) + ', ' if o.choices else ''}default "
+                     f"{_short(o.default)})" for key, o in options.items())
+
+
+def _short(value: Any) -> str:
+    """A default as listed: a long one (an instruction prompt) cut to its start."""
+    text = str(value).replace("\n", " ")
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def owners(key: str) -> list[str]:
+    """The model adapters that declare option ``key``."""
+    return [name for name in registry.names("model") if key in declared(name)]
+
+
+def parse_pairs(pairs: Iterable[str]) -> dict[str, str]:
+    """``["normalize=char", ...]`` -> ``{"normalize": "char"}``; a pair without ``=`` is refused."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--scorer-arg takes key=value, not {pair!r}.")
+        out[key.strip()] = value
+    return out
+
+
+def _read(name: str, key: str, option: Option, value: Any) -> Any:
+    if option.type is bool and isinstance(value, str):
+        if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise UsageError(f"the {name} model's option {key} is true or false, not {value!r}.")
+        value = value.lower() in ("true", "1", "yes")
+    try:
+        value = option.type(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"the {name} model's option {key} takes a {getattr(option.type, '__name__', 'value')}, "
+                         f"not {value!r}; its options: {listing(name)}.") from None
+    if option.choices and value not in option.choices:
+        raise UsageError(f"the {name} model's option {key} is one of "
+                         f"{', '.join(map(str, option.choices))}, not {value!r}.")
+    return value
+
+
+def resolve(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option ``name`` declares, as given (checked and converted) or its default."""
+    options = declared(name)
+    unknown = [key for key in given if key not in options]
+    if unknown:
+        raise UsageError(f"the {name} model takes no option {unknown[0]!r}; its options: {listing(name)}.")
+    return {key: (_read(name, key, option, given[key]) if key in given else option.default)
+            for key, option in options.items()}
+
+
+def build(name: str, model: str, given: Mapping[str, Any], **runtime: Any) -> Any:
+    """The ``model`` adapter ``name`` for checkpoint ``model``: its options resolved from
+    ``given``, plus the runtime settings (device, batch size) that change no result."""
+    return registry.build("model", registry.Spec(name, {"model": model, **runtime, **resolve(name, given)}))
