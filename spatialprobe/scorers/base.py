@@ -1,44 +1,122 @@
-"""The narrow interface every cloze scorer implements: a batch of requests in, a list out.
+"""The one vocabulary every model adapter speaks, as lm-eval's ``LM`` has: requests in, a list out.
 
-A :class:`ClozeRequest` is one filled prompt with a single mask position, split into the text
-before and after the mask, and the answer words to read at that position. A scorer returns, for
-each request, one score per word: the **mean log-probability of the word's pieces**, each piece
-at its own mask position (a word of ``n`` pieces is scored with ``n`` consecutive masks). Higher
-is better; scores of different words are comparable because they are per-piece averages.
+* :meth:`Model.score` takes :class:`ScoreRequest` records and returns, for each, one number per
+  option, aligned with ``request.options``: the option's log-likelihood given the context (and the
+  image, for a model that sees one), or the model's own score where it has no likelihood (a VQA
+  classifier's logit, a contrastive model's similarity). Higher is better; the numbers of the
+  options of one request are comparable. What exactly the number is, the adapter's
+  ``describe()`` says (e.g. the masked LM's mean log-probability of a word's pieces, the causal
+  LM's summed log-likelihood of the continuation).
+* :meth:`Model.generate` takes :class:`GenerateRequest` records and returns one text per request
+  (greedy decoding, so the same weights give the same text).
+
+An adapter lists what it answers in ``protocols`` (``("score",)``, ``("generate",)`` or both) and
+declares the settings it is built with in ``options`` (name -> :class:`Option`), so the CLI's
+``--scorer-arg key=value`` is checked against the declaration (:mod:`spatialprobe.scorers.options`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
-class ClozeRequest:
-    """One filled prompt and the words to score at its mask."""
+class ScoreRequest:
+    """One context and the options to score in it: ``prefix + option + suffix``.
+
+    For a cloze prompt the option fills the blank (``An ant is`` [larger] `` than a bird.``); for
+    a question the prefix is the question (the user's turn, for a chat model), the suffix is
+    empty and the options are the candidate replies.
+    """
 
     prefix: str
-    """Text before the mask, e.g. ``An ant is``."""
+    """Text before the option: the cloze prompt's start, or the question."""
     suffix: str
-    """Text after the mask, e.g. `` than a bird.`` (keeps its leading space)."""
-    words: tuple[str, ...]
-    """Answer words to score at the mask position."""
+    """Text after the option (keeps its leading space); ``""`` for a question."""
+    options: tuple[str, ...]
+    """The options to score, e.g. ``("larger", "smaller")`` or ``("yes", "no")``."""
     image: Any = None
-    """Optional image input for vision-language scorers (a PIL image or a path)."""
+    """The image the model sees (a PIL image or a path), for models that see one; ``None``: none."""
+    passage: str = ""
+    """Supporting text the question is about (reading-comprehension QA); ``""`` when there is none."""
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The options under the cloze scorers' older name."""
+        return self.options
+
+
+ClozeRequest = ScoreRequest
+"""The cloze scorers' name for a :class:`ScoreRequest` (one mask between prefix and suffix)."""
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """One prompt to answer in free text."""
+
+    prompt: str
+    """The user's message (a chat model wraps it in its chat template)."""
+    image: Any = None
+    """The image the model sees (a PIL image or a path); ``None``: none."""
+    max_new_tokens: int = 16
+    """At most this many new tokens; decoding is greedy (``do_sample=False``, one beam)."""
+    stop: tuple[str, ...] = ()
+    """The reply is cut at the first of these strings (lm-eval's ``until``)."""
 
 
 Progress = Callable[[int], None]
 """Called with the number of requests just finished, for progress bars."""
 
 
+@dataclass(frozen=True)
+class Option:
+    """One setting a component takes: its type, default, allowed values and a one-line help."""
+
+    type: type
+    """``str``, ``int``, ``float`` or ``bool``: how a ``--scorer-arg key=value`` string is read."""
+    default: Any
+    help: str = ""
+    choices: tuple[Any, ...] = ()
+    """The allowed values; empty: any value of ``type``."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model adapter. ``score`` and/or ``generate``, as ``protocols`` says."""
+
+    name: str
+    protocols: ClassVar[tuple[str, ...]]
+    options: ClassVar[Mapping[str, Option]]
+
+    def describe(self) -> dict[str, Any]:
+        """Model id, weights fingerprint and settings, for the run's configuration."""
+
+
 @runtime_checkable
 class Scorer(Protocol):
+    """A model that answers :meth:`score` (every cloze scorer)."""
+
     name: str
 
     def describe(self) -> dict[str, Any]:
         """Model id, weights hash and settings, for the run's configuration."""
 
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
-        """Mean log-probability of each word of each request, aligned with ``request.words``."""
+        """One score per option of each request, aligned with ``request.options``."""
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """A model that answers :meth:`generate`."""
+
+    name: str
+
+    def describe(self) -> dict[str, Any]:
+        """Model id, weights fingerprint and settings, for the run's configuration."""
+
+    def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None
+                 ) -> list[str]:
+        """The reply to each request, in request order, stripped of the prompt."""
