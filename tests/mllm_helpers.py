@@ -16,6 +16,7 @@ reads dimension ``d`` only for the chosen token.
 from __future__ import annotations
 
 import copy
+import json
 import shutil
 from pathlib import Path
 
@@ -30,7 +31,7 @@ FOLDERS = {"llava": "llava-1.5-7b-hf", "smolvlm": "smolvlm-256m-instruct",
            "mllama": "llama-3.2-11b-vision-instruct", "qwen2.5-vl": "qwen2.5-vl-3b-instruct"}
 
 
-def _shrink(family: str, config):
+def _shrink(family: str, config, tiles: int = 4):
     """The README's recipe for ``family`` applied to a deep copy of its genuine config."""
     cfg = copy.deepcopy(config)
     text, vision = cfg.text_config, cfg.vision_config
@@ -49,6 +50,8 @@ def _shrink(family: str, config):
         vision.update({"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 4,
                        "num_global_layers": 2, "attention_heads": 4, "intermediate_layers_indices": [1, 3],
                        "vision_output_dim": 96})
+        if tiles != 4:
+            vision.update({"max_num_tiles": tiles, "supported_aspect_ratios": [[1, 1]]})
     elif family == "qwen2.5-vl":
         text.max_window_layers = 2
         text.rope_parameters["mrope_section"] = [2, 3, 3]
@@ -68,18 +71,25 @@ def processor_loads(family: str) -> str | None:
     try:
         AutoProcessor.from_pretrained(folder)
     except Exception as err:  # Qwen2.5-VL's processor needs torchvision, which is not installed
-        return f"AutoProcessor cannot load {folder.name} here: {str(err).splitlines()[0][:160]}"
+        detail = " ".join(str(err).split())[:200] or type(err).__name__
+        return f"AutoProcessor cannot load {folder.name} here (torchvision is not installed?): {detail}"
     return None
 
 
-def build(family: str, directory: Path, seed: int = 0, bias_word: str | None = None) -> Path:
-    """A tiny random ``family`` model with its genuine processor files, saved in ``directory``."""
+def build(family: str, directory: Path, seed: int = 0, bias_word: str | None = None, tiles: int = 4,
+          split: bool = True) -> Path:
+    """A tiny random ``family`` model with its genuine processor files, saved in ``directory``.
+
+    ``tiles``: Mllama's most image tiles (the real 4, or 1: the vision tower then attends over
+    1,601 patches instead of 6,404, ~16x less attention on a CPU; the processor's
+    ``max_image_tiles`` is set to match). ``split``: SmolVLM's image splitting (the real
+    processor's; off, an image is its 64-token global view instead of 4x4 tiles + 1 = 1,088)."""
     import torch
     from transformers import AutoConfig, AutoModelForImageTextToText
 
     folder = SHARED / FOLDERS[family]
     torch.manual_seed(seed)
-    model = AutoModelForImageTextToText.from_config(_shrink(family, AutoConfig.from_pretrained(folder)))
+    model = AutoModelForImageTextToText.from_config(_shrink(family, AutoConfig.from_pretrained(folder), tiles))
     if bias_word is not None:
         bias_toward(model, first_tokens(folder, bias_word))
     model.save_pretrained(directory)
@@ -87,6 +97,11 @@ def build(family: str, directory: Path, seed: int = 0, bias_word: str | None = N
         if path.suffix in (".json", ".jinja", ".model", ".txt") and path.name != "config.json" \
                 and not path.name.startswith("LICENSE"):
             shutil.copy(path, directory / path.name)
+    light = {"mllama": {"max_image_tiles": tiles}, "smolvlm": {"do_image_splitting": split}}.get(family)
+    if light and (tiles != 4 or not split):
+        settings = json.loads((directory / "preprocessor_config.json").read_text(encoding="utf-8"))
+        settings.update(light)
+        (directory / "preprocessor_config.json").write_text(json.dumps(settings), encoding="utf-8")
     return directory
 
 

@@ -57,7 +57,6 @@ class MultimodalLLM:
         "prompt_cache": Option(str, "auto", "share the prompt's pass across its options (on), one "
                                "padded row per option (off), or on for the families tested (auto)",
                                PROMPT_CACHE),
-        "max_new_tokens": Option(int, 16, "default for generate requests that set none"),
         "device_map": Option(str, "none", "auto: accelerate spreads the model over every GPU",
                              DEVICE_MAPS),
         "precision": Option(str, "auto", "auto: float32 on CPU, bfloat16 on CUDA",
@@ -65,7 +64,7 @@ class MultimodalLLM:
     }
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 8, normalize: str = "sum",
-                 prompt_cache: str = "auto", max_new_tokens: int = 16, device_map: str = "none",
+                 prompt_cache: str = "auto", device_map: str = "none",
                  precision: str = "auto", model_obj=None, processor=None):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
@@ -74,9 +73,9 @@ class MultimodalLLM:
             if value not in self.options[key].choices:
                 raise UsageError(f"--scorer-arg {key}={value} is not one of "
                                  f"{', '.join(self.options[key].choices)}.")
-        if batch_size < 1 or max_new_tokens < 1:
-            raise UsageError("--scorer-arg batch_size and max_new_tokens must be at least 1.")
-        self.model_name, self.batch_size, self.max_new_tokens = str(model), batch_size, max_new_tokens
+        if batch_size < 1:
+            raise UsageError(f"--scorer-arg batch_size={batch_size}: it must be at least 1.")
+        self.model_name, self.batch_size = str(model), batch_size
         self.device_map = device_map
         self.device = resolve_device(device)
         self.dtype = resolve_precision(precision, self.device, COMPONENT)
@@ -118,7 +117,7 @@ class MultimodalLLM:
                 "score": {"sum": "log-likelihood", "token": "mean log-likelihood per token",
                           "char": "log-likelihood per character"}[self.scorer.normalize]
                 + " of option + suffix as the assistant's reply",
-                "decoding": {"do_sample": False, "num_beams": 1, "max_new_tokens": self.max_new_tokens}}
+                "decoding": {"do_sample": False, "num_beams": 1}}  # max_new_tokens: each request's
 
     def runtime(self) -> dict[str, Any]:
         """Where and how fast it runs (never changes a number beyond the kernels' rounding)."""
