@@ -31,7 +31,7 @@ FOLDERS = {"llava": "llava-1.5-7b-hf", "smolvlm": "smolvlm-256m-instruct",
            "mllama": "llama-3.2-11b-vision-instruct", "qwen2.5-vl": "qwen2.5-vl-3b-instruct"}
 
 
-def _shrink(family: str, config, tiles: int = 4):
+def shrink(family: str, config, tiles: int = 4):
     """The README's recipe for ``family`` applied to a deep copy of its genuine config."""
     cfg = copy.deepcopy(config)
     text, vision = cfg.text_config, cfg.vision_config
@@ -89,7 +89,7 @@ def build(family: str, directory: Path, seed: int = 0, bias_word: str | None = N
 
     folder = SHARED / FOLDERS[family]
     torch.manual_seed(seed)
-    model = AutoModelForImageTextToText.from_config(_shrink(family, AutoConfig.from_pretrained(folder), tiles))
+    model = AutoModelForImageTextToText.from_config(shrink(family, AutoConfig.from_pretrained(folder), tiles))
     if bias_word is not None:
         bias_toward(model, first_tokens(folder, bias_word))
     model.save_pretrained(directory)

@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +48,16 @@ class OptionScorer:
         self.model, self.tokenizer, self.encode, self.normalize = model, tokenizer, encode, normalize
         model_type = getattr(model.config, "model_type", "")
         self.shares_prompt = prompt_cache == "on" or (prompt_cache == "auto" and model_type in SHARED_PROMPT_TYPES)
+        self.keep = "logits_to_keep" in inspect.signature(model.forward).parameters
+
+    def _forward(self, inputs, last: int, **kwargs):
+        """(the model's output, its log-probabilities at the last ``last`` positions); only those
+        logits are computed where the model takes ``logits_to_keep`` (the prompt's image tokens
+        need no vocabulary-wide row)."""
+        import torch
+
+        out = self.model(**inputs, **kwargs, **({"logits_to_keep": last} if self.keep else {}))
+        return out, torch.log_softmax(out.logits[:, -last:].float(), dim=-1)
 
     def reply_ids(self, prompt: str, reply: str) -> list[int]:
         """The reply's tokens after ``prompt``, split as lm-eval splits a continuation."""
@@ -83,7 +94,6 @@ class OptionScorer:
 
     # -- one row per option --------------------------------------------------------------------
     def _rows(self, prompts, images, replies, ids) -> list[float]:
-        import torch
 
         texts, pictures, wanted = [], [], []
         for i, (prompt, rs) in enumerate(zip(prompts, replies, strict=True)):
@@ -92,7 +102,8 @@ class OptionScorer:
                 pictures.append(None if images is None else images[i])
                 wanted.append(tokens)
         inputs = self.encode(texts, None if images is None else pictures)
-        logprobs = torch.log_softmax(self.model(**inputs).logits.float(), dim=-1)
+        last = max(len(tokens) for tokens in wanted) + 1
+        logprobs = self._forward(inputs, last)[1]
         sums = []
         for row, tokens in enumerate(wanted):  # left padding: the reply is the row's last tokens
             n = len(tokens)
@@ -109,16 +120,16 @@ class OptionScorer:
         import torch
 
         inputs = self.encode(prompts, images)
-        out = self.model(**inputs, use_cache=True)
-        first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+        out, first = self._forward(inputs, 1, use_cache=True)
+        first = first[:, -1]
         rows = [i for i, tokens in enumerate(ids) for _ in tokens]
         flat = [t for tokens in ids for t in tokens]
-        sums = [float(first[i, t[0]]) for i, t in zip(rows, flat, strict=True)]
+        device = first.device
+        index = torch.tensor(rows, device=device)
+        sums = first[index, torch.tensor([t[0] for t in flat], device=device)].tolist()
         width = max(len(t) for t in flat) - 1
         if width == 0:  # every option is one token: the prompt's pass said everything
             return sums
-        device = out.logits.device
-        index = torch.tensor(rows, device=device)
         cache = out.past_key_values
         cache.reorder_cache(index)
         pad = self.tokenizer.pad_token_id or 0
@@ -132,10 +143,10 @@ class OptionScorer:
         if "cross_attention_mask" in inputs:  # Mllama: the new tokens see the image as the last did
             cross = inputs["cross_attention_mask"].index_select(0, index)
             extra["cross_attention_mask"] = torch.cat([cross, cross[:, -1:].expand(-1, width, -1, -1)], 1)
-        logits = self.model(input_ids=feed, attention_mask=torch.cat([prompt_mask, mask], 1),
-                            past_key_values=cache, use_cache=True, **extra).logits
-        logprobs = torch.log_softmax(logits.float(), dim=-1)
-        for r, tokens in enumerate(flat):
-            rest = torch.tensor(tokens[1:], device=device)
-            sums[r] += float(logprobs[r, :len(tokens) - 1].gather(1, rest[:, None]).sum())
-        return sums
+        logprobs = self._forward({"input_ids": feed, "attention_mask": torch.cat([prompt_mask, mask], 1)},
+                                 width, past_key_values=cache, use_cache=True, **extra)[1]
+        targets = torch.cat([feed[:, 1:], torch.full((len(flat), 1), pad, device=device)], 1)
+        for r, tokens in enumerate(flat):  # the targets: each row's tokens after the first
+            targets[r, :len(tokens) - 1] = torch.tensor(tokens[1:], device=device)
+        rest = (logprobs.gather(2, targets[..., None])[..., 0] * mask).sum(1)
+        return [a + b for a, b in zip(sums, rest.tolist(), strict=True)]
