@@ -86,11 +86,7 @@ class OptionScorer:
         return out
 
     def _normalized(self, total: float, tokens: int, chars: int) -> float:
-        if self.normalize == "token":
-            return total / tokens
-        if self.normalize == "char":
-            return total / max(chars, 1)
-        return total
+        return total / {"sum": 1, "token": tokens, "char": max(chars, 1)}[self.normalize]
 
     # -- one row per option --------------------------------------------------------------------
     def _rows(self, prompts, images, replies, ids) -> list[float]:
