@@ -277,3 +277,29 @@ def test_spatialmqa_lenient_rule_and_failure_rate():
         ("in front of", "text")]
     assert failure_rate(parsed) == 20.0
     assert failure_rate([]) is None
+
+
+def test_a_processor_that_needs_a_missing_package_is_one_sentence(tmp_path):
+    import importlib.util
+
+    from spatialprobe.errors import ModelLoadError
+
+    folder = SHARED / "qwen2.5-vl-3b-instruct"
+    if not folder.is_dir() or importlib.util.find_spec("torchvision") is not None:
+        pytest.skip("needs the Qwen2.5-VL processor files and no torchvision")
+    with pytest.raises(ModelLoadError, match=r"^The processor of '.*qwen2\.5-vl-3b-instruct' needs a package "
+                                             r"that is not installed \(Qwen2VLVideoProcessor requires the "
+                                             r"Torchvision library"):
+        _adapter(folder)
+
+
+@pytest.mark.parametrize(("model_type", "setting", "shares"), [
+    ("llava", "auto", True), ("idefics3", "auto", True), ("mllama", "auto", True),
+    ("qwen2_5_vl", "auto", False), ("qwen2_5_vl", "on", True), ("llava", "off", False)])
+def test_prompt_cache_auto_shares_the_prompt_only_for_the_tested_families(model_type, setting, shares):
+    from types import SimpleNamespace
+
+    from spatialprobe.scorers.mllm_score import OptionScorer
+
+    model = SimpleNamespace(config=SimpleNamespace(model_type=model_type), forward=lambda input_ids: None)
+    assert OptionScorer(model, None, print, "sum", setting).shares_prompt is shares

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from spatialprobe.errors import UsageError
+from spatialprobe.errors import ModelLoadError, UsageError
 from spatialprobe.loading import (
     dtype_name,
     load_pretrained,
@@ -79,7 +79,7 @@ class MultimodalLLM:
         self.device_map = device_map
         self.device = resolve_device(device)
         self.dtype = resolve_precision(precision, self.device, COMPONENT)
-        self.processor = processor or load_pretrained(AutoProcessor, self.model_name, "the processor of")
+        self.processor = processor or _load_processor(AutoProcessor, self.model_name)
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         self.tokenizer.padding_side = "left"  # batched generation continues every row at its end
         if self.tokenizer.pad_token_id is None:
@@ -197,6 +197,17 @@ class MultimodalLLM:
             ids = [i for i, r in enumerate(requests) if (r.image is not None) == with_image]
             batches += [ids[s:s + self.batch_size] for s in range(0, len(ids), self.batch_size)]
         return batches
+
+
+def _load_processor(loader, model: str):
+    """The checkpoint's processor; a package it needs and lacks (Qwen2-VL's video processor needs
+    torchvision) is one sentence, not an import traceback."""
+    try:
+        return load_pretrained(loader, model, "the processor of")
+    except ImportError as err:
+        detail = " ".join(str(err).split())[:200]
+        raise ModelLoadError(f"The processor of {model!r} needs a package that is not installed "
+                             f"({detail}).") from None
 
 
 def _cut(text: str, stop: Sequence[str]) -> str:
