@@ -66,6 +66,12 @@ class GenerateRequest:
     """The reply is cut at the first of these strings (lm-eval's ``until``)."""
 
 
+def cut(text: str, stop: Sequence[str]) -> str:
+    """``text`` up to the first of the ``stop`` strings (lm-eval's ``until``), stripped."""
+    ends = [text.find(s) for s in stop if s and s in text]
+    return (text[:min(ends)] if ends else text).strip()
+
+
 Progress = Callable[[int], None]
 """Called with the number of requests just finished, for progress bars."""
 
@@ -74,8 +80,9 @@ Progress = Callable[[int], None]
 class Option:
     """One setting a component takes: its type, default, allowed values and a one-line help."""
 
-    type: type
-    """``str``, ``int``, ``float`` or ``bool``: how a ``--scorer-arg key=value`` string is read."""
+    type: Callable[[Any], Any]
+    """``str``, ``int``, ``float``, ``bool``, or a function: how a ``--scorer-arg key=value``
+    string (or a recorded value) is read into the setting."""
     default: Any
     help: str = ""
     choices: tuple[Any, ...] = ()

@@ -36,7 +36,7 @@ from spatialprobe.loading import (
     resolve_precision,
     weights_hash,
 )
-from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest
+from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.scorers.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
 
 COMPONENT = "multimodal LLM adapter"
@@ -168,7 +168,7 @@ class MultimodalLLM:
             new = generated[:, inputs["input_ids"].shape[1]:]
             for i, request, ids in zip(batch, group, new, strict=True):
                 text = self.tokenizer.decode(ids[:request.max_new_tokens], skip_special_tokens=True)
-                out[i] = _cut(text.strip(), request.stop)
+                out[i] = cut(text.strip(), request.stop)
             if progress:
                 progress(len(batch))
         return out
@@ -208,9 +208,3 @@ def _load_processor(loader, model: str):
         detail = " ".join(str(err).split())[:200]
         raise ModelLoadError(f"The processor of {model!r} needs a package that is not installed "
                              f"({detail}).") from None
-
-
-def _cut(text: str, stop: Sequence[str]) -> str:
-    """``text`` up to the first of the ``stop`` strings (lm-eval's ``until``)."""
-    ends = [text.index(s) for s in stop if s and s in text]
-    return text[:min(ends)].strip() if ends else text
