@@ -168,3 +168,5 @@ register("run-kind", "spatialmqa", "spatialprobe.benchmarks.spatialmqa:SpatialMQ
          "SpatialMQA multiple choice (CLIP option scoring or generation), lenient and strict")
 register("run-kind", "vsr-train", "spatialprobe.benchmarks.vsr_train:VSRTrainRun",
          "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")
+register("model", "hf-mllm", "spatialprobe.scorers.mllm:MultimodalLLM",
+         "any AutoModelForImageTextToText chat checkpoint (LLaVA, Qwen2.5-VL, SmolVLM, Llama 3.2 Vision, ...)")

@@ -40,33 +40,14 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
+from spatialprobe.scorers.answer_parse import (  # noqa: F401 (the benchmark's rule lives there)
+    lenient_correct,
+    lenient_label,
+    normalize,
+    strict_label,
+)
 
 RELATIONS = ("left of", "right of", "in front of", "behind", "on/above", "below")
-_LABEL_ORDER = ("on/above", "below", "left of", "right of", "in front of", "behind")
-
-
-def normalize(output: str) -> str:
-    text = output.strip().lower().rstrip(".").strip().strip("\"'").strip()
-    return text or "--"
-
-
-def strict_label(output: str, options: Sequence[str]) -> str:
-    text = normalize(output)
-    return next((o for o in options if o.lower() == text), "--")
-
-
-def lenient_correct(output: str, answer: str) -> bool:
-    text, gold = normalize(output), answer.lower()
-    if text in gold or gold in text:
-        return True
-    return gold == "on/above" and ("on" in text or "above" in text)
-
-
-def lenient_label(output: str, answer: str) -> str:
-    if lenient_correct(output, answer):
-        return answer
-    text = normalize(output)
-    return next((label for label in _LABEL_ORDER if text in label), "--")
 
 
 def classification_metrics(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
