@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 from causal_helpers import tiny_bpe_gpt2
+from mllm_helpers import build as build_mllm
 from mlm_helpers import tiny_wordpiece_bert
 from vl_helpers import tiny_vilt
 
@@ -89,6 +90,7 @@ def _tiny(name: str, root, image):
                          _question_requests(image), ask),
         "contrastive": lambda: ({"model": str(tiny_clip(root / "clip"))}, _text_requests(image), None),
         "generate": lambda: ({"model": str(tiny_llava(root / "llava"))}, None, ask),
+        "hf-mllm": lambda: ({"model": str(build_mllm("llava", root / "mllm"))}, _question_requests(image), ask),
     }
     if name not in builders:
         pytest.fail(f"the model adapter {name!r} has no tiny builder in tests/test_registry_contract.py")
