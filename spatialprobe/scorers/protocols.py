@@ -1,0 +1,86 @@
+"""Two answer protocols, side by side: the options' likelihood, and the parsed generation.
+
+A task puts each item to a model as a :class:`Question`: the user's turn (the question, worded by
+the task's file) and the options that answer it. Then
+
+* ``likelihood``: the model scores every option as the reply to the question
+  (:meth:`~spatialprobe.scorers.base.Scorer.score`); the answer is the best-scored option (the
+  first of equal ones). Nothing is parsed, so nothing fails; the choice does not depend on the
+  order the options come in.
+* ``generate``: the model answers in free text (:meth:`~spatialprobe.scorers.base.Generator.generate`,
+  greedy), and :func:`spatialprobe.scorers.answer_parse.parse_answer` maps the reply to an option
+  (option letter, option text, yes/no words, the benchmark's lenient rule) or to a parse failure,
+  which counts as wrong and is reported as its own rate.
+* ``both``: the two, on the same items; the run reports both results, how often they agree, and
+  the paired test between them (:func:`spatialprobe.metrics.protocols.protocol_comparison`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spatialprobe.errors import UsageError
+from spatialprobe.scorers.answer_parse import Lenient, parse_answer
+from spatialprobe.scorers.base import GenerateRequest, ScoreRequest
+
+PROTOCOLS = ("likelihood", "generate", "both")
+"""What ``--protocol`` takes."""
+_METHOD = {"likelihood": "score", "generate": "generate"}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One item as a question to a chat model."""
+
+    prompt: str
+    """The user's turn: the question, with the options listed where the task's wording lists them."""
+    options: tuple[str, ...]
+    """The replies that answer it, each meaning one label of the task."""
+    image: Any = None
+    """The image shown with the question (a PIL image or a path); ``None``: a text-only turn."""
+
+
+def protocols_of(protocol: str) -> tuple[str, ...]:
+    """The protocols ``--protocol`` runs: ``both`` is likelihood and generate, in that order."""
+    if protocol not in PROTOCOLS:
+        raise UsageError(f"--protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}.")
+    return ("likelihood", "generate") if protocol == "both" else (protocol,)
+
+
+def check_protocol(model: Any, protocol: str) -> tuple[str, ...]:
+    """The protocols to run; one sentence where the model cannot answer one of them."""
+    wanted = protocols_of(protocol)
+    offers = tuple(getattr(model, "protocols", ())) or tuple(m for m in ("score", "generate")
+                                                             if callable(getattr(model, m, None)))
+    missing = [p for p in wanted if _METHOD[p] not in offers]
+    if missing:
+        name = getattr(model, "name", type(model).__name__)
+        can = " or ".join(p for p, m in _METHOD.items() if m in offers) or "neither protocol"
+        raise UsageError(f"the {name} model cannot answer by --protocol {protocol} (it has no "
+                         f"{'/'.join(_METHOD[p] for p in missing)}); it answers by {can}.")
+    return wanted
+
+
+def ask(model: Any, questions: Sequence[Question], protocol: str, max_new_tokens: int = 16,
+        lenient: Lenient | None = None) -> list[dict[str, Any]]:
+    """Each question's answers by the protocols ``protocol`` names, as JSON-ready dicts:
+
+    ``{"likelihood": {"scores": [...], "option": str}, "generate": {"reply": str, "option": str |
+    None, "rule": str}}`` (only the protocols asked for). A batch goes to the model in one call
+    per protocol; the adapter batches inside."""
+    wanted = check_protocol(model, protocol)
+    answers: list[dict[str, Any]] = [{} for _ in questions]
+    if "likelihood" in wanted:
+        scores = model.score([ScoreRequest(q.prompt, "", q.options, q.image) for q in questions])
+        for answer, q, row in zip(answers, questions, scores, strict=True):
+            values = [float(s) for s in row]
+            best = values.index(max(values))  # ties: the first
+            answer["likelihood"] = {"scores": values, "option": q.options[best]}
+    if "generate" in wanted:
+        replies = model.generate([GenerateRequest(q.prompt, q.image, max_new_tokens) for q in questions])
+        for answer, q, reply in zip(answers, questions, replies, strict=True):
+            parsed = parse_answer(reply, q.options, lenient)
+            answer["generate"] = {"reply": reply, "option": parsed.option, "rule": parsed.rule}
+    return answers
