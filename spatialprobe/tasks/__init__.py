@@ -11,6 +11,7 @@ Adding a task is adding a file here and its candidates file; no code changes.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -18,6 +19,7 @@ from typing import Any
 
 from spatialprobe.errors import UsageError
 
+QUESTION_KEYS = frozenset({"choice", "choice_options", "yes_no", "words", "annotation"})
 COMPARISON = "comparison"
 POSITION = "position"
 
@@ -36,8 +38,17 @@ class Task:
     """Placeholders every prompt template of the task must hold."""
     candidates: str
     """File name of the built-in candidates in ``spatialprobe/data/candidates/``."""
-    annotation_question: str
-    """What a human annotator is asked, with ``{a}`` and ``{b}`` for the two objects."""
+    questions: Mapping[str, Any]
+    """How the task is asked of a model that answers questions, and of a person (data, so a new
+    task needs no code; :mod:`spatialprobe.prompts.questions` reads it):
+
+    * ``choice``: the multiple-choice question, with the template placeholders (``[A]``, ``[B]``,
+      ``[SCENARIO]``, ``[PERSON]``, ``[OBJECT]``) and ``[OPTIONS]`` for the listed options;
+    * ``choice_options``: what answers it: ``objects`` (the two objects: the first means the first
+      label) or ``labels`` (the label words);
+    * ``yes_no``: a yes/no question about one label, ``[WORD]`` standing for the label's word;
+    * ``words``: each label's word in the yes/no question (``above`` -> ``on``);
+    * ``annotation``: what a human annotator is asked, with ``{a}`` and ``{b}`` for the objects."""
     judge_rule: str | None = None
     """How images are judged: ``area*depth^2``, ``height*depth``, ``position``; None: not visible."""
     question_word: str | None = None
@@ -68,6 +79,10 @@ class Task:
     def has_builtin_data(self) -> bool:
         return bool(self.levels) or self.data is not None
 
+    @property
+    def annotation_question(self) -> str:
+        return str(self.questions["annotation"])
+
     def question(self, a: str, b: str) -> str:
         return self.annotation_question.format(a=a, b=b)
 
@@ -85,6 +100,14 @@ def _from_json(data: dict[str, Any], source: str) -> Task:
         raise UsageError(f"{source}: not a task definition ({err})") from err
     if source.endswith(".json") and source.rsplit("/", 1)[-1] != f"{task.name}.json":
         raise UsageError(f"{source}: a task file is named after its task ({task.name}.json)")
+    missing = sorted(QUESTION_KEYS - set(task.questions))
+    if missing:
+        raise UsageError(f"{source}: its questions block lacks {missing}")
+    unworded = [label for label in task.labels if label not in task.questions["words"]]
+    if unworded:
+        raise UsageError(f"{source}: questions.words has no word for the label(s) {unworded}")
+    if task.questions["choice_options"] not in ("objects", "labels"):
+        raise UsageError(f"{source}: questions.choice_options must be 'objects' or 'labels'")
     if task.kind not in (COMPARISON, POSITION):
         raise UsageError(f"{source}: kind must be {COMPARISON!r} or {POSITION!r}, not {task.kind!r}")
     if task.is_comparison and (len(task.labels) != 2 or not task.question_word):
