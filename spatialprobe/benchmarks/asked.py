@@ -1,0 +1,100 @@
+"""Metrics of a question-answering run: both protocols, every image condition, the blind baselines.
+
+A run that asks a model questions (:mod:`spatialprobe.scorers.protocols`) writes one prediction
+row per (item, image condition[, fold]) with the label each protocol chose. From those rows:
+
+* ``accuracy`` / ``macro_f1``: the first protocol asked (``likelihood`` under ``both``) in the
+  first condition (``real`` when the run has it), pooled, or mean ± σ over the test folds of a task
+  split into object-disjoint folds (as the probe is);
+* ``accuracy_likelihood`` / ``accuracy_generate`` and the generate protocol's
+  ``parse_failure_rate`` (a reply that named no option counts as wrong);
+* ``vision_gain_<condition>``: accuracy(real) − accuracy(blind) for each blind condition run
+  beside ``real``, with its paired 95 % interval (resampled by the benchmark's unit);
+* ``answer_prior``: the accuracy of answering every test row with the most frequent gold label of
+  the rows the run could learn from (the dev fold, or a training split), beside every accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from spatialprobe.metrics.baselines import answer_prior, vision_gain
+from spatialprobe.metrics.classification import accuracy_f1
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.metrics.protocols import FAILED, protocol_comparison
+from spatialprobe.runner.summary import Metric, over_parts, single
+
+
+def chosen(row: Mapping[str, Any], protocol: str) -> str:
+    """The label a protocol chose in a row, ``--`` for a generated reply that named none."""
+    value = row.get(f"pred_{protocol}")
+    return FAILED if value is None else str(value)
+
+
+def _score(rows: Sequence[Mapping[str, Any]], protocol: str, labels: Sequence[str],
+           folds: bool) -> tuple[Metric, Metric]:
+    """Accuracy and macro-F1 of one protocol: pooled, or mean ± σ over the rows' folds."""
+    def measured(part: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+        return accuracy_f1([str(r["gold"]) for r in part], [chosen(r, protocol) for r in part], labels)
+
+    if not folds:
+        m = measured(rows)
+        return single(_num(m["accuracy"]), len(rows)), single(_num(m["macro_f1"]), len(rows))
+    by_fold: dict[Any, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        by_fold.setdefault(row["fold"], []).append(row)
+    parts = {f"fold {k}": measured(v) for k, v in sorted(by_fold.items())}
+    return (over_parts({k: (_num(m["accuracy"]), int(m["n"])) for k, m in parts.items()}),
+            over_parts({k: (_num(m["macro_f1"]), int(m["n"])) for k, m in parts.items()}))
+
+
+def _num(value: float) -> float | None:
+    return None if value != value else float(value)  # NaN (no rows) -> None
+
+
+def asked_metrics(rows: Sequence[Mapping[str, Any]], labels: Sequence[str], protocols: Sequence[str],
+                  conditions: Sequence[str], spec: Resampling,
+                  prior_labels: Sequence[str] | Mapping[Any, Sequence[str]] | None, folds: bool = False,
+                  seed: int = 0) -> tuple[dict[str, Metric], dict[str, Any]]:
+    """(metrics, details) of a question-answering run; see the module docstring."""
+    first = conditions[0]
+    main = [r for r in rows if r["condition"] == first]
+    metrics: dict[str, Metric] = {}
+    metrics["accuracy"], metrics["macro_f1"] = _score(main, protocols[0], labels, folds)
+    for protocol in protocols:
+        if len(protocols) > 1:
+            metrics[f"accuracy_{protocol}"] = _score(main, protocol, labels, folds)[0]
+        if protocol == "generate":
+            failures = sum(r.get("pred_generate") is None for r in main)
+            metrics["parse_failure_rate"] = single(100.0 * failures / len(main) if main else None, len(main))
+    details: dict[str, Any] = {"protocols": list(protocols), "conditions": list(conditions)}
+    primary = replace(spec, pred="pred", rows=None)
+    if len(protocols) > 1 and main:
+        details["protocol_comparison"] = protocol_comparison(main, primary, seed=seed)
+    for blind in conditions[1:]:
+        real_rows = [{**r, "pred": chosen(r, protocols[0])} for r in main]
+        blind_rows = [{**r, "pred": chosen(r, protocols[0])} for r in rows if r["condition"] == blind]
+        gain = vision_gain(real_rows, blind_rows, replace(primary, metrics={"accuracy": "accuracy"}), seed=seed)
+        acc = gain["accuracy"]
+        details.setdefault("vision_gain", {})[blind] = acc
+        metrics[f"vision_gain_{blind}"] = Metric(acc["gain"], None, len(main),
+                                                 ci=tuple(acc["ci"]) if acc["ci"] else None, resampled=True)
+    if prior_labels is not None and main:
+        metrics["answer_prior"], details["answer_prior"] = _prior(main, prior_labels, labels, folds)
+    return metrics, details
+
+
+def _prior(rows: Sequence[Mapping[str, Any]], prior_labels: Sequence[str] | Mapping[Any, Sequence[str]],
+           labels: Sequence[str], folds: bool) -> tuple[Metric, Any]:
+    """The answer prior: one majority for pooled rows; per fold, its dev labels' majority on its test rows."""
+    if not folds:
+        assert not isinstance(prior_labels, Mapping)
+        prior = answer_prior(prior_labels, [str(r["gold"]) for r in rows], labels)
+        return single(prior["accuracy"], len(rows)), prior
+    assert isinstance(prior_labels, Mapping)
+    parts = {fold: answer_prior(prior_labels[fold], [str(r["gold"]) for r in rows if r["fold"] == fold], labels)
+             for fold in sorted({r["fold"] for r in rows})}
+    metric = over_parts({f"fold {k}": (p["accuracy"], p["n"]) for k, p in parts.items()})
+    return metric, {f"fold {k}": p for k, p in parts.items()}
