@@ -166,6 +166,8 @@ register("run-kind", "vsr", "spatialprobe.benchmarks.vsr:VSRRun",
          "VSR true/false with a CLIP model: caption vs its negated relation")
 register("run-kind", "spatialmqa", "spatialprobe.benchmarks.spatialmqa:SpatialMQARun",
          "SpatialMQA multiple choice (CLIP option scoring or generation), lenient and strict")
+register("run-kind", "ask", "spatialprobe.benchmarks.ask:AskRun",
+         "questions to a multimodal LLM (any task, VSR, SpatialMQA): both protocols, blind baselines")
 register("run-kind", "vsr-train", "spatialprobe.benchmarks.vsr_train:VSRTrainRun",
          "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")
 register("model", "hf-mllm", "spatialprobe.scorers.mllm:MultimodalLLM",

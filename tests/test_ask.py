@@ -1,0 +1,132 @@
+"""Questions to a model (the ask run kind): sources, protocols, image conditions, blind baselines.
+
+A fake model that reads the image: white means the caption is true (Yes), black false (No); with
+no image or a gray one it says Yes. So it scores 100 with real images and exactly the share of
+true captions blind; a model that never looks at the image gains exactly 0.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+import pytest
+from vl_helpers import solid_image
+
+from spatialprobe import datasets
+from spatialprobe.benchmarks.ask import AskRun, ask_run
+from spatialprobe.benchmarks.ask_sources import task_source, vsr_source
+from spatialprobe.datasets.sources import builtin_source
+from spatialprobe.errors import UsageError
+from spatialprobe.runner.settings import Component
+
+CAPTIONS = [("cat", "dog", "left of"), ("car", "bus", "on"), ("cup", "table", "near"),
+            ("bird", "tree", "above"), ("boat", "fish", "below"), ("horse", "fence", "behind")]
+
+
+class Looker:
+    name = "looker"
+    protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
+
+    def __init__(self, blind: bool = False):
+        self.blind = blind
+
+    def _says_yes(self, image) -> bool:
+        if self.blind or image is None:
+            return True
+        return image.getpixel((0, 0))[0] > 64  # white or gray: yes; black: no
+
+    def score(self, requests, progress=None):
+        return [tuple((0.0 if (o == "Yes") == self._says_yes(r.image) else -1.0) for o in r.options)
+                if r.options == ("Yes", "No") else tuple(-float(n) for n in range(len(r.options)))
+                for r in requests]
+
+    def generate(self, requests, progress=None):
+        return ["Yes." if self._says_yes(r.image) else "No, it is not." for r in requests]
+
+    def describe(self):
+        return {"model": "looker", "blind": self.blind}
+
+
+@pytest.fixture()
+def vsr_files(tmp_path):
+    images = tmp_path / "coco"
+    rows = []
+    for n, (a, b, rel) in enumerate(CAPTIONS * 2):
+        label = int(n % 2 == 0)
+        image = f"{n:012d}.jpg"
+        solid_image(images / image, (255, 255, 255) if label else (0, 0, 0))
+        rows.append({"image": image, "caption": f"The {a} is {rel} the {b}.", "label": label,
+                     "relation": rel, "subj": a, "obj": b})
+    path = tmp_path / "vsr" / "random" / "test.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path, images
+
+
+def _run(source, settings, out, model, **options):
+    return ask_run(source, model, Component("fake", {"model": "looker"}), settings, out, **options)
+
+
+def test_a_seeing_model_scores_100_real_and_50_blind_with_a_vision_gain_excluding_0(vsr_files, tmp_path):
+    source, settings = vsr_source(*vsr_files)
+    summary = _run(source, settings, tmp_path / "run", Looker(), protocol="both", blind=True)
+    m, d = summary["metrics"], summary["details"]
+    assert m["accuracy"]["mean"] == 100.0 and m["accuracy_generate"]["mean"] == 100.0
+    assert m["parse_failure_rate"]["mean"] == 0.0
+    assert d["vision_gain"]["blank"]["gain"] == 50.0 and d["vision_gain"]["none"]["gain"] == 50.0
+    assert d["vision_gain"]["none"]["ci"][0] > 0
+    # shuffled: another image never showing the same objects; its truth decides the answer
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").open()]
+    assert {r["condition"] for r in rows} == {"real", "blank", "none", "shuffled"}
+    table = (tmp_path / "run" / "table.md").read_text()
+    assert table.startswith("Coverage: 12 of 12 items. Protocol: likelihood and generate; conditions: real, "
+                            "blank, none, shuffled.")
+    assert "| vision gain: real − none | +50.0 [" in table
+
+
+def test_a_blind_model_gains_exactly_0(vsr_files, tmp_path):
+    source, settings = vsr_source(*vsr_files)
+    summary = _run(source, settings, tmp_path / "run", Looker(blind=True), protocol="likelihood", blind=True)
+    for blind in ("blank", "none", "shuffled"):
+        gain = summary["details"]["vision_gain"][blind]
+        assert gain["gain"] == 0.0 and gain["ci"] == [0.0, 0.0] and gain["p"] == 1.0
+    assert summary["metrics"]["accuracy"]["mean"] == 50.0
+
+
+def test_a_task_without_images_is_asked_over_the_probe_folds_and_the_prior_is_the_dev_majority(tmp_path):
+    dataset = datasets.load("size")
+    source, settings = task_source(dataset, builtin_source("size"), image="none", folds=5, seed=0)
+    summary = _run(source, settings, tmp_path / "run", Looker(), condition="none")
+    acc = summary["metrics"]["accuracy"]
+    # the model always answers the first option (the first object: "larger"); every test fold
+    # holds both orders of each pair, so exactly half of each fold is right
+    assert acc["mean"] == 50.0 and acc["std"] == 0.0 and len(acc["breakdown"]) == 5
+    assert summary["metrics"]["answer_prior"]["mean"] == 50.0
+    assert summary["dataset"] == f"size@{dataset.version}"
+
+
+def test_conditions_that_do_not_apply_are_refused(tmp_path, vsr_files):
+    dataset = datasets.load("size")
+    source, settings = task_source(dataset, builtin_source("size"), image="none")
+    with pytest.raises(UsageError, match="has no images here, so there is no real image condition"):
+        AskRun(source, Looker(), Component("fake", {}), settings, condition="real")
+    vsr, vsr_settings = vsr_source(*vsr_files)
+    with pytest.raises(UsageError, match="--blind runs the real condition beside the blind ones"):
+        AskRun(vsr, Looker(), Component("fake", {}), vsr_settings, condition="blank", blind=True)
+
+
+def test_the_run_resumes_and_computes_nothing_twice(vsr_files, tmp_path):
+    class Counting(Looker):
+        calls = 0
+
+        def score(self, requests, progress=None):
+            Counting.calls += len(requests)
+            return super().score(requests, progress)
+
+    source, settings = vsr_source(*vsr_files)
+    first = _run(source, settings, tmp_path / "run", Counting(), blind=True)
+    calls = Counting.calls
+    assert calls == 48  # 12 items x 4 conditions
+    again = _run(source, settings, tmp_path / "run", Counting(), blind=True)
+    assert Counting.calls == calls and again["metrics"] == first["metrics"]
