@@ -130,3 +130,36 @@ def test_the_run_resumes_and_computes_nothing_twice(vsr_files, tmp_path):
     assert calls == 48  # 12 items x 4 conditions
     again = _run(source, settings, tmp_path / "run", Counting(), blind=True)
     assert Counting.calls == calls and again["metrics"] == first["metrics"]
+
+
+def test_spatialmqa_questions_are_lettered_and_parsed_by_letter_then_the_lenient_rule(tmp_path):
+    from spatialprobe.benchmarks.ask_sources import spatialmqa_source
+
+    records = [{"image": "a.jpg", "question": "Where is the cup relative to the plate?",
+                "options": ["left of", "right of"], "answer": "left of"},
+               {"image": "b.jpg", "question": "Where is the lamp relative to the bed?",
+                "options": ["on/above", "below", "behind"], "answer": "below"},
+               {"image": "c.jpg", "question": "Where is the dog relative to you?",
+                "options": ["in front of", "behind"], "answer": "in front of"},
+               {"image": "d.jpg", "question": "Where is the picture relative to the sofa?",
+                "options": ["on/above", "below"], "answer": "on/above"}]
+    for record in records:
+        solid_image(tmp_path / "coco" / record["image"])
+    data = tmp_path / "test.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    source, settings = spatialmqa_source(data, tmp_path / "coco")
+    assert source.items[1].question == ("Where is the lamp relative to the bed?\nOptions:\nA. on/above\nB. below\n"
+                                        "C. behind\nAnswer with the option's letter.")
+
+    class Replies(Looker):
+        def generate(self, requests, progress=None):
+            return ["A", "(B) below", "In front of you.", "It is above it."][: len(requests)]
+
+    summary = _run(source, settings, tmp_path / "run", Replies(), protocol="both", condition="real")
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").open()]
+    assert [r["pred_generate"] for r in rows] == ["left of", "below", "in front of", "on/above"]
+    assert [r["parse_rule"] for r in rows] == ["letter", "letter", "text", "lenient"]
+    # likelihood: the fake scores the first option highest: wrong only on the second question
+    assert [r["pred_likelihood"] for r in rows] == ["left of", "on/above", "in front of", "on/above"]
+    assert summary["metrics"]["accuracy_likelihood"]["mean"] == 75.0
+    assert summary["metrics"]["accuracy_generate"]["mean"] == 100.0

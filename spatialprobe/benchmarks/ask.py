@@ -86,6 +86,8 @@ class AskRunSettings:
     max_new_tokens: int
     device: str = "auto"
     batch_size: int = 8
+    device_map: str = "none"
+    """``auto``: accelerate spreads the model over every GPU (runtime: the same numbers)."""
 
 
 class AskRun(RunKind):
@@ -96,7 +98,7 @@ class AskRun(RunKind):
 
     def __init__(self, source: AskSource, model: Any, model_spec: Component, source_settings: dict[str, Any],
                  *, protocol: str = "likelihood", condition: str = "real", blind: bool = False, seed: int = 0,
-                 max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8):
+                 max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8, device_map: str = "none"):
         self.protocols = protocols_of(protocol)
         check_condition(condition)
         has_images = any(item.image is not None for item in source.items)
@@ -110,7 +112,7 @@ class AskRun(RunKind):
         self.conditions = ("real", *BLIND) if blind else (condition,)
         self.source, self.model, self.model_spec, self.source_settings = source, model, model_spec, source_settings
         self.protocol, self.seed, self.max_new_tokens = protocol, seed, max_new_tokens
-        self.device, self.batch_size = device, batch_size
+        self.device, self.batch_size, self.device_map = device, batch_size, device_map
         self.by_key = {item.key: item for item in source.items}
         self.partners = (shuffled_partners({i.key: i.objects for i in source.items}, seed)
                          if "shuffled" in self.conditions else {})
@@ -119,7 +121,7 @@ class AskRun(RunKind):
         return AskRunSettings(model=self.model_spec, source=self.source_settings, protocol=self.protocol,
                               conditions=list(self.conditions), seed=self.seed,
                               max_new_tokens=self.max_new_tokens, device=self.device,
-                              batch_size=self.batch_size)
+                              batch_size=self.batch_size, device_map=self.device_map)
 
     def items(self) -> list[Item]:
         return [Item(f"{condition}/{item.key}", (condition, item))
@@ -183,10 +185,11 @@ class AskRun(RunKind):
         from spatialprobe.benchmarks.ask_sources import load_model, source_from_settings
 
         s = settings
-        model = load_model(s.model, s.device, s.batch_size)
+        model = load_model(s.model, s.device, s.batch_size, s.device_map)
         return cls(source_from_settings(s.source, s.seed), model, s.model, s.source, protocol=s.protocol,
                    condition=s.conditions[0], blind=len(s.conditions) > 1, seed=s.seed,
-                   max_new_tokens=s.max_new_tokens, device=s.device, batch_size=s.batch_size)
+                   max_new_tokens=s.max_new_tokens, device=s.device, batch_size=s.batch_size,
+                   device_map=s.device_map)
 
 
 def _with_rows(spec: Resampling, rows: Sequence[Mapping[str, Any]]) -> Resampling:

@@ -19,10 +19,12 @@ from spatialprobe.records import Dataset
 from spatialprobe.runner.settings import Component
 
 
-def load_model(component: Component, device: str, batch_size: int) -> Any:
-    """The registered model adapter a run names, on ``device``."""
-    return registry.build("model", registry.Spec(component.name, {**component.args, "device": device,
-                                                                  "batch_size": batch_size}))
+def load_model(component: Component, device: str, batch_size: int, device_map: str = "none") -> Any:
+    """The registered model adapter a run names, on ``device`` (``device_map``: spread over GPUs)."""
+    runtime: dict[str, Any] = {"device": device, "batch_size": batch_size}
+    if device_map != "none":
+        runtime["device_map"] = device_map
+    return registry.build("model", registry.Spec(component.name, {**component.args, **runtime}))
 
 
 # ---- tasks -------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ Exit code 2 is what click uses for its own usage errors, so a script sees one co
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -61,3 +63,15 @@ def require_out_file(out: Path | None, option: str = "--out",
     blocker = next((p for p in out.parents if p.exists()), None)
     if blocker is not None and not blocker.is_dir():
         fail(f"{option} {out}: {blocker} is a file, not a directory.")
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """Inside a command: any :class:`~spatialprobe.errors.SpatialprobeError` ends it with its one
+    sentence and exit code 2 (what ``cli.main`` does, also where the app is invoked directly)."""
+    from spatialprobe.errors import SpatialprobeError
+
+    try:
+        yield
+    except SpatialprobeError as err:
+        fail(err)

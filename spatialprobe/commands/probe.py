@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
+from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
 
 
 def check_folds(dataset, folds: int, seed: int = 0) -> None:
@@ -49,12 +50,17 @@ def probe(
         [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
         "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
     image: str | None = typer.Option(
-        None, help="= --scorer-arg image=...: vilt's 'blank' gray image [default], or a synthesis run directory."),
+        None, help="= --scorer-arg image=...: vilt's 'blank' gray image [default], or a synthesis run directory; "
+        "a multimodal LLM: none [default], blank or a synthesis run holding an image of each instance."),
     normalize: str | None = typer.Option(
         None, help="= --scorer-arg normalize=...: hf-causal's sum [default], token or char."),
     format: str = typer.Option(
         "plain", "--format", help="plain (cloze sentences) or chat (hf-causal: the task's question in the "
         "tokenizer's chat template, the options scored as the reply)."),
+    protocol: str | None = ProtocolOption,
+    image_condition: str | None = ImageConditionOption,
+    blind: bool = BlindOption,
+    max_new_tokens: int | None = MaxNewTokensOption,
 ) -> None:
     """Probe a masked or causal LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
     from rich.console import Console
@@ -96,6 +102,16 @@ def probe(
 
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
+    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
+
+    mllm = is_mllm(model, scorer)
+    refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
+                       max_new_tokens=max_new_tokens)
+    if mllm:
+        _probe_mllm(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
+                    max_new_tokens, folds, seed, device, batch_size, target,
+                    plain=format == "plain" and candidates == "builtin")
+        return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
                              scorer_args=scorer_args)
@@ -118,6 +134,27 @@ def probe(
         console.print(f"--scorer auto chose {choice['scorer']}: {choice['reason']}.")
     typer.echo(probe_table(summary))
     typer.echo(f"Run written to {os.fspath(target)}")
+
+
+def _probe_mllm(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
+                folds, seed, device, batch_size, target, plain: bool) -> None:
+    """A multimodal LLM asked the task's own question (``questions.choice``) over the probe's folds,
+    with the instance's image from a synthesis run, a blank image, or none."""
+    from spatialprobe.benchmarks.ask_sources import task_source
+    from spatialprobe.commands.ask import run_ask
+
+    if not plain:
+        fail("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
+             "question (the task file's questions.choice).")
+    image = image or "none"
+    if image in ("none", "blank") and condition not in (None, image):
+        fail(f"--image-condition {condition} needs the instances' images: give --image RUN (a synthesis run).")
+    condition = condition or (image if image in ("none", "blank") else "real")
+    with refusals():
+        source_ask, settings = task_source(dataset, source, image, folds, seed)
+        run_ask(source_ask, settings, model, scorer_args, out=target, protocol=protocol, condition=condition,
+                blind=blind, max_new_tokens=max_new_tokens, seed=seed, device=device, batch_size=batch_size,
+                label=f"{dataset.task} questions answered")
 
 
 def consistency(

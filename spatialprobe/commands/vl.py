@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_run_dir
+from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.errors import fail, refusals, require_run_dir
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -48,13 +49,36 @@ def vsr_command(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
+    protocol: str | None = ProtocolOption,
+    image_condition: str | None = ImageConditionOption,
+    blind: bool = BlindOption,
+    max_new_tokens: int | None = MaxNewTokensOption,
+    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="Multimodal LLMs: KEY=VALUE, an option of "
+                                         "the hf-mllm adapter (spatialprobe ls)."),
+    seed: int = typer.Option(0, "--seed", help="Multimodal LLMs: seed of the shuffled-image condition."),
 ) -> None:
-    """VSR with CLIP and negated-relation prompting: accuracy overall, per relation and category, plot."""
+    """VSR: a contrastive model by negated-relation prompting (accuracy per relation and category,
+    plot), or a multimodal LLM asked whether each caption is true (yes/no, either protocol)."""
     from spatialprobe.benchmarks.vsr import run_vsr_clip
+    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm, run_ask
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
+    from spatialprobe.scorers.options import parse_pairs
 
     require_run_dir(out)
+    mllm = is_mllm(model)
+    refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
+                       max_new_tokens=max_new_tokens, scorer_arg=scorer_arg or None, seed=seed or None)
+    if mllm:
+        from spatialprobe.benchmarks.ask_sources import vsr_source
+        from spatialprobe.datasets.vsr import split_file
+
+        with refusals():
+            source, settings = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
+            run_ask(source, settings, model, parse_pairs(scorer_arg), out=out, protocol=protocol,
+                    condition=image_condition, blind=blind, max_new_tokens=max_new_tokens, seed=seed,
+                    device=device, batch_size=batch_size, label="VSR captions asked")
+        return
     bar, advance = _progress("VSR examples scored")
     try:
         with bar:
@@ -85,14 +109,39 @@ def spatialmqa_command(
     skip_missing: bool = SkipMissing,
     scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of the model "
                                          "adapter (generate: prompt, max_new_tokens; spatialprobe ls)."),
+    protocol: str | None = ProtocolOption,
+    image_condition: str | None = ImageConditionOption,
+    blind: bool = BlindOption,
+    max_new_tokens: int | None = MaxNewTokensOption,
+    seed: int = typer.Option(0, "--seed", help="With --protocol: seed of the shuffled-image condition."),
 ) -> None:
-    """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis."""
+    """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis.
+    With --protocol, a multimodal LLM is asked the lettered question by likelihood and/or
+    generation, batched, under any image condition (--blind: with the vision gain)."""
     from spatialprobe.benchmarks.spatialmqa import build_answerer, run_spatialmqa
+    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm, run_ask
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
     from spatialprobe.scorers.options import parse_pairs
 
     require_run_dir(out)
+    asked = protocol is not None or image_condition is not None or blind or max_new_tokens is not None
+    if seed and not asked:
+        fail("--seed applies with --protocol only (the seed of the shuffled-image condition).")
+    if asked:
+        refuse_unless_mllm(is_mllm(model), model, protocol=protocol, image_condition=image_condition,
+                           blind=blind, max_new_tokens=max_new_tokens)
+        if method != "auto":
+            fail(f"--method {method} does not apply with --protocol: the multimodal LLM is asked by the "
+                 "protocol(s) named.")
+        from spatialprobe.benchmarks.ask_sources import spatialmqa_source
+
+        with refusals():
+            source, settings = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
+            run_ask(source, settings, model, parse_pairs(scorer_arg), out=out, protocol=protocol,
+                    condition=image_condition, blind=blind, max_new_tokens=max_new_tokens, seed=seed,
+                    device=device, batch_size=batch_size, label="SpatialMQA questions asked")
+        return
     bar, advance = _progress("SpatialMQA questions answered")
     try:
         given = parse_pairs(scorer_arg)  # the model is built here only when it has options given

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RUNTIME_KEYS = frozenset({"device", "batch_size", "workers", "ray", "precision", "compile",
-                          "checkpoint"})
+                          "checkpoint", "device_map"})
 """Settings that say where and how fast a run executes, never what it computes: the only ones
 that may change when a run resumes (or is replayed on another machine)."""
 

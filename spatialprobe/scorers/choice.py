@@ -96,7 +96,7 @@ def adapters_for(config: dict[str, Any]) -> list[str]:
     if model_type in FAMILIES:
         found.append("contrastive")
     if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
-        found.append("generate")
+        found += ["hf-mllm", "generate"]
     if model_type in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES:
         found.append("t5")
     if any(a.endswith(CAUSAL_SUFFIXES) for a in architectures) or (

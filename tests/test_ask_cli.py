@@ -1,0 +1,83 @@
+"""Multimodal LLMs through the commands: a tiny random LLaVA-1.5 of the real architecture (the
+genuine processor and chat template from ../shared/models), wired to answer one word everywhere,
+so its scores are known: the share of that answer's label, and a vision gain of exactly 0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mllm_helpers import SHARED, build
+from typer.testing import CliRunner
+from vl_helpers import solid_image
+
+from spatialprobe import datasets
+from spatialprobe.cli import app
+from spatialprobe.datasets import make_folds
+
+pytestmark = pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(),
+                                reason="../shared/models (genuine LLaVA processor files) is absent")
+
+
+@pytest.fixture(scope="module")
+def yes_llava(tmp_path_factory):
+    return build("llava", tmp_path_factory.mktemp("llava-yes"), bias_word="Yes")
+
+
+def _vsr(tmp_path, n=8):
+    images = tmp_path / "coco"
+    rows = []
+    for k in range(n):
+        image = f"{k:012d}.jpg"
+        solid_image(images / image, (40 * k % 255, 90, 160))
+        rows.append({"image": image, "caption": f"The cat {k} is left of the dog {k}.", "label": int(k % 4 == 0),
+                     "relation": "left of", "subj": f"cat{k}", "obj": f"dog{k}"})
+    (tmp_path / "vsr" / "random").mkdir(parents=True)
+    (tmp_path / "vsr" / "random" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path / "vsr", images
+
+
+def test_vsr_asks_a_multimodal_llm_by_both_protocols_with_the_blind_conditions(yes_llava, tmp_path):
+    data, images = _vsr(tmp_path)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["vsr", "--model", str(yes_llava), "--data", str(data), "--images",
+                                      str(images), "--out", str(out), "--protocol", "both", "--blind",
+                                      "--max-new-tokens", "3"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    m, d = summary["metrics"], summary["details"]
+    # the model says Yes to everything: right on the 2 true captions of 8, whatever it is shown
+    assert m["accuracy_likelihood"]["mean"] == 25.0 and m["accuracy_generate"]["mean"] == 25.0
+    assert m["parse_failure_rate"]["mean"] == 0.0 and d["protocol_comparison"]["agreement"] == 100.0
+    assert {c: g["gain"] for c, g in d["vision_gain"].items()} == {"blank": 0.0, "none": 0.0, "shuffled": 0.0}
+    assert summary["kind"] == "ask" and json.loads((out / "config.json").read_text())["settings"]["model"][
+        "name"] == "hf-mllm"
+    assert "| vision gain: real − none | +0.0 [+0.0, +0.0], p = 1 |" in result.output
+
+
+@pytest.mark.parametrize(("protocol", "word"), [("likelihood", "Above"), ("generate", "above")])
+def test_probe_asks_a_multimodal_llm_the_task_question_over_the_object_disjoint_folds(tmp_path, protocol, word):
+    # likelihood: the option "Above" starts with the favoured token; generate: the reply is
+    # "above above", which the parser reads as the option Above (text, case-insensitive)
+    model = build("llava", tmp_path / "llava-above", bias_word=word)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["probe", "posrel", "--model", str(model), "--out", str(out),
+                                      "--protocol", protocol, "--max-new-tokens", "2"])
+    assert result.exit_code == 0, result.output
+    dataset = datasets.load("posrel")
+    gold = {inst.id: inst.label for inst in dataset.instances}
+    shares = [100.0 * sum(gold[i] == "above" for i in fold.test) / len(fold.test) for fold in make_folds(dataset)]
+    summary = json.loads((out / "summary.json").read_text())
+    breakdown = summary["metrics"]["accuracy"]["breakdown"]  # "above" every time: its share in each test fold
+    assert [round(part["mean"], 6) for part in breakdown.values()] == [round(s, 6) for s in shares]
+    assert summary["details"]["conditions"] == ["none"] and summary["details"]["protocols"] == [protocol]
+    if protocol == "generate":
+        assert summary["metrics"]["parse_failure_rate"]["mean"] == 0.0
+
+
+def test_the_multimodal_llm_options_are_refused_for_other_models(tmp_path):
+    result = CliRunner().invoke(app, ["probe", "size", "--model", "dummy", "--protocol", "both",
+                                      "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "--protocol apply to multimodal LLMs (image-text-to-text checkpoints) only; 'dummy' is not one." \
+        in result.output.replace("\n", " ")
