@@ -26,11 +26,11 @@ The CUDA defaults, each with its reason, are :data:`CUDA_DEFAULTS`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import contextvars
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import ModelLoadError
+from spatialprobe.errors import ModelLoadError, UsageError
 
 
 # ---- loading ---------------------------------------------------------------------------------
@@ -51,71 +51,104 @@ def hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def load_pretrained(loader: Any, name_or_path: str, what: str, dtype: Any = None, **kwargs) -> Any:
+_HUB: contextvars.ContextVar[tuple[str | None, bool]] = contextvars.ContextVar("hub", default=(None, False))
+"""(revision, trust_remote_code) of the command running: ``--revision`` and ``--trust-remote-code``."""
+
+
+@contextlib.contextmanager
+def hub_settings(revision: str | None = None, trust_remote_code: bool = False):
+    """Within: every :func:`load_pretrained` of a hub model loads ``revision`` and trusts the
+    checkpoint's code if asked (a command's ``--revision`` / ``--trust-remote-code``)."""
+    token = _HUB.set((revision, bool(trust_remote_code)))
+    try:
+        yield
+    finally:
+        _HUB.reset(token)
+
+
+def hub_defaults() -> tuple[str | None, bool]:
+    """The (revision, trust_remote_code) the running command asked for."""
+    return _HUB.get()
+
+
+def load_pretrained(loader: Any, name_or_path: str, what: str, dtype: Any = None, *,
+                    revision: str | None = None, trust_remote_code: bool = False, **kwargs) -> Any:
     """``loader.from_pretrained(name_or_path, **kwargs)`` with one clear sentence when it cannot be had.
 
     ``what`` names the thing for the message ("the masked LM", "the VQGAN"). ``dtype``: the
     dtype a model's weights load in (from :func:`resolve_precision`, or ``"checkpoint"``);
     every model load passes one, because transformers 5 otherwise keeps the checkpoint's own
     dtype, and a checkpoint saved in bfloat16 would silently score in bfloat16 on the CPU.
-    Tokenizers, processors and configurations pass none. A hub id is first
+    Tokenizers, processors and configurations pass none. ``revision``: the hub branch, tag or
+    commit (a hub id only); ``trust_remote_code``: run the checkpoint's own Python code, off
+    unless asked for (``--trust-remote-code``). A hub id is first
     looked up in the local cache; only when it is not there and the hub can be reached is it
     downloaded, so an offline machine gets the answer at once instead of after the hub client's
     retries."""
     if dtype is not None:
         library = "diffusers" if getattr(loader, "__module__", "").startswith("diffusers") else "transformers"
         kwargs.update(dtype_kwargs(dtype, library))
+    asked_revision, asked_trust = hub_defaults()
+    revision = revision if revision is not None else asked_revision
+    if revision is not None:
+        if Path(str(name_or_path)).exists():
+            raise UsageError(f"--revision {revision} applies to hub models; {str(name_or_path)!r} is a "
+                             "local directory, which has no revisions.")
+        kwargs["revision"] = revision
+    if trust_remote_code or asked_trust:
+        kwargs["trust_remote_code"] = True
     try:
         if not Path(str(name_or_path)).exists():
             try:
                 return loader.from_pretrained(str(name_or_path), local_files_only=True, **kwargs)
             except (OSError, ValueError, KeyError):
-                if not hub_reachable():
+                if looks_local(str(name_or_path)) or not hub_reachable():
                     raise OSError("not in the local Hugging Face cache, and the hub cannot be reached") from None
         return loader.from_pretrained(str(name_or_path), **kwargs)
     except (OSError, ValueError, KeyError) as err:
-        hint = ("the directory exists but does not hold a loadable checkpoint"
-                if Path(str(name_or_path)).exists()
-                else "it is not a local directory, and the Hugging Face hub could not provide it")
-        detail = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
-        raise ModelLoadError(
-            f"Could not load {what} {str(name_or_path)!r} ({hint}): check the name, or download it "
-            f"where the hub is reachable (`huggingface-cli download {name_or_path}`) and pass the "
-            f"local directory. (details: {detail})"
-        ) from None
+        raise ModelLoadError(load_error(what, str(name_or_path), err, revision)) from None
 
 
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".ckpt", ".pt", ".pth")
+def looks_local(name_or_path: str) -> bool:
+    """Whether a model name can only be a local path (a hub id is ``NAME`` or ``OWNER/NAME``):
+    it exists, is absolute, starts with ``.`` or ``~``, or has more than one separator."""
+    import os
+
+    return (Path(name_or_path).exists() or os.path.isabs(name_or_path)
+            or name_or_path.startswith((".", "~")) or "\\" in name_or_path
+            or name_or_path.count("/") > 1)
 
 
-def local_dir(name_or_path: str) -> Path | None:
-    """The local directory of a model: the path itself, or its Hub cache snapshot if present."""
-    path = Path(name_or_path)
-    if path.is_dir():
-        return path
+def hub_download_command(repo_id: str, revision: str | None = None) -> str:
+    """The installed hub client's download command: ``hf download`` (huggingface_hub 1.0 and
+    later ship the ``hf`` command only), else ``huggingface-cli download``."""
+    import shutil
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        from huggingface_hub import snapshot_download
+        major = int(version("huggingface_hub").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        major = 0
+    client = "hf" if major >= 1 or (shutil.which("hf") and not shutil.which("huggingface-cli")) \
+        else "huggingface-cli"
+    return f"{client} download {repo_id}" + (f" --revision {revision}" if revision else "")
 
-        return Path(snapshot_download(name_or_path, local_files_only=True))
-    except Exception:  # not cached, not a repo id
-        return None
 
-
-def weights_hash(name_or_path: str) -> str | None:
-    """sha256 (first 16 hex digits) over the weight files of a model directory, or None."""
-    folder = local_dir(name_or_path)
-    if folder is None:
-        return None
-    digest = hashlib.sha256()
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in _WEIGHT_SUFFIXES)
-    if not files:
-        return None
-    for path in files:
-        digest.update(str(path.relative_to(folder)).encode())
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()[:16]
+def load_error(what: str, name_or_path: str, err: BaseException, revision: str | None = None) -> str:
+    """The one sentence of a model that cannot be loaded: a local path that is missing or holds
+    no checkpoint is said to be so (nothing to download); a hub id gets the download command."""
+    detail = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+    path = Path(name_or_path)
+    if path.exists():
+        return (f"Could not load {what} {name_or_path!r}: the directory exists but does not hold a "
+                f"loadable checkpoint (details: {detail}).")
+    if looks_local(name_or_path):
+        return (f"Could not load {what} {name_or_path!r}: there is no such local directory; pass the "
+                "directory of a saved checkpoint, or a Hugging Face hub id.")
+    return (f"Could not load {what} {name_or_path!r} (it is not a local directory, and the Hugging "
+            f"Face hub could not provide it): check the name, or download it where the hub is "
+            f"reachable (`{hub_download_command(name_or_path, revision)}`) and pass the local "
+            f"directory. (details: {detail})")
 
 
 # ---- device ----------------------------------------------------------------------------------

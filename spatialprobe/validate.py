@@ -118,7 +118,7 @@ def task_name(task: str, option: str = "--task") -> str:
 
 def read_run_config(path: Path) -> dict[str, Any]:
     """A run's ``config.json`` as far as its shape goes (an object with a string ``kind`` and
-    ``settings`` and ``runtime`` objects); each kind checks its own settings."""
+    ``settings``, ``runtime`` and ``inputs`` objects); each kind checks its own settings."""
     from spatialprobe.files import read_json_file
 
     data = read_json_file(path)
@@ -126,7 +126,7 @@ def read_run_config(path: Path) -> dict[str, Any]:
         raise DataError(path, None, None, "not a spatialprobe run config (expected a JSON object)")
     if not isinstance(data.get("kind"), str):
         raise DataError(path, None, "kind", "missing: not a spatialprobe run config")
-    for key in ("settings", "runtime"):
+    for key in ("settings", "runtime", "inputs"):
         if not isinstance(data.get(key, {}), dict):
             raise DataError(path, None, key, f"expected an object, got {shown(data[key])}")
     return data

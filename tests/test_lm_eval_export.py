@@ -165,11 +165,12 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     release = tmp_path / "my_pairs.jsonl"
     release.write_text("".join(json.dumps(r) + "\n" for r in RELEASE_RECORDS))
     export(release, "--format", "lm-eval", "--out", tmp_path / "lm")
+    task = task_name(datasets.load(str(release)))
     model, tokenizer = tiny_gpt2(tmp_path / "gpt2", shared_dir)
     manager = lm_eval_tasks.TaskManager(include_path=str(tmp_path / "lm"))
     limit = 4
     results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tmp_path / 'gpt2'},dtype=float32",
-                                      tasks=["spatialprobe_my_pairs"], task_manager=manager, limit=limit,
+                                      tasks=[task], task_manager=manager, limit=limit,
                                       device="cpu", batch_size=4, log_samples=True)
 
     docs = lm_eval_docs(datasets.load(str(release)))[:limit]
@@ -181,8 +182,8 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     acc_norm = sum(argmax([ll / len(c) for ll, c in zip(lls, d["choices"], strict=True)]) == d["gold"]
                    for lls, d in pairs) / limit
 
-    task = task_name(datasets.load(str(release)))
-    assert task == "spatialprobe_my_pairs"
+    version = datasets.load(str(release)).version
+    assert task == f"spatialprobe_file_my_pairs_{version.rsplit('-', 1)[1][:8]}"
     assert results["n-samples"][task] == {"original": 6, "effective": limit}
     assert results["versions"][task] == datasets.load(str(release)).version
     assert results["results"][task]["acc,none"] == acc
@@ -190,3 +191,39 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     samples = sorted(results["samples"][task], key=lambda sample: sample["doc_id"])
     logged = [[ll for ll, _greedy in sample["filtered_resps"]] for sample in samples]
     assert [ll for lls in logged for ll in lls] == pytest.approx([ll for lls in by_hand for ll in lls], abs=1e-4)
+
+
+def test_two_exports_never_collide(tmp_path):
+    """The paper's posrel.jsonl exported beside the built-in posrel: two tasks, lm-eval loads both;
+    another file of the same stem gets a third name; a built-in of other data is refused."""
+    import shutil
+    from pathlib import Path
+
+    import spatialprobe
+
+    export("posrel", "--format", "lm-eval", "--out", tmp_path / "lm")
+    built_in = (tmp_path / "lm" / "spatialprobe_posrel.yaml").read_text()
+    paper = tmp_path / "paper" / "posrel.jsonl"
+    paper.parent.mkdir()
+    shutil.copy(Path(spatialprobe.__file__).parent / "data" / "posrel.jsonl", paper)
+    version = datasets.load(str(paper)).version
+    file_task = f"spatialprobe_file_posrel_{version.rsplit('-', 1)[1][:8]}"
+    assert "wrote lm-eval task " + file_task in export(paper, "--format", "lm-eval", "--out", tmp_path / "lm").output
+    assert (tmp_path / "lm" / "spatialprobe_posrel.yaml").read_text() == built_in  # untouched
+    other = tmp_path / "other" / "posrel.jsonl"
+    other.parent.mkdir()
+    other.write_text("".join(paper.read_text().splitlines(keepends=True)[:-1]))
+    other_task = task_name(datasets.load(str(other)))
+    assert other_task.startswith("spatialprobe_file_posrel_") and other_task != file_task
+    export(other, "--format", "lm-eval", "--out", tmp_path / "lm")
+    loaded = load_tasks(tmp_path / "lm", ["spatialprobe_posrel", file_task, other_task])
+    sizes = {name: len(list(task.test_docs())) for name, task in loaded.items()}
+    n = len(datasets.load("posrel"))
+    assert sizes == {"spatialprobe_posrel": n, file_task: n, other_task: n - 1}
+    yaml_file = tmp_path / "lm" / "spatialprobe_posrel.yaml"
+    yaml_file.write_text(built_in.replace(datasets.load("posrel").version, "posrel-000000000000"))
+    stale = CliRunner().invoke(app, ["datasets", "export", "posrel", "--format", "lm-eval", "--out",
+                                     str(tmp_path / "lm")])
+    assert stale.exit_code == 2
+    assert (f"{yaml_file} already defines the lm-eval task spatialprobe_posrel with other data than "
+            f"posrel ({datasets.load('posrel').version})") in " ".join(stale.output.split())

@@ -147,3 +147,40 @@ def test_only_the_loading_module_loads_models_or_sets_precision():
         if calls:
             found[str(path.relative_to(PACKAGE))] = calls
     assert found == {}
+
+
+def test_a_missing_local_path_is_said_to_be_missing_never_to_be_downloaded():
+    from transformers import AutoConfig
+
+    from spatialprobe.errors import ModelLoadError
+    from spatialprobe.loading import load_pretrained
+
+    with pytest.raises(ModelLoadError) as err:
+        load_pretrained(AutoConfig, "/nope", "the model")
+    assert str(err.value) == ("Could not load the model '/nope': there is no such local directory; pass "
+                              "the directory of a saved checkpoint, or a Hugging Face hub id.")
+    assert "download" not in str(err.value)
+
+
+@pytest.mark.parametrize("installed,on_path,command", [
+    ("1.1.0", {"hf"}, "hf download org/missing --revision v2"),
+    ("0.36.0", {"hf", "huggingface-cli"}, "huggingface-cli download org/missing --revision v2"),
+])
+def test_a_hub_id_gets_the_installed_clients_download_command(monkeypatch, installed, on_path, command):
+    import importlib.metadata
+    import shutil
+
+    from transformers import AutoConfig
+
+    from spatialprobe.errors import ModelLoadError
+    from spatialprobe.loading import load_pretrained
+
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: installed if name == "huggingface_hub" else real(name))
+    monkeypatch.setattr(shutil, "which", lambda name: f"/bin/{name}" if name in on_path else None)
+    with pytest.raises(ModelLoadError) as err:
+        load_pretrained(AutoConfig, "org/missing", "the model", revision="v2")
+    assert str(err.value).startswith(
+        "Could not load the model 'org/missing' (it is not a local directory, and the Hugging Face hub "
+        f"could not provide it): check the name, or download it where the hub is reachable (`{command}`)")

@@ -28,6 +28,7 @@ from spatialprobe.datasets.corpus_filter import normalize_phrase
 from spatialprobe.datasets.qa import QAItem, QASet, asked_objects
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
+from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
@@ -197,6 +198,12 @@ class QARun(RunKind):
             images=(images_identity(self.store, self.records, self.image_run)
                     if self.store is not None else None),
             device=self.answerer.device, batch_size=self.batch_size)
+
+    def inputs(self) -> dict[str, Any]:
+        inputs = {"answerer": model_input("the answerer", str(self.answerer.model_id))}
+        if self.source.get("data"):
+            inputs["data"] = file_input("the QA data file", self.source["data"])
+        return inputs
 
     def items(self) -> list[Item]:
         if self.store is None:

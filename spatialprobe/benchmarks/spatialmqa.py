@@ -36,6 +36,7 @@ from typing import Any
 
 from spatialprobe.benchmarks.vsr import ImageBenchmarkSettings
 from spatialprobe.datasets.vsr import file_version, usable_images
+from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import DataFile
@@ -207,6 +208,10 @@ class SpatialMQARun(RunKind):
             data=DataFile(str(self.path.resolve()), file_version(self.path)), part=self.part,
             limit=self.limit, images=str(self.images_dir.resolve()), device=self.device,
             batch_size=self.batch_size, skip_missing=self.skip_missing)
+
+    def inputs(self) -> dict[str, Any]:
+        return {"model": model_input("the model", self.model),
+                "data": file_input("the SpatialMQA data file", self.path)}
 
     def items(self) -> list[Item]:
         return [Item(e.id, e) for e in self.examples if e.id in self.images]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets import vsr
+from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import DataFile
@@ -178,6 +179,10 @@ class VSRRun(RunKind):
             data=DataFile(str(self.path.resolve()), vsr.file_version(self.path)),
             split=self.split, part=self.part, limit=self.limit, images=str(self.images_dir.resolve()),
             device=self.device, batch_size=self.batch_size, skip_missing=self.skip_missing)
+
+    def inputs(self) -> dict[str, Any]:
+        return {"model": model_input("the CLIP model", self.model),
+                "data": file_input("the VSR data file", self.path)}
 
     def items(self) -> list[Item]:
         return [Item(e.id, e) for e in self.examples if e.id in self.images]

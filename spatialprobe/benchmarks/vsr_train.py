@@ -26,6 +26,7 @@ from typing import Any
 from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics, vsr_resampling
 from spatialprobe.datasets import vsr
 from spatialprobe.extras import require
+from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.loading import device_name, load_pretrained, resolve_precision
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.vision import open_image
@@ -173,6 +174,11 @@ class VSRTrainRun(RunKind):
             data=TrainData(str(self.data_dir.resolve()), dict(self.versions)),
             images=str(self.images_dir.resolve()), train=self.settings, device=self.device,
             skip_missing=self.skip_missing)
+
+    def inputs(self) -> dict[str, Any]:
+        return {"model": model_input("the model fine-tuned", self.model),
+                **{f"data_{p}": file_input(f"the VSR {p} file", vsr.split_file(self.data_dir, self.split, p))
+                   for p in vsr.PARTS}}
 
     def items(self) -> list[Item]:
         test = self.found["test"][0]

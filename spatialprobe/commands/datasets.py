@@ -67,9 +67,13 @@ def export(
         write_jsonl(out, datasets.to_release_records(ds))
         typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
         return
+    from spatialprobe.errors import OutputError
     from spatialprobe.prompts.lm_eval_export import export_lm_eval
 
-    task, config, data = export_lm_eval(ds, out, style or STYLES[0])
+    try:
+        task, config, data = export_lm_eval(ds, out, style or STYLES[0])
+    except OutputError as err:  # the folder holds a task of that name with other data
+        fail(str(err))
     typer.echo(f"wrote lm-eval task {task} ({len(ds)} {ds.task} instances, {ds.version}): {config}, {data}")
     typer.echo(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out} --tasks {task}")
 

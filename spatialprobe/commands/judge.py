@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
+from spatialprobe.commands.hub import hub_model_options
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
@@ -193,7 +194,7 @@ def _judged_tasks() -> list[str]:
 
 
 for _task in _judged_tasks():
-    judge_app.command(_task)(_make_task_command(_task))
+    judge_app.command(_task)(hub_model_options(_make_task_command(_task)))
 
 
 @judge_app.command("gallery")
@@ -269,4 +270,4 @@ def visor(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(judge_app, name="judge")
-    app.command("visor")(visor)
+    app.command("visor")(hub_model_options(visor))

@@ -9,6 +9,7 @@ import typer
 
 from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
+from spatialprobe.commands.hub import hub_model_options
 
 
 def check_folds(dataset, folds: int, seed: int = 0) -> None:
@@ -290,7 +291,7 @@ def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("probe")(probe)
+    app.command("probe")(hub_model_options(probe))
     app.command("consistency")(consistency)
     app.command("runs")(runs)
     app.command("report")(report)

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.errors import fail, require_out_file
+from spatialprobe.commands.hub import hub_model_options
 
 prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_args_is_help=True)
 
@@ -22,6 +23,7 @@ def show(task: str = typer.Argument(..., help="size, height or posrel."),
 
 
 @prompts_app.command("backtranslate")
+@hub_model_options
 def backtranslate_cmd(
     task: str = typer.Option(..., "--task", help="size, height or posrel."),
     n: int = typer.Option(10, "--n", min=1, help="Candidates to keep for the template and for each answer."),

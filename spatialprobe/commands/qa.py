@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.errors import fail, require_out_file, require_run_dir
+from spatialprobe.commands.hub import hub_model_options
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -88,6 +89,7 @@ def export(
 
 
 @qa_app.command("text")
+@hub_model_options
 def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint: Hugging Face id or directory."),
     task: str | None = typer.Option(None, help=TASK_HELP),
@@ -126,6 +128,7 @@ def text(
 
 
 @qa_app.command("image")
+@hub_model_options
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
     model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP): id or directory."),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -13,11 +14,15 @@ def run(
     device: str | None = typer.Option(None, help="Runtime override: auto, cpu or cuda."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Runtime override."),
 ) -> None:
-    """Replay a run from its config.json: the same identity resumes or confirms it; elsewhere
-    (another --out, another machine) it reproduces it. Only runtime settings may be overridden."""
+    """Replay a run from its config.json: the same identity resumes or confirms it (a finished
+    run is read, not rewritten); elsewhere (another --out, another machine) it reproduces it.
+    Only runtime settings may be overridden; a config field the run cannot honour is refused,
+    and inputs (models, files) changed since the run make a new run only in a new --out."""
     from spatialprobe import registry
     from spatialprobe.commands.errors import fail, require_run_dir
-    from spatialprobe.runner import RunSpec, execute
+    from spatialprobe.fingerprints import hub_settings_of
+    from spatialprobe.loading import hub_settings
+    from spatialprobe.runner import RunSpec
     from spatialprobe.validate import read_run_config
 
     path = config / "config.json" if config.is_dir() else config
@@ -31,17 +36,40 @@ def run(
     unknown = sorted(set(overrides) - set(spec.runtime))
     if unknown:
         fail(f"a {spec.kind} run has no runtime setting {', '.join(unknown)}.")
-    spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides})
+    spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides}, spec.inputs)
+    target = Path(out or path.parent)
     try:
-        kind = registry.lookup("run-kind", spec.kind).from_spec(spec, path)  # checked key by key
-        # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
-        summary = execute(kind, out or path.parent)
-    except (registry.UnknownComponent, ValueError, KeyError, RuntimeError) as err:
+        with hub_settings(*hub_settings_of(spec.inputs)):  # the --revision the run was made with
+            summary, changed = _replay(path, data, spec, target)
+    except (registry.UnknownComponent, ValueError, KeyError) as err:  # a bad config: one sentence
         fail(str(err))
-    typer.echo((Path(out or path.parent) / "table.md").read_text(encoding="utf-8"))
+    if summary is None:
+        typer.echo((target / "table.md").read_text(encoding="utf-8"))
+        typer.echo(f"confirmed: identity {data['identity'][:12]} (read in place: every result "
+                   "cached, its predictions unchanged; nothing written)")
+        return
+    typer.echo((target / "table.md").read_text(encoding="utf-8"))
+    if changed:
+        typer.echo(f"new run of changed inputs ({'; '.join(changed)}): identity {summary['identity'][:12]}")
+        return
     same = summary["identity"] == data.get("identity")
     typer.echo(f"{'confirmed' if same else 'new run'}: identity {summary['identity'][:12]}")
 
+
+def _replay(config: Path, data: dict[str, Any], spec: Any, target: Path
+            ) -> tuple[dict[str, Any] | None, list[str]]:
+    """(summary, inputs changed) of the replayed run; summary None: confirmed in place, unwritten."""
+    from spatialprobe import registry
+    from spatialprobe.runner import execute
+    from spatialprobe.runner.replay import check_replay, confirm_in_place
+
+    kind = registry.lookup("run-kind", spec.kind).from_spec(spec, config)  # checked key by key
+    rebuilt = kind.spec()
+    changed = check_replay(config, data, rebuilt, target)
+    if target.resolve() == config.parent.resolve() and confirm_in_place(kind, data, rebuilt, target):
+        return None, []
+    # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
+    return execute(kind, target), changed
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)

@@ -9,6 +9,7 @@ import typer
 from typer.core import TyperCommand
 
 from spatialprobe.commands.errors import fail, require_run_dir
+from spatialprobe.commands.hub import hub_model_options
 
 
 def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
@@ -171,4 +172,4 @@ class _OptionalRayAddress(TyperCommand):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("synthesize", cls=_OptionalRayAddress)(synthesize_command)
+    app.command("synthesize", cls=_OptionalRayAddress)(hub_model_options(synthesize_command))

@@ -8,6 +8,7 @@ import typer
 
 from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
+from spatialprobe.commands.hub import hub_model_options
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -206,6 +207,6 @@ def vsr_train_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("vsr")(vsr_command)
-    app.command("vsr-train")(vsr_train_command)
-    app.command("spatialmqa")(spatialmqa_command)
+    app.command("vsr")(hub_model_options(vsr_command))
+    app.command("vsr-train")(hub_model_options(vsr_train_command))
+    app.command("spatialmqa")(hub_model_options(spatialmqa_command))

@@ -24,7 +24,6 @@ embedding is unused, which is how the spatial-commonsense paper probed VinVL.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from spatialprobe.errors import SpatialprobeError
 from spatialprobe.files import atomic_write_text
+from spatialprobe.fingerprints import sha256_file
 from spatialprobe.loading import load_pretrained
 
 WEIGHT_FILES = ("pytorch_model.bin", "model.safetensors")
@@ -45,14 +45,6 @@ _OSCAR_CONFIG_KEYS = ("img_feature_dim", "img_feature_type", "img_layer_norm_eps
 
 class CheckpointError(SpatialprobeError, ValueError):
     """The directory is not an Oscar/VinVL checkpoint we can convert."""
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_state_dict(ckpt_dir: Path) -> tuple[dict[str, Any], Path]:
@@ -167,7 +159,7 @@ def convert_vinvl(ckpt_dir: str | Path, out_dir: str | Path, *, lowercase: bool 
     record = {
         "source": str(ckpt_dir.resolve()),
         "source_weights": weights_path.name,
-        "source_sha256": _sha256(weights_path),
+        "source_sha256": sha256_file(weights_path),
         "oscar_config": oscar,
         "image_embedding": sorted(image),
         "pretraining_heads": sorted(heads),

@@ -23,6 +23,7 @@ from spatialprobe import tasks
 from spatialprobe.detectors import rules
 from spatialprobe.detectors.base import best_per_object
 from spatialprobe.extras import require
+from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import (
     Completeness,
     ImageRecord,
@@ -269,6 +270,11 @@ class JudgeRun(RunKind):
             depth_region=cfg.depth_region if scale else None,
             rule=cfg.rule, rule_args=dict(cfg.rule_args), seed=cfg.seed,
             skip_missing=cfg.skip_missing, device=cfg.device, batch_size=cfg.batch_size)
+
+    def inputs(self) -> dict[str, Any]:
+        depth = self.cfg.depth if not is_position(self.cfg.task) else None
+        return {**component_inputs("the detector", self.cfg.detector),
+                **component_inputs("the depth model", depth)}
 
     def items(self) -> list[Item]:
         return [Item(image_key(rec), rec) for rec in self.images]

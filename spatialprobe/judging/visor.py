@@ -23,6 +23,7 @@ from typing import Any
 
 from spatialprobe.datasets.sr2d import check_records, is_spatial, load_sr2d
 from spatialprobe.files import write_json
+from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics import visor as V
 from spatialprobe.metrics.intervals import Resampling
@@ -134,6 +135,9 @@ class VisorRun(RunKind):
             detector=None if self.detector_spec is None else Component.of(self.detector_spec),
             device=self.device if image_run else None, batch_size=self.batch_size if image_run else None,
             skip_missing=self.skip_missing if image_run else None)
+
+    def inputs(self) -> dict[str, Any]:
+        return component_inputs("the detector", self.detector_spec)
 
     def items(self) -> list[Item]:
         return [Item(key, (prompt, payload)) for key, prompt, payload in self.records]

@@ -17,6 +17,7 @@ import numpy as np
 
 from spatialprobe import registry
 from spatialprobe.datasets import make_folds
+from spatialprobe.fingerprints import model_input
 from spatialprobe.metrics.classification import accuracy_f1, confusion
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.probing.scores import cell_key, grid_from, score_cells
@@ -175,6 +176,11 @@ class ProbeRun(RunKind):
                                 self.described.get("weights_sha256")),
             folds=self.settings.folds, seed=self.settings.seed,
             device=self.settings.device, batch_size=self.settings.batch_size)
+
+    def inputs(self) -> dict[str, Any]:
+        if self.spec_.name == "dummy":  # no model
+            return {}
+        return {"model": model_input("the scorer's model", self.settings.model)}
 
     def items(self) -> list[Item]:
         return [Item(cell_key(t, inst.id), (t, inst))

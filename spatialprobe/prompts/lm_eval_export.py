@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import __version__, tasks
+from spatialprobe.datasets import builtin_names
 from spatialprobe.datasets.scale import with_article
+from spatialprobe.errors import OutputError
 from spatialprobe.records import Dataset, Instance
 
 STYLES = ("cloze", "question")
@@ -40,10 +42,17 @@ METRICS = ("acc", "acc_norm")
 
 
 def task_name(dataset: Dataset, style: str = "cloze") -> str:
-    """``spatialprobe_size`` (``spatialprobe_size_question``) for the built-in set; a file's stem,
-    made an identifier, for a file: both styles can sit in one folder and run side by side."""
-    stem = Path(dataset.name).stem.lower()
-    name = f"{TAG}_" + (re.sub(r"[^a-z0-9]+", "_", stem).strip("_") or dataset.task)
+    """``spatialprobe_size`` (``spatialprobe_size_question``) for a built-in set; for a file,
+    ``spatialprobe_file_STEM_HASH``: its stem made an identifier and 8 hex digits of its content
+    version. A file never takes a built-in set's name (the paper's ``posrel.jsonl`` exported
+    beside the built-in ``spatialprobe_posrel`` does not overwrite it), and two files of one stem
+    but other content get two names: two exports never collide. Both styles can sit in one
+    folder and run side by side."""
+    if dataset.name == dataset.task and dataset.name in builtin_names():
+        name = f"{TAG}_{dataset.task}"
+    else:
+        stem = re.sub(r"[^a-z0-9]+", "_", Path(dataset.name).stem.lower()).strip("_") or dataset.task
+        name = f"{TAG}_file_{stem}_{dataset.version.rsplit('-', 1)[-1][:8]}"
     return name if style == "cloze" else f"{name}_{style}"
 
 
@@ -127,9 +136,22 @@ def export_lm_eval(dataset: Dataset, out_dir: Path, style: str = "cloze") -> tup
 
     docs = lm_eval_docs(dataset, style)
     name = task_name(dataset, style)
+    refuse_other_task(out_dir / f"{name}.yaml", name, dataset)
     out_dir.mkdir(parents=True, exist_ok=True)
     data_file = (out_dir / f"{name}.jsonl").resolve()
     write_jsonl(data_file, docs)
     config = out_dir / f"{name}.yaml"
     config.write_text(task_yaml(name, data_file, dataset, style), encoding="utf-8")
     return name, config, data_file
+
+
+def refuse_other_task(config: Path, name: str, dataset: Dataset) -> None:
+    """A task of this name already in the folder is overwritten only by the same data (its
+    version): a built-in set of another toolkit release, say, is refused, not replaced."""
+    if not config.exists():
+        return
+    text = config.read_text(encoding="utf-8", errors="replace")
+    if f"  version: {_q(dataset.version)}\n" not in text:
+        raise OutputError(f"{config} already defines the lm-eval task {name} with other data than "
+                          f"{dataset.name} ({dataset.version}); export into another --out folder, or "
+                          "remove that task first.")

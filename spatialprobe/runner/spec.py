@@ -1,9 +1,10 @@
 """A run's resolved specification and its identity.
 
-A spec is everything that decides a run's results (``settings``) plus where and how fast it
+A spec is everything that decides a run's results (``settings``), the fingerprints of what it
+reads (``inputs``: models and files, :mod:`spatialprobe.fingerprints`) plus where and how fast it
 runs (``runtime``). Its **identity** is the hash of the whole spec minus ``runtime``, whose
 keys come from one explicit list, :data:`RUNTIME_KEYS`: a run directory resumes only a run of
-the same identity, and a refusal names the settings that differ.
+the same identity, and a refusal names the inputs that changed and the settings that differ.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from spatialprobe.errors import UsageError
+from spatialprobe.fingerprints import changed_inputs
 
 RUNTIME_KEYS = frozenset({"device", "batch_size", "workers", "ray", "precision", "compile",
                           "checkpoint", "device_map"})
@@ -34,6 +38,9 @@ class RunSpec:
     """Everything that changes the results: model, data, prompts, scorer arguments, seeds, ..."""
     runtime: dict[str, Any] = field(default_factory=dict)
     """Keys of :data:`RUNTIME_KEYS` only: device, batch size, workers, Ray address, precision."""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """Every model and file the run reads, by name: what it is, where, and its content's
+    fingerprint (:func:`spatialprobe.fingerprints.model_input` / ``file_input``)."""
 
     def __post_init__(self) -> None:
         extra = sorted(set(self.runtime) - RUNTIME_KEYS)
@@ -43,18 +50,33 @@ class RunSpec:
 
     @property
     def identity(self) -> str:
-        """sha256 of the kind and settings (runtime left out), as canonical JSON."""
-        text = json.dumps(canonical({"kind": self.kind, "settings": self.settings}),
-                          sort_keys=True, separators=(",", ":"))
+        """sha256 of the kind, settings and inputs' fingerprints (runtime left out), as
+        canonical JSON. A spec without inputs hashes as before inputs were recorded."""
+        hashed: dict[str, Any] = {"kind": self.kind, "settings": self.settings}
+        if self.inputs:
+            hashed["inputs"] = fingerprints(self.inputs)
+        text = json.dumps(canonical(hashed), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "identity": self.identity, "settings": canonical(self.settings),
-                "runtime": canonical(self.runtime)}
+                "inputs": canonical(self.inputs), "runtime": canonical(self.runtime)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
-        return cls(str(data["kind"]), dict(data.get("settings") or {}), dict(data.get("runtime") or {}))
+        return cls(str(data["kind"]), dict(data.get("settings") or {}), dict(data.get("runtime") or {}),
+                   dict(data.get("inputs") or {}))
+
+
+def fingerprints(inputs: dict[str, Any]) -> dict[str, Any]:
+    """What of the inputs decides results: each one's fingerprint (where it lies does not), and
+    whether its checkpoint's own code ran (``--trust-remote-code``)."""
+    out: dict[str, Any] = {}
+    for name, entry in inputs.items():
+        entry = entry if isinstance(entry, dict) else {"fingerprint": entry}
+        trusted = bool(entry.get("trust_remote_code"))
+        out[name] = [entry.get("fingerprint"), "trust_remote_code"] if trusted else entry.get("fingerprint")
+    return out
 
 
 def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
@@ -65,13 +87,29 @@ def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
 
 
+def what_differs(old: dict[str, Any], new: RunSpec) -> str:
+    """The inputs that changed and the settings that differ between a recorded spec (a
+    ``config.json``) and ``new``, as one clause; empty when nothing does."""
+    changed = changed_inputs(old.get("inputs") or {}, canonical(new.inputs)) if "inputs" in old else []
+    settings = differences({"kind": old.get("kind"), **(old.get("settings") or {})},
+                           {"kind": new.kind, **canonical(new.settings)})
+    more = f" and {len(settings) - 5} more" if len(settings) > 5 else ""
+    parts = changed + ([f"settings that differ: {'; '.join(settings[:5])}{more}"] if settings else [])
+    return "; ".join(parts)
+
+
+def same_identity(old: dict[str, Any], new: RunSpec) -> bool:
+    """Whether a recorded spec is ``new``'s run. A config written before inputs were recorded
+    has none: it is compared without them (its resume must not be refused for that alone)."""
+    if "inputs" not in old:
+        new = RunSpec(new.kind, new.settings, new.runtime)
+    return old.get("identity") == new.identity
+
+
 def refuse_other_identity(path: Any, old: dict[str, Any], new: RunSpec) -> None:
-    """Raise a one-sentence ValueError naming the settings that differ, if identities differ."""
-    if old.get("identity") == new.identity:
+    """Raise a one-sentence UsageError naming the inputs that changed and the settings that
+    differ, if identities differ."""
+    if same_identity(old, new):
         return
-    changed = differences({"kind": old.get("kind"), **(old.get("settings") or {})},
-                          {"kind": new.kind, **canonical(new.settings)})
-    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-    raise ValueError(f"{path} already holds another run (settings that differ: "
-                     f"{'; '.join(changed[:5]) or 'its identity'}{more}). Use another --out "
-                     "directory, or the run's own settings to resume it.")
+    raise UsageError(f"{path} already holds another run ({what_differs(old, new) or 'its identity differs'}). "
+                     "Use another --out directory, or the run's own settings and inputs to resume it.")

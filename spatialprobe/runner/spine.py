@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -91,8 +91,15 @@ class RunKind:
         raise NotImplementedError
 
     def spec(self) -> RunSpec:
-        """The resolved spec: settings that decide the results, runtime that does not."""
-        return to_spec(self.kind, self.resolved())
+        """The resolved spec: settings that decide the results, runtime that does not, and the
+        fingerprints of the run's models and files (:meth:`inputs`)."""
+        return replace(to_spec(self.kind, self.resolved()), inputs=self.inputs())
+
+    def inputs(self) -> dict[str, Any]:
+        """Every model and file the run reads, by name, fingerprinted by content
+        (:mod:`spatialprobe.fingerprints`): part of the identity, so a resume or replay with one
+        of them changed is refused naming it. None here."""
+        return {}
 
     @classmethod
     def from_spec(cls: type[K], spec: RunSpec, source: str | Path = "config.json") -> K:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from spatialprobe.extras import require
+from spatialprobe.fingerprints import weights_hash
 from spatialprobe.loading import (
     dtype_name,
     load_pretrained,
     resolve_device,
     resolve_precision,
-    weights_hash,
 )
 from spatialprobe.synthesis.jobs import Job, JobResult
 

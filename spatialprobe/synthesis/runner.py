@@ -21,6 +21,7 @@ from typing import Any
 
 from spatialprobe import registry
 from spatialprobe.errors import UsageError
+from spatialprobe.fingerprints import model_input
 from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import OPTIONAL
@@ -31,6 +32,9 @@ from spatialprobe.synthesis.prompts import PromptSet, load_prompts
 RUNTIME_ARGS = ("device", "precision", "compile", "checkpoint")
 """Backend arguments that say where or how a run executes, not what it makes; they may change on
 resume (each image records its device, dtype and speed)."""
+
+MODEL_ARGS = {"model": "diffusion pipeline", "vqgan": "VQGAN", "clip": "CLIP model"}
+"""Backend arguments naming a model: each is an input of the run, fingerprinted."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,10 @@ class SynthesisRun(RunKind):
             images_per_prompt=self.images_per_prompt, prompts=p.source, task=p.task,
             prompt_set=PromptSetRecord(p.spec, p.version, len(p.items)), **runtime,
             batch_size=self.batch_size, ray=self.ray, workers=self.workers)
+
+    def inputs(self) -> dict[str, Any]:
+        return {key: model_input(f"the {what}", self.generation[key]) for key, what in MODEL_ARGS.items()
+                if isinstance(self.generation.get(key), str)}
 
     def items(self) -> list[Item]:
         return [Item(image_key(item.prompt_id, index),

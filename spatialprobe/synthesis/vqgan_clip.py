@@ -15,6 +15,7 @@ from typing import Any
 
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
+from spatialprobe.fingerprints import weights_hash
 from spatialprobe.loading import (
     autocast,
     autocast_enabled,
@@ -23,7 +24,6 @@ from spatialprobe.loading import (
     load_pretrained,
     resolve_device,
     resolve_precision,
-    weights_hash,
 )
 from spatialprobe.synthesis.augment import apply_cutouts, draw_cutouts
 from spatialprobe.synthesis.fastpath import (
