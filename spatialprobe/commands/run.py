@@ -43,11 +43,6 @@ def run(
             summary, changed = _replay(path, data, spec, target)
     except (registry.UnknownComponent, ValueError, KeyError) as err:  # a bad config: one sentence
         fail(str(err))
-    if summary is None:
-        typer.echo((target / "table.md").read_text(encoding="utf-8"))
-        typer.echo(f"confirmed: identity {data['identity'][:12]} (read in place: every result "
-                   "cached, its predictions unchanged; nothing written)")
-        return
     typer.echo((target / "table.md").read_text(encoding="utf-8"))
     if changed:
         typer.echo(f"new run of changed inputs ({'; '.join(changed)}): identity {summary['identity'][:12]}")
@@ -56,20 +51,18 @@ def run(
     typer.echo(f"{'confirmed' if same else 'new run'}: identity {summary['identity'][:12]}")
 
 
-def _replay(config: Path, data: dict[str, Any], spec: Any, target: Path
-            ) -> tuple[dict[str, Any] | None, list[str]]:
-    """(summary, inputs changed) of the replayed run; summary None: confirmed in place, unwritten."""
+def _replay(config: Path, data: dict[str, Any], spec: Any, target: Path) -> tuple[dict[str, Any], list[str]]:
+    """(summary, inputs changed) of the replayed run (a finished run of the same identity in
+    its own folder is confirmed by the spine, which then writes nothing)."""
     from spatialprobe import registry
     from spatialprobe.runner import execute
-    from spatialprobe.runner.replay import check_replay, confirm_in_place
+    from spatialprobe.runner.replay import check_replay
 
     kind = registry.lookup("run-kind", spec.kind).from_spec(spec, config)  # checked key by key
-    rebuilt = kind.spec()
-    changed = check_replay(config, data, rebuilt, target)
-    if target.resolve() == config.parent.resolve() and confirm_in_place(kind, data, rebuilt, target):
-        return None, []
+    changed = check_replay(config, data, kind.spec(), target)
     # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
     return execute(kind, target), changed
+
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)

@@ -1,5 +1,5 @@
 """Replaying a run from its ``config.json`` (``spatialprobe run CONFIG``): honour every field or
-refuse, say when an input changed, and confirm a finished run without writing a byte.
+refuse, and say when an input changed.
 
 A replay rebuilds the run kind from the config (``from_spec``) and compares what it rebuilt
 with what the config says:
@@ -11,13 +11,12 @@ with what the config says:
   the kind derives from another field): refused, naming them. A field is honoured or refused,
   never dropped.
 
-A run replayed in its own directory whose results are all cached, and whose predictions are
-what those results give, is **confirmed** by reading it: nothing is computed or written.
+A finished run replayed in its own directory is confirmed by the spine (nothing computed, no
+byte written).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -54,36 +53,3 @@ def check_replay(config: Path, recorded: dict[str, Any], rebuilt: RunSpec, out: 
         raise UsageError(f"{config}: {'; '.join(changed)}. Its results are of the old inputs: replay "
                          "into a new --out directory to make a run of the new ones.")
     return changed
-
-
-def _predictions(path: Path) -> list[Any] | None:
-    try:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, ValueError):
-        return None
-
-
-def confirm_in_place(kind: Any, recorded: dict[str, Any], rebuilt: RunSpec, out: Path) -> bool:
-    """Whether the run in ``out`` is ``rebuilt``'s, finished, and its predictions are what its
-    cached results give: read only (the lock is taken, so no writer is mid-way)."""
-    from spatialprobe.runner.spine import ResultCache, RunKind
-    from spatialprobe.store import RunDir
-
-    summary_path = out / "summary.json"
-    own_files = type(kind).prepare is not RunKind.prepare  # synthesize, vsr-train check their files on resume
-    if not same_identity(recorded, rebuilt) or not summary_path.exists() or own_files:
-        return False
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(summary, dict) or summary.get("identity") != recorded.get("identity"):
-        return False
-    run = RunDir(out)
-    run.lock()
-    results = ResultCache(run).get_all()
-    items = kind.items()
-    if any(item.key not in results for item in items):
-        return False
-    evaluation = kind.evaluate({item.key: results[item.key] for item in items})
-    return _predictions(out / "predictions.jsonl") == canonical(evaluation.predictions)
