@@ -102,7 +102,7 @@ def test_a_hub_id_is_the_commit_its_cache_resolves(tmp_path, monkeypatch):
 
 def _vsr(tmp_path, out, clip_dir):
     return invoke("vsr", "--model", clip_dir, "--data", tmp_path / "vsr", "--images", tmp_path / "coco",
-                  "--out", out, "--device", "cpu")
+                  "--out", out, "--device", "cpu", "--skip-missing")
 
 
 def _reweigh(folder: Path, loader, value: float) -> None:
@@ -311,7 +311,8 @@ def test_revision_and_trust_remote_code_are_passed_recorded_and_replayed(tmp_pat
     result = _vsr(tmp_path, run, "org/tiny-clip")  # no v1 asked: the default branch is not cached
     assert result.exit_code == 2 and "hf download org/tiny-clip`" in " ".join(result.output.split())
     result = invoke("vsr", "--model", "org/tiny-clip", "--revision", "v1", "--trust-remote-code",
-                    "--data", tmp_path / "vsr", "--images", tmp_path / "coco", "--out", run, "--device", "cpu")
+                    "--data", tmp_path / "vsr", "--images", tmp_path / "coco", "--out", run, "--device", "cpu",
+                    "--skip-missing")
     assert result.exit_code == 0, result.output
     config = json.loads((run / "config.json").read_text())
     assert config["inputs"]["model"] == {"what": "the CLIP model", "model": "org/tiny-clip", "revision": commit,
@@ -324,7 +325,7 @@ def test_revision_and_trust_remote_code_are_passed_recorded_and_replayed(tmp_pat
     assert "confirmed: identity" in same.output and run_bytes(run) == before
     tiny_clip(tmp_path / "clip")
     refused = invoke("vsr", "--model", tmp_path / "clip", "--revision", "v1", "--data", tmp_path / "vsr",
-                     "--images", tmp_path / "coco", "--out", tmp_path / "local", "--device", "cpu")
+                     "--images", tmp_path / "coco", "--out", tmp_path / "local", "--device", "cpu", "--skip-missing")
     assert refused.exit_code == 2 and not (tmp_path / "local").exists()
     assert (f"--revision v1 applies to hub models; {str(tmp_path / 'clip')!r} is a local directory, which "
             "has no revisions.") in " ".join(refused.output.split())
