@@ -29,13 +29,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.errors import ModelLoadError, UsageError
-from spatialprobe.loading import (
-    dtype_name,
-    load_pretrained,
-    resolve_device,
-    resolve_precision,
-    weights_hash,
-)
+from spatialprobe.fingerprints import weights_hash
+from spatialprobe.loading import dtype_name, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.scorers.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
 
