@@ -149,7 +149,8 @@ class CausalLMScorer:
     # -- scoring -------------------------------------------------------------------------------
     def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
-        pairs, plans = [], []  # per request: (sequence index, characters) per word
+        pairs: list[tuple[str, str]] = []
+        plans: list[list[tuple[int, int]]] = []  # per request: (sequence index, characters) per word
         for req in requests:
             context = self.context_text(req)
             continuations = [word + req.suffix if self.format == "plain" else word for word in req.words]
