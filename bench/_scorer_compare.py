@@ -6,8 +6,8 @@
   requests, ALTERNATING chunk by chunk so that a shared machine's changing load weighs on both alike.
 * :func:`report`: the seconds, their ratio, the largest score difference, whether every request's
   best word is the same, and the achieved FLOP/s of each path against a matmul peak measured in
-  the same run (FLOPs counted with FlopCounterMode on the first chunk and scaled by the number of
-  requests: the chunks are the same prompts on other objects).
+  the same run (FLOPs counted with FlopCounterMode on every k-th request, about 64 of them, and
+  scaled by the number of requests).
 """
 
 from __future__ import annotations
@@ -52,8 +52,6 @@ def report(paths: dict, requests, device, dtype, unit: str) -> float:
     """Time ``paths`` (``{"old": ..., "new": ...}``) over ``requests`` and print the comparison; the ratio."""
     import numpy as np
 
-    from spatialprobe.probing.run import CELLS_PER_COMMIT
-
     peak = peak_matmul(device, dtype)
     print(f"{len(requests)} requests ({unit}); {peak.describe()}")
     seconds, scores = alternate(paths, requests)
@@ -62,9 +60,9 @@ def report(paths: dict, requests, device, dtype, unit: str) -> float:
     changed = sum(a != b for a, b in best)
     print(f"largest score difference over {len(old):,} scores: {np.abs(old - new).max():.1e}; "
           f"best word differs in {changed} of {len(best)} requests")
-    first = requests[:CELLS_PER_COMMIT]
+    sample = requests[::-(-len(requests) // 64)]
     for name, path in paths.items():
-        flops = count_flops(path.score, first)[1] * len(requests) / len(first)
+        flops = count_flops(path.score, sample)[1] * len(requests) / len(sample)
         print(peak.line(flops, seconds[name], f"{name} scoring"))
     ratio = seconds["old"] / seconds["new"]
     print(f"old {seconds['old']:.1f} s, new {seconds['new']:.1f} s, speed-up {ratio:.2f}x")
