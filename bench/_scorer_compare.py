@@ -1,5 +1,6 @@
 """Old against new scoring code of one scorer, side by side in one run: shared by the scorer benches.
 
+* :func:`arguments`: the options both benches take (device, size, model shape, batch size).
 * :func:`size_requests`: the requests ``spatialprobe probe size`` scores, every built-in prompt x
   every instance (or the first ``instances``), each with every answer word of every answer set.
 * :func:`alternate`: both paths score every request, in the probe's chunks of ``CELLS_PER_COMMIT``
@@ -15,6 +16,21 @@ from __future__ import annotations
 import time
 
 from _limits import count_flops, peak_matmul
+
+
+def arguments(doc: str, batch_size: int, what: str):
+    """The options both scorer benches take."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+    parser.add_argument("--instances", type=int, default=0, help="the first N size instances (0: all 500)")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=32)
+    parser.add_argument("--heads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=batch_size)
+    parser.add_argument("--model", help=f"an existing {what} directory instead of the random one")
+    return parser
 
 
 def size_requests(instances: int | None = None, chat: bool = False):

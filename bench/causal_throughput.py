@@ -22,13 +22,12 @@ The last line is the speed-up followed by ``x``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
 
 from _limits import bench_device
-from _scorer_compare import report, size_requests
+from _scorer_compare import arguments, report, size_requests
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout's package; the reference scorer
@@ -51,15 +50,8 @@ def build_model(directory: Path, layers: int, hidden: int, heads: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
-    parser.add_argument("--instances", type=int, default=0, help="the first N size instances (0: all 500)")
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--hidden", type=int, default=32)
-    parser.add_argument("--heads", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser = arguments(__doc__, 64, "causal LM")
     parser.add_argument("--format", default="plain", choices=("plain", "chat"))
-    parser.add_argument("--model", help="an existing causal LM directory instead of the random GPT-2")
     args = parser.parse_args()
     if not args.model and not BPE.is_dir():
         sys.exit(f"needs GPT-2's BPE at {BPE}")

@@ -42,7 +42,7 @@ from spatialprobe.loading import (
     resolve_precision,
 )
 from spatialprobe.scorers.base import ClozeRequest, Progress
-from spatialprobe.scorers.causal_prefix import SharedPrefix
+from spatialprobe.scorers.causal_prefix import SharedPrefix, finished
 from spatialprobe.scorers.masked_lm import weights_hash
 
 NORMALIZE = ("sum", "token", "char")
@@ -205,10 +205,5 @@ class CausalLMScorer:
                     targets = torch.tensor(tokens[-n:], device=logits.device)
                     totals[i] = float(logprobs.gather(1, targets[:, None]).sum())
                 if progress:  # requests whose last sequence was in this batch
-                    finished = 0
-                    for pending in waiting:
-                        if pending:
-                            pending.difference_update(batch)
-                            finished += not pending
-                    progress(finished)
+                    progress(finished(waiting, batch))
         return totals

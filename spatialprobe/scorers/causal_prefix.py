@@ -45,6 +45,16 @@ PROBE = (("An ant is", (" larger than a bird.", " tinier than a bird.", " big"))
 """Contexts of two lengths in GPT-2's BPE, continuations of several lengths, one of a single token."""
 
 
+def finished(waiting: list[set[int]], done) -> int:
+    """How many requests the sequences ``done`` finish; ``waiting``: each request's sequences not done yet."""
+    count = 0
+    for pending in waiting:
+        if pending:
+            pending.difference_update(done)
+            count += not pending
+    return count
+
+
 class SharedPrefix:
     """Continuation log-likelihoods with one pass per distinct context (see the module docstring)."""
 
@@ -105,13 +115,7 @@ class SharedPrefix:
                 for start in range(0, len(rows), self.batch_size):
                     self._continue(rows[start:start + self.batch_size], cache, first, sequences, totals)
                 if progress:  # requests whose last sequence was in this chunk
-                    done = {sid for p in chunk for sid in members[p]}
-                    finished = 0
-                    for pending in waiting:
-                        if pending:
-                            pending.difference_update(done)
-                            finished += not pending
-                    progress(finished)
+                    progress(finished(waiting, {sid for p in chunk for sid in members[p]}))
         return totals.tolist()
 
     def _forward(self, ids, attention, past, last_only: bool):
