@@ -42,7 +42,6 @@ from spatialprobe.loading import (
     resolve_precision,
 )
 from spatialprobe.scorers.base import ClozeRequest, Progress
-from spatialprobe.scorers.causal_prefix import SharedPrefix, finished
 from spatialprobe.scorers.masked_lm import weights_hash
 
 NORMALIZE = ("sum", "token", "char")
@@ -76,6 +75,8 @@ class CausalLMScorer:
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         self._head = self._leading_tokens()
+        from spatialprobe.scorers.causal_prefix import SharedPrefix
+
         self._shared = SharedPrefix.checked(self)  # None: this model is scored by full passes
 
     def describe(self) -> dict[str, Any]:
@@ -181,6 +182,8 @@ class CausalLMScorer:
     def _continuation_logprobs(self, sequences: list[tuple[tuple[int, ...], int]], progress,
                                plans: list[list[tuple[int, int]]]) -> list[float]:
         """Sum of log p(token | tokens before it) over each sequence's continuation tokens."""
+        from spatialprobe.scorers.causal_prefix import finished
+
         torch = self._torch
         pad = self.tokenizer.pad_token_id
         pad = pad if pad is not None else 0
