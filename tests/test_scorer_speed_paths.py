@@ -33,7 +33,7 @@ VILT_BOUND = 1e-5
 def size_requests(instances: int) -> list[ClozeRequest]:
     ds, cands = datasets.load("size"), builtin("size")
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
-    return [ClozeRequest(*fill(t, inst), words=words) for t in cands.templates for inst in ds.instances[:instances]]
+    return [ClozeRequest(*fill(t, inst), words) for t in cands.templates for inst in ds.instances[:instances]]
 
 
 def assert_same(new, old, bound):
