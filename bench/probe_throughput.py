@@ -183,25 +183,17 @@ def compare_reference(scorer, ds, cands) -> tuple[float, float]:
     ``CELLS_PER_COMMIT`` as the run makes them, the two ALTERNATING chunk by chunk (a shared
     machine's load then weighs on both alike); each path starts with empty caches."""
     import numpy as np
+    from _scorer_compare import alternate, size_requests
     from mlm_reference import ReferenceMaskedLM
 
     from spatialprobe.probing.run import CELLS_PER_COMMIT
-    from spatialprobe.prompts.templates import fill
-    from spatialprobe.scorers.base import ClozeRequest
     from spatialprobe.scorers.masked_lm import MaskedLMScorer
 
-    words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
-    requests = [ClozeRequest(*fill(t, inst), words=words) for t in cands.templates for inst in ds.instances]
+    requests = size_requests()  # the built-in size candidates' cells, as ds and cands hold them
+    words = requests[0].words
     fresh = MaskedLMScorer(scorer.model_name, device=str(scorer.device), batch_size=scorer.batch_size,
                            model_obj=scorer.model, tokenizer=scorer.tokenizer)
-    paths = {"new": fresh, "previous": ReferenceMaskedLM(fresh)}
-    seconds, scores = dict.fromkeys(paths, 0.0), {name: [] for name in paths}
-    for start in range(0, len(requests), CELLS_PER_COMMIT):
-        chunk = requests[start:start + CELLS_PER_COMMIT]
-        for name, path in paths.items():
-            began = time.perf_counter()
-            scores[name].extend(path.score(chunk))
-            seconds[name] += time.perf_counter() - began
+    seconds, scores = alternate({"new": fresh, "previous": ReferenceMaskedLM(fresh)}, requests)
     difference = np.abs(np.array(scores["new"]) - np.array(scores["previous"])).max()
     print(f"previous scoring code (tests/mlm_reference.py) against the new, same model, chunk by chunk "
           f"alternating: {seconds['previous']:.1f} s against {seconds['new']:.1f} s; largest score "

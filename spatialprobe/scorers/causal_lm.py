@@ -18,8 +18,14 @@ How a request is scored (see :mod:`spatialprobe.scorers.base`):
   has a context.
 * ``format="chat"``: the prefix is the user's message; it is wrapped in the tokenizer's chat
   template with the generation prompt, and each word is scored as the assistant's reply.
-* Identical token sequences are computed once (one forward pass per distinct sentence); they are
-  sorted by length and batched.
+* Speed (issue 21): the options of a request share its context, so the context is run **once**
+  (:mod:`.causal_prefix`): one pass over each distinct context, whose last position gives the
+  first continuation token's log-probability and whose key/value cache the options continue
+  from, batched over options and requests. The context's tokens are exactly the ids of the
+  whole-sentence encoding above (the encoding keeps the context's own tokens), so this is the
+  same computation, equal up to float rounding. A model that returns no cache, or whose cached
+  scores differ from the full pass on a probe sentence at load time, is scored with one full
+  pass per distinct sentence, as before (sorted by length and batched).
 """
 
 from __future__ import annotations
@@ -75,6 +81,9 @@ class CausalLMScorer:
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         self._head = self._leading_tokens()
+        from spatialprobe.scorers.causal_prefix import SharedPrefix
+
+        self._shared = SharedPrefix.checked(self)  # None: this model is scored by full passes
 
     def describe(self) -> dict[str, Any]:
         return {"scorer": self.name, "model": self.model_name, "weights_sha256": self._weights_hash,
@@ -110,43 +119,62 @@ class CausalLMScorer:
 
     def encode(self, context: str, continuation: str) -> tuple[tuple[int, ...], int]:
         """(token ids of context + continuation, number of continuation tokens), split as lm-eval does."""
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        return self.encode_all([(context, continuation)])[0]
+
+    def encode_all(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[tuple[int, ...], int]]:
+        """:meth:`encode` of each (context, continuation) pair; the tokenizer is called once for
+        the distinct contexts and once for the distinct sentences (a batch call gives the ids of
+        one call per text, with Python's overhead paid once)."""
+        split = []
+        for context, continuation in pairs:  # trailing spaces of the context go to the continuation
+            spaces = len(context) - len(context.rstrip())
+            split.append((context[:-spaces], context[-spaces:] + continuation) if spaces else (context, continuation))
+        contexts = list(dict.fromkeys(c for c, _ in split if c))
+        sentences = list(dict.fromkeys(c + k for c, k in split))
+        left_of = dict(zip(contexts, self._tokenize(contexts), strict=True))
+        whole_of = dict(zip(sentences, self._tokenize(sentences), strict=True))
         # a chat template writes its own special tokens as text; a plain context gets ours
         head = self._head if self.format == "plain" else []
-        whole = self.tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
-        left = self.tokenizer(context, add_special_tokens=False)["input_ids"] if context else []
-        if whole[:len(left)] != left:  # a token crosses the boundary: keep the context's own tokens
-            whole = left + self.tokenizer(continuation, add_special_tokens=False)["input_ids"]
-        n = len(whole) - len(left)
-        if n == 0:
-            raise ValueError(f"The tokenizer of {self.model_name!r} turns {continuation!r} into no tokens.")
-        ids = head + list(whole)
-        if len(ids) == n:
-            raise ValueError(f"{self.model_name!r}: nothing to condition {continuation!r} on (its "
-                             "tokenizer has no BOS token and the context is empty).")
-        return tuple(ids), n
+        out = []
+        for context, continuation in split:
+            left, whole = left_of.get(context, []), whole_of[context + continuation]
+            if whole[:len(left)] != left:  # a token crosses the boundary: keep the context's own tokens
+                whole = left + self._tokenize([continuation])[0]
+            n = len(whole) - len(left)
+            if n == 0:
+                raise ValueError(f"The tokenizer of {self.model_name!r} turns {continuation!r} into no tokens.")
+            ids = head + list(whole)
+            if len(ids) == n:
+                raise ValueError(f"{self.model_name!r}: nothing to condition {continuation!r} on (its "
+                                 "tokenizer has no BOS token and the context is empty).")
+            out.append((tuple(ids), n))
+        return out
+
+    def _tokenize(self, texts: list[str]) -> list[list[int]]:
+        return [list(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
 
     # -- scoring -------------------------------------------------------------------------------
     def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
-        seq_index: dict[tuple[tuple[int, ...], int], int] = {}
-        plans: list[list[tuple[int, int]]] = []  # per request: (sequence id, characters) per word
+        pairs: list[tuple[str, str]] = []
+        plans: list[list[tuple[int, int]]] = []  # per request: (sequence index, characters) per word
         for req in requests:
             context = self.context_text(req)
-            plan = []
-            for word in req.words:
-                continuation = word + req.suffix if self.format == "plain" else word
-                key = self.encode(context, continuation)
-                plan.append((seq_index.setdefault(key, len(seq_index)), len(continuation)))
-            plans.append(plan)
-        sums = self._continuation_logprobs(list(seq_index), progress, plans)
+            continuations = [word + req.suffix if self.format == "plain" else word for word in req.words]
+            plans.append([(len(pairs) + i, len(c)) for i, c in enumerate(continuations)])
+            pairs.extend((context, c) for c in continuations)
+        seq_index: dict[tuple[tuple[int, ...], int], int] = {}
+        ids_of = [seq_index.setdefault(key, len(seq_index)) for key in self.encode_all(pairs)]
+        plans = [[(ids_of[at], chars) for at, chars in plan] for plan in plans]
+        keys = list(seq_index)
+        if self._shared is not None:
+            sums = self._shared.logprobs(keys, progress, plans)
+        else:
+            sums = self._continuation_logprobs(keys, progress, plans)
         if not all(math.isfinite(total) for total in sums):
             hint = ("half precision overflowed: use --device cpu" if self.half
                     else "the model's logits are not finite")
             raise RuntimeError(f"{self.model_name!r} gave a log-likelihood that is not a number ({hint}).")
-        keys = list(seq_index)
         return [tuple(self._normalized(sums[sid], keys[sid][1], chars) for sid, chars in plan)
                 for plan in plans]
 
@@ -160,6 +188,8 @@ class CausalLMScorer:
     def _continuation_logprobs(self, sequences: list[tuple[tuple[int, ...], int]], progress,
                                plans: list[list[tuple[int, int]]]) -> list[float]:
         """Sum of log p(token | tokens before it) over each sequence's continuation tokens."""
+        from spatialprobe.scorers.causal_prefix import finished
+
         torch = self._torch
         pad = self.tokenizer.pad_token_id
         pad = pad if pad is not None else 0
@@ -184,10 +214,5 @@ class CausalLMScorer:
                     targets = torch.tensor(tokens[-n:], device=logits.device)
                     totals[i] = float(logprobs.gather(1, targets[:, None]).sum())
                 if progress:  # requests whose last sequence was in this batch
-                    finished = 0
-                    for pending in waiting:
-                        if pending:
-                            pending.difference_update(batch)
-                            finished += not pending
-                    progress(finished)
+                    progress(finished(waiting, batch))
         return totals

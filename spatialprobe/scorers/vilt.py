@@ -14,6 +14,13 @@ ViLT always reads an image with the text. Which image is an option:
 Scores follow :mod:`spatialprobe.scorers.base`: the mean log-probability of a word's pieces,
 one ``[MASK]`` per piece. ViLT reads at most 40 text tokens (its position embeddings); a
 prompt longer than that is an error rather than a silently truncated sentence.
+
+Speed (issue 21), as the masked-LM scorer: the words of a request are grouped by their number
+of pieces ``n``, and the prompt with ``n`` masks is read **once** for every word of that length
+(with its image): one forward pass per (prompt, image) when the answers are single pieces,
+instead of one per answer. Identical (text, image) rows are computed once; each distinct image
+of a batch goes through the image processor once. The scores are those of one pass per word:
+the same text and image give the same logits.
 """
 
 from __future__ import annotations
@@ -101,6 +108,9 @@ class ViltMaskedLMScorer:
         self.max_text_length = min(self.model.config.max_position_embeddings,
                                    self.tokenizer.model_max_length)
         self.blank = blank_image(blank_size)
+        import torch
+
+        self._torch = torch
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "model": self.model_name, "image": self.image_option,
@@ -108,62 +118,96 @@ class ViltMaskedLMScorer:
                 "weights_sha256": weights_hash(self.model),
                 "device": str(self.device)}
 
-    def _image_for(self, request: ClozeRequest):
+    def _image_key(self, request: ClozeRequest):
+        """Which image the request is read with: None for the blank image, else a path or an image."""
         if self.image_option == "blank":
-            return self.blank
+            return None
         if self.image_option == "request":
-            return open_image(request.image) if request.image is not None else self.blank
+            return request.image
         assert self._by_objects is not None  # __init__ read the run for any other image option
-        path = _match_image(request.prefix + " " + request.suffix, self._by_objects)
-        return open_image(path) if path is not None else self.blank
+        return _match_image(request.prefix + " " + request.suffix, self._by_objects)
 
-    def _variants(self, request: ClozeRequest) -> list[tuple[str, list[int]]]:
-        """(text with one [MASK] per piece, piece ids) for each answer word."""
+    def _open(self, key):
+        return self.blank if key is None else open_image(key)
+
+    def _variants(self, request: ClozeRequest) -> list[tuple[str, list[list[int]], list[int]]]:
+        """(text with one [MASK] per piece, the words' piece ids, the words' positions in
+        ``request.words``) for each number of pieces among the request's words, first seen first."""
         mask = self.tokenizer.mask_token
-        out = []
-        for word in request.words:
+        groups: dict[int, tuple[list[list[int]], list[int]]] = {}
+        for at, word in enumerate(request.words):
             pieces = self.tokenizer.encode(" " + word.strip(), add_special_tokens=False)
             if not pieces:
                 raise ValueError(f"answer word {word!r} tokenizes to nothing")
-            masks = " ".join([mask] * len(pieces))
-            out.append((f"{request.prefix.rstrip()} {masks}{request.suffix}".strip(), pieces))
-        return out
+            words, where = groups.setdefault(len(pieces), ([], []))
+            words.append(pieces)
+            where.append(at)
+        return [(f"{request.prefix.rstrip()} {' '.join([mask] * n)}{request.suffix}".strip(), words, where)
+                for n, (words, where) in groups.items()]
 
     def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
-        import torch
-
-        jobs = []  # (request index, text, piece ids, image)
-        limit = self.max_text_length
+        rows: dict[tuple[str, Any], int] = {}  # distinct (text, image): one forward row each
+        reads: list[tuple[int, int, list[list[int]], list[int]]] = []  # (request, row, pieces, where)
+        images: dict[Any, Any] = {}  # image key -> opened image, so each is opened once
+        last_row = []  # per request: its last row, for progress
         for index, request in enumerate(requests):
-            image = self._image_for(request)
-            for text, pieces in self._variants(request):
-                length = len(self.tokenizer(text)["input_ids"])
-                if length > limit:
-                    raise ValueError(f"request {index}: {text!r} is {length} tokens with [CLS]/[SEP]; "
-                                     f"ViLT reads at most {limit} (shorten the prompt)")
-                jobs.append((index, text, pieces, image))
-        scores: list[list[float]] = [[] for _ in requests]
+            key = self._image_key(request)
+            image_id = key if key is None or isinstance(key, str | Path) else id(key)
+            if image_id not in images:
+                images[image_id] = self._open(key)
+            mine = [-1]
+            for text, words, where in self._variants(request):
+                mine.append(rows.setdefault((text, image_id), len(rows)))
+                reads.append((index, mine[-1], words, where))
+            last_row.append(max(mine))
+        texts = [text for text, _ in rows]
+        self._check_lengths(texts, {row: index for index, row, _, _ in reversed(reads)})
+        by_row: dict[int, list[tuple[int, list[list[int]], list[int]]]] = {}
+        for index, row, words, where in reads:
+            by_row.setdefault(row, []).append((index, words, where))
+        scores: list[list[float]] = [[0.0] * len(r.words) for r in requests]
         done_requests = 0
-        for start in range(0, len(jobs), self.batch_size):
-            batch = jobs[start:start + self.batch_size]
-            inputs = self.processor(images=[j[3] for j in batch], text=[j[1] for j in batch],
-                                    padding=True, truncation=True, max_length=limit,
-                                    return_tensors="pt")
-            inputs = {k: v.to(self.device) for k, v in inputs.items()}
-            with torch.no_grad(), autocast(self.device):
-                logits = self.model(**inputs).logits.float()
-            log_probs = torch.log_softmax(logits, dim=-1)
-            mask_id = self.tokenizer.mask_token_id
-            for row, (index, _, pieces, _) in enumerate(batch):
-                positions = (inputs["input_ids"][row] == mask_id).nonzero().flatten()
-                if len(positions) != len(pieces):  # a literal [MASK] in the prompt text
-                    raise ValueError(f"request {index}: expected {len(pieces)} [MASK] tokens, "
-                                     f"found {len(positions)}")
-                values = log_probs[row, positions, torch.tensor(pieces, device=self.device)]
-                scores[index].append(float(values.mean()))
-            finished = sum(1 for i, s in enumerate(scores) if len(s) == len(requests[i].words))
+        keys = list(rows)
+        for start in range(0, len(keys), self.batch_size):
+            batch = range(start, min(start + self.batch_size, len(keys)))
+            log_probs = self._mask_log_probs([keys[r][0] for r in batch], [images[keys[r][1]] for r in batch])
+            for row in batch:
+                for index, words, where in by_row.get(row, []):
+                    at_masks = log_probs[row - start]
+                    if len(at_masks) != len(words[0]):  # a literal [MASK] in the prompt text
+                        raise ValueError(f"request {index}: expected {len(words[0])} [MASK] tokens, "
+                                         f"found {len(at_masks)}")
+                    pieces = self._torch.tensor(words, device=at_masks.device)
+                    values = at_masks[self._torch.arange(pieces.shape[1], device=at_masks.device), pieces]
+                    for at, value in zip(where, values.mean(dim=1).tolist(), strict=True):
+                        scores[index][at] = value
+            finished = sum(1 for last in last_row if last < batch.stop)
             if progress is not None and finished > done_requests:
                 progress(finished - done_requests)
                 done_requests = finished
         return [tuple(s) for s in scores]
+
+    def _check_lengths(self, texts: list[str], first_request: dict[int, int]) -> None:
+        limit = self.max_text_length
+        for row, ids in enumerate(self.tokenizer(texts)["input_ids"] if texts else []):
+            if len(ids) > limit:
+                raise ValueError(f"request {first_request[row]}: {texts[row]!r} is {len(ids)} tokens with "
+                                 f"[CLS]/[SEP]; ViLT reads at most {limit} (shorten the prompt)")
+
+    def _mask_log_probs(self, texts: list[str], images: list) -> list:
+        """Per row, the log-probabilities over the vocabulary at its [MASK] positions (masks x vocab).
+        Each distinct image of the batch goes through the image processor once."""
+        import torch
+
+        inputs = dict(self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_text_length,
+                                     return_tensors="pt"))
+        distinct = list({id(image): image for image in images}.values())
+        which = torch.tensor([[id(d) for d in distinct].index(id(image)) for image in images])
+        pixels = self.processor.image_processor(images=distinct, return_tensors="pt")
+        inputs.update({k: v[which] for k, v in pixels.items()})
+        inputs = {k: v.to(self.device) for k, v in inputs.items()}
+        with torch.no_grad(), autocast(self.device):
+            logits = self.model(**inputs).logits
+        is_mask = inputs["input_ids"] == self.tokenizer.mask_token_id
+        return [torch.log_softmax(logits[row, is_mask[row]].float(), dim=-1) for row in range(len(texts))]
