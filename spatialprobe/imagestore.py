@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import DataError, RunInUse
+from spatialprobe.errors import DataError, RunInUse, UsageError
 from spatialprobe.files import commit_file, read_jsonl, write_jsonl
 from spatialprobe.runner.spine import ResultCache
 from spatialprobe.store import _HELD, RunDir, _holder_pid, require_own_folder
@@ -237,7 +237,7 @@ class ImageStore:
         assert isinstance(self.cache, ResultCache), "a read-only store writes no image"
         order = {p.prompt_id: (n, p) for n, p in enumerate(self.prompts())}
         if prompt_id not in order:
-            raise ValueError(f"{self.path} lists no prompt {prompt_id!r}; add it with add_prompts first.")
+            raise UsageError(f"{self.path} lists no prompt {prompt_id!r}; add it with add_prompts first.")
         index, prompt = order[prompt_id]
         final = self.image_path(prompt_id, image_index)
         write_image(image, final)

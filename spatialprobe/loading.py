@@ -238,13 +238,13 @@ def _precision(precision: str, device: Any, component: str) -> Any:
             return torch.float32
         half = CUDA_DEFAULTS[component][0]
         if half not in dtypes:
-            raise ValueError(f"{component} loads its checkpoint's own dtype on CUDA, not one of {PRECISIONS}.")
+            raise UsageError(f"{component} loads its checkpoint's own dtype on CUDA, not one of {PRECISIONS}.")
         dtype = dtypes[half]
         if dtype == torch.bfloat16 and not torch.cuda.is_bf16_supported():
             return torch.float16
         return dtype
     if precision not in dtypes:
-        raise ValueError(f"Unknown precision {precision!r}; use {', '.join(PRECISIONS)}.")
+        raise UsageError(f"Unknown precision {precision!r}; use {', '.join(PRECISIONS)}.")
     return dtypes[precision]
 
 

@@ -42,7 +42,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import OutputError, RunInUse
+from spatialprobe.errors import OutputError, RunInUse, UsageError
 from spatialprobe.files import read_json, write_json
 from spatialprobe.provenance import provenance
 
@@ -222,7 +222,7 @@ class RunDir:
         if existing is not None:
             for key in resume_keys:
                 if existing.get(key) != config.get(key):
-                    raise ValueError(
+                    raise UsageError(
                         f"{self.path} already holds a run with {key}={existing.get(key)!r}; "
                         f"this one has {key}={config.get(key)!r}. Use another --out directory."
                     )

@@ -174,6 +174,17 @@ def test_untrained_chat_model_prefers_the_shorter_reply_and_ties_go_to_the_first
     for r in rows(tmp_path / "run"):
         expected = "larger" if tokens(r["obj_a"]) <= tokens(r["obj_b"]) else "smaller"
         assert r["pred"] == expected, r
+    from transformers import AutoTokenizer
+
+    from spatialprobe.datasets.scale import capitalize_first, with_article
+
+    first = rows(tmp_path / "run")[0]  # the row says what was scored: the objects, as the model saw them
+    question = f"Which is larger: {with_article(first['obj_a'])} or {with_article(first['obj_b'])}?"
+    assert first["question"] == question
+    assert first["answers"] == [capitalize_first(with_article(first[k])) for k in ("obj_a", "obj_b")]
+    assert first["prompt"] == AutoTokenizer.from_pretrained(flat_dir).apply_chat_template(
+        [{"role": "user", "content": question}], add_generation_prompt=True, tokenize=False)
+    assert first["prompt"] != question
     result = probe(flat_dir, tmp_path / "token", "--format", "chat", "--normalize", "token")
     assert result.exit_code == 0, result.output  # per token every reply scores -log V: all ties
     assert json.loads((tmp_path / "token" / "summary.json").read_text())["accuracy"]["mean"] == 50.0
@@ -187,7 +198,7 @@ def _inst(obj):
 
 def test_options_that_do_not_apply_are_refused(flat_dir, tokenizer, tmp_path):
     result = probe("dummy", tmp_path / "a", "--normalize", "token")
-    assert result.exit_code == 2 and "--normalize applies to the hf-causal scorer only" in result.output
+    assert result.exit_code == 2 and "--normalize applies to the hf-causal and hf-mllm scorers only" in result.output
     result = probe("dummy", tmp_path / "b", "--format", "chat")
     assert result.exit_code == 2 and "--format chat applies to the hf-causal scorer only" in result.output
     result = probe(flat_dir, tmp_path / "c", "--format", "chat", "--candidates", "manual")

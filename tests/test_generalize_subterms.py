@@ -88,3 +88,13 @@ def test_wordnet_from_nltks_zip_found_on_its_data_path(tmp_path, monkeypatch):
     assert terms.root == data / "corpora" / "wordnet.zip"
     assert terms.subterms("woman") == ["ballerina", "enchantress", "sorceress"]
     assert WordNetSubterms(data / "corpora" / "wordnet.zip").subterms("car") == ["ambulance", "convertible"]
+
+
+def test_a_wordnet_folder_without_lexnames_is_one_sentence(tmp_path):
+    from spatialprobe.datasets.subterms import WordNetSubterms
+    from spatialprobe.errors import DataError
+
+    for name in ("index.noun", "data.noun"):
+        (tmp_path / name).write_text("")
+    with pytest.raises(DataError, match=r"not a complete WordNet data directory \(.*lexnames.*\); pass nltk's"):
+        WordNetSubterms(tmp_path)

@@ -123,6 +123,17 @@ class AskRun(RunKind):
                               max_new_tokens=self.max_new_tokens, device=self.device,
                               batch_size=self.batch_size, device_map=self.device_map)
 
+    def inputs(self) -> dict[str, Any]:
+        from spatialprobe.fingerprints import file_input, model_input
+
+        found = {"model": model_input("the multimodal LLM", str(self.model_spec.args.get("model")))}
+        data = self.source_settings.get("data") or self.source_settings.get("dataset")
+        if isinstance(data, dict) and data.get("file"):
+            found["data"] = file_input(f"the {self.source.name} data file", data["file"])
+        elif isinstance(data, dict) and data.get("path"):  # a task's release-format or pairs file
+            found["data"] = file_input(f"the {self.source.task} data file", data["path"])
+        return found
+
     def items(self) -> list[Item]:
         return [Item(f"{condition}/{item.key}", (condition, item))
                 for condition in self.conditions for item in self.source.items]

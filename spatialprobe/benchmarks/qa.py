@@ -171,11 +171,11 @@ class QARun(RunKind):
                  full_vocab: bool = False, batch_size: int = 16,
                  source: Mapping[str, Any] | None = None, image_run=None):
         if mode not in ("text", "image") or (mode == "image") != (store is not None):
-            raise ValueError(f"QA mode {mode!r} takes {'an' if mode == 'image' else 'no'} image run.")
+            raise UsageError(f"QA mode {mode!r} takes {'an' if mode == 'image' else 'no'} image run.")
         if store is not None:
             require("PIL.Image", "qa")
         if mode == "text" and full_vocab:
-            raise ValueError("--full-vocab applies to image QA only; text QA answers yes or no.")
+            raise UsageError("--full-vocab applies to image QA only; text QA answers yes or no.")
         self.qa, self.answerer, self.dataset, self.mode = qa, answerer, dataset, mode
         self.store, self.full_vocab, self.batch_size = store, full_vocab, batch_size
         self.source = dict(source or {"given": qa.name})
@@ -188,7 +188,7 @@ class QARun(RunKind):
             self.records = present_images(store.path, store.records(), False, "answer")[0]
         self.matched = match_images(qa.items, self.records) if store is not None else {}
         if store is not None and not any(self.matched.values()):
-            raise ValueError(_no_image_message(store, qa))
+            raise UsageError(_no_image_message(store, qa))
 
     def resolved(self) -> QARunSettings:
         return QARunSettings(
@@ -375,7 +375,7 @@ def questions_from_images(store) -> tuple[QASet, str]:
                  if p.meta.get("task") in labels and {"id", "obj_a", "obj_b", "label"} <= set(p.meta)]
     tasks = {inst.task for inst in instances}
     if len(tasks) != 1:
-        raise ValueError(f"{store.path}: its prompts are not the instances of one task's dataset "
+        raise UsageError(f"{store.path}: its prompts are not the instances of one task's dataset "
                          f"(tasks found: {sorted(tasks) or 'none'}); pass --task or --data.")
     task = tasks.pop()
     config = store.run.config() or {}

@@ -36,6 +36,7 @@ from typing import Any
 
 from spatialprobe.benchmarks.vsr import ImageBenchmarkSettings
 from spatialprobe.datasets.vsr import file_version, usable_images
+from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
@@ -140,10 +141,10 @@ def resolve_method(model: str, method: str) -> str:
     from spatialprobe.scorers.choice import auto_model
 
     if method not in ("auto", "clip", "generate"):
-        raise ValueError(f"method must be auto, clip or generate; got {method!r}")
+        raise UsageError(f"method must be auto, clip or generate; got {method!r}")
     clip_like = auto_model(model, ("contrastive", "generate"), "spatialmqa")[0] == "contrastive"
     if method != "auto" and (method == "clip") != clip_like:
-        raise ValueError(f"--method {method} does not apply to {model}: it is "
+        raise UsageError(f"--method {method} does not apply to {model}: it is "
                          f"{'' if clip_like else 'not '}a CLIP-style dual encoder "
                          f"(--method clip needs one, --method generate an image-text-to-text model).")
     return "clip" if clip_like else "generate"
@@ -266,7 +267,7 @@ def run_spatialmqa(model: str, data_dir, images_dir, out, *, part: str = "test",
     from spatialprobe.datasets.spatialmqa import PARTS
 
     if part not in PARTS:
-        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+        raise UsageError(f"part must be one of {PARTS}, got {part!r}")
     run = SpatialMQARun(model, Path(data_dir) / f"{part}.jsonl", images_dir, part=part, method=method,
                         limit=limit, device=device, batch_size=batch_size, answerer=answerer,
                         skip_missing=skip_missing)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets import vsr
+from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
@@ -110,7 +111,7 @@ def check_negations(examples: Sequence[vsr.VSRExample], path: Path) -> None:
     table = vsr.relations()
     for example in examples:
         if example.relation not in table:
-            raise ValueError(f"{path}: example {example.id} has relation {example.relation!r}, which "
+            raise UsageError(f"{path}: example {example.id} has relation {example.relation!r}, which "
                              "is not among the 71 of spatialprobe/data/vsr_relations.tsv")
         vsr.negate_caption(example.caption, example.relation)  # ValueError names the caption
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics, vsr_resampling
 from spatialprobe.datasets import vsr
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.loading import device_name, load_pretrained, resolve_precision
@@ -198,7 +199,7 @@ class VSRTrainRun(RunKind):
 
     def _dir(self, name: str) -> Path:
         if self.work_dir is None:
-            raise ValueError("vsr-train needs its run directory for checkpoints (use_run_dir).")
+            raise UsageError("vsr-train needs its run directory for checkpoints (use_run_dir).")
         return self.work_dir / name
 
     def _trainer_for(self, net, processor):
@@ -235,7 +236,7 @@ class VSRTrainRun(RunKind):
 
             best = self._dir("best")
             if not (best / "config.json").exists():
-                raise ValueError(f"{best} is missing: this run's training finished but its best model "
+                raise UsageError(f"{best} is missing: this run's training finished but its best model "
                                  "is gone; use another --out directory to train again.")
             self._trainer = self._trainer_for(
                 load_pretrained(ViltForImagesAndTextClassification, str(best), "ViLT model", dtype="fp32"),

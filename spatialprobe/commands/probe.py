@@ -10,6 +10,7 @@ import typer
 from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.errors import SpatialprobeError
 
 
 def check_folds(dataset, folds: int, seed: int = 0) -> None:
@@ -73,7 +74,6 @@ def probe(
     from spatialprobe.prompts.templates import resolve
     from spatialprobe.reports.tables import probe_table
     from spatialprobe.scorers import chat
-    from spatialprobe.scorers.masked_lm import ModelLoadError
     from spatialprobe.scorers.options import parse_pairs
     from spatialprobe.validate import task_data
 
@@ -128,7 +128,7 @@ def probe(
 
         try:
             summary = run_probe(dataset, cands, settings, target, on_progress=progress, source=source)
-        except (ModelLoadError, DataError, ValueError, RuntimeError, KeyError) as err:
+        except (SpatialprobeError, ValueError) as err:
             fail(str(err))
     choice = summary["details"].get("scorer_choice") or {}
     if scorer == "auto" and choice:

@@ -9,6 +9,7 @@ import typer
 
 from spatialprobe.commands.errors import fail, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.errors import SpatialprobeError
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -118,7 +119,7 @@ def text(
     target = out or _default_out("text", _source_name(qa.task, data), model)
     try:
         answerer = options.build("t5", model, given, device=device, batch_size=batch_size)
-    except (RuntimeError, ValueError) as err:
+    except (SpatialprobeError, ValueError) as err:
         fail(err)
     bar, advance = _progress_bar(f"qa text {qa.task}")
     with bar:
@@ -160,7 +161,7 @@ def image(
     target = out or _default_out("image", _source_name(qa.task, data, images), model)
     try:
         answerer = load_vqa(model, device=device)
-    except (RuntimeError, ValueError) as err:
+    except (SpatialprobeError, ValueError) as err:
         fail(err)
     bar, advance = _progress_bar(f"qa image {qa.task}")
     with bar:

@@ -7,6 +7,8 @@ from typing import Any
 
 import typer
 
+from spatialprobe.errors import SpatialprobeError
+
 
 def run(
     config: Path = typer.Argument(..., help="A run's config.json (or its directory)."),
@@ -18,7 +20,6 @@ def run(
     run is read, not rewritten); elsewhere (another --out, another machine) it reproduces it.
     Only runtime settings may be overridden; a config field the run cannot honour is refused,
     and inputs (models, files) changed since the run make a new run only in a new --out."""
-    from spatialprobe import registry
     from spatialprobe.commands.errors import fail, require_run_dir
     from spatialprobe.fingerprints import hub_settings_of
     from spatialprobe.loading import hub_settings
@@ -41,7 +42,7 @@ def run(
     try:
         with hub_settings(*hub_settings_of(spec.inputs)):  # the --revision the run was made with
             summary, changed = _replay(path, data, spec, target)
-    except (registry.UnknownComponent, ValueError, KeyError) as err:  # a bad config: one sentence
+    except (SpatialprobeError, ValueError) as err:  # a bad config: one sentence
         fail(str(err))
     typer.echo((target / "table.md").read_text(encoding="utf-8"))
     if changed:

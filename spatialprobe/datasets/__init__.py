@@ -15,6 +15,7 @@ from spatialprobe.datasets.folds import make_folds
 from spatialprobe.datasets.pairs import load_pairs
 from spatialprobe.datasets.release import load_release, to_release_records
 from spatialprobe.datasets.scale import build_scale
+from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError
 from spatialprobe.records import Dataset
 
@@ -66,6 +67,6 @@ def load(name_or_path: str, task: str | None = None) -> Dataset:
     path = Path(name_or_path)
     if path.exists():
         return load_release(path, task=task)
-    raise ValueError(
+    raise UsageError(
         f"Unknown dataset {name_or_path!r}: not a built-in ({', '.join(builtin_names())}) and no such file."
     )

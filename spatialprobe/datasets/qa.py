@@ -26,6 +26,7 @@ from typing import Any
 
 from spatialprobe import tasks, validate
 from spatialprobe.datasets.scale import capitalize_first, content_version, with_article
+from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, require, shown
 from spatialprobe.records import Dataset, _Serializable
 
@@ -122,7 +123,7 @@ def build_qa(dataset: Dataset) -> QASet:
     elif tasks.get(dataset.task).is_comparison:
         items = _comparison_items(dataset)
     else:
-        raise ValueError(f"No QA set is defined for task {dataset.task!r}.")
+        raise UsageError(f"No QA set is defined for task {dataset.task!r}.")
     inst = tuple(items)
     return QASet(dataset.name, content_version(f"{dataset.name}-qa", inst), dataset.task, inst)
 
@@ -216,7 +217,7 @@ def questions_for(task: str | None, data: str | Path | None = None) -> tuple[QAS
 
     if data is None:
         if task is None:
-            raise ValueError("Give a task (size, height, posrel) or a data file.")
+            raise UsageError("Give a task (size, height, posrel) or a data file.")
         dataset = load(task)
         return build_qa(dataset), f"{dataset.name}@{dataset.version}"
     path = Path(data)

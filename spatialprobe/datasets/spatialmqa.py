@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, require, shown
 
 PARTS = ("train", "dev", "test")
@@ -114,7 +115,7 @@ def load_spatialmqa_file(path: str | Path, part: str | None = None) -> list[MQAE
 
 def load_spatialmqa(data_dir: str | Path, part: str = "test") -> list[MQAExample]:
     if part not in PARTS:
-        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+        raise UsageError(f"part must be one of {PARTS}, got {part!r}")
     return load_spatialmqa_file(Path(data_dir) / f"{part}.jsonl", part=part)
 
 

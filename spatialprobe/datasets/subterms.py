@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Protocol
 
-from spatialprobe.errors import UsageError
+from spatialprobe.errors import DataError, UsageError
 from spatialprobe.extras import require
 
 
@@ -188,7 +188,11 @@ class WordNetSubterms:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "multilingual functions are not available"
-            self.reader = _EnglishOnly(reader_root, None)
+            try:
+                self.reader = _EnglishOnly(reader_root, None)
+            except (OSError, LookupError, ValueError) as err:  # lexnames or another file missing or broken
+                raise DataError(self.root, None, None, f"not a complete WordNet data directory ({err}); "
+                                "pass nltk's corpora/wordnet or wordnet.zip as downloaded") from None
         self.depth, self.senses = depth, senses
         self._cache: dict[str, list[str]] = {}
 

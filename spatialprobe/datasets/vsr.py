@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, parse_json, require, shown
 
 SPLITS = ("random", "zeroshot")
@@ -143,7 +144,7 @@ def load_vsr_file(path: str | Path, split: str = "vsr", part: str | None = None)
 def split_file(data_dir: str | Path, split: str, part: str) -> Path:
     """``DIR/split/part.jsonl``, also accepting DIR = the split folder itself."""
     if split not in SPLITS or part not in PARTS:
-        raise ValueError(f"split must be one of {SPLITS} and part one of {PARTS}; got {split}/{part}")
+        raise UsageError(f"split must be one of {SPLITS} and part one of {PARTS}; got {split}/{part}")
     data_dir = Path(data_dir)
     for candidate in (data_dir / split / f"{part}.jsonl", data_dir / f"{part}.jsonl"):
         if candidate.exists():
@@ -216,5 +217,5 @@ def negate_caption(caption: str, relation: str) -> str:
         return caption[:start] + negation + caption[verb.end():]
     plain = re.search(rf"\b{re.escape(relation)}\b", caption)
     if not plain:
-        raise ValueError(f"caption {caption!r} does not contain its relation {relation!r}")
+        raise UsageError(f"caption {caption!r} does not contain its relation {relation!r}")
     return caption[:plain.start()] + negation + caption[plain.end():]

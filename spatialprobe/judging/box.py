@@ -22,6 +22,7 @@ from typing import Any
 from spatialprobe import tasks
 from spatialprobe.detectors import rules
 from spatialprobe.detectors.base import best_per_object
+from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import (
@@ -244,9 +245,9 @@ class JudgeRun(RunKind):
     def __init__(self, source: str, cfg: JudgeConfig, detector=None, depth=None, gallery: bool = True):
         require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
         if cfg.task not in TASK_LABELS:
-            raise ValueError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
+            raise UsageError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
         if cfg.depth_region not in rules.DEPTH_REGIONS:
-            raise ValueError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
+            raise UsageError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
         self.cfg, self.batch_size, self.gallery = cfg, cfg.batch_size, gallery
         self.store, self.completeness = open_image_run(source, partial=cfg.partial)
         self.images, self.missing = present_images(source, task_images(self.store, cfg.task),
@@ -254,7 +255,7 @@ class JudgeRun(RunKind):
         self.unscorable = unscorable_prompts(self.store, cfg.task)
         if not self.images:
             why = f"; {unscorable_note(self.unscorable, cfg.task, 3)}" if self.unscorable else ""
-            raise ValueError(f"{source} holds no finished images of {cfg.task} instances "
+            raise UsageError(f"{source} holds no finished images of {cfg.task} instances "
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         self.detector = detector or build("detector", _on_device(cfg.detector, cfg.device))
         self.depth = depth

@@ -77,7 +77,7 @@ def read_run(run: str | Path, task: str | None = None, *, partial: bool = False,
     found = sorted({r.meta["task"] for r in records})
     if task is None:
         if len(found) != 1:
-            raise ValueError(f"{run} holds images of tasks {found or 'none'}; choose one with --task.")
+            raise UsageError(f"{run} holds images of tasks {found or 'none'}; choose one with --task.")
         task = found[0]
     records = [r for r in records if r.meta["task"] == task]
     for r in records:
@@ -92,7 +92,7 @@ def read_run(run: str | Path, task: str | None = None, *, partial: bool = False,
               "obj_b": r.meta["obj_b"], "gold": r.meta["label"], "prompt": r.prompt,
               "question": question(task, r.meta["obj_a"], r.meta["obj_b"])} for r in records]
     if not items:
-        raise ValueError(f"{run} holds no finished images of {task} instances.")
+        raise UsageError(f"{run} holds no finished images of {task} instances.")
     return AnnotationRun(store, completeness, task, items, missing)
 
 
@@ -269,7 +269,7 @@ class HumanRun(RunKind):
     def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
                  seed: int = 0, partial: bool = False, min_answered: float = MIN_ANSWERED):
         if not answer_files:
-            raise ValueError("give at least one answers file saved from the annotation page.")
+            raise UsageError("give at least one answers file saved from the annotation page.")
         read = read_run(run, task, partial=partial, with_files=False)  # scoring reads no image
         self.store, self.completeness, self.task, items = read.store, read.completeness, read.task, read.items
         self.items_ = page_items(answer_files[0], items)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets.sr2d import check_records, is_spatial, load_sr2d
+from spatialprobe.errors import UsageError
 from spatialprobe.files import write_json
 from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
@@ -72,7 +73,7 @@ class VisorRun(RunKind):
                  batch_size: int = 8, device: str = "auto", partial: bool = False,
                  skip_missing: bool = False):
         if (run is None) == (detections is None):
-            raise ValueError("give an image RUN, or --detections FILE --prompts FILE (not both).")
+            raise UsageError("give an image RUN, or --detections FILE --prompts FILE (not both).")
         self.prompts_file = file_version(prompts) if prompts else None
         table = load_sr2d(prompts) if prompts else None
         self.device, self.detector_spec, self.batch_size = device, detector, batch_size
@@ -84,10 +85,10 @@ class VisorRun(RunKind):
         self.skip_missing = skip_missing
         if detections is not None:
             if prompts is None or table is None:
-                raise ValueError("--detections needs --prompts (the SR2D JSON).")
+                raise UsageError("--detections needs --prompts (the SR2D JSON).")
             self._read_detections(Path(detections), Path(prompts), table)
         elif detector is None:
-            raise ValueError("an image RUN needs a --detector.")
+            raise UsageError("an image RUN needs a --detector.")
         else:
             self._read_image_run(str(run), table, detector, partial)
 
@@ -120,7 +121,7 @@ class VisorRun(RunKind):
         if missing:
             self.missing = missing_record(store, missing, len(present))
         if not images:
-            raise ValueError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
+            raise UsageError(f"{run} holds no images of spatial SR2D prompts (give --prompts FILE?).")
         self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
         self.skipped = sum(1 for _ in store.records()) - len(spatial)  # other prompts: counted
         self.source = {"image_run": image_run_source(store, [rec for rec, _ in images], self.completeness)}

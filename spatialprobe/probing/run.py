@@ -17,6 +17,7 @@ import numpy as np
 
 from spatialprobe import registry
 from spatialprobe.datasets import make_folds
+from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import model_input
 from spatialprobe.metrics.classification import accuracy_f1, confusion
 from spatialprobe.metrics.intervals import Resampling
@@ -92,12 +93,14 @@ def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Sp
         if value != unset:
             if key not in options.declared(name):
                 flag = f"--{key}" if unset is None else f"--{key} {value}"  # --format chat, --image
-                raise ValueError(f"{flag} applies to the {', '.join(options.owners(key))} scorer "
-                                 f"only; the {name} scorer's options: {options.listing(name)}.")
+                owners = options.owners(key)
+                plural = "s" if len(owners) > 1 else ""
+                raise UsageError(f"{flag} applies to the {' and '.join(owners)} scorer{plural} only; "
+                                 f"the {name} scorer's options: {options.listing(name)}.")
             given.setdefault(key, value)
     if name == "dummy":
         if settings.device != "auto":
-            raise ValueError(f"--device {settings.device} does not apply to the dummy scorer: it runs no model.")
+            raise UsageError(f"--device {settings.device} does not apply to the dummy scorer: it runs no model.")
         return registry.Spec("dummy", {"seed": settings.seed, **options.resolve(name, given)})
     args: dict[str, Any] = {"model": settings.model, "device": settings.device,
                             "batch_size": settings.batch_size}
@@ -144,7 +147,7 @@ class ProbeRun(RunKind):
                  scorer=None, source: Mapping[str, Any] | None = None):
         check_labels(candidates, dataset)
         if settings.folds < 2:
-            raise ValueError(f"--folds must be at least 2 (one fold chooses the prompt, the others "
+            raise UsageError(f"--folds must be at least 2 (one fold chooses the prompt, the others "
                              f"test it); got {settings.folds}.")
         self.dataset, self.candidates, self.settings = dataset, candidates, settings
         self.source = dict(source or {"source": "given", "name": dataset.name})
@@ -153,11 +156,11 @@ class ProbeRun(RunKind):
         self.folds = make_folds(dataset, settings.folds, settings.seed)  # checked before any model loads
         empty = [f.index for f in self.folds if not f.dev or not f.test]
         if empty:
-            raise ValueError(f"{dataset.name}: with --folds {settings.folds}, fold(s) {empty} have no "
+            raise UsageError(f"{dataset.name}: with --folds {settings.folds}, fold(s) {empty} have no "
                              "dev or no test instances; use fewer folds.")
         self.chat = settings.scorer_args.get("format", settings.format) == "chat"
         if self.chat != (candidates.source == "chat"):
-            raise ValueError("--format chat asks each task's own question (spatialprobe.scorers.chat); "
+            raise UsageError("--format chat asks each task's own question (spatialprobe.scorers.chat); "
                              "its candidates come from there, and only there.")
         name, why = scorer_choice(settings)
         self.choice = {"scorer": name, "reason": why}
@@ -198,6 +201,8 @@ class ProbeRun(RunKind):
         grid = grid_from(results, self.candidates.templates, dataset.instances, self.words)
         pred = predictions(grid, self.answer_sets)
         fold_rows, rows = self._folds(grid, pred)
+        if self.chat:
+            rows = self._chat_rows(rows)
         whole = accuracy_f1([inst.label for inst in dataset.instances],
                             [dataset.labels[p] for p in pred[0, 0]], dataset.labels)
         metrics: dict[str, Metric] = {
@@ -228,6 +233,19 @@ class ProbeRun(RunKind):
         return Evaluation(rows, metrics, dataset.task, self.settings.model,
                           f"{dataset.name}@{dataset.version}", self.settings.seed,
                           bool(self.described.get("untrained", False)), details, intervals)
+
+    def _chat_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``--format chat`` rows say what was scored: the options (the objects, for a comparison),
+        not the label words, the question and the prompt as the model saw it (its chat template)."""
+        by_id = {inst.id: inst for inst in self.dataset.instances}
+        wrap = getattr(self.scorer, "context_text", None)
+        out = []
+        for row in rows:
+            request = chat.requests([(row["template"], by_id[row["instance_id"]])], self.dataset.task,
+                                    self.dataset.labels)[0]
+            out.append({**row, "answers": list(request.options), "question": request.prefix,
+                        "prompt": wrap(request) if callable(wrap) else request.prefix})
+        return out
 
     def _folds(self, grid, pred: np.ndarray) -> tuple[list[dict], list[dict]]:
         """Per fold: choose on dev, predict and measure on test. Returns (fold rows, prediction rows)."""

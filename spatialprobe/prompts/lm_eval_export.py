@@ -33,7 +33,7 @@ from typing import Any
 from spatialprobe import __version__, tasks
 from spatialprobe.datasets import builtin_names
 from spatialprobe.datasets.scale import with_article
-from spatialprobe.errors import OutputError
+from spatialprobe.errors import OutputError, UsageError
 from spatialprobe.records import Dataset, Instance
 
 STYLES = ("cloze", "question")
@@ -62,7 +62,7 @@ def cloze_doc(inst: Instance, labels: tuple[str, ...], template: str, answers: d
 
     prefix, suffix = fill(template, inst)
     if not prefix.strip() or not prefix.endswith(" "):
-        raise ValueError(f"template {template!r} must have words and a space before [MASK] for a cloze export")
+        raise UsageError(f"template {template!r} must have words and a space before [MASK] for a cloze export")
     return {"context": prefix.rstrip(), "choices": [answers[label] + suffix for label in labels]}
 
 
@@ -82,7 +82,7 @@ def lm_eval_docs(dataset: Dataset, style: str = "cloze") -> list[dict[str, Any]]
     from spatialprobe.prompts.templates import manual
 
     if style not in STYLES:
-        raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+        raise UsageError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     definition = tasks.get(dataset.task)
     prompt = manual(dataset.task) if style == "cloze" else None
     docs = []

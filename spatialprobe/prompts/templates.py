@@ -26,6 +26,7 @@ from pathlib import Path
 
 from spatialprobe import tasks
 from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, read_json_file, shown
 from spatialprobe.records import Dataset, Instance, PromptConfig
 
@@ -69,7 +70,7 @@ def builtin(task: str) -> Candidates:
     """The candidate file shipped with the package (``spatialprobe/data/candidates/TASK.json``)."""
     ref = resources.files("spatialprobe") / "data" / "candidates" / tasks.get(task).candidates
     if not ref.is_file():
-        raise ValueError(f"No built-in candidates for task {task!r} (have size, height, posrel).")
+        raise UsageError(f"No built-in candidates for task {task!r} (have size, height, posrel).")
     with resources.as_file(ref) as path:
         loaded = load_candidates(path, task)
     return Candidates(loaded.task, loaded.templates, loaded.answers, "builtin")
@@ -125,7 +126,7 @@ def load_candidates(path: Path, task: str) -> Candidates:
 def check_labels(candidates: Candidates, dataset: Dataset) -> None:
     missing = [label for label in dataset.labels if label not in candidates.answers]
     if missing:
-        raise ValueError(f"Candidates from {candidates.source} have no answers for label(s) "
+        raise UsageError(f"Candidates from {candidates.source} have no answers for label(s) "
                          f"{', '.join(missing)} of {dataset.name}.")
 
 

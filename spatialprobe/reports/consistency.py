@@ -28,7 +28,7 @@ def consistency_report(run: Path, plot: bool = True) -> dict[str, Any]:
         raise UsageError(f"Consistency is defined for comparison tasks ({', '.join(tasks.comparisons())}), "
                          f"not {task!r}.")
     if summary.get("kind") == "synthesize":
-        raise ValueError(f"{run} is an image run (spatialprobe synthesize): it holds images, not "
+        raise UsageError(f"{run} is an image run (spatialprobe synthesize): it holds images, not "
                          f"answers; judge it first (spatialprobe judge {task} {run}) and give the judge "
                          "run's directory.")
     rows = read_jsonl(predictions_path)

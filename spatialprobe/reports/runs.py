@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.errors import UsageError
 from spatialprobe.runner.summary import check_summary
 
 LABEL_VALUE = 40
@@ -37,13 +38,13 @@ class Run:
 def _read_object(path: Path) -> dict[str, Any]:
     """A JSON object from ``path``; ValueError with one sentence where it is not one."""
     if not path.is_file():
-        raise ValueError(f"{path} is missing")
+        raise UsageError(f"{path} is missing")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise ValueError(f"{path} is not readable JSON ({str(err).splitlines()[0][:80]})") from None
+        raise UsageError(f"{path} is not readable JSON ({str(err).splitlines()[0][:80]})") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path} holds a JSON {type(data).__name__}, not an object")
+        raise UsageError(f"{path} holds a JSON {type(data).__name__}, not an object")
     return data
 
 
@@ -51,15 +52,15 @@ def load_run(path: str | Path) -> Run:
     """The run at ``path``; ValueError with one sentence naming the damaged file."""
     path = Path(path)
     if not (path / "summary.json").exists():
-        raise ValueError(f"{path} has no summary.json: not a finished run")
+        raise UsageError(f"{path} has no summary.json: not a finished run")
     summary = _read_object(path / "summary.json")
     try:
         check_summary(summary)
     except (ValueError, TypeError, AttributeError) as err:
-        raise ValueError(f"{path / 'summary.json'} is not a spatialprobe summary ({err})") from None
+        raise UsageError(f"{path / 'summary.json'} is not a spatialprobe summary ({err})") from None
     config = _read_object(path / "config.json")
     if not isinstance(config.get("settings", {}), dict):
-        raise ValueError(f"{path / 'config.json'} has settings that are not an object")
+        raise UsageError(f"{path / 'config.json'} has settings that are not an object")
     return Run(path, summary, config)
 
 

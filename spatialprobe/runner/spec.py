@@ -45,7 +45,7 @@ class RunSpec:
     def __post_init__(self) -> None:
         extra = sorted(set(self.runtime) - RUNTIME_KEYS)
         if extra:
-            raise ValueError(f"runtime settings {extra} are not runtime keys ({sorted(RUNTIME_KEYS)}); "
+            raise UsageError(f"runtime settings {extra} are not runtime keys ({sorted(RUNTIME_KEYS)}); "
                              "they change results and belong in the run's settings.")
 
     @property

@@ -34,6 +34,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from spatialprobe.errors import UsageError
 from spatialprobe.loading import (
     ModelLoadError,
     load_pretrained,
@@ -65,9 +66,9 @@ class CausalLMScorer:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if normalize not in NORMALIZE:
-            raise ValueError(f"--normalize must be one of {', '.join(NORMALIZE)}, not {normalize!r}.")
+            raise UsageError(f"--normalize must be one of {', '.join(NORMALIZE)}, not {normalize!r}.")
         if format not in FORMATS:
-            raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}.")
+            raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}.")
         self.model_name, self.normalize, self.format = model, normalize, format
         self.device = resolve_device(device)
         dtype = resolve_precision(precision, self.device, "text scorers")
@@ -112,7 +113,7 @@ class CausalLMScorer:
         if self.format == "plain":
             return request.prefix
         if request.suffix.strip():
-            raise ValueError("--format chat scores the reply to a question; the request has text after "
+            raise UsageError("--format chat scores the reply to a question; the request has text after "
                              f"the answer ({request.suffix!r}).")
         messages = [{"role": "user", "content": request.prefix.strip()}]
         return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
@@ -142,10 +143,10 @@ class CausalLMScorer:
                 whole = left + self._tokenize([continuation])[0]
             n = len(whole) - len(left)
             if n == 0:
-                raise ValueError(f"The tokenizer of {self.model_name!r} turns {continuation!r} into no tokens.")
+                raise UsageError(f"The tokenizer of {self.model_name!r} turns {continuation!r} into no tokens.")
             ids = head + list(whole)
             if len(ids) == n:
-                raise ValueError(f"{self.model_name!r}: nothing to condition {continuation!r} on (its "
+                raise UsageError(f"{self.model_name!r}: nothing to condition {continuation!r} on (its "
                                  "tokenizer has no BOS token and the context is empty).")
             out.append((tuple(ids), n))
         return out

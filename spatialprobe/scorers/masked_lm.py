@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from spatialprobe.errors import UsageError
 from spatialprobe.loading import (
     ModelLoadError,
     load_pretrained,
@@ -92,7 +93,7 @@ class MaskedLMScorer:
             text = (" " + word) if after_space else word
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
             if not ids:
-                raise ValueError(f"The tokenizer of {self.model_name!r} turns {word!r} into no tokens.")
+                raise UsageError(f"The tokenizer of {self.model_name!r} turns {word!r} into no tokens.")
             self._piece_cache[key] = list(ids)
         return self._piece_cache[key]
 

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from spatialprobe.errors import UsageError
 from spatialprobe.loading import autocast, device_name, load_pretrained
 from spatialprobe.scorers.base import ClozeRequest, Option, Progress
 from spatialprobe.scorers.masked_lm import weights_hash
@@ -56,7 +57,7 @@ def _images_by_objects(run_dir: str | Path) -> list[tuple[str, str, Path]]:
     from spatialprobe.imagestore import ImageStore
 
     if not (Path(run_dir) / "run.sqlite").is_file():  # do not create a store from a typo
-        raise ValueError(f"image option {str(run_dir)!r} is neither 'blank', 'request' nor a "
+        raise UsageError(f"image option {str(run_dir)!r} is neither 'blank', 'request' nor a "
                          "synthesis run directory (one holding run.sqlite)")
     rows, seen = [], set()
     for record in ImageStore(run_dir).images():
@@ -65,7 +66,7 @@ def _images_by_objects(run_dir: str | Path) -> list[tuple[str, str, Path]]:
             seen.add(record.prompt_id)
             rows.append((a.lower(), b.lower(), record.path))
     if not rows:
-        raise ValueError(f"{run_dir} holds no finished images whose prompts name obj_a and obj_b")
+        raise UsageError(f"{run_dir} holds no finished images whose prompts name obj_a and obj_b")
     return rows
 
 
@@ -138,7 +139,7 @@ class ViltMaskedLMScorer:
         for at, word in enumerate(request.words):
             pieces = self.tokenizer.encode(" " + word.strip(), add_special_tokens=False)
             if not pieces:
-                raise ValueError(f"answer word {word!r} tokenizes to nothing")
+                raise UsageError(f"answer word {word!r} tokenizes to nothing")
             words, where = groups.setdefault(len(pieces), ([], []))
             words.append(pieces)
             where.append(at)
@@ -176,7 +177,7 @@ class ViltMaskedLMScorer:
                 for index, words, where in by_row.get(row, []):
                     at_masks = log_probs[row - start]
                     if len(at_masks) != len(words[0]):  # a literal [MASK] in the prompt text
-                        raise ValueError(f"request {index}: expected {len(words[0])} [MASK] tokens, "
+                        raise UsageError(f"request {index}: expected {len(words[0])} [MASK] tokens, "
                                          f"found {len(at_masks)}")
                     pieces = self._torch.tensor(words, device=at_masks.device)
                     values = at_masks[self._torch.arange(pieces.shape[1], device=at_masks.device), pieces]
@@ -192,7 +193,7 @@ class ViltMaskedLMScorer:
         limit = self.max_text_length
         for row, ids in enumerate(self.tokenizer(texts)["input_ids"] if texts else []):
             if len(ids) > limit:
-                raise ValueError(f"request {first_request[row]}: {texts[row]!r} is {len(ids)} tokens with "
+                raise UsageError(f"request {first_request[row]}: {texts[row]!r} is {len(ids)} tokens with "
                                  f"[CLS]/[SEP]; ViLT reads at most {limit} (shorten the prompt)")
 
     def _mask_log_probs(self, texts: list[str], images: list) -> list:

@@ -87,7 +87,7 @@ def check_same_prompts(store: ImageStore, prompts: PromptSet) -> None:
     for item in prompts.items:
         old = known.get(item.prompt_id)
         if old is not None and old != item.prompt:
-            raise ValueError(
+            raise UsageError(
                 f"{store.path} already holds prompt {item.prompt_id} as {old!r}, but "
                 f"{prompts.source} now gives {item.prompt!r} (prompt-file ids are line numbers, "
                 "so an edited file shifts them). Use another --out directory.")
@@ -177,7 +177,7 @@ class SynthesisRun(RunKind):
                  images_per_prompt: int = 1, seed: int = 0, batch_size: int = 1,
                  ray: str | None = None, workers: int | None = None):
         if workers is not None and ray is None:
-            raise ValueError("--workers sets the number of Ray workers and needs --ray; without "
+            raise UsageError("--workers sets the number of Ray workers and needs --ray; without "
                              "it the images are made in this process.")
         self.prompts, self.backend, self.backend_args = prompts, backend, dict(backend_args)
         self.images_per_prompt, self.seed, self.batch_size = images_per_prompt, seed, batch_size

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from spatialprobe.errors import UsageError
+
 SPEEDS = ("auto", "fast", "plain")
 
 
@@ -76,7 +78,7 @@ class VQGANCLIPSettings:
 
     def __post_init__(self) -> None:
         if self.speed not in SPEEDS:
-            raise ValueError(f"speed takes {', '.join(SPEEDS)}, got {self.speed!r}")
+            raise UsageError(f"speed takes {', '.join(SPEEDS)}, got {self.speed!r}")
 
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
@@ -93,7 +95,7 @@ def load_preset(name: str) -> VQGANCLIPSettings:
     """The named preset (``paper``, ``fast``, ...)."""
     path = resources.files("spatialprobe.synthesis") / "presets" / f"{name}.json"
     if not path.is_file():
-        raise ValueError(f"Unknown VQGAN+CLIP preset {name!r}. Available: {', '.join(preset_names())}.")
+        raise UsageError(f"Unknown VQGAN+CLIP preset {name!r}. Available: {', '.join(preset_names())}.")
     data = json.loads(path.read_text(encoding="utf-8"))
     data.pop("_about", None)
     return with_overrides(VQGANCLIPSettings(), data)
@@ -106,7 +108,7 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
         return tuple(int(v) for v in value.replace(" ", "").split(",") if v)
     if kind in ("bool", bool):
         if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-            raise ValueError(f"setting {name!r} takes true/false, got {value!r}")
+            raise UsageError(f"setting {name!r} takes true/false, got {value!r}")
         return value.lower() in ("true", "1", "yes")
     if kind in ("int", int):
         return int(value)
@@ -121,9 +123,9 @@ def with_overrides(settings: VQGANCLIPSettings, overrides: Mapping[str, Any]) ->
     changes = {}
     for name, value in overrides.items():
         if name not in fields:
-            raise ValueError(f"Unknown VQGAN+CLIP setting {name!r}. Known: {', '.join(fields)}.")
+            raise UsageError(f"Unknown VQGAN+CLIP setting {name!r}. Known: {', '.join(fields)}.")
         try:
             changes[name] = _coerce(name, value, fields[name])
         except ValueError as err:
-            raise ValueError(f"setting {name}={value!r}: {err}") from None
+            raise UsageError(f"setting {name}={value!r}: {err}") from None
     return dataclasses.replace(settings, **changes)
