@@ -3,7 +3,7 @@
 The readers (``datasets.release``, ``datasets.pairs``, ``datasets.qa``, ``prompts.templates``,
 ``synthesis.prompts``, ``judging.human``) check each record's fields with the helpers here, and
 the commands and ``spatialprobe datasets validate`` call the same entry points
-(:func:`task_data`, :func:`check_folds`), so ``validate`` passes exactly what a run accepts.
+(:mod:`spatialprobe.datasets.probe_data`: ``task_data``, ``check_folds``), so ``validate`` passes exactly what a run accepts.
 
 What is checked, and where the rule lives:
 
@@ -15,7 +15,7 @@ What is checked, and where the rule lives:
 * ids are unique: :class:`Unique` names both lines;
 * comparison pairs: :func:`pair_problems` (an object with itself, repeated and contradicting
   rows);
-* folds: :func:`check_folds` refuses folds that leave a fold without dev or test instances and
+* folds: ``probe_data.check_folds`` refuses folds that leave a fold without dev or test instances and
   says how many instances no fold tests.
 """
 
@@ -174,7 +174,7 @@ def pair_problems(rows: Sequence[tuple[int, str, str, bool]], path, field: str,
     """Check (line, first, second, first-is-X-er) rows: an object compared with itself and two
     rows that contradict each other ("a > b" and "a < b", or "a > b" and "b > a") are refused,
     naming the lines; a repeated row is refused too, unless ``allow_duplicates`` (then
-    :func:`repeated_pairs` counts them)."""
+    ``probe_data.repeated_pairs`` counts them)."""
     said: dict[tuple[str, str], tuple[bool, int]] = {}  # ordered pair -> (first is X-er, line)
     for line, a, b, a_wins in rows:
         key = (a.lower(), b.lower())
@@ -191,95 +191,3 @@ def pair_problems(rows: Sequence[tuple[int, str, str, bool]], path, field: str,
                 raise DataError(path, line, None, f"repeats the pair of line {first_line} "
                                                   "(pass --allow-duplicates to keep repeats)")
         said.setdefault(key, (a_wins, line))
-
-
-def repeated_pairs(dataset) -> int:
-    """How many instances repeat an earlier instance's (first, second) pair."""
-    pairs = [(i.obj_a.lower(), i.obj_b.lower()) for i in dataset.instances]
-    return len(pairs) - len(set(pairs))
-
-
-# ---- a probe's data, as `probe` and `datasets validate` read it ---------------------------------
-
-def task_data(task: str, data: Path | None = None, pairs: Path | None = None, *,
-              first: str | None = None, second: str | None = None, answer: str | None = None,
-              delimiter: str | None = None, allow_duplicates: bool = False):
-    """(dataset, source) of ``--data``, ``--pairs`` or the task's built-in set, every line checked
-    against the task; options that do not apply are refused."""
-    from spatialprobe import datasets
-    from spatialprobe.datasets import sources
-
-    task_name(task)
-    if data and pairs:
-        raise UsageError("give either --data (release format) or --pairs (comparison pairs), not both.")
-    pair_options(bool(pairs), first, second, answer, delimiter, allow_duplicates)
-    if pairs:
-        first, second, answer = first or "obj_a", second or "obj_b", answer or "label"
-        dataset = datasets.load_pairs(pairs, task, first=first, second=second, answer=answer,
-                                      delimiter=delimiter, allow_duplicates=allow_duplicates)
-        return dataset, sources.pairs_source(pairs, first, second, answer, delimiter, allow_duplicates)
-    if data:
-        return datasets.load_release(data, task=task), sources.release_source(data)
-    return datasets.load(task), sources.builtin_source(task)
-
-
-def pair_options(pairs: bool, first: str | None, second: str | None, answer: str | None,
-                 delimiter: str | None, allow_duplicates: bool) -> None:
-    """The options of a ``--pairs`` file apply to one only."""
-    given = [name for name, value in (("--first", first), ("--second", second), ("--answer", answer),
-                                      ("--delimiter", delimiter)) if value is not None]
-    if allow_duplicates:
-        given.append("--allow-duplicates")
-    if given and not pairs:
-        raise UsageError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to a --pairs "
-                         f"file; without --pairs {'it does' if len(given) == 1 else 'they do'} not apply.")
-
-
-def workable_folds(dataset, most: int) -> int | None:
-    """The largest number of folds up to ``most`` that leaves every fold dev and test instances."""
-    from spatialprobe.datasets import make_folds
-
-    objects = len({key for inst in dataset.instances for key in inst.fold_keys})
-    for k in range(min(most, objects), 1, -1):
-        if all(f.dev and f.test for f in make_folds(dataset, k)):
-            return k
-    return None
-
-
-def check_folds(dataset, folds: int, seed: int = 0) -> list[str]:
-    """``--folds`` against the dataset before anything is scored: refused where a fold would have
-    no dev or no test instances (the message names the most folds that work). Returns a note on
-    the instances no fold tests: a fold tests only instances with no object in it, so with two
-    folds a pair whose objects fall in different folds is tested by neither."""
-    from spatialprobe.datasets import make_folds
-
-    objects = {key for inst in dataset.instances for key in inst.fold_keys}
-    best = workable_folds(dataset, min(folds, len(objects)))
-    advice = (f"use --folds {best} or fewer" if best else
-              f"no number of folds works: its {len(objects)} objects are too few for object-disjoint "
-              "dev and test sets (use more objects)")
-    if folds > len(objects):
-        raise UsageError(f"--folds {folds} is more than the {len(objects)} objects of {dataset.name}: "
-                         f"each object-disjoint fold needs at least one; {advice}.")
-    made = make_folds(dataset, folds, seed)
-    empty = [f.index for f in made if not f.dev or not f.test]
-    if empty:
-        best = workable_folds(dataset, folds - 1) if folds > 2 else None
-        advice = f"use --folds {best} or fewer" if best else advice
-        raise UsageError(f"--folds {folds} leaves fold(s) {', '.join(map(str, empty))} of {dataset.name} "
-                         f"without dev or test instances; {advice}.")
-    tested = {i for f in made for i in f.test}
-    untested = len(dataset.instances) - len(tested)
-    if not untested:
-        return []
-    what = "pairs" if len(next(iter(dataset.instances)).fold_keys) == 2 else "instances"
-    return [f"{untested} of {len(dataset.instances)} {what} of {dataset.name} are never tested with "
-            f"--folds {folds} (their objects fall in different folds; more folds test them)"]
-
-
-def data_notes(dataset, folds: int, seed: int = 0) -> list[str]:
-    """What a run of ``dataset`` with ``folds`` folds should say before it starts (refusing it
-    where the folds do not work): repeated pairs kept, instances no fold tests."""
-    repeats = repeated_pairs(dataset)
-    kept = [f"{dataset.name}: {repeats} repeated pair(s) kept (--allow-duplicates)"] if repeats else []
-    return kept + check_folds(dataset, folds, seed)

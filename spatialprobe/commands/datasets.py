@@ -123,8 +123,8 @@ def _validate_data(path: Path, task: str | None, pairs: bool, first, second, ans
 
     from spatialprobe import datasets
     from spatialprobe.commands.errors import warn
+    from spatialprobe.datasets.probe_data import data_notes, pair_options, task_data
     from spatialprobe.datasets.release import guess_task
-    from spatialprobe.validate import data_notes, pair_options, task_data
 
     pair_options(pairs, first, second, answer, delimiter, allow_duplicates)
     task = task or ("size" if pairs else guess_task(path))

@@ -15,9 +15,9 @@ from spatialprobe.errors import SpatialprobeError
 
 def check_folds(dataset, folds: int, seed: int = 0) -> None:
     """``--folds`` against the dataset before anything is scored; repeated pairs kept and
-    instances that no fold tests are said (:func:`spatialprobe.validate.data_notes`)."""
+    instances that no fold tests are said (:func:`spatialprobe.datasets.probe_data.data_notes`)."""
     from spatialprobe.commands.errors import warn
-    from spatialprobe.validate import data_notes
+    from spatialprobe.datasets.probe_data import data_notes
 
     for note in data_notes(dataset, folds, seed):
         warn(note)
@@ -70,12 +70,12 @@ def probe(
 
     from spatialprobe import tasks
     from spatialprobe.datasets import DataError
+    from spatialprobe.datasets.probe_data import task_data
     from spatialprobe.probing.run import ProbeSettings, run_probe
     from spatialprobe.prompts.templates import resolve
     from spatialprobe.reports.tables import probe_table
     from spatialprobe.scorers import chat
     from spatialprobe.scorers.options import parse_pairs
-    from spatialprobe.validate import task_data
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")

@@ -27,12 +27,19 @@ from spatialprobe.errors import UsageError
 from spatialprobe.records import Dataset, Fold
 
 
+def _is_comparison(task: str) -> bool:
+    """A comparison task (its file says so); a file of an unknown task is treated as one by its labels."""
+    from spatialprobe import tasks
+
+    return task not in tasks.names() or tasks.get(task).is_comparison
+
+
 def _strata(dataset: Dataset, keys: list[str], k: int) -> dict[str, int]:
     """Stratum of each key: its level, its rank group of ``k`` by "larger" share, or 0."""
     levels = dict(dataset.object_levels)
     if levels and all(key in levels for key in keys):
         return {key: levels[key] for key in keys}
-    if dataset.task == "posrel" or len(dataset.labels) != 2:
+    if not _is_comparison(dataset.task) or len(dataset.labels) != 2:
         return dict.fromkeys(keys, 0)
     wins: dict[str, list[int]] = defaultdict(list)
     for inst in dataset.instances:

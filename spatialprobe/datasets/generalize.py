@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from spatialprobe import tasks
 from spatialprobe.datasets.corpus_filter import filter_phrases, normalize_phrase
 from spatialprobe.datasets.release import POSREL_CODE_OF, pronoun_for
 from spatialprobe.datasets.scale import capitalize_first, with_article
@@ -100,8 +101,8 @@ def generalize_records(dataset: Dataset, source, *, replace: str = "both",
     generator seeded by ``seed`` and the instance id, so the output is reproducible.
     Returns the records and the words that had no subterm.
     """
-    if dataset.task != "posrel":
-        raise UsageError(f"Only posrel scenarios can be generalized, not {dataset.task!r}.")
+    if tasks.get(dataset.task).is_comparison:
+        raise UsageError(f"Only scenarios of a position task (posrel) can be generalized, not {dataset.task!r}.")
     if replace not in REPLACE_MODES:
         raise UsageError(f"replace must be one of {REPLACE_MODES}, not {replace!r}.")
     rows, missing = [], set()

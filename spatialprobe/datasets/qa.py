@@ -110,7 +110,7 @@ def _posrel_items(dataset: Dataset) -> list[QAItem]:
         context = capitalize_first(inst.text.strip())
         distractor = posrel_distractor(inst.label, relations_of[inst.obj_b])
         for index, (rel, answer) in enumerate(((inst.label, "yes"), (distractor, "no"))):
-            items.append(QAItem(f"{inst.id}-q{index}", "posrel",
+            items.append(QAItem(f"{inst.id}-q{index}", dataset.task,
                                 posrel_question(inst.obj_a, rel, inst.obj_b), answer, inst.id,
                                 context, rel))
     return items
@@ -118,7 +118,7 @@ def _posrel_items(dataset: Dataset) -> list[QAItem]:
 
 def build_qa(dataset: Dataset) -> QASet:
     """The balanced yes/no question set of a size, height or posrel dataset."""
-    if dataset.task == "posrel":  # its distractors follow the release's posrel QA file
+    if not tasks.get(dataset.task).is_comparison:  # position: distractors as the release's posrel QA file
         items = _posrel_items(dataset)
     elif tasks.get(dataset.task).is_comparison:
         items = _comparison_items(dataset)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from spatialprobe import registry
+from spatialprobe import registry, tasks
 from spatialprobe.datasets import make_folds
 from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import model_input
@@ -220,7 +220,7 @@ class ProbeRun(RunKind):
             "scorer": self.described,
             "scorer_choice": self.choice,
         }
-        if dataset.task == "posrel":
+        if not tasks.get(dataset.task).is_comparison:  # a position task: each object under two actions
             share = same_answer_share(rows, dataset)
             details["same_answer_both_actions"] = share
         clusters = cluster_fields(dataset)

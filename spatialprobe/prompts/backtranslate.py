@@ -79,7 +79,7 @@ def _example(dataset: Dataset) -> Instance:
 
 def _to_template(text: str, inst: Instance, answer: str, task: str) -> str | None:
     mapping = ([(inst.text.strip(), "[SCENARIO]"), (inst.pronoun, "[PRONOUN]"), (inst.obj_b, "[OBJECT]")]
-               if task == "posrel" else
+               if not tasks.get(task).is_comparison else
                [(with_article(inst.obj_a), "[A]"), (with_article(inst.obj_b), "[B]")])
     mapping.append((answer, MASK))
     for phrase, placeholder in mapping:
