@@ -3,7 +3,8 @@
 The readers (``datasets.release``, ``datasets.pairs``, ``datasets.qa``, ``prompts.templates``,
 ``synthesis.prompts``, ``judging.human``) check each record's fields with the helpers here, and
 the commands and ``spatialprobe datasets validate`` call the same entry points
-(:mod:`spatialprobe.datasets.probe_data`: ``task_data``, ``check_folds``), so ``validate`` passes exactly what a run accepts.
+(:mod:`spatialprobe.datasets.probe_data`: ``task_data``, ``check_folds``), so ``validate``
+passes exactly what a run accepts.
 
 What is checked, and where the rule lives:
 
