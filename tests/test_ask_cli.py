@@ -81,3 +81,16 @@ def test_the_multimodal_llm_options_are_refused_for_other_models(tmp_path):
     assert result.exit_code == 2
     assert "--protocol apply to multimodal LLMs (image-text-to-text checkpoints) only; 'dummy' is not one." \
         in result.output.replace("\n", " ")
+
+
+def test_qa_text_asks_a_multimodal_llm_the_balanced_yes_no_questions(yes_llava, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["qa", "text", "--model", str(yes_llava), "--task", "height", "--out",
+                                      str(out), "--protocol", "generate", "--max-new-tokens", "2"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    # "Yes" to every question of a set balanced between yes and no: exactly half right
+    assert summary["metrics"]["accuracy"]["mean"] == 50.0
+    assert round(summary["metrics"]["macro_f1"]["mean"], 4) == round(100 / 3, 4)
+    assert summary["metrics"]["parse_failure_rate"]["mean"] == 0.0
+    assert summary["details"]["conditions"] == ["none"] and summary["task"] == "height"

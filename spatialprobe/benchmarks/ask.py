@@ -132,6 +132,8 @@ class AskRun(RunKind):
             found["data"] = file_input(f"the {self.source.name} data file", data["file"])
         elif isinstance(data, dict) and data.get("path"):  # a task's release-format or pairs file
             found["data"] = file_input(f"the {self.source.task} data file", data["path"])
+        elif isinstance(data, str):  # a QA or dataset file
+            found["data"] = file_input(f"the {self.source.task} questions file", data)
         return found
 
     def items(self) -> list[Item]:

@@ -127,6 +127,40 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
                                                          "coverage_detail": coverage}), settings
 
 
+# ---- yes/no QA -------------------------------------------------------------------------------------
+QA_QUESTION = "{text} Answer yes or no."
+
+
+def qa_source(task: str | None, data: str | None, images: str | None = None,
+              partial: bool = False) -> tuple[AskSource, dict[str, Any]]:
+    """The yes/no questions of a task or file (``qa text``), or of the instances a synthesis run
+    drew, each with its image (``qa image``); resampled by the instance a question is about."""
+    from spatialprobe.benchmarks.qa import questions_from_images
+    from spatialprobe.datasets.qa import questions_for
+
+    settings: dict[str, Any] = {"name": "qa", "task": task, "data": data, "images": None}
+    first: dict[str, str] = {}
+    if images is not None:
+        from spatialprobe.imagestore import open_image_run
+
+        store, completeness = open_image_run(images, partial=partial)
+        for record in store.images():
+            first.setdefault(record.prompt_id, str(record.path))
+        settings["images"] = {"path": str(Path(images).resolve()), "completeness": completeness.to_dict()}
+        qa, label = questions_from_images(store) if task is None and data is None else questions_for(task, data)
+    else:
+        qa, label = questions_for(task, data)
+    items = tuple(AskItem(item.id, QA_QUESTION.format(text=item.full_text), ("Yes", "No"), ("yes", "no"),
+                          item.answer, first.get(item.instance_id), (item.instance_id,),
+                          {"instance": item.instance_id, "relation": item.relation})
+                  for item in qa.items if images is None or item.instance_id in first)
+    if images is not None and len(items) < len(qa.items):
+        raise DataError(images, None, None, f"holds no image for {len(qa.items) - len(items):,} of the "
+                        f"{len(qa.items):,} questions' instances; synthesize it from the same dataset")
+    spec = Resampling(("yes", "no"), ("instance",), key=("instance_id",), pooled=True, unit="instances")
+    return AskSource("qa", str(qa.task), label, ("yes", "no"), items, spec), settings
+
+
 def source_from_settings(settings: dict[str, Any], seed: int) -> AskSource:
     """The items a run's recorded source names (``spatialprobe run CONFIG``)."""
     name = settings.get("name")
@@ -143,4 +177,8 @@ def source_from_settings(settings: dict[str, Any], seed: int) -> AskSource:
     if name == "spatialmqa":
         return spatialmqa_source(Path(settings["data"]["file"]), Path(settings["images"]), settings["part"],
                                  settings["limit"], settings["skip_missing"])[0]
-    raise UsageError(f"config.json: source.name must be task, vsr or spatialmqa, not {name!r}.")
+    if name == "qa":
+        images = settings.get("images") or None
+        partial = bool(((images or {}).get("completeness") or {}).get("partial"))
+        return qa_source(settings.get("task"), settings.get("data"), images and images["path"], partial)[0]
+    raise UsageError(f"config.json: source.name must be task, vsr, spatialmqa or qa, not {name!r}.")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_file, require_run_dir
+from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.errors import SpatialprobeError
 
@@ -102,10 +103,23 @@ def text(
                                  "UnifiedQA context."),
     scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of the t5 model "
                                          "(use_context, lowercase; spatialprobe ls); repeatable."),
+    protocol: str | None = ProtocolOption,
+    max_new_tokens: int | None = MaxNewTokensOption,
 ) -> None:
-    """Answer the questions with a text QA model (yes vs no by decoder likelihood)."""
+    """Answer the questions with a text QA model (yes vs no by decoder likelihood), or a
+    multimodal LLM asked them as text (either protocol)."""
     from spatialprobe.benchmarks.qa import run_text_qa
+    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
     from spatialprobe.scorers import options
+
+    mllm = is_mllm(model)
+    refuse_unless_mllm(mllm, model, protocol=protocol, max_new_tokens=max_new_tokens)
+    if mllm:
+        if not context:
+            fail("--no-context applies to the t5 model; a multimodal LLM is asked the scenario with its question.")
+        _ask_qa(model, task, data, None, False, out, protocol, None, False, max_new_tokens, 0, device,
+                batch_size, scorer_arg)
+        return
 
     try:
         given = options.resolve("t5", {**({} if context else {"use_context": False}),
@@ -141,11 +155,30 @@ def image(
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
     partial: bool = typer.Option(False, "--partial", help="Read an unfinished image run (recorded)."),
+    protocol: str | None = ProtocolOption,
+    image_condition: str | None = ImageConditionOption,
+    blind: bool = BlindOption,
+    max_new_tokens: int | None = MaxNewTokensOption,
+    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="Multimodal LLMs: KEY=VALUE, an option of "
+                                         "the hf-mllm adapter (spatialprobe ls)."),
+    seed: int = typer.Option(0, "--seed", help="Multimodal LLMs: seed of the shuffled-image condition."),
 ) -> None:
-    """Answer each question from the image synthesized for its scenario."""
+    """Answer each question from the image synthesized for its scenario (a VQA model, or a
+    multimodal LLM by either protocol, with the blind conditions beside it)."""
     from spatialprobe.benchmarks.qa import questions_from_images, run_image_qa
     from spatialprobe.benchmarks.qa_models import load_vqa
+    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
     from spatialprobe.imagestore import open_image_run
+
+    mllm = is_mllm(model)
+    refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
+                       max_new_tokens=max_new_tokens, scorer_arg=scorer_arg or None, seed=seed or None)
+    if mllm:
+        if full_vocab:
+            fail("--full-vocab applies to VQA classifiers; a multimodal LLM answers yes or no.")
+        _ask_qa(model, task, data, images, partial, out, protocol, image_condition, blind, max_new_tokens,
+                seed, device, batch_size, scorer_arg)
+        return
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")
@@ -176,3 +209,24 @@ def image(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(qa_app, name="qa")
+
+
+def _ask_qa(model: str, task: str | None, data: Path | None, images: Path | None, partial: bool,
+            out: Path | None, protocol: str | None, condition: str | None, blind: bool,
+            max_new_tokens: int | None, seed: int, device: str, batch_size: int, scorer_arg: list[str]) -> None:
+    """The yes/no questions asked of a multimodal LLM: as text (``qa text``: no image), or each
+    with its instance's synthesized image (``qa image``)."""
+    from spatialprobe.benchmarks.ask_sources import qa_source
+    from spatialprobe.commands.ask import run_ask
+    from spatialprobe.scorers.options import parse_pairs
+
+    require_run_dir(out)
+    mode = "text" if images is None else "image"
+    with refusals():
+        source, settings = qa_source(task, None if data is None else str(data.resolve()),
+                                     None if images is None else str(images), partial)
+        target = out or _default_out(mode, _source_name(source.task, data, images), model)
+        run_ask(source, settings, model, parse_pairs(scorer_arg), out=target, protocol=protocol,
+                condition=condition or ("none" if images is None else "real"), blind=blind,
+                max_new_tokens=max_new_tokens, seed=seed, device=device, batch_size=batch_size,
+                label=f"qa {mode} questions asked")
