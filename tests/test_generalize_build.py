@@ -108,7 +108,7 @@ def test_source_scenarios_are_never_re_emitted():
     (["--source", "absent.jsonl"], "absent.jsonl"),
     (["--corpus", "absent.txt"], "Corpus file not found"),
     (["--replace", "verb"], "replace must be one of"),
-    (["--source", "size"], "Only posrel scenarios"),
+    (["--source", "size"], "Only scenarios of a position task (posrel) can be generalized"),
 ])
 def test_cli_bad_input_is_one_error_line(tmp_path, monkeypatch, extra, message):
     monkeypatch.chdir(tmp_path)

@@ -35,7 +35,7 @@ def size_requests(instances: int) -> list[ClozeRequest]:
     """The probe's requests on the size task: every built-in prompt x the first instances."""
     ds, cands = datasets.load("size"), builtin("size")
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
-    return [ClozeRequest(*fill(t, inst), words=words) for t in cands.templates for inst in ds.instances[:instances]]
+    return [ClozeRequest(*fill(t, inst), options=words) for t in cands.templates for inst in ds.instances[:instances]]
 
 
 def both(model_dir, requests, batch_size, progress=False):

@@ -28,10 +28,10 @@ def test_auto_reads_the_config_never_the_name(tmp_path):
 @pytest.mark.parametrize("config,adapters", [
     ({"model_type": "vilt", "architectures": ["ViltForQuestionAnswering"]}, ["vilt-vqa", "vilt"]),
     ({"model_type": "vilt", "architectures": ["ViltForMaskedLM"]}, ["vilt", "vilt-vqa"]),
-    ({"model_type": "blip", "architectures": ["BlipForQuestionAnswering"]}, ["blip", "generate"]),
+    ({"model_type": "blip", "architectures": ["BlipForQuestionAnswering"]}, ["blip", "hf-mllm", "generate"]),
     ({"model_type": "clip", "architectures": ["CLIPModel"]}, ["contrastive"]),
     ({"model_type": "siglip"}, ["contrastive"]),
-    ({"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"]}, ["generate"]),
+    ({"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"]}, ["hf-mllm", "generate"]),
     ({"model_type": "t5", "architectures": ["T5ForConditionalGeneration"]}, ["t5"]),
     ({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"]}, ["hf-causal"]),
     ({"model_type": "bert", "architectures": ["BertForMaskedLM"]}, ["hf-mlm"]),
