@@ -45,12 +45,7 @@ from typing import Any
 from spatialprobe.errors import DataError, RunInUse, UsageError
 from spatialprobe.files import commit_file, read_jsonl, write_jsonl
 from spatialprobe.runner.spine import ResultCache
-from spatialprobe.store import _HELD, RunDir, _holder_pid, require_own_folder
-
-try:
-    import fcntl
-except ImportError:  # Windows: no advisory locks, so a run being written cannot be told apart
-    fcntl = None  # type: ignore[assignment]
+from spatialprobe.store import RunDir, lock_holder, require_own_folder
 
 PROMPTS_FILE = "prompts.jsonl"
 
@@ -302,22 +297,6 @@ class Completeness:
         writing = ", still being written" if recorded.get("being_written") else ""
         return (f"Image run: PARTIAL, {counts} (prompts x images per prompt{writing}; read with "
                 "--partial).\n\n")
-
-
-def lock_holder(path: Path) -> str | None:
-    """The pid of another process holding ``RUN/run.lock`` (``synthesize`` writing the run), else
-    None. A shared ``flock`` probe on a read-only descriptor: it works on a read-only mount too."""
-    lock = path / "run.lock"
-    if fcntl is None or not lock.exists() or str(path.resolve()) in _HELD:  # _HELD: this process's own
-        return None
-    fd = os.open(lock, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return None
-    except BlockingIOError:
-        return _holder_pid(fd)
-    finally:
-        os.close(fd)  # drops the probe's shared lock
 
 
 def expected_images(store: ImageStore, rows: list[dict[str, Any]]) -> int:

@@ -151,6 +151,22 @@ def _holder_pid(fd: int) -> str:
         return "unknown"
 
 
+def lock_holder(path: Path) -> str | None:
+    """The pid of another process holding ``RUN/run.lock`` (``synthesize`` writing the run), else
+    None. A shared ``flock`` probe on a read-only descriptor: it works on a read-only mount too."""
+    lock = path / "run.lock"
+    if fcntl is None or not lock.exists() or str(path.resolve()) in _HELD:  # _HELD: this process's own
+        return None
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return None
+    except BlockingIOError:
+        return _holder_pid(fd)
+    finally:
+        os.close(fd)  # drops the probe's shared lock
+
+
 class RunDir:
     """One run's directory. Creating it twice on the same path resumes the same run."""
 
@@ -161,7 +177,13 @@ class RunDir:
 
     @classmethod
     def claim(cls, path: str | os.PathLike[str]) -> RunDir:
-        """The run directory a run writes into, once :func:`require_own_folder` allows it."""
+        """The run directory a run writes into, once :func:`require_own_folder` allows it. A
+        folder another process is working in (its ``run.lock`` held) is that process's run: it is
+        refused as in use before its contents are judged (they may be half written)."""
+        holder = lock_holder(Path(path))
+        if holder is not None:
+            raise RunInUse(f"{path} is in use by another spatialprobe process (pid {holder}); "
+                           "wait for it to finish or use another --out.")
         require_own_folder(path)
         return cls(path)
 
