@@ -21,8 +21,6 @@ import shutil
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
-if not SHARED.is_dir():  # a worktree checkout sits one level deeper than the main one
-    SHARED = Path("/work/shared/models")
 
 TEXT = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 2}

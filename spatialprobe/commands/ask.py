@@ -21,6 +21,9 @@ BlindOption = typer.Option(False, "--blind", help="Multimodal LLMs: also ask eve
                            "none and shuffled conditions and report the vision gain (real − blind).")
 MaxNewTokensOption = typer.Option(None, "--max-new-tokens", min=1, help="Multimodal LLMs, generate "
                                   "protocol: at most this many tokens per reply [16].")
+ScorerArgOption = typer.Option([], "--scorer-arg", help="Multimodal LLMs: KEY=VALUE, an option of the "
+                               "hf-mllm adapter (spatialprobe ls); repeatable.")
+SeedOption = typer.Option(0, "--seed", help="Multimodal LLMs: seed of the shuffled-image condition.")
 RUNTIME_OPTIONS = ("batch_size", "device_map")
 """Options of the adapter that say how it runs, not what it computes (the run's runtime)."""
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.ask import (
+    BlindOption,
+    ImageConditionOption,
+    MaxNewTokensOption,
+    ProtocolOption,
+    ScorerArgOption,
+    SeedOption,
+)
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.errors import SpatialprobeError
@@ -159,9 +166,8 @@ def image(
     image_condition: str | None = ImageConditionOption,
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
-    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="Multimodal LLMs: KEY=VALUE, an option of "
-                                         "the hf-mllm adapter (spatialprobe ls)."),
-    seed: int = typer.Option(0, "--seed", help="Multimodal LLMs: seed of the shuffled-image condition."),
+    scorer_arg: list[str] = ScorerArgOption,
+    seed: int = SeedOption,
 ) -> None:
     """Answer each question from the image synthesized for its scenario (a VQA model, or a
     multimodal LLM by either protocol, with the blind conditions beside it)."""

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.ask import (
+    BlindOption,
+    ImageConditionOption,
+    MaxNewTokensOption,
+    ProtocolOption,
+    ScorerArgOption,
+    SeedOption,
+)
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 
@@ -54,9 +61,8 @@ def vsr_command(
     image_condition: str | None = ImageConditionOption,
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
-    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="Multimodal LLMs: KEY=VALUE, an option of "
-                                         "the hf-mllm adapter (spatialprobe ls)."),
-    seed: int = typer.Option(0, "--seed", help="Multimodal LLMs: seed of the shuffled-image condition."),
+    scorer_arg: list[str] = ScorerArgOption,
+    seed: int = SeedOption,
 ) -> None:
     """VSR: a contrastive model by negated-relation prompting (accuracy per relation and category,
     plot), or a multimodal LLM asked whether each caption is true (yes/no, either protocol)."""
