@@ -191,6 +191,15 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     samples = sorted(results["samples"][task], key=lambda sample: sample["doc_id"])
     logged = [[ll for ll, _greedy in sample["filtered_resps"]] for sample in samples]
     assert [ll for lls in logged for ll in lls] == pytest.approx([ll for lls in by_hand for ll in lls], abs=1e-4)
+    # the toolkit's likelihood protocol with the same model gives lm-eval's log-likelihoods
+    from spatialprobe import registry
+    from spatialprobe.scorers.protocols import Question, ask
+
+    causal = registry.build("model", registry.Spec("hf-causal", {"model": str(tmp_path / "gpt2"), "device": "cpu",
+                                                                 "bos": False}))  # lm-eval adds no BOS
+    ours = ask(causal, [Question(d["context"] + " ", tuple(d["choices"])) for d in docs], "likelihood")
+    assert [s for a in ours for s in a["likelihood"]["scores"]] == pytest.approx(
+        [ll for lls in logged for ll in lls], abs=1e-4)
 
 
 def test_two_exports_never_collide(tmp_path):

@@ -61,7 +61,8 @@ class CausalLMScorer:
                          FORMATS)}
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 64, normalize: str = "sum",
-                 format: str = "plain", precision: str = "auto", model_obj=None, tokenizer=None):
+                 format: str = "plain", precision: str = "auto", model_obj=None, tokenizer=None,
+                 bos: bool = True):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -81,7 +82,9 @@ class CausalLMScorer:
         self.half = place_model(self.model, self.device, dtype) != torch.float32
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
-        self._head = self._leading_tokens()
+        # bos=False conditions a non-empty context on itself alone, as lm-eval's hf model does by
+        # default (no BOS): the likelihood protocol then gives lm-eval's loglikelihood exactly
+        self._head, self.bos = self._leading_tokens(), bos
         from spatialprobe.scorers.causal_prefix import SharedPrefix
 
         self._shared = SharedPrefix.checked(self)  # None: this model is scored by full passes
@@ -89,7 +92,7 @@ class CausalLMScorer:
     def describe(self) -> dict[str, Any]:
         return {"scorer": self.name, "model": self.model_name, "weights_sha256": self._weights_hash,
                 "device": str(self.device), "half": self.half, "batch_size": self.batch_size,
-                "normalize": self.normalize, "format": self.format,
+                "normalize": self.normalize, "format": self.format, **({} if self.bos else {"bos": False}),
                 "score": {"sum": "log-likelihood", "token": "mean log-likelihood per token",
                           "char": "log-likelihood per character"}[self.normalize]
                 + (" of the answer as the assistant's reply to the chat-templated question"
@@ -139,12 +142,13 @@ class CausalLMScorer:
         out = []
         for context, continuation in split:
             left, whole = left_of.get(context, []), whole_of[context + continuation]
+            lead = head if self.bos or not left else []  # an empty context still needs something
             if whole[:len(left)] != left:  # a token crosses the boundary: keep the context's own tokens
                 whole = left + self._tokenize([continuation])[0]
             n = len(whole) - len(left)
             if n == 0:
                 raise UsageError(f"The tokenizer of {self.model_name!r} turns {continuation!r} into no tokens.")
-            ids = head + list(whole)
+            ids = lead + list(whole)
             if len(ids) == n:
                 raise UsageError(f"{self.model_name!r}: nothing to condition {continuation!r} on (its "
                                  "tokenizer has no BOS token and the context is empty).")
