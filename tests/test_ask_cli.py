@@ -61,8 +61,9 @@ def test_probe_asks_a_multimodal_llm_the_task_question_over_the_object_disjoint_
     # "above above", which the parser reads as the option Above (text, case-insensitive)
     model = build("llava", tmp_path / "llava-above", bias_word=word)
     out = tmp_path / "run"
+    tokens = ["--max-new-tokens", "2"] if protocol == "generate" else []
     result = CliRunner().invoke(app, ["probe", "posrel", "--model", str(model), "--out", str(out),
-                                      "--protocol", protocol, "--max-new-tokens", "2"])
+                                      "--protocol", protocol, *tokens])
     assert result.exit_code == 0, result.output
     dataset = datasets.load("posrel")
     gold = {inst.id: inst.label for inst in dataset.instances}
@@ -73,6 +74,14 @@ def test_probe_asks_a_multimodal_llm_the_task_question_over_the_object_disjoint_
     assert summary["details"]["conditions"] == ["none"] and summary["details"]["protocols"] == [protocol]
     if protocol == "generate":
         assert summary["metrics"]["parse_failure_rate"]["mean"] == 0.0
+
+
+def test_max_new_tokens_without_generation_is_refused(yes_llava, tmp_path):
+    data, images = _vsr(tmp_path)
+    result = CliRunner().invoke(app, ["vsr", "--model", str(yes_llava), "--data", str(data), "--images",
+                                      str(images), "--out", str(tmp_path / "run"), "--max-new-tokens", "3"])
+    assert result.exit_code == 2 and not (tmp_path / "run").exists()
+    assert "--max-new-tokens applies to the generate protocol" in result.output
 
 
 def test_the_multimodal_llm_options_are_refused_for_other_models(tmp_path):

@@ -57,6 +57,8 @@ def run_ask(source: Any, source_settings: dict[str, Any], model: str, scorer_arg
     from spatialprobe.runner.settings import Component
     from spatialprobe.scorers.options import resolve
 
+    if max_new_tokens is not None and (protocol or "likelihood") == "likelihood":
+        fail("--max-new-tokens applies to the generate protocol; --protocol likelihood generates nothing.")
     options = resolve("hf-mllm", {"batch_size": batch_size, **scorer_args})
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS}
     component = Component("hf-mllm", {"model": model, **options})
