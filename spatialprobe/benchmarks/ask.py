@@ -234,7 +234,7 @@ def ask_table(summary: Mapping[str, Any]) -> str:
              f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
              f"| macro-F1 ({protocols[0]}, {conditions[0]}) | {pm(m['macro_f1'])} |"]
     if len(protocols) > 1:
-        lines += [f"| accuracy ({p}) | {pm(m[f'accuracy_{p}'])} |" for p in protocols]
+        lines += [f"| accuracy ({p}, {conditions[0]}) | {pm(m[f'accuracy_{p}'])} |" for p in protocols[1:]]
         agree = d.get("protocol_comparison", {}).get("agreement")
         lines.append(f"| protocols agree | {'–' if agree is None else f'{agree:.1f} %'} |")
     if "parse_failure_rate" in m:
