@@ -247,25 +247,25 @@ def protocol_line(details: Mapping[str, Any]) -> str:
     return line + (f"; departs from it: {'; '.join(record['departures'])}" if record["departures"] else "") + "\n\n"
 
 
+BENCHMARK_LINES = (
+    ("t2i_compbench_score", "T2I-CompBench 2-D spatial score (mean over {n} images, 0-1; its "
+                            "UniDet_eval/2D_spatial_eval.py)", 4, ""),
+    ("geneval_position_accuracy", "GenEval position accuracy (correct images of {n}; its "
+                                  "evaluation/evaluate_images.py)", 1, "%"),
+    ("t2i_compbench_prompt_score", "T2I-CompBench prompt-level score (mean over {n} prompts of "
+                                   "their images' mean)", 4, ""),
+    ("geneval_prompt_accuracy", "GenEval prompt-level accuracy (prompts with a correct image, of "
+                                "{n}; its evaluation/summary_scores.py)", 1, "%"))
+"""table.md's line of each benchmark score: metric, its words, digits, unit."""
+
+
 def benchmark_lines(metrics: Mapping[str, Any]) -> str:
     """table.md lines for the benchmark scores present in a summary's metrics."""
     from spatialprobe.reports.tables import ci_suffix
 
     lines = ""
-    if "t2i_compbench_score" in metrics:
-        m = metrics["t2i_compbench_score"]
-        lines += (f"T2I-CompBench 2-D spatial score (mean over {m['n']} images, 0-1; its "
-                  f"UniDet_eval/2D_spatial_eval.py): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
-    if "geneval_position_accuracy" in metrics:
-        m = metrics["geneval_position_accuracy"]
-        lines += (f"GenEval position accuracy (correct images of {m['n']}; its "
-                  f"evaluation/evaluate_images.py): {m['mean']:.1f}%{ci_suffix(m)}\n\n")
-    if "t2i_compbench_prompt_score" in metrics:
-        m = metrics["t2i_compbench_prompt_score"]
-        lines += (f"T2I-CompBench prompt-level score (mean over {m['n']} prompts of their images' "
-                  f"mean): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
-    if "geneval_prompt_accuracy" in metrics:
-        m = metrics["geneval_prompt_accuracy"]
-        lines += (f"GenEval prompt-level accuracy (prompts with a correct image, of {m['n']}; its "
-                  f"evaluation/summary_scores.py): {m['mean']:.1f}%{ci_suffix(m)}\n\n")
+    for name, words, digits, unit in BENCHMARK_LINES:
+        if name in metrics:
+            m = metrics[name]
+            lines += f"{words.format(n=m['n'])}: {m['mean']:.{digits}f}{unit}{ci_suffix(m, digits)}\n\n"
     return lines
