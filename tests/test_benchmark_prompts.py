@@ -250,3 +250,13 @@ def test_without_a_benchmark_file_images_per_prompt_stays_one(tmp_path):
     result = invoke("synthesize", "--prompts", plain, "--backend", "shapes", "--out", tmp_path / "run")
     assert "images per prompt" not in result.output
     assert json.loads((tmp_path / "run" / "config.json").read_text())["settings"]["images_per_prompt"] == 1
+
+
+def test_the_3d_split_makes_its_protocols_ten_images_per_prompt(tmp_path):
+    path = write_t2i(tmp_path, T2I_3D[:2], "3d_spatial_val.txt")
+    result = invoke("synthesize", "--prompts", path, "--backend", "shapes", "--out", tmp_path / "run")
+    assert "note: 10 images per prompt, as T2I-CompBench++ 3-D spatial's protocol makes them" in result.output
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["settings"]["images_per_prompt"] == 10 and config["settings"]["task"] == "posrel3d"
+    assert config["settings"]["prompt_set"]["spec"] == f"t2i-compbench-3d:{path.resolve()}"
+    assert len(ImageStore(tmp_path / "run").rows()) == 20
