@@ -52,8 +52,9 @@ def synthesize_command(
     backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip, diffusers, or shapes "
                                 "(UNTRAINED colour-coded test scenes, for --detector colour)."),
     out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
-    images_per_prompt: int = typer.Option(1, "--images-per-prompt", "-n", min=1,
-                                          help="Images per prompt."),
+    images_per_prompt: int | None = typer.Option(None, "--images-per-prompt", "-n", min=1,
+                                                 help="Images per prompt [a benchmark's prompt "
+                                                      "file: its protocol's number; else 1]."),
     seed: int = typer.Option(0, "--seed", help="Run seed; each image's seed derives from it."),
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Images optimised together."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:1, ..."),
@@ -137,6 +138,7 @@ def synthesize_command(
         prompt_set = load_prompts(prompts)
         for note in prompt_set.notes:
             typer.secho(f"note: {note}", fg=typer.colors.YELLOW, err=True)
+        images_per_prompt = _images_per_prompt(images_per_prompt, prompt_set.protocol)
         with Progress(transient=True) as bar:
             task = bar.add_task("synthesizing", total=None)
             summary = synthesize(prompt_set, out, backend, args,
@@ -152,6 +154,15 @@ def synthesize_command(
     rate = f", {summary.images_per_hour:.1f} images/hour" if summary.images_per_hour else ""
     typer.echo(f"{out}: {summary.already_done + summary.generated}/{summary.total} images "
                f"({summary.already_done} were already there, {summary.generated} generated{rate})")
+
+
+def _images_per_prompt(given: int | None, protocol: dict[str, Any] | None) -> int:
+    """``-n`` as given, else the benchmark's number (said once), else 1; the run records it."""
+    if given is not None or protocol is None:
+        return 1 if given is None else given
+    typer.secho(f"note: {protocol['images_per_prompt']} images per prompt, as {protocol['title']}'s "
+                "protocol makes them (-n overrides)", fg=typer.colors.YELLOW, err=True)
+    return int(protocol["images_per_prompt"])
 
 
 def bare_ray_means_local(args: list[str]) -> list[str]:

@@ -39,6 +39,9 @@ from spatialprobe.judging.box_scores import (
     benchmark_settings,
     judge_metrics,
     per_object,
+    prompt_protocol,
+    prompt_resampling,
+    protocol_record,
     scores,
     table_markdown,
 )
@@ -300,7 +303,8 @@ class JudgeRun(RunKind):
         rows = finish_predictions(self.images, results, store, TASK_LABELS[cfg.task], cfg.seed)
         whole = scores(rows)
         recognized = scores([r for r in rows if r["recognized"]])
-        benchmark = benchmark_metrics(cfg.rule, rows, benchmark_args(cfg))  # {} but for posrel rules of a benchmark
+        protocol = prompt_protocol(rec.meta for rec in self.images)  # a benchmark's prompt file
+        benchmark = benchmark_metrics(cfg.rule, rows, benchmark_args(cfg), protocol)  # {} but for rules of a benchmark
         described = {"detector": self.detector.describe(),
                      "depth": self.depth.describe() if self.depth else None}
         details: dict[str, Any] = {"method": "ISM (Box)", "source": str(store.path.resolve()),
@@ -310,6 +314,8 @@ class JudgeRun(RunKind):
             details["depth_region"] = cfg.depth_region
         if benchmark:
             details["benchmark_args"] = benchmark_args(cfg)
+        if protocol is not None:
+            details["prompt_set"] = protocol_record(protocol, rows, cfg.rule)
         details["image_run"] = self.completeness.to_dict()
         if self.missing:  # only with skip_missing: the numbers cover fewer images than the run made
             details["missing_images"] = missing_record(store, self.missing, len(self.images))
@@ -317,7 +323,7 @@ class JudgeRun(RunKind):
         untrained = any("untrained" in str((d or {}).get("model", "")) for d in described.values())
         return Evaluation(rows, {**judge_metrics(whole, recognized), **benchmark}, cfg.task, info["model"],
                           info["dataset"], cfg.seed, untrained, details,
-                          judge_resampling(cfg.task, TASK_LABELS[cfg.task], benchmark))
+                          judge_resampling(cfg.task, TASK_LABELS[cfg.task], benchmark, rows, protocol))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
@@ -342,7 +348,8 @@ class JudgeRun(RunKind):
         return cls(str(recorded(s.source, "path", "source")), cfg)
 
 
-def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, Any] | None = None
+def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, Any] | None = None,
+                     rows: Sequence[Mapping[str, Any]] = (), protocol: Mapping[str, Any] | None = None
                      ) -> tuple[Resampling, ...]:
     """How a judge run's rows (one per image) are resampled for its intervals: by the objects its
     prompts were made of (both objects of a size/height pair; the object, not the person, of a
@@ -365,6 +372,7 @@ def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, A
     if "t2i_compbench_score" in benchmark:
         specs.append(Resampling((), clusters, key=key, pred="t2i_compbench_score",
                                 metrics={"t2i_compbench_score": "mean"}))
+    specs.extend(prompt_resampling(benchmark, rows, protocol, clusters))  # prompt-level scores
     return tuple(specs)
 
 

@@ -10,10 +10,12 @@ relation its prompt asks for): :func:`t2i_compbench_image_score`, :func:`geneval
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from spatialprobe.detectors import rules
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.summary import Metric, single
 
 T2I_COMPBENCH_FLOOR = 0.5
@@ -91,7 +93,8 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
             f"| recognized subset | {m['recognized_accuracy']['n']} | "
             f"{_cell(m['recognized_accuracy'])} | {_cell(m['recognized_macro_f1'])} |\n\n"
             f"Recognized ratio: {_pct(ratio['mean'])}%{ci_suffix(ratio) if ratio['mean'] is not None else ''}\n\n"
-            + benchmark_lines(m) + (f"{intervals_line(summary)}\n" if summary.get("intervals") else "") +
+            + protocol_line(summary["details"]) + benchmark_lines(m)
+            + (f"{intervals_line(summary)}\n" if summary.get("intervals") else "") +
             "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
             + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
                       for obj, v in summary["details"]["per_object"].items()))
@@ -139,13 +142,26 @@ def geneval_position_correct(row: Mapping[str, Any], relation: str,
     return holds == 1.0
 
 
-def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any]
-                      ) -> dict[str, Metric]:
-    """The benchmark's own number for a rule from a benchmark (else nothing), over all images.
+def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any],
+                      protocol: Mapping[str, Any] | None = None) -> dict[str, Metric]:
+    """The benchmark's own number for a rule from a benchmark (else nothing), over all images,
+    and, when the images are of that benchmark's prompt file (``protocol``, see
+    :func:`prompt_protocol`), its prompt-level score beside it (:func:`prompt_level`).
 
     Each image's value is added to its row (``t2i_compbench_score`` or ``geneval_correct``), so
     predictions.jsonl shows it. Measured once: ``std`` is None.
     """
+    metrics = _image_level(rule, rows, rule_args)
+    if metrics and protocol is not None and protocol.get("rule") == rule and rule in PROMPT_LEVEL:
+        field, name = PROMPT_LEVEL[rule]
+        values = [r["value"] for r in prompt_level(rows, field, protocol["prompt_score"])]
+        scale = 100.0 if protocol["prompt_score"] == "any" else 1.0
+        metrics[name] = single(scale * sum(values) / len(values), len(values))
+    return metrics
+
+
+def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any]
+                 ) -> dict[str, Metric]:
     if not rows:
         return {}
     if rule == "t2i-compbench":
@@ -163,17 +179,93 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
     return {}
 
 
+# ---- prompt sets of a benchmark (synthesis/benchmark_prompts.py) ---------------------------------
+
+PROMPT_LEVEL = {"t2i-compbench": ("t2i_compbench_score", "t2i_compbench_prompt_score"),
+                "geneval": ("geneval_correct", "geneval_prompt_accuracy")}
+"""Rule -> (the row field of an image's benchmark value, the prompt-level metric's name)."""
+
+
+def prompt_protocol(metas: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The benchmark protocol (``benchmark`` in the prompt metadata) every judged image's prompt
+    shares; None when the prompts carry none, or differing ones."""
+    found = {json.dumps(meta.get("benchmark"), sort_keys=True) for meta in metas}
+    return json.loads(found.pop()) if len(found) == 1 else None
+
+
+def prompt_level(rows: Sequence[Mapping[str, Any]], field: str, how: str) -> list[dict[str, Any]]:
+    """One row per prompt (``instance_id``), in first-image order, whose ``value`` is its images'
+    ``field`` combined as the benchmark does: ``any`` image correct (GenEval's
+    ``evaluation/summary_scores.py``: ``df.groupby('metadata')['correct'].any()``) or the
+    ``mean`` of the image scores."""
+    images = _by_prompt(rows)
+    combine = {"any": lambda v: bool(any(v)), "mean": lambda v: sum(v) / len(v)}[how]
+    return [{"instance_id": pid, "obj_a": own[0]["obj_a"], "obj_b": own[0]["obj_b"], "images": len(own),
+             "value": combine([r[field] for r in own])} for pid, own in images.items()]
+
+
+def prompt_resampling(benchmark: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+                      protocol: Mapping[str, Any] | None, clusters: tuple[str, ...]) -> list[Resampling]:
+    """The interval of a prompt-level score: its prompts resampled by the same clusters."""
+    specs = []
+    for field, name in PROMPT_LEVEL.values():
+        if name in benchmark and protocol is not None:
+            how = protocol["prompt_score"]
+            specs.append(Resampling((), clusters, key=("instance_id",), pred="value",
+                                    rows=prompt_level(rows, field, how),
+                                    metrics={name: "share" if how == "any" else "mean"}))
+    return specs
+
+
+def protocol_record(protocol: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], rule: str
+                    ) -> dict[str, Any]:
+    """The summary's ``details.prompt_set``: the protocol, and where this judgement departs from it."""
+    counts = sorted({len(v) for v in _by_prompt(rows).values()})
+    departs = []
+    if counts != [protocol["images_per_prompt"]]:
+        departs.append(f"{'/'.join(map(str, counts))} image(s) per prompt judged, where its protocol "
+                       f"makes {protocol['images_per_prompt']}")
+    if rule != protocol["rule"]:
+        departs.append(f"judged with --rule {rule}, where its protocol uses --rule {protocol['rule']} "
+                       "(no prompt-level score)")
+    return {**protocol, "images_per_prompt_judged": counts, "departures": departs}
+
+
+def _by_prompt(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    found: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        found.setdefault(row["instance_id"], []).append(row)
+    return found
+
+
+def protocol_line(details: Mapping[str, Any]) -> str:
+    """table.md's line on the benchmark prompt set judged (nothing for other prompts)."""
+    record = details.get("prompt_set")
+    if not record:
+        return ""
+    line = f"Prompts: {record['title']} ({record['images_per_prompt']} images per prompt, --rule {record['rule']})"
+    return line + (f"; departs from it: {'; '.join(record['departures'])}" if record["departures"] else "") + "\n\n"
+
+
+BENCHMARK_LINES = (
+    ("t2i_compbench_score", "T2I-CompBench 2-D spatial score (mean over {n} images, 0-1; its "
+                            "UniDet_eval/2D_spatial_eval.py)", 4, ""),
+    ("geneval_position_accuracy", "GenEval position accuracy (correct images of {n}; its "
+                                  "evaluation/evaluate_images.py)", 1, "%"),
+    ("t2i_compbench_prompt_score", "T2I-CompBench prompt-level score (mean over {n} prompts of "
+                                   "their images' mean)", 4, ""),
+    ("geneval_prompt_accuracy", "GenEval prompt-level accuracy (prompts with a correct image, of "
+                                "{n}; its evaluation/summary_scores.py)", 1, "%"))
+"""table.md's line of each benchmark score: metric, its words, digits, unit."""
+
+
 def benchmark_lines(metrics: Mapping[str, Any]) -> str:
     """table.md lines for the benchmark scores present in a summary's metrics."""
     from spatialprobe.reports.tables import ci_suffix
 
     lines = ""
-    if "t2i_compbench_score" in metrics:
-        m = metrics["t2i_compbench_score"]
-        lines += (f"T2I-CompBench 2-D spatial score (mean over {m['n']} images, 0-1; its "
-                  f"UniDet_eval/2D_spatial_eval.py): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
-    if "geneval_position_accuracy" in metrics:
-        m = metrics["geneval_position_accuracy"]
-        lines += (f"GenEval position accuracy (correct images of {m['n']}; its "
-                  f"evaluation/evaluate_images.py): {m['mean']:.1f}%{ci_suffix(m)}\n\n")
+    for name, words, digits, unit in BENCHMARK_LINES:
+        if name in metrics:
+            m = metrics[name]
+            lines += f"{words.format(n=m['n'])}: {m['mean']:.{digits}f}{unit}{ci_suffix(m, digits)}\n\n"
     return lines

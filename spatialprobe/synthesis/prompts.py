@@ -4,6 +4,10 @@
   (``An ant and a bird.``), with the whole instance stored as the prompt's metadata;
 * ``*.jsonl`` / ``*.json``: JSON lines ``{"id": ..., "text": ..., ...meta}``; a file without
   ``id`` fields is read as a spatial-commonsense release file (``text, obj_a, obj_b, label``);
+* a benchmark's released file (T2I-CompBench's ``spatial_val.txt`` and ``3d_spatial_val.txt``,
+  GenEval's ``evaluation_metadata.jsonl``), told by an explicit ``BENCHMARK:FILE`` spec or by the
+  file (:mod:`spatialprobe.synthesis.benchmark_prompts`): its prompts with the benchmark's
+  protocol (:attr:`PromptSet.protocol`, and ``benchmark`` in each prompt's metadata);
 * any other file: one prompt per line, ids ``line-0007`` from the line number. Blank lines are
   skipped, repeated lines are dropped (first one kept) and both are reported; a line that is
   not UTF-8 is an error naming the line; a file without prompts is an error. Each line's
@@ -41,6 +45,9 @@ class PromptSet:
     """Things the reader should know: skipped blank lines, dropped duplicates."""
     spec: str | None = None
     """What :func:`load_prompts` was given (a file's path made absolute), to load them again."""
+    protocol: dict[str, Any] | None = None
+    """A benchmark's file: its protocol (``benchmark_prompts.PROTOCOLS``: images per prompt, the
+    judge rule, how a prompt's images are scored); None for other prompts."""
 
     @property
     def version(self) -> str:
@@ -51,15 +58,38 @@ class PromptSet:
 
 def load_prompts(spec: str) -> PromptSet:
     """Prompts from a built-in dataset name or a file (see the module docstring)."""
+    from spatialprobe.synthesis import benchmark_prompts
+
     if spec in builtin_names():
         return replace(_from_dataset(spec), spec=spec)
-    path = Path(spec)
+    benchmark, name = benchmark_prompts.split_spec(spec)
+    path = Path(name)
     if not path.is_file():
         raise DataError(path, None, None, f"no such file (and not a built-in dataset: "
-                                          f"{', '.join(builtin_names())})")
+                                          f"{', '.join(builtin_names())}; a benchmark's file is "
+                                          f"{'|'.join(benchmark_prompts.PROTOCOLS)}:FILE)")
     path = path.resolve()  # recorded in the run's settings: the same file from any directory
-    prompts = _from_jsonl(path) if path.suffix in (".jsonl", ".json") else _from_text(path)
-    return replace(prompts, spec=str(path))
+    jsonl = path.suffix in (".jsonl", ".json")
+    explicit = benchmark is not None
+    if benchmark is None:
+        benchmark = benchmark_prompts.detect(path, next(iter_jsonl(path), (0, {}))[1] if jsonl else None)
+    if benchmark is None:
+        prompts = _from_jsonl(path) if jsonl else _from_text(path)
+        return replace(prompts, spec=str(path))
+    return replace(_from_benchmark(benchmark, path, explicit), spec=f"{benchmark}:{path}")
+
+
+def _from_benchmark(benchmark: str, path: Path, explicit: bool) -> PromptSet:
+    from spatialprobe.synthesis import benchmark_prompts
+
+    lines, blank = ([], []) if benchmark == "geneval" else _text_lines(path)
+    items, notes = benchmark_prompts.read_benchmark(benchmark, path, lines, explicit)
+    if not items:
+        raise DataError(path, None, None, "the file holds no prompts (it is empty or blank)")
+    if blank:
+        notes.insert(0, f"skipped {len(blank)} blank line(s): {_numbers(blank)}")
+    protocol = benchmark_prompts.PROTOCOLS[benchmark]
+    return PromptSet(tuple(items), str(path), protocol["task"], tuple(notes), protocol=dict(protocol))
 
 
 def _from_dataset(name_or_path: str) -> PromptSet:
@@ -119,11 +149,10 @@ def check_meta(record: dict[str, Any], path: Path, line: int) -> None:
         raise DataError(path, line, "unique_id", f"expected a number, got {shown(uid)}")
 
 
-def _from_text(path: Path) -> PromptSet:
-    items: list[PromptItem] = []
-    notes: list[str] = []
+def _text_lines(path: Path) -> tuple[list[tuple[int, str]], list[int]]:
+    """A text file's non-blank lines (number, stripped text) and its blank lines' numbers."""
+    lines: list[tuple[int, str]] = []
     blank: list[int] = []
-    first_line: dict[str, int] = {}  # text -> line it first appears on
     try:
         raw_lines = path.read_bytes().splitlines()
     except OSError as err:
@@ -136,9 +165,19 @@ def _from_text(path: Path) -> PromptSet:
                                                 "line); save the file as UTF-8") from None
         if number == 1:
             text = text.lstrip("\ufeff")
-        if not text:
+        if text:
+            lines.append((number, text))
+        else:
             blank.append(number)
-            continue
+    return lines, blank
+
+
+def _from_text(path: Path) -> PromptSet:
+    items: list[PromptItem] = []
+    notes: list[str] = []
+    first_line: dict[str, int] = {}  # text -> line it first appears on
+    lines, blank = _text_lines(path)
+    for number, text in lines:
         if text in first_line:
             notes.append(f"line {number} repeats line {first_line[text]} ({shown(text)}); dropped")
             continue

@@ -39,7 +39,8 @@ from spatialprobe.synthesis.jobs import Job, JobResult
 MODEL = "shapes (UNTRAINED colour-coded test scenes)"
 REVERSED = {"larger": "smaller", "smaller": "larger", "taller": "shorter", "shorter": "taller",
             "above": "below", "below": "above", "inside": "beside", "beside": "inside",
-            "to the left of": "to the right of", "to the right of": "to the left of"}
+            "to the left of": "to the right of", "to the right of": "to the left of",
+            "left of": "right of", "right of": "left of"}  # posrel2d (benchmark prompt files)
 FAR, NEAR = 0.5, 0.9
 """Disparities (blue channel / 255): depth 2.0 for the farther object, 1.11 for the nearer."""
 
@@ -83,6 +84,7 @@ def layout(relation: str | None, side: int, flip: bool) -> tuple[Box, float, Box
         "to the left of": (px(1, 5, 6, 11), px(9, 5, 15, 11)),
         "to the right of": (px(10, 5, 15, 11), px(1, 5, 7, 11)),
     }
+    boxes["left of"], boxes["right of"] = boxes["to the left of"], boxes["to the right of"]
     box_a, box_b = boxes.get(relation) or boxes["to the left of"]  # beside / no relation
     if relation not in boxes and flip:
         box_a, box_b = mirror(box_a, side), mirror(box_b, side)
