@@ -111,8 +111,8 @@ def image_row(kind: str, row: Mapping[str, Any], file: Path, line: int) -> dict[
             uid, _, index = str(row["key"]).rpartition("_")
             return {"instance_id": uid, "image_index": int(index), "gold": row["rel"],
                     "pred": row["rel"] if row["correct"] else f"not {row['rel']}", "recognized": bool(row["both"])}
-        index = _int(row["image_index"], file, line, "image_index")
-        return {"instance_id": str(row["instance_id"]), "image_index": index,
+        number = _int(row["image_index"], file, line, "image_index")
+        return {"instance_id": str(row["instance_id"]), "image_index": number,
                 "gold": row["gold"], "pred": row["pred"], "recognized": bool(row["recognized"])}
     except KeyError as err:
         raise DataError(file, line, str(err.args[0]), "missing") from None
