@@ -53,8 +53,8 @@ def agreement_heatmaps(groups: Sequence[Mapping[str, Any]], out: Path, text: str
     for row, group in zip(axes, groups, strict=True):
         for ax, what, bounds in ((row[0], "agreement", (0, 100)), (row[1], "kappa", (-1, 1))):
             values = np.array(_matrix(group, what), dtype=float)
-            image = ax.imshow(np.ma.masked_invalid(values), vmin=bounds[0], vmax=bounds[1], cmap="viridis")
-            image.cmap.set_bad("lightgrey")
+            image = ax.imshow(np.ma.masked_invalid(values), vmin=bounds[0], vmax=bounds[1],
+                              cmap=plt.get_cmap("viridis").with_extremes(bad="lightgrey"))
             ticks = range(len(group["judges"]))
             ax.set_xticks(ticks, group["judges"], rotation=45, ha="right", fontsize=7)
             ax.set_yticks(ticks, group["judges"], fontsize=7)
