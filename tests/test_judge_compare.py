@@ -305,3 +305,58 @@ def test_shapes_colour_end_to_end(tmp_path):
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.name in before} == before
     result = invoke("judge", "compare", tmp_path / "vdg", tmp_path / "human", "--on", "label", "--out", out, code=2)
     assert "Error:" in result.output and str(out) in result.output
+
+
+def test_visor_of_shapes_sr2d_images_reads_by_image_and_replays(tmp_path, monkeypatch):
+    from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
+    from spatialprobe.imagestore import ImageStore
+
+    records = [r for r in build_sr2d() if is_spatial(r)][:12]
+    (tmp_path / "sr2d.jsonl").write_text("".join(json.dumps(line) + "\n" for line in prompt_lines(records)))
+    images = tmp_path / "images"
+    invoke("synthesize", "--prompts", tmp_path / "sr2d.jsonl", "--backend", "shapes", "--error-rate", "0.5",
+           "--batch-size", "64", "--out", images)
+    invoke("visor", images, "--detector", "colour", "--out", tmp_path / "visor")
+    made = ImageStore(images).rows()
+    drawn = {(r["prompt_id"], r["image_index"]): r["drawn"] for r in made}
+    flipped = {key: d["reversed"] for key, d in drawn.items()}
+    assert 0 < sum(flipped.values()) < 12  # both verdicts occur (what seed 0 drew)
+    # a hand-made judge that calls exactly the reversed scenes wrong: it agrees with VISOR on every image
+    identity = json.loads((images / "config.json").read_text())["identity"]
+    rows = [{"instance_id": pid, "image_index": index, "gold": d["relation"], "pred": d["drawn_relation"],
+             "recognized": True} for (pid, index), d in drawn.items()]
+    fake_run(tmp_path / "judge", "judge", rows, image_run=str(images), rule="drawn")
+    config = json.loads((tmp_path / "judge" / "config.json").read_text())
+    config["settings"]["source"]["identity"] = identity
+    (tmp_path / "judge" / "config.json").write_text(json.dumps(config))
+    monkeypatch.chdir(tmp_path)  # the default --out: runs/judge-compare-IDENTITY8 here
+    invoke("judge", "compare", "visor", "judge")
+    out = next((tmp_path / "runs").glob("judge-compare-*"))
+    summary = summary_of(out)
+    assert out.name == f"judge-compare-{summary['identity'][:8]}"
+    model = summary["details"]["groups"][0]["model"]
+    assert part(summary, "agreement", f"{model} · visor | judge")["mean"] == 100.0
+    assert part(summary, "kappa", f"{model} · visor | judge")["mean"] == pytest.approx(1.0)
+    assert part(summary, "score", f"{model} · visor")["mean"] == pytest.approx(
+        100 * (12 - sum(flipped.values())) / 12)
+    table = (out / "table.md").read_text()
+    replay = invoke("run", out / "config.json")
+    assert replay.output.rstrip().endswith(f"confirmed: identity {summary['identity'][:12]}")
+    assert (out / "table.md").read_text() == table
+
+
+def test_resampled_kappa_is_scikit_learns_kappa_of_the_repeated_images():
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    from spatialprobe.metrics.agreement import share, weighted_kappa
+
+    rng = np.random.default_rng(3)
+    a, b = rng.integers(0, 3, 40), rng.integers(0, 3, 40)
+    b[:20] = a[:20]
+    weights = np.stack([np.ones(40), rng.integers(0, 4, 40).astype(float)])
+    kappas = weighted_kappa(a, b, weights)
+    for w, value in zip(weights, kappas, strict=True):
+        repeat = w.astype(int)  # a resample is the images repeated as often as they were drawn
+        assert value == pytest.approx(cohen_kappa_score(np.repeat(a, repeat), np.repeat(b, repeat)))
+    assert share(a == b, weights)[1] == pytest.approx(100 * np.mean(np.repeat(a == b, weights[1].astype(int))))
