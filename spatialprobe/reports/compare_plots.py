@@ -5,6 +5,7 @@ carries a caption saying what produced it."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ def agreement_heatmaps(groups: Sequence[Mapping[str, Any]], out: Path, text: str
     import matplotlib.pyplot as plt
     import numpy as np
 
-    side = max(3.2, 0.55 * max(len(g["judges"]) for g in groups) + 1.8)
+    side = max(4.0, 0.55 * max(len(g["judges"]) for g in groups) + 2.4)
     fig, axes = plt.subplots(len(groups), 2, figsize=(2 * side, side * len(groups)), squeeze=False)
     for row, group in zip(axes, groups, strict=True):
         for ax, what, bounds in ((row[0], "agreement", (0, 100)), (row[1], "kappa", (-1, 1))):
@@ -62,7 +63,8 @@ def agreement_heatmaps(groups: Sequence[Mapping[str, Any]], out: Path, text: str
                 ax.text(j, i, "n/a" if np.isnan(v) else (f"{v:.0f}" if what == "agreement" else f"{v:.2f}"),
                         ha="center", va="center", fontsize=7,
                         color="white" if v < bounds[0] + (bounds[1] - bounds[0]) / 2 else "black")
-            ax.set_title(f"{group['model']}: {'agreement (%)' if what == 'agreement' else 'Cohen’s κ'}", fontsize=9)
+            name = textwrap.fill(group["model"], 50)
+            ax.set_title(f"{name}\n{'agreement (%)' if what == 'agreement' else 'Cohen’s κ'}", fontsize=8)
             fig.colorbar(image, ax=ax, fraction=0.046)
     return _save(fig, out, text)
 
