@@ -360,3 +360,14 @@ def test_resampled_kappa_is_scikit_learns_kappa_of_the_repeated_images():
         repeat = w.astype(int)  # a resample is the images repeated as often as they were drawn
         assert value == pytest.approx(cohen_kappa_score(np.repeat(a, repeat), np.repeat(b, repeat)))
     assert share(a == b, weights)[1] == pytest.approx(100 * np.mean(np.repeat(a == b, weights[1].astype(int))))
+
+
+def test_judge_compare_is_a_runkind_with_typed_settings():
+    import dataclasses
+
+    from spatialprobe import registry
+    from spatialprobe.runner import RunKind
+
+    cls = registry.lookup("run-kind", "judge-compare")
+    assert issubclass(cls, RunKind) and cls.kind == "judge-compare" and dataclasses.is_dataclass(cls.Settings)
+    assert "from_spec" not in vars(cls) and {"from_settings", "resolved"} <= set(vars(cls))
