@@ -133,6 +133,18 @@ def test_kappa_is_undefined_not_nan_when_both_judges_give_one_answer(tmp_path):
     assert f"| 100.0 [100.0, 100.0] | undefined ({why}) |" in (tmp_path / "cmp" / "table.md").read_text()
 
 
+def test_one_judge_with_one_answer_gets_kappa_zero_and_a_note(tmp_path):
+    a, b = verdict_judges(tmp_path, [(True, True)] * 3 + [(True, False)] * 2)
+    invoke("judge", "compare", a, b, "--out", tmp_path / "cmp")
+    summary = summary_of(tmp_path / "cmp")
+    # p_o = 3/5 = p_e (A always right): kappa 0, defined
+    assert part(summary, "kappa", "m:a · judge rule=a | judge rule=b")["mean"] == 0.0
+    note = "judge rule=a answers 'True' for every image, so kappa is 0 whatever the other judge says"
+    assert summary["details"]["groups"][0]["kappa"]["judge rule=a | judge rule=b"]["note"] == note
+    assert "| 60.0 [" in (tmp_path / "cmp" / "table.md").read_text()
+    assert f"] ({note}) |" in (tmp_path / "cmp" / "table.md").read_text()
+
+
 def human_rows(golds, answers_by_annotator):
     """A human run's rows: one per annotator and image (None: unanswered, guessed 'below')."""
     return [{"annotator": name, "item": f"p{i}#0", "obj_a": "a", "obj_b": "b", "gold": g, "answer": ans,

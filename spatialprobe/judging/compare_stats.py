@@ -97,6 +97,9 @@ def group_stats(rows: Mapping[str, Mapping[Key, Mapping[str, Any]]], keys: Seque
         entry["value"] = None if value_ is None else round(value_, 6)
         if why:
             entry.update(ci=None, undefined=why)
+        note = A.one_answer_note(answers[a], answers[b], (a, b))
+        if note:
+            entry["note"] = note
         out["kappa"][f"{a} | {b}"] = entry
     if people:
         out["vs_people"] = {}

@@ -23,7 +23,8 @@ def cell(entry: Mapping[str, Any] | None, digits: int = 1) -> str:
         return "–"
     ci = entry.get("ci")
     bounds = f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else " [–]"
-    return f"{entry['value']:.{digits}f}{bounds}"
+    note = f" ({entry['note']})" if entry.get("note") else ""
+    return f"{entry['value']:.{digits}f}{bounds}{note}"
 
 
 def _row(cells: Sequence[str]) -> str:

@@ -63,6 +63,15 @@ def kappa(a: Sequence[Any], b: Sequence[Any], names: tuple[str, str]) -> tuple[f
     return float(cohen_kappa_score([str(v) for v in a], [str(v) for v in b])), None
 
 
+def one_answer_note(a: Sequence[Any], b: Sequence[Any], names: tuple[str, str]) -> str | None:
+    """Where exactly one judge gives one answer throughout, kappa is 0 whatever the other says
+    (defined, but it measures nothing about that judge): said beside it."""
+    only = [(name, one_answer(x)) for name, x in zip(names, (a, b), strict=True) if x and one_answer(x) is not None]
+    if len(only) != 1:
+        return None
+    return f"{only[0][0]} answers {only[0][1]!r} for every image, so kappa is 0 whatever the other judge says"
+
+
 def kendall(x: Sequence[float], y: Sequence[float], names: tuple[str, str]) -> tuple[float | None, str | None]:
     """(Kendall's tau-b of two judges' scores of the same models, None), or (None, why not)."""
     from scipy.stats import kendalltau
