@@ -158,6 +158,8 @@ register("run-kind", "judge", "spatialprobe.judging.box:JudgeRun",
          "ISM (Box): detector + depth + rule on an image run's images")
 register("run-kind", "human", "spatialprobe.judging.human:HumanRun",
          "ISM (Human): annotators' answer files scored against gold, Cohen's kappa")
+register("run-kind", "judge-compare", "spatialprobe.judging.compare:JudgeCompareRun",
+         "judge compare: judgements of the same images side by side (agreement, kappa, vs people, ranking)")
 register("run-kind", "visor", "spatialprobe.judging.visor:VisorRun",
          "VISOR: OA, VISOR, VISOR_cond, VISOR_1..N of an SR2D image run or released detections")
 register("run-kind", "qa", "spatialprobe.benchmarks.qa:QARun",

@@ -269,5 +269,8 @@ def visor(
 
 
 def register(app: typer.Typer) -> None:
+    from spatialprobe.commands.compare import compare
+
+    judge_app.command("compare")(compare)
     app.add_typer(judge_app, name="judge")
     app.command("visor")(hub_model_options(visor))
