@@ -156,7 +156,7 @@ def _make_task_command(task: str):
     def command(
         run: Path = typer.Argument(..., help="Image run directory (written by spatialprobe synthesize)."),
         out: Path | None = typer.Option(None, "--out", help="Judge run directory [runs/judge-TASK-DETECTOR-ID]."),
-        detector: str = typer.Option("owlvit", "--detector", help="Registered detector (spatialprobe ls)."),
+        detector: str | None = typer.Option(None, "--detector", help="Registered detector (spatialprobe ls) [owlvit]."),
         detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
         detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
         threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Detector score threshold."),
@@ -165,10 +165,15 @@ def _make_task_command(task: str):
         depth_arg: list[str] = typer.Option([], "--depth-arg", help="size, height: extra depth argument key=value."),
         depth_region: str | None = typer.Option(None, "--depth-region", help="size, height: pixels a box's mean "
                                                 "depth averages: release (int()-truncated box) or covered [release]."),
-        rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge [vdg]."),
+        rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge [vdg]; "
+                                        "any task: vqa (a multimodal LLM, --judge-model)."),
         rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule argument key=value (JSON value); "
                                            "geneval: confidence_threshold=0.3 is the cut of its position score."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unrecognized images."),
+        seed: int | None = typer.Option(None, "--seed", help="Seed of the guesses for unrecognized images [0]."),
+        judge_model: str | None = typer.Option(None, "--judge-model", help="--rule vqa: the multimodal LLM "
+                                               "(hf-mllm checkpoint id or directory)."),
+        judge_arg: list[str] = typer.Option([], "--judge-arg", help="--rule vqa: hf-mllm argument key=value "
+                                            "(precision, device_map, prompt_cache)."),
         batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per model batch."),
         gallery: bool = typer.Option(True, "--gallery/--no-gallery", help="Also write gallery.html."),
         device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
@@ -176,9 +181,17 @@ def _make_task_command(task: str):
                                           "remain when some files are gone (recorded in the run)."),
         partial: bool = PARTIAL,
     ) -> None:
-        _run(task, run, out, gallery, detector=detector, detector_model=detector_model,
+        from spatialprobe.commands import judge_vqa
+
+        if judge_vqa.wants_vqa(rule, judge_model, judge_arg):
+            judge_vqa.refuse_box_options(dict(zip(judge_vqa.BOX_ONLY, (
+                detector, detector_model, detector_arg, threshold, depth, depth_model, depth_arg,
+                depth_region, rule_arg, seed), strict=True)))
+            return judge_vqa.run_vqa_judge(task, run, out, judge_model, judge_arg, batch_size, device,
+                                           skip_missing, partial)
+        _run(task, run, out, gallery, detector=detector or "owlvit", detector_model=detector_model,
              detector_arg=detector_arg, threshold=threshold, depth=depth, depth_model=depth_model,
-             depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed, batch_size=batch_size,
+             depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed or 0, batch_size=batch_size,
              device=device, skip_missing=skip_missing, depth_region=depth_region, partial=partial)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "

@@ -1,0 +1,79 @@
+"""``judge TASK RUN --rule vqa --judge-model M`` and ``visor RUN --rule vqa --judge-model M``: the
+option checks and runs of the VQA judge (the box judge's options are refused, one sentence)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from spatialprobe.commands.errors import fail, require_run_dir, warn
+
+VQA = "vqa"
+BOX_ONLY = ("--detector", "--detector-model", "--detector-arg", "--threshold", "--depth", "--depth-model",
+            "--depth-arg", "--depth-region", "--rule-arg", "--seed")
+"""Options of the box judge (detector, depth, rule arguments, the seed of its guesses)."""
+RUNTIME_ARGS = ("device", "batch_size")
+
+
+def wants_vqa(rule: str | None, judge_model: str | None, judge_arg: list[str]) -> bool:
+    """Whether a judge command is the VQA judge's; ``--judge-model``/``--judge-arg`` without
+    ``--rule vqa`` is refused."""
+    if rule != VQA and (judge_model or judge_arg):
+        fail("--judge-model and --judge-arg apply to --rule vqa only (a multimodal LLM judge).")
+    return rule == VQA
+
+
+def refuse_box_options(given: Mapping[str, Any], what: str = "--rule vqa") -> None:
+    """One sentence naming the box-judge options given with the VQA judge."""
+    named = [name for name, value in given.items() if value not in (None, [], False)]
+    if named:
+        verb = "applies" if len(named) == 1 else "apply"
+        fail(f"{', '.join(named)} {verb} to the box judge only; {what} asks a multimodal LLM "
+             "(--judge-model) and reads no boxes.")
+
+
+def judge_spec(judge_model: str | None, judge_arg: list[str]):
+    """The ``hf-mllm`` spec of ``--judge-model`` and ``--judge-arg`` (runtime keys refused)."""
+    from spatialprobe.commands.judge import _spec
+
+    if not judge_model:
+        fail("--rule vqa needs --judge-model (a multimodal LLM: checkpoint id or directory).")
+    spec = _spec("hf-mllm", judge_model, judge_arg)
+    runtime = [k for k in RUNTIME_ARGS if k in spec.args]
+    if runtime:
+        fail(f"--judge-arg {runtime[0]} is set by --{runtime[0].replace('_', '-')}, not --judge-arg.")
+    return spec
+
+
+def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | None, judge_arg: list[str],
+                  batch_size: int, device: str, skip_missing: bool, partial: bool) -> None:
+    """``judge TASK RUN --rule vqa``: the ``vqa-judge`` run kind, its table printed."""
+    from rich.progress import Progress
+
+    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
+    from spatialprobe.judging.box import unscorable_note
+    from spatialprobe.judging.vqa import VqaJudgeRun
+    from spatialprobe.reports.tables import print_table
+    from spatialprobe.runner import execute
+    from spatialprobe.runner.folders import DefaultRunDir
+
+    require_image_run(run)
+    spec = judge_spec(judge_model, judge_arg)
+    require_run_dir(out)
+    target = out or DefaultRunDir(task, VQA, spec.args["model"])
+    with user_errors(), Progress(transient=True) as bar:
+        kind = VqaJudgeRun(str(run), task, spec, device=device, batch_size=batch_size,
+                           skip_missing=skip_missing, partial=partial)
+        if kind.unscorable:
+            warn(unscorable_note(kind.unscorable, task))
+        job = bar.add_task(f"asking {task} claims", total=len(kind.images))
+        summary = execute(kind, target, lambda done, total: bar.update(job, completed=done, total=total))
+    folder = Path(target)
+    warn_skipped(summary["details"], "judged")
+    print_table((folder / "table.md").read_text(encoding="utf-8"))
+    m = summary["metrics"]
+    typer.echo(f"wrote {folder} (claims affirmed {m['accuracy']['mean']:.1f}%, "
+               f"Soft-TIFA {m['soft_tifa']['mean']:.1f}%)")
