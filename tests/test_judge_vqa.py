@@ -205,3 +205,61 @@ def test_options_that_do_not_apply_are_refused(images, tmp_path, args, sentence)
     result = invoke("judge", "posrel", images, *args, "--out", out, code=2)
     assert sentence in " ".join(result.output.split())
     assert not out.exists()
+
+
+# ---- VISOR read by the VQA judge --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def no_model(tmp_path_factory):
+    from mllm_helpers import bias_toward
+
+    return _edited(tmp_path_factory.mktemp("no"),
+                   lambda model, _: bias_toward(model, first_tokens(LLAVA, "No"), constant=0.3))
+
+
+@pytest.fixture(scope="module")
+def sr2d_images(tmp_path_factory):
+    """8 spatial SR2D prompts (every 50th of the first 400), one shapes image each."""
+    from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
+    from spatialprobe.synthesis import load_prompts, synthesize
+
+    records = [r for r in build_sr2d() if is_spatial(r)][:400:50]
+    folder = tmp_path_factory.mktemp("sr2d")
+    path = folder / "sr2d.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in prompt_lines(records)), encoding="utf-8")
+    synthesize(load_prompts(str(path)), folder / "images", "shapes", {"size": 64, "device": "cpu",
+               "precision": "auto"}, images_per_prompt=1, batch_size=16)
+    return folder / "images", records
+
+
+@pytest.mark.parametrize("bias,score", [("yes", 100.0), ("no", 0.0)])
+def test_visor_rule_vqa_scores_the_judges_answers(sr2d_images, yes_model, no_model, tmp_path, bias, score):
+    images, records = sr2d_images
+    model = {"yes": yes_model, "no": no_model}[bias]
+    out = tmp_path / "visor"
+    invoke("visor", images, "--rule", "vqa", "--judge-model", model, "--device", "cpu", "--out", out)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    m = summary["metrics"]
+    assert summary["kind"] == "vqa-visor" and m["VISOR"]["n"] == len(records) == 8
+    for name in ("OA", "VISOR", "object_accuracy_A", "object_accuracy_B"):
+        assert m[name]["mean"] == score
+    assert m["VISOR_cond"]["mean"] == (100.0 if bias == "yes" else None)  # no image with both objects
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").open(encoding="utf-8")]
+    first = records[0]
+    a, b = first["obj_1_attributes"][0], first["obj_2_attributes"][0]
+    assert rows[0]["questions"][2] == f"Is the {a} {first['rel_type']} the {b}? Answer yes or no."
+    assert rows[0]["questions"][0].startswith("Is there a") and rows[0]["answers"] == [bias] * 3
+    assert not (out / "detections.json").exists()
+
+
+@pytest.mark.parametrize("args,sentence", [
+    (("--rule", "vqa", "--judge-model", "m", "--detector", "colour"),
+     "--detector applies to the box judge only; --rule vqa asks a multimodal LLM"),
+    (("--rule", "geneval"), "visor --rule takes vqa only, not 'geneval'"),
+    (("--judge-model", "m"), "--judge-model and --judge-arg apply to --rule vqa only"),
+])
+def test_visor_options_that_do_not_apply_are_refused(sr2d_images, tmp_path, args, sentence):
+    out = tmp_path / "visor"
+    result = invoke("visor", sr2d_images[0], *args, "--out", out, code=2)
+    assert sentence in " ".join(result.output.split())
+    assert not out.exists()

@@ -236,8 +236,21 @@ def visor(
     device: str | None = typer.Option(None, "--device", help="RUN: auto, cpu or cuda [auto]."),
     partial: bool = PARTIAL,
     skip_missing: bool = SKIP_MISSING,
+    rule: str | None = typer.Option(None, "--rule", help="vqa: a multimodal LLM asked whether each object "
+                                    "is there and the relation holds, instead of a detector."),
+    judge_model: str | None = typer.Option(None, "--judge-model", help="--rule vqa: the multimodal LLM "
+                                           "(hf-mllm checkpoint id or directory)."),
+    judge_arg: list[str] = typer.Option([], "--judge-arg", help="--rule vqa: hf-mllm argument key=value."),
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
+    from spatialprobe.commands import judge_vqa
+
+    if judge_vqa.visor_wants_vqa(rule, judge_model, judge_arg):
+        judge_vqa.refuse_box_options({"--detections": detections, "--detector": detector,
+                                      "--detector-model": detector_model, "--detector-arg": detector_arg,
+                                      "--threshold": threshold})
+        return judge_vqa.run_vqa_visor(run, prompts, out, judge_model, judge_arg, batch_size or 8,
+                                       device or "auto", partial, skip_missing)
     from spatialprobe.judging.visor import VisorRun
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute

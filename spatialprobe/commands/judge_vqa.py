@@ -26,6 +26,14 @@ def wants_vqa(rule: str | None, judge_model: str | None, judge_arg: list[str]) -
     return rule == VQA
 
 
+def visor_wants_vqa(rule: str | None, judge_model: str | None, judge_arg: list[str]) -> bool:
+    """``visor --rule`` takes ``vqa`` only (VISOR's own rule is the centroid sign of boxes)."""
+    if rule not in (None, VQA):
+        fail(f"visor --rule takes vqa only, not {rule!r} (VISOR's own rule, the sign of the "
+             "centroids' difference, needs no --rule).")
+    return wants_vqa(rule, judge_model, judge_arg)
+
+
 def refuse_box_options(given: Mapping[str, Any], what: str = "--rule vqa") -> None:
     """One sentence naming the box-judge options given with the VQA judge."""
     named = [name for name, value in given.items() if value not in (None, [], False)]
@@ -77,3 +85,31 @@ def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | Non
     m = summary["metrics"]
     typer.echo(f"wrote {folder} (claims affirmed {m['accuracy']['mean']:.1f}%, "
                f"Soft-TIFA {m['soft_tifa']['mean']:.1f}%)")
+
+
+def run_vqa_visor(run: Path | None, prompts: Path | None, out: Path | None, judge_model: str | None,
+                  judge_arg: list[str], batch_size: int, device: str, partial: bool, skip_missing: bool) -> None:
+    """``visor RUN --rule vqa``: the ``vqa-visor`` run kind, its table printed."""
+    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
+    from spatialprobe.judging.vqa_visor import VqaVisorRun
+    from spatialprobe.reports.tables import print_table
+    from spatialprobe.runner import execute
+    from spatialprobe.runner.folders import DefaultRunDir
+
+    if run is None:
+        fail("visor --rule vqa needs an image RUN (a released detection file holds no images to ask about).")
+    require_image_run(run)
+    spec = judge_spec(judge_model, judge_arg)
+    require_run_dir(out)
+    target = out or DefaultRunDir(VQA, spec.args["model"])
+    with user_errors():
+        kind = VqaVisorRun(run, spec, prompts=prompts, batch_size=batch_size, device=device, partial=partial,
+                           skip_missing=skip_missing)
+        if kind.skipped:
+            warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts; left out, counted in "
+                 "summary.json as non_spatial_skipped.")
+        summary = execute(kind, target)
+    folder = Path(target)
+    warn_skipped(summary["details"], "scored")
+    print_table((folder / "table.md").read_text(encoding="utf-8"))
+    typer.echo(f"wrote {folder}")
