@@ -190,6 +190,40 @@ def test_cli_rule_vqa_writes_the_run_and_resumes_unchanged(images, yes_model, tm
     assert json.loads((out / "config.json").read_text(encoding="utf-8"))["identity"] == config["identity"]
 
 
+def test_replay_gives_the_same_rows_and_another_judge_model_is_refused(images, yes_model, blind_model, tmp_path):
+    out = tmp_path / "judge"
+    invoke("judge", "posrel", images, "--rule", "vqa", "--judge-model", yes_model, "--device", "cpu", "--out", out)
+    replay = tmp_path / "replay"
+    invoke("run", out / "config.json", "--out", replay)
+    assert (replay / "predictions.jsonl").read_bytes() == (out / "predictions.jsonl").read_bytes()
+    def kept():  # the lock file records the process holding the folder
+        return {p.name: p.read_bytes() for p in out.iterdir() if p.name != "run.lock"}
+
+    before = kept()
+    result = invoke("judge", "posrel", images, "--rule", "vqa", "--judge-model", blind_model, "--device", "cpu",
+                    "--out", out, code=2)
+    assert (f"already holds another run (the judge model: '{yes_model}' -> '{blind_model}'; settings that "
+            f"differ: judge.args.model: '{yes_model}' -> '{blind_model}')") in " ".join(result.output.split())
+    assert kept() == before
+
+
+def test_size_claims_are_asked_too(yes_model, tmp_path):
+    from spatialprobe.synthesis import load_prompts, synthesize
+
+    prompts = load_prompts("size")
+    prompts = dataclasses.replace(prompts, items=prompts.items[::100])
+    synthesize(prompts, tmp_path / "images", "shapes", {"size": 64, "device": "cpu", "precision": "auto"},
+               images_per_prompt=1, batch_size=16)
+    out = tmp_path / "judge"
+    invoke("judge", "size", tmp_path / "images", "--rule", "vqa", "--judge-model", yes_model, "--device", "cpu",
+           "--out", out)
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").open(encoding="utf-8")]
+    assert len(rows) == len(prompts.items) and [r["answer"] for r in rows] == ["yes"] * len(rows)
+    first = prompts.items[0].meta
+    claim = f"Is the {first['obj_a']} {first['label']} than the {first['obj_b']}?"
+    assert rows[0]["question"] == f"{claim} Answer yes or no."
+
+
 @pytest.mark.parametrize("args,sentence", [
     (("--rule", "vqa", "--judge-model", "m", "--detector", "colour"),
      "--detector applies to the box judge only; --rule vqa asks a multimodal LLM (--judge-model) and reads no boxes."),
