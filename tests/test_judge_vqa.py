@@ -70,13 +70,17 @@ def _edited(directory: Path, edit) -> Path:
     return directory
 
 
-@pytest.fixture(scope="module")
-def yes_model(tmp_path_factory):
-    """"Yes" wins at every position, by a margin that leaves the other tokens some mass."""
+def _biased(tmp_path_factory, word: str) -> Path:
+    """``word`` wins at every position, by a margin that leaves the other tokens some mass."""
     from mllm_helpers import bias_toward
 
-    return _edited(tmp_path_factory.mktemp("yes"),
-                   lambda model, _: bias_toward(model, first_tokens(LLAVA, "Yes"), constant=0.3))
+    return _edited(tmp_path_factory.mktemp(word),
+                   lambda model, _: bias_toward(model, first_tokens(LLAVA, word), constant=0.3))
+
+
+@pytest.fixture(scope="module")
+def yes_model(tmp_path_factory):
+    return _biased(tmp_path_factory, "Yes")
 
 
 @pytest.fixture(scope="module")
@@ -245,10 +249,7 @@ def test_options_that_do_not_apply_are_refused(images, tmp_path, args, sentence)
 
 @pytest.fixture(scope="module")
 def no_model(tmp_path_factory):
-    from mllm_helpers import bias_toward
-
-    return _edited(tmp_path_factory.mktemp("no"),
-                   lambda model, _: bias_toward(model, first_tokens(LLAVA, "No"), constant=0.3))
+    return _biased(tmp_path_factory, "No")
 
 
 @pytest.fixture(scope="module")

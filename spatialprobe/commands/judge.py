@@ -116,29 +116,38 @@ def _check_benchmark_args(rule: str, rule_args: dict) -> None:
 
 
 def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> None:
-    from rich.progress import Progress
-
-    from spatialprobe.judging.box import JudgeRun, unscorable_note
-    from spatialprobe.reports.tables import print_table
-    from spatialprobe.runner import execute
+    from spatialprobe.judging.box import JudgeRun
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
     cfg = _judge_config(task, **options)
     require_run_dir(out)
     target = out or DefaultRunDir(task, cfg.detector.name, cfg.depth.name if cfg.depth else None)
+    summary, out = execute_judging(lambda: JudgeRun(str(run), cfg, gallery=gallery), target, task)
+    if gallery:
+        typer.echo(f"gallery: {out / 'gallery.html'}")
+    typer.echo(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
+
+
+def execute_judging(make_kind, target, task: str, verb: str = "judging") -> tuple[dict, Path]:
+    """Build a judge kind (``make_kind()``), name the prompts it leaves out, run it with a
+    progress bar and print its table: (summary, run folder)."""
+    from rich.progress import Progress
+
+    from spatialprobe.judging.box import unscorable_note
+    from spatialprobe.reports.tables import print_table
+    from spatialprobe.runner import execute
+
     with user_errors(), Progress(transient=True) as bar:
-        kind = JudgeRun(str(run), cfg, gallery=gallery)
+        kind = make_kind()
         if kind.unscorable:  # never a silent skip: name the prompts left out, and why
             warn(unscorable_note(kind.unscorable, task))
-        job = bar.add_task(f"judging {task}", total=len(kind.images))
+        job = bar.add_task(f"{verb} {task}", total=len(kind.images))
         summary = execute(kind, target, lambda done, total: bar.update(job, completed=done, total=total))
     out = Path(target)
     warn_skipped(summary["details"], "judged")
     print_table((out / "table.md").read_text(encoding="utf-8"))
-    if gallery:
-        typer.echo(f"gallery: {out / 'gallery.html'}")
-    typer.echo(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
+    return summary, out
 
 
 def warn_skipped(details: dict, verb: str) -> None:

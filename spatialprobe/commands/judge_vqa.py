@@ -59,29 +59,17 @@ def judge_spec(judge_model: str | None, judge_arg: list[str]):
 def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | None, judge_arg: list[str],
                   batch_size: int, device: str, skip_missing: bool, partial: bool) -> None:
     """``judge TASK RUN --rule vqa``: the ``vqa-judge`` run kind, its table printed."""
-    from rich.progress import Progress
-
-    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
-    from spatialprobe.judging.box import unscorable_note
+    from spatialprobe.commands.judge import execute_judging, require_image_run
     from spatialprobe.judging.vqa import VqaJudgeRun
-    from spatialprobe.reports.tables import print_table
-    from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
     spec = judge_spec(judge_model, judge_arg)
     require_run_dir(out)
     target = out or DefaultRunDir(task, VQA, spec.args["model"])
-    with user_errors(), Progress(transient=True) as bar:
-        kind = VqaJudgeRun(str(run), task, spec, device=device, batch_size=batch_size,
-                           skip_missing=skip_missing, partial=partial)
-        if kind.unscorable:
-            warn(unscorable_note(kind.unscorable, task))
-        job = bar.add_task(f"asking {task} claims", total=len(kind.images))
-        summary = execute(kind, target, lambda done, total: bar.update(job, completed=done, total=total))
-    folder = Path(target)
-    warn_skipped(summary["details"], "judged")
-    print_table((folder / "table.md").read_text(encoding="utf-8"))
+    summary, folder = execute_judging(lambda: VqaJudgeRun(str(run), task, spec, device=device, batch_size=batch_size,
+                                                          skip_missing=skip_missing, partial=partial),
+                                      target, task, "asking the claims of")
     m = summary["metrics"]
     typer.echo(f"wrote {folder} (claims affirmed {m['accuracy']['mean']:.1f}%, "
                f"Soft-TIFA {m['soft_tifa']['mean']:.1f}%)")
