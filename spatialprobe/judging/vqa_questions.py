@@ -4,7 +4,9 @@
   relation (``Is the {a} above the {b}?``), one for an object's presence (``Is there {a} in the
   image?``, VISOR's object accuracy), and a suffix (``Answer yes or no.``) after a space.
 * **The answer's probability mass** is read as Soft-TIFA reads it (GenEval 2,
-  facebookresearch/GenEval2 ``evaluation.py``, ``send_message_with_image``): the softmax of the
+  facebookresearch/GenEval2; its code read in the fork Yiran-SUSTech/GenEval2-Yiran,
+  ``evaluation.py`` @539b1c54 ``LocalVQAJudge.send_message_with_image``, ``benchmark_schema.py``
+  @b226ce91 ``YES_VARIANTS``): the softmax of the
   logits of the first token the model would write after the chat template's generation prompt,
   summed over the tokens of the answer's variants (``Yes``, ``yes``, `` Yes``, `` yes`` and the
   same for no: its ``YES_VARIANTS``/``NO_VARIANTS``). A variant counts through its first token
