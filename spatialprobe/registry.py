@@ -162,6 +162,10 @@ register("run-kind", "judge-compare", "spatialprobe.judging.compare:JudgeCompare
          "judge compare: judgements of the same images side by side (agreement, kappa, vs people, ranking)")
 register("run-kind", "visor", "spatialprobe.judging.visor:VisorRun",
          "VISOR: OA, VISOR, VISOR_cond, VISOR_1..N of an SR2D image run or released detections")
+register("run-kind", "vqa-judge", "spatialprobe.judging.vqa:VqaJudgeRun",
+         "VQA judge: a multimodal LLM asked each image's claim, Soft-TIFA and hard yes/no scores")
+register("run-kind", "vqa-visor", "spatialprobe.judging.vqa_visor:VqaVisorRun",
+         "VISOR with a multimodal LLM asked whether each object is there and the relation holds")
 register("run-kind", "qa", "spatialprobe.benchmarks.qa:QARun",
          "yes/no questions answered from text (T5/UnifiedQA) or synthesized images (ViLT/BLIP VQA)")
 register("run-kind", "vsr", "spatialprobe.benchmarks.vsr:VSRRun",

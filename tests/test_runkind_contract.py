@@ -13,7 +13,8 @@ from spatialprobe.cli import app
 from spatialprobe.runner import RunKind, RunSpec
 from spatialprobe.runner.settings import from_config, to_spec
 
-KINDS = ("probe", "synthesize", "judge", "human", "visor", "qa", "vsr", "spatialmqa", "vsr-train")
+KINDS = ("probe", "synthesize", "judge", "human", "visor", "qa", "vsr", "spatialmqa", "vsr-train",
+         "vqa-judge", "vqa-visor")
 
 
 def invoke(*args):

@@ -116,29 +116,38 @@ def _check_benchmark_args(rule: str, rule_args: dict) -> None:
 
 
 def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> None:
-    from rich.progress import Progress
-
-    from spatialprobe.judging.box import JudgeRun, unscorable_note
-    from spatialprobe.reports.tables import print_table
-    from spatialprobe.runner import execute
+    from spatialprobe.judging.box import JudgeRun
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
     cfg = _judge_config(task, **options)
     require_run_dir(out)
     target = out or DefaultRunDir(task, cfg.detector.name, cfg.depth.name if cfg.depth else None)
+    summary, out = execute_judging(lambda: JudgeRun(str(run), cfg, gallery=gallery), target, task)
+    if gallery:
+        typer.echo(f"gallery: {out / 'gallery.html'}")
+    typer.echo(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
+
+
+def execute_judging(make_kind, target, task: str, verb: str = "judging") -> tuple[dict, Path]:
+    """Build a judge kind (``make_kind()``), name the prompts it leaves out, run it with a
+    progress bar and print its table: (summary, run folder)."""
+    from rich.progress import Progress
+
+    from spatialprobe.judging.box import unscorable_note
+    from spatialprobe.reports.tables import print_table
+    from spatialprobe.runner import execute
+
     with user_errors(), Progress(transient=True) as bar:
-        kind = JudgeRun(str(run), cfg, gallery=gallery)
+        kind = make_kind()
         if kind.unscorable:  # never a silent skip: name the prompts left out, and why
             warn(unscorable_note(kind.unscorable, task))
-        job = bar.add_task(f"judging {task}", total=len(kind.images))
+        job = bar.add_task(f"{verb} {task}", total=len(kind.images))
         summary = execute(kind, target, lambda done, total: bar.update(job, completed=done, total=total))
     out = Path(target)
     warn_skipped(summary["details"], "judged")
     print_table((out / "table.md").read_text(encoding="utf-8"))
-    if gallery:
-        typer.echo(f"gallery: {out / 'gallery.html'}")
-    typer.echo(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
+    return summary, out
 
 
 def warn_skipped(details: dict, verb: str) -> None:
@@ -156,7 +165,7 @@ def _make_task_command(task: str):
     def command(
         run: Path = typer.Argument(..., help="Image run directory (written by spatialprobe synthesize)."),
         out: Path | None = typer.Option(None, "--out", help="Judge run directory [runs/judge-TASK-DETECTOR-ID]."),
-        detector: str = typer.Option("owlvit", "--detector", help="Registered detector (spatialprobe ls)."),
+        detector: str | None = typer.Option(None, "--detector", help="Registered detector (spatialprobe ls) [owlvit]."),
         detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
         detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
         threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Detector score threshold."),
@@ -165,10 +174,15 @@ def _make_task_command(task: str):
         depth_arg: list[str] = typer.Option([], "--depth-arg", help="size, height: extra depth argument key=value."),
         depth_region: str | None = typer.Option(None, "--depth-region", help="size, height: pixels a box's mean "
                                                 "depth averages: release (int()-truncated box) or covered [release]."),
-        rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge [vdg]."),
+        rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge [vdg]; "
+                                        "any task: vqa (a multimodal LLM, --judge-model)."),
         rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule argument key=value (JSON value); "
                                            "geneval: confidence_threshold=0.3 is the cut of its position score."),
-        seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unrecognized images."),
+        seed: int | None = typer.Option(None, "--seed", help="Seed of the guesses for unrecognized images [0]."),
+        judge_model: str | None = typer.Option(None, "--judge-model", help="--rule vqa: the multimodal LLM "
+                                               "(hf-mllm checkpoint id or directory)."),
+        judge_arg: list[str] = typer.Option([], "--judge-arg", help="--rule vqa: hf-mllm argument key=value "
+                                            "(precision, device_map, prompt_cache)."),
         batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per model batch."),
         gallery: bool = typer.Option(True, "--gallery/--no-gallery", help="Also write gallery.html."),
         device: str = typer.Option("auto", "--device", help="auto, cpu or cuda (float16 autocast)."),
@@ -176,9 +190,17 @@ def _make_task_command(task: str):
                                           "remain when some files are gone (recorded in the run)."),
         partial: bool = PARTIAL,
     ) -> None:
-        _run(task, run, out, gallery, detector=detector, detector_model=detector_model,
+        from spatialprobe.commands import judge_vqa
+
+        if judge_vqa.wants_vqa(rule, judge_model, judge_arg):
+            judge_vqa.refuse_box_options(dict(zip(judge_vqa.BOX_ONLY, (
+                detector, detector_model, detector_arg, threshold, depth, depth_model, depth_arg,
+                depth_region, rule_arg, seed), strict=True)))
+            return judge_vqa.run_vqa_judge(task, run, out, judge_model, judge_arg, batch_size, device,
+                                           skip_missing, partial)
+        _run(task, run, out, gallery, detector=detector or "owlvit", detector_model=detector_model,
              detector_arg=detector_arg, threshold=threshold, depth=depth, depth_model=depth_model,
-             depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed, batch_size=batch_size,
+             depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed or 0, batch_size=batch_size,
              device=device, skip_missing=skip_missing, depth_region=depth_region, partial=partial)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
@@ -223,8 +245,21 @@ def visor(
     device: str | None = typer.Option(None, "--device", help="RUN: auto, cpu or cuda [auto]."),
     partial: bool = PARTIAL,
     skip_missing: bool = SKIP_MISSING,
+    rule: str | None = typer.Option(None, "--rule", help="vqa: a multimodal LLM asked whether each object "
+                                    "is there and the relation holds, instead of a detector."),
+    judge_model: str | None = typer.Option(None, "--judge-model", help="--rule vqa: the multimodal LLM "
+                                           "(hf-mllm checkpoint id or directory)."),
+    judge_arg: list[str] = typer.Option([], "--judge-arg", help="--rule vqa: hf-mllm argument key=value."),
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
+    from spatialprobe.commands import judge_vqa
+
+    if judge_vqa.visor_wants_vqa(rule, judge_model, judge_arg):
+        judge_vqa.refuse_box_options({"--detections": detections, "--detector": detector,
+                                      "--detector-model": detector_model, "--detector-arg": detector_arg,
+                                      "--threshold": threshold})
+        return judge_vqa.run_vqa_visor(run, prompts, out, judge_model, judge_arg, batch_size or 8,
+                                       device or "auto", partial, skip_missing)
     from spatialprobe.judging.visor import VisorRun
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute

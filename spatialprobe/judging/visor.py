@@ -125,9 +125,14 @@ class VisorRun(RunKind):
         self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
         self.skipped = sum(1 for _ in store.records()) - len(spatial)  # other prompts: counted
         self.source = {"image_run": image_run_source(store, [rec for rec, _ in images], self.completeness)}
-        self.detector = build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
+        self.detector = self._reader(detector)
         self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))
         self.dataset = source_dataset(store) or "sr2d"
+
+    def _reader(self, detector: Spec) -> Any:
+        """What reads an image run's images: the detector (the VQA judge's VISOR asks a
+        multimodal LLM instead, :mod:`spatialprobe.judging.vqa_visor`)."""
+        return build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
 
     def resolved(self) -> VisorRunSettings:
         image_run = self.detector is not None  # a released detection file runs no detector

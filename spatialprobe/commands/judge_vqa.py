@@ -1,0 +1,103 @@
+"""``judge TASK RUN --rule vqa --judge-model M`` and ``visor RUN --rule vqa --judge-model M``: the
+option checks and runs of the VQA judge (the box judge's options are refused, one sentence)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from spatialprobe.commands.errors import fail, require_run_dir, warn
+
+VQA = "vqa"
+BOX_ONLY = ("--detector", "--detector-model", "--detector-arg", "--threshold", "--depth", "--depth-model",
+            "--depth-arg", "--depth-region", "--rule-arg", "--seed")
+"""Options of the box judge (detector, depth, rule arguments, the seed of its guesses)."""
+RUNTIME_ARGS = ("device", "batch_size")
+
+
+def wants_vqa(rule: str | None, judge_model: str | None, judge_arg: list[str]) -> bool:
+    """Whether a judge command is the VQA judge's; ``--judge-model``/``--judge-arg`` without
+    ``--rule vqa`` is refused."""
+    if rule != VQA and (judge_model or judge_arg):
+        fail("--judge-model and --judge-arg apply to --rule vqa only (a multimodal LLM judge).")
+    return rule == VQA
+
+
+def visor_wants_vqa(rule: str | None, judge_model: str | None, judge_arg: list[str]) -> bool:
+    """``visor --rule`` takes ``vqa`` only (VISOR's own rule is the centroid sign of boxes)."""
+    if rule not in (None, VQA):
+        fail(f"visor --rule takes vqa only, not {rule!r} (VISOR's own rule, the sign of the "
+             "centroids' difference, needs no --rule).")
+    return wants_vqa(rule, judge_model, judge_arg)
+
+
+def refuse_box_options(given: Mapping[str, Any], what: str = "--rule vqa") -> None:
+    """One sentence naming the box-judge options given with the VQA judge."""
+    named = [name for name, value in given.items() if value not in (None, [], False)]
+    if named:
+        verb = "applies" if len(named) == 1 else "apply"
+        fail(f"{', '.join(named)} {verb} to the box judge only; {what} asks a multimodal LLM "
+             "(--judge-model) and reads no boxes.")
+
+
+def judge_spec(judge_model: str | None, judge_arg: list[str]):
+    """The ``hf-mllm`` spec of ``--judge-model`` and ``--judge-arg`` (runtime keys refused)."""
+    from spatialprobe.commands.judge import _spec
+
+    if not judge_model:
+        fail("--rule vqa needs --judge-model (a multimodal LLM: checkpoint id or directory).")
+    spec = _spec("hf-mllm", judge_model, judge_arg)
+    runtime = [k for k in RUNTIME_ARGS if k in spec.args]
+    if runtime:
+        fail(f"--judge-arg {runtime[0]} is set by --{runtime[0].replace('_', '-')}, not --judge-arg.")
+    return spec
+
+
+def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | None, judge_arg: list[str],
+                  batch_size: int, device: str, skip_missing: bool, partial: bool) -> None:
+    """``judge TASK RUN --rule vqa``: the ``vqa-judge`` run kind, its table printed."""
+    from spatialprobe.commands.judge import execute_judging, require_image_run
+    from spatialprobe.judging.vqa import VqaJudgeRun
+    from spatialprobe.runner.folders import DefaultRunDir
+
+    require_image_run(run)
+    spec = judge_spec(judge_model, judge_arg)
+    require_run_dir(out)
+    target = out or DefaultRunDir(task, VQA, spec.args["model"])
+    summary, folder = execute_judging(lambda: VqaJudgeRun(str(run), task, spec, device=device, batch_size=batch_size,
+                                                          skip_missing=skip_missing, partial=partial),
+                                      target, task, "asking the claims of")
+    m = summary["metrics"]
+    typer.echo(f"wrote {folder} (claims affirmed {m['accuracy']['mean']:.1f}%, "
+               f"Soft-TIFA {m['soft_tifa']['mean']:.1f}%)")
+
+
+def run_vqa_visor(run: Path | None, prompts: Path | None, out: Path | None, judge_model: str | None,
+                  judge_arg: list[str], batch_size: int, device: str, partial: bool, skip_missing: bool) -> None:
+    """``visor RUN --rule vqa``: the ``vqa-visor`` run kind, its table printed."""
+    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
+    from spatialprobe.judging.vqa_visor import VqaVisorRun
+    from spatialprobe.reports.tables import print_table
+    from spatialprobe.runner import execute
+    from spatialprobe.runner.folders import DefaultRunDir
+
+    if run is None:
+        fail("visor --rule vqa needs an image RUN (a released detection file holds no images to ask about).")
+    require_image_run(run)
+    spec = judge_spec(judge_model, judge_arg)
+    require_run_dir(out)
+    target = out or DefaultRunDir(VQA, spec.args["model"])
+    with user_errors():
+        kind = VqaVisorRun(run, spec, prompts=prompts, batch_size=batch_size, device=device, partial=partial,
+                           skip_missing=skip_missing)
+        if kind.skipped:
+            warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts; left out, counted in "
+                 "summary.json as non_spatial_skipped.")
+        summary = execute(kind, target)
+    folder = Path(target)
+    warn_skipped(summary["details"], "scored")
+    print_table((folder / "table.md").read_text(encoding="utf-8"))
+    typer.echo(f"wrote {folder}")

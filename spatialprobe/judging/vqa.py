@@ -1,0 +1,218 @@
+"""The VQA judge as a run kind (``vqa-judge``): a multimodal LLM asked whether each image shows its
+prompt's relation, read as Soft-TIFA reads it.
+
+``spatialprobe judge TASK RUN --rule vqa --judge-model M`` routes here. Items are the image run's
+finished images of the task (key ``prompt_id#image_index``, as the box judge keys them). Each
+image's prompt makes one claim (A is ``label`` B); the judge asks it (``Is the man above the bus?
+Answer yes or no.``, :mod:`.vqa_questions`) through the ``hf-mllm`` adapter and reads the next
+token's distribution:
+
+* **soft** (Soft-TIFA, GenEval 2): the probability mass on yes, normalised over yes and no
+  (``yes_probability``; ``soft_score`` = 100 x it), and GenEval 2's unnormalised mass on yes
+  (``yes_mass``);
+* **hard** (TIFA, as GenEval 2's ``tifa`` reads it): the most probable token; ``yes`` or ``no``
+  where it is one of their tokens, else no answer (``recognized`` false, the claim not affirmed).
+
+Metrics (percent): ``accuracy`` = images whose claim the judge affirms (hard), ``soft_tifa`` =
+mean soft score, ``geneval2_soft_tifa`` = mean unnormalised mass, ``answered_ratio``; each with a
+95 % interval resampled by the prompts' objects as the box judge's, and per relation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from spatialprobe import tasks
+from spatialprobe.errors import UsageError
+from spatialprobe.extras import require
+from spatialprobe.fingerprints import component_inputs
+from spatialprobe.imagestore import Completeness, missing_record, open_image_run, present_images
+from spatialprobe.judging import vqa_questions as Q
+from spatialprobe.judging.box import (
+    TASK_LABELS,
+    image_key,
+    image_run_source,
+    source_info,
+    task_images,
+    unscorable_note,
+    unscorable_prompts,
+)
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import Spec, build
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import Component, recorded
+from spatialprobe.runner.summary import Metric, single
+
+METRICS = {"accuracy": "correct", "soft_tifa": "soft_score", "geneval2_soft_tifa": "yes_mass_score",
+           "answered_ratio": "recognized"}
+"""Each metric and the row field it averages (percent)."""
+
+
+@dataclass(frozen=True)
+class VqaJudgeSettings:
+    """What a VQA judge run's ``config.json`` records (see ``RunKind``)."""
+
+    task: str
+    source: dict[str, Any]
+    """The image run judged (:func:`box.image_run_source`)."""
+    judge: Component
+    """The multimodal LLM (``hf-mllm`` and its arguments: ``model``, ``precision``, ...)."""
+    questions: dict[str, str]
+    """The question template of each of the task's labels."""
+    suffix: str
+    answers: dict[str, list[str]]
+    """The answer words' variants whose tokens count (``yes``, ``no``)."""
+    skip_missing: bool = False
+    device: str = "auto"
+    batch_size: int = 8
+
+
+def vqa_settings(task: str) -> dict[str, Any]:
+    """The built-in questions of ``task``'s labels, suffix and answer variants."""
+    if task not in TASK_LABELS:
+        raise UsageError(f"Unknown task {task!r}; choose from {sorted(TASK_LABELS)}.")
+    data = Q.builtin()
+    return {"questions": Q.templates_for(TASK_LABELS[task]), "suffix": data["suffix"],
+            "answers": {k: list(v) for k, v in data["answers"].items()}}
+
+
+def build_judge(judge: Spec, device: str, batch_size: int):
+    """The ``hf-mllm`` adapter of ``judge`` (the device and batch size are runtime)."""
+    if judge.name != "hf-mllm":
+        raise UsageError(f"the VQA judge runs a multimodal LLM through hf-mllm, not {judge.name!r}.")
+    return build("model", Spec(judge.name, {**judge.args, "device": device, "batch_size": batch_size}))
+
+
+class VqaJudgeRun(RunKind):
+    """The VQA judge as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
+
+    kind = "vqa-judge"
+    Settings = VqaJudgeSettings
+
+    def __init__(self, source: str, task: str, judge: Spec, device: str = "auto", batch_size: int = 8,
+                 skip_missing: bool = False, partial: bool = False, adapter=None):
+        require("PIL.Image", "judge")
+        self.task, self.judge_spec, self.device, self.batch_size = task, judge, device, batch_size
+        self.skip_missing, self.asked = skip_missing, vqa_settings(task)
+        self.store, self.completeness = open_image_run(source, partial=partial)
+        self.images, self.missing = present_images(source, task_images(self.store, task), skip_missing, "judge")
+        self.unscorable = unscorable_prompts(self.store, task)
+        if not self.images:
+            why = f"; {unscorable_note(self.unscorable, task, 3)}" if self.unscorable else ""
+            raise UsageError(f"{source} holds no finished images of {task} instances "
+                             f"(prompt meta needs task, obj_a, obj_b and label){why}.")
+        self.adapter = adapter or build_judge(judge, device, batch_size)
+        self.tokens = Q.AnswerTokens.of(self.adapter.tokenizer, self.asked["answers"])
+
+    def resolved(self) -> VqaJudgeSettings:
+        return VqaJudgeSettings(
+            task=self.task, source=image_run_source(self.store, self.images, self.completeness),
+            judge=Component.of(self.judge_spec), skip_missing=self.skip_missing, device=self.device,
+            batch_size=self.batch_size, **self.asked)
+
+    def inputs(self) -> dict[str, Any]:
+        return component_inputs("the judge model", self.judge_spec)
+
+    def items(self) -> list[Item]:
+        return [Item(image_key(rec), rec) for rec in self.images]
+
+    def question(self, meta: Mapping[str, Any]) -> str:
+        template = self.asked["questions"][meta["label"]]
+        return Q.claim_question(template, meta["obj_a"], meta["obj_b"], self.asked["suffix"])
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        records = [item.payload for item in batch]
+        questions = [self.question(r.meta) for r in records]
+        masses = Q.answer_masses(self.adapter, questions, [r.path for r in records], self.tokens)
+        return [{"question": q, **answer_row(yes, no, top)}
+                for q, (yes, no, top) in zip(questions, masses, strict=True)]
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        rows = [vqa_row(rec, results[image_key(rec)], self.store) for rec in self.images]
+        metrics = vqa_metrics(rows)
+        described = self.adapter.describe()
+        details: dict[str, Any] = {
+            "method": "VQA judge (Soft-TIFA)", "source": str(self.store.path.resolve()), "judge": described,
+            "questions": self.asked["questions"], "suffix": self.asked["suffix"],
+            "answer_tokens": self.tokens.pieces, "image_run": self.completeness.to_dict()}
+        if self.missing:
+            details["missing_images"] = missing_record(self.store, self.missing, len(self.images))
+        info = source_info(self.store, self.images)
+        return Evaluation(rows, metrics, self.task, info["model"], info["dataset"], None,
+                          "untrained" in str(described.get("model", "")).lower(), details,
+                          vqa_resampling(self.task))
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
+
+    @classmethod
+    def from_settings(cls, settings: VqaJudgeSettings) -> VqaJudgeRun:
+        s = settings
+        asked = vqa_settings(s.task)
+        if {"questions": s.questions, "suffix": s.suffix, "answers": s.answers} != asked:
+            raise UsageError("this run's questions or answer words differ from the built-in ones "
+                             "(spatialprobe/data/vqa_questions.json); it cannot be replayed as it was.")
+        return cls(str(recorded(s.source, "path", "source")), s.task, Spec(s.judge.name, s.judge.args),
+                   device=s.device, batch_size=s.batch_size, skip_missing=s.skip_missing,
+                   partial=bool((s.source.get("completeness") or {}).get("partial")))
+
+
+def answer_row(yes: float, no: float, top: str | None) -> dict[str, Any]:
+    """One answer: the masses, the normalised yes probability and the hard answer (``top``: the
+    most probable token's answer word, or None where it is neither)."""
+    return {"yes_mass": yes, "no_mass": no, "yes_probability": Q.yes_probability(yes, no), "answer": top}
+
+
+def vqa_row(rec, result: Mapping[str, Any], store) -> dict[str, Any]:
+    """A prediction row with the judge run's fields: the claim is the prompt's relation (gold);
+    ``pred`` is it where the judge affirms it, else ``not <relation>``."""
+    gold, affirmed = rec.meta["label"], result["answer"] == "yes"
+    return {"instance_id": rec.prompt_id, "image_index": rec.image_index,
+            "image": str(rec.path.relative_to(store.path)), "obj_a": rec.meta["obj_a"],
+            "obj_b": rec.meta["obj_b"], "gold": gold, "pred": gold if affirmed else f"not {gold}",
+            "recognized": result["answer"] is not None, "correct": affirmed, **result,
+            "soft_score": 100.0 * result["yes_probability"], "yes_mass_score": 100.0 * result["yes_mass"]}
+
+
+def vqa_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, Metric]:
+    """Each metric over every image, broken down by the claim's relation (percent)."""
+    def mean(part: Sequence[Mapping[str, Any]], name: str) -> float:
+        field = METRICS[name]
+        return sum(float(r[field]) for r in part) / len(part) * (100.0 if field in ("correct", "recognized") else 1.0)
+
+    relations = sorted({r["gold"] for r in rows})
+    return {name: Metric(mean(rows, name), None, len(rows),
+                         {rel: single(mean(part, name), len(part))
+                          for rel in relations for part in [[r for r in rows if r["gold"] == rel]]})
+            for name in METRICS}
+
+
+def vqa_resampling(task: str) -> tuple[Resampling, ...]:
+    """Resampled by the prompts' objects (as the box judge's), pooled, per relation."""
+    base = Resampling((), tasks.get(task).object_fields, group="gold", pooled=True,
+                      key=("instance_id", "image_index"), pred="correct", metrics={"accuracy": "share"})
+    return (base, replace(base, pred="recognized", metrics={"answered_ratio": "share"}),
+            replace(base, pred="soft_score", metrics={"soft_tifa": "mean"}),
+            replace(base, pred="yes_mass_score", metrics={"geneval2_soft_tifa": "mean"}))
+
+
+def table_markdown(summary: Mapping[str, Any]) -> str:
+    from spatialprobe.reports.tables import intervals_line, pm
+
+    m, judge = summary["metrics"], summary["details"]["judge"]
+    title = f"# VQA judge (Soft-TIFA): {summary['task']} - {summary['model']}\n\nJudge: {judge.get('model')}"
+    names = ("accuracy", "soft_tifa", "geneval2_soft_tifa", "answered_ratio")
+    head = ("| relation | images | claim affirmed (hard, %) | Soft-TIFA (%) | GenEval 2 mass on yes (%) "
+            "| answered yes/no (%) |\n|---|---:|---:|---:|---:|---:|\n")
+    lines = [f"| all | {m['accuracy']['n']} | " + " | ".join(pm(m[k]) for k in names) + " |"]
+    for rel, part in m["accuracy"].get("breakdown", {}).items():
+        lines.append(f"| {rel} | {part['n']} | " + " | ".join(pm(m[k]["breakdown"][rel]) for k in names) + " |")
+    note = intervals_line(summary)
+    return f"{title}\n\n{head}" + "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
+
+
+def vqa_judge_run(source: str, out: str, task: str, judge: Spec, **options: Any) -> dict[str, Any]:
+    """Judge every image of ``task`` in the image store ``source`` with a multimodal LLM."""
+    return execute(VqaJudgeRun(source, task, judge, **options), out)
