@@ -298,3 +298,18 @@ def test_visor_options_that_do_not_apply_are_refused(sr2d_images, tmp_path, args
     result = invoke("visor", sr2d_images[0], *args, "--out", out, code=2)
     assert sentence in " ".join(result.output.split())
     assert not out.exists()
+
+
+def test_judge_compare_reads_vqa_visor_runs(sr2d_images, yes_model, no_model, tmp_path):
+    """A VQA VISOR run is a judgement ``judge compare`` reads by image: the yes-biased judge finds
+    every relation (score 100), the no-biased none (score 0), and they agree on no image."""
+    images, records = sr2d_images
+    for bias, model in (("yes", yes_model), ("no", no_model)):
+        invoke("visor", images, "--rule", "vqa", "--judge-model", model, "--device", "cpu",
+               "--out", tmp_path / bias)
+    invoke("judge", "compare", tmp_path / "yes", tmp_path / "no", "--out", tmp_path / "cmp")
+    metrics = json.loads((tmp_path / "cmp" / "summary.json").read_text(encoding="utf-8"))["metrics"]
+    scores = metrics["score"]["breakdown"].values()
+    assert sorted(s["mean"] for s in scores) == [0.0, 100.0]
+    assert {s["n"] for s in scores} == {len(records)}
+    assert [a["mean"] for a in metrics["agreement"]["breakdown"].values()] == [0.0]

@@ -22,7 +22,7 @@ from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.judging import compare_stats as S
-from spatialprobe.judging.compare_read import Judgement, names, read_judgement, read_rows
+from spatialprobe.judging.compare_read import VISOR_KINDS, Judgement, names, read_judgement, read_rows
 from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES
 from spatialprobe.metrics.metric import Metric
 from spatialprobe.runner import Evaluation, Item, RunKind
@@ -74,7 +74,7 @@ class JudgeCompareRun(RunKind):
         twice = next((p for n, p in enumerate(paths) if p in paths[:n]), None)
         if twice is not None:
             raise UsageError(f"{twice} is given twice; give each judgement once.")
-        if on == "label" and any(j.kind == "visor" for j in self.judgements):
+        if on == "label" and any(j.kind in VISOR_KINDS for j in self.judgements):
             raise UsageError("--on label compares the judges' answers, but a VISOR run gives a verdict per "
                              "image only (relation found or not); compare with --on verdict.")
         self.names = self._unique_names()
@@ -129,7 +129,7 @@ class JudgeCompareRun(RunKind):
         ranked = S.ranking(groups, group_rows, group_keys, self.resamples, self.seed) if len(groups) > 1 else None
         details = {"method": "judge compare", "on": self.on, "unrecognized": self.unrecognized,
                    "resampling": self.resampling(), "runs": self.described(), "groups": groups, "ranking": ranked}
-        tasks = {str(j.run.summary.get("task")) for j in self.judgements if j.kind != "visor"}
+        tasks = {str(j.run.summary.get("task")) for j in self.judgements if j.kind not in VISOR_KINDS}
         return Evaluation(predictions, comparison_metrics(groups, ranked), tasks.pop() if len(tasks) == 1 else None,
                           " | ".join(g["model"] for g in groups), "judgements", self.seed,
                           any(bool(j.run.summary.get("untrained")) for j in self.judgements), details)

@@ -29,7 +29,9 @@ from spatialprobe.errors import DataError, UsageError
 from spatialprobe.files import read_jsonl
 from spatialprobe.reports.runs import Run, flat, load_run
 
-KINDS = ("judge", "vqa-judge", "visor", "human")
+KINDS = ("judge", "vqa-judge", "visor", "vqa-visor", "human")
+VISOR_KINDS = ("visor", "vqa-visor")
+"""Kinds whose rows are VISOR's (one verdict per image, keyed UID_IMAGEINDEX)."""
 """The run kinds whose judgements can be compared."""
 NOT_JUDGE = ("task", "model", "dataset", "source", "prompts", "skip_missing", "page_id", "answers",
              "min_answered")
@@ -64,7 +66,7 @@ def file_sha256(path: Path) -> str:
 def image_run_of(run: Run, kind: str) -> Mapping[str, Any]:
     """The ``{path, identity}`` of the image run a judgement read (from its config)."""
     source = (run.config.get("settings") or {}).get("source") or {}
-    if kind == "visor":
+    if kind in VISOR_KINDS:
         if "image_run" not in source:
             raise UsageError(f"{run.path} is a VISOR run of a released detection file, which names no "
                              "image run; judge compare compares judgements of an image run's images.")
@@ -107,7 +109,7 @@ def read_rows(judgement: Judgement) -> list[dict[str, Any]]:
 def image_row(kind: str, row: Mapping[str, Any], file: Path, line: int) -> dict[str, Any]:
     """A judge, vqa-judge or visor row as ``{instance_id, image_index, gold, pred, recognized}``."""
     try:
-        if kind == "visor":
+        if kind in VISOR_KINDS:
             uid, _, index = str(row["key"]).rpartition("_")
             return {"instance_id": uid, "image_index": int(index), "gold": row["rel"],
                     "pred": row["rel"] if row["correct"] else f"not {row['rel']}", "recognized": bool(row["both"])}
