@@ -48,9 +48,10 @@ def parse_max_memory(pairs: Sequence[str]) -> dict[str, str]:
                 or (not size.group(2) and "." in size.group(1)):
             raise UsageError(f"--max-memory {pair}: the size is a number of bytes or a number with one of "
                              f"the units {', '.join(UNITS.values())} (70GiB, 500MB), not {value!r}.")
+        key = str(int(key)) if key.isdigit() else key
         if key in out:
             raise UsageError(f"--max-memory names device {key} twice.")
-        out[str(int(key)) if key.isdigit() else key] = size.group(1) + UNITS.get(size.group(2).lower(), "")
+        out[key] = size.group(1) + UNITS.get(size.group(2).lower(), "")
     return out
 
 
