@@ -243,3 +243,51 @@ def test_max_memory_is_a_runtime_key():
     a = RunSpec("probe", {"model": "m"})
     b = RunSpec("probe", {"model": "m"}, {"device_map": "auto", "max_memory": {"0": "70GiB"}})
     assert {"device_map", "max_memory"} <= RUNTIME_KEYS and a.identity == b.identity
+
+
+def test_a_spread_run_replays_from_its_config_spread_again(bert, tmp_path):
+    sharded, replayed = tmp_path / "sharded", tmp_path / "replayed"
+    assert _probe(bert, sharded, "--device-map", "auto", "--max-memory", f"cpu={cpu_share(bert)}").exit_code == 0
+    result = CliRunner().invoke(app, ["run", str(sharded / "config.json"), "--out", str(replayed)])
+    assert result.exit_code == 0, result.output
+    config = json.loads((replayed / "config.json").read_text())
+    assert config["runtime"]["device_map"] == "auto" and config["runtime"]["max_memory"] == {"cpu": cpu_share(bert)}
+    assert json.loads((replayed / "summary.json").read_text())["provenance"]["devices"][0]["device"].startswith(
+        "device map: cpu (")
+    assert (replayed / "predictions.jsonl").read_bytes() == (sharded / "predictions.jsonl").read_bytes()
+
+
+def test_a_multimodal_llm_run_records_the_device_map_as_runtime_and_resumes_without_it(tmp_path):
+    from mllm_helpers import SHARED, build, processor_loads
+
+    if processor_loads("llava"):
+        pytest.skip(f"{SHARED} has no LLaVA processor files")
+    from vl_helpers import solid_image
+
+    llava = build("llava", tmp_path / "llava", bias_word="Yes")
+    images, rows = tmp_path / "coco", []
+    for k in range(4):
+        solid_image(images / f"{k:012d}.jpg", (60 * k, 90, 160))
+        rows.append({"image": f"{k:012d}.jpg", "caption": f"The cat {k} is left of the dog {k}.",
+                     "label": int(k % 2 == 0), "relation": "left of", "subj": f"cat{k}", "obj": f"dog{k}"})
+    (tmp_path / "vsr" / "random").mkdir(parents=True)
+    (tmp_path / "vsr" / "random" / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    def vsr(out: Path, *more: str):
+        return CliRunner().invoke(app, ["vsr", "--model", str(llava), "--data", str(tmp_path / "vsr"), "--images",
+                                        str(images), "--out", str(out), "--protocol", "likelihood", *more])
+
+    spread = ["--device-map", "auto", "--max-memory", f"cpu={cpu_share(llava, 1.0)}"]
+    result = vsr(tmp_path / "sharded", *spread)
+    assert result.exit_code == 0, result.output
+    assert vsr(tmp_path / "plain").exit_code == 0
+    configs = [json.loads((tmp_path / d / "config.json").read_text()) for d in ("plain", "sharded")]
+    assert configs[0]["identity"] == configs[1]["identity"]
+    assert configs[1]["runtime"] == {"batch_size": 16, "device": "auto", "device_map": "auto",
+                                     "max_memory": {"cpu": cpu_share(llava, 1.0)}}
+    assert configs[0]["runtime"] == {"batch_size": 16, "device": "auto", "device_map": "none"}
+    summaries = [json.loads((tmp_path / d / "summary.json").read_text()) for d in ("plain", "sharded")]
+    assert summaries[0]["metrics"]["accuracy"]["mean"] == summaries[1]["metrics"]["accuracy"]["mean"] == 50.0
+    before = (tmp_path / "sharded" / "predictions.jsonl").read_bytes()
+    assert vsr(tmp_path / "sharded").exit_code == 0  # resumed (confirmed) without the device map
+    assert (tmp_path / "sharded" / "predictions.jsonl").read_bytes() == before
