@@ -291,3 +291,31 @@ def test_a_multimodal_llm_run_records_the_device_map_as_runtime_and_resumes_with
     before = (tmp_path / "sharded" / "predictions.jsonl").read_bytes()
     assert vsr(tmp_path / "sharded").exit_code == 0  # resumed (confirmed) without the device map
     assert (tmp_path / "sharded" / "predictions.jsonl").read_bytes() == before
+
+
+def test_a_bin_checkpoint_offloads_to_a_named_temporary_folder_removed_with_the_model(bert, tmp_path, monkeypatch):
+    import gc
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file
+
+    from spatialprobe import loading
+    from spatialprobe.scorers.masked_lm import MaskedLMScorer
+
+    old = tmp_path / "bert-bin"  # the same model saved as a pickled state dict (no safetensors to read from)
+    shutil.copytree(bert, old)
+    torch.save(load_file(old / "model.safetensors"), old / "pytorch_model.bin")
+    (old / "model.safetensors").unlink()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    loading.resolved_devices()
+    spread = MaskedLMScorer(str(old), device_map="auto", max_memory={"cpu": cpu_share(bert)})
+    assert spread.score(REQUESTS) == MaskedLMScorer(str(bert), device="cpu").score(REQUESTS)
+    [folder] = (tmp_path / "tmp").iterdir()
+    assert folder.name.startswith("spatialprobe-offload-") and any(folder.iterdir())
+    [noted] = [d["device"] for d in loading.resolved_devices() if "device map" in d["device"]]
+    assert noted.endswith(f"; offloaded to {folder}")
+    del spread
+    gc.collect()
+    assert not folder.exists()

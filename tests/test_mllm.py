@@ -180,8 +180,10 @@ def test_device_map_is_not_a_scorer_arg_any_more():
     from spatialprobe.errors import UsageError
     from spatialprobe.scorers import options
 
-    with pytest.raises(UsageError, match=r"^the hf-mllm model takes no option 'device_map'; its options: "):
+    with pytest.raises(UsageError) as err:
         options.resolve("hf-mllm", {"device_map": "auto"})
+    assert str(err.value) == ("device_map is not a --scorer-arg of the hf-mllm model: give --device-map (an "
+                              "option of its own, for every text and multimodal LLM).")
 
 
 def test_settings_out_of_range_are_refused(models):

@@ -73,6 +73,10 @@ def resolve(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """Every option ``name`` declares, as given (checked and converted) or its default."""
     options = declared(name)
     unknown = [key for key in given if key not in options]
+    if unknown and unknown[0] in ("device_map", "max_memory"):  # hf-mllm's former scorer-arg
+        flag = "--" + unknown[0].replace("_", "-")
+        raise UsageError(f"{unknown[0]} is not a --scorer-arg of the {name} model: give {flag} (an option "
+                         "of its own, for every text and multimodal LLM).")
     if unknown:
         raise UsageError(f"the {name} model takes no option {unknown[0]!r}; its options: {listing(name)}.")
     return {key: (_read(name, key, option, given[key]) if key in given else option.default)
