@@ -119,7 +119,8 @@ def input_device(model: Any):
     owner = max((k for k in mapped if k == "" or name == k or name.startswith(k + ".")), key=len, default=None)
     device = mapped.get(owner, "cpu") if owner is not None else "cpu"
     if device in ("cpu", "disk", "meta"):
-        device = getattr(getattr(model, "_hf_hook", None), "execution_device", None) or "cpu"
+        device = getattr(getattr(model, "_hf_hook", None), "execution_device", None)
+        device = "cpu" if device is None else device  # GPU 0 is the integer 0: not "no device"
     return torch.device(f"cuda:{device}" if isinstance(device, int) else device)
 
 

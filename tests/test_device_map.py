@@ -319,3 +319,25 @@ def test_a_bin_checkpoint_offloads_to_a_named_temporary_folder_removed_with_the_
     del spread
     gc.collect()
     assert not folder.exists()
+
+
+def test_inputs_go_where_the_input_embedding_runs(bert):
+    # the device map's answers on GPUs, read without one (torch.device("cuda:1") needs no GPU)
+    from types import SimpleNamespace
+
+    import torch
+    from transformers import AutoModelForMaskedLM
+
+    from spatialprobe.sharding import input_device, placement
+
+    model = AutoModelForMaskedLM.from_pretrained(bert)
+    assert input_device(model) == torch.device("cpu")  # whole, no map: where its weights are
+    model.hf_device_map = {"bert.embeddings": 1, "bert.encoder": 0, "cls": 0}
+    assert input_device(model) == torch.device("cuda:1")
+    assert placement(model) == "device map: cuda:1 (1 module), cuda:0 (2 modules)"
+    model.hf_device_map = {"bert.embeddings": "cpu", "bert.encoder": 0, "cls": "disk"}
+    model._hf_hook = SimpleNamespace(execution_device=0)  # accelerate runs offloaded layers on GPU 0
+    assert input_device(model) == torch.device("cuda:0")
+    model.hf_device_map = {"": "disk"}
+    model._hf_hook = SimpleNamespace(execution_device="cpu")
+    assert input_device(model) == torch.device("cpu")
