@@ -341,3 +341,11 @@ def test_inputs_go_where_the_input_embedding_runs(bert):
     model.hf_device_map = {"": "disk"}
     model._hf_hook = SimpleNamespace(execution_device="cpu")
     assert input_device(model) == torch.device("cpu")
+
+
+@pytest.mark.parametrize("command", [["synthesize"], ["judge"], ["vsr-train"]])
+def test_commands_whose_models_are_never_spread_do_not_take_the_option(command):
+    # synthesis backends, detectors and depth models, ViLT fine-tuning: click's one line, exit 2
+    result = CliRunner().invoke(app, [*command, "--device-map", "auto"])
+    assert result.exit_code == 2
+    assert "No such option: --device-map" in result.output
