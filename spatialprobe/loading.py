@@ -229,6 +229,14 @@ def resolved_devices() -> list[dict[str, str]]:
     return [{"component": c, "device": d, "dtype": t} for c, d, t in taken]
 
 
+def note_placement(component: str, dtype: Any, where: str) -> None:
+    """A model spread over devices (:mod:`spatialprobe.sharding`) in the run's provenance:
+    ``where`` (its device map) replaces the single device :func:`resolve_precision` noted."""
+    for noted in [n for n in _RESOLVED if n[0] == component and n[2] == dtype_name(dtype)]:
+        _RESOLVED.discard(noted)
+    _RESOLVED.add((component, where, dtype_name(dtype)))
+
+
 def _precision(precision: str, device: Any, component: str) -> Any:
     import torch
 

@@ -175,24 +175,15 @@ def test_llama_vision_prompt_has_one_bos(models):
     assert ids[:2].tolist() == [128000, 128006]  # <|begin_of_text|><|start_header_id|>, one BOS
 
 
-def test_device_map_auto_loads_through_accelerate_and_is_runtime(models):
-    path = models("llava")
-    request = ScoreRequest("Is the cat above the dog?", "", ("Yes", "No"), _image(COLOURS[0]))
-    plain, spread = _adapter(path), _adapter(path, device_map="auto")
-    assert spread.score([request])[0] == pytest.approx(plain.score([request])[0], abs=1e-5)
-    assert spread.runtime()["device_map"] == "auto" and plain.runtime()["device_map"] == "none"
-    assert spread.describe() == plain.describe()  # where it runs is not what it computes
-    assert "device" not in plain.describe()
+def test_device_map_is_not_a_scorer_arg_any_more():
+    # one way for every model: --device-map (tests/test_device_map.py), never --scorer-arg device_map
+    from spatialprobe.errors import UsageError
+    from spatialprobe.scorers import options
 
-
-def test_device_map_auto_without_accelerate_is_one_sentence(models, monkeypatch):
-    from spatialprobe.errors import MissingExtra
-
-    monkeypatch.setitem(sys.modules, "accelerate", None)
-    with pytest.raises(MissingExtra) as err:
-        _adapter(models("llava"), device_map="auto")
-    assert str(err.value) == ("--scorer-arg device_map=auto (a model spread over several GPUs) needs the "
-                              "'vl' extra: pip install 'spatialprobe[vl]' (missing module: accelerate)")
+    with pytest.raises(UsageError) as err:
+        options.resolve("hf-mllm", {"device_map": "auto"})
+    assert str(err.value) == ("device_map is not a --scorer-arg of the hf-mllm model: give --device-map (an "
+                              "option of its own, for every text and multimodal LLM).")
 
 
 def test_settings_out_of_range_are_refused(models):
@@ -211,8 +202,7 @@ def test_registered_as_a_model_with_declared_options():
     assert registry.lookup("model", "hf-mllm") is MultimodalLLM
     assert MultimodalLLM.protocols == ("score", "generate")
     assert {k: o.default for k, o in MultimodalLLM.options.items()} == {
-        "batch_size": 8, "normalize": "sum", "prompt_cache": "auto", "device_map": "none",
-        "precision": "auto"}
+        "batch_size": 8, "normalize": "sum", "prompt_cache": "auto", "precision": "auto"}
 
 
 def test_describe_names_the_model_and_its_settings(models):

@@ -28,7 +28,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind
-from spatialprobe.runner.settings import Component
+from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.scorers.protocols import Question, ask, protocols_of
 
 VSR_QUESTION = "Is this caption true of the image? Caption: {caption} Answer yes or no."
@@ -88,6 +88,8 @@ class AskRunSettings:
     batch_size: int = 8
     device_map: str = "none"
     """``auto``: accelerate spreads the model over every GPU (runtime: the same numbers)."""
+    max_memory: dict[str, str] | None = field(default=None, metadata=OPTIONAL)
+    """With ``device_map``: at most this much of the model per device (runtime)."""
 
 
 class AskRun(RunKind):
@@ -98,7 +100,8 @@ class AskRun(RunKind):
 
     def __init__(self, source: AskSource, model: Any, model_spec: Component, source_settings: dict[str, Any],
                  *, protocol: str = "likelihood", condition: str = "real", blind: bool = False, seed: int = 0,
-                 max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8, device_map: str = "none"):
+                 max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8, device_map: str = "none",
+                 max_memory: dict[str, str] | None = None):
         self.protocols = protocols_of(protocol)
         check_condition(condition)
         has_images = any(item.image is not None for item in source.items)
@@ -113,6 +116,7 @@ class AskRun(RunKind):
         self.source, self.model, self.model_spec, self.source_settings = source, model, model_spec, source_settings
         self.protocol, self.seed, self.max_new_tokens = protocol, seed, max_new_tokens
         self.device, self.batch_size, self.device_map = device, batch_size, device_map
+        self.max_memory = max_memory
         self.by_key = {item.key: item for item in source.items}
         self.partners = (shuffled_partners({i.key: i.objects for i in source.items}, seed)
                          if "shuffled" in self.conditions else {})
@@ -121,7 +125,8 @@ class AskRun(RunKind):
         return AskRunSettings(model=self.model_spec, source=self.source_settings, protocol=self.protocol,
                               conditions=list(self.conditions), seed=self.seed,
                               max_new_tokens=self.max_new_tokens, device=self.device,
-                              batch_size=self.batch_size, device_map=self.device_map)
+                              batch_size=self.batch_size, device_map=self.device_map,
+                              max_memory=self.max_memory)
 
     def inputs(self) -> dict[str, Any]:
         from spatialprobe.fingerprints import file_input, model_input
@@ -198,11 +203,11 @@ class AskRun(RunKind):
         from spatialprobe.benchmarks.ask_sources import load_model, source_from_settings
 
         s = settings
-        model = load_model(s.model, s.device, s.batch_size, s.device_map)
+        model = load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory)
         return cls(source_from_settings(s.source, s.seed), model, s.model, s.source, protocol=s.protocol,
                    condition=s.conditions[0], blind=len(s.conditions) > 1, seed=s.seed,
                    max_new_tokens=s.max_new_tokens, device=s.device, batch_size=s.batch_size,
-                   device_map=s.device_map)
+                   device_map=s.device_map, max_memory=s.max_memory)
 
 
 def _with_rows(spec: Resampling, rows: Sequence[Mapping[str, Any]]) -> Resampling:

@@ -19,11 +19,14 @@ from spatialprobe.records import Dataset
 from spatialprobe.runner.settings import Component
 
 
-def load_model(component: Component, device: str, batch_size: int, device_map: str = "none") -> Any:
-    """The registered model adapter a run names, on ``device`` (``device_map``: spread over GPUs)."""
-    runtime: dict[str, Any] = {"device": device, "batch_size": batch_size}
-    if device_map != "none":
-        runtime["device_map"] = device_map
+def load_model(component: Component, device: str, batch_size: int, device_map: str = "none",
+               max_memory: dict[str, str] | None = None) -> Any:
+    """The registered model adapter a run names, on ``device`` (``device_map``: spread over
+    devices, at most ``max_memory`` on each)."""
+    from spatialprobe.scorers.options import sharding
+
+    runtime: dict[str, Any] = {"device": device, "batch_size": batch_size,
+                               **sharding(component.name, device, device_map, max_memory)}
     return registry.build("model", registry.Spec(component.name, {**component.args, **runtime}))
 
 

@@ -24,7 +24,7 @@ MaxNewTokensOption = typer.Option(None, "--max-new-tokens", min=1, help="Multimo
 ScorerArgOption = typer.Option([], "--scorer-arg", help="Multimodal LLMs: KEY=VALUE, an option of the "
                                "hf-mllm adapter (spatialprobe ls); repeatable.")
 SeedOption = typer.Option(0, "--seed", help="Multimodal LLMs: seed of the shuffled-image condition.")
-RUNTIME_OPTIONS = ("batch_size", "device_map")
+RUNTIME_OPTIONS = ("batch_size",)
 """Options of the adapter that say how it runs, not what it computes (the run's runtime)."""
 
 
@@ -48,24 +48,27 @@ def refuse_unless_mllm(mllm: bool, model: str, **given: Any) -> None:
 
 def run_ask(source: Any, source_settings: dict[str, Any], model: str, scorer_args: dict[str, str], *,
             out: Any, protocol: str | None, condition: str | None, blind: bool, max_new_tokens: int | None,
-            seed: int, device: str, batch_size: int, label: str) -> dict[str, Any]:
+            seed: int, device: str, batch_size: int, label: str, device_map: str | None = None,
+            max_memory: dict[str, str] | None = None) -> dict[str, Any]:
     """Build the adapter, ask the source's items, print the table; the run's summary."""
     from spatialprobe.benchmarks.ask import AskRun
     from spatialprobe.benchmarks.ask_sources import load_model
     from spatialprobe.commands.vl import _progress
     from spatialprobe.runner import execute
     from spatialprobe.runner.settings import Component
-    from spatialprobe.scorers.options import resolve
+    from spatialprobe.scorers.options import resolve, sharding
 
     if max_new_tokens is not None and (protocol or "likelihood") == "likelihood":
         fail("--max-new-tokens applies to the generate protocol; --protocol likelihood generates nothing.")
     options = resolve("hf-mllm", {"batch_size": batch_size, **scorer_args})
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS}
+    spread = sharding("hf-mllm", device, device_map, max_memory)  # refused here, before the run starts
     component = Component("hf-mllm", {"model": model, **options})
     kind = AskRun(source, None, component, source_settings, protocol=protocol or "likelihood",
                   condition=condition or "real", blind=blind, seed=seed, max_new_tokens=max_new_tokens or 16,
-                  device=device, batch_size=runtime["batch_size"], device_map=runtime["device_map"])
-    kind.model = load_model(component, device, runtime["batch_size"], runtime["device_map"])
+                  device=device, batch_size=runtime["batch_size"], device_map=spread.get("device_map", "none"),
+                  max_memory=spread.get("max_memory"))
+    kind.model = load_model(component, device, runtime["batch_size"], kind.device_map, kind.max_memory)
     bar, advance = _progress(label)
     with bar:
         summary = execute(kind, out, advance)

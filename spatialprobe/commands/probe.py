@@ -10,6 +10,7 @@ import typer
 from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.errors import SpatialprobeError
 
 
@@ -63,6 +64,8 @@ def probe(
     image_condition: str | None = ImageConditionOption,
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
+    device_map: str | None = DeviceMapOption,
+    max_memory: list[str] = MaxMemoryOption,
 ) -> None:
     """Probe a masked or causal LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
     from rich.console import Console
@@ -79,6 +82,7 @@ def probe(
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
+    spread = device_map_settings(device_map, max_memory)
     try:
         scorer_args = parse_pairs(scorer_arg)
     except ValueError as err:
@@ -111,11 +115,11 @@ def probe(
     if mllm:
         _probe_mllm(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
                     max_new_tokens, folds, seed, device, batch_size, target,
-                    plain=format == "plain" and candidates == "builtin")
+                    plain=format == "plain" and candidates == "builtin", spread=spread)
         return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
-                             scorer_args=scorer_args)
+                             scorer_args=scorer_args, device_map=spread[0], max_memory=spread[1])
     console = Console(stderr=True)
     if model == "dummy":
         console.print("[yellow]--model dummy is an UNTRAINED smoke scorer: its numbers mean nothing.[/]")
@@ -138,7 +142,7 @@ def probe(
 
 
 def _probe_mllm(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
-                folds, seed, device, batch_size, target, plain: bool) -> None:
+                folds, seed, device, batch_size, target, plain: bool, spread=(None, None)) -> None:
     """A multimodal LLM asked the task's own question (``questions.choice``) over the probe's folds,
     with the instance's image from a synthesis run, a blank image, or none."""
     from spatialprobe.benchmarks.ask_sources import task_source
@@ -155,7 +159,7 @@ def _probe_mllm(dataset, source, model, scorer_args, image, condition, protocol,
         source_ask, settings = task_source(dataset, source, image, folds, seed)
         run_ask(source_ask, settings, model, scorer_args, out=target, protocol=protocol, condition=condition,
                 blind=blind, max_new_tokens=max_new_tokens, seed=seed, device=device, batch_size=batch_size,
-                label=f"{dataset.task} questions answered")
+                label=f"{dataset.task} questions answered", device_map=spread[0], max_memory=spread[1])
 
 
 def consistency(

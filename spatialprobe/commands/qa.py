@@ -17,6 +17,12 @@ from spatialprobe.commands.ask import (
 )
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.model_options import (
+    DeviceMapOption,
+    MaxMemoryOption,
+    device_map_settings,
+    refuse_device_map,
+)
 from spatialprobe.errors import SpatialprobeError
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
@@ -112,6 +118,8 @@ def text(
                                          "(use_context, lowercase; spatialprobe ls); repeatable."),
     protocol: str | None = ProtocolOption,
     max_new_tokens: int | None = MaxNewTokensOption,
+    device_map: str | None = DeviceMapOption,
+    max_memory: list[str] = MaxMemoryOption,
 ) -> None:
     """Answer the questions with a text QA model (yes vs no by decoder likelihood), or a
     multimodal LLM asked them as text (either protocol)."""
@@ -119,14 +127,16 @@ def text(
     from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
     from spatialprobe.scorers import options
 
+    spread = device_map_settings(device_map, max_memory)
     mllm = is_mllm(model)
     refuse_unless_mllm(mllm, model, protocol=protocol, max_new_tokens=max_new_tokens)
     if mllm:
         if not context:
             fail("--no-context applies to the t5 model; a multimodal LLM is asked the scenario with its question.")
         _ask_qa(model, task, data, None, False, out, protocol, None, False, max_new_tokens, 0, device,
-                batch_size, scorer_arg)
+                batch_size, scorer_arg, spread)
         return
+    refuse_device_map("t5", device, *spread)
 
     try:
         given = options.resolve("t5", {**({} if context else {"use_context": False}),
@@ -168,6 +178,8 @@ def image(
     max_new_tokens: int | None = MaxNewTokensOption,
     scorer_arg: list[str] = ScorerArgOption,
     seed: int = SeedOption,
+    device_map: str | None = DeviceMapOption,
+    max_memory: list[str] = MaxMemoryOption,
 ) -> None:
     """Answer each question from the image synthesized for its scenario (a VQA model, or a
     multimodal LLM by either protocol, with the blind conditions beside it)."""
@@ -176,6 +188,7 @@ def image(
     from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
     from spatialprobe.imagestore import open_image_run
 
+    spread = device_map_settings(device_map, max_memory)
     mllm = is_mllm(model)
     refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
                        max_new_tokens=max_new_tokens, scorer_arg=scorer_arg or None, seed=seed or None)
@@ -183,8 +196,9 @@ def image(
         if full_vocab:
             fail("--full-vocab applies to VQA classifiers; a multimodal LLM answers yes or no.")
         _ask_qa(model, task, data, images, partial, out, protocol, image_condition, blind, max_new_tokens,
-                seed, device, batch_size, scorer_arg)
+                seed, device, batch_size, scorer_arg, spread)
         return
+    refuse_device_map("vilt-vqa/blip", device, *spread)
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")
@@ -219,7 +233,8 @@ def register(app: typer.Typer) -> None:
 
 def _ask_qa(model: str, task: str | None, data: Path | None, images: Path | None, partial: bool,
             out: Path | None, protocol: str | None, condition: str | None, blind: bool,
-            max_new_tokens: int | None, seed: int, device: str, batch_size: int, scorer_arg: list[str]) -> None:
+            max_new_tokens: int | None, seed: int, device: str, batch_size: int, scorer_arg: list[str],
+            spread: tuple = (None, None)) -> None:
     """The yes/no questions asked of a multimodal LLM: as text (``qa text``: no image), or each
     with its instance's synthesized image (``qa image``)."""
     from spatialprobe.benchmarks.ask_sources import qa_source
@@ -235,4 +250,4 @@ def _ask_qa(model: str, task: str | None, data: Path | None, images: Path | None
         run_ask(source, settings, model, parse_pairs(scorer_arg), out=target, protocol=protocol,
                 condition=condition or ("none" if images is None else "real"), blind=blind,
                 max_new_tokens=max_new_tokens, seed=seed, device=device, batch_size=batch_size,
-                label=f"qa {mode} questions asked")
+                label=f"qa {mode} questions asked", device_map=spread[0], max_memory=spread[1])

@@ -16,6 +16,12 @@ from spatialprobe.commands.ask import (
 )
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.model_options import (
+    DeviceMapOption,
+    MaxMemoryOption,
+    device_map_settings,
+    refuse_device_map,
+)
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -63,6 +69,8 @@ def vsr_command(
     max_new_tokens: int | None = MaxNewTokensOption,
     scorer_arg: list[str] = ScorerArgOption,
     seed: int = SeedOption,
+    device_map: str | None = DeviceMapOption,
+    max_memory: list[str] = MaxMemoryOption,
 ) -> None:
     """VSR: a contrastive model by negated-relation prompting (accuracy per relation and category,
     plot), or a multimodal LLM asked whether each caption is true (yes/no, either protocol)."""
@@ -73,9 +81,12 @@ def vsr_command(
     from spatialprobe.scorers.options import parse_pairs
 
     require_run_dir(out)
+    spread = device_map_settings(device_map, max_memory)
     mllm = is_mllm(model)
     refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
                        max_new_tokens=max_new_tokens, scorer_arg=scorer_arg or None, seed=seed or None)
+    if not mllm:
+        refuse_device_map("contrastive", device, *spread)
     if mllm:
         from spatialprobe.benchmarks.ask_sources import vsr_source
         from spatialprobe.datasets.vsr import split_file
@@ -84,7 +95,8 @@ def vsr_command(
             source, settings = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
             run_ask(source, settings, model, parse_pairs(scorer_arg), out=out, protocol=protocol,
                     condition=image_condition, blind=blind, max_new_tokens=max_new_tokens, seed=seed,
-                    device=device, batch_size=batch_size, label="VSR captions asked")
+                    device=device, batch_size=batch_size, label="VSR captions asked",
+                    device_map=spread[0], max_memory=spread[1])
         return
     bar, advance = _progress("VSR examples scored")
     try:
@@ -121,6 +133,8 @@ def spatialmqa_command(
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
     seed: int = typer.Option(0, "--seed", help="With --protocol: seed of the shuffled-image condition."),
+    device_map: str | None = DeviceMapOption,
+    max_memory: list[str] = MaxMemoryOption,
 ) -> None:
     """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis.
     With --protocol, a multimodal LLM is asked the lettered question by likelihood and/or
@@ -132,6 +146,7 @@ def spatialmqa_command(
     from spatialprobe.scorers.options import parse_pairs
 
     require_run_dir(out)
+    spread = device_map_settings(device_map, max_memory)
     asked = protocol is not None or image_condition is not None or blind or max_new_tokens is not None
     if seed and not asked:
         fail("--seed applies with --protocol only (the seed of the shuffled-image condition).")
@@ -147,8 +162,11 @@ def spatialmqa_command(
             source, settings = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
             run_ask(source, settings, model, parse_pairs(scorer_arg), out=out, protocol=protocol,
                     condition=image_condition, blind=blind, max_new_tokens=max_new_tokens, seed=seed,
-                    device=device, batch_size=batch_size, label="SpatialMQA questions asked")
+                    device=device, batch_size=batch_size, label="SpatialMQA questions asked",
+                    device_map=spread[0], max_memory=spread[1])
         return
+    refuse_device_map({"clip": "contrastive", "generate": "generate"}.get(method, "contrastive/generate"),
+                      device, *spread)
     bar, advance = _progress("SpatialMQA questions answered")
     try:
         given = parse_pairs(scorer_arg)  # the model is built here only when it has options given

@@ -28,6 +28,7 @@ from spatialprobe.records import Dataset, Prediction
 from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
+from spatialprobe.runner.settings import OPTIONAL
 from spatialprobe.runner.summary import Metric, over_parts, single
 from spatialprobe.scorers import chat
 
@@ -62,6 +63,10 @@ class ProbeSettings:
     scorer_args: Mapping[str, Any] = field(default_factory=dict)
     """The scorer's own options (``--scorer-arg key=value``), checked against what it declares
     (:mod:`spatialprobe.scorers.options`); ``image``, ``normalize`` and ``format`` are aliases."""
+    device_map: str | None = None
+    """``auto``: the model spread over devices (runtime, :mod:`spatialprobe.sharding`)."""
+    max_memory: Mapping[str, str] | None = None
+    """With ``device_map``: at most this much per device (runtime)."""
 
 
 def scorer_choice(settings: ProbeSettings) -> tuple[str, str]:
@@ -87,6 +92,7 @@ def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Sp
     from spatialprobe.scorers import options
 
     name = name or scorer_name(settings)
+    spread = options.sharding(name, settings.device, settings.device_map, settings.max_memory)
     given = dict(settings.scorer_args)
     for key, unset in ALIASES:
         value = getattr(settings, key)
@@ -104,7 +110,7 @@ def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Sp
         return registry.Spec("dummy", {"seed": settings.seed, **options.resolve(name, given)})
     args: dict[str, Any] = {"model": settings.model, "device": settings.device,
                             "batch_size": settings.batch_size}
-    return registry.Spec(name, {**args, **options.resolve(name, given)})
+    return registry.Spec(name, {**args, **spread, **options.resolve(name, given)})
 
 
 def build_scorer(settings: ProbeSettings):
@@ -134,6 +140,8 @@ class ProbeRunSettings:
     seed: int
     device: str = "auto"
     batch_size: int = 64
+    device_map: str | None = field(default=None, metadata=OPTIONAL)
+    max_memory: dict[str, str] | None = field(default=None, metadata=OPTIONAL)
 
 
 class ProbeRun(RunKind):
@@ -178,7 +186,8 @@ class ProbeRun(RunKind):
             scorer=ScorerRecord(self.spec_.name, {k: v for k, v in args.items() if k not in RUNTIME_KEYS},
                                 self.described.get("weights_sha256")),
             folds=self.settings.folds, seed=self.settings.seed,
-            device=self.settings.device, batch_size=self.settings.batch_size)
+            device=self.settings.device, batch_size=self.settings.batch_size,
+            device_map=args.get("device_map"), max_memory=args.get("max_memory"))
 
     def inputs(self) -> dict[str, Any]:
         if self.spec_.name == "dummy":  # no model
@@ -290,7 +299,8 @@ class ProbeRun(RunKind):
         probe = ProbeSettings(model=s.model, folds=s.folds, seed=s.seed, scorer=s.scorer.name,
                               format=args.get("format", "plain"),
                               scorer_args={k: v for k, v in args.items() if k != "format"},
-                              device=s.device, batch_size=s.batch_size)
+                              device=s.device, batch_size=s.batch_size, device_map=s.device_map,
+                              max_memory=s.max_memory)
         return cls(dataset, s.candidates, probe, source=s.dataset)
 
 

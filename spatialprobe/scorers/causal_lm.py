@@ -35,15 +35,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
-from spatialprobe.loading import (
-    ModelLoadError,
-    load_pretrained,
-    place_model,
-    resolve_device,
-    resolve_precision,
-)
+from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.scorers.base import ClozeRequest, Option, Progress
 from spatialprobe.scorers.masked_lm import weights_hash
+from spatialprobe.sharding import load_placed
 
 NORMALIZE = ("sum", "token", "char")
 FORMATS = ("plain", "chat")
@@ -59,10 +54,12 @@ class CausalLMScorer:
                             NORMALIZE),
         "format": Option(str, "plain", "plain (cloze sentences) or chat (the question in the chat template)",
                          FORMATS)}
+    shards: ClassVar[bool] = True
+    """Takes ``device_map``/``max_memory`` (:mod:`spatialprobe.sharding`)."""
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 64, normalize: str = "sum",
                  format: str = "plain", precision: str = "auto", model_obj=None, tokenizer=None,
-                 bos: bool = True):
+                 bos: bool = True, device_map: str | None = None, max_memory: dict[str, str] | None = None):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -71,15 +68,17 @@ class CausalLMScorer:
         if format not in FORMATS:
             raise UsageError(f"--format must be one of {', '.join(FORMATS)}, not {format!r}.")
         self.model_name, self.normalize, self.format = model, normalize, format
-        self.device = resolve_device(device)
-        dtype = resolve_precision(precision, self.device, "text scorers")
+        dtype = resolve_precision(precision, resolve_device(device), "text scorers")
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_pretrained(AutoTokenizer, model, "the tokenizer of")
         if format == "chat" and not getattr(self.tokenizer, "chat_template", None):
             raise ModelLoadError(f"The tokenizer of {model!r} has no chat template, so --format chat "
                                  "cannot wrap the question; use --format plain.")
-        self.model = model_obj or load_pretrained(AutoModelForCausalLM, model, "the causal LM", dtype=dtype)
-        self.half = place_model(self.model, self.device, dtype) != torch.float32
+        self.model, self.device = load_placed(AutoModelForCausalLM, model, "the causal LM", dtype,
+                                              resolve_device(device), "text scorers", device_map, max_memory,
+                                              model_obj)
+        self.sharded = self.model is not model_obj and hasattr(self.model, "hf_device_map")
+        self.half = dtype != torch.float32
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         # bos=False conditions a non-empty context on itself alone, as lm-eval's hf model does by

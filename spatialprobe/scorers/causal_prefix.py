@@ -78,7 +78,9 @@ class SharedPrefix:
         plans = [[(i, 0)] for i in range(len(sequences))]
         full = scorer._continuation_logprobs(sequences, None, plans)
         tolerance = 2e-2 if scorer.half else 1e-4
-        for head_only in (True, False):
+        # spread over devices, the whole model runs (its hooks return the logits on the input
+        # device); the head alone would leave them on the last layer's device
+        for head_only in (False,) if getattr(scorer, "sharded", False) else (True, False):
             try:
                 shared = cls(scorer.model, scorer.device, scorer.batch_size, scorer.tokenizer.pad_token_id, head_only)
                 fast = shared.logprobs(sequences, None, plans)

@@ -29,23 +29,19 @@ from typing import Any, ClassVar
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.loading import (
-    ModelLoadError,
-    load_pretrained,
-    place_model,
-    resolve_device,
-    resolve_precision,
-)
+from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.scorers.base import ClozeRequest, Option, Progress
 from spatialprobe.scorers.mlm_batches import Packed, pack
+from spatialprobe.sharding import load_placed, state_tensors
 
 
 def weights_hash(model) -> str:
-    """sha256 over the model's parameters and buffers (names, shapes, bytes), first 16 hex digits."""
+    """sha256 over the model's parameters and buffers (names, shapes, bytes), first 16 hex digits;
+    a model spread by ``--device-map`` hashes as the same model on one device."""
     import torch
 
     digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
+    for name, tensor in state_tensors(model):
         digest.update(name.encode())
         digest.update(str(tuple(tensor.shape)).encode())
         digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
@@ -58,22 +54,27 @@ class MaskedLMScorer:
     name = "hf-mlm"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
     options: ClassVar[dict[str, Option]] = {}
+    shards: ClassVar[bool] = True
+    """Takes ``device_map``/``max_memory`` (:mod:`spatialprobe.sharding`)."""
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 64,
-                 precision: str = "auto", model_obj=None, tokenizer=None):
+                 precision: str = "auto", model_obj=None, tokenizer=None,
+                 device_map: str | None = None, max_memory: dict[str, str] | None = None):
         import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
         self.model_name = model
-        self.device = resolve_device(device)
-        dtype = resolve_precision(precision, self.device, "text scorers")
+        dtype = resolve_precision(precision, resolve_device(device), "text scorers")
         self.batch_size = batch_size
         self.tokenizer = tokenizer or load_pretrained(AutoTokenizer, model, "the tokenizer of")
-        self.model = model_obj or load_pretrained(AutoModelForMaskedLM, model, "the masked LM", dtype=dtype)
         if self.tokenizer.mask_token_id is None:
             raise ModelLoadError(f"{model!r} has no mask token: it is not a masked language model.")
         self._mask_id = self.tokenizer.mask_token_id  # read once: the attribute lookup is slow
-        self.half = place_model(self.model, self.device, dtype) != torch.float32
+        self.model, self.device = load_placed(AutoModelForMaskedLM, model, "the masked LM", dtype,
+                                              resolve_device(device), "text scorers", device_map, max_memory,
+                                              model_obj)
+        self.sharded = self.model is not model_obj and hasattr(self.model, "hf_device_map")
+        self.half = dtype != torch.float32
         self._weights_hash = weights_hash(self.model)
         self._torch = torch
         self._piece_cache: dict[tuple[str, bool], list[int]] = {}
@@ -226,6 +227,8 @@ class MaskedLMScorer:
         BERT-large pass when applied everywhere). Checked against the full forward pass on a
         probe sentence; models whose head is not one module keep the full pass."""
         torch = self._torch
+        if self.sharded:  # the full pass: accelerate's hooks return its logits on the input device
+            return None
         base = self.model.base_model
         heads = [m for _, m in self.model.named_children() if m is not base]
         if len(heads) != 1:

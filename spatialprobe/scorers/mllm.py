@@ -18,9 +18,10 @@ LLaVA (1.5, NeXT, OneVision), Qwen2-VL/2.5-VL, Idefics3/SmolVLM, PaliGemma, Gemm
   for the reply's tokens, the shared prompt pass and ``normalize``.
 * **Precision.** float32 on the CPU; on CUDA the weights load in bfloat16 (float16 where the GPU
   lacks it), the ``multimodal LLM adapter`` row of :data:`spatialprobe.loading.CUDA_DEFAULTS`.
-* ``device_map="auto"``: accelerate spreads a checkpoint larger than one GPU over every visible
-  GPU (and the CPU); it is where the model runs, not what it computes, so it is reported under
-  :meth:`MultimodalLLM.runtime`, never in :meth:`describe`.
+* ``device_map="auto"`` (``--device-map auto``, with ``--max-memory``): accelerate spreads a
+  checkpoint larger than one GPU over every visible GPU, then the CPU and the disk
+  (:mod:`spatialprobe.sharding`); it is where the model runs, not what it computes, so it is
+  reported under :meth:`MultimodalLLM.runtime`, never in :meth:`describe`.
 """
 
 from __future__ import annotations
@@ -33,11 +34,10 @@ from spatialprobe.fingerprints import weights_hash
 from spatialprobe.loading import dtype_name, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.scorers.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
+from spatialprobe.sharding import asked, input_device, load_sharded
 
 COMPONENT = "multimodal LLM adapter"
 """This adapter's row of :data:`spatialprobe.loading.CUDA_DEFAULTS`."""
-
-DEVICE_MAPS = ("none", "auto")
 
 
 class MultimodalLLM:
@@ -52,26 +52,26 @@ class MultimodalLLM:
         "prompt_cache": Option(str, "auto", "share the prompt's pass across its options (on), one "
                                "padded row per option (off), or on for the families tested (auto)",
                                PROMPT_CACHE),
-        "device_map": Option(str, "none", "auto: accelerate spreads the model over every GPU",
-                             DEVICE_MAPS),
         "precision": Option(str, "auto", "auto: float32 on CPU, bfloat16 on CUDA",
                             ("auto", "fp32", "bf16", "fp16")),
     }
+    shards: ClassVar[bool] = True
+    """Takes ``device_map``/``max_memory`` (:mod:`spatialprobe.sharding`)."""
 
     def __init__(self, model: str, device: str = "auto", batch_size: int = 8, normalize: str = "sum",
-                 prompt_cache: str = "auto", device_map: str = "none",
-                 precision: str = "auto", model_obj=None, processor=None):
+                 prompt_cache: str = "auto", device_map: str | None = None,
+                 max_memory: dict[str, str] | None = None, precision: str = "auto", model_obj=None,
+                 processor=None):
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
-        for key, value in (("normalize", normalize), ("prompt_cache", prompt_cache),
-                           ("device_map", device_map), ("precision", precision)):
+        for key, value in (("normalize", normalize), ("prompt_cache", prompt_cache), ("precision", precision)):
             if value not in self.options[key].choices:
                 raise UsageError(f"--scorer-arg {key}={value} is not one of "
                                  f"{', '.join(self.options[key].choices)}.")
         if batch_size < 1:
             raise UsageError(f"--scorer-arg batch_size={batch_size}: it must be at least 1.")
         self.model_name, self.batch_size = str(model), batch_size
-        self.device_map = device_map
+        self.device_map = device_map if asked(device_map) else None
         self.device = resolve_device(device)
         self.dtype = resolve_precision(precision, self.device, COMPONENT)
         self.processor = processor or _load_processor(AutoProcessor, self.model_name)
@@ -79,27 +79,26 @@ class MultimodalLLM:
         self.tokenizer.padding_side = "left"  # batched generation continues every row at its end
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = model_obj or self._load(AutoModelForImageTextToText)
-        self.model.eval()
-        if device_map == "none" and model_obj is None:
-            self.model.to(self.device)
+        if model_obj is None and self.device_map:
+            self.model = load_sharded(AutoModelForImageTextToText, self.model_name, "the image-text-to-text model",
+                                      self.dtype, self.device_map, max_memory, COMPONENT)
+        else:
+            self.model = model_obj or load_pretrained(AutoModelForImageTextToText, self.model_name,
+                                                      "the image-text-to-text model", dtype=self.dtype)
+            self.model.eval()
+            if model_obj is None:
+                self.model.to(self.device)
         self._weights = weights_hash(self.model_name)
         self.scorer = OptionScorer(self.model, self.tokenizer, self.encode, normalize, prompt_cache)
 
-    def _load(self, loader):
-        kwargs: dict[str, Any] = {}
-        if self.device_map == "auto":
-            from spatialprobe.extras import require
-
-            require("accelerate", "vl", "--scorer-arg device_map=auto (a model spread over several GPUs)")
-            kwargs["device_map"] = "auto"
-        return load_pretrained(loader, self.model_name, "the image-text-to-text model", dtype=self.dtype,
-                               **kwargs)
-
     @property
     def input_device(self):
-        """Where inputs go: the input embedding's device (the first GPU under ``device_map``)."""
-        return self.model.get_input_embeddings().weight.device
+        """Where inputs go: the input embedding's device (under ``device_map``, the device it runs
+        on; looked up once, as it walks the model's modules)."""
+        if not hasattr(self, "_input_device"):
+            self._input_device = input_device(self.model) if self.device_map \
+                else self.model.get_input_embeddings().weight.device
+        return self._input_device
 
     def describe(self) -> dict[str, Any]:
         """What changes the numbers: model, weights, dtype, prompt format, scoring and decoding."""
@@ -116,7 +115,7 @@ class MultimodalLLM:
 
     def runtime(self) -> dict[str, Any]:
         """Where and how fast it runs (never changes a number beyond the kernels' rounding)."""
-        return {"device": str(self.input_device), "device_map": self.device_map,
+        return {"device": str(self.input_device), "device_map": self.device_map or "none",
                 "batch_size": self.batch_size, "prompt_cache": self.scorer.shares_prompt}
 
     # -- prompts -------------------------------------------------------------------------------

@@ -73,6 +73,10 @@ def resolve(name: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """Every option ``name`` declares, as given (checked and converted) or its default."""
     options = declared(name)
     unknown = [key for key in given if key not in options]
+    if unknown and unknown[0] in ("device_map", "max_memory"):  # hf-mllm's former scorer-arg
+        flag = "--" + unknown[0].replace("_", "-")
+        raise UsageError(f"{unknown[0]} is not a --scorer-arg of the {name} model: give {flag} (an option "
+                         "of its own, for every text and multimodal LLM).")
     if unknown:
         raise UsageError(f"the {name} model takes no option {unknown[0]!r}; its options: {listing(name)}.")
     return {key: (_read(name, key, option, given[key]) if key in given else option.default)
@@ -83,3 +87,32 @@ def build(name: str, model: str, given: Mapping[str, Any], **runtime: Any) -> An
     """The ``model`` adapter ``name`` for checkpoint ``model``: its options resolved from
     ``given``, plus the runtime settings (device, batch size) that change no result."""
     return registry.build("model", registry.Spec(name, {"model": model, **runtime, **resolve(name, given)}))
+
+
+def shardable() -> list[str]:
+    """The model adapters that can be spread over devices (their class says ``shards = True``)."""
+    return [name for name in registry.names("model") if getattr(registry.lookup("model", name), "shards", False)]
+
+
+def sharding(name: str, device: str, device_map: str | None, max_memory: Mapping[str, str] | None
+             ) -> dict[str, Any]:
+    """The runtime arguments that spread the ``name`` adapter's model over devices
+    (:mod:`spatialprobe.sharding`): ``{}`` when ``--device-map`` is not given; each setting that
+    does not apply refused in one sentence."""
+    from spatialprobe.sharding import DEVICE_MAPS, asked
+
+    if not asked(device_map):
+        if max_memory:
+            raise UsageError("--max-memory applies with --device-map auto (it caps what each device "
+                             "holds of a spread model); without it the model sits whole on --device.")
+        return {}
+    if device_map not in DEVICE_MAPS:
+        raise UsageError(f"--device-map takes {', '.join(DEVICE_MAPS)}, not {device_map!r}.")
+    if name not in shardable():
+        raise UsageError(f"--device-map applies to the {', '.join(shardable())} models (masked, causal and "
+                         f"multimodal LLMs); the {name} model cannot be spread over devices.")
+    if device != "auto":
+        raise UsageError(f"--device {device} does not apply with --device-map auto, which places the "
+                         "model itself (every visible GPU, then the CPU, then the disk): choose the GPUs "
+                         "with CUDA_VISIBLE_DEVICES and cap them with --max-memory.")
+    return {"device_map": device_map, **({"max_memory": dict(max_memory)} if max_memory else {})}
