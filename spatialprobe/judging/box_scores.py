@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from spatialprobe.detectors import rules
+from spatialprobe.judging import modes
 from spatialprobe.runner.summary import Metric, single
 
 T2I_COMPBENCH_FLOOR = 0.5
@@ -148,6 +149,9 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
     """
     if not rows:
         return {}
+    found = modes.benchmark_value(rule, rows)  # heim, t2i-compbench-3d: each row holds its value
+    if found is not None:
+        return {found[0]: single(found[1], len(rows))}
     if rule == "t2i-compbench":
         for row in rows:
             row["t2i_compbench_score"] = t2i_compbench_image_score(row, row["gold"], **rule_args)
@@ -172,6 +176,14 @@ def benchmark_lines(metrics: Mapping[str, Any]) -> str:
         m = metrics["t2i_compbench_score"]
         lines += (f"T2I-CompBench 2-D spatial score (mean over {m['n']} images, 0-1; its "
                   f"UniDet_eval/2D_spatial_eval.py): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
+    if "t2i_compbench_3d_score" in metrics:
+        m = metrics["t2i_compbench_3d_score"]
+        lines += (f"T2I-CompBench++ 3-D spatial score (mean over {m['n']} images, 0-1; its "
+                  f"UniDet_eval/3D_spatial_eval.py): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
+    if "heim_spatial_accuracy" in metrics:
+        m = metrics["heim_spatial_accuracy"]
+        lines += (f"HEIM spatial accuracy (correct images of {m['n']}; HELM's "
+                  f"detectors/vitdet.py compute_score_spatial): {m['mean']:.1f}%{ci_suffix(m)}\n\n")
     if "geneval_position_accuracy" in metrics:
         m = metrics["geneval_position_accuracy"]
         lines += (f"GenEval position accuracy (correct images of {m['n']}; its "
