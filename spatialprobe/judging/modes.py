@@ -33,6 +33,8 @@ DEFAULT_RULES = {"posrel3d": "t2i-compbench-3d"}
 """A position task's default rule when it is not VDG."""
 FIXED_THRESHOLDS = {"vdg", "vdg-legacy", "heim"}
 """Rules whose reference has no arguments (the release's and HELM's comparisons are fixed)."""
+REFERENCE_RULES = {"vdg", "vdg-legacy", "t2i-compbench", "heim", "visor", "geneval", *DEPTH_RULES}
+"""The position rules that have a reference mode (the peers' code this toolkit transcribes)."""
 NO_REFERENCE = {"visor", "geneval"}
 """Rules equal to their peer's code in both modes (tests/test_judge_rules.py, test_judge_visor.py)."""
 
@@ -52,6 +54,9 @@ def check_rule(task: str, rule: str, mode: str, rule_args: Mapping[str, Any], de
     if three_d and rule not in DEPTH_RULES:
         raise UsageError(f"judge {task} needs a rule that reads depth ({', '.join(sorted(DEPTH_RULES))}); "
                          f"{rule} judges 2-D relations only.")
+    if mode == "reference" and tasks.get(task).judge_rule not in SCALE_RULES and rule not in REFERENCE_RULES:
+        raise UsageError(f"--rule {rule} has no reference mode (rules with one: "
+                         f"{', '.join(sorted(REFERENCE_RULES))}); use --mode corrected.")
     if mode == "reference" and rule in FIXED_THRESHOLDS and rule_args:
         raise UsageError(f"--rule-arg does not apply to --rule {rule} --mode reference: the peer's "
                          "comparisons have no arguments.")
