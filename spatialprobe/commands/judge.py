@@ -73,6 +73,7 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
                   batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None,
                   partial: bool = False, mode: str = "corrected"):
     """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
+    from spatialprobe.errors import UsageError
     from spatialprobe.judging.box import FIXED_RULES, JudgeConfig
     from spatialprobe.judging.modes import check_rule, default_rule, reads_depth
 
@@ -96,7 +97,10 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
         fail(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
     rule_args = _parse_args(rule_arg)
     _check_benchmark_args(rule, rule_args)
-    check_rule(task, rule, mode, rule_args, depth_region)
+    try:
+        check_rule(task, rule, mode, rule_args, depth_region)
+    except UsageError as err:
+        fail(str(err))
     return JudgeConfig(
         task=task, detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
         depth=_spec(depth or "dpt", depth_model, depth_arg) if depth_read else None,
