@@ -121,3 +121,29 @@ def test_error_rate_reverses_exactly_the_drawn_share_of_3d_scenes(tmp_path):
     for p in map(json.loads, (tmp_path / "judge" / "predictions.jsonl").open()):
         assert (p["pred"] != p["gold"]) == flags[(p["instance_id"], p["image_index"])]
         assert p["recognized"]
+
+
+def test_judge_posrel3d_command_reads_depth_and_records_the_mode(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe import registry
+    from spatialprobe.cli import app
+
+    assert registry.names("position-judge-3d") == ["t2i-compbench-3d"] and "heim" in registry.names("position-judge")
+    shapes(tmp_path)
+    run = CliRunner().invoke
+    base = ["judge", "posrel3d", str(tmp_path / "images"), "--detector", "colour", "--depth", "colour", "--no-gallery"]
+    refused = run(app, [*base, "--rule", "vdg", "--out", str(tmp_path / "x")])
+    assert refused.exit_code == 2 and refused.stderr == (
+        "Error: judge posrel3d needs a rule that reads depth (t2i-compbench-3d); vdg judges 2-D relations only.\n")
+    region = run(app, [*base, "--depth-region", "covered", "--out", str(tmp_path / "x")])
+    assert region.exit_code == 2 and not (tmp_path / "x").exists()
+    assert region.stderr == ("Error: --depth-region applies to judge size and height only; posrel3d's rule "
+                             "averages the box as its script does.\n")
+    done = run(app, [*base, "--mode", "reference", "--out", str(tmp_path / "j")])
+    assert done.exit_code == 0, done.output
+    settings = json.loads((tmp_path / "j" / "config.json").read_text())["settings"]
+    assert (settings["mode"], settings["rule"]) == ("reference", "t2i-compbench-3d")
+    assert settings["depth"]["name"] == "colour"
+    table = (tmp_path / "j" / "table.md").read_text()
+    assert "T2I-CompBench++ 3-D spatial score (mean over 18 images, 0-1; its UniDet_eval/3D_spatial_eval.py)" in table
