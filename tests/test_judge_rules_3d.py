@@ -26,7 +26,8 @@ META = {"obj_a": "cat", "obj_b": "dog"}
 
 
 def cfg3d(mode="corrected", **more):
-    return JudgeConfig(task="posrel3d", detector=COLOUR, depth=COLOUR, rule="t2i-compbench-3d", mode=mode, **more)
+    return JudgeConfig(**{"task": "posrel3d", "detector": COLOUR, "depth": COLOUR, "rule": "t2i-compbench-3d",
+                          "mode": mode, **more})
 
 
 def test_reference_is_the_script_on_random_boxes_and_depth_maps():
@@ -147,3 +148,18 @@ def test_judge_posrel3d_command_reads_depth_and_records_the_mode(tmp_path):
     assert settings["depth"]["name"] == "colour"
     table = (tmp_path / "j" / "table.md").read_text()
     assert "T2I-CompBench++ 3-D spatial score (mean over 18 images, 0-1; its UniDet_eval/3D_spatial_eval.py)" in table
+
+
+def test_posrel3d_reads_a_transformers_depth_model_through_the_depth_adapter(tmp_path):
+    """A tiny DPT whose head predicts one disparity everywhere: the normalised map has no contrast,
+    so no 3-D relation holds and every image is unrecognized (the colour scenes' boxes are found)."""
+    from judge_helpers import tiny_dpt
+
+    shapes(tmp_path)
+    model = tiny_dpt(tmp_path / "dpt")
+    cfg = cfg3d(device="cpu", depth=Spec("dpt", {"model": str(model)}))
+    summary = judge_run(str(tmp_path / "images"), str(tmp_path / "judge"), cfg)
+    assert summary["metrics"]["recognized_ratio"]["mean"] == 0.0 and summary["accuracy"]["n"] == 18
+    assert summary["details"]["depth"]["predicts"] == "disparity"
+    rows = [json.loads(line) for line in (tmp_path / "judge" / "predictions.jsonl").open()]
+    assert all(r["found_a"] and r["found_b"] and "disparity A 0 vs B 0" in r["explanation"] for r in rows)
