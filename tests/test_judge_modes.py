@@ -161,6 +161,8 @@ def test_mode_is_a_recorded_setting_and_another_mode_is_another_run(tmp_path):
      "--rule-arg does not apply to --rule vdg --mode reference: the peer's comparisons have no arguments."),
     ("size", ["--mode", "reference", "--depth-region", "covered", "--depth", "colour"],
      "--depth-region covered does not apply to --mode reference: the release averages the int()-truncated box."),
+    ("posrel", ["--rule", "heim", "--rule-arg", "margin=0.1"],
+     "--rule-arg does not apply to --rule heim: it has no arguments."),
     ("posrel", ["--rule", "t2i-compbench-3d"], "--rule t2i-compbench-3d judges the 3-D relations of judge "
      "posrel3d, not posrel."),
 ])

@@ -35,6 +35,8 @@ FIXED_THRESHOLDS = {"vdg", "vdg-legacy", "heim"}
 """Rules whose reference has no arguments (the release's and HELM's comparisons are fixed)."""
 REFERENCE_RULES = {"vdg", "vdg-legacy", "t2i-compbench", "heim", "visor", "geneval", *DEPTH_RULES}
 """The position rules that have a reference mode (the peers' code this toolkit transcribes)."""
+NO_ARGUMENTS = {"heim", *DEPTH_RULES}
+"""Rules without arguments in either mode."""
 NO_REFERENCE = {"visor", "geneval"}
 """Rules equal to their peer's code in both modes (tests/test_judge_rules.py, test_judge_visor.py)."""
 
@@ -57,6 +59,8 @@ def check_rule(task: str, rule: str, mode: str, rule_args: Mapping[str, Any], de
     if mode == "reference" and tasks.get(task).judge_rule not in SCALE_RULES and rule not in REFERENCE_RULES:
         raise UsageError(f"--rule {rule} has no reference mode (rules with one: "
                          f"{', '.join(sorted(REFERENCE_RULES))}); use --mode corrected.")
+    if rule in NO_ARGUMENTS and rule_args:
+        raise UsageError(f"--rule-arg does not apply to --rule {rule}: it has no arguments.")
     if mode == "reference" and rule in FIXED_THRESHOLDS and rule_args:
         raise UsageError(f"--rule-arg does not apply to --rule {rule} --mode reference: the peer's "
                          "comparisons have no arguments.")
