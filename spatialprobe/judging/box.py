@@ -351,8 +351,14 @@ def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, A
              Resampling(tuple(labels), clusters, key=key, only="recognized",
                         metrics={"recognized_accuracy": "accuracy", "recognized_macro_f1": "macro_f1_seen"}),
              Resampling((), clusters, key=key, pred="recognized", metrics={"recognized_ratio": "share"})]
-    specs += [Resampling((), clusters, key=key, pred=field, metrics={metric: how})
-              for metric, (field, how) in modes.BENCHMARK_FIELDS.items() if metric in benchmark]
+    specs += [Resampling((), clusters, key=key, pred=field, metrics={metric: how})  # heim, t2i-compbench-3d
+              for metric, field, how in modes.BENCHMARKS.values() if metric in benchmark]
+    if "geneval_position_accuracy" in benchmark:
+        specs.append(Resampling((), clusters, key=key, pred="geneval_correct",
+                                metrics={"geneval_position_accuracy": "share"}))
+    if "t2i_compbench_score" in benchmark:
+        specs.append(Resampling((), clusters, key=key, pred="t2i_compbench_score",
+                                metrics={"t2i_compbench_score": "mean"}))
     return tuple(specs)
 
 

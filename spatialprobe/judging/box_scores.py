@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from spatialprobe.detectors import rules
-from spatialprobe.judging import modes
 from spatialprobe.runner.summary import Metric, single
 
 T2I_COMPBENCH_FLOOR = 0.5
@@ -147,6 +146,8 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
     Each image's value is added to its row (``t2i_compbench_score`` or ``geneval_correct``), so
     predictions.jsonl shows it. Measured once: ``std`` is None.
     """
+    from spatialprobe.judging import modes
+
     if not rows:
         return {}
     found = modes.benchmark_value(rule, rows)  # heim, t2i-compbench-3d: each row holds its value

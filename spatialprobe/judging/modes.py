@@ -189,10 +189,6 @@ def judge_3d(mode: str, detections: Sequence[Detection], depth_map, meta: Mappin
 BENCHMARKS = {"heim": ("heim_spatial_accuracy", "heim_correct", "share"),
               "t2i-compbench-3d": ("t2i_compbench_3d_score", "t2i_compbench_3d_score", "mean")}
 """Benchmark scores of the new rules: (metric, per-image field, how images combine)."""
-BENCHMARK_FIELDS = {"geneval_position_accuracy": ("geneval_correct", "share"),
-                    "t2i_compbench_score": ("t2i_compbench_score", "mean"),
-                    **{metric: (field, how) for metric, field, how in BENCHMARKS.values()}}
-"""Every benchmark metric of a judge run: the per-image field its intervals resample, and how."""
 
 
 def benchmark_value(rule: str, rows: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:

@@ -45,10 +45,10 @@ from spatialprobe.synthesis.jobs import Job, JobResult
 MODEL = "shapes (UNTRAINED colour-coded test scenes)"
 REVERSED = {"larger": "smaller", "smaller": "larger", "taller": "shorter", "shorter": "taller",
             "above": "below", "below": "above", "inside": "beside", "beside": "inside",
-            "to the left of": "to the right of", "to the right of": "to the left of",
-            "in front of": "behind", "behind": "in front of", "hidden": "in front of"}
+            "to the left of": "to the right of", "to the right of": "to the left of"}
 FAR, NEAR = 0.5, 0.9
 """Disparities (blue channel / 255): depth 2.0 for the farther object, 1.11 for the nearer."""
+REVERSED.update({"in front of": "behind", "behind": "in front of", "hidden": "in front of"})  # posrel3d
 
 Box = tuple[int, int, int, int]
 
