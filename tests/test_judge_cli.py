@@ -5,7 +5,7 @@ import pytest
 from judge_helpers import write_run
 from typer.testing import CliRunner
 
-from spatialprobe import store
+from spatialprobe import store, tasks
 from spatialprobe.cli import app
 from spatialprobe.synthesis import load_prompts
 
@@ -225,7 +225,8 @@ def test_rule_options_are_refused_for_size_and_height(tmp_path, task, option):
                                  "--out", str(out)])
     assert result.exit_code == 2 and not out.exists()
     rule = "area*depth^2" if task == "size" else "height*depth"
-    assert result.stderr == (f"Error: --rule and --rule-arg apply to judge posrel and posrel3d only; {task} has "
+    position = " and ".join(t for t in tasks.names() if tasks.get(t).kind == "position")  # posrel, posrel3d, ...
+    assert result.stderr == (f"Error: --rule and --rule-arg apply to judge {position} only; {task} has "
                              f"one fixed rule ({rule}) without arguments.\n")
 
 

@@ -78,7 +78,8 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
     from spatialprobe.judging.modes import check_rule, default_rule, reads_depth
 
     if task in FIXED_RULES and (rule is not None or rule_arg):
-        fail(f"--rule and --rule-arg apply to judge posrel and posrel3d only; {task} has one fixed rule "
+        position = [name for name in _judged_tasks() if name not in FIXED_RULES]
+        fail(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one fixed rule "
              f"({FIXED_RULES[task]}) without arguments.")
     rule = FIXED_RULES.get(task) or rule or default_rule(task)
     depth_read = reads_depth(task, rule)
