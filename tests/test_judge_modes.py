@@ -14,6 +14,7 @@ from modes_helpers import config, random_detections, released
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
+from spatialprobe.detectors.base import Detection
 from spatialprobe.detectors.rules_reference import release_mean_depth
 from spatialprobe.judging.box import JudgeConfig, judge_image, judge_run
 from spatialprobe.registry import Spec
@@ -56,9 +57,10 @@ def test_reference_size_and_height_are_the_release_on_random_boxes(task, labels)
                                 {**META, "label": labels[0]})
         if corrected["pred"] != row["pred"]:
             differ.add(k)
-        if row["pred"] is not None and (np.isnan(row["depth_a"]) or np.isnan(row["depth_b"])):
+        if row["pred"] is not None and None in (row["depth_a"], row["depth_b"]):  # NaN, written as null
             quirky.add(k)
             assert row["pred"] == labels[1]  # NaN answers "smaller" / "shorter"
+            assert "the release's mean over a box with no pixel is NaN" in row["explanation"]
     # the release's NaN is kept in reference mode only: where the corrected depth region answers
     # the other way, the modes differ (they also differ where the release passes over a box of
     # score 0 or wraps a negative corner)
@@ -174,3 +176,36 @@ def test_modes_and_rules_are_refused_where_they_do_not_apply(tmp_path, task, opt
     result = invoke("judge", task, tmp_path / "images", "--detector", "colour", *options, "--out", tmp_path / "j")
     assert result.exit_code == 2 and not (tmp_path / "j").exists()
     assert result.stderr == f"Error: {message}\n"
+
+
+class ThinBox:
+    """A detector giving A a box thinner than a pixel (int(3.2) == int(3.9): no column)."""
+
+    name = "thin"
+
+    def describe(self):
+        return {"name": self.name, "model": "thin-box test detector (untrained)"}
+
+    def detect(self, images, queries):
+        return [[Detection(q[0], (3.2, 4.0, 3.9, 20.0), 0.9), Detection(q[1], (30.0, 30.0, 50.0, 50.0), 0.9)]
+                for q in queries]
+
+
+def test_the_release_nan_answers_smaller_and_is_written_as_null(tmp_path):
+    from judge_helpers import write_run
+
+    from spatialprobe.judging.box import JudgeRun
+    from spatialprobe.runner import execute
+
+    write_run(tmp_path / "images", "size", [("larger", "larger", True)])
+    for mode in ("reference", "corrected"):
+        cfg = JudgeConfig(task="size", detector=COLOUR, depth=COLOUR, mode=mode, device="cpu")
+        execute(JudgeRun(str(tmp_path / "images"), cfg, detector=ThinBox()), tmp_path / mode)
+    text = (tmp_path / "reference" / "predictions.jsonl").read_text()
+    assert ": NaN" not in text  # no bare NaN token: standard JSON
+    ref, fixed = json.loads(text), json.loads((tmp_path / "corrected" / "predictions.jsonl").read_text())
+    assert (ref["pred"], ref["depth_a"]) == ("smaller", None)
+    assert ref["explanation"] == ("depth_a: the release's mean over a box with no pixel is NaN, and no "
+                                  "comparison with NaN holds -> smaller")
+    # corrected: the corner pixel (3, 4) of the drawn scene's background (depth 255), so A is larger
+    assert (fixed["pred"], fixed["depth_a"]) == ("larger", 255.0)

@@ -11,6 +11,7 @@ and VISOR are exact in both modes).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -117,12 +118,24 @@ def judge_mode_image(cfg, detections: Sequence[Detection], depth_map, meta: Mapp
         return unrecognized(row, ((a, det_a), (b, det_b)))
     if scale:  # the release's mean of a box with no pixel is NaN: "smaller" / "shorter"
         depth_of = lambda box: ref.release_mean_depth(depth_map, box)  # noqa: E731
-        return scale_row(row, str(tasks.get(cfg.task).judge_rule), det_a, det_b, depth_of, labels, (a, b))
+        return without_nan(scale_row(row, str(tasks.get(cfg.task).judge_rule), det_a, det_b, depth_of, labels, (a, b)))
     if cfg.rule == "t2i-compbench":
         return classified(row, rules.t2i_compbench_judge, det_a.box, det_b.box, labels, **judge_args)
     if cfg.rule in ("vdg", "vdg-legacy"):
         return classified(row, ref.release_position_judge, det_a.box, det_b.box, labels)
     raise UsageError(f"--rule {cfg.rule} has no reference mode; use --mode corrected.")
+
+
+def without_nan(row: dict[str, Any]) -> dict[str, Any]:
+    """A NaN depth (the release's mean of a box with no pixel) is written as null, with the reason
+    (predictions.jsonl stays standard JSON)."""
+    nan = [key for key in ("depth_a", "depth_b") if key in row and math.isnan(row[key])]
+    for key in nan:
+        row[key] = None
+    if nan:
+        row["explanation"] = (f"{' and '.join(nan)}: the release's mean over a box with no pixel is NaN, and "
+                              f"no comparison with NaN holds -> {row['pred']}")
+    return row
 
 
 def scale_row(row: dict[str, Any], rule_name: str, det_a: Detection, det_b: Detection,
