@@ -168,25 +168,25 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
     return {}
 
 
+BENCHMARK_LINES = (
+    ("t2i_compbench_score", "T2I-CompBench 2-D spatial score (mean over {n} images, 0-1; its "
+                            "UniDet_eval/2D_spatial_eval.py)", 4, ""),
+    ("geneval_position_accuracy", "GenEval position accuracy (correct images of {n}; its "
+                                  "evaluation/evaluate_images.py)", 1, "%"),
+    ("t2i_compbench_3d_score", "T2I-CompBench++ 3-D spatial score (mean over {n} images, 0-1; its "
+                               "UniDet_eval/3D_spatial_eval.py)", 4, ""),
+    ("heim_spatial_accuracy", "HEIM spatial accuracy (correct images of {n}; HELM's "
+                              "detectors/vitdet.py compute_score_spatial)", 1, "%"))
+"""table.md's line of each benchmark score: metric, its words, digits, unit."""
+
+
 def benchmark_lines(metrics: Mapping[str, Any]) -> str:
     """table.md lines for the benchmark scores present in a summary's metrics."""
     from spatialprobe.reports.tables import ci_suffix
 
     lines = ""
-    if "t2i_compbench_score" in metrics:
-        m = metrics["t2i_compbench_score"]
-        lines += (f"T2I-CompBench 2-D spatial score (mean over {m['n']} images, 0-1; its "
-                  f"UniDet_eval/2D_spatial_eval.py): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
-    if "t2i_compbench_3d_score" in metrics:
-        m = metrics["t2i_compbench_3d_score"]
-        lines += (f"T2I-CompBench++ 3-D spatial score (mean over {m['n']} images, 0-1; its "
-                  f"UniDet_eval/3D_spatial_eval.py): {m['mean']:.4f}{ci_suffix(m, 4)}\n\n")
-    if "heim_spatial_accuracy" in metrics:
-        m = metrics["heim_spatial_accuracy"]
-        lines += (f"HEIM spatial accuracy (correct images of {m['n']}; HELM's "
-                  f"detectors/vitdet.py compute_score_spatial): {m['mean']:.1f}%{ci_suffix(m)}\n\n")
-    if "geneval_position_accuracy" in metrics:
-        m = metrics["geneval_position_accuracy"]
-        lines += (f"GenEval position accuracy (correct images of {m['n']}; its "
-                  f"evaluation/evaluate_images.py): {m['mean']:.1f}%{ci_suffix(m)}\n\n")
+    for name, words, digits, unit in BENCHMARK_LINES:
+        if name in metrics:
+            m = metrics[name]
+            lines += f"{words.format(n=m['n'])}: {m['mean']:.{digits}f}{unit}{ci_suffix(m, digits)}\n\n"
     return lines
