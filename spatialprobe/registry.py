@@ -136,6 +136,10 @@ register("position-judge", "geneval", "spatialprobe.detectors.rules:geneval_judg
          "GenEval: centre offsets reduced by a margin of the box sizes")
 register("position-judge", "t2i-compbench", "spatialprobe.detectors.rules:t2i_compbench_judge",
          "T2I-CompBench: dominant-axis sign, damped by IoU")
+register("position-judge", "heim", "spatialprobe.detectors.rules_heim:heim_judge",
+         "HEIM / DALL-Eval: dominant axis (--mode reference: one box per class, top-left corners, its sign)")
+register("position-judge-3d", "t2i-compbench-3d", "spatialprobe.detectors.rules_3d:t2i_3d_judge",
+         "T2I-CompBench++ 3-D (posrel3d): normalised disparity in each box (--mode reference: its overlap credit)")
 
 
 def _register_tasks() -> None:

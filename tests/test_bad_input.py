@@ -85,7 +85,7 @@ CASES = [
          "--allow-duplicates applies to a --pairs file; without --pairs it does not apply."),
     # datasets validate
     case("validate-unknown-task", "datasets validate {tmp}/size.jsonl --task banana",
-         "--task 'banana' is not a task; choose from size, height, posrel, posrel2d, weight."),
+         "--task 'banana' is not a task; choose from size, height, posrel, posrel2d, posrel3d, weight."),
     case("validate-posrel-data-is-size", "datasets validate {tmp}/size.jsonl --task posrel",
          "size.jsonl, line 1, field 'question'", "is not a posrel question"),
     case("validate-pairs-self", "datasets validate {bad}/pairs_self_line3.csv --pairs",

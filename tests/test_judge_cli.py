@@ -5,7 +5,7 @@ import pytest
 from judge_helpers import write_run
 from typer.testing import CliRunner
 
-from spatialprobe import store
+from spatialprobe import store, tasks
 from spatialprobe.cli import app
 from spatialprobe.synthesis import load_prompts
 
@@ -225,7 +225,8 @@ def test_rule_options_are_refused_for_size_and_height(tmp_path, task, option):
                                  "--out", str(out)])
     assert result.exit_code == 2 and not out.exists()
     rule = "area*depth^2" if task == "size" else "height*depth"
-    assert result.stderr == (f"Error: --rule and --rule-arg apply to judge posrel only; {task} has "
+    position = " and ".join(t for t in tasks.names() if tasks.get(t).kind == "position")  # posrel, posrel3d, ...
+    assert result.stderr == (f"Error: --rule and --rule-arg apply to judge {position} only; {task} has "
                              f"one fixed rule ({rule}) without arguments.\n")
 
 
@@ -234,7 +235,8 @@ def test_depth_options_are_refused_for_posrel(tmp_path):
     result = runner.invoke(app, ["judge", "posrel", str(tmp_path / "images"), *COLOUR,
                                  "--out", str(tmp_path / "j")])
     assert result.exit_code == 2 and not (tmp_path / "j").exists()
-    assert "--depth, --depth-model and --depth-arg apply to judge size and height only" in result.stderr
+    assert ("--depth, --depth-model and --depth-arg apply to judge size, height and posrel3d only; "
+            "posrel reads no depth.") in result.stderr
 
 
 def test_a_detector_that_returns_too_few_results_is_an_error_not_a_shorter_run(tmp_path, monkeypatch):

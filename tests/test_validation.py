@@ -90,7 +90,7 @@ def test_a_posrel_file_is_refused_as_a_comparison_at_its_first_line(tmp_path):
 def test_unknown_task_is_one_sentence(tmp_path):
     data = write_jsonl(tmp_path / "size.jsonl", SIZE_RECORDS) or tmp_path / "size.jsonl"
     assert refused("datasets", "validate", data, "--task", "banana") == (
-        "Error: --task 'banana' is not a task; choose from size, height, posrel, posrel2d, weight.")
+        "Error: --task 'banana' is not a task; choose from size, height, posrel, posrel2d, posrel3d, weight.")
 
 
 def test_candidates_keyed_by_other_labels_are_refused(tmp_path):

@@ -71,33 +71,42 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
                   threshold: float | None, depth: str | None, depth_model: str | None,
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
                   batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None,
-                  partial: bool = False):
+                  partial: bool = False, mode: str = "corrected"):
     """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
+    from spatialprobe.errors import UsageError
     from spatialprobe.judging.box import FIXED_RULES, JudgeConfig
+    from spatialprobe.judging.modes import check_rule, default_rule, reads_depth
 
     if task in FIXED_RULES and (rule is not None or rule_arg):
-        fail(f"--rule and --rule-arg apply to judge posrel only; {task} has one fixed rule "
+        position = [name for name in _judged_tasks() if name not in FIXED_RULES]
+        fail(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one fixed rule "
              f"({FIXED_RULES[task]}) without arguments.")
-    if task not in FIXED_RULES and (depth is not None or depth_model or depth_arg):
-        fail("--depth, --depth-model and --depth-arg apply to judge size and height only; "
-             "posrel reads no depth.")
+    rule = FIXED_RULES.get(task) or rule or default_rule(task)
+    depth_read = reads_depth(task, rule)
+    if not depth_read and (depth is not None or depth_model or depth_arg):
+        fail("--depth, --depth-model and --depth-arg apply to judge size, height and posrel3d only; "
+             f"{task} reads no depth.")
     if task not in FIXED_RULES and depth_region is not None:
-        fail("--depth-region applies to judge size and height only; posrel reads no depth.")
+        fail("--depth-region applies to judge size and height only; "
+             + ("posrel reads no depth." if not depth_read else f"{task}'s rule averages the box as its script does."))
     from spatialprobe.detectors.rules import DEPTH_REGIONS
 
     if depth_region is not None and depth_region not in DEPTH_REGIONS:
         fail(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
-    models = [detector] + ([depth or "dpt"] if task in FIXED_RULES else [])
+    models = [detector] + ([depth or "dpt"] if depth_read else [])
     if device != "auto" and all(name == "colour" for name in models):
         fail(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
     rule_args = _parse_args(rule_arg)
-    _check_benchmark_args(rule or "vdg", rule_args)
+    _check_benchmark_args(rule, rule_args)
+    try:
+        check_rule(task, rule, mode, rule_args, depth_region)
+    except UsageError as err:
+        fail(str(err))
     return JudgeConfig(
         task=task, detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
-        depth=_spec(depth or "dpt", depth_model, depth_arg) if task in FIXED_RULES else None,
-        rule=FIXED_RULES.get(task) or rule or "vdg", rule_args=rule_args, seed=seed,
-        batch_size=batch_size, device=device, skip_missing=skip_missing,
-        depth_region=depth_region or "release", partial=partial)
+        depth=_spec(depth or "dpt", depth_model, depth_arg) if depth_read else None,
+        rule=rule, rule_args=rule_args, seed=seed, batch_size=batch_size, device=device,
+        skip_missing=skip_missing, depth_region=depth_region or "release", partial=partial, mode=mode)
 
 
 def _check_benchmark_args(rule: str, rule_args: dict) -> None:
@@ -175,7 +184,10 @@ def _make_task_command(task: str):
         depth_region: str | None = typer.Option(None, "--depth-region", help="size, height: pixels a box's mean "
                                                 "depth averages: release (int()-truncated box) or covered [release]."),
         rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge [vdg]; "
+                                        "posrel3d: 3-D position judge [t2i-compbench-3d]; "
                                         "any task: vqa (a multimodal LLM, --judge-model)."),
+        mode: str = typer.Option("corrected", "--mode", help="reference (the peer's code, quirks included) "
+                                 "or corrected (documented fixes) [corrected]; docs/judge.md."),
         rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule argument key=value (JSON value); "
                                            "geneval: confidence_threshold=0.3 is the cut of its position score."),
         seed: int | None = typer.Option(None, "--seed", help="Seed of the guesses for unrecognized images [0]."),
@@ -195,13 +207,13 @@ def _make_task_command(task: str):
         if judge_vqa.wants_vqa(rule, judge_model, judge_arg):
             judge_vqa.refuse_box_options(dict(zip(judge_vqa.BOX_ONLY, (
                 detector, detector_model, detector_arg, threshold, depth, depth_model, depth_arg,
-                depth_region, rule_arg, seed), strict=True)))
+                depth_region, rule_arg, seed, None if mode == "corrected" else mode), strict=True)))
             return judge_vqa.run_vqa_judge(task, run, out, judge_model, judge_arg, batch_size, device,
                                            skip_missing, partial)
         _run(task, run, out, gallery, detector=detector or "owlvit", detector_model=detector_model,
              detector_arg=detector_arg, threshold=threshold, depth=depth, depth_model=depth_model,
              depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed or 0, batch_size=batch_size,
-             device=device, skip_missing=skip_missing, depth_region=depth_region, partial=partial)
+             device=device, skip_missing=skip_missing, depth_region=depth_region, partial=partial, mode=mode)
 
     command.__doc__ = (f"ISM (Box) for {task}: accuracy and macro-F1 on the whole set and the "
                        "recognized subset, recognized ratio, per-object results.")

@@ -13,7 +13,7 @@ from spatialprobe.commands.errors import fail, require_run_dir, warn
 
 VQA = "vqa"
 BOX_ONLY = ("--detector", "--detector-model", "--detector-arg", "--threshold", "--depth", "--depth-model",
-            "--depth-arg", "--depth-region", "--rule-arg", "--seed")
+            "--depth-arg", "--depth-region", "--rule-arg", "--seed", "--mode")
 """Options of the box judge (detector, depth, rule arguments, the seed of its guesses)."""
 RUNTIME_ARGS = ("device", "batch_size")
 

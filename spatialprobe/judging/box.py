@@ -33,6 +33,7 @@ from spatialprobe.imagestore import (
     open_image_run,
     present_images,
 )
+from spatialprobe.judging import modes
 from spatialprobe.judging.box_scores import (
     BENCHMARK_ARGS,
     benchmark_metrics,
@@ -59,8 +60,6 @@ TASK_LABELS = {name: tasks.labels_of(name) for name in tasks.names() if tasks.ge
 FIXED_RULES = {name: str(tasks.get(name).judge_rule) for name in TASK_LABELS
                if tasks.get(name).judge_rule != POSITION}
 """Comparison tasks have one rule each (no thresholds): area*depth^2 or height*depth."""
-SCALE_RULES = {"area*depth^2": (rules.size_rule, rules.area, "area"),
-               "height*depth": (rules.height_rule, rules.box_height, "height")}
 
 
 def is_position(task: str) -> bool:
@@ -84,6 +83,8 @@ class JudgeConfig:
     ``confidence_threshold``, the cut of its benchmark score (see ``judge_scores.BENCHMARK_ARGS``)."""
     depth_region: str = "release"
     """size/height: the pixels a box's mean depth averages (``rules.depth_region``)."""
+    mode: str = "corrected"
+    """``reference`` (the peer's code, quirks included) or ``corrected`` (``judging.modes``)."""
     seed: int = 0
     """Seed of the random guesses given to unrecognized images."""
     batch_size: int = 8
@@ -160,21 +161,18 @@ def benchmark_args(cfg: JudgeConfig) -> dict[str, Any]:
 
 def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -> dict[str, Any]:
     """One judgement: boxes, depths, the rule's answer and explanation (pred None if unrecognized)."""
+    labels = TASK_LABELS[cfg.task]
+    special = modes.judge_mode_image(cfg, detections, depth_map, meta, labels, judge_args(cfg))
+    if special is not None:
+        return special
     a, b = meta["obj_a"], meta["obj_b"]
     # GenEval keeps the last of exactly tied top boxes; the release (and T2I-CompBench) the first.
     ties = "last" if is_position(cfg.task) and cfg.rule == "geneval" else "first"
     best = best_per_object(detections, [a, b], ties=ties)
     det_a, det_b = best[a], best[b]
-    row: dict[str, Any] = {"found_a": det_a is not None, "found_b": det_b is not None,
-                           "box_a": list(det_a.box) if det_a else None,
-                           "box_b": list(det_b.box) if det_b else None,
-                           "score_a": det_a.score if det_a else None,
-                           "score_b": det_b.score if det_b else None, "pred": None}
+    row = modes.pair_row(det_a, det_b)
     if det_a is None or det_b is None:
-        missing = [n for n, d in ((a, det_a), (b, det_b)) if d is None]
-        row["explanation"] = f"not recognized: no box for {', '.join(missing)}"
-        return row
-    labels = TASK_LABELS[cfg.task]
+        return modes.unrecognized(row, ((a, det_a), (b, det_b)))
     if is_position(cfg.task):
         judge = lookup("position-judge", cfg.rule)
         pred, why = rules.classify_position(judge, det_a.box, det_b.box, labels, **judge_args(cfg))
@@ -184,18 +182,8 @@ def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -
         row["pred"] = None if pred == "none" else pred
         row["explanation"] = f"not recognized: {why}" if pred == "none" else why
         return row
-    # The release counts a best box without area (size) or height (height) as not recognized
-    # (code/size/image_probing_box.py: ``if size_a>0 and size_b>0``; height: ``height_a>0 and ...``).
-    rule, measure, what = SCALE_RULES[FIXED_RULES[cfg.task]]
-    flat = [n for n, d in ((a, det_a), (b, det_b)) if measure(d.box) <= 0]
-    if flat:
-        row["explanation"] = f"not recognized: box of zero {what} for {', '.join(flat)}"
-        return row
-    row["depth_a"] = rules.mean_depth(depth_map, det_a.box, cfg.depth_region)
-    row["depth_b"] = rules.mean_depth(depth_map, det_b.box, cfg.depth_region)
-    row["pred"], row["explanation"] = rule(det_a.box, row["depth_a"], det_b.box, row["depth_b"],
-                                           labels=labels)
-    return row
+    depth_of = lambda box: rules.mean_depth(depth_map, box, cfg.depth_region)  # noqa: E731
+    return modes.scale_row(row, FIXED_RULES[cfg.task], det_a, det_b, depth_of, labels, (a, b))
 
 
 def _on_device(spec: Spec, device: str) -> Spec:
@@ -237,6 +225,7 @@ class JudgeRunSettings:
     skip_missing: bool
     device: str = "auto"
     batch_size: int = 8
+    mode: str = "corrected"
 
 
 class JudgeRun(RunKind):
@@ -251,6 +240,7 @@ class JudgeRun(RunKind):
             raise UsageError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
         if cfg.depth_region not in rules.DEPTH_REGIONS:
             raise UsageError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
+        modes.check_rule(cfg.task, cfg.rule, cfg.mode, cfg.rule_args, cfg.depth_region)
         self.cfg, self.batch_size, self.gallery = cfg, cfg.batch_size, gallery
         self.store, self.completeness = open_image_run(source, partial=cfg.partial)
         self.images, self.missing = present_images(source, task_images(self.store, cfg.task),
@@ -262,21 +252,22 @@ class JudgeRun(RunKind):
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         self.detector = detector or build("detector", _on_device(cfg.detector, cfg.device))
         self.depth = depth
-        if depth is None and cfg.depth is not None and not is_position(cfg.task):
+        if depth is None and cfg.depth is not None and modes.reads_depth(cfg.task, cfg.rule):
             self.depth = build("depth", _on_device(cfg.depth, cfg.device))
 
     def resolved(self) -> JudgeRunSettings:
         cfg, scale = self.cfg, not is_position(self.cfg.task)
+        depth = modes.reads_depth(cfg.task, cfg.rule) and cfg.depth is not None
         return JudgeRunSettings(
             task=cfg.task, source=image_run_source(self.store, self.images, self.completeness),
-            detector=Component.of(cfg.detector),
-            depth=Component.of(cfg.depth) if scale and cfg.depth is not None else None,
+            detector=Component.of(cfg.detector), mode=cfg.mode,
+            depth=Component.of(cfg.depth) if depth and cfg.depth is not None else None,
             depth_region=cfg.depth_region if scale else None,
             rule=cfg.rule, rule_args=dict(cfg.rule_args), seed=cfg.seed,
             skip_missing=cfg.skip_missing, device=cfg.device, batch_size=cfg.batch_size)
 
     def inputs(self) -> dict[str, Any]:
-        depth = self.cfg.depth if not is_position(self.cfg.task) else None
+        depth = self.cfg.depth if modes.reads_depth(self.cfg.task, self.cfg.rule) else None
         return {**component_inputs("the detector", self.cfg.detector),
                 **component_inputs("the depth model", depth)}
 
@@ -308,7 +299,8 @@ class JudgeRun(RunKind):
         described = {"detector": self.detector.describe(),
                      "depth": self.depth.describe() if self.depth else None}
         details: dict[str, Any] = {"method": "ISM (Box)", "source": str(store.path.resolve()),
-                                   **described, "rule": cfg.rule, "rule_args": dict(cfg.rule_args),
+                                   **described, "rule": cfg.rule, "mode": cfg.mode,
+                                   "rule_args": dict(cfg.rule_args),
                                    "per_object": per_object(rows)}
         if not is_position(cfg.task):
             details["depth_region"] = cfg.depth_region
@@ -344,7 +336,7 @@ class JudgeRun(RunKind):
                           rule=s.rule, rule_args=dict(s.rule_args), seed=s.seed,
                           depth_region=s.depth_region or "release", skip_missing=s.skip_missing,
                           partial=bool((s.source.get("completeness") or {}).get("partial")),
-                          device=s.device, batch_size=s.batch_size)
+                          device=s.device, batch_size=s.batch_size, mode=s.mode)
         return cls(str(recorded(s.source, "path", "source")), cfg)
 
 
@@ -366,6 +358,8 @@ def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, A
              Resampling(tuple(labels), clusters, key=key, only="recognized",
                         metrics={"recognized_accuracy": "accuracy", "recognized_macro_f1": "macro_f1_seen"}),
              Resampling((), clusters, key=key, pred="recognized", metrics={"recognized_ratio": "share"})]
+    specs += [Resampling((), clusters, key=key, pred=field, metrics={metric: how})  # heim, t2i-compbench-3d
+              for metric, field, how in modes.BENCHMARKS.values() if metric in benchmark]
     if "geneval_position_accuracy" in benchmark:
         specs.append(Resampling((), clusters, key=key, pred="geneval_correct",
                                 metrics={"geneval_position_accuracy": "share"}))

@@ -162,8 +162,13 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
 
 def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any]
                  ) -> dict[str, Metric]:
+    from spatialprobe.judging import modes
+
     if not rows:
         return {}
+    found = modes.benchmark_value(rule, rows)  # heim, t2i-compbench-3d: each row holds its value
+    if found is not None:
+        return {found[0]: single(found[1], len(rows))}
     if rule == "t2i-compbench":
         for row in rows:
             row["t2i_compbench_score"] = t2i_compbench_image_score(row, row["gold"], **rule_args)
@@ -182,7 +187,8 @@ def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[s
 # ---- prompt sets of a benchmark (synthesis/benchmark_prompts.py) ---------------------------------
 
 PROMPT_LEVEL = {"t2i-compbench": ("t2i_compbench_score", "t2i_compbench_prompt_score"),
-                "geneval": ("geneval_correct", "geneval_prompt_accuracy")}
+                "geneval": ("geneval_correct", "geneval_prompt_accuracy"),
+                "t2i-compbench-3d": ("t2i_compbench_3d_score", "t2i_compbench_3d_prompt_score")}
 """Rule -> (the row field of an image's benchmark value, the prompt-level metric's name)."""
 
 
@@ -255,7 +261,13 @@ BENCHMARK_LINES = (
     ("t2i_compbench_prompt_score", "T2I-CompBench prompt-level score (mean over {n} prompts of "
                                    "their images' mean)", 4, ""),
     ("geneval_prompt_accuracy", "GenEval prompt-level accuracy (prompts with a correct image, of "
-                                "{n}; its evaluation/summary_scores.py)", 1, "%"))
+                                "{n}; its evaluation/summary_scores.py)", 1, "%"),
+    ("t2i_compbench_3d_score", "T2I-CompBench++ 3-D spatial score (mean over {n} images, 0-1; its "
+                               "UniDet_eval/3D_spatial_eval.py)", 4, ""),
+    ("heim_spatial_accuracy", "HEIM spatial accuracy (correct images of {n}; HELM's "
+                              "detectors/vitdet.py compute_score_spatial)", 1, "%"),
+    ("t2i_compbench_3d_prompt_score", "T2I-CompBench++ 3-D prompt-level score (mean over {n} prompts of "
+                                      "their images' mean)", 4, ""))
 """table.md's line of each benchmark score: metric, its words, digits, unit."""
 
 

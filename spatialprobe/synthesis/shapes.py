@@ -13,6 +13,12 @@ them back (depth = 1 / disparity). What is drawn comes from the prompt's metadat
   1.11: 4.8 times taller); the two stand side by side, in a seeded order;
 * posrel (``label`` above/below/inside/beside, A = ``obj_a``): A straight above or below B
   (VDG centre angle 90 / 270 degrees), A drawn within B's box (inside) or level with B (beside);
+* posrel3d (``label`` in front of/behind/hidden, T2I-CompBench++'s 3-D relations): the nearer
+  object is drawn larger and with the nearer disparity; "in front of" and "behind" side by side
+  (boxes apart), "hidden" with the nearer B painted over a corner of the farther A, so A's
+  colour box (its bounding box) keeps its full extent and meets B's. The corrected 3-D rule then
+  gives the drawn relation: A's mean disparity is lower than B's (A's box holds only FAR pixels
+  and B's corner), and the boxes meet only in hidden scenes;
 * SR2D (``obj_1_attributes``, ``obj_2_attributes``, ``rel_type``): A left of / right of B at the
   same height, or above / below B at the same x (VISOR's centroid sign);
 * anything else (an SR2D ``and`` or single-object prompt, a plain line naming two objects): the
@@ -43,6 +49,7 @@ REVERSED = {"larger": "smaller", "smaller": "larger", "taller": "shorter", "shor
             "left of": "right of", "right of": "left of"}  # posrel2d (benchmark prompt files)
 FAR, NEAR = 0.5, 0.9
 """Disparities (blue channel / 255): depth 2.0 for the farther object, 1.11 for the nearer."""
+REVERSED.update({"in front of": "behind", "behind": "in front of", "hidden": "in front of"})  # posrel3d
 
 Box = tuple[int, int, int, int]
 
@@ -72,6 +79,8 @@ def layout(relation: str | None, side: int, flip: bool) -> tuple[Box, float, Box
     elif relation in ("taller", "shorter"):
         tall, short = px(2, 4, 4, 12), px(9, 7, 15, 10)
         pair = (tall, FAR, short, NEAR) if relation == "taller" else (short, NEAR, tall, FAR)
+    elif relation in ("in front of", "behind", "hidden"):
+        pair = depth_pair(relation, px)
     if pair is not None:
         box_a, disp_a, box_b, disp_b = pair
         if flip:  # mirror the scene: sizes and heights do not depend on the side
@@ -89,6 +98,16 @@ def layout(relation: str | None, side: int, flip: bool) -> tuple[Box, float, Box
     if relation not in boxes and flip:
         box_a, box_b = mirror(box_a, side), mirror(box_b, side)
     return box_a, NEAR, box_b, NEAR
+
+
+def depth_pair(relation: str, px) -> tuple[Box, float, Box, float]:
+    """posrel3d: the nearer object larger; boxes apart, but for hidden, where B covers A's corner."""
+    big, small = px(1, 4, 8, 12), px(10, 6, 14, 10)
+    if relation == "in front of":
+        return big, NEAR, small, FAR
+    if relation == "behind":
+        return small, FAR, big, NEAR
+    return px(2, 2, 9, 9), FAR, px(6, 6, 14, 14), NEAR
 
 
 def mirror(box: Box, side: int) -> Box:
@@ -150,6 +169,8 @@ class ShapesSynthesizer:
         objects = [(name, box, disp, key) for name, box, disp, key in
                    ((b, box_b, disp_b, "b"), (a, box_a, disp_a, "a"))  # A last: painted over B
                    if name and not (missed and b and key == left_out)]
+        if drawn_relation == "hidden":  # the nearer B covers a corner of A
+            objects.reverse()
         image = draw_scene([(name, box, disp) for name, box, disp, _ in objects], (self.size, self.size))
         return image, {
             "relation": relation, "drawn_relation": drawn_relation,
