@@ -240,7 +240,7 @@ def test_refusals_name_the_folder(tmp_path):
     probe = fake_run(tmp_path / "probe", "probe", [])
     result = invoke("judge", "compare", a, probe, code=2)
     assert (f"Error: {probe} is a probe run; judge compare reads judgements of images: runs of kind "
-            "judge, vqa-judge, visor, human.") in result.output
+            "judge, vqa-judge, visor, vqa-visor, human.") in result.output
     result = invoke("judge", "compare", a, code=2)
     assert "Error: give at least two judgement runs to compare." in result.output
     visor = fake_run(tmp_path / "visor", "visor", [], image_run="/images/a")
