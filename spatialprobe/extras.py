@@ -19,6 +19,7 @@ EXTRA_FEATURES = {
     "qa": "Image question answering (spatialprobe qa image)",
     "vl": "The vision-language commands (spatialprobe vsr / vsr-train / spatialmqa)",
     "judge": "Judging images (spatialprobe judge / visor / annotate)",
+    "ray": "Fanning a run out over Ray workers (--ray)",
 }
 
 

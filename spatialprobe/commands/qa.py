@@ -17,6 +17,7 @@ from spatialprobe.commands.ask import (
 )
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import SpatialprobeError
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
@@ -98,6 +99,7 @@ def export(
 
 
 @qa_app.command("text")
+@scale_options
 @hub_model_options
 def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint: Hugging Face id or directory."),
@@ -150,6 +152,7 @@ def text(
 
 
 @qa_app.command("image")
+@scale_options
 @hub_model_options
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),

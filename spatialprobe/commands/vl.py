@@ -16,6 +16,7 @@ from spatialprobe.commands.ask import (
 )
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.scale_options import scale_options
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -213,6 +214,6 @@ def vsr_train_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("vsr")(hub_model_options(vsr_command))
-    app.command("vsr-train")(hub_model_options(vsr_train_command))
-    app.command("spatialmqa")(hub_model_options(spatialmqa_command))
+    app.command("vsr")(scale_options(hub_model_options(vsr_command)))
+    app.command("vsr-train")(scale_options(hub_model_options(vsr_train_command)))
+    app.command("spatialmqa")(scale_options(hub_model_options(spatialmqa_command)))
