@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -62,10 +63,22 @@ def show_worker_rates() -> None:
     on stderr, once."""
     logger = logging.getLogger("spatialprobe.runner.scale")
     if not logger.handlers:
-        handler = logging.StreamHandler()
+        handler = _Stderr()
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
         logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+
+
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record comes (a test runner swaps it)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
 
 
 def bare_ray_means_local(args: list[str]) -> list[str]:
