@@ -131,3 +131,17 @@ def test_a_driver_killed_with_kill_9_resumes_elsewhere_computing_only_the_rest(r
 def test_workers_need_ray():
     with pytest.raises(SpatialprobeError, match=r"^--workers sets the number of Ray workers and needs --ray; "):
         Scale(None, 2)
+
+
+class TrainsFirst(CountRun):
+    scales_out = False
+
+
+def test_a_kind_whose_batches_need_this_process_refuses_ray_before_writing(tmp_path):
+    kind = TrainsFirst(CountSettings(4))
+    kind.scale = Scale("local", None)
+    with pytest.raises(SpatialprobeError) as caught:
+        execute(kind, tmp_path / "run")
+    assert str(caught.value) == ("--ray does not apply to a count-test run: its batches need what an "
+                                 "earlier one made in this process; run it without --ray.")
+    assert not (tmp_path / "run").exists()

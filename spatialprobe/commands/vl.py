@@ -215,5 +215,5 @@ def vsr_train_command(
 
 def register(app: typer.Typer) -> None:
     app.command("vsr")(scale_options(hub_model_options(vsr_command)))
-    app.command("vsr-train")(scale_options(hub_model_options(vsr_train_command)))
+    app.command("vsr-train")(hub_model_options(vsr_train_command))  # trains once: no --ray
     app.command("spatialmqa")(scale_options(hub_model_options(spatialmqa_command)))

@@ -136,7 +136,7 @@ class Worker:
     (a model path missing on this node, ...) is kept and raised by :meth:`run`, so the driver
     raises it as the one-sentence error it is instead of Ray's actor-death traceback."""
 
-    def __init__(self, cls: type[RunKind], spec: dict[str, Any]):
+    def __init__(self, cls: type[RunKind], spec: dict[str, Any], portable: RunKind | None = None):
         import ray
 
         one_thread = not ray.get_gpu_ids()  # one CPU each: more threads would fight the others
@@ -147,7 +147,7 @@ class Worker:
         self.kind: RunKind | None = None
         try:
             with self._hub():
-                kind = cls.from_spec(self.spec, "the run's spec (on a Ray worker)")
+                kind = portable or cls.from_spec(self.spec, "the run's spec (on a Ray worker)")
                 rebuilt = kind.spec()
             if rebuilt.identity != self.spec.identity:
                 differs = what_differs(self.spec.to_dict(), rebuilt) or "its identity differs"
@@ -199,10 +199,11 @@ def stream_on_ray(kind: RunKind, spec: RunSpec, work: Sequence[Sequence[Item]], 
         execution.gpus = execution.workers if "num_gpus" in options else 0
         local = RunSpec(spec.kind, spec.settings, {k: v for k, v in spec.runtime.items()
                                                   if k not in SCALE_KEYS}, spec.inputs).to_dict()
+        shipped = ray.put(kind.portable())  # once, not once per worker
         actor_class = ray.remote(Worker).options(**options, max_restarts=0)
 
         def fresh() -> Any:
-            actors.append(actor_class.remote(type(kind), local))
+            actors.append(actor_class.remote(type(kind), local, shipped))
             return actors[-1]
 
         idle = [fresh() for _ in range(execution.workers)]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from spatialprobe.errors import UsageError
 from spatialprobe.files import atomic_write_text, read_json, write_json, write_jsonl
 from spatialprobe.loading import resolved_devices
 from spatialprobe.metrics.intervals import Resampling, with_intervals
@@ -87,6 +88,9 @@ class RunKind:
     """The dataclass of everything the kind's ``config.json`` records (settings and runtime)."""
     batch_size: int = 1
     scale: Scale | None = None
+    scales_out: ClassVar[bool] = True
+    """Whether its batches may be computed by Ray workers, each with its own copy of the kind
+    (not where a batch needs what an earlier one made in this process, e.g. a trained model)."""
     """Where the run computes (:mod:`.scale`): a replayed config's runtime sets it; else the
     command's ``--ray``/``--workers`` (:func:`.scale.scaled`) decide."""
 
@@ -134,6 +138,12 @@ class RunKind:
     def compute(self, batch: Sequence[Item]) -> Sequence[Any]:
         """JSON-serialisable results of a batch of items, aligned with it."""
         raise NotImplementedError
+
+    def portable(self) -> RunKind | None:
+        """The kind itself, to send to Ray workers as it is, where its spec cannot rebuild it
+        (inputs given in Python, not by name or file) and it holds no model yet; None (here):
+        each worker rebuilds it from the spec."""
+        return None
 
     def work(self, batch: Sequence[Item]) -> Any:
         """The part of a batch's computation a Ray worker runs (:mod:`.scale`); its value travels
@@ -260,7 +270,10 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     A finished run that computes nothing and whose metrics come out the same is confirmed:
     no file in its folder is written.
     """
-    spec = kind.spec()
+    spec, scale = kind.spec(), kind.scale_plan()
+    if scale.ray is not None and not kind.scales_out:  # refused before anything is written
+        raise UsageError(f"--ray does not apply to a {spec.kind} run: its batches need what an earlier "
+                         "one made in this process; run it without --ray.")
     run = RunDir.claim(run_folder(out, spec.kind, spec.identity))
     run.lock()  # held until this function returns (or the process dies): one process per --out
     cache = ResultCache(run)
@@ -272,7 +285,6 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     if progress:
         progress(len(items) - len(todo), len(items))
     finished, execution, work = len(items) - len(todo), Execution(), list(batches(todo, kind.batch_size))
-    scale = kind.scale_plan()
     stream = (stream_on_ray(kind, spec, work, scale, execution) if scale.ray is not None and work
               else kind.compute_stream(work))
     for batch, computed in stream:

@@ -205,6 +205,11 @@ class SynthesisRun(RunKind):
                          item.meta))
                 for item in self.prompts.items for index in range(self.images_per_prompt)]
 
+    def portable(self) -> SynthesisRun | None:
+        """Itself, before its synthesizer loads: prompts and backend arguments, exactly as given
+        (a prompt set made in Python, e.g. a subset, has no spec to load it again)."""
+        return self if self.synth is None else None
+
     def prepare(self, run: RunDir, cached: Mapping[str, Any]) -> list[str]:
         """Learn the run directory, record its prompt list, remove a killed writer's temporary
         files, and return the images whose file is gone, so that they are made again."""
