@@ -5,6 +5,7 @@ and ``spatialprobe run CONFIG --ray`` replays a run on a cluster."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,19 +15,22 @@ from qa_helpers import make_t5
 from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
-from spatialprobe import datasets
+from spatialprobe import datasets, registry
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
+from spatialprobe.scorers.masked_lm import MaskedLMScorer
 
 pytest.importorskip("ray")
 runner = CliRunner()
 
 
-def local_and_on_ray(address: str, args: list[str], tmp_path: Path, workers: int = 2) -> dict:
+def local_and_on_ray(address: str, args: list[str], tmp_path: Path, workers: int = 2,
+                     before_ray: Callable[[], None] = lambda: None) -> dict:
     """Run ``args`` here and on Ray; check both wrote the same; the Ray run's execution record."""
     here = runner.invoke(app, [*args, "--out", str(tmp_path / "local")])
     assert here.exit_code == 0, here.output
+    before_ray()
     there = runner.invoke(app, [*args, "--out", str(tmp_path / "ray"), "--ray", address, "--workers",
                                 str(workers)])
     assert there.exit_code == 0, there.output
@@ -43,13 +47,19 @@ def same_run(a: Path, b: Path) -> tuple[dict, dict]:
     return sa, sb
 
 
-def test_probe_with_a_tiny_bert_replayed_on_ray(ray_cluster, tmp_path):
+def test_probe_with_a_tiny_bert_whose_driver_never_loads_it_and_its_replay_on_ray(ray_cluster, tmp_path,
+                                                                                   monkeypatch):
     bert = tiny_wordpiece_bert(tmp_path / "bert")
     data = tmp_path / "size.jsonl"  # 100 instances: 100 x the builtin templates = several batches
     assert runner.invoke(app, ["datasets", "export", "size", "--out", str(data)]).exit_code == 0
     data.write_text("".join(data.read_text().splitlines(keepends=True)[:100]))
+    def no_model_here():  # the Ray workers load it, in their own processes; the driver must not
+        def refuse(*args, **kwargs):
+            raise AssertionError("the driver loaded the model")
+        monkeypatch.setattr(MaskedLMScorer, "__init__", refuse)
+
     done = local_and_on_ray(ray_cluster, ["probe", "size", "--model", str(bert), "--data", str(data),
-                                          "--device", "cpu"], tmp_path)
+                                          "--device", "cpu"], tmp_path, before_ray=no_model_here)
     assert done == {"where": "ray", "workers": 2, "gpus": 0, "batches": 2, "items": 1000, "retried_batches": 0}
     replay = runner.invoke(app, ["run", str(tmp_path / "local"), "--out", str(tmp_path / "replay"),
                                  "--ray", ray_cluster, "--workers", "2"])
@@ -65,13 +75,18 @@ def test_probe_with_a_tiny_bert_replayed_on_ray(ray_cluster, tmp_path):
     assert config["runtime"] == {"device": "cpu", "batch_size": 64, "ray": ray_cluster, "workers": 2}
 
 
-def test_judge_of_a_shapes_run_with_the_colour_detector(ray_cluster, tmp_path):
+def test_judge_of_a_shapes_run_with_the_colour_detector(ray_cluster, tmp_path, monkeypatch):
     plan = [("larger", "larger", True), ("smaller", "smaller", True), ("larger", "smaller", True),
             ("smaller", "smaller", False), ("larger", "larger", True)]
     write_run(tmp_path / "images", "size", plan)
     done = local_and_on_ray(ray_cluster, ["judge", "size", str(tmp_path / "images"), "--detector", "colour",
-                                          "--depth", "colour", "--batch-size", "2"], tmp_path)
+                                          "--depth", "colour", "--batch-size", "2"], tmp_path,
+                            before_ray=lambda: monkeypatch.setattr(registry, "build", refuse_build))
     assert done == {"where": "ray", "workers": 2, "gpus": 0, "batches": 3, "items": 5, "retried_batches": 0}
+
+
+def refuse_build(*args, **kwargs):
+    raise AssertionError("the driver built a component")
 
 
 def test_vsr_and_spatialmqa_with_a_tiny_clip(ray_cluster, tmp_path):

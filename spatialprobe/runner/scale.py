@@ -178,6 +178,57 @@ class Worker:
         return worked, time.perf_counter() - start
 
 
+def component(kind: str, spec: Any) -> Any:
+    """``registry.build(kind, spec)`` here; under a command's ``--ray`` (:func:`scaled`) a
+    :class:`Deferred` instead, described by a Ray task that loads it on the cluster: the driver,
+    which only commits and evaluates, never loads the model (a 70B model stays on the GPUs)."""
+    from spatialprobe import registry
+
+    scale = ambient()
+    if scale.ray is None:
+        return registry.build(kind, spec)
+    from spatialprobe.extras import require
+    from spatialprobe.loading import hub_defaults
+
+    ray = require("ray", "ray", "--ray")
+    connect(scale.ray)  # a cluster it starts stays up for the run's workers (stopped at exit)
+    options, _ = worker_plan(ray.cluster_resources(), 1)
+    task = ray.remote(_described).options(**options, max_retries=RETRIES)
+    try:
+        return Deferred(kind, spec, ray.get(task.remote(kind, spec, hub_defaults())))
+    except ray.exceptions.RayTaskError as err:  # a model that does not load: its own sentence
+        raise _original(err) from None
+
+
+def _described(kind: str, spec: Any, hub: tuple[str | None, bool]) -> dict[str, Any]:
+    """On a Ray worker: what the component describes (its weights' hash, dtype, ...)."""
+    from spatialprobe import registry
+    from spatialprobe.loading import hub_settings
+
+    with hub_settings(*hub):
+        return dict(registry.build(kind, spec).describe())
+
+
+class Deferred:
+    """A component the driver has described but not loaded: ``describe()`` is the cluster's
+    answer; any other attribute loads it here (not on the Ray path, which computes on workers)."""
+
+    def __init__(self, kind: str, spec: Any, described: dict[str, Any]):
+        self.__dict__.update(_kind=kind, _spec=spec, _described=described, _built=None)
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self._described)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._built is None:
+            from spatialprobe import registry
+
+            self.__dict__["_built"] = registry.build(self._kind, self._spec)
+        return getattr(self._built, name)
+
+
 def _original(err: BaseException) -> BaseException:
     """The worker's own exception inside Ray's wrapper, where Ray kept it."""
     cause = getattr(err, "cause", None)
