@@ -29,21 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-SHARED_TOKENIZER = ROOT.parent / "shared" / "models" / "bert-base-uncased"
-
-
-def build_model(directory: Path, layers: int, hidden: int) -> None:
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
-
-    config = BertConfig.from_pretrained(SHARED_TOKENIZER)
-    config.update({"hidden_size": hidden, "num_hidden_layers": layers, "num_attention_heads": 4,
-                   "intermediate_size": 4 * hidden})
-    torch.manual_seed(0)
-    BertForMaskedLM(config).save_pretrained(directory)
-    AutoTokenizer.from_pretrained(SHARED_TOKENIZER).save_pretrained(directory)
+from probe_throughput import ROOT, SHARED_TOKENIZER, build_model  # the same random BERT, any shape
 
 
 def timed_run(model: Path, out: Path, workers: int | None) -> tuple[float, int]:

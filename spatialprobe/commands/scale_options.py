@@ -20,6 +20,8 @@ from typing import Any, Optional
 import typer
 from typer.core import TyperGroup
 
+from spatialprobe.commands.hub import with_options
+
 RAY_HELP = ("Fan the run out over Ray workers, one per GPU (else one per CPU): --ray alone "
             "starts a cluster on this machine, --ray ADDRESS joins one (runtime: a run resumes "
             "with or without it).")
@@ -52,10 +54,7 @@ def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:
         with scaled(ray, workers):
             return command(*args, **kwargs)
 
-    params = list(signature.parameters.values())
-    with_scale_options.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p for p in params if p.kind != p.VAR_KEYWORD] + added)
-    return with_scale_options
+    return with_options(with_scale_options, signature, added)
 
 
 def show_worker_rates() -> None:

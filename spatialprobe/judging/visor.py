@@ -28,9 +28,10 @@ from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics import visor as V
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.registry import Spec, build
+from spatialprobe.registry import Spec
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
+from spatialprobe.runner.scale import component  # under --ray: loaded on the cluster only
 from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
@@ -125,7 +126,7 @@ class VisorRun(RunKind):
         self.records = [(f"{p['unique_id']}_{rec.image_index}", p, rec) for rec, p in images]
         self.skipped = sum(1 for _ in store.records()) - len(spatial)  # other prompts: counted
         self.source = {"image_run": image_run_source(store, [rec for rec, _ in images], self.completeness)}
-        self.detector = build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
+        self.detector = component("detector", Spec(detector.name, {**detector.args, "device": self.device}))
         self.model = " | ".join(sorted({f"{r.backend}:{r.model}" for r, _ in images}))
         self.dataset = source_dataset(store) or "sr2d"
 
