@@ -129,3 +129,16 @@ def test_workers_without_ray_is_one_sentence(tmp_path):
     assert ("--workers sets the number of Ray workers and needs --ray; without it the run computes "
             "in this process.") in " ".join(result.output.split())
     assert not (tmp_path / "run").exists()
+
+
+def test_bare_ray_means_a_local_cluster_and_a_deferred_component_loads_only_when_used():
+    from spatialprobe.commands.scale_options import bare_ray_means_local
+    from spatialprobe.runner.scale import Deferred
+
+    assert bare_ray_means_local(["judge", "size", "run", "--ray", "--workers", "2"]) == [
+        "judge", "size", "run", "--ray", "local", "--workers", "2"]
+    assert bare_ray_means_local(["probe", "size", "--ray"]) == ["probe", "size", "--ray", "local"]
+    assert bare_ray_means_local(["probe", "--ray", "10.0.0.5:6379"]) == ["probe", "--ray", "10.0.0.5:6379"]
+    deferred = Deferred("model", registry.Spec("dummy", {"seed": 0}), {"scorer": "as the cluster said"})
+    assert deferred.describe() == {"scorer": "as the cluster said"} and deferred._built is None
+    assert deferred.name == "dummy" and type(deferred._built).__name__ == "DummyScorer"

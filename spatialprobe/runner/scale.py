@@ -28,7 +28,7 @@ from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,8 +98,6 @@ class Execution:
     items: int = 0
     retried_batches: int = 0
     gpus: int = 0
-    rates: dict[str, float] = field(default_factory=dict)
-    """Items per second of each worker (``host:pid``), over the batches it finished."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"where": self.where, "workers": self.workers, "gpus": self.gpus,
@@ -298,9 +296,7 @@ def _dispatch(ray: Any, kind: RunKind, work: Sequence[Sequence[Item]], idle: lis
         idle.append(actor)
         done_by[actor] += len(work[index])
         busy[actor] += seconds
-        name = actor._actor_id.hex()[:8]
-        execution.rates[name] = done_by[actor] / busy[actor] if busy[actor] else 0.0
-        log.info("Ray worker %s: %d items in %.2f s (%.1f items/s; %d items so far)", name,
-                 len(work[index]), seconds, len(work[index]) / seconds if seconds else 0.0,
-                 done_by[actor])
+        log.info("Ray worker %s: %d items in %.2f s (%.1f items/s; %d items in %.1f s so far)",
+                 actor._actor_id.hex()[:8], len(work[index]), seconds,
+                 len(work[index]) / seconds if seconds else 0.0, done_by[actor], busy[actor])
         yield work[index], kind.collect(work[index], worked)
