@@ -89,7 +89,7 @@ def refuse_build(*args, **kwargs):
     raise AssertionError("the driver built a component")
 
 
-def test_vsr_and_spatialmqa_with_a_tiny_clip(ray_cluster, tmp_path):
+def test_vsr_and_spatialmqa_with_a_tiny_clip(ray_cluster, tmp_path, monkeypatch):
     from test_vl_spatialmqa import RECORDS, write
     from test_vl_vsr import ZEROSHOT, write_split
 
@@ -100,8 +100,9 @@ def test_vsr_and_spatialmqa_with_a_tiny_clip(ray_cluster, tmp_path):
     done = local_and_on_ray(ray_cluster, ["vsr", "--model", str(clip), "--data", str(tmp_path / "vsr"),
                                           "--images", str(tmp_path / "coco"), "--split", "zeroshot",
                                           "--part", "dev", "--device", "cpu", "--batch-size", "1"],
-                            tmp_path / "v")
+                            tmp_path / "v", before_ray=lambda: monkeypatch.setattr(registry, "build", refuse_build))
     assert done["items"] == 3 and done["batches"] == 3
+    monkeypatch.undo()  # spatialmqa's answerer still loads in the driver too
     write(tmp_path / "mqa" / "dev.jsonl", RECORDS[:2])
     for name in ("a.jpg", "b.jpg"):
         solid_image(tmp_path / "coco" / name)

@@ -217,6 +217,11 @@ class Deferred:
     def describe(self) -> dict[str, Any]:
         return dict(self._described)
 
+    @property
+    def device(self) -> Any:
+        """Where the cluster placed it, as it describes it (else where it would be placed here)."""
+        return self._described["device"] if "device" in self._described else self.__getattr__("device")
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
