@@ -143,3 +143,17 @@ def test_bare_ray_means_a_local_cluster_and_a_deferred_component_loads_only_when
     deferred = Deferred("model", registry.Spec("dummy", {"seed": 0}), {"scorer": "as the cluster said"})
     assert deferred.describe() == {"scorer": "as the cluster said"} and deferred._built is None
     assert deferred.name == "dummy" and type(deferred._built).__name__ == "DummyScorer"
+
+
+def test_a_multimodal_llm_asked_on_ray_is_never_loaded_by_the_driver(ray_cluster, tmp_path, monkeypatch):
+    from mllm_helpers import SHARED, build
+    from test_ask_cli import _vsr
+
+    if not (SHARED / "llava-1.5-7b-hf").is_dir():
+        pytest.skip("../shared/models (genuine LLaVA processor files) is absent")
+    llava = build("llava", tmp_path / "llava", bias_word="Yes")
+    data, images = _vsr(tmp_path, n=4)
+    done = local_and_on_ray(ray_cluster, ["vsr", "--model", str(llava), "--data", str(data), "--images",
+                                          str(images), "--protocol", "likelihood", "--batch-size", "2"],
+                            tmp_path, before_ray=lambda: monkeypatch.setattr(registry, "build", refuse_build))
+    assert done["where"] == "ray" and done["items"] == 4 and done["batches"] == 2
