@@ -102,13 +102,14 @@ def test_vsr_and_spatialmqa_with_a_tiny_clip(ray_cluster, tmp_path, monkeypatch)
                                           "--part", "dev", "--device", "cpu", "--batch-size", "1"],
                             tmp_path / "v", before_ray=lambda: monkeypatch.setattr(registry, "build", refuse_build))
     assert done["items"] == 3 and done["batches"] == 3
-    monkeypatch.undo()  # spatialmqa's answerer still loads in the driver too
+    monkeypatch.undo()  # the local spatialmqa run below builds its model here
     write(tmp_path / "mqa" / "dev.jsonl", RECORDS[:2])
     for name in ("a.jpg", "b.jpg"):
         solid_image(tmp_path / "coco" / name)
     done = local_and_on_ray(ray_cluster, ["spatialmqa", "--model", str(clip), "--data", str(tmp_path / "mqa"),
                                           "--images", str(tmp_path / "coco"), "--part", "dev",
-                                          "--device", "cpu", "--batch-size", "1"], tmp_path / "m")
+                                          "--device", "cpu", "--batch-size", "1"], tmp_path / "m",
+                            before_ray=lambda: monkeypatch.setattr(registry, "build", refuse_build))
     assert done["items"] == 2 and done["batches"] == 2
 
 
