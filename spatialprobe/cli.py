@@ -10,7 +10,10 @@ import importlib
 
 import typer
 
+from spatialprobe.commands.scale_options import BareRayGroup
+
 app = typer.Typer(
+    cls=BareRayGroup,  # `--ray` alone starts a local Ray cluster, for every run command
     help="Probe language, vision-language and text-to-image models for spatial commonsense.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,

@@ -20,6 +20,7 @@ EXTRA_FEATURES = {
     "vl": "The vision-language commands (spatialprobe vsr / vsr-train / spatialmqa)",
     "judge": "Judging images (spatialprobe judge / visor / annotate)",
     "multigpu": "Models spread over several devices (--device-map)",
+    "ray": "Fanning a run out over Ray workers (--ray)",
 }
 
 

@@ -29,3 +29,18 @@ def vqgan_clip(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tiny")
     return str(tiny_vqmodel(root / "vq")), str(tiny_clip(root / "clip"))
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    """THE local Ray cluster every Ray test shares (3 CPU workers; starting one costs seconds):
+    its address. Workers import this checkout and tests/ (test-only run kinds), one torch thread."""
+    ray = pytest.importorskip("ray")
+    tests = Path(__file__).resolve().parent
+    env = {"PYTHONPATH": os.pathsep.join((str(tests.parent), str(tests))), "OMP_NUM_THREADS": "1",
+           "SPATIALPROBE_HOME": str(tmp_path_factory.mktemp("ray-home")), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    ray.init(num_cpus=3, include_dashboard=False, object_store_memory=100 * 1024 * 1024,
+             runtime_env={"env_vars": env})
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()

@@ -248,7 +248,9 @@ def test_provenance_names_commit_command_line_device_and_dtype(tmp_path, tiny_be
     assert config["git"] == {"commit": _git("rev-parse", "HEAD"), "dirty": dirty}
     assert config["command"][1:] == args
     assert summary["devices"] == [{"component": "text scorers", "device": "cpu", "dtype": "float32"}]
-    assert {k: v for k, v in summary.items() if k != "devices"} == config
+    assert {k: v for k, v in summary.items() if k not in ("devices", "execution")} == config
+    assert summary["execution"] == {"where": "local", "workers": 1, "gpus": 0, "batches": 1, "items": 500,
+                                    "retried_batches": 0}
 
 
 def test_the_dummy_scorer_resolves_no_device(tmp_path):

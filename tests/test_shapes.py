@@ -221,18 +221,10 @@ def test_plain_prompt_file_end_to_end_names_the_lines_it_cannot_score(tmp_path):
     assert len(unscorable_prompts(ImageStore(images), "size")) == 6
 
 
-def test_ray_workers_draw_the_same_scenes(tmp_path):
-    ray = pytest.importorskip("ray")
-    from pathlib import Path
-
-    prompts = subset("posrel", 32)
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024 * 1024,
-             runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[1])}})
-    try:
-        synthesize(prompts, tmp_path / "ray", "shapes", {**SHAPES, "error_rate": 0.5},
-                   images_per_prompt=2, batch_size=3, ray="local")
-    finally:
-        ray.shutdown()
+def test_ray_workers_draw_the_same_scenes(ray_cluster, tmp_path):
+    prompts = subset("posrel", 32)  # given in Python: the workers get the run kind itself
+    synthesize(prompts, tmp_path / "ray", "shapes", {**SHAPES, "error_rate": 0.5},
+               images_per_prompt=2, batch_size=3, ray=ray_cluster)
     shapes_run(prompts, tmp_path / "here", n=2, error_rate=0.5)
     assert [r["drawn"] for r in rows(tmp_path / "ray")] == [r["drawn"] for r in rows(tmp_path / "here")]
     for rec in ImageStore(tmp_path / "here").images():

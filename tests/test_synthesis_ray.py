@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from PIL import Image
@@ -13,28 +11,20 @@ from spatialprobe.imagestore import ImageStore
 from spatialprobe.loading import ModelLoadError
 from spatialprobe.synthesis import load_prompts, synthesize
 
-ray = pytest.importorskip("ray")
-REPO = Path(__file__).resolve().parents[1]
 
-
-def test_ray_workers_fill_the_same_store(tmp_path):
+def test_ray_workers_fill_the_same_store(ray_cluster, tmp_path):
     vq, clip = tiny_vqmodel(tmp_path / "vq"), tiny_clip(tmp_path / "clip")
     (tmp_path / "p.txt").write_text("".join(f"A boy number {i} rides the horse.\n"
                                             for i in range(3)))
     prompts = load_prompts(str(tmp_path / "p.txt"))
     args = {"vqgan": str(vq), "clip": str(clip), "preset": "paper",
             "settings": tiny_settings(iterations=3), "device": "cpu", "precision": "auto"}
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024 * 1024,
-             runtime_env={"env_vars": {"PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}})
-    try:
-        summary = synthesize(prompts, tmp_path / "ray-run", "vqgan-clip", args,
-                             images_per_prompt=2, batch_size=2, ray="local")
-        # a model the workers cannot load is the same one-sentence error as without Ray
-        with pytest.raises(ModelLoadError, match=r"Could not load the VQGAN .*missing"):
-            synthesize(prompts, tmp_path / "bad-run", "vqgan-clip",
-                       {**args, "vqgan": str(tmp_path / "missing")}, ray="local", workers=1)
-    finally:
-        ray.shutdown()
+    summary = synthesize(prompts, tmp_path / "ray-run", "vqgan-clip", args,
+                         images_per_prompt=2, batch_size=2, ray=ray_cluster, workers=2)
+    # a model the workers cannot load is the same one-sentence error as without Ray
+    with pytest.raises(ModelLoadError, match=r"Could not load the VQGAN .*missing"):
+        synthesize(prompts, tmp_path / "bad-run", "vqgan-clip",
+                   {**args, "vqgan": str(tmp_path / "missing")}, ray="local", workers=1)
     assert summary.generated == 6
     here = synthesize(prompts, tmp_path / "local-run", "vqgan-clip", args, images_per_prompt=2,
                       batch_size=3)
@@ -50,7 +40,7 @@ def test_ray_workers_fill_the_same_store(tmp_path):
 
 
 def test_worker_plan_never_asks_for_more_than_the_cluster_holds():
-    from spatialprobe.synthesis.distributed import worker_plan
+    from spatialprobe.runner.scale import worker_plan
 
     assert worker_plan({"CPU": 16.0, "GPU": 4.0}, None) == ({"num_gpus": 1}, 4)
     assert worker_plan({"CPU": 16.0, "GPU": 4.0}, 2) == ({"num_gpus": 1}, 2)

@@ -16,6 +16,7 @@ from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.prompts.questions import choice_question
 from spatialprobe.records import Dataset
+from spatialprobe.runner import scale
 from spatialprobe.runner.settings import Component
 
 
@@ -27,7 +28,7 @@ def load_model(component: Component, device: str, batch_size: int, device_map: s
 
     runtime: dict[str, Any] = {"device": device, "batch_size": batch_size,
                                **sharding(component.name, device, device_map, max_memory)}
-    return registry.build("model", registry.Spec(component.name, {**component.args, **runtime}))
+    return scale.component("model", registry.Spec(component.name, {**component.args, **runtime}))  # --ray: cluster
 
 
 # ---- tasks -------------------------------------------------------------------------------------

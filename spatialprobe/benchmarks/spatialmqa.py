@@ -156,16 +156,16 @@ def build_answerer(model: str, method: str = "auto", device: str = "auto",
     (a run's ``answerer`` settings) restores its template, prompt and decoding; ``given``: the
     model adapter's options (``--scorer-arg``), checked against what it declares."""
     from spatialprobe.benchmarks.mqa_models import ClipOptionScorer
-    from spatialprobe.scorers import options
+    from spatialprobe.runner.scale import adapter  # options.build, on the cluster under --ray
 
     recorded, given = recorded or {}, dict(given or {})
     if resolve_method(model, method) == "clip":
-        similarity = options.build("contrastive", model, given, device=device)
+        similarity = adapter("contrastive", model, given, device=device)
         return ClipOptionScorer(similarity, **{k: recorded[k] for k in ("template",) if k in recorded})
     args = {k: recorded[k] for k in ("prompt",) if k in recorded}
     if "decoding" in recorded:
         args["max_new_tokens"] = recorded["decoding"]["max_new_tokens"]
-    return options.build("generate", model, {**args, **given}, device=device)
+    return adapter("generate", model, {**args, **given}, device=device)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.scale import adapter
 from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.scorers.base import ScoreRequest
@@ -168,9 +169,7 @@ class VSRRun(RunKind):
         self.images, self.missing, self.coverage = vsr.usable_images(
             self.examples, images_dir, total=len(every), skip_missing=skip_missing, limit=limit)
         if clip is None:  # the contrastive adapter reads the family from the config, refusing others
-            from spatialprobe.scorers import options
-
-            clip = options.build("contrastive", self.model, {}, device=device)
+            clip = adapter("contrastive", self.model, {}, device=device)  # under --ray: on the cluster only
         self.clip, self.device = clip, getattr(clip, "device", device)
         self.dataset = f"vsr-{split}-{part}@{vsr.file_version(self.path)}"
 

@@ -143,6 +143,8 @@ class VSRTrainRun(RunKind):
     kind = "vsr-train"
     Settings = VSRTrainRunSettings
 
+    scales_out = False  # the test batches need the model the training item made in this process
+
     def __init__(self, data_dir: str | Path, images_dir: str | Path, *, model: str = "dandelin/vilt-b32-mlm",
                  split: str = "random", settings: TrainSettings = TrainSettings(), device: str = "auto",
                  work_dir: str | Path | None = None, skip_missing: bool = False):

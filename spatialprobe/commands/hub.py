@@ -41,7 +41,14 @@ def hub_model_options(command: Callable[..., Any]) -> Callable[..., Any]:
         with hub_settings(revision, trust_remote_code):
             return command(*args, **kwargs)
 
+    return with_options(with_hub_options, signature, added)
+
+
+def with_options(wrapper: Callable[..., Any], signature: inspect.Signature,
+                 added: list[inspect.Parameter]) -> Callable[..., Any]:
+    """``wrapper`` with the options of ``signature`` (its command's) and ``added`` (typer reads
+    the signature)."""
     params = list(signature.parameters.values())
-    with_hub_options.__signature__ = signature.replace(  # type: ignore[attr-defined]
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[p for p in params if p.kind != p.VAR_KEYWORD] + added)
-    return with_hub_options
+    return wrapper

@@ -11,6 +11,7 @@ import typer
 
 from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.scale_options import scale_options
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
@@ -228,7 +229,7 @@ def _judged_tasks() -> list[str]:
 
 
 for _task in _judged_tasks():
-    judge_app.command(_task)(hub_model_options(_make_task_command(_task)))
+    judge_app.command(_task)(scale_options(hub_model_options(_make_task_command(_task))))
 
 
 @judge_app.command("gallery")
@@ -320,4 +321,4 @@ def register(app: typer.Typer) -> None:
 
     judge_app.command("compare")(compare)
     app.add_typer(judge_app, name="judge")
-    app.command("visor")(hub_model_options(visor))
+    app.command("visor")(scale_options(hub_model_options(visor)))

@@ -11,6 +11,7 @@ from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewT
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
+from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import SpatialprobeError
 
 
@@ -295,7 +296,7 @@ def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("probe")(hub_model_options(probe))
+    app.command("probe")(scale_options(hub_model_options(probe)))
     app.command("consistency")(consistency)
     app.command("runs")(runs)
     app.command("report")(report)

@@ -23,6 +23,7 @@ from spatialprobe.commands.model_options import (
     device_map_settings,
     refuse_device_map,
 )
+from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import SpatialprobeError
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
@@ -104,6 +105,7 @@ def export(
 
 
 @qa_app.command("text")
+@scale_options
 @hub_model_options
 def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint: Hugging Face id or directory."),
@@ -160,6 +162,7 @@ def text(
 
 
 @qa_app.command("image")
+@scale_options
 @hub_model_options
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import SpatialprobeError
 
 
@@ -19,11 +20,13 @@ def run(
     """Replay a run from its config.json: the same identity resumes or confirms it (a finished
     run is read, not rewritten); elsewhere (another --out, another machine) it reproduces it.
     Only runtime settings may be overridden; a config field the run cannot honour is refused,
-    and inputs (models, files) changed since the run make a new run only in a new --out."""
+    and inputs (models, files) changed since the run make a new run only in a new --out.
+    It computes here unless --ray is given (the Ray address a run recorded may be gone)."""
     from spatialprobe.commands.errors import fail, require_run_dir
     from spatialprobe.fingerprints import hub_settings_of
     from spatialprobe.loading import hub_settings
     from spatialprobe.runner import RunSpec
+    from spatialprobe.runner.scale import SCALE_KEYS, ambient
     from spatialprobe.validate import read_run_config
 
     path = config / "config.json" if config.is_dir() else config
@@ -37,7 +40,8 @@ def run(
     unknown = sorted(set(overrides) - set(spec.runtime))
     if unknown:
         fail(f"a {spec.kind} run has no runtime setting {', '.join(unknown)}.")
-    spec = RunSpec(spec.kind, spec.settings, {**spec.runtime, **overrides}, spec.inputs)
+    here = {k: v for k, v in spec.runtime.items() if k not in SCALE_KEYS}  # --ray (or not) says where
+    spec = RunSpec(spec.kind, spec.settings, {**here, **overrides, **ambient().runtime()}, spec.inputs)
     target = Path(out or path.parent)
     try:
         with hub_settings(*hub_settings_of(spec.inputs)):  # the --revision the run was made with
@@ -66,4 +70,4 @@ def _replay(config: Path, data: dict[str, Any], spec: Any, target: Path) -> tupl
 
 
 def register(app: typer.Typer) -> None:
-    app.command("run")(run)
+    app.command("run")(scale_options(run))

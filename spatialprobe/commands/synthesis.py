@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from typer.core import TyperCommand
 
 from spatialprobe.commands.errors import fail, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.scale_options import scale_options
 
 
 def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
@@ -61,10 +61,6 @@ def synthesize_command(
     precision: str = typer.Option("auto", "--precision",
                                   help="auto (bf16 autocast on CUDA for VQGAN+CLIP, fp16 "
                                        "pipelines), fp32, bf16, fp16."),
-    ray: str | None = typer.Option(None, "--ray", help="Fan out over a Ray cluster: --ray "
-                                      "alone starts a local one, --ray ADDRESS joins one."),
-    workers: int | None = typer.Option(None, "--workers", min=1, help="With --ray: Ray workers "
-                                          "(default and maximum: one per GPU, else one per CPU)."),
     vqgan: str | None = typer.Option(None, "--vqgan", help="VQModel directory or id "
                                         "(see `spatialprobe convert vqgan`)."),
     clip: str = typer.Option("openai/clip-vit-base-patch32", "--clip",
@@ -143,7 +139,7 @@ def synthesize_command(
             task = bar.add_task("synthesizing", total=None)
             summary = synthesize(prompt_set, out, backend, args,
                                  images_per_prompt=images_per_prompt, seed=seed,
-                                 batch_size=batch_size, ray=ray, workers=workers,
+                                 batch_size=batch_size,
                                  progress=lambda done, total: bar.update(task, completed=done,
                                                                          total=total))
     except (DataError, ModelLoadError, ValueError, ImportError) as err:
@@ -165,22 +161,6 @@ def _images_per_prompt(given: int | None, protocol: dict[str, Any] | None) -> in
     return int(protocol["images_per_prompt"])
 
 
-def bare_ray_means_local(args: list[str]) -> list[str]:
-    """Typer options cannot have an optional value, so a bare ``--ray`` becomes ``--ray local``."""
-    fixed = []
-    for i, arg in enumerate(args):
-        fixed.append(arg)
-        if arg == "--ray" and (i + 1 == len(args) or args[i + 1].startswith("-")):
-            fixed.append("local")
-    return fixed
-
-
-class _OptionalRayAddress(TyperCommand):
-    """Lets ``--ray`` stand alone (start a local cluster) or take an ADDRESS."""
-
-    def parse_args(self, ctx, args):
-        return super().parse_args(ctx, bare_ray_means_local(list(args)))
-
 
 def register(app: typer.Typer) -> None:
-    app.command("synthesize", cls=_OptionalRayAddress)(hub_model_options(synthesize_command))
+    app.command("synthesize")(scale_options(hub_model_options(synthesize_command)))

@@ -22,6 +22,7 @@ from spatialprobe.commands.model_options import (
     device_map_settings,
     refuse_device_map,
 )
+from spatialprobe.commands.scale_options import scale_options
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -231,6 +232,6 @@ def vsr_train_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("vsr")(hub_model_options(vsr_command))
-    app.command("vsr-train")(hub_model_options(vsr_train_command))
-    app.command("spatialmqa")(hub_model_options(spatialmqa_command))
+    app.command("vsr")(scale_options(hub_model_options(vsr_command)))
+    app.command("vsr-train")(hub_model_options(vsr_train_command))  # trains once: no --ray
+    app.command("spatialmqa")(scale_options(hub_model_options(spatialmqa_command)))

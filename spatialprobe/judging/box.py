@@ -47,8 +47,9 @@ from spatialprobe.judging.box_scores import (
     table_markdown,
 )
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.registry import Spec, build, lookup
+from spatialprobe.registry import Spec, lookup
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.scale import component
 from spatialprobe.runner.settings import Component, recorded
 from spatialprobe.store import RunDir
 from spatialprobe.vision import open_image
@@ -250,10 +251,10 @@ class JudgeRun(RunKind):
             why = f"; {unscorable_note(self.unscorable, cfg.task, 3)}" if self.unscorable else ""
             raise UsageError(f"{source} holds no finished images of {cfg.task} instances "
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
-        self.detector = detector or build("detector", _on_device(cfg.detector, cfg.device))
+        self.detector = detector or component("detector", _on_device(cfg.detector, cfg.device))
         self.depth = depth
         if depth is None and cfg.depth is not None and modes.reads_depth(cfg.task, cfg.rule):
-            self.depth = build("depth", _on_device(cfg.depth, cfg.device))
+            self.depth = component("depth", _on_device(cfg.depth, cfg.device))  # --ray: on the cluster
 
     def resolved(self) -> JudgeRunSettings:
         cfg, scale = self.cfg, not is_position(self.cfg.task)

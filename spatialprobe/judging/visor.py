@@ -28,9 +28,10 @@ from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics import visor as V
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.registry import Spec, build
+from spatialprobe.registry import Spec
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
+from spatialprobe.runner.scale import component  # under --ray: loaded on the cluster only
 from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
@@ -132,7 +133,7 @@ class VisorRun(RunKind):
     def _reader(self, detector: Spec) -> Any:
         """What reads an image run's images: the detector (the VQA judge's VISOR asks a
         multimodal LLM instead, :mod:`spatialprobe.judging.vqa_visor`)."""
-        return build("detector", Spec(detector.name, {**detector.args, "device": self.device}))
+        return component("detector", Spec(detector.name, {**detector.args, "device": self.device}))
 
     def resolved(self) -> VisorRunSettings:
         image_run = self.detector is not None  # a released detection file runs no detector

@@ -40,8 +40,9 @@ from spatialprobe.judging.box import (
     unscorable_prompts,
 )
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.registry import Spec, build
+from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.scale import component
 from spatialprobe.runner.settings import Component, recorded
 from spatialprobe.runner.summary import Metric, single
 
@@ -82,7 +83,8 @@ def build_judge(judge: Spec, device: str, batch_size: int):
     """The ``hf-mllm`` adapter of ``judge`` (the device and batch size are runtime)."""
     if judge.name != "hf-mllm":
         raise UsageError(f"the VQA judge runs a multimodal LLM through hf-mllm, not {judge.name!r}.")
-    return build("model", Spec(judge.name, {**judge.args, "device": device, "batch_size": batch_size}))
+    # under --ray a stand-in: the model is loaded on the cluster, never by the driver
+    return component("model", Spec(judge.name, {**judge.args, "device": device, "batch_size": batch_size}))
 
 
 class VqaJudgeRun(RunKind):

@@ -28,6 +28,7 @@ from spatialprobe.records import Dataset, Prediction
 from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
+from spatialprobe.runner.scale import component
 from spatialprobe.runner.settings import OPTIONAL
 from spatialprobe.runner.summary import Metric, over_parts, single
 from spatialprobe.scorers import chat
@@ -173,7 +174,7 @@ class ProbeRun(RunKind):
         name, why = scorer_choice(settings)
         self.choice = {"scorer": name, "reason": why}
         self.spec_ = scorer_spec(settings, name)
-        self.scorer = scorer or registry.build("model", self.spec_)
+        self.scorer = scorer or component("model", self.spec_)  # under --ray: loaded on the cluster only
         self.described = self.scorer.describe()
 
     def resolved(self) -> ProbeRunSettings:

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from spatialprobe.errors import UsageError
 from spatialprobe.files import atomic_write_text, read_json, write_json, write_jsonl
 from spatialprobe.loading import resolved_devices
 from spatialprobe.metrics.intervals import Resampling, with_intervals
 from spatialprobe.runner.folders import RunOut, run_folder
+from spatialprobe.runner.scale import SCALE_KEYS, Execution, Scale, ambient, stream_on_ray
 from spatialprobe.runner.settings import from_config, to_spec
 from spatialprobe.runner.spec import RunSpec, canonical, refuse_other_identity
 from spatialprobe.runner.summary import Metric, build_summary
@@ -85,6 +87,12 @@ class RunKind:
     Settings: ClassVar[type]
     """The dataclass of everything the kind's ``config.json`` records (settings and runtime)."""
     batch_size: int = 1
+    scale: Scale | None = None
+    scales_out: ClassVar[bool] = True
+    """Whether its batches may be computed by Ray workers, each with its own copy of the kind
+    (not where a batch needs what an earlier one made in this process, e.g. a trained model)."""
+    """Where the run computes (:mod:`.scale`): a replayed config's runtime sets it; else the
+    command's ``--ray``/``--workers`` (:func:`.scale.scaled`) decide."""
 
     def resolved(self) -> Any:
         """The resolved settings as an instance of ``Settings``."""
@@ -93,7 +101,13 @@ class RunKind:
     def spec(self) -> RunSpec:
         """The resolved spec: settings that decide the results, runtime that does not, and the
         fingerprints of the run's models and files (:meth:`inputs`)."""
-        return replace(to_spec(self.kind, self.resolved()), inputs=self.inputs())
+        spec = to_spec(self.kind, self.resolved())
+        runtime = {**spec.runtime, **self.scale_plan().runtime()}
+        return replace(spec, runtime=runtime, inputs=self.inputs())
+
+    def scale_plan(self) -> Scale:
+        """Where this run computes: its own scale, else the command's (:func:`.scale.scaled`)."""
+        return self.scale or ambient()
 
     def inputs(self) -> dict[str, Any]:
         """Every model and file the run reads, by name, fingerprinted by content
@@ -103,8 +117,14 @@ class RunKind:
 
     @classmethod
     def from_spec(cls: type[K], spec: RunSpec, source: str | Path = "config.json") -> K:
-        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``)."""
-        return cls.from_settings(from_config(cls.Settings, spec, source))
+        """Rebuild the run from its ``config.json`` (``spatialprobe run CONFIG``). The runtime
+        keys of :mod:`.scale` are every kind's: those its settings do not hold set its scale."""
+        own = {f.name for f in fields(cls.Settings)}
+        runtime = {k: v for k, v in spec.runtime.items() if k in own or k not in SCALE_KEYS}
+        kind = cls.from_settings(from_config(cls.Settings, replace(spec, runtime=runtime), source))
+        if kind.scale is None:
+            kind.scale = Scale.of_runtime(spec.runtime)
+        return kind
 
     @classmethod
     def from_settings(cls: type[K], settings: Any) -> K:
@@ -118,6 +138,22 @@ class RunKind:
     def compute(self, batch: Sequence[Item]) -> Sequence[Any]:
         """JSON-serialisable results of a batch of items, aligned with it."""
         raise NotImplementedError
+
+    def portable(self) -> RunKind | None:
+        """The kind itself, to send to Ray workers as it is, where its spec cannot rebuild it
+        (inputs given in Python, not by name or file) and it holds no model yet; None (here):
+        each worker rebuilds it from the spec."""
+        return None
+
+    def work(self, batch: Sequence[Item]) -> Any:
+        """The part of a batch's computation a Ray worker runs (:mod:`.scale`); its value travels
+        back to the driver, so it must pickle. Here: all of it, :meth:`compute`."""
+        return self.compute(batch)
+
+    def collect(self, batch: Sequence[Item], worked: Any) -> Sequence[Any]:
+        """The part the driver runs on a worker's :meth:`work` (synthesis writes the images
+        here): the batch's results, aligned with it. Here: what the worker returned."""
+        return worked
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         """Metrics from the results of every item (keyed by item key)."""
@@ -214,10 +250,11 @@ def _confirms(run: RunDir, previous: dict[str, Any] | None, summary: dict[str, A
 
 
 def _summary_provenance(config: dict[str, Any], previous: dict[str, Any] | None,
-                        resumed: bool) -> dict[str, Any]:
+                        resumed: bool, execution: Execution) -> dict[str, Any]:
     """``summary.json``'s provenance: the config's (how the run began), the device and dtype each
-    component resolved, and, for every later invocation that computed more, when and how."""
-    info = {**config["provenance"], "devices": resolved_devices()}
+    component resolved, how this invocation computed (here or on Ray, how many workers, batches
+    and retried batches) and, for every later invocation that computed more, when and how."""
+    info = {**config["provenance"], "devices": resolved_devices(), "execution": execution.to_dict()}
     if resumed:
         earlier = list(((previous or {}).get("provenance") or {}).get("resumed") or [])
         now = provenance()
@@ -233,7 +270,10 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     A finished run that computes nothing and whose metrics come out the same is confirmed:
     no file in its folder is written.
     """
-    spec = kind.spec()
+    spec, scale = kind.spec(), kind.scale_plan()
+    if scale.ray is not None and not kind.scales_out:  # refused before anything is written
+        raise UsageError(f"--ray does not apply to a {spec.kind} run: its batches need what an earlier "
+                         "one made in this process; run it without --ray.")
     run = RunDir.claim(run_folder(out, spec.kind, spec.identity))
     run.lock()  # held until this function returns (or the process dies): one process per --out
     cache = ResultCache(run)
@@ -244,10 +284,13 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     todo = [item for item in items if item.key not in done]
     if progress:
         progress(len(items) - len(todo), len(items))
-    finished = len(items) - len(todo)
-    for batch, computed in kind.compute_stream(list(batches(todo, kind.batch_size))):
+    finished, execution, work = len(items) - len(todo), Execution(), list(batches(todo, kind.batch_size))
+    stream = (stream_on_ray(kind, spec, work, scale, execution) if scale.ray is not None and work
+              else kind.compute_stream(work))
+    for batch, computed in stream:
         cache.put([(item.key, result) for item, result in zip(batch, computed, strict=True)])
         finished += len(batch)
+        execution.batches, execution.items = execution.batches + 1, execution.items + len(batch)
         if progress:
             progress(finished, len(items))
     results = cache.get_all()
@@ -258,7 +301,7 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     summary = build_summary(
         kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,
         seed=evaluation.seed, metrics=metrics, details=evaluation.details,
-        identity=spec.identity, provenance=_summary_provenance(config, previous, resumed and bool(todo)),
+        identity=spec.identity, provenance=_summary_provenance(config, previous, resumed and bool(todo), execution),
         untrained=evaluation.untrained, intervals=intervals)
     if todo or not _confirms(run, previous, summary):
         write_jsonl(run.file("predictions.jsonl"), evaluation.predictions)

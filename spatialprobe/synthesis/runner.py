@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import model_input
 from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.scale import Scale
 from spatialprobe.runner.settings import OPTIONAL
 from spatialprobe.store import RunDir, require_own_folder
 from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
@@ -176,17 +177,14 @@ class SynthesisRun(RunKind):
     def __init__(self, prompts: PromptSet, backend: str, backend_args: dict[str, Any], *,
                  images_per_prompt: int = 1, seed: int = 0, batch_size: int = 1,
                  ray: str | None = None, workers: int | None = None):
-        if workers is not None and ray is None:
-            raise UsageError("--workers sets the number of Ray workers and needs --ray; without "
-                             "it the images are made in this process.")
         self.prompts, self.backend, self.backend_args = prompts, backend, dict(backend_args)
         self.images_per_prompt, self.seed, self.batch_size = images_per_prompt, seed, batch_size
-        self.ray, self.workers = ray, workers
         self.generation = resolve_generation(backend, self.backend_args)  # checks the preset
         self.run: Path | None = None
         self.writer: ImageWriter | None = None
         self.synth: Any = None
-        self.generated, self.seconds = 0, 0.0
+        self.generated, self.seconds, self.started = 0, 0.0, time.perf_counter()
+        self.scale = Scale(ray, workers) if ray is not None or workers is not None else None
 
     def resolved(self) -> SynthesisRunSettings:
         p, args = self.prompts, self.backend_args
@@ -195,7 +193,7 @@ class SynthesisRun(RunKind):
             backend=self.backend, generation=self.generation, seed=self.seed,
             images_per_prompt=self.images_per_prompt, prompts=p.source, task=p.task,
             prompt_set=PromptSetRecord(p.spec, p.version, len(p.items)), **runtime,
-            batch_size=self.batch_size, ray=self.ray, workers=self.workers)
+            batch_size=self.batch_size, ray=self.scale_plan().ray, workers=self.scale_plan().workers)
 
     def inputs(self) -> dict[str, Any]:
         return {key: model_input(f"the {what}", self.generation[key]) for key, what in MODEL_ARGS.items()
@@ -207,10 +205,15 @@ class SynthesisRun(RunKind):
                          item.meta))
                 for item in self.prompts.items for index in range(self.images_per_prompt)]
 
+    def portable(self) -> SynthesisRun | None:
+        """Itself, before its synthesizer loads: prompts and backend arguments, exactly as given
+        (a prompt set made in Python, e.g. a subset, has no spec to load it again)."""
+        return self if self.synth is None else None
+
     def prepare(self, run: RunDir, cached: Mapping[str, Any]) -> list[str]:
         """Learn the run directory, record its prompt list, remove a killed writer's temporary
         files, and return the images whose file is gone, so that they are made again."""
-        self.run = run.path
+        self.run, self.started = run.path, time.perf_counter()
         write_prompt_list(run.path, self.prompts.items)
         remove_strays(run.path)
         return [key for key, row in cached.items() if not (run.path / row["path"]).exists()]
@@ -218,39 +221,28 @@ class SynthesisRun(RunKind):
     def _extra_settings(self) -> dict[str, Any]:
         return {"images_per_prompt": self.images_per_prompt}
 
-    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
-        if self.writer is None:  # load the model only when there is something to make
-            assert self.run is not None, "prepare() names the run directory first"
+    def work(self, batch: Sequence[Item]) -> tuple[dict[str, Any], list[JobResult]]:
+        """What the synthesizer describes and the batch's images (here or on a Ray worker: the
+        model loads only where there is something to make)."""
+        if self.synth is None:
             self.synth = build_synthesizer(self.backend, self.backend_args)
-            self.writer = ImageWriter(self.run, self.prompts.items, self.backend,
-                                      self.synth.describe(), self._extra_settings())
-        return self.writer(self.synth.generate([item.payload for item in batch]))
+        return self.synth.describe(), self.synth.generate([item.payload for item in batch])
 
-    def compute_stream(self, work: list[Sequence[Item]]) -> Iterator[tuple[Sequence[Item], list]]:
-        """Batches as they finish: one after another here, or from Ray workers as they return."""
-        start = time.perf_counter()
-        for batch, rows in self._batches(work):
-            self.generated += len(batch)
-            self.seconds = time.perf_counter() - start
-            yield batch, rows
+    def collect(self, batch: Sequence[Item], worked: tuple[dict[str, Any], list[JobResult]]
+                ) -> list[dict[str, Any]]:
+        """Write a batch's images into the run (this process only) and return their rows."""
+        described, results = worked
+        if self.writer is None:
+            assert self.run is not None, "prepare() names the run directory first"
+            self.writer = ImageWriter(self.run, self.prompts.items, self.backend, described,
+                                      self._extra_settings())
+        rows = {image_key(row["prompt_id"], row["image_index"]): row for row in self.writer(results)}
+        self.generated += len(batch)
+        self.seconds = time.perf_counter() - self.started
+        return [rows[item.key] for item in batch]
 
-    def _batches(self, work: list[Sequence[Item]]) -> Iterator[tuple[Sequence[Item], list]]:
-        if self.ray is None or not work:
-            for batch in work:
-                yield batch, self.compute(batch)
-            return
-        from spatialprobe.synthesis.distributed import stream_on_ray
-
-        assert self.run is not None, "prepare() names the run directory first"
-        by_key = {item.key: item for batch in work for item in batch}
-        jobs = [[item.payload for item in batch] for batch in work]
-        for described, results in stream_on_ray(self.backend, self.backend_args, jobs,
-                                                address=self.ray, workers=self.workers):
-            if self.writer is None:
-                self.writer = ImageWriter(self.run, self.prompts.items, self.backend, described,
-                                          self._extra_settings())
-            batch = [by_key[image_key(r.job.prompt_id, r.job.image_index)] for r in results]
-            yield batch, self.writer(results)
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        return self.collect(batch, self.work(batch))
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         rows = list(results.values())

@@ -1,0 +1,316 @@
+"""Fan a run's batches out over Ray: the one scale-out path of every run kind.
+
+:func:`~spatialprobe.runner.spine.execute` calls :func:`stream_on_ray` when the run's runtime
+says ``ray``. Each Ray worker (an actor: one GPU, or one CPU with one torch thread) rebuilds the
+run kind ONCE from the run's spec (``from_spec``, runtime cleared), so every setting, scorer
+argument and ``--revision`` reaches it exactly as the driver has it, and checks that it rebuilt
+the driver's identity (a data file or model that differs on its node is refused, not mixed in).
+The driver sends item keys only; a worker runs the kind's :meth:`~.RunKind.work` on its own
+items and returns the results, the driver runs :meth:`~.RunKind.collect` on them (synthesis
+writes the images there) and the spine commits each batch as it arrives. So only the driver
+writes the run folder, a killed driver loses at most the batches in flight, and results do not
+depend on how many workers ran or in which order batches finished (the cache is keyed by item).
+
+A worker that dies (its node lost, killed, out of memory) has its batch handed to a fresh
+worker, at most :data:`RETRIES` times per batch; each retry is counted in the summary's
+``provenance.execution``. An exception the kind raises is not retried (it would raise again):
+it is raised in the driver as the one sentence it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spatialprobe.errors import SpatialprobeError, UsageError
+from spatialprobe.runner.spec import RunSpec, what_differs
+
+if TYPE_CHECKING:
+    from spatialprobe.runner.spine import Item, RunKind
+
+log = logging.getLogger(__name__)
+
+RETRIES = 3
+"""How many times one batch is handed to a fresh worker after the worker computing it died."""
+
+SCALE_KEYS = ("ray", "workers")
+"""The runtime keys that say how a run fans out."""
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Where a run computes: here (``ray`` None) or on a Ray cluster (``local`` starts one on
+    this machine, anything else is a cluster address), with at most ``workers`` workers."""
+
+    ray: str | None = None
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers is not None and self.ray is None:
+            raise UsageError("--workers sets the number of Ray workers and needs --ray; without "
+                             "it the run computes in this process.")
+
+    def runtime(self) -> dict[str, Any]:
+        """The runtime keys a run records (none for a run here)."""
+        return {} if self.ray is None else {"ray": self.ray, "workers": self.workers}
+
+    @classmethod
+    def of_runtime(cls, runtime: dict[str, Any]) -> Scale:
+        return cls(runtime.get("ray"), runtime.get("workers"))
+
+
+_AMBIENT: ContextVar[Scale | None] = ContextVar("spatialprobe_scale", default=None)
+
+
+@contextmanager
+def scaled(ray: str | None, workers: int | None) -> Iterator[Scale]:
+    """Every run executed inside computes as ``Scale(ray, workers)`` says, unless it was given
+    its own (a replayed config's): how a command's ``--ray``/``--workers`` reach its run kind."""
+    token = _AMBIENT.set(Scale(ray, workers))
+    try:
+        yield ambient()
+    finally:
+        _AMBIENT.reset(token)
+
+
+def ambient() -> Scale:
+    """The scale a command asked for (:func:`scaled`); here when none did."""
+    return _AMBIENT.get() or Scale()
+
+
+@dataclass
+class Execution:
+    """How this invocation computed, for ``summary["provenance"]["execution"]``."""
+
+    where: str = "local"
+    workers: int = 1
+    batches: int = 0
+    items: int = 0
+    retried_batches: int = 0
+    gpus: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"where": self.where, "workers": self.workers, "gpus": self.gpus,
+                "batches": self.batches, "items": self.items,
+                "retried_batches": self.retried_batches}
+
+
+def worker_plan(resources: dict[str, float], workers: int | None) -> tuple[dict[str, int], int]:
+    """Ray options of one worker and how many to start: one per GPU, else one per CPU, and never
+    more than the cluster holds (a worker that cannot be placed would keep its batch forever)."""
+    gpus = int(resources.get("GPU", 0))
+    capacity = gpus or max(1, int(resources.get("CPU", 1)))
+    return ({"num_gpus": 1} if gpus else {"num_cpus": 1}), min(workers or capacity, capacity)
+
+
+def connect(address: str | None) -> bool:
+    """Join or start a cluster; True if this call started (and so must stop) it."""
+    from spatialprobe.extras import require
+
+    ray = require("ray", "ray", "--ray")
+    if ray.is_initialized():
+        return False
+    if address in (None, "", "local"):  # workers import this very checkout
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+        ray.init(include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
+    else:
+        ray.init(address=address)
+    return True
+
+
+class Worker:
+    """A Ray actor: one copy of the run kind (and so of its model), built once. A build failure
+    (a model path missing on this node, ...) is kept and raised by :meth:`run`, so the driver
+    raises it as the one-sentence error it is instead of Ray's actor-death traceback."""
+
+    def __init__(self, cls: type[RunKind], spec: dict[str, Any], portable: RunKind | None = None):
+        import ray
+
+        one_thread = not ray.get_gpu_ids()  # one CPU each: more threads would fight the others
+        if one_thread:  # read by torch (OpenMP, MKL) when the kind imports it
+            os.environ.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        self.spec = RunSpec.from_dict(spec)
+        self.error: Exception | None = None
+        self.kind: RunKind | None = None
+        try:
+            with self._hub():
+                kind = portable or cls.from_spec(self.spec, "the run's spec (on a Ray worker)")
+                rebuilt = kind.spec()
+            if rebuilt.identity != self.spec.identity:
+                differs = what_differs(self.spec.to_dict(), rebuilt) or "its identity differs"
+                raise UsageError(f"a Ray worker on {socket.gethostname()} rebuilt another run than "
+                                 f"the driver's ({differs}); every node must see the same models "
+                                 "and data files.")
+            self.items = {item.key: item for item in kind.items()}
+            self.kind = kind
+        except Exception as err:
+            self.error = err
+        if one_thread and "torch" in sys.modules:  # the kind runs torch: one thread, whatever it read
+            sys.modules["torch"].set_num_threads(1)
+
+    def _hub(self) -> Any:
+        from spatialprobe.fingerprints import hub_settings_of
+        from spatialprobe.loading import hub_settings
+
+        return hub_settings(*hub_settings_of(self.spec.inputs))  # the run's --revision
+
+    def run(self, keys: Sequence[str]) -> tuple[Any, float]:
+        """The kind's worker part of the batch of ``keys``, and the seconds it took."""
+        if self.kind is None:
+            assert self.error is not None  # __init__ kept the error where it has no kind
+            raise self.error
+        start = time.perf_counter()
+        with self._hub():
+            worked = self.kind.work([self.items[key] for key in keys])
+        return worked, time.perf_counter() - start
+
+
+def component(kind: str, spec: Any) -> Any:
+    """``registry.build(kind, spec)`` here; under a command's ``--ray`` (:func:`scaled`) a
+    :class:`Deferred` instead, described by a Ray task that loads it on the cluster: the driver,
+    which only commits and evaluates, never loads the model (a 70B model stays on the GPUs)."""
+    from spatialprobe import registry
+
+    scale = ambient()
+    if scale.ray is None:
+        return registry.build(kind, spec)
+    from spatialprobe.extras import require
+    from spatialprobe.loading import hub_defaults
+
+    ray = require("ray", "ray", "--ray")
+    connect(scale.ray)  # a cluster it starts stays up for the run's workers (stopped at exit)
+    options, _ = worker_plan(ray.cluster_resources(), 1)
+    task = ray.remote(_described).options(**options, max_retries=RETRIES)
+    try:
+        return Deferred(kind, spec, ray.get(task.remote(kind, spec, hub_defaults())))
+    except ray.exceptions.RayTaskError as err:  # a model that does not load: its own sentence
+        raise _original(err) from None
+
+
+def adapter(name: str, model: str, given: Any, **runtime: Any) -> Any:
+    """:func:`spatialprobe.scorers.options.build` through :func:`component`: the ``model``
+    adapter ``name`` for checkpoint ``model``, described on the cluster under ``--ray``."""
+    from spatialprobe.registry import Spec
+    from spatialprobe.scorers import options
+
+    return component("model", Spec(name, {"model": model, **runtime, **options.resolve(name, given)}))
+
+
+def _described(kind: str, spec: Any, hub: tuple[str | None, bool]) -> dict[str, Any]:
+    """On a Ray worker: what the component describes (its weights' hash, dtype, ...)."""
+    from spatialprobe import registry
+    from spatialprobe.loading import hub_settings
+
+    with hub_settings(*hub):
+        return dict(registry.build(kind, spec).describe())
+
+
+class Deferred:
+    """A component the driver has described but not loaded: ``describe()`` is the cluster's
+    answer; any other attribute loads it here (not on the Ray path, which computes on workers)."""
+
+    def __init__(self, kind: str, spec: Any, described: dict[str, Any]):
+        self.__dict__.update(_kind=kind, _spec=spec, _described=described, _built=None)
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self._described)
+
+    @property
+    def device(self) -> Any:
+        """Where the cluster placed it, as it describes it (else where it would be placed here)."""
+        return self._described["device"] if "device" in self._described else self.__getattr__("device")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._built is None:
+            from spatialprobe import registry
+
+            self.__dict__["_built"] = registry.build(self._kind, self._spec)
+        return getattr(self._built, name)
+
+
+def _original(err: BaseException) -> BaseException:
+    """The worker's own exception inside Ray's wrapper, where Ray kept it."""
+    cause = getattr(err, "cause", None)
+    return cause if isinstance(cause, Exception) else err
+
+
+def stream_on_ray(kind: RunKind, spec: RunSpec, work: Sequence[Sequence[Item]], scale: Scale,
+                  execution: Execution) -> Iterator[tuple[Sequence[Item], Sequence[Any]]]:
+    """(batch, results) for each batch of ``work``, as the workers return them; batches go to
+    workers as they become free, a dead worker's batch to a fresh one."""
+    from spatialprobe.extras import require
+
+    ray = require("ray", "ray", "--ray")
+    started = connect(scale.ray)
+    actors: list[Any] = []  # handles: their `method.remote()` proxies are beyond Ray's hints
+    try:
+        options, count = worker_plan(ray.cluster_resources(), scale.workers)
+        execution.where, execution.workers = "ray", min(count, len(work))
+        execution.gpus = execution.workers if "num_gpus" in options else 0
+        local = RunSpec(spec.kind, spec.settings, {k: v for k, v in spec.runtime.items()
+                                                  if k not in SCALE_KEYS}, spec.inputs).to_dict()
+        shipped = ray.put(kind.portable())  # once, not once per worker
+        actor_class = ray.remote(Worker).options(**options, max_restarts=0)
+
+        def fresh() -> Any:
+            actors.append(actor_class.remote(type(kind), local, shipped))
+            return actors[-1]
+
+        idle = [fresh() for _ in range(execution.workers)]
+        yield from _dispatch(ray, kind, work, idle, fresh, execution)
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+        if started:
+            ray.shutdown()
+
+
+def _dispatch(ray: Any, kind: RunKind, work: Sequence[Sequence[Item]], idle: list[Any],
+              fresh: Any, execution: Execution) -> Iterator[tuple[Sequence[Item], Sequence[Any]]]:
+    queue, tries = deque(range(len(work))), Counter[int]()
+    pending: dict[Any, tuple[Any, int]] = {}  # the ref of a batch in flight -> (actor, batch)
+    done_by: Counter[Any] = Counter()
+    busy: Counter[Any] = Counter()
+    while queue or pending:
+        while queue and idle:
+            actor, index = idle.pop(), queue.popleft()
+            pending[actor.run.remote([item.key for item in work[index]])] = (actor, index)
+        ref = ray.wait(list(pending), num_returns=1)[0][0]
+        actor, index = pending.pop(ref)
+        try:
+            worked, seconds = ray.get(ref)
+        except ray.exceptions.RayActorError:
+            tries[index] += 1
+            execution.retried_batches += 1
+            if tries[index] > RETRIES:
+                raise SpatialprobeError(
+                    f"Ray workers died {tries[index]} times computing the same batch of "
+                    f"{len(work[index])} items (first {work[index][0].key!r}); what was committed is "
+                    "kept, so run the command again to resume.") from None
+            log.warning("a Ray worker died; its batch of %d items goes to a fresh worker (retry %d of %d)",
+                        len(work[index]), tries[index], RETRIES)
+            queue.appendleft(index)
+            idle.append(fresh())
+            continue
+        except ray.exceptions.RayTaskError as err:
+            raise _original(err) from None
+        idle.append(actor)
+        done_by[actor] += len(work[index])
+        busy[actor] += seconds
+        log.info("Ray worker %s: %d items in %.2f s (%.1f items/s; %d items in %.1f s so far)",
+                 actor._actor_id.hex()[:8], len(work[index]), seconds,
+                 len(work[index]) / seconds if seconds else 0.0, done_by[actor], busy[actor])
+        yield work[index], kind.collect(work[index], worked)
