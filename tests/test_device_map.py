@@ -257,6 +257,35 @@ def test_a_spread_run_replays_from_its_config_spread_again(bert, tmp_path):
     assert (replayed / "predictions.jsonl").read_bytes() == (sharded / "predictions.jsonl").read_bytes()
 
 
+def test_a_whole_run_replays_spread_with_run_s_device_map(bert, tmp_path):
+    """``spatialprobe run CONFIG --device-map auto --max-memory`` spreads a run made whole (the
+    options are runtime): same identity, same predictions, the device map in its provenance."""
+    whole, spread = tmp_path / "whole", tmp_path / "spread"
+    assert _probe(bert, whole).exit_code == 0
+    assert "device_map" not in json.loads((whole / "config.json").read_text())["runtime"]
+    result = CliRunner().invoke(app, ["run", str(whole / "config.json"), "--out", str(spread), "--device-map",
+                                      "auto", "--max-memory", f"cpu={cpu_share(bert)}"])
+    assert result.exit_code == 0, result.output
+    configs = [json.loads((d / "config.json").read_text()) for d in (whole, spread)]
+    assert configs[0]["identity"] == configs[1]["identity"]
+    assert configs[1]["runtime"]["device_map"] == "auto"
+    assert json.loads((spread / "summary.json").read_text())["provenance"]["devices"][0]["device"].startswith(
+        "device map: cpu (")
+    assert (spread / "predictions.jsonl").read_bytes() == (whole / "predictions.jsonl").read_bytes()
+
+
+def test_run_refuses_a_device_map_for_a_kind_without_one(tmp_path):
+    """A synthesis run has no model to spread: ``run --device-map`` is one sentence, nothing written."""
+    images = tmp_path / "images"
+    assert CliRunner().invoke(app, ["synthesize", "--prompts", "size", "--backend", "shapes", "--out",
+                                    str(images)]).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in images.rglob("*")}
+    result = CliRunner().invoke(app, ["run", str(images / "config.json"), "--device-map", "auto"])
+    assert result.exit_code == 2
+    assert "a synthesize run has no runtime setting device_map." in " ".join(result.output.split())
+    assert {p: p.stat().st_mtime_ns for p in images.rglob("*")} == before
+
+
 def test_a_multimodal_llm_run_records_the_device_map_as_runtime_and_resumes_without_it(tmp_path):
     from mllm_helpers import SHARED, build, processor_loads
 

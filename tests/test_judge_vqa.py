@@ -313,3 +313,25 @@ def test_judge_compare_reads_vqa_visor_runs(sr2d_images, yes_model, no_model, tm
     assert sorted(s["mean"] for s in scores) == [0.0, 100.0]
     assert {s["n"] for s in scores} == {len(records)}
     assert [a["mean"] for a in metrics["agreement"]["breakdown"].values()] == [0.0]
+
+
+def test_the_vqa_judges_on_ray_write_what_they_write_here(ray_cluster, images, sr2d_images, yes_model, tmp_path,
+                                                          monkeypatch):
+    """``judge posrel --rule vqa`` and ``visor --rule vqa`` with ``--ray --workers 2``: the same
+    predictions byte for byte and the same metrics as here; the driver never builds the judge."""
+    pytest.importorskip("ray")
+    from test_ray_kinds import local_and_on_ray, refuse_build
+
+    from spatialprobe import registry
+
+    def no_build_here():
+        monkeypatch.setattr(registry, "build", refuse_build)
+
+    judge = ["--rule", "vqa", "--judge-model", str(yes_model), "--device", "cpu", "--batch-size", "4"]
+    done = local_and_on_ray(ray_cluster, ["judge", "posrel", str(images), *judge], tmp_path / "judge",
+                            before_ray=no_build_here)
+    assert done == {"where": "ray", "workers": 2, "gpus": 0, "batches": 4, "items": 16, "retried_batches": 0}
+    monkeypatch.undo()
+    done = local_and_on_ray(ray_cluster, ["visor", str(sr2d_images[0]), *judge], tmp_path / "visor",
+                            before_ray=no_build_here)
+    assert done == {"where": "ray", "workers": 2, "gpus": 0, "batches": 2, "items": 8, "retried_batches": 0}

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import SpatialprobeError
 
@@ -16,6 +17,8 @@ def run(
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory [the config's own]."),
     device: str | None = typer.Option(None, help="Runtime override: auto, cpu or cuda."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Runtime override."),
+    device_map: str | None = DeviceMapOption,
+    max_memory: list[str] = MaxMemoryOption,
 ) -> None:
     """Replay a run from its config.json: the same identity resumes or confirms it (a finished
     run is read, not rewritten); elsewhere (another --out, another machine) it reproduces it.
@@ -36,8 +39,10 @@ def run(
     except ValueError as err:  # DataError: names the file, line and field
         fail(str(err))
     spec = RunSpec.from_dict(data)
-    overrides = {k: v for k, v in (("device", device), ("batch_size", batch_size)) if v is not None}
-    unknown = sorted(set(overrides) - set(spec.runtime))
+    spread, memory = device_map_settings(device_map, max_memory)
+    given = (("device", device), ("batch_size", batch_size), ("device_map", spread), ("max_memory", memory))
+    overrides = {k: v for k, v in given if v is not None}
+    unknown = sorted(set(overrides) - set(spec.runtime) - _runtime_fields(spec.kind))
     if unknown:
         fail(f"a {spec.kind} run has no runtime setting {', '.join(unknown)}.")
     here = {k: v for k, v in spec.runtime.items() if k not in SCALE_KEYS}  # --ray (or not) says where
@@ -54,6 +59,17 @@ def run(
         return
     same = summary["identity"] == data.get("identity")
     typer.echo(f"{'confirmed' if same else 'new run'}: identity {summary['identity'][:12]}")
+
+
+def _runtime_fields(kind: str) -> set[str]:
+    """The runtime settings a kind takes though its config may not record them (``device_map``
+    and ``max_memory`` are recorded only when given)."""
+    from dataclasses import fields
+
+    from spatialprobe import registry
+    from spatialprobe.runner import RUNTIME_KEYS
+
+    return {f.name for f in fields(registry.lookup("run-kind", kind).Settings)} & set(RUNTIME_KEYS)
 
 
 def _replay(config: Path, data: dict[str, Any], spec: Any, target: Path) -> tuple[dict[str, Any], list[str]]:

@@ -87,6 +87,22 @@ def build_judge(judge: Spec, device: str, batch_size: int):
     return component("model", Spec(judge.name, {**judge.args, "device": device, "batch_size": batch_size}))
 
 
+def answer_tokens(adapter: Any, judge: Spec, answers: Mapping[str, Any]) -> Q.AnswerTokens:
+    """The answer words' tokens, from the judge's tokenizer. Under ``--ray`` the adapter is a
+    stand-in the driver must not load (the model lives on the workers): its processor alone,
+    a few files, is loaded here instead."""
+    from spatialprobe.runner.scale import Deferred
+
+    if not isinstance(adapter, Deferred):
+        return Q.AnswerTokens.of(adapter.tokenizer, answers)
+    from transformers import AutoProcessor
+
+    from spatialprobe.scorers.mllm import _load_processor
+
+    processor = _load_processor(AutoProcessor, str(judge.args["model"]))
+    return Q.AnswerTokens.of(getattr(processor, "tokenizer", processor), answers)
+
+
 class VqaJudgeRun(RunKind):
     """The VQA judge as a run kind (see :class:`spatialprobe.runner.RunKind`)."""
 
@@ -106,7 +122,7 @@ class VqaJudgeRun(RunKind):
             raise UsageError(f"{source} holds no finished images of {task} instances "
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         self.adapter = adapter or build_judge(judge, device, batch_size)
-        self.tokens = Q.AnswerTokens.of(self.adapter.tokenizer, self.asked["answers"])
+        self.tokens = answer_tokens(self.adapter, judge, self.asked["answers"])
 
     def resolved(self) -> VqaJudgeSettings:
         return VqaJudgeSettings(

@@ -24,7 +24,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import component_inputs
 from spatialprobe.judging import vqa_questions as Q
 from spatialprobe.judging.visor import VisorRun
-from spatialprobe.judging.vqa import build_judge
+from spatialprobe.judging.vqa import answer_tokens, build_judge
 from spatialprobe.metrics import visor as V
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item
@@ -68,7 +68,7 @@ class VqaVisorRun(VisorRun):
         self.asked = visor_questions()
         super().__init__(run=run, detector=judge, prompts=prompts, batch_size=batch_size, device=device,
                          partial=partial, skip_missing=skip_missing)
-        self.tokens = Q.AnswerTokens.of(self.detector.tokenizer, self.asked["answers"])
+        self.tokens = answer_tokens(self.detector, judge, self.asked["answers"])
 
     def _reader(self, detector: Spec) -> Any:
         return build_judge(detector, self.device, self.batch_size)
