@@ -95,7 +95,7 @@ def test_cli_reports_bad_prompt_files_in_one_line(tmp_path):
 
 
 def test_bare_ray_flag_means_a_local_cluster():
-    from spatialprobe.commands.synthesis import bare_ray_means_local
+    from spatialprobe.commands.scale_options import bare_ray_means_local
 
     assert bare_ray_means_local(["--ray", "--out", "r"]) == ["--ray", "local", "--out", "r"]
     assert bare_ray_means_local(["--out", "r", "--ray"]) == ["--out", "r", "--ray", "local"]

@@ -156,7 +156,7 @@ def build_answerer(model: str, method: str = "auto", device: str = "auto",
     (a run's ``answerer`` settings) restores its template, prompt and decoding; ``given``: the
     model adapter's options (``--scorer-arg``), checked against what it declares."""
     from spatialprobe.benchmarks.mqa_models import ClipOptionScorer
-    from spatialprobe.runner.scale import adapter  # options.build, on the cluster under --ray
+    from spatialprobe.scorers.options import scaled_adapter as adapter  # on the cluster under --ray
 
     recorded, given = recorded or {}, dict(given or {})
     if resolve_method(model, method) == "clip":

@@ -24,9 +24,9 @@ from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
-from spatialprobe.runner.scale import adapter
 from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
+from spatialprobe.scorers import options
 from spatialprobe.scorers.base import ScoreRequest
 
 METHOD = "clip-negated-relation"
@@ -169,7 +169,8 @@ class VSRRun(RunKind):
         self.images, self.missing, self.coverage = vsr.usable_images(
             self.examples, images_dir, total=len(every), skip_missing=skip_missing, limit=limit)
         if clip is None:  # the contrastive adapter reads the family from the config, refusing others
-            clip = adapter("contrastive", self.model, {}, device=device)  # under --ray: on the cluster only
+            # under --ray: described on the cluster, never loaded by the driver
+            clip = options.scaled_adapter("contrastive", self.model, {}, device=device)
         self.clip, self.device = clip, getattr(clip, "device", device)
         self.dataset = f"vsr-{split}-{part}@{vsr.file_version(self.path)}"
 

@@ -198,15 +198,6 @@ def component(kind: str, spec: Any) -> Any:
         raise _original(err) from None
 
 
-def adapter(name: str, model: str, given: Any, **runtime: Any) -> Any:
-    """:func:`spatialprobe.scorers.options.build` through :func:`component`: the ``model``
-    adapter ``name`` for checkpoint ``model``, described on the cluster under ``--ray``."""
-    from spatialprobe.registry import Spec
-    from spatialprobe.scorers import options
-
-    return component("model", Spec(name, {"model": model, **runtime, **options.resolve(name, given)}))
-
-
 def _described(kind: str, spec: Any, hub: tuple[str | None, bool]) -> dict[str, Any]:
     """On a Ray worker: what the component describes (its weights' hash, dtype, ...)."""
     from spatialprobe import registry

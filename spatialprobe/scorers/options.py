@@ -116,3 +116,13 @@ def sharding(name: str, device: str, device_map: str | None, max_memory: Mapping
                          "model itself (every visible GPU, then the CPU, then the disk): choose the GPUs "
                          "with CUDA_VISIBLE_DEVICES and cap them with --max-memory.")
     return {"device_map": device_map, **({"max_memory": dict(max_memory)} if max_memory else {})}
+
+
+def scaled_adapter(name: str, model: str, given: Any, **runtime: Any) -> Any:
+    """:func:`build` through :func:`spatialprobe.runner.scale.component`: the ``model`` adapter
+    ``name`` for checkpoint ``model``, described on the cluster under ``--ray`` (never loaded by
+    the driver there)."""
+    from spatialprobe.registry import Spec
+    from spatialprobe.runner.scale import component
+
+    return component("model", Spec(name, {"model": model, **runtime, **resolve(name, given)}))
