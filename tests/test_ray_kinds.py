@@ -27,8 +27,18 @@ runner = CliRunner()
 
 def local_and_on_ray(address: str, args: list[str], tmp_path: Path, workers: int = 2,
                      before_ray: Callable[[], None] = lambda: None) -> dict:
-    """Run ``args`` here and on Ray; check both wrote the same; the Ray run's execution record."""
-    here = runner.invoke(app, [*args, "--out", str(tmp_path / "local")])
+    """Run ``args`` here and on Ray; check both wrote the same; the Ray run's execution record.
+
+    Here runs with one torch thread, as a CPU worker does: with more threads a matmul sums in
+    another order, and a float32 score can differ in its last bits (docs/scale-out.md)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        here = runner.invoke(app, [*args, "--out", str(tmp_path / "local")])
+    finally:
+        torch.set_num_threads(threads)
     assert here.exit_code == 0, here.output
     before_ray()
     there = runner.invoke(app, [*args, "--out", str(tmp_path / "ray"), "--ray", address, "--workers",
