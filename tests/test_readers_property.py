@@ -69,6 +69,19 @@ EXAMPLES = {  # name -> (file name, valid content)
     "prompts-jsonl": ("prompts.jsonl", _jsonl([{"id": f"p{n}", "text": i.text, **i.to_dict()}
                                                for n, i in enumerate(SIZE.instances[:4])])),
     "prompts-text": ("prompts.txt", b"a dog to the left of a cat\nAn ant and a bird.\nA man drives the car.\n"),
+    # the benchmarks' released prompt files (spatialprobe/synthesis/benchmark_prompts.py), told by name and content
+    "prompts-t2i-compbench": ("spatial_val.txt", b"a dog on the left of a cat\r\na bird on top of a chair\r\n"
+                                                  b"a man next to a bus"),
+    "prompts-t2i-compbench-3d": ("3d_spatial_val.txt", b"a cup in front of a lamp\r\na bag hidden by a desk\r\n"
+                                                        b"a cow behind a tree"),
+    "prompts-geneval": ("evaluation_metadata.jsonl", _jsonl([
+        {"tag": "position", "include": [{"class": "cat", "count": 1},
+                                        {"class": "dog", "count": 1, "position": ["left of", 0]}],
+         "prompt": "a photo of a dog left of a cat"},
+        {"tag": "counting", "include": [{"class": "orange", "count": 3}], "prompt": "a photo of three oranges"},
+        {"tag": "position", "include": [{"class": "kite", "count": 1},
+                                        {"class": "bench", "count": 1, "position": ["above", 0]}],
+         "prompt": "a photo of a bench above a kite"}])),
     "qa": ("qa.jsonl", _jsonl(to_qa_records(build_qa(SIZE))[:6])),
     "vsr": ("test.jsonl", _jsonl([{"image": f"{n:012d}.jpg", "caption": "The cat is left of the dog.",
                                    "label": n % 2, "relation": "left of", "annotator_id": 3,
