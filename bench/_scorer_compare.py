@@ -35,9 +35,9 @@ def arguments(doc: str, batch_size: int, what: str):
 
 def size_requests(instances: int | None = None, chat: bool = False):
     from spatialprobe import datasets
+    from spatialprobe.models import chat as chat_format
+    from spatialprobe.models.base import ClozeRequest
     from spatialprobe.prompts.templates import builtin, fill
-    from spatialprobe.scorers import chat as chat_format
-    from spatialprobe.scorers.base import ClozeRequest
 
     ds = datasets.load("size")
     chosen = ds.instances[:instances] if instances else ds.instances

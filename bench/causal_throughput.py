@@ -60,7 +60,7 @@ def main() -> None:
     import torch
     from causal_reference import ReferenceCausalLM
 
-    from spatialprobe.scorers.causal_lm import CausalLMScorer
+    from spatialprobe.models.causal_lm import CausalLMScorer
 
     model_dir = Path(args.model) if args.model else Path(tempfile.mkdtemp(prefix="causal-bench-")) / "gpt2"
     if not args.model:

@@ -28,7 +28,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout's package; the 
 
 def text_requests():
     from spatialprobe import datasets
-    from spatialprobe.scorers.base import ScoreRequest
+    from spatialprobe.models.base import ScoreRequest
 
     return [ScoreRequest(f"The {i.obj_a} is", f" than the {i.obj_b}.", ("larger", "smaller"))
             for i in datasets.load("size").instances]
@@ -37,7 +37,7 @@ def text_requests():
 def image_requests():
     from PIL import Image
 
-    from spatialprobe.scorers.base import ScoreRequest
+    from spatialprobe.models.base import ScoreRequest
 
     options = ("left of", "right of", "above", "below")
     return [ScoreRequest(f"Where is the cat {k} relative to the dog?", "", options,
@@ -72,9 +72,9 @@ def main() -> None:
     from mllm_helpers import build, processor_loads
     from mlm_helpers import tiny_wordpiece_bert
 
-    from spatialprobe.scorers.causal_lm import CausalLMScorer
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
-    from spatialprobe.scorers.mllm import MultimodalLLM
+    from spatialprobe.models.causal_lm import CausalLMScorer
+    from spatialprobe.models.masked_lm import MaskedLMScorer
+    from spatialprobe.models.mllm import MultimodalLLM
 
     with tempfile.TemporaryDirectory() as root:
         folder = Path(root)

@@ -84,8 +84,8 @@ def main() -> None:
     import torch
     from PIL import Image
 
-    from spatialprobe.scorers.base import GenerateRequest, ScoreRequest
-    from spatialprobe.scorers.mllm import MultimodalLLM
+    from spatialprobe.models.base import GenerateRequest, ScoreRequest
+    from spatialprobe.models.mllm import MultimodalLLM
 
     model, processor = build(args.family, args.shape, device)
     params = sum(p.numel() for p in model.parameters())

@@ -135,9 +135,9 @@ def main() -> None:
     import torch
 
     from spatialprobe import datasets
+    from spatialprobe.models.masked_lm import MaskedLMScorer
     from spatialprobe.probing.run import CELLS_PER_COMMIT, ProbeSettings, run_probe
     from spatialprobe.prompts.templates import builtin
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
 
     work = Path(tempfile.mkdtemp(prefix="probe-bench-"))
     model_dir = work / "bert-large-random"
@@ -186,8 +186,8 @@ def compare_reference(scorer, ds, cands) -> tuple[float, float]:
     from _scorer_compare import alternate, size_requests
     from mlm_reference import ReferenceMaskedLM
 
+    from spatialprobe.models.masked_lm import MaskedLMScorer
     from spatialprobe.probing.run import CELLS_PER_COMMIT
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
 
     requests = size_requests()  # the built-in size candidates' cells, as ds and cands hold them
     words = requests[0].words

@@ -58,7 +58,7 @@ def main() -> None:
     import torch
     from vilt_reference import ReferenceVilt
 
-    from spatialprobe.scorers.vilt import ViltMaskedLMScorer
+    from spatialprobe.models.vilt import ViltMaskedLMScorer
 
     model_dir = Path(args.model) if args.model else Path(tempfile.mkdtemp(prefix="vilt-bench-")) / "vilt"
     if not args.model:

@@ -49,7 +49,7 @@ def list_components() -> None:
     for kind in registry.kinds():
         for name, summary in registry.summaries(kind).items():
             if kind == "model":  # what --scorer-arg key=value takes
-                from spatialprobe.scorers.options import listing
+                from spatialprobe.models.options import listing
 
                 summary += f"; options: {listing(name)}"
             table.add_row(kind, name, summary)

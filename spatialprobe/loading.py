@@ -191,7 +191,7 @@ CUDA_DEFAULTS: dict[str, tuple[str, str]] = {
     "vision-language": ("fp16", "autocast: ViLT, CLIP scoring, detectors"),
     "multimodal LLMs": ("checkpoint", "weights in the dtype the checkpoint was saved in, under "
                                       "float16 autocast: these checkpoints are published in half types"),
-    "multimodal LLM adapter": ("bf16", "weights: scorers/mllm.py; these chat checkpoints are published "
+    "multimodal LLM adapter": ("bf16", "weights: models/mllm.py; these chat checkpoints are published "
                                        "in bfloat16 or float16, and bfloat16 keeps float32's range"),
     "vsr fine-tuning": ("fp16", "the Trainer's mixed precision (float32 master weights, loss scaling)"),
     "vqgan-clip": ("bf16", "autocast: the optimisation's gradients need bfloat16's range"),

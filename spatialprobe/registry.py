@@ -72,33 +72,33 @@ def build(kind: str, spec: Spec) -> Any:
 
 # Built-in components. Each module that adds a capability registers its entries here, so the
 # whole catalogue is readable in one place.
-# Models (issue 21): every adapter speaks one vocabulary (spatialprobe.scorers.base): score(requests)
+# Models (issue 21): every adapter speaks one vocabulary (spatialprobe.models.base): score(requests)
 # and/or generate(requests); `--scorer auto` and the commands choose among them by the checkpoint's
-# configuration (spatialprobe.scorers.choice), never by its name.
-register("model", "hf-mlm", "spatialprobe.scorers.masked_lm:MaskedLMScorer",
+# configuration (spatialprobe.models.choice), never by its name.
+register("model", "hf-mlm", "spatialprobe.models.masked_lm:MaskedLMScorer",
          "any transformers AutoModelForMaskedLM checkpoint or local directory (converted VinVL too)")
-register("model", "hf-causal", "spatialprobe.scorers.causal_lm:CausalLMScorer",
+register("model", "hf-causal", "spatialprobe.models.causal_lm:CausalLMScorer",
          "any transformers AutoModelForCausalLM checkpoint: answer + rest of sentence log-likelihood")
-register("model", "dummy", "spatialprobe.scorers.dummy:DummyScorer",
+register("model", "dummy", "spatialprobe.models.dummy:DummyScorer",
          "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
-register("model", "vilt", "spatialprobe.scorers.vilt:ViltMaskedLMScorer",
+register("model", "vilt", "spatialprobe.models.vilt:ViltMaskedLMScorer",
          "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
-register("model", "t5", "spatialprobe.benchmarks.qa_models:T5YesNo",
+register("model", "t5", "spatialprobe.models.qa_models:T5YesNo",
          "T5/UnifiedQA seq2seq checkpoint; each option scored by decoder likelihood")
-register("model", "vilt-vqa", "spatialprobe.benchmarks.qa_models:ViltVQA",
+register("model", "vilt-vqa", "spatialprobe.models.qa_models:ViltVQA",
          "ViltForQuestionAnswering; each option's answer-class logit, or the argmax class as text")
-register("model", "blip", "spatialprobe.benchmarks.qa_models:BlipVQA",
+register("model", "blip", "spatialprobe.models.qa_models:BlipVQA",
          "BlipForQuestionAnswering; each option by answer-decoder likelihood, or generation")
-register("model", "contrastive", "spatialprobe.benchmarks.clip_scoring:ClipSimilarity",
+register("model", "contrastive", "spatialprobe.models.clip_scoring:ClipSimilarity",
          "CLIP / SigLIP / SigLIP 2: each option's sentence scored against the image")
-register("model", "generate", "spatialprobe.benchmarks.mqa_models:GenerativeAnswerer",
+register("model", "generate", "spatialprobe.models.mqa_models:GenerativeAnswerer",
          "any AutoModelForImageTextToText checkpoint with its processor: greedy generation")
 register("subterms", "conceptnet", "spatialprobe.datasets.subterms:ConceptNetSubterms",
          "IsA subterms from a conceptnet-lite database file (no download)")
 register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms",
          "WordNet hyponyms through nltk (data directory given or found; no download)")
 # Vision-language probes (issue 5)
-register("scorer", "vilt", "spatialprobe.scorers.vilt:ViltMaskedLMScorer",
+register("scorer", "vilt", "spatialprobe.models.vilt:ViltMaskedLMScorer",
          "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
 # synthesis (issue 3): text-to-image synthesizers used as probes
 register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCLIP",
@@ -180,5 +180,5 @@ register("run-kind", "ask", "spatialprobe.benchmarks.ask:AskRun",
          "questions to a multimodal LLM (any task, VSR, SpatialMQA): both protocols, blind baselines")
 register("run-kind", "vsr-train", "spatialprobe.benchmarks.vsr_train:VSRTrainRun",
          "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")
-register("model", "hf-mllm", "spatialprobe.scorers.mllm:MultimodalLLM",
+register("model", "hf-mllm", "spatialprobe.models.mllm:MultimodalLLM",
          "any AutoModelForImageTextToText chat checkpoint (LLaVA, Qwen2.5-VL, SmolVLM, Llama 3.2 Vision, ...)")

@@ -9,7 +9,7 @@ never part of a run's identity, and the scores agree with the model on one devic
 rounding (docs/device-map.md gives the measured bound).
 
 Which adapters take them is said by the adapter class (``shards = True``:
-:func:`spatialprobe.scorers.options.sharding` checks and refuses); this module loads and places.
+:func:`spatialprobe.models.options.sharding` checks and refuses); this module loads and places.
 accelerate is the ``multigpu`` extra.
 """
 

@@ -22,7 +22,7 @@ def _install() -> None:
     import torch
 
     torch.set_num_threads(1)
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
+    from spatialprobe.models.masked_lm import MaskedLMScorer
     from spatialprobe.synthesis import runner
 
     score = MaskedLMScorer.score

@@ -34,8 +34,8 @@ def size_texts(tokenizer, chat: bool) -> list[str]:
     """Every size instance stated as a sentence (``An ant is smaller than a bird.``), and with
     ``chat`` also asked as the chat question with the larger object as the reply."""
     from spatialprobe import datasets
+    from spatialprobe.models import chat as chat_format
     from spatialprobe.prompts.templates import render
-    from spatialprobe.scorers import chat as chat_format
 
     dataset = datasets.load("size")
     texts = [tokenizer.eos_token + render("[A] is [MASK] than [B].", inst, inst.label)

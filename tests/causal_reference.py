@@ -1,7 +1,7 @@
 """The causal-LM scoring path as it was before issue 21 (commit a6d4cfb), kept as the reference.
 
 ``CausalLMScorer.score`` now runs each distinct context once and continues its options from the
-key/value cache (``spatialprobe/scorers/causal_prefix.py``), and tokenises in batch calls. This is
+key/value cache (``spatialprobe/models/causal_prefix.py``), and tokenises in batch calls. This is
 the previous ``encode`` and ``score``, unchanged but for living in a wrapper around a scorer:
 every (context, option) sentence encoded by its own tokenizer calls, one full forward pass per
 distinct sentence. The full pass itself is the scorer's ``_continuation_logprobs``, which is still
@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.models.base import ClozeRequest, Progress
 
 
 class ReferenceCausalLM:

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.scorers.base import ClozeRequest, Progress
+from spatialprobe.models.base import ClozeRequest, Progress
 
 
 class ReferenceMaskedLM:

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from spatialprobe import datasets
 from spatialprobe.cli import app
-from spatialprobe.scorers import chat
-from spatialprobe.scorers.base import ClozeRequest
-from spatialprobe.scorers.choice import auto_scorer
+from spatialprobe.models import chat
+from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.choice import auto_scorer
 
 runner = CliRunner()
 V = 50265  # GPT-2's byte-level BPE as ../shared/models/roberta-base's vocab.json holds it
@@ -54,7 +54,7 @@ def trained_dir(tokenizer, tmp_path_factory):
 
 
 def scorer(path, **kwargs):
-    from spatialprobe.scorers.causal_lm import CausalLMScorer
+    from spatialprobe.models.causal_lm import CausalLMScorer
 
     return CausalLMScorer(str(path), device="cpu", **kwargs)
 

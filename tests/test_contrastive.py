@@ -75,7 +75,7 @@ def checkpoints(tmp_path_factory):
 def test_scores_equal_the_model_own_logits(checkpoints, kind, tmp_path):
     from transformers import AutoProcessor
 
-    from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
+    from spatialprobe.models.clip_scoring import ClipSimilarity
 
     clip = ClipSimilarity(checkpoints[kind], device="cpu")  # the VSR / SpatialMQA scorer
     assert clip.contrastive.kind == kind and clip.describe()["model_type"] == kind
@@ -171,8 +171,8 @@ def test_vqgan_guidance_with_siglip_through_the_command(checkpoints, tmp_path, m
 def test_vsr_command_with_siglip(checkpoints, tmp_path):
     from typer.testing import CliRunner
 
-    from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
     from spatialprobe.cli import app
+    from spatialprobe.models.clip_scoring import ClipSimilarity
 
     record = {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1,
               "relation": "left of", "annotator_id": 3, "vote_true_validator_id": "[2]",

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from spatialprobe.cli import app
 from spatialprobe.errors import UsageError
-from spatialprobe.scorers.base import ScoreRequest
-from spatialprobe.scorers.options import sharding
+from spatialprobe.models.base import ScoreRequest
+from spatialprobe.models.options import sharding
 from spatialprobe.sharding import accelerate_memory, parse_max_memory
 
 pytest.importorskip("accelerate")
@@ -102,7 +102,7 @@ def test_the_runtime_arguments_the_adapters_get():
 
 def test_without_accelerate_it_is_one_sentence(bert, monkeypatch):
     from spatialprobe.errors import MissingExtra
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
+    from spatialprobe.models.masked_lm import MaskedLMScorer
 
     monkeypatch.setitem(sys.modules, "accelerate", None)
     with pytest.raises(MissingExtra) as err:
@@ -118,7 +118,7 @@ def _max_difference(a, b) -> float:
 
 def test_a_masked_lm_spread_over_cpu_and_disk_scores_as_on_one_device(bert, tmp_path, monkeypatch):
     from spatialprobe import loading
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
+    from spatialprobe.models.masked_lm import MaskedLMScorer
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where an offload folder would go
     whole = MaskedLMScorer(str(bert), device="cpu")
@@ -142,7 +142,7 @@ def _counts(model) -> dict[str, int]:
 
 
 def test_a_causal_lm_spread_over_cpu_and_disk_scores_as_on_one_device(gpt2):
-    from spatialprobe.scorers.causal_lm import CausalLMScorer
+    from spatialprobe.models.causal_lm import CausalLMScorer
 
     whole = CausalLMScorer(str(gpt2), device="cpu")
     spread = CausalLMScorer(str(gpt2), device_map="auto", max_memory={"cpu": cpu_share(gpt2)})
@@ -159,8 +159,8 @@ def test_a_multimodal_llm_spread_over_cpu_and_disk_scores_as_on_one_device(tmp_p
         pytest.skip(f"{SHARED} has no LLaVA processor files")
     from PIL import Image
 
-    from spatialprobe.scorers.base import GenerateRequest
-    from spatialprobe.scorers.mllm import MultimodalLLM
+    from spatialprobe.models.base import GenerateRequest
+    from spatialprobe.models.mllm import MultimodalLLM
 
     path = build("llava", tmp_path / "llava")
     image = Image.new("RGB", (64, 64), (200, 30, 30))
@@ -330,7 +330,7 @@ def test_a_bin_checkpoint_offloads_to_a_named_temporary_folder_removed_with_the_
     from safetensors.torch import load_file
 
     from spatialprobe import loading
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
+    from spatialprobe.models.masked_lm import MaskedLMScorer
 
     old = tmp_path / "bert-bin"  # the same model saved as a pickled state dict (no safetensors to read from)
     shutil.copytree(bert, old)

@@ -120,7 +120,7 @@ def test_vsr_resume_with_its_clip_replaced_in_place_is_refused_naming_it(tmp_pat
     from transformers import CLIPModel
     from vl_helpers import solid_image, tiny_clip
 
-    from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
+    from spatialprobe.models.clip_scoring import ClipSimilarity
 
     write_split(tmp_path / "vsr", "random", "test", RANDOM)
     for name in ("000000000001.jpg", "000000000002.jpg"):
@@ -158,8 +158,8 @@ def qa_setup(tmp_path_factory):
     from qa_helpers import make_t5, train_t5
 
     from spatialprobe import datasets
-    from spatialprobe.benchmarks.qa_models import unifiedqa_input
     from spatialprobe.datasets.qa import QASet, build_qa
+    from spatialprobe.models.qa_models import unifiedqa_input
 
     qa = build_qa(datasets.load("posrel"))
     items = tuple(i for i in qa.items if i.context in ("A man drives the bus.", "A man cleans the bus."))
@@ -243,7 +243,7 @@ def test_a_task_edited_in_the_config_is_refused_not_dropped(tmp_path, qa_setup):
 
 
 def test_confirming_a_run_in_place_reads_it_and_writes_no_byte(tmp_path, qa_setup, monkeypatch):
-    from spatialprobe.benchmarks.qa_models import T5YesNo
+    from spatialprobe.models.qa_models import T5YesNo
 
     first, _, _, out = _qa_run(tmp_path, qa_setup)
     assert first.exit_code == 0, first.output
@@ -296,7 +296,7 @@ def test_revision_and_trust_remote_code_are_passed_recorded_and_replayed(tmp_pat
     from test_vl_vsr import RANDOM, write_split
     from vl_helpers import solid_image, tiny_clip
 
-    from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
+    from spatialprobe.models.clip_scoring import ClipSimilarity
 
     commit = "89abcdef0123456789abcdef0123456789abcdef"
     repo = tmp_path / "hub" / "models--org--tiny-clip"

@@ -193,7 +193,7 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     assert [ll for lls in logged for ll in lls] == pytest.approx([ll for lls in by_hand for ll in lls], abs=1e-4)
     # the toolkit's likelihood protocol with the same model gives lm-eval's log-likelihoods
     from spatialprobe import registry
-    from spatialprobe.scorers.protocols import Question, ask
+    from spatialprobe.models.protocols import Question, ask
 
     causal = registry.build("model", registry.Spec("hf-causal", {"model": str(tmp_path / "gpt2"), "device": "cpu",
                                                                  "bos": False}))  # lm-eval adds no BOS

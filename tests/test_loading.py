@@ -18,7 +18,7 @@ from spatialprobe.loading import (
     place_model,
     resolve_precision,
 )
-from spatialprobe.scorers.base import ClozeRequest
+from spatialprobe.models.base import ClozeRequest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "spatialprobe"
 
@@ -37,7 +37,7 @@ def test_a_checkpoint_saved_in_bfloat16_scores_in_float32_on_the_cpu(tmp_path):
     so the bfloat16 checkpoint scores exactly as the same (bfloat16-rounded) weights in float32."""
     from transformers import AutoModelForMaskedLM
 
-    from spatialprobe.scorers.masked_lm import MaskedLMScorer
+    from spatialprobe.models.masked_lm import MaskedLMScorer
 
     base = tiny_wordpiece_bert(tmp_path / "base")
     in_bf16 = _resave(base, tmp_path / "bf16", AutoModelForMaskedLM, torch.bfloat16)
@@ -56,8 +56,8 @@ def test_vision_models_saved_in_float16_run_in_float32_on_the_cpu(tmp_path):
     ViLT or CLIP checkpoint loads in float32 and gives the float32-saved copy's scores exactly."""
     from transformers import CLIPModel, ViltForMaskedLM
 
-    from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
-    from spatialprobe.scorers.vilt import ViltMaskedLMScorer
+    from spatialprobe.models.clip_scoring import ClipSimilarity
+    from spatialprobe.models.vilt import ViltMaskedLMScorer
 
     vilt = _resave(tiny_vilt(tmp_path / "vilt"), tmp_path / "vilt16", ViltForMaskedLM, torch.float16)
     vilt32 = _resave(vilt, tmp_path / "vilt32", ViltForMaskedLM, torch.float32)

@@ -5,8 +5,8 @@ import pytest
 import torch
 from mlm_helpers import set_output_bias, tiny_bpe_roberta, tiny_distilbert, tiny_wordpiece_bert
 
-from spatialprobe.scorers.base import ClozeRequest
-from spatialprobe.scorers.masked_lm import MaskedLMScorer, ModelLoadError
+from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.masked_lm import MaskedLMScorer, ModelLoadError
 
 
 @pytest.fixture(scope="module")

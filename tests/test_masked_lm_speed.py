@@ -14,11 +14,11 @@ from mlm_helpers import tiny_bpe_roberta, tiny_distilbert, tiny_wordpiece_bert
 from mlm_reference import ReferenceMaskedLM
 
 from spatialprobe import datasets
+from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.masked_lm import MaskedLMScorer
+from spatialprobe.models.mlm_batches import pack
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, builtin, fill
-from spatialprobe.scorers.base import ClozeRequest
-from spatialprobe.scorers.masked_lm import MaskedLMScorer
-from spatialprobe.scorers.mlm_batches import pack
 
 
 @pytest.fixture(scope="module")

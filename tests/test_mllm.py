@@ -1,4 +1,4 @@
-"""The multimodal LLM adapter (scorers/mllm.py) on tiny random models of REAL architectures.
+"""The multimodal LLM adapter (models/mllm.py) on tiny random models of REAL architectures.
 
 Each model is built from a genuine configuration in ``../shared/models`` by the README's shrink
 recipe and saved with the genuine processor files (tests/mllm_helpers.py), then loaded through
@@ -23,7 +23,7 @@ pytest.importorskip("PIL")
 pytestmark = pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(),
                                 reason="../shared/models (genuine processor files) is absent")
 
-from spatialprobe.scorers.base import GenerateRequest, ScoreRequest  # noqa: E402
+from spatialprobe.models.base import GenerateRequest, ScoreRequest  # noqa: E402
 
 
 def _image(colour):
@@ -53,7 +53,7 @@ def models(tmp_path_factory):
 
 
 def _adapter(path: Path, **kwargs):
-    from spatialprobe.scorers.mllm import MultimodalLLM
+    from spatialprobe.models.mllm import MultimodalLLM
 
     return MultimodalLLM(str(path), device="cpu", **kwargs)
 
@@ -77,7 +77,7 @@ def _hand_loglikelihood(adapter, request: ScoreRequest, option: str) -> float:
 
 # ---- known answers -----------------------------------------------------------------------------
 def test_a_model_biased_toward_yes_answers_yes_on_every_item(models):
-    from spatialprobe.scorers.answer_parse import parse_answer
+    from spatialprobe.models.answer_parse import parse_answer
 
     adapter = _adapter(models("llava", "Yes"), batch_size=2)
     gold = ["Yes", "No", "Yes", "No"]
@@ -178,7 +178,7 @@ def test_llama_vision_prompt_has_one_bos(models):
 def test_device_map_is_not_a_scorer_arg_any_more():
     # one way for every model: --device-map (tests/test_device_map.py), never --scorer-arg device_map
     from spatialprobe.errors import UsageError
-    from spatialprobe.scorers import options
+    from spatialprobe.models import options
 
     with pytest.raises(UsageError) as err:
         options.resolve("hf-mllm", {"device_map": "auto"})
@@ -197,7 +197,7 @@ def test_settings_out_of_range_are_refused(models):
 
 def test_registered_as_a_model_with_declared_options():
     from spatialprobe import registry
-    from spatialprobe.scorers.mllm import MultimodalLLM
+    from spatialprobe.models.mllm import MultimodalLLM
 
     assert registry.lookup("model", "hf-mllm") is MultimodalLLM
     assert MultimodalLLM.protocols == ("score", "generate")
@@ -214,7 +214,7 @@ def test_describe_names_the_model_and_its_settings(models):
     assert len(described["weights_sha256"]) == 16
 
 
-# ---- the answer parser (scorers/answer_parse.py) -----------------------------------------------
+# ---- the answer parser (models/answer_parse.py) -----------------------------------------------
 RELATIONS = ("left of", "right of", "on/above", "in front of", "behind")
 PARSE_TABLE = [
     # reply, options, (option, rule)
@@ -247,7 +247,7 @@ PARSE_TABLE = [
 
 @pytest.mark.parametrize(("reply", "options", "expected"), PARSE_TABLE)
 def test_the_parser_maps_crafted_replies_to_options_and_failures(reply, options, expected):
-    from spatialprobe.scorers.answer_parse import parse_answer
+    from spatialprobe.models.answer_parse import parse_answer
 
     parsed = parse_answer(reply, options)
     assert (parsed.option, parsed.rule) == expected
@@ -255,7 +255,7 @@ def test_the_parser_maps_crafted_replies_to_options_and_failures(reply, options,
 
 
 def test_spatialmqa_lenient_rule_and_failure_rate():
-    from spatialprobe.scorers.answer_parse import failure_rate, parse_answer, spatialmqa_option
+    from spatialprobe.models.answer_parse import failure_rate, parse_answer, spatialmqa_option
 
     replies = ["It is above the box", "on", "left", "under it", "in front of the box"]
     parsed = [parse_answer(r, RELATIONS, lenient=spatialmqa_option) for r in replies]
@@ -289,7 +289,7 @@ def test_a_processor_that_needs_a_missing_package_is_one_sentence(tmp_path):
 def test_prompt_cache_auto_shares_the_prompt_only_for_the_tested_families(model_type, setting, shares):
     from types import SimpleNamespace
 
-    from spatialprobe.scorers.mllm_score import OptionScorer
+    from spatialprobe.models.mllm_score import OptionScorer
 
     model = SimpleNamespace(config=SimpleNamespace(model_type=model_type), forward=lambda input_ids: None)
     assert OptionScorer(model, None, print, "sum", setting).shares_prompt is shares

@@ -10,9 +10,9 @@ from vl_helpers import tiny_vilt
 
 from spatialprobe.cli import app
 from spatialprobe.errors import UsageError
+from spatialprobe.models import options
+from spatialprobe.models.choice import adapters_for, auto_model, auto_scorer
 from spatialprobe.probing.run import ProbeSettings, scorer_spec
-from spatialprobe.scorers import options
-from spatialprobe.scorers.choice import adapters_for, auto_model, auto_scorer
 
 
 def test_auto_reads_the_config_never_the_name(tmp_path):
@@ -118,7 +118,7 @@ def test_cli_refuses_an_undeclared_scorer_arg_in_one_sentence(tmp_path):
 
 
 def test_generated_text_is_cut_at_the_first_stop_string():
-    from spatialprobe.scorers.base import cut
+    from spatialprobe.models.base import cut
 
     assert cut(" left of\nQuestion: where", ("\n", "Question:")) == "left of"
     assert cut("right of.", ("\n",)) == "right of."

@@ -5,9 +5,9 @@ from mlm_helpers import tiny_wordpiece_bert
 
 from spatialprobe import datasets
 from spatialprobe.files import read_jsonl
+from spatialprobe.models.masked_lm import MaskedLMScorer
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, fill
-from spatialprobe.scorers.masked_lm import MaskedLMScorer
 from spatialprobe.store import list_runs
 
 

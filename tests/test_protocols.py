@@ -9,7 +9,7 @@ import pytest
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.metrics.protocols import agreement, parse_failure_rate, protocol_comparison
-from spatialprobe.scorers.protocols import Question, ask, check_protocol, protocols_of
+from spatialprobe.models.protocols import Question, ask, check_protocol, protocols_of
 
 
 class Fixed:

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from spatialprobe import datasets
 from spatialprobe.benchmarks.qa import match_images, run_image_qa
-from spatialprobe.benchmarks.qa_models import load_vqa
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa
 from spatialprobe.files import write_jsonl
 from spatialprobe.imagestore import ImageStore, PromptItem
+from spatialprobe.models.qa_models import load_vqa
 from spatialprobe.synthesis.prompts import load_prompts
 
 pytest.importorskip("torch")

@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from spatialprobe import datasets
 from spatialprobe.benchmarks.qa import run_text_qa
-from spatialprobe.benchmarks.qa_models import T5YesNo, unifiedqa_input
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
+from spatialprobe.models.qa_models import T5YesNo, unifiedqa_input
 from spatialprobe.store import list_runs
 
 torch = pytest.importorskip("torch")
@@ -245,7 +245,7 @@ def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_
 
 
 def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
-    from spatialprobe.benchmarks.qa_models import _dtype
+    from spatialprobe.models.qa_models import _dtype
 
     assert _dtype("cpu", prefer_bf16=True) == torch.float32
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)

@@ -19,7 +19,7 @@ from spatialprobe import datasets, registry
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
-from spatialprobe.scorers.masked_lm import MaskedLMScorer
+from spatialprobe.models.masked_lm import MaskedLMScorer
 
 pytest.importorskip("ray")
 runner = CliRunner()

@@ -12,7 +12,7 @@ from mlm_helpers import tiny_wordpiece_bert
 from vl_helpers import tiny_vilt
 
 from spatialprobe import registry
-from spatialprobe.scorers.base import GenerateRequest, Generator, Model, Option, Scorer, ScoreRequest
+from spatialprobe.models.base import GenerateRequest, Generator, Model, Option, Scorer, ScoreRequest
 
 ENTRIES = [(kind, name) for kind in registry.kinds() for name in registry.names(kind)]
 
@@ -110,7 +110,7 @@ def test_every_model_adapter_keeps_the_vocabulary(name, tmp_path, image):
     """Built tiny through the registry, every adapter answers the protocols it lists: one score per
     option (finite, deterministic, following its option when the options are reordered), one text
     per generate request; it declares its options, and its description is JSON."""
-    from spatialprobe.scorers import options
+    from spatialprobe.models import options
 
     kwargs, score_requests, generate_requests = _tiny(name, tmp_path, image)
     model = registry.build("model", registry.Spec(name, kwargs))

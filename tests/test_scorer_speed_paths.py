@@ -18,12 +18,12 @@ from conftest import SHARED
 from vilt_reference import ReferenceVilt
 
 from spatialprobe import datasets
+from spatialprobe.models import chat
+from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.causal_lm import CausalLMScorer
+from spatialprobe.models.causal_prefix import SharedPrefix
+from spatialprobe.models.vilt import ViltMaskedLMScorer
 from spatialprobe.prompts.templates import builtin, fill
-from spatialprobe.scorers import chat
-from spatialprobe.scorers.base import ClozeRequest
-from spatialprobe.scorers.causal_lm import CausalLMScorer
-from spatialprobe.scorers.causal_prefix import SharedPrefix
-from spatialprobe.scorers.vilt import ViltMaskedLMScorer
 
 CAUSAL_BOUND = 5e-5
 """|log-likelihood difference|, float32: a few units in the last place of numbers near -50."""

@@ -213,8 +213,8 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     from typer.testing import CliRunner
     from vl_helpers import tiny_clip, tiny_llava
 
-    from spatialprobe.benchmarks.mqa_models import GenerativeAnswerer
     from spatialprobe.cli import app
+    from spatialprobe.models.mqa_models import GenerativeAnswerer
     from spatialprobe.reports.tables import pm
 
     write(tmp_path / "data" / "dev.jsonl", RECORDS[:2])
@@ -282,7 +282,7 @@ def test_generative_prompt_uses_the_chat_template_when_there_is_one(tmp_path):
     from transformers import AutoProcessor
     from vl_helpers import tiny_llava
 
-    from spatialprobe.benchmarks.mqa_models import GenerativeAnswerer
+    from spatialprobe.models.mqa_models import GenerativeAnswerer
 
     model_dir = tiny_llava(tmp_path / "llava", always_left=True)
     plain = GenerativeAnswerer(str(model_dir), device="cpu", max_new_tokens=2)
@@ -305,7 +305,7 @@ def test_encoder_decoder_output_is_not_cut_by_the_prompt_length(tmp_path):
     torch = pytest.importorskip("torch")
     from vl_helpers import LLAVA_WORDS, tiny_llava
 
-    from spatialprobe.benchmarks.mqa_models import GenerativeAnswerer
+    from spatialprobe.models.mqa_models import GenerativeAnswerer
 
     answerer = GenerativeAnswerer(str(tiny_llava(tmp_path / "llava")), device="cpu")
     answer = [LLAVA_WORDS.index("right"), LLAVA_WORDS.index("of")]

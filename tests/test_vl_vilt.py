@@ -11,8 +11,8 @@ from vl_helpers import WORDS, solid_image, tiny_vilt  # noqa: E402
 from spatialprobe import registry  # noqa: E402
 from spatialprobe.imagestore import ImageStore, PromptItem  # noqa: E402
 from spatialprobe.loading import ModelLoadError  # noqa: E402
-from spatialprobe.scorers.base import ClozeRequest, Scorer  # noqa: E402
-from spatialprobe.scorers.vilt import ViltMaskedLMScorer, attach_images  # noqa: E402
+from spatialprobe.models.base import ClozeRequest, Scorer  # noqa: E402
+from spatialprobe.models.vilt import ViltMaskedLMScorer, attach_images  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -155,7 +155,7 @@ def test_convert_command(tmp_path):
 def test_converted_directory_scores_through_the_masked_lm_prober(tmp_path):
     """The converted directory goes through the generic "hf-mlm" scorer (``probe --model OUT``)."""
     from spatialprobe import registry
-    from spatialprobe.scorers.base import ClozeRequest
+    from spatialprobe.models.base import ClozeRequest
 
     sd = synthetic_oscar_checkpoint(tmp_path / "ckpt")
     convert_vinvl(tmp_path / "ckpt", tmp_path / "out")

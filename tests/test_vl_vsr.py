@@ -251,8 +251,8 @@ def test_vsr_replay_confirms_in_place_and_reproduces_elsewhere(tmp_path, monkeyp
     from typer.testing import CliRunner
     from vl_helpers import tiny_clip
 
-    from spatialprobe.benchmarks.clip_scoring import ClipSimilarity
     from spatialprobe.cli import app
+    from spatialprobe.models.clip_scoring import ClipSimilarity
 
     write_split(tmp_path / "vsr", "random", "test", RANDOM)
     for name in ("000000000001.jpg", "000000000002.jpg"):

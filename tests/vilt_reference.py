@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from spatialprobe.loading import autocast
-from spatialprobe.scorers.base import ClozeRequest, Progress
-from spatialprobe.scorers.vilt import _match_image
+from spatialprobe.models.base import ClozeRequest, Progress
+from spatialprobe.models.vilt import _match_image
 from spatialprobe.vision import open_image
 
 

@@ -1,7 +1,7 @@
 """Questions to a model that answers them (a multimodal LLM): any task, VSR or SpatialMQA, by
 either protocol, under any image condition, with the blind baselines beside the score.
 
-Every item is asked as a :class:`~spatialprobe.scorers.protocols.Question` worded by its source:
+Every item is asked as a :class:`~spatialprobe.models.protocols.Question` worded by its source:
 
 * a **task** (``size``, ``height``, ``posrel``, ``weight``, or a release-format file): the task
   file's multiple-choice question (``questions.choice``), with the image of the instance from a
@@ -27,9 +27,9 @@ from spatialprobe.benchmarks.asked import asked_metrics, chosen
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.models.protocols import Question, ask, protocols_of
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
-from spatialprobe.scorers.protocols import Question, ask, protocols_of
 
 VSR_QUESTION = "Is this caption true of the image? Caption: {caption} Answer yes or no."
 MQA_QUESTION = "{question}\nOptions:\n{options}\nAnswer with the option's letter."

@@ -24,7 +24,7 @@ def load_model(component: Component, device: str, batch_size: int, device_map: s
                max_memory: dict[str, str] | None = None) -> Any:
     """The registered model adapter a run names, on ``device`` (``device_map``: spread over
     devices, at most ``max_memory`` on each)."""
-    from spatialprobe.scorers.options import sharding
+    from spatialprobe.models.options import sharding
 
     runtime: dict[str, Any] = {"device": device, "batch_size": batch_size,
                                **sharding(component.name, device, device_map, max_memory)}
@@ -105,7 +105,7 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
     """SpatialMQA's questions with lettered options, parsed by its lenient rule where letters fail."""
     from spatialprobe.datasets import spatialmqa
     from spatialprobe.datasets.vsr import file_version, usable_images
-    from spatialprobe.scorers.answer_parse import SPATIALMQA_LABEL_ORDER, spatialmqa_option
+    from spatialprobe.models.answer_parse import SPATIALMQA_LABEL_ORDER, spatialmqa_option
 
     every = spatialmqa.load_spatialmqa_file(path, part=part)
     examples = every[:limit]

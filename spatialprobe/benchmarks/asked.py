@@ -1,6 +1,6 @@
 """Metrics of a question-answering run: both protocols, every image condition, the blind baselines.
 
-A run that asks a model questions (:mod:`spatialprobe.scorers.protocols`) writes one prediction
+A run that asks a model questions (:mod:`spatialprobe.models.protocols`) writes one prediction
 row per (item, image condition[, fold]) with the label each protocol chose. From those rows:
 
 * ``accuracy`` / ``macro_f1``: the first protocol asked (``likelihood`` under ``both``) in the

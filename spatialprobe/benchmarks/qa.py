@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.qa_models import Answer
 from spatialprobe.datasets.corpus_filter import normalize_phrase
 from spatialprobe.datasets.qa import QAItem, QASet, asked_objects
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.models.qa_models import Answer
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import OPTIONAL, Component, recorded
@@ -117,7 +117,7 @@ def build_answerer(mode: str, answerer: Mapping[str, Any], runtime: Mapping[str,
 
         return registry.build("model", registry.Spec("t5", {
             **args, "device": device, "batch_size": int(runtime.get("batch_size", 16))}))
-    from spatialprobe.benchmarks.qa_models import load_vqa
+    from spatialprobe.models.qa_models import load_vqa
 
     return load_vqa(args["model"], device=device)
 
@@ -212,8 +212,8 @@ class QARun(RunKind):
                 for item in self.qa.items for rec in self.matched[item.id]]
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
-        from spatialprobe.benchmarks.qa_models import YES_NO, yes_no
-        from spatialprobe.scorers.base import GenerateRequest, ScoreRequest
+        from spatialprobe.models.base import GenerateRequest, ScoreRequest
+        from spatialprobe.models.qa_models import YES_NO, yes_no
 
         if self.store is None:
             requests = [ScoreRequest(i.question, "", YES_NO, passage=i.context)

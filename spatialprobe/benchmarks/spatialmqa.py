@@ -39,15 +39,15 @@ from spatialprobe.datasets.vsr import file_version, usable_images
 from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.runner import Evaluation, Item, RunKind, execute
-from spatialprobe.runner.settings import DataFile
-from spatialprobe.runner.summary import Metric, single
-from spatialprobe.scorers.answer_parse import (  # noqa: F401 (the benchmark's rule lives there)
+from spatialprobe.models.answer_parse import (  # noqa: F401 (the benchmark's rule lives there)
     lenient_correct,
     lenient_label,
     normalize,
     strict_label,
 )
+from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import DataFile
+from spatialprobe.runner.summary import Metric, single
 
 RELATIONS = ("left of", "right of", "in front of", "behind", "on/above", "below")
 
@@ -137,8 +137,8 @@ def mqa_resampling(rows: Sequence[Mapping[str, Any]]) -> tuple[Resampling, ...]:
 
 def resolve_method(model: str, method: str) -> str:
     """``clip`` (option scoring) or ``generate`` (image-text-to-text); ``auto`` reads the config
-    (:func:`spatialprobe.scorers.choice.auto_model`: the contrastive or the generate adapter)."""
-    from spatialprobe.scorers.choice import auto_model
+    (:func:`spatialprobe.models.choice.auto_model`: the contrastive or the generate adapter)."""
+    from spatialprobe.models.choice import auto_model
 
     if method not in ("auto", "clip", "generate"):
         raise UsageError(f"method must be auto, clip or generate; got {method!r}")
@@ -155,8 +155,8 @@ def build_answerer(model: str, method: str = "auto", device: str = "auto",
     """The answerer of ``method`` (resolved by :func:`resolve_method`) for ``model``; ``recorded``
     (a run's ``answerer`` settings) restores its template, prompt and decoding; ``given``: the
     model adapter's options (``--scorer-arg``), checked against what it declares."""
-    from spatialprobe.benchmarks.mqa_models import ClipOptionScorer
-    from spatialprobe.scorers.options import scaled_adapter as adapter  # on the cluster under --ray
+    from spatialprobe.models.mqa_models import ClipOptionScorer
+    from spatialprobe.models.options import scaled_adapter as adapter  # on the cluster under --ray
 
     recorded, given = recorded or {}, dict(given or {})
     if resolve_method(model, method) == "clip":

@@ -23,11 +23,11 @@ from spatialprobe.datasets import vsr
 from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.models import options
+from spatialprobe.models.base import ScoreRequest
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
-from spatialprobe.scorers import options
-from spatialprobe.scorers.base import ScoreRequest
 
 METHOD = "clip-negated-relation"
 PROMPT = "caption vs. caption with the relation negated (vsr_relations.tsv)"

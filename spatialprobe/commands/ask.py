@@ -32,7 +32,7 @@ def is_mllm(model: str, scorer: str = "auto") -> bool:
     """Whether ``model`` is asked as a multimodal LLM: ``--scorer hf-mllm``, or its config says so."""
     if scorer != "auto" or model == "dummy":
         return scorer == "hf-mllm"
-    from spatialprobe.scorers.choice import _read_config, adapters_for
+    from spatialprobe.models.choice import _read_config, adapters_for
 
     config, _ = _read_config(model)
     return config is not None and "hf-mllm" in adapters_for(config)
@@ -54,9 +54,9 @@ def run_ask(source: Any, source_settings: dict[str, Any], model: str, scorer_arg
     from spatialprobe.benchmarks.ask import AskRun
     from spatialprobe.benchmarks.ask_sources import load_model
     from spatialprobe.commands.vl import _progress
+    from spatialprobe.models.options import resolve, sharding
     from spatialprobe.runner import execute
     from spatialprobe.runner.settings import Component
-    from spatialprobe.scorers.options import resolve, sharding
 
     if max_new_tokens is not None and (protocol or "likelihood") == "likelihood":
         fail("--max-new-tokens applies to the generate protocol; --protocol likelihood generates nothing.")

@@ -3,7 +3,7 @@ multimodal LLM (probe, vsr, spatialmqa, qa text, qa image).
 
 A command adds the two options (:data:`DeviceMapOption`, :data:`MaxMemoryOption`) and passes
 what :func:`device_map_settings` returns to the run it builds; the adapter the run names checks
-them (:func:`spatialprobe.scorers.options.sharding`: refused, in one sentence, for a model that
+them (:func:`spatialprobe.models.options.sharding`: refused, in one sentence, for a model that
 cannot be spread, with ``--device``, or ``--max-memory`` alone). Both are runtime: a run keeps
 its identity with or without them (docs/device-map.md).
 """
@@ -40,7 +40,7 @@ def refuse_device_map(adapter: str, device: str, device_map: str | None, max_mem
     """For a command path whose model is not one of the shardable adapters (a CLIP model, a VQA
     classifier, T5): the same sentence the adapters' check gives."""
     from spatialprobe.errors import UsageError
-    from spatialprobe.scorers.options import sharding
+    from spatialprobe.models.options import sharding
 
     try:
         sharding(adapter, device, device_map, max_memory)

@@ -75,11 +75,11 @@ def probe(
     from spatialprobe import tasks
     from spatialprobe.datasets import DataError
     from spatialprobe.datasets.probe_data import task_data
+    from spatialprobe.models import chat
+    from spatialprobe.models.options import parse_pairs
     from spatialprobe.probing.run import ProbeSettings, run_probe
     from spatialprobe.prompts.templates import resolve
     from spatialprobe.reports.tables import probe_table
-    from spatialprobe.scorers import chat
-    from spatialprobe.scorers.options import parse_pairs
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")

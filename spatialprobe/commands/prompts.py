@@ -36,8 +36,8 @@ def backtranslate_cmd(
     """Back-translate (en->de->en, WMT19) the prompt template and answer words into candidates."""
     from spatialprobe import datasets
     from spatialprobe.files import write_json
+    from spatialprobe.models.masked_lm import ModelLoadError
     from spatialprobe.prompts.backtranslate import FSMTTranslator, backtranslate
-    from spatialprobe.scorers.masked_lm import ModelLoadError
     from spatialprobe.store import provenance
 
     require_out_file(out)

@@ -127,7 +127,7 @@ def text(
     multimodal LLM asked them as text (either protocol)."""
     from spatialprobe.benchmarks.qa import run_text_qa
     from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
-    from spatialprobe.scorers import options
+    from spatialprobe.models import options
 
     spread = device_map_settings(device_map, max_memory)
     mllm = is_mllm(model)
@@ -187,9 +187,9 @@ def image(
     """Answer each question from the image synthesized for its scenario (a VQA model, or a
     multimodal LLM by either protocol, with the blind conditions beside it)."""
     from spatialprobe.benchmarks.qa import questions_from_images, run_image_qa
-    from spatialprobe.benchmarks.qa_models import load_vqa
     from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
     from spatialprobe.imagestore import open_image_run
+    from spatialprobe.models.qa_models import load_vqa
 
     spread = device_map_settings(device_map, max_memory)
     mllm = is_mllm(model)
@@ -242,7 +242,7 @@ def _ask_qa(model: str, task: str | None, data: Path | None, images: Path | None
     with its instance's synthesized image (``qa image``)."""
     from spatialprobe.benchmarks.ask_sources import qa_source
     from spatialprobe.commands.ask import run_ask
-    from spatialprobe.scorers.options import parse_pairs
+    from spatialprobe.models.options import parse_pairs
 
     require_run_dir(out)
     mode = "text" if images is None else "image"

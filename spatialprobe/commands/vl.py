@@ -79,7 +79,7 @@ def vsr_command(
     from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm, run_ask
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
-    from spatialprobe.scorers.options import parse_pairs
+    from spatialprobe.models.options import parse_pairs
 
     require_run_dir(out)
     spread = device_map_settings(device_map, max_memory)
@@ -144,7 +144,7 @@ def spatialmqa_command(
     from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm, run_ask
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
-    from spatialprobe.scorers.options import parse_pairs
+    from spatialprobe.models.options import parse_pairs
 
     require_run_dir(out)
     spread = device_map_settings(device_map, max_memory)

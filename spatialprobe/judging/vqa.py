@@ -97,7 +97,7 @@ def answer_tokens(adapter: Any, judge: Spec, answers: Mapping[str, Any]) -> Q.An
         return Q.AnswerTokens.of(adapter.tokenizer, answers)
     from transformers import AutoProcessor
 
-    from spatialprobe.scorers.mllm import _load_processor
+    from spatialprobe.models.mllm import _load_processor
 
     processor = _load_processor(AutoProcessor, str(judge.args["model"]))
     return Q.AnswerTokens.of(getattr(processor, "tokenizer", processor), answers)

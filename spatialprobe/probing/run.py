@@ -21,6 +21,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import model_input
 from spatialprobe.metrics.classification import accuracy_f1, confusion
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.models import chat
 from spatialprobe.probing.scores import cell_key, grid_from, score_cells
 from spatialprobe.probing.selection import choose, predictions
 from spatialprobe.prompts.templates import Candidates, check_labels
@@ -31,7 +32,6 @@ from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.scale import component
 from spatialprobe.runner.settings import OPTIONAL
 from spatialprobe.runner.summary import Metric, over_parts, single
-from spatialprobe.scorers import chat
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -63,7 +63,7 @@ class ProbeSettings:
     """``plain`` (cloze sentences) or ``chat`` (hf-causal only: the question in the chat template)."""
     scorer_args: Mapping[str, Any] = field(default_factory=dict)
     """The scorer's own options (``--scorer-arg key=value``), checked against what it declares
-    (:mod:`spatialprobe.scorers.options`); ``image``, ``normalize`` and ``format`` are aliases."""
+    (:mod:`spatialprobe.models.options`); ``image``, ``normalize`` and ``format`` are aliases."""
     device_map: str | None = None
     """``auto``: the model spread over devices (runtime, :mod:`spatialprobe.sharding`)."""
     max_memory: Mapping[str, str] | None = None
@@ -74,7 +74,7 @@ def scorer_choice(settings: ProbeSettings) -> tuple[str, str]:
     """(scorer name, why): ``auto`` reads the checkpoint's configuration (:mod:`.scorer_choice`)."""
     if settings.scorer != "auto":
         return settings.scorer, f"--scorer {settings.scorer}"
-    from spatialprobe.scorers.choice import auto_scorer
+    from spatialprobe.models.choice import auto_scorer
 
     return auto_scorer(settings.model)
 
@@ -89,8 +89,8 @@ ALIASES = (("image", None), ("normalize", None), ("format", "plain"))
 
 def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Spec:
     """The scorer as a spec: its declared options, given or default, are its identity's args; an
-    option the chosen scorer does not declare is refused (:mod:`spatialprobe.scorers.options`)."""
-    from spatialprobe.scorers import options
+    option the chosen scorer does not declare is refused (:mod:`spatialprobe.models.options`)."""
+    from spatialprobe.models import options
 
     name = name or scorer_name(settings)
     spread = options.sharding(name, settings.device, settings.device_map, settings.max_memory)
@@ -169,7 +169,7 @@ class ProbeRun(RunKind):
                              "dev or no test instances; use fewer folds.")
         self.chat = settings.scorer_args.get("format", settings.format) == "chat"
         if self.chat != (candidates.source == "chat"):
-            raise UsageError("--format chat asks each task's own question (spatialprobe.scorers.chat); "
+            raise UsageError("--format chat asks each task's own question (spatialprobe.models.chat); "
                              "its candidates come from there, and only there.")
         name, why = scorer_choice(settings)
         self.choice = {"scorer": name, "reason": why}

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spatialprobe.models.base import ClozeRequest, Progress, Scorer
 from spatialprobe.prompts.templates import fill
 from spatialprobe.records import Instance
-from spatialprobe.scorers.base import ClozeRequest, Progress, Scorer
 
 
 @dataclass(frozen=True)

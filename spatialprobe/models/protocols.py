@@ -4,11 +4,11 @@ A task puts each item to a model as a :class:`Question`: the user's turn (the qu
 the task's file) and the options that answer it. Then
 
 * ``likelihood``: the model scores every option as the reply to the question
-  (:meth:`~spatialprobe.scorers.base.Scorer.score`); the answer is the best-scored option (the
+  (:meth:`~spatialprobe.models.base.Scorer.score`); the answer is the best-scored option (the
   first of equal ones). Nothing is parsed, so nothing fails; the choice does not depend on the
   order the options come in.
-* ``generate``: the model answers in free text (:meth:`~spatialprobe.scorers.base.Generator.generate`,
-  greedy), and :func:`spatialprobe.scorers.answer_parse.parse_answer` maps the reply to an option
+* ``generate``: the model answers in free text (:meth:`~spatialprobe.models.base.Generator.generate`,
+  greedy), and :func:`spatialprobe.models.answer_parse.parse_answer` maps the reply to an option
   (option letter, option text, yes/no words, the benchmark's lenient rule) or to a parse failure,
   which counts as wrong and is reported as its own rate.
 * ``both``: the two, on the same items; the run reports both results, how often they agree, and
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from spatialprobe.errors import UsageError
-from spatialprobe.scorers.answer_parse import Lenient, parse_answer
-from spatialprobe.scorers.base import GenerateRequest, ScoreRequest
+from spatialprobe.models.answer_parse import Lenient, parse_answer
+from spatialprobe.models.base import GenerateRequest, ScoreRequest
 
 PROTOCOLS = ("likelihood", "generate", "both")
 """What ``--protocol`` takes."""

@@ -1,6 +1,6 @@
 """Yes/no answerers: a text QA model (T5 / UnifiedQA) and VQA models (ViLT, BLIP).
 
-Each is a ``model`` adapter (:mod:`spatialprobe.scorers.base`): ``score(requests)`` gives one
+Each is a ``model`` adapter (:mod:`spatialprobe.models.base`): ``score(requests)`` gives one
 number per option of each :class:`ScoreRequest` (the question is its ``prefix``, a text QA
 context its ``passage``), and the VQA models ``generate(requests)`` their free answer. ``answer``
 is the yes/no question asked through ``score``: one :class:`Answer` per question.
@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import device_name, dtype_name, load_pretrained, resolve_precision
-from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.models.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 
 YES_NO = ("yes", "no")
 
@@ -299,7 +299,7 @@ class BlipVQA(_VQAModel):
 def load_vqa(model: str, device: str = "auto"):
     """A yes/no VQA answerer for ``model``, chosen by its configuration (:mod:`.choice`)."""
     from spatialprobe import registry
-    from spatialprobe.scorers.choice import auto_model
+    from spatialprobe.models.choice import auto_model
 
     name, _ = auto_model(model, ("vilt-vqa", "blip"), "qa image")
     answerer = registry.build("model", registry.Spec(name, {"model": model, "device": device}))

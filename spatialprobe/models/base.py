@@ -12,7 +12,7 @@
 
 An adapter lists what it answers in ``protocols`` (``("score",)``, ``("generate",)`` or both) and
 declares the settings it is built with in ``options`` (name -> :class:`Option`), so the CLI's
-``--scorer-arg key=value`` is checked against the declaration (:mod:`spatialprobe.scorers.options`).
+``--scorer-arg key=value`` is checked against the declaration (:mod:`spatialprobe.models.options`).
 """
 
 from __future__ import annotations

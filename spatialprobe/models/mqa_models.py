@@ -1,5 +1,5 @@
 """The two ways ``spatialprobe spatialmqa`` asks a model, both through the model vocabulary
-(:mod:`spatialprobe.scorers.base`).
+(:mod:`spatialprobe.models.base`).
 
 * :class:`ClipOptionScorer` - a contrastive ``model`` adapter (CLIP, SigLIP, ...) asked to
   ``score`` ``template`` filled with each option against the image; the best-scoring option is
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.models.base import GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.vision import open_image
 
 CLIP_TEMPLATE = "{option}: {question}"

@@ -11,7 +11,7 @@ ViLT always reads an image with the text. Which image is an option:
   prompt whose two objects occur, in the same order, in the request text (the CLI path, where
   requests carry no instance ids). Requests that match no prompt get the blank image.
 
-Scores follow :mod:`spatialprobe.scorers.base`: the mean log-probability of a word's pieces,
+Scores follow :mod:`spatialprobe.models.base`: the mean log-probability of a word's pieces,
 one ``[MASK]`` per piece. ViLT reads at most 40 text tokens (its position embeddings); a
 prompt longer than that is an error rather than a silently truncated sentence.
 
@@ -33,8 +33,8 @@ from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.scorers.base import ClozeRequest, Option, Progress
-from spatialprobe.scorers.masked_lm import weights_hash
+from spatialprobe.models.base import ClozeRequest, Option, Progress
+from spatialprobe.models.masked_lm import weights_hash
 from spatialprobe.vision import blank_image, open_image
 
 

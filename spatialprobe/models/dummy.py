@@ -11,7 +11,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from spatialprobe.scorers.base import ClozeRequest, Option, Progress
+from spatialprobe.models.base import ClozeRequest, Option, Progress
 
 
 class DummyScorer:

@@ -2,7 +2,7 @@
 
 LLaVA (1.5, NeXT, OneVision), Qwen2-VL/2.5-VL, Idefics3/SmolVLM, PaliGemma, Gemma 3, Mllama
 (Llama 3.2 Vision), InternVL (HF format): the adapter speaks the one vocabulary of
-:mod:`spatialprobe.scorers.base`.
+:mod:`spatialprobe.models.base`.
 
 * **Prompt.** The processor's own chat template writes the prompt: one user turn holding
   ``{"type": "image"}`` and the text when the request has an image, the text alone when it has
@@ -14,7 +14,7 @@ LLaVA (1.5, NeXT, OneVision), Qwen2-VL/2.5-VL, Idefics3/SmolVLM, PaliGemma, Gemm
   without special tokens, stripped, cut at the request's first ``stop`` string.
 * :meth:`MultimodalLLM.score`: each option's log-likelihood as the assistant's reply,
   ``log p(option + suffix | prompt, image)``, the sum of its tokens' log-probabilities read at the
-  positions before them (lm-eval's ``loglikelihood``); see :mod:`spatialprobe.scorers.mllm_score`
+  positions before them (lm-eval's ``loglikelihood``); see :mod:`spatialprobe.models.mllm_score`
   for the reply's tokens, the shared prompt pass and ``normalize``.
 * **Precision.** float32 on the CPU; on CUDA the weights load in bfloat16 (float16 where the GPU
   lacks it), the ``multimodal LLM adapter`` row of :data:`spatialprobe.loading.CUDA_DEFAULTS`.
@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 from spatialprobe.errors import ModelLoadError, UsageError
 from spatialprobe.fingerprints import weights_hash
 from spatialprobe.loading import dtype_name, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.scorers.base import GenerateRequest, Option, Progress, ScoreRequest, cut
-from spatialprobe.scorers.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
+from spatialprobe.models.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.models.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
 from spatialprobe.sharding import asked, input_device, load_sharded
 
 COMPONENT = "multimodal LLM adapter"

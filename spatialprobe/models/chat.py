@@ -21,9 +21,9 @@ from collections.abc import Sequence
 
 from spatialprobe import tasks
 from spatialprobe.datasets.scale import capitalize_first, with_article
+from spatialprobe.models.base import ClozeRequest
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.records import Instance
-from spatialprobe.scorers.base import ClozeRequest
 
 
 def question_template(task: str) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 from spatialprobe import registry
 from spatialprobe.errors import UsageError
-from spatialprobe.scorers.base import Option
+from spatialprobe.models.base import Option
 
 
 def declared(name: str) -> Mapping[str, Option]:

@@ -1,6 +1,6 @@
 """Multiple-choice scoring with any transformers causal LM (GPT-2, Llama, Qwen, Mistral, ...).
 
-How a request is scored (see :mod:`spatialprobe.scorers.base`):
+How a request is scored (see :mod:`spatialprobe.models.base`):
 
 * The candidate sentence is ``prefix + word + suffix``. What is scored is the **continuation**
   ``word + suffix`` given the context ``prefix``, as lm-evaluation-harness scores a choice given
@@ -36,8 +36,8 @@ from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.scorers.base import ClozeRequest, Option, Progress
-from spatialprobe.scorers.masked_lm import weights_hash
+from spatialprobe.models.base import ClozeRequest, Option, Progress
+from spatialprobe.models.masked_lm import weights_hash
 from spatialprobe.sharding import load_placed
 
 NORMALIZE = ("sum", "token", "char")
@@ -84,7 +84,7 @@ class CausalLMScorer:
         # bos=False conditions a non-empty context on itself alone, as lm-eval's hf model does by
         # default (no BOS): the likelihood protocol then gives lm-eval's loglikelihood exactly
         self._head, self.bos = self._leading_tokens(), bos
-        from spatialprobe.scorers.causal_prefix import SharedPrefix
+        from spatialprobe.models.causal_prefix import SharedPrefix
 
         self._shared = SharedPrefix.checked(self)  # None: this model is scored by full passes
 
@@ -192,7 +192,7 @@ class CausalLMScorer:
     def _continuation_logprobs(self, sequences: list[tuple[tuple[int, ...], int]], progress,
                                plans: list[list[tuple[int, int]]]) -> list[float]:
         """Sum of log p(token | tokens before it) over each sequence's continuation tokens."""
-        from spatialprobe.scorers.causal_prefix import finished
+        from spatialprobe.models.causal_prefix import finished
 
         torch = self._torch
         pad = self.tokenizer.pad_token_id

@@ -1,6 +1,6 @@
 """Cloze scoring with any transformers masked LM (BERT, RoBERTa, ALBERT, DeBERTa, ...).
 
-How a request is scored (see :mod:`spatialprobe.scorers.base`):
+How a request is scored (see :mod:`spatialprobe.models.base`):
 
 * The words of a request are grouped by their number of word pieces ``n``. For each group the
   prompt is encoded once with ``n`` consecutive mask tokens, so **one forward pass reads every
@@ -30,8 +30,8 @@ import numpy as np
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.scorers.base import ClozeRequest, Option, Progress
-from spatialprobe.scorers.mlm_batches import Packed, pack
+from spatialprobe.models.base import ClozeRequest, Option, Progress
+from spatialprobe.models.mlm_batches import Packed, pack
 from spatialprobe.sharding import load_placed, state_tensors
 
 

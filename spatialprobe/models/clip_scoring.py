@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name
-from spatialprobe.scorers.base import Option, Progress, ScoreRequest
+from spatialprobe.models.base import Option, Progress, ScoreRequest
 from spatialprobe.vision import open_image
 
 
