@@ -294,6 +294,7 @@ class AnswerCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT NOT NULL)")
         self._db.commit()
+        self._lock = threading.Lock()  # one connection, shared by whichever thread asks
 
     @classmethod
     def at(cls, cache_dir: str) -> AnswerCache | None:
@@ -310,14 +311,16 @@ class AnswerCache:
         wanted, found = sorted(set(keys)), {}
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
-            rows = self._db.execute(f"SELECT key, answer FROM answers WHERE key IN ({','.join('?' * len(chunk))})",
-                                    chunk)
+            with self._lock:
+                rows = self._db.execute(f"SELECT key, answer FROM answers WHERE key IN "
+                                        f"({','.join('?' * len(chunk))})", chunk).fetchall()
             found.update({key: json.loads(answer) for key, answer in rows})
         return found
 
     def put(self, key: str, answer: dict[str, Any]) -> None:
-        self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(answer)))
-        self._db.commit()
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(answer)))
+            self._db.commit()
 
     def close(self) -> None:
         self._db.close()
