@@ -78,13 +78,14 @@ def piece_logprob(piece: str, position: int) -> float:
 
 def echoed(prompt: str) -> dict[str, Any]:
     """vLLM's /completions answer with echo: the prompt's pieces (split before each space), their
-    log-probabilities (None for the first, as vLLM gives), and one generated piece."""
-    pieces = re.findall(r"\s*\S+|\s+$", prompt) or [prompt]
+    log-probabilities (None for the first, as vLLM gives), and one generated piece. Words and
+    punctuation are pieces of their own (``?yes`` is ``?`` + ``yes``), as in real vocabularies."""
+    pieces = re.findall(r"\s*\w+|\s*[^\w\s]+|\s+$", prompt) or [prompt]
     offsets = [sum(len(p) for p in pieces[:i]) for i in range(len(pieces))]
     values = [None, *(piece_logprob(p, i) for i, p in enumerate(pieces) if i)]
     return {"choices": [{"index": 0, "text": prompt + " X", "logprobs": {
         "tokens": [*pieces, " X"], "token_logprobs": [*values, -0.5], "text_offset": [*offsets, len(prompt)],
-        "top_logprobs": None}}]}
+        "top_logprobs": None}}], "usage": {"prompt_tokens": len(pieces), "completion_tokens": 1}}
 
 
 def chat_reply(body: dict[str, Any]) -> dict[str, Any]:

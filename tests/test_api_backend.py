@@ -203,11 +203,12 @@ def echoed(prompt: str, pieces: list[str], logprobs: list[float | None]) -> dict
     offsets = [sum(len(p) for p in pieces[:i]) for i in range(len(pieces))]
     return {"choices": [{"index": 0, "text": prompt + " X", "logprobs": {
         "tokens": [*pieces, " X"], "token_logprobs": [*logprobs, -0.5], "text_offset": [*offsets, len(prompt)],
-        "top_logprobs": None}}]}
+        "top_logprobs": None}}], "usage": {"prompt_tokens": len(pieces), "completion_tokens": 1}}
 
 
 def test_the_likelihood_is_the_sum_of_the_continuations_echoed_logprobs(scripted, tmp_path):
-    answers = {"An ant is larger than a bird.": echoed("An ant is larger than a bird.",
+    answers = {"An ant is": echoed("An ant is", ["An", " ant", " is"], [None, -1.0, -2.0]),
+               "An ant is larger than a bird.": echoed("An ant is larger than a bird.",
                                                        ["An", " ant", " is", " larger", " than", " a", " bird", "."],
                                                        [None, -1.0, -2.0, -3.0, -0.25, -0.5, -4.0, -0.125]),
                "An ant is smaller than a bird.": echoed("An ant is smaller than a bird.",
@@ -218,8 +219,9 @@ def test_the_likelihood_is_the_sum_of_the_continuations_echoed_logprobs(scripted
     model = adapter(url, tmp_path)
     scores = model.score([ScoreRequest("An ant is ", " than a bird.", ("larger", "smaller"))])
     assert scores == [(-3.0 - 0.25 - 0.5 - 4.0 - 0.125, -1.5 - 0.5 - 0.25 - 0.5 - 4.0 - 0.125)]
-    body = next(b for p, _, b in script.received if p == "/v1/completions")
-    assert body["echo"] is True and body["logprobs"] == 1 and body["temperature"] == 0
+    sent = [b for p, _, b in script.received if p == "/v1/completions"]
+    assert sorted(b["prompt"] for b in sent) == sorted(answers)  # the context once, then each option
+    assert all(b["echo"] is True and b["logprobs"] == 1 and b["temperature"] == 0 for b in sent)
 
 
 def test_a_server_without_prompt_logprobs_is_refused_in_one_sentence(scripted, tmp_path):

@@ -12,9 +12,10 @@ hosted APIs. One adapter, the one vocabulary of :mod:`spatialprobe.models.base`.
 * :meth:`OpenAIServer.score`: ``POST {base_url}/completions`` with ``echo`` and ``logprobs``, the
   prompt ``context + option + suffix`` as plain text (no chat template: the endpoint takes text
   only; the context's trailing spaces go with the option, as lm-eval splits them), and the
-  option's score the sum of the log-probabilities of its tokens (those that hold a character of
-  `` option + suffix``; a token across the boundary counts with the option), as lm-eval's
-  ``local-completions`` scores. vLLM returns the
+  option's score the sum of the log-probabilities of the prompt's tokens after the context's
+  tokens, as lm-eval's ``local-completions`` scores. How many tokens the context has is the
+  ``usage.prompt_tokens`` of the context sent alone (one request per distinct context), never
+  the echoed ``text_offset``, which vLLM counts in raw token strings (``▁larger``), not characters. vLLM returns the
   prompt's log-probabilities; a server that does not (``transformers serve`` ignores ``echo`` and
   ``logprobs``) is refused in one sentence, never given numbers of our making. A request with an
   image is refused the same way (``/completions`` takes no image).
@@ -161,10 +162,11 @@ class OpenAIServer:
             raise UsageError(f"the {self.name} model scores options through /completions, which takes no "
                              "image: ask items with images by --protocol generate.")
         cells = [_split(self._context(r), o + r.suffix) for r in requests for o in r.options]
-        bodies = [{"model": self.model_name, "prompt": c + t, "max_tokens": 1, "temperature": 0, "echo": True,
-                   "logprobs": 1} for c, t in cells]
-        answers = self._send("/completions", bodies, None)
-        flat = [self._continuation_logprob(a, c, c + t) for a, (c, t) in zip(answers, cells, strict=True)]
+        contexts = list(dict.fromkeys(c for c, _ in cells))
+        answers = self._send("/completions", [self._echo_body(p) for p in contexts + [c + t for c, t in cells]], None)
+        context_tokens = {c: len(self._prompt_logprobs(a, c)) for c, a in zip(contexts, answers, strict=False)}
+        flat = [self._continuation_logprob(a, c + t, context_tokens[c])
+                for a, (c, t) in zip(answers[len(contexts):], cells, strict=True)]
         out, at = [], 0
         for r in requests:
             out.append(tuple(flat[at:at + len(r.options)]))
@@ -185,23 +187,33 @@ class OpenAIServer:
                                 "temperature": 0, "max_tokens": request.max_new_tokens}
         return body  # no "stop": the reply is cut here (see the module's docstring)
 
-    def _continuation_logprob(self, answer: dict[str, Any], context: str, prompt: str) -> float:
-        """The sum of the log-probabilities of the prompt's tokens that hold a character after
-        ``context``; refused where the server returned no prompt log-probabilities."""
-        logprobs = answer.get("logprobs") or {}
-        offsets, values = logprobs.get("text_offset"), logprobs.get("token_logprobs")
-        if not offsets or not values or not str(answer.get("text", "")).startswith(prompt):
+    def _echo_body(self, prompt: str) -> dict[str, Any]:
+        return {"model": self.model_name, "prompt": prompt, "max_tokens": 1, "temperature": 0, "echo": True,
+                "logprobs": 1}
+
+    def _prompt_logprobs(self, answer: dict[str, Any], prompt: str) -> list[float | None]:
+        """The log-probability of each of the prompt's tokens (``usage.prompt_tokens`` of them);
+        refused where the server returned none."""
+        values = (answer.get("logprobs") or {}).get("token_logprobs")
+        count = (answer.get("usage") or {}).get("prompt_tokens")
+        if not values or not isinstance(count, int) or len(values) < count \
+                or not str(answer.get("text", "")).startswith(prompt):
             raise UsageError(f"the server at {self.base_url} returned no prompt log-probabilities from "
                              "/completions (it ignores echo and logprobs, as transformers serve does), so the "
                              f"{self.name} model cannot score options there: use --protocol generate, or a "
                              "server that returns them (vLLM does).")
-        ends = [*offsets[1:], len(prompt)]
-        picked = [v for start, end, v in zip(offsets, ends, values, strict=True)
-                  if start < len(prompt) and end > len(context)]
+        return list(values[:count])
+
+    def _continuation_logprob(self, answer: dict[str, Any], prompt: str, context_tokens: int) -> float:
+        """The sum of the log-probabilities of the prompt's tokens after the context's
+        ``context_tokens`` (the continuation is what follows the context's tokens, as the causal
+        adapter splits it)."""
+        picked = self._prompt_logprobs(answer, prompt)[context_tokens:]
         if not picked or any(v is None for v in picked):
-            raise UsageError(f"the server at {self.base_url} returned no log-probability for a token of "
-                             f"{prompt[len(context):]!r}; it cannot be scored.")
-        return float(sum(picked))
+            raise UsageError(f"the server at {self.base_url} gave the option in {prompt!r} no token of its own "
+                             "with a log-probability (its text merged into the context's last token?); it "
+                             "cannot be scored.")
+        return float(sum(v for v in picked if v is not None))
 
     # -- transport ---------------------------------------------------------------------------------
     def _send(self, path: str, bodies: Sequence[dict[str, Any]], progress: Progress | None
@@ -243,10 +255,11 @@ class OpenAIServer:
         return got
 
     def _first_choice(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        choices = self._request("POST", path, body).get("choices") or []
+        answer = self._request("POST", path, body)
+        choices = answer.get("choices") or []
         if not choices or not isinstance(choices[0], dict):
             raise ModelLoadError(f"the server at {self.base_url} answered {path} with no choices.")
-        return choices[0]
+        return {**choices[0], "usage": answer.get("usage")}
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         """One request, re-sent after a retryable failure with exponential backoff; its JSON."""
