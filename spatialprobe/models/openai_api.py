@@ -121,8 +121,8 @@ class OpenAIServer:
         return {"scorer": self.name, "model": self.model_name, **self.fingerprint(), "weights_sha256": None,
                 "prompt": "generate: the server's chat template, one user turn (image as a PNG data URL, then "
                           "text); score: context + option + suffix as plain text to /completions",
-                "score": "log-likelihood: the sum of the prompt log-probabilities of the tokens holding "
-                         "option + suffix (echo + logprobs)",
+                "score": "log-likelihood: the sum of the echoed prompt log-probabilities of the tokens after "
+                         "the context's (usage.prompt_tokens of the context alone)",
                 "decoding": {"temperature": 0, "max_tokens": "each request's max_new_tokens"},
                 "api_key_env": self.api_key_env or None, "requests": self.traffic()}
 
