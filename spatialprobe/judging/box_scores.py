@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from spatialprobe.detectors import rules
+from spatialprobe.metrics.classification import label_statistics
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.summary import Metric, single
 
@@ -40,20 +41,19 @@ def benchmark_settings(rule: str, rule_args: Mapping[str, Any]) -> dict[str, Any
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Accuracy and macro-F1 (percent); None for an empty set (nothing was measured).
+    """Accuracy and macro-F1 (percent, the registered ``accuracy`` and ``macro_f1_seen``); None
+    for an empty set (nothing was measured).
 
     Macro-F1 averages over the labels that occur in gold or predictions (scikit-learn's
     default), so a small subset is not charged for labels it never contains.
     """
-    from sklearn.metrics import accuracy_score, f1_score
-
     if not rows:
         return {"accuracy": None, "macro_f1": None, "n": 0}
     gold = [r["gold"] for r in rows]
     pred = [r["pred"] for r in rows]
-    return {"accuracy": 100.0 * accuracy_score(gold, pred),
-            "macro_f1": 100.0 * f1_score(gold, pred, average="macro", zero_division=0),
-            "n": len(rows)}
+    seen = sorted({*gold, *pred}, key=str)  # scikit-learn's label order
+    figures = label_statistics(gold, pred, seen, ("accuracy", "macro_f1_seen"))
+    return {"accuracy": figures["accuracy"], "macro_f1": figures["macro_f1_seen"], "n": len(rows)}
 
 
 def per_object(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -98,16 +98,6 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
             "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
             + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
                       for obj, v in summary["details"]["per_object"].items()))
-
-
-def judge_metrics(whole: dict[str, Any], recognized: dict[str, Any]) -> dict[str, Metric]:
-    """Whole set (the headline), recognized subset and recognized ratio: each measured once."""
-    ratio = 100.0 * recognized["n"] / whole["n"] if whole["n"] else None
-    return {"accuracy": single(whole["accuracy"], whole["n"]),
-            "macro_f1": single(whole["macro_f1"], whole["n"]),
-            "recognized_accuracy": single(recognized["accuracy"], recognized["n"]),
-            "recognized_macro_f1": single(recognized["macro_f1"], recognized["n"]),
-            "recognized_ratio": single(ratio, whole["n"])}
 
 
 # ---- benchmark-level scores --------------------------------------------------------------------

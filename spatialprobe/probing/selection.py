@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.classification import accuracy_f1
+from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.probing.scores import ScoreGrid
 from spatialprobe.records import Fold, PromptConfig
 
@@ -45,8 +45,10 @@ def choose(grid: ScoreGrid, answer_sets: list[tuple[str, ...]], pred: np.ndarray
     correct = (pred[:, :, dev] == gold[dev]).mean(axis=-1)  # [T, S]
     best_acc = correct.max()
     best = None
+    ones = np.ones((1, dev.size))
     for t, s in zip(*np.nonzero(np.isclose(correct, best_acc)), strict=True):
-        figures = accuracy_f1([labels[g] for g in gold[dev]], [labels[p] for p in pred[t, s, dev]], labels)
+        figures = {name: float(STATISTICS[name](gold[dev], pred[t, s, dev], ones, len(labels))[0])
+                   for name in ("accuracy", "macro_f1")}  # label codes: the registry's statistics
         key = (figures["macro_f1"], -t, -s)
         if best is None or key > best[0]:
             best = (key, int(t), int(s), figures)
