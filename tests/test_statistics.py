@@ -133,3 +133,20 @@ def test_a_metric_the_kind_gives_itself_is_kept_and_the_summary_names_each_stati
                                            "higher_is_better": True}}
     assert statistic_of(summary, "m").header == "balanced accuracy"
     assert statistic_of({}, "macro_f1").header == "macro-F1" and statistic_of({}, "kappa") is None
+
+
+def test_tables_take_headers_from_the_registry():
+    from spatialprobe.metrics.paired import PairedDifference
+    from spatialprobe.reports.tables import header_of, paired_table
+
+    diffs = [PairedDifference("accuracy", 60.0, 50.0, 10.0, (2.0, 18.0), 0.01, "accuracy"),
+             PairedDifference("f1", 40.0, 40.0, 0.0, None, 1.0, "pr_f1_gold"),
+             PairedDifference("balanced", 55.0, 50.0, 5.0, None, 0.5, "balanced_accuracy"),
+             PairedDifference("recall", 55.0, 50.0, 5.0, None, 0.5, "balanced_accuracy")]
+    table = paired_table("A", "B", diffs, 100, 0, "cluster bootstrap")
+    assert "| accuracy | 60.0 | 50.0 | +10.0 | [2.0, 18.0] | 0.010 | significant |" in table
+    assert "| F1 (2PR/(P+R)) | 40.0 |" in table
+    assert "| balanced (balanced accuracy) |" in table and "| recall (balanced accuracy) |" in table
+    summary = {"intervals": {"statistics": {"accuracy": "accuracy"}, "also": [{"statistics": {"f1": "pr_f1_gold"}}]}}
+    assert [header_of(summary, m) for m in ("accuracy", "f1", "macro_f1", "kappa")] == [
+        "accuracy", "F1 (2PR/(P+R))", "macro-F1", "kappa"]
