@@ -16,8 +16,9 @@ from typing import Any
 
 from spatialprobe.detectors import rules
 from spatialprobe.metrics.classification import label_statistics
+from spatialprobe.metrics.estimates import point_estimates
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.runner.summary import Metric, single
+from spatialprobe.runner.summary import Metric
 
 T2I_COMPBENCH_FLOOR = 0.5
 """T2I-CompBench sets an image score below 0.5 to 0 (``if (score<0.5): score=0``)."""
@@ -139,15 +140,21 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
     :func:`prompt_protocol`), its prompt-level score beside it (:func:`prompt_level`).
 
     Each image's value is added to its row (``t2i_compbench_score`` or ``geneval_correct``), so
-    predictions.jsonl shows it. Measured once: ``std`` is None.
+    predictions.jsonl shows it. Measured once (``std`` None) by the registered ``share`` or
+    ``mean``, as the spine measures the run's metrics (which these names decide).
     """
     metrics = _image_level(rule, rows, rule_args)
     if metrics and protocol is not None and protocol.get("rule") == rule and rule in PROMPT_LEVEL:
         field, name = PROMPT_LEVEL[rule]
-        values = [r["value"] for r in prompt_level(rows, field, protocol["prompt_score"])]
-        scale = 100.0 if protocol["prompt_score"] == "any" else 1.0
-        metrics[name] = single(scale * sum(values) / len(values), len(values))
+        how = "share" if protocol["prompt_score"] == "any" else "mean"
+        metrics.update(_measured(prompt_level(rows, field, protocol["prompt_score"]), "value", name, how))
     return metrics
+
+
+def _measured(rows: Sequence[Mapping[str, Any]], field: str, name: str, how: str) -> dict[str, Metric]:
+    """``name``: the registered statistic ``how`` (``share`` or ``mean``) of the rows' ``field``,
+    as the spine computes it (:func:`~spatialprobe.metrics.estimates.point_estimates`)."""
+    return point_estimates(rows, Resampling((), (), pred=field, metrics={name: how}))
 
 
 def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any]
@@ -156,21 +163,19 @@ def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[s
 
     if not rows:
         return {}
-    found = modes.benchmark_value(rule, rows)  # heim, t2i-compbench-3d: each row holds its value
-    if found is not None:
-        return {found[0]: single(found[1], len(rows))}
+    if rule in modes.BENCHMARKS:  # heim, t2i-compbench-3d: each row holds its value
+        metric, field, how = modes.BENCHMARKS[rule]
+        return _measured(rows, field, metric, how)
     if rule == "t2i-compbench":
         for row in rows:
             row["t2i_compbench_score"] = t2i_compbench_image_score(row, row["gold"], **rule_args)
-        mean = sum(r["t2i_compbench_score"] for r in rows) / len(rows)
-        return {"t2i_compbench_score": single(mean, len(rows))}
+        return _measured(rows, "t2i_compbench_score", "t2i_compbench_score", "mean")
     if rule == "geneval":
         cut = float(rule_args.get("confidence_threshold", GENEVAL_CONFIDENCE))
         margin = float(rule_args.get("margin", 0.1))
         for row in rows:
             row["geneval_correct"] = geneval_position_correct(row, row["gold"], cut, margin)
-        accuracy = 100.0 * sum(r["geneval_correct"] for r in rows) / len(rows)
-        return {"geneval_position_accuracy": single(accuracy, len(rows))}
+        return _measured(rows, "geneval_correct", "geneval_position_accuracy", "share")
     return {}
 
 

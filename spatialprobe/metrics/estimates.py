@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ def point_estimates(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> dict
     weights of ones (the centre the interval's resamples vary around)."""
     if not rows:
         return {name: Metric(None, None, 0) for name in spec.metrics}
-    enc = encode(rows, spec)
+    enc = encode(rows, replace(spec, clusters=()))  # a point estimate reads no cluster
     ones = np.ones((1, len(rows)))
     counted = [int(enc.mask[enc.groups == g].sum()) for g in range(len(enc.group_names))]
     parts = [spec.part.format(g) for g in enc.group_names]

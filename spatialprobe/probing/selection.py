@@ -42,10 +42,12 @@ def choose(grid: ScoreGrid, answer_sets: list[tuple[str, ...]], pred: np.ndarray
     dev = np.array([index[i] for i in fold.dev], dtype=int)
     if dev.size == 0:
         raise UsageError(f"Fold {fold.index} has an empty dev set: too few objects for {len(labels)} labels.")
-    correct = (pred[:, :, dev] == gold[dev]).mean(axis=-1)  # [T, S]
+    ones = np.ones((1, dev.size))
+    n_t, n_s = pred.shape[:2]
+    correct = STATISTICS["accuracy"](gold[dev], pred[:, :, dev].reshape(n_t * n_s, dev.size), ones,
+                                     len(labels)).reshape(n_t, n_s)  # [T, S], every configuration at once
     best_acc = correct.max()
     best = None
-    ones = np.ones((1, dev.size))
     for t, s in zip(*np.nonzero(np.isclose(correct, best_acc)), strict=True):
         figures = {name: float(STATISTICS[name](gold[dev], pred[t, s, dev], ones, len(labels))[0])
                    for name in ("accuracy", "macro_f1")}  # label codes: the registry's statistics
