@@ -150,3 +150,18 @@ def test_tables_take_headers_from_the_registry():
     summary = {"intervals": {"statistics": {"accuracy": "accuracy"}, "also": [{"statistics": {"f1": "pr_f1_gold"}}]}}
     assert [header_of(summary, m) for m in ("accuracy", "f1", "macro_f1", "kappa")] == [
         "accuracy", "F1 (2PR/(P+R))", "macro-F1", "kappa"]
+
+
+def test_two_groupings_of_one_metric_share_its_value_and_join_their_breakdowns():
+    rows = [{"instance_id": str(n), "image": f"i{n}", "category": "near" if n < 4 else "far",
+             "relation": "left" if n % 2 else "right", "gold": 1, "pred": 1 if n < 6 else 0} for n in range(8)]
+    by_category = Resampling((0, 1), ("image",), group="category", part="category {}", pooled=True,
+                             metrics={"accuracy": "accuracy"})
+    by_relation = Resampling((0, 1), ("image",), group="relation", part="relation {}", pooled=True,
+                             metrics={"accuracy": "accuracy"})
+    metrics, _ = measured({}, [by_category, by_relation], rows, seed=0, resamples=30)
+    accuracy = metrics["accuracy"]
+    assert (accuracy.mean, accuracy.n) == (75.0, 8)
+    assert {k: v.mean for k, v in accuracy.breakdown.items()} == {
+        "category near": 100.0, "category far": 50.0, "relation right": 75.0, "relation left": 75.0}
+    assert all(part.resampled for part in accuracy.breakdown.values())

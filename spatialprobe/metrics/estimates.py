@@ -67,10 +67,17 @@ def measured(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
     followed by the kind's other ``metrics``; and the intervals' description.
 
     A declared metric the kind gives itself in ``metrics`` is kept as the kind gives it (a kind
-    not yet moved onto the registry); a kind on the registry leaves it out.
+    not yet moved onto the registry); a kind on the registry leaves it out. Where several
+    Resamplings name one metric (VSR's accuracy per category and per relation), the first gives
+    its value and each later one adds its groups' parts to its breakdown.
     """
     declared: dict[str, Metric] = {}
     for spec in specs:
         rows = predictions if spec.rows is None else spec.rows
-        declared.update({name: m for name, m in point_estimates(rows, spec).items() if name not in metrics})
+        for name, metric in point_estimates(rows, spec).items():
+            if name in metrics:
+                continue
+            first = declared.get(name)  # a later grouping of the same metric adds its parts
+            declared[name] = metric if first is None else replace(
+                first, breakdown={**first.breakdown, **metric.breakdown})
     return with_intervals({**declared, **metrics}, specs, predictions, seed, resamples)
