@@ -80,15 +80,16 @@ def _cell(metric: Mapping[str, Any]) -> str:
 
 
 def table_markdown(summary: Mapping[str, Any]) -> str:
-    from spatialprobe.reports.tables import ci_suffix, intervals_line
+    from spatialprobe.reports.tables import ci_suffix, header_of, intervals_line
 
     m = summary["metrics"]
+    accuracy, f1 = (header_of(summary, name) for name in ("accuracy", "macro_f1"))  # the registry's
     title = f"# ISM (Box): {summary['task']} - {summary['model']}"
     if summary.get("untrained"):
         title += " (UNTRAINED test components: numbers are meaningless)"
     ratio = m["recognized_ratio"]
     return (f"{title}\n\n"
-            "| subset | images | accuracy (%) | macro-F1 (%) |\n|---|---:|---:|---:|\n"
+            f"| subset | images | {accuracy} (%) | {f1} (%) |\n|---|---:|---:|---:|\n"
             f"| whole set (unrecognized: random guess) | {m['accuracy']['n']} | "
             f"{_cell(m['accuracy'])} | {_cell(m['macro_f1'])} |\n"
             f"| recognized subset | {m['recognized_accuracy']['n']} | "

@@ -384,9 +384,12 @@ def _pm(metric: Mapping[str, Any]) -> str:
 
 
 def table_markdown(summary: Mapping[str, Any]) -> str:
+    from spatialprobe.reports.tables import header_of
+
     m = summary["metrics"]
+    accuracy, f1 = (header_of(summary, name) for name in ("accuracy", "macro_f1"))  # the registry's
     lines = [f"# ISM (Human): {summary['task']}\n",
-             "| annotator | accuracy (%) | macro-F1 (%) | answered (%) | answered-subset accuracy (%) |",
+             f"| annotator | {accuracy} (%) | {f1} (%) | answered (%) | answered-subset {accuracy} (%) |",
              "|---|---:|---:|---:|---:|"]
     for name in m["accuracy"].get("breakdown", {}):
         cells = [m[k]["breakdown"][name] for k in ("accuracy", "macro_f1", "answered_ratio",
