@@ -165,3 +165,8 @@ def test_two_groupings_of_one_metric_share_its_value_and_join_their_breakdowns()
     assert {k: v.mean for k, v in accuracy.breakdown.items()} == {
         "category near": 100.0, "category far": 50.0, "relation right": 75.0, "relation left": 75.0}
     assert all(part.resampled for part in accuracy.breakdown.values())
+
+
+def test_a_resampling_naming_an_unknown_statistic_is_refused_where_it_is_declared():
+    with pytest.raises(ValueError, match="unknown statistic 'f1_macro'; known: accuracy"):
+        Resampling(("a", "b"), metrics={"f1": "f1_macro"})
