@@ -170,3 +170,45 @@ def test_two_groupings_of_one_metric_share_its_value_and_join_their_breakdowns()
 def test_a_resampling_naming_an_unknown_statistic_is_refused_where_it_is_declared():
     with pytest.raises(ValueError, match="unknown statistic 'f1_macro'; known: accuracy"):
         Resampling(("a", "b"), metrics={"f1": "f1_macro"})
+
+
+class Erratic:
+    """Says "larger" for some pairs and "smaller" for others, by the length of the prompt: right
+    on some rows of every fold, wrong on others, so the folds' figures differ."""
+
+    name = "erratic"
+
+    def __init__(self, dataset):
+        pass
+
+    def describe(self):
+        return {"scorer": self.name, "model": self.name, "weights_sha256": "0"}
+
+    def score(self, requests, progress=None):
+        return [tuple(0.0 if (w == "larger") == (len(r.prefix) % 3 == 0) else -5.0 for w in r.words)
+                for r in requests]
+
+
+def test_a_probe_run_reports_per_fold_scikit_learn_figures_and_their_mean_and_population_sigma(tmp_path):
+    import json
+
+    from spatialprobe import datasets
+    from spatialprobe.probing.run import ProbeSettings, run_probe
+    from spatialprobe.prompts.templates import Candidates
+
+    cands = Candidates("size", ("[A] is [MASK] than [B].",), {"larger": ("larger",), "smaller": ("smaller",)},
+                       "test")
+    ds = datasets.load("size")
+    summary = run_probe(ds, cands, ProbeSettings(model="erratic"), tmp_path / "run", scorer=Erratic(ds))
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    labels = ["larger", "smaller"]
+    for name, score in (("accuracy", lambda g, p: 100 * accuracy_score(g, p)),
+                        ("macro_f1", lambda g, p: 100 * f1_score(g, p, labels=labels, average="macro",
+                                                                 zero_division=0))):
+        folds = [score([r["gold"] for r in rows if r["fold"] == f], [r["pred"] for r in rows if r["fold"] == f])
+                 for f in range(5)]
+        metric = summary["metrics"][name]
+        assert [metric["breakdown"][f"fold {f}"]["mean"] for f in range(5)] == folds  # bit for bit
+        assert [f[name] for f in summary["details"]["folds"]] == folds
+        assert metric["mean"] == float(np.mean(folds)) and metric["std"] == float(np.std(folds))
+        assert len(set(folds)) > 1  # the folds differ: σ is measured, not 0
