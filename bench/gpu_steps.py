@@ -173,13 +173,14 @@ def cli_probe_step(args: argparse.Namespace) -> int:
     if args.ray and (reason := ray_skip_reason(args.device)):
         print(f"skipped: {reason}")
         return SKIPPED
-    import torch
+    workers = None
+    if args.ray:  # torch only where needed: this process's imports are not the CLI's time
+        import torch
 
-    bench_device(args.device)
+        workers = torch.cuda.device_count()
     model, built = bert_dir(args.work, args.layers, args.hidden)
     out = args.work / ("cli-probe-ray" if args.ray else "cli-probe")
     shutil.rmtree(out, ignore_errors=True)
-    workers = torch.cuda.device_count() if args.ray else None
     argv = [sys.executable, "-m", "spatialprobe", "probe", "size", "--model", str(model), "--device",
             args.device, "--candidates", args.candidates, "--out", str(out)]
     argv += ["--ray", "--workers", str(workers)] if args.ray else []

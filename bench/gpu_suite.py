@@ -468,7 +468,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the wheels are installed")
     parser.add_argument("--out", type=Path, default=Path(os.environ["OUT"]) if os.environ.get("OUT")
                         else REPO / "runs" / "gpu-suite", help="where the files go (default: $OUT)")
-    parser.add_argument("--only", help="comma-separated stages to run (the rest are recorded as skipped)")
+    parser.add_argument("--only", help="comma-separated stages to run after the install (the rest are recorded "
+                        "as skipped)")
     parser.add_argument("--deadline", type=float, help="seconds the suite allows itself")
     parser.add_argument("--work", type=Path, help="scratch folder (default: a new temporary one, removed)")
     args = parser.parse_args(argv)
@@ -481,9 +482,8 @@ def main(argv: list[str] | None = None) -> int:
     python = sys.executable
     table = stages(args.device, work, python)
     only = set(args.only.split(",")) if args.only else None
-    if only and (unknown := only - {s.name for s in table} - {"install"}):
-        parser.error(f"--only: no stage {', '.join(sorted(unknown))}; stages: install, "
-                     + ", ".join(s.name for s in table))
+    if only and (unknown := only - {s.name for s in table}):
+        parser.error(f"--only: no stage {', '.join(sorted(unknown))}; the stages: " + ", ".join(s.name for s in table))
     start = time.perf_counter()
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "unknown"
@@ -509,12 +509,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{summary['suite']['seconds']:5.0f} s] {entry['name']:<21} {entry['status']:<8} "
               f"{entry.get('seconds') or 0:6.1f} s  {entry.get('reason') or headline(entry)}", flush=True)
 
-    base_env = child_env(work, None)
-    if only is None or "install" in only:
-        entry = install(args.wheels, args.site, base_env)
-        record(entry, entry.pop("output", ""))
-    else:
-        record({"name": "install", "status": "skipped", "reason": "not in --only"})
+    entry = install(args.wheels, args.site, child_env(work, None))  # always: every stage needs it
+    record(entry, entry.pop("output", ""))
     installed = summary["stages"]["install"]["status"] == "ok"
     env = child_env(work, args.site if installed else None)
     for stage in table:
