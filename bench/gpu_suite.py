@@ -485,8 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     if only and (unknown := only - {s.name for s in table}):
         parser.error(f"--only: no stage {', '.join(sorted(unknown))}; the stages: " + ", ".join(s.name for s in table))
     start = time.perf_counter()
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
+    commit = checkout_commit(args.wheels)
     summary: dict[str, Any] = {
         "suite": {"mode": mode, "device": args.device, "deadline_s": deadline, "commit": commit,
                   "command": shlex.join(["bash", "bench/gpu_suite.sh", *(argv if argv is not None else sys.argv[1:])]),
@@ -514,30 +513,11 @@ def main(argv: list[str] | None = None) -> int:
     installed = summary["stages"]["install"]["status"] == "ok"
     env = child_env(work, args.site if installed else None)
     for stage in table:
-        entry: dict[str, Any] = {"name": stage.name, "what": stage.what}
         left = deadline - (time.perf_counter() - start)
-        if mode not in stage.argv:
-            record({**entry, "status": "skipped", "reason": f"not in --{mode}"})
-            continue
-        if only is not None and stage.name not in only:
-            record({**entry, "status": "skipped", "reason": "not in --only"})
-            continue
-        if left < MIN_STAGE_S:
-            record({**entry, "status": "skipped", "reason": f"{left:.0f} s left of the {deadline:.0f} s deadline"})
-            continue
-        limit = min(stage.cap[mode], left)
-        argv_ = stage.argv[mode]
-        status, rc, output, seconds = run_stage(argv_, limit, env)
-        entry.update(status=status, rc=rc, seconds=seconds, cap_s=round(limit), command=shlex.join(argv_),
-                     last_line=last_line(output))
-        if status == "skipped":
-            entry["reason"] = (entry["last_line"] or "").removeprefix("skipped: ")
-        elif status == "timeout":
-            entry["reason"] = f"past its {limit:.0f} s limit"
-        elif status == "failed":
-            entry["reason"] = f"exit status {rc}: {entry['last_line']}"
-        entry["figures"] = figures_of(stage, output, work)
-        record(entry, output)
+        if reason := why_not(stage, mode, only, left, deadline):
+            record({"name": stage.name, "what": stage.what, "status": "skipped", "reason": reason})
+        else:
+            record(*measure(stage, stage.argv[mode], min(stage.cap[mode], left), env, work))
     log.close()
     bad = [r["name"] for r in summary["stages"].values() if r["status"] in ("failed", "timeout")]
     print(markdown(summary))
@@ -545,6 +525,42 @@ def main(argv: list[str] | None = None) -> int:
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
     return 1 if bad else 0
+
+
+def why_not(stage: Stage, mode: str, only: set[str] | None, left: float, deadline: float) -> str | None:
+    """Why ``stage`` is skipped in this run, or None when it runs."""
+    if mode not in stage.argv:
+        return f"not in --{mode}"
+    if only is not None and stage.name not in only:
+        return "not in --only"
+    if left < MIN_STAGE_S:
+        return f"{left:.0f} s left of the {deadline:.0f} s deadline"
+    return None
+
+
+def measure(stage: Stage, argv: list[str], limit: float, env: dict[str, str], work: Path) -> tuple[dict[str, Any], str]:
+    """(the stage's record, its output): run within ``limit`` seconds, its figures read."""
+    status, rc, output, seconds = run_stage(argv, limit, env)
+    entry: dict[str, Any] = {"name": stage.name, "what": stage.what, "status": status, "rc": rc, "seconds": seconds,
+                             "cap_s": round(limit), "command": shlex.join(argv), "last_line": last_line(output)}
+    if status == "skipped":
+        entry["reason"] = (entry["last_line"] or "").removeprefix("skipped: ")
+    elif status == "timeout":
+        entry["reason"] = f"past its {limit:.0f} s limit"
+    elif status == "failed":
+        entry["reason"] = f"exit status {rc}: {entry['last_line']}"
+    entry["figures"] = figures_of(stage, output, work)
+    return entry, output
+
+
+def checkout_commit(wheels: Path) -> str:
+    """This checkout's commit; where it has no git history (a copied tree), the one the wheel
+    folder's MANIFEST.json names."""
+    done = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if done.returncode == 0 and done.stdout.strip():
+        return done.stdout.strip()
+    manifest = read_json(wheels / "MANIFEST.json")
+    return f"{manifest['commit'][:7]} (the wheel folder's)" if manifest else "unknown"
 
 
 def figures_of(stage: Stage, output: str, work: Path) -> dict[str, Any]:
