@@ -67,7 +67,7 @@ class HeadLogProbs:
     logsumexp never writes the ``[positions, vocabulary]`` logits out whole: it takes
     :data:`BLOCK_ROWS` positions at a time and, for each chunk of the vocabulary that fills
     :data:`CPU_CHUNK` logits, writes the chunk's ``logits - s`` into one reused buffer (the shift
-    ``s`` rides in the matrix product: ``addmm`` onto ``-s``) and reduces it there to
+    ``s`` rides in the matrix product: ``addmm`` onto ``-s`` broadcast) and reduces it there to
     ``sum exp2((x - s) * log2 e)``; torch's CPU ``exp2`` is about 3x faster than its ``exp``.
     ``s`` is each row's maximum over the first chunk, so every term of that chunk is at most 1 and
     the sum is at least 1 (nothing the result depends on underflows); subtracting before scaling
@@ -90,6 +90,7 @@ class HeadLogProbs:
             raise TypeError(f"{type(head).__name__} is not a linear head")
         self.fused = self.weight.device.type == "cpu" and self.weight.dtype == torch.float32
         self._buffer = None
+        self._views: dict[int, list[tuple[Any, Any]]] = {}
 
     def logprobs(self, states, rows, targets):
         """``log p(targets | states[rows])``, float32."""
@@ -119,35 +120,35 @@ class HeadLogProbs:
 
         return torch.logsumexp(torch.nn.functional.linear(block, self.weight, self.bias).float(), dim=-1)
 
+    def _chunks(self, width: int) -> list[tuple[Any, Any]]:
+        """(the head's transposed weight, its bias or None) per chunk of ``width`` ids (views, made once)."""
+        if width not in self._views:
+            self._views[width] = [(self.weight[start:start + width].T,
+                                   None if self.bias is None else self.bias[start:start + width])
+                                  for start in range(0, len(self.weight), width)]
+        return self._views[width]
+
     def _fused(self, block):
         import torch
 
-        rows, vocabulary = len(block), len(self.weight)
-        width = min(vocabulary, max(256, CPU_CHUNK // rows))
+        rows = len(block)
+        width = min(len(self.weight), max(256, CPU_CHUNK // rows))
         if self._buffer is None or self._buffer.numel() < rows * width:
             self._buffer = torch.empty(rows * width, dtype=torch.float32)
-        chunks = range(0, vocabulary, width)
-        sums = torch.empty((len(chunks), rows), dtype=torch.float32)
-        for j, start in enumerate(chunks):
-            weight = self.weight[start:start + width]
-            bias = None if self.bias is None else self.bias[start:start + width]
-            logits = self._buffer[:rows * len(weight)].view(rows, len(weight))
-            if j == 0:  # the shift: each row's maximum here
-                if bias is None:
-                    torch.mm(block, weight.T, out=logits)
-                else:
-                    torch.addmm(bias, block, weight.T, out=logits)
-                shift = logits.amax(dim=1, keepdim=True)
-                logits.sub_(shift)
-                lowered = shift.neg().expand(rows, width)
-            else:
-                if bias is None:
-                    logits.copy_(lowered[:, :len(weight)])
-                else:
-                    torch.sub(bias, shift, out=logits)
-                torch.addmm(logits, block, weight.T, out=logits)
-            logits.mul_(LOG2E).exp2_()
-            torch.sum(logits, dim=1, out=sums[j])
+        (first, first_bias), *chunks = self._chunks(width)
+        logits = self._buffer[:rows * width].view(rows, width)
+        if first_bias is None:  # the shift: each row's maximum over the first chunk
+            torch.mm(block, first, out=logits)
+        else:
+            torch.addmm(first_bias, block, first, out=logits)
+        shift = logits.amax(dim=1, keepdim=True)
+        lowered = shift.neg()
+        sums = torch.empty((len(chunks) + 1, rows), dtype=torch.float32)
+        torch.sum(logits.sub_(shift).mul_(LOG2E).exp2_(), dim=1, out=sums[0])
+        for j, (weight, bias) in enumerate(chunks, start=1):
+            logits = self._buffer[:rows * weight.shape[1]].view(rows, weight.shape[1])
+            torch.addmm(lowered if bias is None else bias - shift, block, weight, out=logits)
+            torch.sum(logits.mul_(LOG2E).exp2_(), dim=1, out=sums[j])
         out = shift[:, 0] + torch.log(sums.sum(dim=0))
         overflowed = ~torch.isfinite(out)
         if overflowed.any():
