@@ -6,6 +6,10 @@
 * :func:`count_flops` runs a callable under ``torch.utils.flop_counter.FlopCounterMode`` (matmuls,
   convolutions and attention, forward and backward; element-wise work is not counted, so the
   fraction of peak is a lower bound on how busy the device is).
+* :func:`bench_clock`: the clock a bench times with. On a CPU with one torch thread, this thread's
+  CPU time (``time.thread_time``): what the work costs whatever else a shared machine runs (wall
+  time on a 2-core machine shared by several jobs swung 2-3x between runs); elsewhere wall time.
+  The peak and the workload are timed with the same clock.
 * :func:`bench_device` turns ``--device`` into a torch device; ``cuda`` without a CUDA device is
   an error with one clear sentence, not a traceback from deep inside a model.
 
@@ -49,13 +53,16 @@ class Peak:
     size: int
     dtype: str
     device: str
+    clock: str = "wall"
+    """What the seconds are: ``wall`` time, or ``CPU`` time of the timing thread (:func:`bench_clock`)."""
 
     def fraction(self, flops: float, seconds: float) -> float:
         return flops / seconds / self.flops_per_s
 
     def describe(self) -> str:
+        clock = "" if self.clock == "wall" else f", {self.clock} time"
         return (f"measured peak {si(self.flops_per_s)}FLOP/s ({self.dtype} matmul {self.size}x{self.size} "
-                f"on {self.device}, best of 5, this run)")
+                f"on {self.device}, best of 5{clock}, this run)")
 
     def line(self, flops: float, seconds: float, what: str = "workload") -> str:
         """``what: F FLOP in S s = A FLOP/s = P % of the measured peak``."""
@@ -72,10 +79,22 @@ def si(value: float) -> str:
     return f"{value:.3g} "
 
 
-def peak_matmul(device, dtype, size: int | None = None, repeats: int = 5) -> Peak:
-    """Best FLOP/s of ``torch.matmul`` on ``size`` x ``size`` matrices (2 n^3 FLOPs per product)."""
+def bench_clock(device) -> tuple[Callable[[], float], str]:
+    """(clock, its name): ``time.thread_time`` (``CPU``) on a CPU with one torch thread, else
+    ``time.perf_counter`` (``wall``)."""
     import torch
 
+    if device.type == "cpu" and torch.get_num_threads() == 1:
+        return time.thread_time, "CPU"
+    return time.perf_counter, "wall"
+
+
+def peak_matmul(device, dtype, size: int | None = None, repeats: int = 5, clock: str = "wall") -> Peak:
+    """Best FLOP/s of ``torch.matmul`` on ``size`` x ``size`` matrices (2 n^3 FLOPs per product),
+    timed by ``clock`` (``wall``, or ``CPU``: :func:`bench_clock`'s)."""
+    import torch
+
+    now = time.thread_time if clock == "CPU" else time.perf_counter
     n = size or (4096 if device.type == "cuda" else 1024)
     products = 10 if device.type == "cuda" else 1  # a 4096^2 product is ~1 ms on a GPU: time several
     a = torch.randn(n, n, device=device, dtype=dtype)
@@ -84,14 +103,14 @@ def peak_matmul(device, dtype, size: int | None = None, repeats: int = 5) -> Pea
     synchronize(device)
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = now()
         for _ in range(products):
             torch.matmul(a, b)
         synchronize(device)
-        best = min(best, (time.perf_counter() - start) / products)
+        best = min(best, (now() - start) / products)
     name = str(dtype).removeprefix("torch.")
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
-    return Peak(2 * n ** 3 / best, n, name, where)
+    return Peak(2 * n ** 3 / best, n, name, where, clock)
 
 
 def count_flops(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, int]:

@@ -15,9 +15,13 @@ Measured side by side in one run, each on the same adapter and items:
   again for every option: the image too), and the two middle ways (batched rows; one request per
   call with the shared prompt), so the ratio of batching and of prompt sharing each show.
 
-``--device cuda``: the weights in the adapter's CUDA default (bfloat16); FLOPs of the batched
-calls counted with FlopCounterMode (run again, untimed) and printed as achieved FLOP/s against a
-matmul peak of the same dtype measured in this run (bench/_limits.py).
+FLOPs of the batched calls are counted with FlopCounterMode (run again, untimed) and printed as
+achieved FLOP/s against a matmul peak of the same dtype measured in this run (bench/_limits.py);
+on a CPU with one torch thread every time is this thread's CPU time (``bench_clock``). The line
+``batching can give at most`` divides one-at-a-time generation by a batched one-token generate
+(the processor, the vision tower and the prompt's pass: per-item work that batching does not
+remove), a bound on the generate ratio. ``--device cuda``: the weights in the adapter's CUDA
+default (bfloat16) and a bfloat16 peak.
 
 Usage: python bench/mllm_throughput.py [--family llava] [--device cpu|cuda] [--shape tiny|real]
        [--items 16] [--batch-size 8] [--options 4] [--new-tokens 8]
@@ -29,10 +33,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-from _limits import bench_device, count_flops, peak_matmul, synchronize
+from _limits import bench_clock, bench_device, count_flops, peak_matmul, synchronize
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout's package; the model builders
@@ -58,11 +61,13 @@ def build(family: str, shape: str, device):
 
 
 def timed(device, fn, *args):
+    """(``fn(*args)``, its seconds by :func:`_limits.bench_clock`: CPU time on one CPU thread, else wall)."""
+    clock = bench_clock(device)[0]
     synchronize(device)
-    start = time.perf_counter()
+    start = clock()
     out = fn(*args)
     synchronize(device)
-    return out, time.perf_counter() - start
+    return out, clock() - start
 
 
 def one_at_a_time(method, requests):
@@ -112,6 +117,12 @@ def main() -> None:
     print(f"generate: batch {args.batch_size} {batched_gen:.2f} s ({args.items / batched_gen:.2f} items/s) | "
           f"one at a time {single_gen:.2f} s ({args.items / single_gen:.2f} items/s) | "
           f"ratio {single_gen / batched_gen:.2f}x; replies {same}")
+    # the per-item work no batching removes: the processor, the vision tower and the prompt's
+    # pass (a one-token generate, batched); one at a time divided by it bounds the ratio
+    first = [GenerateRequest(r.prompt, r.image, max_new_tokens=1) for r in generate]
+    _, floor = timed(device, shipped.generate, first)
+    print(f"generate: batched one-token generate (processor + vision + prompt pass) {floor:.2f} s: "
+          f"batching can give at most {single_gen / floor:.2f}x here")
 
     rows = {}
     for label, size, cache in (("batched, shared prompt (shipped)", args.batch_size, "on"),
@@ -127,13 +138,13 @@ def main() -> None:
         print(f"score: {label:36s} {seconds:7.2f} s ({args.items / seconds:7.2f} items/s), "
               f"shipped {seconds / base[1]:.2f}x faster")
     print(f"score: largest difference between the four ways {largest:.2e}")
-    if device.type == "cuda":
-        peak = peak_matmul(device, torch.bfloat16)
-        print(peak.describe())
-        _, flops = count_flops(shipped.generate, generate)
-        print(peak.line(flops, batched_gen, "batched generate"))
-        _, flops = count_flops(shipped.score, score)
-        print(peak.line(flops, base[1], "batched score"))
+    peak = peak_matmul(device, torch.bfloat16 if device.type == "cuda" else torch.float32,
+                       clock=bench_clock(device)[1])
+    print(peak.describe())
+    _, flops = count_flops(shipped.generate, generate)  # again, untimed
+    print(peak.line(flops, batched_gen, "batched generate"))
+    _, flops = count_flops(shipped.score, score)
+    print(peak.line(flops, base[1], "batched score"))
     print(f"{rows['one at a time, one row per option'][1] / base[1]:.2f}x")
 
 

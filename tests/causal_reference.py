@@ -62,3 +62,32 @@ class ReferenceCausalLM:
         keys = list(seq_index)
         return [tuple(self._scorer._normalized(sums[sid], keys[sid][1], chars) for sid, chars in plan)
                 for plan in plans]
+
+
+class MaterializedHead:
+    """The shared-prefix path's reads before issue 28, kept as the reference for the chunked head:
+    the head's float32 logits of every read position written out whole, ``gather`` for the target,
+    ``torch.logsumexp`` over the vocabulary; each pass read at once (no pooling)."""
+
+    pools = False
+
+    def __init__(self, head):
+        self.head = head
+
+    def logprobs(self, states, rows, targets):
+        import torch
+
+        logits = self.head(states).float()
+        return logits[rows].gather(1, targets[:, None])[:, 0] - torch.logsumexp(logits, dim=-1)[rows]
+
+
+def materialized(scorer):
+    """``scorer`` (a ``CausalLMScorer`` on the head-only shared-prefix path) with a copy of its
+    shared-prefix path reading through :class:`MaterializedHead`: the code of main before issue 28."""
+    import copy
+
+    shared = copy.copy(scorer._shared)
+    shared.reads = MaterializedHead(shared.head)
+    before = copy.copy(scorer)
+    before._shared = shared
+    return before

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from causal_helpers import CHAT_TEMPLATE, gpt2_tokenizer, untrained_gpt2
-from causal_reference import ReferenceCausalLM
+from causal_reference import MaterializedHead, ReferenceCausalLM, materialized
 from conftest import SHARED
 from vilt_reference import ReferenceVilt
 
@@ -21,12 +21,14 @@ from spatialprobe import datasets
 from spatialprobe.models import chat
 from spatialprobe.models.base import ClozeRequest
 from spatialprobe.models.causal_lm import CausalLMScorer
-from spatialprobe.models.causal_prefix import SharedPrefix
+from spatialprobe.models.causal_prefix import HeadLogProbs, SharedPrefix
 from spatialprobe.models.vilt import ViltMaskedLMScorer
 from spatialprobe.prompts.templates import builtin, fill
 
 CAUSAL_BOUND = 5e-5
 """|log-likelihood difference|, float32: a few units in the last place of numbers near -50."""
+HEAD_BOUND = 1e-5
+"""|difference| between the chunked head (issue 28) and the head's logits written out whole."""
 VILT_BOUND = 1e-5
 
 
@@ -144,6 +146,62 @@ def test_causal_models_failing_the_check_keep_full_passes(gpt2_dir, monkeypatch)
     passes = count_passes(scorer.model.transformer)
     assert scorer.score(requests) == ReferenceCausalLM(scorer).score(requests)  # the same code
     assert len(passes) == 2 * 4  # 10 prompts x 20 words, 64 per pass, twice
+
+
+# -- the chunked head (issue 28) ------------------------------------------------------------------
+@pytest.mark.parametrize("bias", [False, True])
+def test_chunked_head_equals_the_whole_logits_on_random_inputs(bias):
+    """Blocks of 512 rows and chunks of the vocabulary (5,003 ids: the last chunk is short) give
+    log_softmax's numbers, as exactly as float32 allows: float64's answer within 1e-5, and no
+    further from it than the whole logits' own ``torch.logsumexp``."""
+    import torch
+
+    torch.manual_seed(0)
+    head = torch.nn.Linear(24, 5003, bias=bias)
+    torch.nn.init.normal_(head.weight, std=0.6)
+    states, targets = torch.randn(1100, 24), torch.randint(0, 5003, (1100,))
+    rows = torch.randperm(1100)[:700]
+    chunked, reference = HeadLogProbs(head), MaterializedHead(head)
+    assert chunked.fused
+    with torch.inference_mode():
+        new = chunked.logprobs(states, rows, targets[rows])
+        old = reference.logprobs(states, rows, targets[rows])
+        exact = torch.log_softmax(torch.nn.functional.linear(states.double(), head.weight.double(),
+                                                             None if head.bias is None else head.bias.double()), -1)
+    exact = exact[rows].gather(1, targets[rows, None])[:, 0]
+    assert (new - old).abs().max() <= HEAD_BOUND
+    assert (new.double() - exact).abs().max() <= max(HEAD_BOUND, 1.5 * float((old.double() - exact).abs().max()))
+
+
+def test_chunked_head_recomputes_a_row_whose_later_logits_overflow_the_first_chunks_shift():
+    """Row 0's logits are 0 over the first chunk and 200 at the last id: e^200 overflows float32's
+    sum, so the row is recomputed whole; row 1 (plain) is not touched."""
+    import torch
+
+    head = torch.nn.Linear(4, 3000, bias=False)
+    torch.nn.init.zeros_(head.weight)
+    head.weight.data[-1, 0] = 20.0
+    head.weight.data[:, 1] = torch.linspace(-1, 1, 3000)
+    states = torch.tensor([[10.0, 0, 0, 0], [0, 1.0, 0, 0]])
+    with torch.inference_mode():
+        got = HeadLogProbs(head).logsumexp(states)
+    exact = torch.logsumexp(head(states).double(), -1)
+    assert torch.isfinite(got).all() and (got.double() - exact).abs().max() <= HEAD_BOUND * 200
+
+
+@pytest.mark.parametrize("format", ["plain", "chat"])
+def test_causal_scores_equal_the_whole_logits_path(gpt2_dir, format):
+    """The scorer of main before issue 28 (the head's logits written out whole, each pass read at
+    once) and today's, on the same random GPT-2 and size requests: within 1e-5, the same best words."""
+    scorer = causal(gpt2_dir, format=format, batch_size=16)
+    assert isinstance(scorer._shared.reads, HeadLogProbs)
+    if format == "plain":
+        requests = size_requests(3)
+    else:
+        ds = datasets.load("size")
+        requests = chat.requests([(chat.question_template("size"), inst) for inst in ds.instances[:20]],
+                                 "size", ds.labels)
+    assert_same(scorer.score(requests), materialized(scorer).score(requests), HEAD_BOUND)
 
 
 # -- ViLT ----------------------------------------------------------------------------------------
