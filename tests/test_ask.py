@@ -110,10 +110,10 @@ def test_conditions_that_do_not_apply_are_refused(tmp_path, vsr_files):
     dataset = datasets.load("size")
     source, settings = task_source(dataset, builtin_source("size"), image="none")
     with pytest.raises(UsageError, match="has no images here, so there is no real image condition"):
-        AskRun(source, Looker(), Component("fake", {}), settings, condition="real")
+        AskRun.of(source, Looker(), Component("fake", {}), settings, condition="real")
     vsr, vsr_settings = vsr_source(*vsr_files)
     with pytest.raises(UsageError, match="--blind runs the real condition beside the blind ones"):
-        AskRun(vsr, Looker(), Component("fake", {}), vsr_settings, condition="blank", blind=True)
+        AskRun.of(vsr, Looker(), Component("fake", {}), vsr_settings, condition="blank", blind=True)
 
 
 def test_the_run_resumes_and_computes_nothing_twice(vsr_files, tmp_path):

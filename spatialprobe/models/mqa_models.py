@@ -56,6 +56,7 @@ class GenerativeAnswerer:
 
     kind = name = "generate"
     protocols: ClassVar[tuple[str, ...]] = ("generate",)
+    wordings: ClassVar[tuple[str, ...]] = ("question",)
     options: ClassVar[dict[str, Option]] = {
         "prompt": Option(str, PROMPT, "the SpatialMQA instruction, with {question} and {options}"),
         "max_new_tokens": Option(int, 16, "at most this many generated tokens")}
