@@ -80,7 +80,7 @@ def test_a_seeing_model_scores_100_real_and_50_blind_with_a_vision_gain_excludin
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").open()]
     assert {r["condition"] for r in rows} == {"real", "blank", "none", "shuffled"}
     table = (tmp_path / "run" / "table.md").read_text()
-    assert table.startswith("Coverage: 12 of 12 items. Protocol: likelihood and generate; conditions: real, "
+    assert table.startswith("Coverage: 12 of 12 examples. Protocol: likelihood and generate; conditions: real, "
                             "blank, none, shuffled.")
     assert "| vision gain: real − none | +50.0 [" in table
 

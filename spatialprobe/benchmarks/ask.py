@@ -43,10 +43,23 @@ __all__ = ["MQA_QUESTION", "VSR_QUESTION", "AskItem", "AskRun", "AskRunSettings"
            "ask_table", "choose_wording"]
 
 
+def declared(model: Any, name: str, attribute: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """What an adapter declares (``wordings``, ``protocols``): read from its registered class, so
+    that a model deferred to a Ray cluster is never built by the driver to answer; from the object
+    where ``name`` is no registered adapter (a stand-in in a test)."""
+    from spatialprobe import registry
+    from spatialprobe.errors import UnknownComponent
+
+    try:
+        return tuple(getattr(registry.lookup("model", name), attribute, default))
+    except UnknownComponent:
+        return tuple(getattr(model, attribute, default))
+
+
 def choose_wording(model: Any, source: Source, name: str = "") -> str:
     """The first wording the adapter understands (its ``wordings``; ``question`` where it declares
     none) that every item of ``source`` offers; one sentence where none fits."""
-    understood = tuple(getattr(model, "wordings", ("question",)))
+    understood = declared(model, name, "wordings", ("question",))
     offered = source.offered()
     for wording in understood:
         if wording in offered:
@@ -107,7 +120,7 @@ class AskRun(RunKind):
         self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items}, s.seed)
                          if "shuffled" in self.conditions else {})
         self.model = model if model is not None else _load(s)
-        understood = tuple(getattr(self.model, "wordings", ("question",)))
+        understood = declared(self.model, s.model.name, "wordings", ("question",))
         if self.wording not in understood or self.wording not in self.source.offered():
             raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
                              f"understands ({', '.join(understood)}) and {self.source.name} offers "
@@ -133,7 +146,9 @@ class AskRun(RunKind):
         return cls(replace(settings, wording=None if wording == "question" else wording), source, model)
 
     def resolved(self) -> AskRunSettings:
-        return self.settings
+        """The settings, with the source as it was built now (a changed data file or image run
+        shows as a setting that differs, named, when a run resumes or replays)."""
+        return replace(self.settings, source=dict(self.source.settings))
 
     @classmethod
     def from_settings(cls, settings: AskRunSettings) -> AskRun:
@@ -154,7 +169,7 @@ class AskRun(RunKind):
         elif isinstance(data, dict) and data.get("path"):  # a task's release-format or pairs file
             found["data"] = file_input(f"the {self.source.task} data file", data["path"])
         elif isinstance(data, str):  # a QA or dataset file
-            found["data"] = file_input(f"the {self.source.task} questions file", data)
+            found["data"] = file_input("the QA data file", data)
         return found
 
     def items(self) -> list[Item]:
@@ -237,12 +252,18 @@ class AskRun(RunKind):
         metrics.update(official)
         describe = getattr(self.model, "describe", dict)
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
-                   "coverage": {"used": len(src.items), "total": src.details.get("total", len(src.items))}}
+                   "official": [name for declared in src.official for name in declared.metrics],
+                   "coverage": src.details.get("coverage_detail") or {
+                       "used": len(src.items), "total": src.details.get("total", len(src.items))}}
         return Evaluation(rows, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
                           src.dataset, self.settings.seed, False, details, (_with_rows(src.spec, main), *specs))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
+
+    def write_extras(self, run: Any, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
+        if self.source.extras is not None:
+            self.source.extras(run, summary)
 
 
 def _load(settings: AskRunSettings) -> Any:
@@ -265,18 +286,23 @@ def ask_run(source: Source, model: Any, model_spec: Component, source_settings: 
 
 
 def ask_table(summary: Mapping[str, Any]) -> str:
-    """table.md: coverage, each protocol's accuracy, the parse failures, the answer prior and the
-    vision gain of each blind condition (paired 95 % interval and p-value)."""
-    from spatialprobe.reports.tables import intervals_line, pm
+    """table.md: coverage, each protocol's accuracy, the source's other official metrics, the parse
+    failures, the answer prior, the vision gain of each blind condition (paired 95 % interval and
+    p-value), then the official breakdown (per category, perspective, relation ...)."""
+    from spatialprobe.imagestore import Completeness
+    from spatialprobe.reports.tables import coverage_line, intervals_line, pm
 
     d, m = summary["details"], summary["metrics"]
     protocols, conditions = d["protocols"], d["conditions"]
     cover = d["coverage"]
-    lines = [f"Coverage: {cover['used']:,} of {cover['total']:,} items. Protocol: {' and '.join(protocols)}; "
-             f"conditions: {', '.join(conditions)}.", "",
+    first = (coverage_line(d["coverage_detail"], d.get("what", "items")) if d.get("coverage_detail")
+             else f"Coverage: {cover['used']:,} of {cover['total']:,} items.")
+    lines = [f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
+             f"Wording: {d.get('wording', 'question')}.", "",
              "| metric | value |", "|---|---|",
              f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
              f"| macro-F1 ({protocols[0]}, {conditions[0]}) | {pm(m['macro_f1'])} |"]
+    lines += [f"| {name} | {pm(m[name])} |" for name in d.get("official", []) if name not in ("accuracy", "macro_f1")]
     if len(protocols) > 1:
         lines += [f"| accuracy ({p}, {conditions[0]}) | {pm(m[f'accuracy_{p}'])} |" for p in protocols[1:]]
         agree = d.get("protocol_comparison", {}).get("agreement")
@@ -289,5 +315,9 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
         lines.append(f"| vision gain: real − {blind} | {gain['gain']:+.1f} {interval}, p = {gain['p']:.3g} |")
-    text = "\n".join(lines) + "\n"
+    if d.get("official"):
+        parts = m["accuracy"].get("breakdown", {})
+        lines += ["", "| group | accuracy | n |", "|---|---|---|"]
+        lines += [f"| {part} | {pm(value)} | {value['n']} |" for part, value in parts.items()]
+    text = Completeness.line(d.get("image_run")) + "\n".join(lines) + "\n"
     return text + (f"\n{intervals_line(summary)}\n" if summary.get("intervals") else "")

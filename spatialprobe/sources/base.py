@@ -120,6 +120,8 @@ class Source:
     """Its official metrics; empty: accuracy and macro-F1 of ``pred`` (over folds where it has them)."""
     matching: Matching | None = None
     """Extra row fields from each answer (the statistics of ``official`` may read them)."""
+    extras: Callable[[Any, Mapping[str, Any]], None] | None = None
+    """Files beyond the table, written from the run folder and its summary (VSR's plot)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """What rebuilds it (:func:`replay`): ``name`` plus the module's own keys."""
 

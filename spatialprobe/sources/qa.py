@@ -27,12 +27,24 @@ QUESTION = "{text} Answer yes or no."
 OFFICIAL = (Official({"accuracy": "accuracy", "macro_f1": "macro_f1"}, ("relation",)),)
 
 
-def _images(path: str, partial: bool) -> tuple[Any, dict[str, Any]]:
+def _images(path: str, partial: bool, vote: bool) -> tuple[Any, dict[str, Any]]:
+    """The image run and its records, and how the run records it: path, completeness and (``vote``:
+    the runs that ask every image) a hash of the image files, so another run's images in the same
+    folder are another identity."""
+    import hashlib
+
     from spatialprobe.imagestore import open_image_run, present_images
 
     store, completeness = open_image_run(path, partial=partial)
     records = present_images(store.path, store.records(), False, "answer")[0]
-    return (store, records), {"path": str(Path(path).resolve()), "completeness": completeness.to_dict()}
+    recorded: dict[str, Any] = {"path": str(Path(path).resolve()), "completeness": completeness.to_dict()}
+    if vote:
+        digest = hashlib.sha256()
+        for rec in records:
+            digest.update(f"{rec.prompt_id}\t{rec.image_index}\t".encode())
+            digest.update(hashlib.sha256(rec.path.read_bytes()).digest())
+        recorded["content"] = f"sha256:{digest.hexdigest()}"
+    return (store, records), recorded
 
 
 def qa_source(task: str | None, data: str | None, images: str | None = None,
@@ -46,8 +58,9 @@ def qa_source(task: str | None, data: str | None, images: str | None = None,
     settings: dict[str, Any] = {"name": "qa", "task": task, "data": data, "images": None}
     matched: dict[str, list[str]] = {}
     if images is not None:
-        (store, records), settings["images"] = _images(images, partial)
-        settings["vote"] = vote
+        (store, records), settings["images"] = _images(images, partial, vote)
+        if vote:
+            settings["vote"] = True
         qa, label = questions_from_images(store) if task is None and data is None else questions_for(task, data)
         matched = {k: [str(r.path) for r in v] for k, v in match_images(qa.items, records).items()}
     else:
@@ -59,7 +72,8 @@ def qa_source(task: str | None, data: str | None, images: str | None = None,
         pictured = matched.get(item.id, [])
         if images is not None and not pictured:
             continue
-        fields: dict[str, Any] = {"instance": item.instance_id, "relation": item.relation or "-"}
+        fields: dict[str, Any] = {"instance": item.instance_id, "relation": item.relation or "-",
+                                  "context": item.context}
         if known:
             fields["obj_a"], fields["obj_b"] = objects[item.id]  # type: ignore[misc]
         short = Wording(item.question, ("yes", "no"), ("yes", "no"), passage=item.context if images is None else "")
@@ -74,7 +88,10 @@ def qa_source(task: str | None, data: str | None, images: str | None = None,
     spec = Resampling(("yes", "no"), clusters, key=("instance_id",), pooled=True,
                       unit=None if known else "scenarios")
     source = Source("qa", str(qa.task), label, ("yes", "no"), tuple(items), spec, official=OFFICIAL,
-                    settings=settings, details={"total": len(qa.items), "questions": f"{qa.name}@{qa.version}"})
+                    settings=settings, details={"total": len(qa.items), "n_questions": len(qa.items),
+                             "mode": "text" if images is None else "image",
+                             **({"image_run": settings["images"]["completeness"]} if images else {}),
+                             "questions": f"{qa.name}@{qa.version}"})
     return source, settings
 
 

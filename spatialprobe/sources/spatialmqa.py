@@ -45,7 +45,7 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
 
     every = spatialmqa.load_spatialmqa_file(path, part=part)
     examples = every[:limit]
-    found, _, coverage = usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
+    found, missing, coverage = usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
                                        limit=limit, what="questions")
     before, _, after = TEMPLATE.partition("{option}")
     items = []
@@ -69,7 +69,8 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
     source = Source("spatialmqa", "spatialmqa", f"spatialmqa-{part}@{file_version(path)}",
                     tuple(SPATIALMQA_LABEL_ORDER), tuple(items), spec, prior_labels=prior,
                     lenient=spatialmqa_option, official=OFFICIAL, matching=matching, settings=settings,
-                    details={"total": coverage["total"], "coverage_detail": coverage,
+                    details={"total": coverage["total"], "coverage_detail": coverage, "what": "questions",
+                             "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
                              "extra_keys": spatialmqa.extra_key_report(examples)})
     return source, settings
 

@@ -42,7 +42,7 @@ def vsr_source(path: Path, images_dir: Path, split: str = "random", part: str = 
         if example.relation not in table:
             raise UsageError(f"{path}: example {example.id} has relation {example.relation!r}, which "
                              "is not among the 71 of spatialprobe/data/vsr_relations.tsv")
-    found, _, coverage = vsr.usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
+    found, missing, coverage = vsr.usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
                                            limit=limit)
     items = tuple(SourceItem(e.id, QUESTION.format(caption=e.caption), ("Yes", "No"), ("yes", "no"),
                              "yes" if e.label == 1 else "no", str(found[e.id]), (e.subj, e.obj, e.image),
@@ -59,9 +59,35 @@ def vsr_source(path: Path, images_dir: Path, split: str = "random", part: str = 
                 "images": str(images_dir.resolve()), "split": split, "part": part, "limit": limit,
                 "skip_missing": skip_missing}
     source = Source("vsr", f"vsr-{split}", f"vsr-{split}-{part}@{vsr.file_version(path)}", ("yes", "no"),
-                    items, spec, prior_labels=prior, official=OFFICIAL, settings=settings,
-                    details={"total": coverage["total"], "coverage_detail": coverage})
+                    items, spec, prior_labels=prior, official=OFFICIAL, settings=settings, extras=plot,
+                    details={"total": coverage["total"], "coverage_detail": coverage, "what": "examples",
+                             "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50]})
     return source, settings
+
+
+def panels(summary: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """{"per category": {group: {accuracy, n, ci}}, "per relation": ...} from a summary's breakdown
+    (``ci`` only where the run has intervals)."""
+    out: dict[str, dict[str, dict[str, Any]]] = {"per category": {}, "per relation": {}}
+    for part, metric in summary["metrics"]["accuracy"].get("breakdown", {}).items():
+        key, group = part.split(" ", 1)
+        out[f"per {key}"][group] = {"accuracy": metric["mean"], "n": metric["n"],
+                                    **({"ci": metric["ci"]} if "ci" in metric else {})}
+    return out
+
+
+def write_plot(run: Any, summary: Mapping[str, Any], title: str) -> None:
+    """``accuracy.png`` (written atomically by the plot) when anything was scored."""
+    if not summary["accuracy"]["n"]:
+        return
+    from spatialprobe.reports.vl_plots import accuracy_bars
+
+    accuracy_bars(panels(summary), run.file("accuracy.png"), title)
+
+
+def plot(run: Any, summary: Mapping[str, Any]) -> None:
+    """The source's extra file: ``accuracy.png``, accuracy per category and per relation."""
+    write_plot(run, summary, f"VSR: {summary['model']}")
 
 
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
