@@ -126,3 +126,50 @@ def test_a_clip_and_a_llava_run_on_the_same_vsr_items_pair_in_report(vsr_files, 
     assert "(same items)" in text and "| accuracy |" in text
     acc_a = a["metrics"]["accuracy"]["mean"]
     assert f"{acc_a - true_share:+.1f}" in text
+
+
+def test_the_spatialmqa_contrastive_wording_gives_spatialmqaruns_official_metrics(tmp_path):
+    """A fake similarity that prefers one option per question: the engine's lenient/strict accuracy,
+    macro-F1, P, R and F1 = 2PR/(P+R), per perspective and axis, equal SpatialMQARun's."""
+    from spatialprobe.benchmarks.spatialmqa import SpatialMQARun
+    from spatialprobe.models.mqa_models import ClipOptionScorer
+    from spatialprobe.runner import execute
+    from spatialprobe.sources.spatialmqa import spatialmqa_source
+
+    records = [{"image": f"{n}.jpg", "question": q, "options": o, "answer": a} for n, (q, o, a) in enumerate([
+        ("Where is the cup relative to the plate?", ["left of", "right of"], "left of"),
+        ("Where is the lamp relative to the bed?", ["on/above", "below", "behind"], "below"),
+        ("Where is the dog relative to you?", ["in front of", "behind"], "in front of"),
+        ("If you sit on the sofa, where is the picture relative to you?", ["on/above", "below"], "on/above"),
+        ("Where is the bag relative to the chair?", ["left of", "right of", "behind"], "behind"),
+        ("Where is the mug relative to the laptop?", ["in front of", "behind", "below"], "behind")])]
+    for record in records:
+        solid_image(tmp_path / "coco" / record["image"])
+    data = tmp_path / "test.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    chosen = {": " + r["question"]: r["answer"] for r in records}  # the template's suffix names the question
+    chosen[": " + records[0]["question"]] = "right of"  # wrong on the first question only
+
+    class Similarity:
+        name = "contrastive"
+        protocols: ClassVar[tuple[str, ...]] = ("score",)
+        wordings: ClassVar[tuple[str, ...]] = ("contrastive",)
+
+        def score(self, requests, progress=None):
+            return [tuple(float(o == chosen[r.suffix]) for o in r.options) for r in requests]
+
+        def describe(self):
+            return {"model": "similarity"}
+
+    old = execute(SpatialMQARun("similarity", data, tmp_path / "coco", answerer=ClipOptionScorer(Similarity())),
+                  tmp_path / "old")
+    source, _ = spatialmqa_source(data, tmp_path / "coco")
+    new = ask_run(source, Similarity(), Component("contrastive", {"model": "similarity"}), None, tmp_path / "new")
+    assert [r["pred"] for r in read_jsonl(tmp_path / "new" / "predictions.jsonl")] == \
+        [r["strict_label"] for r in read_jsonl(tmp_path / "old" / "predictions.jsonl")]
+    for name in ("accuracy", "macro_f1", "f1", "precision", "recall", "strict_accuracy", "strict_f1"):
+        o, n = old["metrics"][name], new["metrics"][name]
+        assert n["mean"] == pytest.approx(o["mean"], abs=0.005), name
+        assert {k: round(v["mean"], 2) for k, v in n["breakdown"].items()} == {
+            k: v["mean"] for k, v in o["breakdown"].items()}, name
+    assert new["metrics"]["accuracy"]["mean"] == pytest.approx(500 / 6)
