@@ -173,3 +173,39 @@ def test_the_spatialmqa_contrastive_wording_gives_spatialmqaruns_official_metric
         assert {k: round(v["mean"], 2) for k, v in n["breakdown"].items()} == {
             k: v["mean"] for k, v in o["breakdown"].items()}, name
     assert new["metrics"]["accuracy"]["mean"] == pytest.approx(500 / 6)
+
+
+def test_a_vilt_and_a_t5_run_on_the_same_qa_items_pair_in_report(tmp_path):
+    """T5 trained to know 12 posrel questions (100) and a ViLT-VQA that says yes to everything, shown a
+    blank image (exactly 50 on a balanced set): the same rows, and report A B pairs them (+50.0)."""
+    from qa_helpers import make_t5, make_vilt, train_t5
+
+    from spatialprobe import datasets
+    from spatialprobe.datasets.qa import QASet, asked_objects, build_qa, to_qa_records
+    from spatialprobe.files import write_jsonl
+    from spatialprobe.models.qa_models import unifiedqa_input
+    from spatialprobe.sources.qa import qa_source
+
+    qa = build_qa(datasets.load("posrel"))
+    by_object: dict[str, list] = {}
+    for item in qa.items:  # 4 questions about each of 3 objects: the clusters
+        by_object.setdefault(asked_objects(item.question)[1], []).append(item)
+    items = tuple(i for group in list(by_object.values())[:3] for i in group[:4])
+    write_jsonl(tmp_path / "qa.jsonl", to_qa_records(QASet(qa.name, "test", qa.task, items)))
+    texts = [i.full_text for i in items]
+    t5 = train_t5(make_t5(tmp_path / "t5", texts), [unifiedqa_input(i.question, i.context) for i in items],
+                  [i.answer for i in items])
+    vilt = make_vilt(tmp_path / "vilt", texts, {"yes": 1.0, "no": 0.0})
+    source, _ = qa_source(None, str(tmp_path / "qa.jsonl"))
+    a = ask_run(source, None, Component("t5", {"model": str(t5)}), None, tmp_path / "a", condition="none")
+    b = ask_run(source, None, Component("vilt-vqa", {"model": str(vilt)}), None, tmp_path / "b", condition="blank")
+    assert (a["details"]["wording"], b["details"]["wording"]) == ("short", "short")
+    assert a["metrics"]["accuracy"]["mean"] == 100.0 and b["metrics"]["accuracy"]["mean"] == 50.0
+    rows_a = read_jsonl(tmp_path / "a" / "predictions.jsonl")
+    rows_b = read_jsonl(tmp_path / "b" / "predictions.jsonl")
+    same = ("instance_id", "gold", "obj_a", "obj_b", "relation")
+    assert [{k: r[k] for k in same} for r in rows_a] == [{k: r[k] for k in same} for r in rows_b]
+    assert a["intervals"]["clusters"] == b["intervals"]["clusters"] == ["obj_b"]  # posrel: by object
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert "(same items)" in result.output and "| accuracy | 100.0 | 50.0 | +50.0 |" in result.output
