@@ -118,7 +118,7 @@ def probe(
         fail(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
              f"{model!r} is not one.")
     if asked:
-        _probe_mllm(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
+        _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
                     max_new_tokens, folds, seed, device, batch_size, target,
                     plain=format == "plain" and candidates == "builtin", spread=spread,
                     backend=None if scorer == "auto" else scorer)
@@ -147,7 +147,7 @@ def probe(
     typer.echo(f"Run written to {os.fspath(target)}")
 
 
-def _probe_mllm(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
+def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
                 folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None) -> None:
     """A model that answers questions asked the task's own question (``questions.choice``) over the
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
