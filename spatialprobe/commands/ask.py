@@ -27,13 +27,22 @@ BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adap
                              "the checkpoint's config.json and understand the items (spatialprobe ls) [the first].")
 
 
+def progress_bar(label: str):
+    """A rich progress display fed by the run spine's progress(done, total)."""
+    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    bar = Progress(SpinnerColumn(), TextColumn(label), MofNCompleteColumn(), TimeElapsedColumn(),
+                   transient=True)
+    task = bar.add_task(label, total=None)
+    return bar, lambda done, total: bar.update(task, completed=done, total=total)
+
+
 def ask_and_print(source: Any, model: str, given: Any, out: Any, label: str, command: str) -> dict[str, Any]:
     """Ask the source's items (refusals in one sentence, before anything is written), print the
     table; the run's summary."""
     from spatialprobe.benchmarks.asking import run_ask
-    from spatialprobe.commands.vl import _progress
 
-    bar, advance = _progress(label)
+    bar, advance = progress_bar(label)
     with refusals(), bar:
         kind, summary = run_ask(source, model, given, out, command, advance)
     typer.echo(kind.table(summary))

@@ -14,6 +14,7 @@ from spatialprobe.commands.ask import (
     ProtocolOption,
     ScorerArgOption,
     SeedOption,
+    progress_bar,
 )
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
@@ -21,16 +22,6 @@ from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption
 from spatialprobe.commands.scale_options import scale_options
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
-
-
-def _progress(label: str):
-    """A rich progress display fed by the run spine's progress(done, total)."""
-    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    bar = Progress(SpinnerColumn(), TextColumn(label), MofNCompleteColumn(), TimeElapsedColumn(),
-                   transient=True)
-    task = bar.add_task(label, total=None)
-    return bar, lambda done, total: bar.update(task, completed=done, total=total)
 
 
 SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
@@ -180,7 +171,7 @@ def vsr_train_command(
     settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size,
                              epochs=30.0 if epochs is None else float(epochs), eval_steps=eval_steps,
                              max_steps=max_steps, seed=seed)
-    bar, advance = _progress("VSR training, then test examples")
+    bar, advance = progress_bar("VSR training, then test examples")
     try:
         with bar:
             summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
