@@ -340,6 +340,10 @@ def test_scorer_args_reach_the_generate_adapter_and_are_checked(tmp_path):
     assert config["settings"]["model"]["name"] == "generate" and config["settings"]["max_new_tokens"] == 3
     rows = [json.loads(x) for x in (tmp_path / "gen" / "predictions.jsonl").read_text().splitlines()]
     assert [r["reply"] for r in rows] == ["left left left"]
+    unused = CliRunner().invoke(app, [*base, "--model", str(llava), "--out", str(tmp_path / "gen2"),
+                                      "--backend", "generate", "--scorer-arg", "max_new_tokens=3"])
+    assert unused.exit_code == 2 and "--scorer-arg max_new_tokens does not apply when the generate model is asked " \
+        "spatialmqa items" in " ".join(unused.output.split())
     result = CliRunner().invoke(app, [*base, "--model", str(tiny_clip(tmp_path / "clip")),
                                       "--out", str(tmp_path / "clip-run"), "--scorer-arg", "max_new_tokens=3"])
     assert result.exit_code == 2

@@ -51,6 +51,10 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
         raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                          f"with --image-condition {condition}.")
     name, _ = choose(model, source.offered(), command, given.backend)
+    unused = [key for key in given.scorer_args if key in _declared(name, "not_asked")]
+    if unused:
+        raise UsageError(f"--scorer-arg {unused[0]} does not apply when the {name} model is asked {source.name} "
+                         "items: the source words the question, and --max-new-tokens bounds a reply.")
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
                              **given.scorer_args})
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
@@ -64,6 +68,12 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory)
     wording = choose_wording(loaded, source, name)
     return AskRun(replace(settings, wording=None if wording == "question" else wording), source, loaded)
+
+
+def _declared(name: str, attribute: str) -> tuple[str, ...]:
+    from spatialprobe import registry
+
+    return tuple(getattr(registry.lookup("model", name), attribute, ()))
 
 
 def _option(name: str, key: str) -> bool:
