@@ -153,6 +153,13 @@ def _register_tasks() -> None:
 
 
 _register_tasks()
+# Sources (issue 28): a benchmark is one module of spatialprobe/sources/ and one line here; the
+# target rebuilds the source from a run's recorded settings (spatialprobe.sources.base.replay).
+register("source", "task", "spatialprobe.sources.task:replay", "a task's instances as multiple choice, over folds")
+register("source", "vsr", "spatialprobe.sources.vsr:replay", "VSR captions: yes/no question or caption vs negation")
+register("source", "spatialmqa", "spatialprobe.sources.spatialmqa:replay",
+         "SpatialMQA lettered questions: lenient/strict, 2PR/(P+R) F1, per perspective and axis")
+register("source", "qa", "spatialprobe.sources.qa:replay", "yes/no QA about scenarios, text or their images")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

@@ -80,7 +80,7 @@ def test_a_seeing_model_scores_100_real_and_50_blind_with_a_vision_gain_excludin
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").open()]
     assert {r["condition"] for r in rows} == {"real", "blank", "none", "shuffled"}
     table = (tmp_path / "run" / "table.md").read_text()
-    assert table.startswith("Coverage: 12 of 12 items. Protocol: likelihood and generate; conditions: real, "
+    assert table.startswith("Coverage: 12 of 12 examples. Protocol: likelihood and generate; conditions: real, "
                             "blank, none, shuffled.")
     assert "| vision gain: real − none | +50.0 [" in table
 
@@ -110,10 +110,10 @@ def test_conditions_that_do_not_apply_are_refused(tmp_path, vsr_files):
     dataset = datasets.load("size")
     source, settings = task_source(dataset, builtin_source("size"), image="none")
     with pytest.raises(UsageError, match="has no images here, so there is no real image condition"):
-        AskRun(source, Looker(), Component("fake", {}), settings, condition="real")
+        AskRun.of(source, Looker(), Component("fake", {}), settings, condition="real")
     vsr, vsr_settings = vsr_source(*vsr_files)
     with pytest.raises(UsageError, match="--blind runs the real condition beside the blind ones"):
-        AskRun(vsr, Looker(), Component("fake", {}), vsr_settings, condition="blank", blind=True)
+        AskRun.of(vsr, Looker(), Component("fake", {}), vsr_settings, condition="blank", blind=True)
 
 
 def test_the_run_resumes_and_computes_nothing_twice(vsr_files, tmp_path):

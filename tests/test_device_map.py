@@ -210,8 +210,6 @@ def test_a_probe_resumes_with_and_without_the_device_map_and_gives_the_same_pred
      "without it the model sits whole on --device."),
     (["probe", "size", "--model", "dummy", "--max-memory", "cpu"],
      "--max-memory takes DEVICE=SIZE with DEVICE a GPU index (0, 1, ...) or cpu, not 'cpu'."),
-    (["qa", "text", "--model", "no-such-t5", "--task", "size", "--device-map", "auto"],
-     SHARDABLE + "the t5 model cannot be spread over devices."),
 ])
 def test_the_commands_refuse_what_does_not_apply(argv, sentence, tmp_path):
     out = tmp_path / "run"
@@ -229,12 +227,28 @@ def test_device_and_device_map_together_are_refused(bert, tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_vsr_with_a_contrastive_model_refuses_the_device_map(tmp_path):
-    result = CliRunner().invoke(app, ["vsr", "--model", str(tmp_path / "clip"), "--data", str(tmp_path),
-                                      "--images", str(tmp_path), "--out", str(tmp_path / "run"),
-                                      "--device-map", "auto"])
-    assert result.exit_code == 2
-    assert f"Error: {SHARDABLE}the contrastive model cannot be spread over devices." in " ".join(result.output.split())
+def test_ask_commands_refuse_the_device_map_for_adapters_that_cannot_spread(tmp_path):
+    """The adapter is chosen from config.json (no weights needed), then --device-map is refused for it."""
+    import json
+
+    from vl_helpers import solid_image
+
+    for name, config in (("t5", {"model_type": "t5", "architectures": ["T5ForConditionalGeneration"]}),
+                         ("clip", {"model_type": "clip", "architectures": ["CLIPModel"]})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text(json.dumps(config))
+    (tmp_path / "random").mkdir()
+    (tmp_path / "random" / "test.jsonl").write_text(json.dumps({
+        "image": "a.jpg", "caption": "The cat is left of the dog.", "label": 1, "relation": "left of"}) + "\n")
+    solid_image(tmp_path / "coco" / "a.jpg")
+    for argv, adapter in ((["qa", "text", "--model", str(tmp_path / "t5"), "--task", "size"], "t5"),
+                          (["vsr", "--model", str(tmp_path / "clip"), "--data", str(tmp_path), "--images",
+                            str(tmp_path / "coco")], "contrastive")):
+        result = CliRunner().invoke(app, [*argv, "--out", str(tmp_path / "run"), "--device-map", "auto"])
+        assert result.exit_code == 2
+        sentence = f"Error: {SHARDABLE}the {adapter} model cannot be spread over devices."
+        assert sentence in " ".join(result.output.split())
+        assert not (tmp_path / "run").exists()
 
 
 def test_max_memory_is_a_runtime_key():

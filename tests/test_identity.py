@@ -129,7 +129,7 @@ def test_vsr_resume_with_its_clip_replaced_in_place_is_refused_naming_it(tmp_pat
     run = tmp_path / "run"
     assert _vsr(tmp_path, run, clip_dir).exit_code == 0
     config = json.loads((run / "config.json").read_text())
-    assert config["inputs"]["model"] == {"what": "the CLIP model", "model": str(clip_dir), "revision": None,
+    assert config["inputs"]["model"] == {"what": "the model", "model": str(clip_dir), "revision": None,
                                          "fingerprint": folder_fingerprint(clip_dir)}
     assert config["inputs"]["data"]["fingerprint"] == file_fingerprint(tmp_path / "vsr" / "random" / "test.jsonl")
     before = run_bytes(run)
@@ -146,7 +146,7 @@ def test_vsr_resume_with_its_clip_replaced_in_place_is_refused_naming_it(tmp_pat
     before = run_bytes(run)
     replaced = _vsr(tmp_path, run, clip_dir)
     assert replaced.exit_code == 2
-    assert (f"the weights of the CLIP model {str(clip_dir)!r} changed since this run "
+    assert (f"the weights of the model {str(clip_dir)!r} changed since this run "
             f"(fingerprint {old[:19]} -> {new[:19]})") in " ".join(replaced.output.split())
     assert run_bytes(run) == before  # nothing written
 
@@ -197,7 +197,7 @@ def test_qa_resume_with_its_answerer_replaced_is_refused_naming_it(tmp_path, qa_
     before = run_bytes(out)
     again, *_ = _qa_run(tmp_path, qa_setup)
     assert again.exit_code == 2
-    assert (f"the weights of the answerer {str(model)!r} changed since this run "
+    assert (f"the weights of the model {str(model)!r} changed since this run "
             f"(fingerprint {old[:19]} -> {folder_fingerprint(model)[:19]})") in " ".join(again.output.split())
     assert run_bytes(out) == before
 
@@ -213,8 +213,7 @@ def test_replay_with_a_changed_data_file_is_refused_in_place_and_a_new_run_elsew
     assert refused.exit_code == 2
     text = " ".join(refused.output.split())
     assert (f"{out / 'config.json'}: the QA data file {str(data)!r} changed since this run "
-            f"(fingerprint {old[:19]} -> {file_fingerprint(data)[:19]}); settings that differ: "
-            "questions.set: 'qa.jsonl@") in text
+            f"(fingerprint {old[:19]} -> {file_fingerprint(data)[:19]})") in text
     assert "Its results are of the old inputs: replay into a new --out directory" in text
     assert run_bytes(out) == before
     elsewhere = invoke("run", out / "config.json", "--out", tmp_path / "new")
@@ -232,13 +231,13 @@ def test_a_task_edited_in_the_config_is_refused_not_dropped(tmp_path, qa_setup):
     first, _, _, out = _qa_run(tmp_path, qa_setup)
     assert first.exit_code == 0, first.output
     config = json.loads((out / "config.json").read_text())
-    config["settings"]["task"] = "size"
+    config["settings"]["source"]["task"] = "size"
     (out / "config.json").write_text(json.dumps(config))
     before = run_bytes(out)
     edited = invoke("run", out / "config.json")
     assert edited.exit_code == 2
-    assert ("the qa run rebuilt from this config does not have the settings it gives "
-            "(task: 'size' -> 'posrel': config -> rebuilt)") in " ".join(edited.output.split())
+    # the ask kind rebuilds the source from the edited settings: the file's questions are refused
+    assert "field 'task': is 'posrel', not the size asked for" in " ".join(edited.output.split())
     assert run_bytes(out) == before
 
 
@@ -315,7 +314,7 @@ def test_revision_and_trust_remote_code_are_passed_recorded_and_replayed(tmp_pat
                     "--skip-missing")
     assert result.exit_code == 0, result.output
     config = json.loads((run / "config.json").read_text())
-    assert config["inputs"]["model"] == {"what": "the CLIP model", "model": "org/tiny-clip", "revision": commit,
+    assert config["inputs"]["model"] == {"what": "the model", "model": "org/tiny-clip", "revision": commit,
                                          "fingerprint": f"commit:{commit}", "requested_revision": "v1",
                                          "trust_remote_code": True}
     before = run_bytes(run)

@@ -111,6 +111,10 @@ def test_cli_refuses_an_undeclared_scorer_arg_in_one_sentence(tmp_path):
                                  "--scorer-arg", "normalize=char"])
     assert result.exit_code == 2
     assert "Error: the hf-mlm model takes no option 'normalize'; its options: none." in result.output
+    # the adapter is chosen from config.json (issue 28), then its options are checked: nothing is loaded
+    (tmp_path / "t5").mkdir()
+    (tmp_path / "t5" / "config.json").write_text(json.dumps({"model_type": "t5",
+                                                             "architectures": ["T5ForConditionalGeneration"]}))
     result = runner.invoke(app, ["qa", "text", "--model", str(tmp_path / "t5"), "--task", "posrel",
                                  "--scorer-arg", "lowercase=maybe"])
     assert result.exit_code == 2

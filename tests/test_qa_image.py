@@ -98,16 +98,16 @@ def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_p
     # The questions are those of the run's 4 prompts; 3 have images -> 6 questions answered,
     # all "no": the 3 distractors are right.
     details = summary["details"]
-    assert summary["kind"] == "qa" and details["mode"] == "image" and summary["accuracy"]["n"] == 6
+    assert summary["kind"] == "ask" and details["mode"] == "image" and summary["accuracy"]["n"] == 6
     assert summary["accuracy"]["mean"] == 50.0
-    assert details["n_questions"] == 8 and details["coverage"] == 6 / 8
+    assert details["n_questions"] == 8 and details["coverage"] == {"used": 6, "total": 8}
     assert summary["dataset"] == "synth"  # no synthesis config here: the run directory's name
-    config = json.loads((out / "config.json").read_text())
-    assert config["settings"]["questions"]["source"] == {"images": True}
-    assert config["settings"]["images"]["path"] == str(synthesis_run.path.resolve())
-    assert config["settings"]["images"]["content"].startswith("sha256:")
-    assert config["settings"]["images"]["completeness"] == {"images": 4, "expected": 8, "partial": True,
-                                                            "being_written": False}
+    source = json.loads((out / "config.json").read_text())["settings"]["source"]
+    assert (source["task"], source["data"], source["vote"]) == (None, None, True)
+    assert source["images"]["path"] == str(synthesis_run.path.resolve())
+    assert source["images"]["content"].startswith("sha256:")
+    assert source["images"]["completeness"] == {"images": 4, "expected": 8, "partial": True,
+                                                "being_written": False}
     assert (out / "table.md").read_text().splitlines()[0] == (
         "Image run: PARTIAL, 4 of 8 images (prompts x images per prompt; read with --partial).")
     # replayed from its config: in place it confirms; elsewhere it reproduces the predictions
@@ -119,7 +119,7 @@ def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_p
     # an image changed since: the same directory is refused, naming the images' content
     Image.new("RGB", (48, 40), "white").save(next(synthesis_run.images()).path)
     changed = CliRunner().invoke(app, ["run", str(out)])
-    assert changed.exit_code == 2 and "settings that differ: images.content:" in changed.output
+    assert changed.exit_code == 2 and "settings that differ: source.images.content:" in changed.output
 
 
 def _generalized_store(path):
@@ -164,7 +164,7 @@ def test_cli_image_asks_about_the_runs_own_generalized_scenarios(tmp_path, vilt_
     other = _generalized_store(tmp_path / "other" / "synth2")
     again = CliRunner().invoke(app, [*args[:2], "--images", str(other.path), *args[4:]])
     # (its images are the same pixels: only the path differs)
-    assert again.exit_code == 2 and "settings that differ: images.path:" in again.output
+    assert again.exit_code == 2 and "settings that differ: source.images.path:" in again.output
 
 
 def test_model_without_yes_no_classes_is_refused(tmp_path, posrel_qa):

@@ -155,10 +155,12 @@ def test_cli_text_with_data_file(tmp_path, posrel_qa, trained_t5):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["accuracy"]["mean"] == 100.0 and summary["dataset"].startswith("qa.jsonl@")
     config = json.loads((out / "config.json").read_text())
-    assert config["settings"]["answerer"] == {
+    # the ask kind (issue 28): the t5 adapter, chosen from its config.json, asked the short wording
+    assert config["kind"] == "ask" and config["settings"]["wording"] == "short"
+    assert config["settings"]["model"] == {
         "name": "t5", "args": {"model": str(trained_t5), "use_context": True, "lowercase": True}}
-    assert config["settings"]["questions"]["source"] == {"task": None, "data": str(data.resolve())}
-    assert config["runtime"] == {"device": "cpu", "batch_size": 16}
+    assert config["settings"]["source"] == {"name": "qa", "task": None, "data": str(data.resolve()), "images": None}
+    assert config["runtime"]["device"] == "cpu" and config["runtime"]["batch_size"] == 16
     assert "toolkit_version" in config["provenance"]
 
 
@@ -194,7 +196,7 @@ def test_changed_setting_refused_by_name_and_batch_size_accepted(tmp_path, posre
     assert CliRunner().invoke(app, args).exit_code == 0
     other = CliRunner().invoke(app, [*args, "--no-context"])
     assert other.exit_code == 2
-    assert "settings that differ: answerer.args.use_context: True -> False" in other.output
+    assert "settings that differ: model.args.use_context: True -> False" in other.output
     faster = CliRunner().invoke(app, [*args, "--batch-size", "5"])
     assert faster.exit_code == 0, faster.output
     config = json.loads((tmp_path / "run" / "config.json").read_text())
@@ -216,7 +218,7 @@ def test_no_context_is_refused_for_questions_without_one(tmp_path, posrel_qa, tr
 def test_unloadable_model_is_one_clear_sentence(tmp_path):
     result = CliRunner().invoke(app, ["qa", "text", "--model", str(tmp_path / "nope"), "--task", "size"])
     assert result.exit_code == 2
-    assert "Could not load the tokenizer of" in result.output and "local directory" in result.output
+    assert "Could not load the configuration of" in result.output and "local directory" in result.output
 
 
 def test_cli_rerun_with_other_questions_is_one_error_line(tmp_path, posrel_qa, trained_t5):
@@ -241,7 +243,7 @@ def test_default_run_directory_names_the_data_file(tmp_path, posrel_qa, trained_
     assert result.exit_code == 0, result.output
     (run,) = (tmp_path / "runs").iterdir()
     identity = json.loads((run / "summary.json").read_text())["identity"]
-    assert run.name == f"qa-text-generalized-{os.path.basename(trained_t5)}-{identity[:8]}"
+    assert run.name == f"ask-qa-text-generalized-{os.path.basename(trained_t5)}-{identity[:8]}"
 
 
 def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):

@@ -226,21 +226,22 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
                                       "--out", str(tmp_path / "run-clip"), "--device", "cpu"])
     assert result.exit_code == 0, result.output
     rows = [json.loads(x) for x in (tmp_path / "run-clip" / "predictions.jsonl").read_text().splitlines()]
-    for row in rows:  # CLIP picks the best-scoring option
-        assert row["output"] == row["options"][max(range(len(row["scores"])), key=row["scores"].__getitem__)]
-        assert row["strict_label"] == row["output"]
+    for row, record in zip(rows, RECORDS, strict=False):  # CLIP picks the best-scoring option
+        best = max(range(len(row["scores"])), key=row["scores"].__getitem__)
+        assert row["pred"] == row["pred_strict"] == row["pred_lenient"] == record["options"][best]
     replay = CliRunner().invoke(app, ["run", str(tmp_path / "run-clip"), "--out", str(tmp_path / "copy")])
     assert replay.exit_code == 0, replay.output
     assert (tmp_path / "copy" / "predictions.jsonl").read_text() == \
         (tmp_path / "run-clip" / "predictions.jsonl").read_text()
     config = json.loads((tmp_path / "run-clip" / "config.json").read_text())
-    assert config["settings"]["method"] == "clip" and "device" not in config["settings"]["answerer"]
+    assert config["kind"] == "ask" and config["settings"]["wording"] == "contrastive"
+    assert config["settings"]["model"]["name"] == "contrastive" and "device" not in config["settings"]["model"]["args"]
     # report shows the F1 the command printed (the benchmark's 2PR/(P+R)), read from summary.json
     f1 = json.loads((tmp_path / "run-clip" / "summary.json").read_text())["metrics"]["f1"]
     assert f"(F1 {f1['mean']}% as the benchmark computes it)" in " ".join(result.output.split())
     report = CliRunner().invoke(app, ["report", str(tmp_path / "run-clip")])
     assert report.exit_code == 0, report.output
-    assert report.output.splitlines()[0] == "| run | spatialmqa spatialmqa acc | spatialmqa spatialmqa F1 |"
+    assert report.output.splitlines()[0] == "| run | ask spatialmqa acc | ask spatialmqa F1 |"
     assert report.output.splitlines()[2].endswith(f" | {pm(f1)} |")
 
     llava_dir = tiny_llava(tmp_path / "llava", always_left=True)
@@ -253,10 +254,14 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     assert summary["accuracy"]["mean"] == 50.0  # lenient: "left" matches "left of"
     result = CliRunner().invoke(app, ["spatialmqa", "--model", str(llava_dir), "--data", str(tmp_path / "data"),
                                       "--images", str(tmp_path / "coco"), "--part", "dev", "--limit", "1",
-                                      "--out", str(tmp_path / "run-gen2"), "--device", "cpu"])
+                                      "--out", str(tmp_path / "run-gen2"), "--device", "cpu", "--method", "generate",
+                                      "--max-new-tokens", "1", "--backend", "generate"])  # no chat template
     assert result.exit_code == 0, result.output
-    config = json.loads((tmp_path / "run-gen2" / "summary.json").read_text())["details"]["model_info"]
-    assert config["method"] == "generate" and config["decoding"]["do_sample"] is False
+    summary = json.loads((tmp_path / "run-gen2" / "summary.json").read_text())
+    assert summary["details"]["protocols"] == ["generate"] and summary["details"]["model_info"]["method"] == "generate"
+    # the reply "left" names no option whole (strict: --), and leniently matches the gold "left of"
+    row = json.loads((tmp_path / "run-gen2" / "predictions.jsonl").read_text())
+    assert row["reply"] == "left" and row["pred_strict"] == "--" and row["pred_lenient"] == "left of"
 
 
 def test_method_that_does_not_fit_the_model_is_refused(tmp_path):
@@ -267,14 +272,16 @@ def test_method_that_does_not_fit_the_model_is_refused(tmp_path):
 
     write(tmp_path / "data" / "dev.jsonl", RECORDS[:1])
     solid_image(tmp_path / "coco" / "a.jpg")
+    llava, clip = tiny_llava(tmp_path / "llava"), tiny_clip(tmp_path / "clip")
     for model, method, message in (
-            (tiny_llava(tmp_path / "llava"), "clip", "is not a CLIP-style dual encoder"),
-            (tiny_clip(tmp_path / "clip"), "generate", "is a CLIP-style dual encoder")):
+            (llava, "clip", f"--backend contrastive does not apply to '{llava}' in spatialmqa: the adapters "
+                            "that accept it and understand its items are hf-mllm, generate."),
+            (clip, "generate", "the contrastive model cannot answer by --protocol generate (it has no "
+                               "generate); it answers by likelihood.")):
         result = CliRunner().invoke(app, ["spatialmqa", "--model", str(model), "--data", str(tmp_path / "data"),
                                           "--images", str(tmp_path / "coco"), "--part", "dev",
                                           "--method", method, "--out", str(tmp_path / f"run-{method}")])
-        assert result.exit_code == 2 and f"--method {method} does not apply to {model}: it {message}" \
-            in " ".join(result.output.split())
+        assert result.exit_code == 2 and message in " ".join(result.output.split())
         assert not (tmp_path / f"run-{method}" / "summary.json").exists()
 
 
@@ -327,12 +334,16 @@ def test_scorer_args_reach_the_generate_adapter_and_are_checked(tmp_path):
     base = ["spatialmqa", "--data", str(tmp_path / "data"), "--images", str(tmp_path / "coco"),
             "--part", "dev", "--device", "cpu"]
     result = CliRunner().invoke(app, [*base, "--model", str(llava), "--out", str(tmp_path / "gen"),
-                                      "--scorer-arg", "max_new_tokens=3"])
+                                      "--backend", "generate", "--protocol", "generate", "--max-new-tokens", "3"])
     assert result.exit_code == 0, result.output
     config = json.loads((tmp_path / "gen" / "config.json").read_text())
-    assert config["settings"]["answerer"]["decoding"]["max_new_tokens"] == 3
+    assert config["settings"]["model"]["name"] == "generate" and config["settings"]["max_new_tokens"] == 3
     rows = [json.loads(x) for x in (tmp_path / "gen" / "predictions.jsonl").read_text().splitlines()]
-    assert [r["output"] for r in rows] == ["left left left"]
+    assert [r["reply"] for r in rows] == ["left left left"]
+    unused = CliRunner().invoke(app, [*base, "--model", str(llava), "--out", str(tmp_path / "gen2"),
+                                      "--backend", "generate", "--scorer-arg", "max_new_tokens=3"])
+    assert unused.exit_code == 2 and "--scorer-arg max_new_tokens does not apply when the generate model is asked " \
+        "spatialmqa items" in " ".join(unused.output.split())
     result = CliRunner().invoke(app, [*base, "--model", str(tiny_clip(tmp_path / "clip")),
                                       "--out", str(tmp_path / "clip-run"), "--scorer-arg", "max_new_tokens=3"])
     assert result.exit_code == 2

@@ -221,9 +221,12 @@ def test_vsr_command_with_tiny_clip(tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()[0])
-    assert row["negation"] == "The cat is not touching the dog."
-    assert row["pred"] == int(row["score_caption"] > row["score_negation"])
-    assert summary["accuracy"]["mean"] == (100.0 if row["pred"] == 0 else 0.0)
+    # one row schema for every family (issue 28): yes/no labels; the contrastive scores are
+    # (negation, caption) and the caption wins only when it scores strictly higher
+    assert row["question"] == "The cat is not touching the dog. | The cat is touching the dog."
+    assert row["pred"] == ("yes" if row["scores"][1] > row["scores"][0] else "no")
+    assert summary["kind"] == "ask" and summary["details"]["wording"] == "contrastive"
+    assert summary["accuracy"]["mean"] == (100.0 if row["pred"] == "no" else 0.0)
     assert summary["task"] == "vsr-zeroshot" and summary["dataset"].startswith("vsr-zeroshot-dev@sha256:")
     assert summary["accuracy"]["n"] == 1 and summary["metrics"]["accuracy"] == summary["accuracy"]
     bad = CliRunner().invoke(app, ["vsr", "--model", str(tmp_path / "nope"), "--data", str(tmp_path),
@@ -290,7 +293,7 @@ def test_vsr_changed_setting_refused_by_name_batch_size_accepted_and_report(tmp_
     clip_dir = tiny_clip(tmp_path / "clip")
     assert _vsr_cli_run(tmp_path, tmp_path / "run", clip_dir).exit_code == 0
     other = _vsr_cli_run(tmp_path, tmp_path / "run", clip_dir, "--limit", "1")
-    assert other.exit_code == 2 and "settings that differ: limit: None -> 1" in other.output
+    assert other.exit_code == 2 and "settings that differ: source.limit: None -> 1" in other.output
     faster = _vsr_cli_run(tmp_path, tmp_path / "run", clip_dir, "--batch-size", "1")
     assert faster.exit_code == 0, faster.output
     assert _vsr_cli_run(tmp_path, tmp_path / "one", clip_dir, "--limit", "1").exit_code == 0
@@ -298,7 +301,7 @@ def test_vsr_changed_setting_refused_by_name_batch_size_accepted_and_report(tmp_
     report = CliRunner().invoke(app, ["report", str(tmp_path / "run"), str(tmp_path / "one")])
     assert report.exit_code == 0, report.output
     lines = report.output.splitlines()
-    assert lines[0] == "| run | vsr vsr-random acc | vsr vsr-random macro-F1 |"
+    assert lines[0] == "| run | ask vsr-random acc | ask vsr-random macro-F1 |"
     # two runs of the same model and task: a row each, labelled by the setting that differs (limit),
     # each with its own numbers and intervals (B: one image, nothing to resample: no interval)
     assert runs[1]["accuracy"]["ci"] is None and runs[1]["macro_f1"]["ci"] is None

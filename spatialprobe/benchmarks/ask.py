@@ -1,76 +1,72 @@
-"""Questions to a model that answers them (a multimodal LLM): any task, VSR or SpatialMQA, by
-either protocol, under any image condition, with the blind baselines beside the score.
+"""The one asked-items run kind: any source (:mod:`spatialprobe.sources`) put to any model adapter
+that can score or generate, by either protocol, under any image condition, with the blind
+baselines and the source's official metrics beside the score.
 
-Every item is asked as a :class:`~spatialprobe.models.protocols.Question` worded by its source:
+The adapter declares the wordings it understands (``wordings``, next to ``protocols``); the run
+takes the first of them that the source's items offer (:func:`choose_wording`) - a multimodal LLM
+the ``question``, CLIP the ``contrastive`` captions, T5 and the VQA classifiers the ``short``
+question - and refuses in one sentence where none fits. Whatever the wording, a row has one schema:
+``instance_id``, ``condition``, ``gold`` and ``pred`` in the source's label vocabulary, its cluster
+and group fields; so two runs of different families on the same items pair in ``spatialprobe
+report A B``.
 
-* a **task** (``size``, ``height``, ``posrel``, ``weight``, or a release-format file): the task
-  file's multiple-choice question (``questions.choice``), with the image of the instance from a
-  synthesis run, a blank image, or none - the seed paper's "does seeing help?" asked of today's
-  models; tested on the same object-disjoint folds as the probe (mean ± σ over folds);
-* **VSR**: whether the caption is true of the image, yes or no;
-* **SpatialMQA**: the question with its lettered options; SpatialMQA's lenient rule parses replies.
-
-Each item is asked under every condition of the run: ``real`` (its own image), and with
-``--blind`` the three blind ones (``blank``, ``none``, ``shuffled``: another item's image that
-shows none of its objects, :mod:`spatialprobe.image_conditions`), so the table reports the vision
-gain of each with its paired interval, and the answer prior beside the accuracy
+Each item is asked under every condition of the run: ``real`` (its own image; every image of an
+item that has several, voted over by :func:`spatialprobe.sources.base.vote`), and with ``--blind``
+the three blind ones (``blank``, ``none``, ``shuffled``: another item's image that shows none of
+its objects, :mod:`spatialprobe.image_conditions`), so the table reports the vision gain of each
+with its paired interval, and the answer prior beside the accuracy
 (:mod:`spatialprobe.benchmarks.asked`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spatialprobe.benchmarks.asked import asked_metrics, chosen
+from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.protocols import Question, ask, protocols_of
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
+from spatialprobe.sources.base import Source, SourceItem, vote
+from spatialprobe.sources.spatialmqa import QUESTION as MQA_QUESTION
+from spatialprobe.sources.vsr import QUESTION as VSR_QUESTION
 
-VSR_QUESTION = "Is this caption true of the image? Caption: {caption} Answer yes or no."
-MQA_QUESTION = "{question}\nOptions:\n{options}\nAnswer with the option's letter."
-
-
-@dataclass(frozen=True)
-class AskItem:
-    """One item as its source words it."""
-
-    key: str
-    question: str
-    options: tuple[str, ...]
-    labels: tuple[str, ...]
-    """``labels[i]`` is the label ``options[i]`` means."""
-    gold: str
-    image: str | None
-    """The item's own image (a path), or None where it has none."""
-    objects: tuple[str, ...]
-    """What its image shows (never shown to it under ``shuffled``)."""
-    fields: Mapping[str, Any] = field(default_factory=dict)
-    """Row fields: the resampling clusters (``obj_a``/``obj_b``, ``image``) and groups."""
+AskItem = SourceItem
+"""The earlier name of a source's item."""
+AskSource = Source
+"""The earlier name of a source."""
+__all__ = ["MQA_QUESTION", "VSR_QUESTION", "AskItem", "AskRun", "AskRunSettings", "AskSource", "ask_run",
+           "ask_table", "choose_wording"]
 
 
-@dataclass(frozen=True)
-class AskSource:
-    """Where the items come from and how they are resampled; built by :mod:`.ask_sources`."""
+def declared(model: Any, name: str, attribute: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """What an adapter declares (``wordings``, ``protocols``): read from its registered class, so
+    that a model deferred to a Ray cluster is never built by the driver to answer; from the object
+    where ``name`` is no registered adapter (a stand-in in a test)."""
+    from spatialprobe import registry
+    from spatialprobe.errors import UnknownComponent
 
-    name: str
-    """``task``, ``vsr`` or ``spatialmqa``."""
-    task: str
-    dataset: str
-    """name@version of the items."""
-    labels: tuple[str, ...]
-    items: tuple[AskItem, ...]
-    spec: Resampling
-    folds: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
-    """Per fold (dev item keys, test item keys); empty: every item is tested once, pooled."""
-    prior_labels: tuple[str, ...] | None = None
-    """Gold labels of a training split (the answer prior) where the source has one."""
-    lenient: Callable[[str, Sequence[str]], str | None] | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
+    try:
+        return tuple(getattr(registry.lookup("model", name), attribute, default))
+    except UnknownComponent:
+        return tuple(getattr(model, attribute, default))
+
+
+def choose_wording(model: Any, source: Source, name: str = "") -> str:
+    """The first wording the adapter understands (its ``wordings``; ``question`` where it declares
+    none) that every item of ``source`` offers; one sentence where none fits."""
+    understood = declared(model, name, "wordings", ("question",))
+    offered = source.offered()
+    for wording in understood:
+        if wording in offered:
+            return wording
+    who = name or getattr(model, "name", type(model).__name__)
+    raise UsageError(f"the {who} model cannot be asked {source.name} items: it understands "
+                     f"{', '.join(understood)} wording, and {source.name} offers {', '.join(offered)}.")
 
 
 @dataclass(frozen=True)
@@ -90,95 +86,158 @@ class AskRunSettings:
     """``auto``: accelerate spreads the model over every GPU (runtime: the same numbers)."""
     max_memory: dict[str, str] | None = field(default=None, metadata=OPTIONAL)
     """With ``device_map``: at most this much of the model per device (runtime)."""
+    wording: str | None = field(default=None, metadata=OPTIONAL)
+    """How the items were put to the model (:mod:`spatialprobe.sources.base`); None: ``question``."""
 
 
 class AskRun(RunKind):
-    """A question-answering model on a source's items, under each image condition."""
+    """A model adapter on a source's items, under each image condition: the kind is its settings,
+    plus the source and the model they name (built from them, or given)."""
 
     kind = "ask"
     Settings = AskRunSettings
 
-    def __init__(self, source: AskSource, model: Any, model_spec: Component, source_settings: dict[str, Any],
-                 *, protocol: str = "likelihood", condition: str = "real", blind: bool = False, seed: int = 0,
-                 max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8, device_map: str = "none",
-                 max_memory: dict[str, str] | None = None):
-        self.protocols = protocols_of(protocol)
-        check_condition(condition)
-        has_images = any(item.image is not None for item in source.items)
-        if (condition == "real" or blind) and not has_images:
-            raise UsageError(f"{source.dataset} has no images here, so there is no real image condition "
+    def __init__(self, settings: AskRunSettings, source: Source | None = None, model: Any = None):
+        from spatialprobe.sources.base import replay
+
+        s = self.settings = settings
+        self.protocols = protocols_of(s.protocol)
+        for condition in s.conditions:
+            check_condition(condition)
+        self.source = source if source is not None else replay(s.source, s.seed)
+        self.wording = s.wording or "question"
+        has_images = any(item.image is not None for item in self.source.items)
+        blind = len(s.conditions) > 1
+        if (s.conditions[0] == "real" or blind) and not has_images:
+            raise UsageError(f"{self.source.dataset} has no images here, so there is no real image condition "
                              "to ask under (nor a blind one to compare it with): give the items' images, or "
                              "use --image-condition none or blank.")
+        if blind and s.conditions[0] != "real":
+            raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
+                             f"with --image-condition {s.conditions[0]}.")
+        self.conditions, self.batch_size = tuple(s.conditions), s.batch_size
+        self.by_key = {item.key: item for item in self.source.items}
+        self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items}, s.seed)
+                         if "shuffled" in self.conditions else {})
+        self.model = model if model is not None else _load(s)
+        understood = declared(self.model, s.model.name, "wordings", ("question",))
+        if self.wording not in understood or self.wording not in self.source.offered():
+            raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
+                             f"understands ({', '.join(understood)}) and {self.source.name} offers "
+                             f"({', '.join(self.source.offered())}).")
+
+    @classmethod
+    def of(cls, source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None = None,
+           *, protocol: str = "likelihood", condition: str = "real", blind: bool = False, seed: int = 0,
+           max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8, device_map: str = "none",
+           max_memory: dict[str, str] | None = None) -> AskRun:
+        """The run of ``source`` asked of a model built already (``model``; None: built from
+        ``model_spec``), in the first wording both offer."""
+        check_condition(condition)
         if blind and condition != "real":
             raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                              f"with --image-condition {condition}.")
-        self.conditions = ("real", *BLIND) if blind else (condition,)
-        self.source, self.model, self.model_spec, self.source_settings = source, model, model_spec, source_settings
-        self.protocol, self.seed, self.max_new_tokens = protocol, seed, max_new_tokens
-        self.device, self.batch_size, self.device_map = device, batch_size, device_map
-        self.max_memory = max_memory
-        self.by_key = {item.key: item for item in source.items}
-        self.partners = (shuffled_partners({i.key: i.objects for i in source.items}, seed)
-                         if "shuffled" in self.conditions else {})
+        settings = AskRunSettings(model_spec, dict(source_settings or source.settings), protocol,
+                                  list(("real", *BLIND) if blind else (condition,)), seed, max_new_tokens,
+                                  device, batch_size, device_map, max_memory)
+        if model is None:
+            model = _load(settings)
+        wording = choose_wording(model, source, model_spec.name)
+        return cls(replace(settings, wording=None if wording == "question" else wording), source, model)
 
     def resolved(self) -> AskRunSettings:
-        return AskRunSettings(model=self.model_spec, source=self.source_settings, protocol=self.protocol,
-                              conditions=list(self.conditions), seed=self.seed,
-                              max_new_tokens=self.max_new_tokens, device=self.device,
-                              batch_size=self.batch_size, device_map=self.device_map,
-                              max_memory=self.max_memory)
+        """The settings, with the source as it was built now (a changed data file or image run
+        shows as a setting that differs, named, when a run resumes or replays)."""
+        return replace(self.settings, source=dict(self.source.settings))
+
+    @classmethod
+    def from_settings(cls, settings: AskRunSettings) -> AskRun:
+        return cls(settings)
+
+    @property
+    def model_spec(self) -> Component:
+        return self.settings.model
 
     def inputs(self) -> dict[str, Any]:
         from spatialprobe.fingerprints import file_input, model_input
 
-        found = {"model": model_input("the multimodal LLM", str(self.model_spec.args.get("model")))}
-        data = self.source_settings.get("data") or self.source_settings.get("dataset")
+        found = {"model": model_input("the model", str(self.model_spec.args.get("model")))}
+        recorded = self.settings.source
+        data = recorded.get("data") or recorded.get("dataset")
         if isinstance(data, dict) and data.get("file"):
             found["data"] = file_input(f"the {self.source.name} data file", data["file"])
         elif isinstance(data, dict) and data.get("path"):  # a task's release-format or pairs file
             found["data"] = file_input(f"the {self.source.task} data file", data["path"])
         elif isinstance(data, str):  # a QA or dataset file
-            found["data"] = file_input(f"the {self.source.task} questions file", data)
+            found["data"] = file_input("the QA data file", data)
         return found
 
     def items(self) -> list[Item]:
-        return [Item(f"{condition}/{item.key}", (condition, item))
-                for condition in self.conditions for item in self.source.items]
+        out = []
+        for condition in self.conditions:
+            for item in self.source.items:
+                out.append(Item(f"{condition}/{item.key}", (condition, item, item.image)))
+                if condition == "real":  # the further images of an item with several
+                    out += [Item(f"{condition}/{item.key}#{n}", (condition, item, image))
+                            for n, image in enumerate(item.images, 1)]
+        return out
 
-    def _image(self, condition: str, item: AskItem) -> Any:
+    def _image(self, condition: str, item: SourceItem, image: str | None) -> Any:
         from spatialprobe.vision import blank_image, open_image
 
         if condition == "none":
             return None
         if condition == "shuffled":
             return open_image(self.by_key[self.partners[item.key]].image)
-        if condition == "blank" or item.image is None:
+        if condition == "blank" or image is None:
             size = open_image(item.image).size if item.image is not None else (384, 384)
             return blank_image(size[0]).resize(size)
-        return open_image(item.image)
+        return open_image(image)
+
+    def _question(self, condition: str, item: SourceItem, image: str | None) -> Question:
+        wording = item.wording(self.wording)
+        assert wording is not None  # choose_wording: every item offers it
+        return Question(wording.prompt, wording.options, self._image(condition, item, image),
+                        wording.suffix, wording.passage)
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
-        questions = [Question(item.question, item.options, self._image(condition, item))
-                     for condition, item in (i.payload for i in batch)]
-        return ask(self.model, questions, self.protocol, self.max_new_tokens, self.source.lenient)
+        questions = [self._question(*item.payload) for item in batch]
+        return ask(self.model, questions, self.settings.protocol, self.settings.max_new_tokens, self.source.lenient)
 
-    def _row(self, condition: str, item: AskItem, answer: Mapping[str, Any]) -> dict[str, Any]:
+    def _row(self, condition: str, item: SourceItem, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        wording = item.wording(self.wording)
+        assert wording is not None
+
         def label(option: str | None) -> str | None:
-            return None if option is None else item.labels[item.options.index(option)]
+            return None if option is None else wording.labels[wording.options.index(option)]
 
         row: dict[str, Any] = {"instance_id": item.key, "condition": condition, "gold": item.gold,
-                               "question": item.question, **item.fields}
-        if "likelihood" in answer:
-            row["pred_likelihood"] = label(answer["likelihood"]["option"])
-            row["scores"] = answer["likelihood"]["scores"]
-        if "generate" in answer:
-            row["pred_generate"] = label(answer["generate"]["option"])
-            row["reply"], row["parse_rule"] = answer["generate"]["reply"], answer["generate"]["rule"]
+                               "question": wording.prompt or " | ".join(wording.options), **item.fields}
+        first = answers[0]
+        if "likelihood" in first:
+            rows = [a["likelihood"]["scores"] for a in answers]
+            row["pred_likelihood"] = (vote([], rows, wording.options, wording.labels) if len(answers) > 1
+                                      else label(first["likelihood"]["option"]))
+            row["scores"] = first["likelihood"]["scores"]
+        if "generate" in first:
+            row["pred_generate"] = (vote([label(a["generate"]["option"]) for a in answers], None, wording.options,
+                                         wording.labels) if len(answers) > 1 else label(first["generate"]["option"]))
+            row["reply"], row["parse_rule"] = first["generate"]["reply"], first["generate"]["rule"]
+        if len(answers) > 1:
+            row["images"] = len(answers)
         row["pred"] = chosen(row, self.protocols[0])
+        if self.source.matching is not None:
+            output = row.get("reply") if self.protocols[0] == "generate" else None
+            pred = row.get(f"pred_{self.protocols[0]}")
+            row.update(self.source.matching(item, output, pred))
         return row
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
-        rows = [self._row(item.payload[0], item.payload[1], results[item.key]) for item in self.items()]
+        answers: dict[tuple[str, str], list[Any]] = {}
+        for item in self.items():
+            condition, asked, _ = item.payload
+            answers.setdefault((condition, asked.key), []).append(results[item.key])
+        rows = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()]
         src, folds = self.source, bool(self.source.folds)
         if folds:
             rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
@@ -187,57 +246,63 @@ class AskRun(RunKind):
         else:
             prior = src.prior_labels
         metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec, prior,
-                                         folds=folds, seed=self.seed)
+                                         folds=folds, seed=self.settings.seed)
         main = [row for row in rows if row["condition"] == self.conditions[0]]
+        official, specs = official_metrics(main, src.spec, src.official)
+        metrics.update(official)
         describe = getattr(self.model, "describe", dict)
-        details = {**details, **src.details, "model_info": describe(),
-                   "coverage": {"used": len(src.items), "total": src.details.get("total", len(src.items))}}
+        details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
+                   "official": [name for declared in src.official for name in declared.metrics],
+                   "coverage": src.details.get("coverage_detail") or {
+                       "used": len(src.items), "total": src.details.get("total", len(src.items))}}
         return Evaluation(rows, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
-                          src.dataset, self.seed, False, details, (_with_rows(src.spec, main),))
+                          src.dataset, self.settings.seed, False, details, (_with_rows(src.spec, main), *specs))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
 
-    @classmethod
-    def from_settings(cls, settings: AskRunSettings) -> AskRun:
-        from spatialprobe.benchmarks.ask_sources import load_model, source_from_settings
+    def write_extras(self, run: Any, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
+        if self.source.extras is not None:
+            self.source.extras(run, summary)
 
-        s = settings
-        model = load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory)
-        return cls(source_from_settings(s.source, s.seed), model, s.model, s.source, protocol=s.protocol,
-                   condition=s.conditions[0], blind=len(s.conditions) > 1, seed=s.seed,
-                   max_new_tokens=s.max_new_tokens, device=s.device, batch_size=s.batch_size,
-                   device_map=s.device_map, max_memory=s.max_memory)
+
+def _load(settings: AskRunSettings) -> Any:
+    from spatialprobe.benchmarks.ask_sources import load_model
+
+    s = settings
+    return load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory)
 
 
 def _with_rows(spec: Resampling, rows: Sequence[Mapping[str, Any]]) -> Resampling:
-    from dataclasses import replace
-
     return replace(spec, rows=list(rows))
 
 
-def ask_run(source: AskSource, model: Any, model_spec: Component, source_settings: dict[str, Any],
+def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
             out: Any, progress: Callable[[int, int], None] | None = None, **options: Any) -> dict[str, Any]:
     """Ask every item of ``source`` under each condition; write the run and return its summary."""
     from spatialprobe.runner import execute
 
-    return execute(AskRun(source, model, model_spec, source_settings, **options), out, progress)
-
+    return execute(AskRun.of(source, model, model_spec, source_settings, **options), out, progress)
 
 
 def ask_table(summary: Mapping[str, Any]) -> str:
-    """table.md: coverage, each protocol's accuracy, the parse failures, the answer prior and the
-    vision gain of each blind condition (paired 95 % interval and p-value)."""
-    from spatialprobe.reports.tables import intervals_line, pm
+    """table.md: coverage, each protocol's accuracy, the source's other official metrics, the parse
+    failures, the answer prior, the vision gain of each blind condition (paired 95 % interval and
+    p-value), then the official breakdown (per category, perspective, relation ...)."""
+    from spatialprobe.imagestore import Completeness
+    from spatialprobe.reports.tables import coverage_line, intervals_line, pm
 
     d, m = summary["details"], summary["metrics"]
     protocols, conditions = d["protocols"], d["conditions"]
     cover = d["coverage"]
-    lines = [f"Coverage: {cover['used']:,} of {cover['total']:,} items. Protocol: {' and '.join(protocols)}; "
-             f"conditions: {', '.join(conditions)}.", "",
+    first = (coverage_line(d["coverage_detail"], d.get("what", "items")) if d.get("coverage_detail")
+             else f"Coverage: {cover['used']:,} of {cover['total']:,} items.")
+    lines = [f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
+             f"Wording: {d.get('wording', 'question')}.", "",
              "| metric | value |", "|---|---|",
              f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
              f"| macro-F1 ({protocols[0]}, {conditions[0]}) | {pm(m['macro_f1'])} |"]
+    lines += [f"| {name} | {pm(m[name])} |" for name in d.get("official", []) if name not in ("accuracy", "macro_f1")]
     if len(protocols) > 1:
         lines += [f"| accuracy ({p}, {conditions[0]}) | {pm(m[f'accuracy_{p}'])} |" for p in protocols[1:]]
         agree = d.get("protocol_comparison", {}).get("agreement")
@@ -250,5 +315,9 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
         lines.append(f"| vision gain: real − {blind} | {gain['gain']:+.1f} {interval}, p = {gain['p']:.3g} |")
-    text = "\n".join(lines) + "\n"
+    if d.get("official"):
+        parts = m["accuracy"].get("breakdown", {})
+        lines += ["", "| group | accuracy | n |", "|---|---|---|"]
+        lines += [f"| {part} | {pm(value)} | {value['n']} |" for part, value in parts.items()]
+    text = Completeness.line(d.get("image_run")) + "\n".join(lines) + "\n"
     return text + (f"\n{intervals_line(summary)}\n" if summary.get("intervals") else "")

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.datasets.corpus_filter import normalize_phrase
 from spatialprobe.datasets.qa import QAItem, QASet, asked_objects
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
@@ -34,6 +33,7 @@ from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import OPTIONAL, Component, recorded
 from spatialprobe.runner.summary import Metric, single
+from spatialprobe.sources.qa import match_images, questions_from_images
 
 Progress = Callable[[int, int], None]
 
@@ -337,50 +337,3 @@ def _no_image_message(store, qa: QASet) -> str:
             f"about the run's own prompts, or pass the dataset its images were synthesized from.")
 
 
-def _scenario(record) -> str:
-    return normalize_phrase(str(record.meta.get("text") or record.prompt))
-
-
-def match_images(items: Iterable[QAItem], records) -> dict[str, list]:
-    """Images of each question's scenario: by prompt_id = instance id, else by scenario text.
-
-    Instance ids repeat across datasets (``posrel-0000`` is a different scenario in the
-    built-in set, the release file and a generalized file), so a prompt_id match counts only
-    when the image's scenario text is the question's context too (or the question has none).
-    """
-    by_prompt, by_text = defaultdict(list), defaultdict(list)
-    for record in records:
-        by_prompt[record.prompt_id].append(record)
-        by_text[_scenario(record)].append(record)
-    matched = {}
-    for item in items:
-        context = normalize_phrase(item.context)
-        same = [r for r in by_prompt.get(item.instance_id, []) if not context or _scenario(r) == context]
-        matched[item.id] = same or (by_text.get(context, []) if context else [])
-    return matched
-
-
-def questions_from_images(store) -> tuple[QASet, str]:
-    """The question set of the dataset instances a synthesis run drew (its prompts' metadata).
-
-    Returns the questions and the run's dataset label (``name@version`` from its config).
-    """
-    from spatialprobe import tasks as registered
-    from spatialprobe.datasets.qa import build_qa
-    from spatialprobe.datasets.scale import content_version
-    from spatialprobe.records import Dataset, Instance
-
-    labels = {name: registered.labels_of(name) for name in registered.names()}
-    instances = [Instance.from_dict(p.meta) for p in store.prompts()
-                 if p.meta.get("task") in labels and {"id", "obj_a", "obj_b", "label"} <= set(p.meta)]
-    tasks = {inst.task for inst in instances}
-    if len(tasks) != 1:
-        raise UsageError(f"{store.path}: its prompts are not the instances of one task's dataset "
-                         f"(tasks found: {sorted(tasks) or 'none'}); pass --task or --data.")
-    task = tasks.pop()
-    config = store.run.config() or {}
-    label = str(config.get("prompts") or Path(store.path).name)
-    name = label.split("@")[0]
-    inst = tuple(instances)
-    dataset = Dataset(name, content_version(name, inst), task, labels[task], inst)
-    return build_qa(dataset), label

@@ -28,6 +28,7 @@ from spatialprobe.models.base import ScoreRequest
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import DataFile
 from spatialprobe.runner.summary import Metric, single
+from spatialprobe.sources.vsr import panels, write_plot
 
 METHOD = "clip-negated-relation"
 PROMPT = "caption vs. caption with the relation negated (vsr_relations.tsv)"
@@ -72,17 +73,6 @@ def vsr_resampling() -> tuple[Resampling, ...]:
     return by_category, replace(by_category, group="relation", part="relation {}", metrics={"accuracy": "accuracy"})
 
 
-def panels(summary: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-    """{"per category": {group: {accuracy, n, ci}}, "per relation": ...} from a summary's breakdown
-    (``ci`` only where the run has intervals)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {"per category": {}, "per relation": {}}
-    for part, metric in summary["metrics"]["accuracy"].get("breakdown", {}).items():
-        key, group = part.split(" ", 1)
-        out[f"per {key}"][group] = {"accuracy": metric["mean"], "n": metric["n"],
-                                    **({"ci": metric["ci"]} if "ci" in metric else {})}
-    return out
-
-
 def accuracy_table(summary: Mapping[str, Any], coverage: str | None = None) -> str:
     """table.md: its coverage (``coverage``, else the line of ``details.coverage``), then overall
     accuracy and accuracy per relation category, with 95 % intervals."""
@@ -96,15 +86,6 @@ def accuracy_table(summary: Mapping[str, Any], coverage: str | None = None) -> s
               for group, v in panels(summary)["per category"].items()]
     text = "\n".join(lines) + "\n"
     return text + (f"\n{intervals_line(summary)}" if summary.get("intervals") else "")
-
-
-def write_plot(run, summary: Mapping[str, Any], title: str) -> None:
-    """``accuracy.png`` (written atomically by the plot) when anything was scored."""
-    if not summary["accuracy"]["n"]:
-        return
-    from spatialprobe.reports.vl_plots import accuracy_bars
-
-    accuracy_bars(panels(summary), run.file("accuracy.png"), title)
 
 
 def check_negations(examples: Sequence[vsr.VSRExample], path: Path) -> None:

@@ -49,7 +49,8 @@ def probe(
     device: str = typer.Option("auto", help="auto, cpu or cuda (half precision on cuda)."),
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sequences per forward pass."),
     scorer: str = typer.Option(
-        "auto", help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt or dummy (spatialprobe ls)."),
+        "auto", "--scorer", "--backend",
+        help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt or dummy (spatialprobe ls)."),
     scorer_arg: list[str] = typer.Option(
         [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
         "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
@@ -108,15 +109,19 @@ def probe(
 
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
-    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
+    from spatialprobe.models.choice import asks
 
-    mllm = is_mllm(model, scorer)
-    refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
-                       max_new_tokens=max_new_tokens)
-    if mllm:
-        _probe_mllm(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
+    asked = asks(model, ("question",), scorer)  # an adapter that accepts it answers the task's question
+    named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
+                                      ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
+    if named and not asked:
+        fail(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
+             f"{model!r} is not one.")
+    if asked:
+        _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
                     max_new_tokens, folds, seed, device, batch_size, target,
-                    plain=format == "plain" and candidates == "builtin", spread=spread)
+                    plain=format == "plain" and candidates == "builtin", spread=spread,
+                    backend=None if scorer == "auto" else scorer)
         return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
@@ -142,12 +147,13 @@ def probe(
     typer.echo(f"Run written to {os.fspath(target)}")
 
 
-def _probe_mllm(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
-                folds, seed, device, batch_size, target, plain: bool, spread=(None, None)) -> None:
-    """A multimodal LLM asked the task's own question (``questions.choice``) over the probe's folds,
-    with the instance's image from a synthesis run, a blank image, or none."""
-    from spatialprobe.benchmarks.ask_sources import task_source
-    from spatialprobe.commands.ask import run_ask
+def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
+                folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None) -> None:
+    """A model that answers questions asked the task's own question (``questions.choice``) over the
+    probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
+    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.commands.ask import ask_and_print
+    from spatialprobe.sources.task import task_source
 
     if not plain:
         fail("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
@@ -157,10 +163,10 @@ def _probe_mllm(dataset, source, model, scorer_args, image, condition, protocol,
         fail(f"--image-condition {condition} needs the instances' images: give --image RUN (a synthesis run).")
     condition = condition or (image if image in ("none", "blank") else "real")
     with refusals():
-        source_ask, settings = task_source(dataset, source, image, folds, seed)
-        run_ask(source_ask, settings, model, scorer_args, out=target, protocol=protocol, condition=condition,
-                blind=blind, max_new_tokens=max_new_tokens, seed=seed, device=device, batch_size=batch_size,
-                label=f"{dataset.task} questions answered", device_map=spread[0], max_memory=spread[1])
+        source_ask, _ = task_source(dataset, source, image, folds, seed)
+        given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
+                      scorer_args, *spread)
+    ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 
 def consistency(

@@ -8,23 +8,19 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.ask import (
+    BackendOption,
     BlindOption,
     ImageConditionOption,
     MaxNewTokensOption,
     ProtocolOption,
     ScorerArgOption,
     SeedOption,
+    ask_and_print,
 )
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
-from spatialprobe.commands.model_options import (
-    DeviceMapOption,
-    MaxMemoryOption,
-    device_map_settings,
-    refuse_device_map,
-)
+from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.scale_options import scale_options
-from spatialprobe.errors import SpatialprobeError
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -44,10 +40,10 @@ def _questions(task: str | None, data: Path | None):
 
 
 def _default_out(mode: str, what: str, model: str):
-    """The default run folder, ``runs/qa-MODE-WHAT-MODEL-ID``; WHAT names the questions' source."""
+    """The default run folder, ``runs/ask-qa-MODE-WHAT-MODEL-ID``; WHAT names the questions' source."""
     from spatialprobe.runner.folders import DefaultRunDir
 
-    return DefaultRunDir(mode, what, model)
+    return DefaultRunDir(f"qa-{mode}", what, model)
 
 
 def _source_name(task: str | None, data: Path | None, images: Path | None = None) -> str:
@@ -108,7 +104,7 @@ def export(
 @scale_options
 @hub_model_options
 def text(
-    model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint: Hugging Face id or directory."),
+    model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint or a multimodal LLM: id or directory."),
     task: str | None = typer.Option(None, help=TASK_HELP),
     data: Path | None = typer.Option(None, help=DATA_HELP),
     out: Path | None = typer.Option(None, "--out", help="Run directory [runs/qa-text-SOURCE-MODEL-ID]."),
@@ -116,49 +112,30 @@ def text(
     batch_size: int = typer.Option(16, min=1, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="= --scorer-arg use_context=...: give the scenario as "
                                  "UnifiedQA context."),
-    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of the t5 model "
-                                         "(use_context, lowercase; spatialprobe ls); repeatable."),
+    scorer_arg: list[str] = ScorerArgOption,
     protocol: str | None = ProtocolOption,
     max_new_tokens: int | None = MaxNewTokensOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
+    backend: str | None = BackendOption,
 ) -> None:
-    """Answer the questions with a text QA model (yes vs no by decoder likelihood), or a
-    multimodal LLM asked them as text (either protocol)."""
-    from spatialprobe.benchmarks.qa import run_text_qa
-    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
-    from spatialprobe.models import options
+    """Answer the questions from text: a QA reader scores yes vs no (T5 by decoder likelihood), a
+    multimodal LLM is asked them as text (either protocol)."""
+    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.models.options import parse_pairs
+    from spatialprobe.sources.qa import qa_source
 
     spread = device_map_settings(device_map, max_memory)
-    mllm = is_mllm(model)
-    refuse_unless_mllm(mllm, model, protocol=protocol, max_new_tokens=max_new_tokens)
-    if mllm:
-        if not context:
-            fail("--no-context applies to the t5 model; a multimodal LLM is asked the scenario with its question.")
-        _ask_qa(model, task, data, None, False, out, protocol, None, False, max_new_tokens, 0, device,
-                batch_size, scorer_arg, spread)
-        return
-    refuse_device_map("t5", device, *spread)
-
-    try:
-        given = options.resolve("t5", {**({} if context else {"use_context": False}),
-                                       **options.parse_pairs(scorer_arg)})
-    except ValueError as err:
-        fail(err)
-    qa, label = _questions(task, data)
-    if not given["use_context"] and not any(item.context for item in qa.items):
-        fail(f"--no-context applies to questions with a scenario; the {label} questions have none.")
     require_run_dir(out)
-    target = out or _default_out("text", _source_name(qa.task, data), model)
-    try:
-        answerer = options.build("t5", model, given, device=device, batch_size=batch_size)
-    except (SpatialprobeError, ValueError) as err:
-        fail(err)
-    bar, advance = _progress_bar(f"qa text {qa.task}")
-    with bar:
-        summary = _run_or_exit(run_text_qa, qa, answerer, target, dataset=label,
-                               batch_size=batch_size, progress=advance, source=_source(task, data))
-    _print_summary(summary, target)
+    with refusals():
+        source, _ = qa_source(task, None if data is None else str(data.resolve()))
+        args = {**({} if context else {"use_context": "false"}), **parse_pairs(scorer_arg)}
+        given = Asked(protocol, "none", False, max_new_tokens, 0, device, batch_size, backend, args, *spread)
+    passages = [w.passage for w in (item.wording("short") for item in source.items) if w is not None]
+    if not context and not any(passages):
+        fail(f"--no-context applies to questions with a scenario; the {source.dataset} questions have none.")
+    target = out or _default_out("text", _source_name(source.task, data), model)
+    ask_and_print(source, model, given, target, f"qa text {source.task}", "qa text")
 
 
 @qa_app.command("image")
@@ -166,12 +143,14 @@ def text(
 @hub_model_options
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
-    model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP): id or directory."),
+    model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP) or a multimodal LLM: "
+                              "id or directory."),
     task: str | None = typer.Option(
         None, help=TASK_HELP + " Default: the questions of the instances the images were made for."),
     data: Path | None = typer.Option(None, help=DATA_HELP),
     out: Path | None = typer.Option(None, "--out", help="Run directory [runs/qa-image-SOURCE-MODEL-ID]."),
-    full_vocab: bool = typer.Option(False, help="Argmax over the full answer vocabulary, not yes/no."),
+    full_vocab: bool = typer.Option(False, help="= --protocol generate: the answer is the model's own "
+                                    "(a VQA classifier's argmax class), not the better of yes/no."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
     partial: bool = typer.Option(False, "--partial", help="Read an unfinished image run (recorded)."),
@@ -183,74 +162,31 @@ def image(
     seed: int = SeedOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
+    backend: str | None = BackendOption,
 ) -> None:
-    """Answer each question from the image synthesized for its scenario (a VQA model, or a
-    multimodal LLM by either protocol, with the blind conditions beside it)."""
-    from spatialprobe.benchmarks.qa import questions_from_images, run_image_qa
-    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm
-    from spatialprobe.imagestore import open_image_run
-    from spatialprobe.models.qa_models import load_vqa
-
-    spread = device_map_settings(device_map, max_memory)
-    mllm = is_mllm(model)
-    refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
-                       max_new_tokens=max_new_tokens, scorer_arg=scorer_arg or None, seed=seed or None)
-    if mllm:
-        if full_vocab:
-            fail("--full-vocab applies to VQA classifiers; a multimodal LLM answers yes or no.")
-        _ask_qa(model, task, data, images, partial, out, protocol, image_condition, blind, max_new_tokens,
-                seed, device, batch_size, scorer_arg, spread)
-        return
-    refuse_device_map("vilt-vqa/blip", device, *spread)
+    """Answer each question from every image synthesized for its scenario, voted over (a VQA
+    classifier, or a multimodal LLM by either protocol, with the blind conditions beside it)."""
+    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.models.options import parse_pairs
+    from spatialprobe.sources.qa import qa_source
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")
-    store, image_run = _run_or_exit(open_image_run, images, partial=partial)
-    if task is None and data is None:
-        # The run's own prompts are the dataset instances it drew: ask about exactly those.
-        qa, label = _run_or_exit(questions_from_images, store)
-        source: dict = {"images": True}
-    else:
-        qa, label = _questions(task, data)
-        source = _source(task, data)
+    if full_vocab and protocol not in (None, "generate"):
+        fail(f"--full-vocab answers by generation; it does not apply with --protocol {protocol}.")
+    spread = device_map_settings(device_map, max_memory)
     require_run_dir(out)
-    target = out or _default_out("image", _source_name(qa.task, data, images), model)
-    try:
-        answerer = load_vqa(model, device=device)
-    except (SpatialprobeError, ValueError) as err:
-        fail(err)
-    bar, advance = _progress_bar(f"qa image {qa.task}")
-    with bar:
-        summary = _run_or_exit(run_image_qa, qa, store, answerer, target, dataset=label,
-                               full_vocab=full_vocab, batch_size=batch_size, progress=advance,
-                               source=source, image_run=image_run)
-    from spatialprobe.commands.judge import warn_skipped
-
-    warn_skipped(summary["details"], "answered from")
-    _print_summary(summary, target)
+    with refusals():
+        source, _ = qa_source(task, None if data is None else str(data.resolve()), str(images), partial)
+        given = Asked("generate" if full_vocab else protocol, image_condition, blind, max_new_tokens, seed,
+                      device, batch_size, backend, parse_pairs(scorer_arg), *spread)
+    target = out or _default_out("image", _source_name(source.task, data, images), model)
+    summary = ask_and_print(source, model, given, target, f"qa image {source.task}", "qa image")
+    cover = summary["details"]["coverage"]
+    if cover["used"] < cover["total"]:
+        typer.secho(f"{cover['total'] - cover['used']:,} of {cover['total']:,} questions have no image of their "
+                    "scenario; left out.", fg=typer.colors.YELLOW, err=True)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(qa_app, name="qa")
-
-
-def _ask_qa(model: str, task: str | None, data: Path | None, images: Path | None, partial: bool,
-            out: Path | None, protocol: str | None, condition: str | None, blind: bool,
-            max_new_tokens: int | None, seed: int, device: str, batch_size: int, scorer_arg: list[str],
-            spread: tuple = (None, None)) -> None:
-    """The yes/no questions asked of a multimodal LLM: as text (``qa text``: no image), or each
-    with its instance's synthesized image (``qa image``)."""
-    from spatialprobe.benchmarks.ask_sources import qa_source
-    from spatialprobe.commands.ask import run_ask
-    from spatialprobe.models.options import parse_pairs
-
-    require_run_dir(out)
-    mode = "text" if images is None else "image"
-    with refusals():
-        source, settings = qa_source(task, None if data is None else str(data.resolve()),
-                                     None if images is None else str(images), partial)
-        target = out or _default_out(mode, _source_name(source.task, data, images), model)
-        run_ask(source, settings, model, parse_pairs(scorer_arg), out=target, protocol=protocol,
-                condition=condition or ("none" if images is None else "real"), blind=blind,
-                max_new_tokens=max_new_tokens, seed=seed, device=device, batch_size=batch_size,
-                label=f"qa {mode} questions asked", device_map=spread[0], max_memory=spread[1])

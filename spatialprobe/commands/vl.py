@@ -7,34 +7,21 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.ask import (
+    BackendOption,
     BlindOption,
     ImageConditionOption,
     MaxNewTokensOption,
     ProtocolOption,
     ScorerArgOption,
     SeedOption,
+    progress_bar,
 )
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
-from spatialprobe.commands.model_options import (
-    DeviceMapOption,
-    MaxMemoryOption,
-    device_map_settings,
-    refuse_device_map,
-)
+from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.scale_options import scale_options
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
-
-
-def _progress(label: str):
-    """A rich progress display fed by the run spine's progress(done, total)."""
-    from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    bar = Progress(SpinnerColumn(), TextColumn(label), MofNCompleteColumn(), TimeElapsedColumn(),
-                   transient=True)
-    task = bar.add_task(label, total=None)
-    return bar, lambda done, total: bar.update(task, completed=done, total=total)
 
 
 SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
@@ -47,14 +34,15 @@ def _report_missing(summary: dict) -> None:
     from spatialprobe.reports.tables import coverage_line
 
     details = summary["details"]
-    if details.get("n_missing_images"):
-        typer.secho(f"{coverage_line(details.get('coverage'))} Missing images are listed in summary.json.",
-                    fg=typer.colors.YELLOW, err=True)
+    detail = details.get("coverage_detail") or {}
+    if detail.get("skipped_missing"):
+        typer.secho(f"{coverage_line(detail, details.get('what', 'examples'))} Missing images are listed in "
+                    "summary.json.", fg=typer.colors.YELLOW, err=True)
 
 
 def vsr_command(
-    model: str = typer.Option(..., "--model", help="Any contrastive image-text checkpoint "
-                              "(CLIP, SigLIP, SigLIP 2; id or directory)."),
+    model: str = typer.Option(..., "--model", help="A contrastive image-text checkpoint (CLIP, SigLIP, "
+                              "SigLIP 2: caption vs its negated relation) or a multimodal LLM (asked yes or no)."),
     data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
     images: Path = typer.Option(..., "--images", help="COCO 2017 image folder (train2017/val2017 inside or flat)."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
@@ -72,47 +60,28 @@ def vsr_command(
     seed: int = SeedOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
+    backend: str | None = BackendOption,
 ) -> None:
-    """VSR: a contrastive model by negated-relation prompting (accuracy per relation and category,
-    plot), or a multimodal LLM asked whether each caption is true (yes/no, either protocol)."""
-    from spatialprobe.benchmarks.vsr import run_vsr_clip
-    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm, run_ask
-    from spatialprobe.files import DataError
-    from spatialprobe.loading import ModelLoadError
+    """VSR: whether each caption is true of its image, asked of any model that understands the
+    items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
+    yes/no question (either protocol) - with accuracy per relation category and relation."""
+    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.commands.ask import ask_and_print
+    from spatialprobe.datasets.vsr import split_file
     from spatialprobe.models.options import parse_pairs
+    from spatialprobe.sources.vsr import vsr_source
 
     require_run_dir(out)
     spread = device_map_settings(device_map, max_memory)
-    mllm = is_mllm(model)
-    refuse_unless_mllm(mllm, model, protocol=protocol, image_condition=image_condition, blind=blind,
-                       max_new_tokens=max_new_tokens, scorer_arg=scorer_arg or None, seed=seed or None)
-    if not mllm:
-        refuse_device_map("contrastive", device, *spread)
-    if mllm:
-        from spatialprobe.benchmarks.ask_sources import vsr_source
-        from spatialprobe.datasets.vsr import split_file
-
-        with refusals():
-            source, settings = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
-            run_ask(source, settings, model, parse_pairs(scorer_arg), out=out, protocol=protocol,
-                    condition=image_condition, blind=blind, max_new_tokens=max_new_tokens, seed=seed,
-                    device=device, batch_size=batch_size, label="VSR captions asked",
-                    device_map=spread[0], max_memory=spread[1])
-        return
-    bar, advance = _progress("VSR examples scored")
-    try:
-        with bar:
-            summary = run_vsr_clip(model, data, images, out, split=split, part=part, device=device,
-                                   batch_size=batch_size, limit=limit, progress=advance,
-                                   skip_missing=skip_missing)
-    except (DataError, ModelLoadError, ValueError) as err:
-        fail(err)
+    with refusals():
+        source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
+        given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
+                      parse_pairs(scorer_arg), *spread)
+    summary = ask_and_print(source, model, given, out, "VSR captions asked", "vsr")
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
                f"{summary['accuracy']['n']:,} of {summary['details']['coverage']['total']:,} examples; "
                f"results in {out}")
-
-
 
 
 def spatialmqa_command(
@@ -121,65 +90,51 @@ def spatialmqa_command(
     data: Path = typer.Option(..., "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
     images: Path = typer.Option(..., "--images", help="COCO test2017 image folder."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
-    method: str = typer.Option("auto", "--method", help="auto, clip (score each option) or generate."),
+    method: str = typer.Option("auto", "--method", help="auto, clip (score each option against the image: "
+                               "a contrastive model) or generate (= --protocol generate)."),
     out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
-    scorer_arg: list[str] = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of the model "
-                                         "adapter (generate: prompt, max_new_tokens; spatialprobe ls)."),
+    scorer_arg: list[str] = ScorerArgOption,
     protocol: str | None = ProtocolOption,
     image_condition: str | None = ImageConditionOption,
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
-    seed: int = typer.Option(0, "--seed", help="With --protocol: seed of the shuffled-image condition."),
+    seed: int = SeedOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
+    backend: str | None = BackendOption,
 ) -> None:
-    """SpatialMQA multiple choice: strict and lenient accuracy, P/R/F1, per perspective and axis.
-    With --protocol, a multimodal LLM is asked the lettered question by likelihood and/or
-    generation, batched, under any image condition (--blind: with the vision gain)."""
-    from spatialprobe.benchmarks.spatialmqa import build_answerer, run_spatialmqa
-    from spatialprobe.commands.ask import is_mllm, refuse_unless_mllm, run_ask
-    from spatialprobe.files import DataError
-    from spatialprobe.loading import ModelLoadError
+    """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
+    each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
+    generation): strict and lenient accuracy, P/R/F1, per perspective and axis, with the blind
+    conditions on request."""
+    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.commands.ask import ask_and_print
+    from spatialprobe.datasets.spatialmqa import PARTS
     from spatialprobe.models.options import parse_pairs
+    from spatialprobe.sources.spatialmqa import spatialmqa_source
 
     require_run_dir(out)
+    if part not in PARTS:
+        fail(f"part must be one of {PARTS}, got {part!r}")
+    if method not in ("auto", "clip", "generate"):
+        fail(f"--method must be auto, clip or generate; got {method!r}")
+    if method == "generate" and protocol not in (None, "generate"):
+        fail(f"--method generate asks by generation; it does not apply with --protocol {protocol}.")
+    if method == "clip" and backend not in (None, "contrastive"):
+        fail(f"--method clip scores options with a contrastive model; it does not apply with --backend {backend}.")
     spread = device_map_settings(device_map, max_memory)
-    asked = protocol is not None or image_condition is not None or blind or max_new_tokens is not None
-    if seed and not asked:
-        fail("--seed applies with --protocol only (the seed of the shuffled-image condition).")
-    if asked:
-        refuse_unless_mllm(is_mllm(model), model, protocol=protocol, image_condition=image_condition,
-                           blind=blind, max_new_tokens=max_new_tokens)
-        if method != "auto":
-            fail(f"--method {method} does not apply with --protocol: the multimodal LLM is asked by the "
-                 "protocol(s) named.")
-        from spatialprobe.benchmarks.ask_sources import spatialmqa_source
-
-        with refusals():
-            source, settings = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
-            run_ask(source, settings, model, parse_pairs(scorer_arg), out=out, protocol=protocol,
-                    condition=image_condition, blind=blind, max_new_tokens=max_new_tokens, seed=seed,
-                    device=device, batch_size=batch_size, label="SpatialMQA questions asked",
-                    device_map=spread[0], max_memory=spread[1])
-        return
-    refuse_device_map({"clip": "contrastive", "generate": "generate"}.get(method, "contrastive/generate"),
-                      device, *spread)
-    bar, advance = _progress("SpatialMQA questions answered")
-    try:
-        given = parse_pairs(scorer_arg)  # the model is built here only when it has options given
-        answerer = build_answerer(model, method, device, given=given) if given else None
-        with bar:
-            summary = run_spatialmqa(model, data, images, out, part=part, method=method,
-                                     device=device, batch_size=batch_size, limit=limit,
-                                     answerer=answerer, progress=advance, skip_missing=skip_missing)
-    except (DataError, ModelLoadError, ValueError) as err:
-        fail(err)
+    with refusals():
+        source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
+        given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
+                      seed, device, batch_size, "contrastive" if method == "clip" else backend,
+                      parse_pairs(scorer_arg), *spread)
+    summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
-    for key, ids in summary["details"]["extra_keys"].items():
+    for key, ids in summary["details"].get("extra_keys", {}).items():
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
                     "ignored.", fg=typer.colors.YELLOW, err=True)
     metrics = summary["metrics"]
@@ -216,7 +171,7 @@ def vsr_train_command(
     settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size,
                              epochs=30.0 if epochs is None else float(epochs), eval_steps=eval_steps,
                              max_steps=max_steps, seed=seed)
-    bar, advance = _progress("VSR training, then test examples")
+    bar, advance = progress_bar("VSR training, then test examples")
     try:
         with bar:
             summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,

@@ -49,6 +49,7 @@ class CausalLMScorer:
 
     name = "hf-causal"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("cloze",)
     options: ClassVar[dict[str, Option]] = {
         "normalize": Option(str, "sum", "sum (log-likelihood), token (per token) or char (per character)",
                             NORMALIZE),

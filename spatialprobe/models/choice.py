@@ -123,3 +123,51 @@ def auto_model(model: str, among: tuple[str, ...], command: str) -> tuple[str, s
     raise UsageError(f"{command} does not take {model!r}: it is {kind}, which the "
                      f"{', '.join(found) or 'no'} adapter(s) load; {command} takes "
                      f"{', '.join(among)}.")
+
+
+def choose(model: str, wordings: tuple[str, ...], command: str, backend: str | None = None) -> tuple[str, str]:
+    """(adapter name, why) for asking ``model`` items worded as ``wordings`` (a source offers them):
+    among the adapters that accept the checkpoint's configuration (:func:`adapters_for`, the most
+    specific first), those that understand one of the wordings; ``backend`` (``--backend``, alias
+    ``--scorer``) picks one of them by name, else the first. One sentence where none fits."""
+    from spatialprobe import registry
+    from spatialprobe.errors import ModelLoadError, UsageError
+
+    def understands(name: str) -> bool:
+        return bool(set(getattr(registry.lookup("model", name), "wordings", ())) & set(wordings))
+
+    if model == "dummy":
+        found, where = ["dummy"], "--model dummy"
+    else:
+        config, where = _read_config(model)
+        if config is None and not Path(model).exists():  # the loader's own sentence (hub id, revision, cache)
+            from transformers import AutoConfig
+
+            from spatialprobe.loading import load_pretrained
+
+            config = load_pretrained(AutoConfig, model, "the configuration of").to_dict()
+        if config is None:
+            raise ModelLoadError(f"{command} cannot tell which model {model!r} is: {where}.")
+        found = adapters_for(config)
+    fitting = [name for name in found if understands(name)]
+    if backend not in (None, "auto"):
+        if backend not in fitting:
+            raise UsageError(f"--backend {backend} does not apply to {model!r} in {command}: the adapters that "
+                             f"accept it and understand its items are {', '.join(fitting) or 'none'}.")
+        return str(backend), f"--backend {backend}"
+    if not fitting:
+        raise UsageError(f"{command} cannot ask {model!r}: the {', '.join(found) or 'no'} adapter(s) that accept "
+                         f"it understand none of the wordings its items offer ({', '.join(wordings)}).")
+    return fitting[0], f"the first adapter that accepts {where} and understands its items"
+
+
+def asks(model: str, wordings: tuple[str, ...], backend: str | None = None) -> bool:
+    """Whether an adapter that accepts ``model`` understands one of ``wordings`` (so a command asks
+    it the items rather than probing it another way); False where its configuration is unreadable."""
+    from spatialprobe.errors import SpatialprobeError
+
+    try:
+        choose(model, wordings, "", backend)
+    except SpatialprobeError:
+        return False
+    return True

@@ -23,6 +23,7 @@ class ClipSimilarity:
 
     name = "contrastive"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("contrastive",)
     options: ClassVar[dict[str, Option]] = {}
 
     def __init__(self, model: str = "openai/clip-vit-base-patch32", device: str = "auto"):

@@ -17,6 +17,7 @@ from spatialprobe.models.base import ClozeRequest, Option, Progress
 class DummyScorer:
     name = "dummy"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("cloze",)
     options: ClassVar[dict[str, Option]] = {}
 
     def __init__(self, seed: int = 0, **_: Any):

@@ -53,6 +53,7 @@ class MaskedLMScorer:
 
     name = "hf-mlm"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("cloze",)
     options: ClassVar[dict[str, Option]] = {}
     shards: ClassVar[bool] = True
     """Takes ``device_map``/``max_memory`` (:mod:`spatialprobe.sharding`)."""

@@ -45,6 +45,7 @@ class MultimodalLLM:
 
     name = "hf-mllm"
     protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
+    wordings: ClassVar[tuple[str, ...]] = ("question",)
     options: ClassVar[dict[str, Option]] = {
         "batch_size": Option(int, 8, "requests per forward pass (score) or per generate call"),
         "normalize": Option(str, "sum", "sum: log-likelihood (lm-eval acc); token: per token; "

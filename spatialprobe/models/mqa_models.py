@@ -56,6 +56,10 @@ class GenerativeAnswerer:
 
     kind = name = "generate"
     protocols: ClassVar[tuple[str, ...]] = ("generate",)
+    wordings: ClassVar[tuple[str, ...]] = ("question",)
+    not_asked: ClassVar[tuple[str, ...]] = ("prompt", "max_new_tokens")
+    """Options of the earlier spatialmqa kind only: the ask kind words the question itself and
+    takes --max-new-tokens."""
     options: ClassVar[dict[str, Option]] = {
         "prompt": Option(str, PROMPT, "the SpatialMQA instruction, with {question} and {options}"),
         "max_new_tokens": Option(int, 16, "at most this many generated tokens")}

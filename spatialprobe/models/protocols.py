@@ -40,6 +40,10 @@ class Question:
     """The replies that answer it, each meaning one label of the task."""
     image: Any = None
     """The image shown with the question (a PIL image or a path); ``None``: a text-only turn."""
+    suffix: str = ""
+    """Text after each option (a contrastive or cloze template's end); ``""`` for a question."""
+    passage: str = ""
+    """Supporting text for reading-comprehension QA; ``""`` when there is none."""
 
 
 def protocols_of(protocol: str) -> tuple[str, ...]:
@@ -73,7 +77,7 @@ def ask(model: Any, questions: Sequence[Question], protocol: str, max_new_tokens
     wanted = check_protocol(model, protocol)
     answers: list[dict[str, Any]] = [{} for _ in questions]
     if "likelihood" in wanted:
-        scores = model.score([ScoreRequest(q.prompt, "", q.options, q.image) for q in questions])
+        scores = model.score([ScoreRequest(q.prompt, q.suffix, q.options, q.image, q.passage) for q in questions])
         for answer, q, row in zip(answers, questions, scores, strict=True):
             values = [float(s) for s in row]
             best = values.index(max(values))  # ties: the first

@@ -66,6 +66,7 @@ class T5YesNo:
 
     name = "t5"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("short",)
     options: ClassVar[dict[str, Option]] = {
         "use_context": Option(bool, True, "write the question's context after it (UnifiedQA style)"),
         "lowercase": Option(bool, True, "lower-case the input, as UnifiedQA was trained")}
@@ -154,6 +155,7 @@ class _VQAModel:
     """The transformers class that loads it."""
     truncate = False
     protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
+    wordings: ClassVar[tuple[str, ...]] = ("short",)
     options: ClassVar[dict[str, Option]] = {}
 
     def __init__(self, model: str, device: str = "auto", processor=None):

@@ -85,6 +85,7 @@ class ViltMaskedLMScorer:
 
     name = "vilt"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("cloze",)
     options: ClassVar[dict[str, Option]] = {
         "image": Option(image_option, "blank", "blank (gray image), request (each request's image) "
                         "or a synthesis run directory")}

@@ -100,6 +100,11 @@ def facets(run: Run) -> dict[str, str]:
     out = {"model": str(run.summary.get("model")), "dataset": str(run.summary.get("dataset"))}
     for key, value in flat(run.config.get("settings") or {}).items():
         top = key.split(".")[0]
+        if top == "source":  # an ask run's source: its own settings (limit, part), not where its files are
+            key = key.removeprefix("source.")
+            top = key.split(".")[0]
+            if top in ("name", "file", "version") or key in out:
+                continue
         if top not in ("task", "model", "dataset", "data", "source", "questions", "images", "prompt_set"):
             out[key] = value
     return out

@@ -127,8 +127,9 @@ def probe_table(summary: Mapping[str, Any]) -> str:
 REPORT_METRICS: dict[str, tuple[tuple[str, str], ...]] = {
     "spatialmqa": (("accuracy", "accuracy"), ("f1", "pr_f1_gold")),  # the F1 its command prints (2PR/(P+R))
 }
-"""The metrics ``report`` shows of a kind: (metric, the registered statistic it is measured with,
-whose short header heads its column); others: accuracy and macro-F1."""
+"""The metrics ``report`` shows of a kind or of a task (an ask run's source): (metric, the
+registered statistic it is measured with, whose short header heads its column); others: accuracy
+and macro-F1."""
 DEFAULT_METRICS = (("accuracy", "accuracy"), ("macro_f1", "macro_f1"))
 
 
@@ -145,6 +146,10 @@ def _column(stat: str) -> str:
     from spatialprobe.metrics.statistics import get
 
     return get(stat).column
+
+
+def _shown(kind: str, task: str) -> tuple[tuple[str, str], ...]:
+    return REPORT_METRICS.get(kind) or REPORT_METRICS.get(task) or DEFAULT_METRICS
 
 
 def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
@@ -165,13 +170,13 @@ def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
     columns = sorted({column(r) for r in runs}, key=lambda c: (
         order.index(c[1]) if c[1] in order else len(order), c[1], c[0] != "probe", c[0], c[2]))
     header = ["run"] + [f"{kind} {task}".strip() + (f" [{data}]" if data else "") + f" {name}"
-                        for kind, task, data in columns for _, stat in REPORT_METRICS.get(kind, DEFAULT_METRICS)
+                        for kind, task, data in columns for _, stat in _shown(kind, task)
                         for name in [_column(stat)]]
     rows = []
     for run, label in zip(runs, labels, strict=True):
         metrics = run.summary.get("metrics") or {}
         cells = [pm(metrics.get(metric) or run.summary.get(metric)) if column(run) == c else "–"
-                 for c in columns for metric, _ in REPORT_METRICS.get(c[0], DEFAULT_METRICS)]
+                 for c in columns for metric, _ in _shown(c[0], c[1])]
         rows.append((columns.index(column(run)), label, [label.replace("|", "\\|"), *cells]))
     return _markdown(header, [row for *_, row in sorted(rows, key=lambda r: (r[0], r[1]))])
 

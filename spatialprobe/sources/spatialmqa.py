@@ -1,0 +1,81 @@
+"""SpatialMQA (Liu et al. 2025): a question about a COCO image with 2-6 lettered options.
+
+Wordings: ``question`` (lettered options, the reply parsed by letter, text, then the benchmark's
+lenient rule) and ``contrastive`` (each option in the template ``{option}: {question}`` scored
+against the image). The official metrics, for every family: lenient accuracy, macro-F1 over the
+relations in gold, macro precision and recall and the benchmark's F1 = 2PR/(P+R), each with its
+``strict_`` twin and broken down per perspective and per axis (``Code/eval/calculate_prf1.py``).
+A row's ``pred_lenient`` is the gold answer where the reply is leniently correct, else the first
+relation containing it; ``pred_strict`` the option it equals; a chosen option is both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.sources.base import Official, Source, SourceItem, Wording
+
+QUESTION = "{question}\nOptions:\n{options}\nAnswer with the option's letter."
+TEMPLATE = "{option}: {question}"
+STATISTICS = {"accuracy": "accuracy", "macro_f1": "macro_f1_gold", "f1": "pr_f1_gold",
+              "precision": "precision_gold", "recall": "recall_gold"}
+OFFICIAL = (Official(STATISTICS, ("perspective", "axis"), pred="pred_lenient"),
+            Official({f"strict_{k}": v for k, v in STATISTICS.items()}, ("perspective", "axis"), pred="pred_strict"))
+
+
+def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
+    """``pred_strict`` and ``pred_lenient`` of an answer: a chosen option is both; a reply is
+    matched by the benchmark's rules (:mod:`spatialprobe.models.answer_parse`)."""
+    from spatialprobe.models.answer_parse import lenient_label, strict_label
+
+    if output is None or output in item.options:
+        return {"pred_strict": label or "--", "pred_lenient": label or "--"}
+    return {"pred_strict": strict_label(output, item.options), "pred_lenient": lenient_label(output, item.gold)}
+
+
+def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: int | None = None,
+                      skip_missing: bool = False) -> tuple[Source, dict[str, Any]]:
+    """SpatialMQA's questions with their images (those found; ``skip_missing`` or refused)."""
+    from spatialprobe.datasets import spatialmqa
+    from spatialprobe.datasets.vsr import file_version, usable_images
+    from spatialprobe.models.answer_parse import SPATIALMQA_LABEL_ORDER, spatialmqa_option
+
+    every = spatialmqa.load_spatialmqa_file(path, part=part)
+    examples = every[:limit]
+    found, missing, coverage = usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
+                                       limit=limit, what="questions")
+    before, _, after = TEMPLATE.partition("{option}")
+    items = []
+    for e in examples:
+        if e.id not in found:
+            continue
+        lettered = "\n".join(f"{chr(65 + n)}. {o}" for n, o in enumerate(e.options))
+        contrastive = Wording(before.format(question=e.question), e.options, e.options,
+                              after.format(question=e.question))
+        items.append(SourceItem(e.id, QUESTION.format(question=e.question, options=lettered), e.options,
+                                e.options, e.answer, str(found[e.id]), (e.image,),
+                                {"image": e.image, "perspective": e.perspective, "axis": e.axis},
+                                {"contrastive": contrastive}))
+    train = path.parent / "train.jsonl"
+    prior = (tuple(x.answer for x in spatialmqa.load_spatialmqa_file(train, part="train"))
+             if part != "train" and train.is_file() else None)
+    spec = Resampling(tuple(SPATIALMQA_LABEL_ORDER), ("image",), key=("instance_id",), pooled=True,
+                      unit="images", fold_case=True)
+    settings = {"name": "spatialmqa", "data": {"file": str(path.resolve()), "version": file_version(path)},
+                "images": str(images_dir.resolve()), "part": part, "limit": limit, "skip_missing": skip_missing}
+    source = Source("spatialmqa", "spatialmqa", f"spatialmqa-{part}@{file_version(path)}",
+                    tuple(SPATIALMQA_LABEL_ORDER), tuple(items), spec, prior_labels=prior,
+                    lenient=spatialmqa_option, official=OFFICIAL, matching=matching, settings=settings,
+                    details={"total": coverage["total"], "coverage_detail": coverage, "what": "questions",
+                             "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
+                             "extra_keys": spatialmqa.extra_key_report(examples)})
+    return source, settings
+
+
+def replay(settings: Mapping[str, Any], seed: int) -> Source:
+    """The source of a run's recorded ``source`` settings."""
+    return spatialmqa_source(Path(settings["data"]["file"]), Path(settings["images"]), settings["part"],
+                             settings["limit"], settings["skip_missing"])[0]

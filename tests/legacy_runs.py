@@ -1,0 +1,82 @@
+"""Writes run folders of the kinds issue 28 retires (vsr, spatialmqa, qa), with tiny models, by the
+spatialprobe found on PYTHONPATH: run it with a checkout of the main branch from before the
+change, so that tests/test_legacy_runs.py can resume and replay them with the new code.
+
+    PYTHONPATH=/path/to/old/checkout python tests/legacy_runs.py DIR
+
+DIR gets models/, data/ and runs/{vsr,spatialmqa,qa} (a few KB of configs, caches and rows besides
+the tiny models); nothing is copied from shared data.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))  # the tiny-model builders beside this file
+
+VSR = [{"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1, "relation": "left of"},
+       {"image": "000000000002.jpg", "caption": "The hot dog is on the table.", "label": 0, "relation": "on"},
+       {"image": "000000000002.jpg", "caption": "The cup is near the plate.", "label": 1, "relation": "near"}]
+MQA = [{"image": "000000000001.jpg", "question": "Where is the cup relative to the plate?",
+        "options": ["left of", "right of"], "answer": "left of"},
+       {"image": "000000000002.jpg", "question": "Where is the lamp relative to the bed?",
+        "options": ["on/above", "below", "behind"], "answer": "below"}]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def build(root: Path) -> dict[str, list[str]]:
+    """The models and data, and each legacy run's command line (after ``spatialprobe``)."""
+    from qa_helpers import make_t5
+    from vl_helpers import solid_image, tiny_clip
+
+    from spatialprobe import datasets
+    from spatialprobe.datasets.qa import build_qa, to_qa_records
+
+    clip = tiny_clip(root / "models" / "clip")
+    for n, name in enumerate(("000000000001.jpg", "000000000002.jpg")):
+        solid_image(root / "data" / "coco" / name, (200, 30 + 90 * n, 30))
+    write_jsonl(root / "data" / "vsr" / "random" / "test.jsonl", VSR)
+    write_jsonl(root / "data" / "mqa" / "test.jsonl", MQA)
+    qa = build_qa(datasets.load("posrel"))
+    records = to_qa_records(qa)[:6]
+    write_jsonl(root / "data" / "qa.jsonl", records)
+    t5 = make_t5(root / "models" / "t5", [r["question"] + " " + r.get("context", "") for r in records])
+    images, runs = str(root / "data" / "coco"), root / "runs"
+    asked = {}
+    from mllm_helpers import SHARED
+    from mllm_helpers import build as build_mllm
+
+    if (SHARED / "llava-1.5-7b-hf").is_dir():  # the ask kind, with the genuine LLaVA processor files
+        llava = build_mllm("llava", root / "models" / "llava", bias_word="Yes")
+        asked["ask"] = ["vsr", "--model", str(llava), "--data", str(root / "data" / "vsr"), "--images", images,
+                        "--out", str(runs / "ask"), "--device", "cpu", "--protocol", "both", "--blind",
+                        "--max-new-tokens", "2"]
+    return {**asked, "vsr": ["vsr", "--model", str(clip), "--data", str(root / "data" / "vsr"), "--images", images,
+                    "--out", str(runs / "vsr"), "--device", "cpu"],
+            "spatialmqa": ["spatialmqa", "--model", str(clip), "--data", str(root / "data" / "mqa"), "--images",
+                           images, "--out", str(runs / "spatialmqa"), "--device", "cpu"],
+            "qa": ["qa", "text", "--model", str(t5), "--data", str(root / "data" / "qa.jsonl"),
+                   "--out", str(runs / "qa"), "--device", "cpu"]}
+
+
+def main(root: Path) -> None:
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    for kind, argv in build(root).items():
+        result = CliRunner().invoke(app, argv)
+        if result.exit_code != 0:
+            raise SystemExit(f"{kind}: {result.output}")
+        written = json.loads((root / "runs" / kind / "config.json").read_text())["kind"]
+        print(f"{kind}: a {written} run in {root / 'runs' / kind}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
