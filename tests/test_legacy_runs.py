@@ -2,15 +2,20 @@
 replay with this code: confirmed in place (the same identity, nothing computed) and reproduced
 elsewhere with identical predictions.
 
-The folders are written by tests/legacy_runs.py run with that older checkout (the environment
-variable SPATIALPROBE_LEGACY_TREE names it; skipped where it is not there).
+The folders are written by tests/legacy_runs.py run, in a subprocess, with the package as it was
+at :data:`LEGACY_COMMIT` (main just before the engine merge), taken from this repository's own
+history with ``git archive``: a fresh clone has it, so the test runs everywhere (skipped, with the
+reason, only where git or that commit is not available).
 """
 
 from __future__ import annotations
 
+import io
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,16 +24,32 @@ from typer.testing import CliRunner
 from spatialprobe.cli import app
 from spatialprobe.files import read_jsonl
 
-LEGACY = Path(os.environ.get("SPATIALPROBE_LEGACY_TREE", "/work/wt-legacy"))
-pytestmark = pytest.mark.skipif(not (LEGACY / "spatialprobe" / "benchmarks" / "vsr.py").is_file(),
-                                reason=f"no checkout of the pre-issue-28 main at {LEGACY} "
-                                       "(set SPATIALPROBE_LEGACY_TREE)")
+LEGACY_COMMIT = "6125a7a"
+"""main before issue 28's engine merge: its vsr, spatialmqa and qa commands wrote their own kinds."""
+REPO = Path(__file__).resolve().parent.parent
+
+
+def old_package(into: Path) -> Path:
+    """The ``spatialprobe`` package of :data:`LEGACY_COMMIT`, extracted under ``into`` from this
+    repository's history; the test is skipped, naming why, where git or the commit is missing."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: the pre-change package cannot be taken from history")
+    found = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{LEGACY_COMMIT}^{{commit}}"],
+                           capture_output=True, check=False)
+    if found.returncode != 0:
+        pytest.skip(f"commit {LEGACY_COMMIT} is not in this clone's history (a shallow clone?)")
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", LEGACY_COMMIT, "spatialprobe"],
+                             capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into
 
 
 @pytest.fixture(scope="module")
 def legacy(tmp_path_factory):
     root = tmp_path_factory.mktemp("legacy")
-    env = {**os.environ, "PYTHONPATH": str(LEGACY), "OMP_NUM_THREADS": "1"}
+    tree = old_package(tmp_path_factory.mktemp("legacy-tree"))
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, str(Path(__file__).parent / "legacy_runs.py"), str(root)],
                           env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
