@@ -13,8 +13,7 @@ from spatialprobe.cli import app
 from spatialprobe.runner import RunKind, RunSpec
 from spatialprobe.runner.settings import from_config, to_spec
 
-KINDS = ("probe", "synthesize", "judge", "human", "visor", "qa", "vsr", "spatialmqa", "vsr-train",
-         "vqa-judge", "vqa-visor")
+KINDS = ("probe", "synthesize", "judge", "human", "visor", "ask", "vsr-train", "vqa-judge", "vqa-visor")
 
 
 def invoke(*args):
@@ -31,6 +30,15 @@ def test_every_kind_is_a_runkind_with_a_settings_dataclass(name):
     assert dataclasses.is_dataclass(cls.Settings)
     assert "from_spec" not in vars(cls)  # the one generic parser, never a hand-written one
     assert "from_settings" in vars(cls) and "resolved" in vars(cls)
+
+
+@pytest.mark.parametrize("name", ["qa", "vsr", "spatialmqa"])
+def test_a_retired_kind_is_registered_as_its_mapping_to_the_ask_kind(name):
+    from spatialprobe.benchmarks.ask import AskRunSettings
+    from spatialprobe.runner.legacy import RETIRED, Retired
+
+    assert name in RETIRED and registry.lookup("run-kind", name) is Retired
+    assert Retired.Settings is AskRunSettings  # a replay overrides the ask kind's runtime settings
 
 
 def test_hooks_are_visible_no_ops_on_the_base():
