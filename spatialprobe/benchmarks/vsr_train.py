@@ -19,21 +19,61 @@ results. A rerun of a finished run trains nothing and predicts nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics, vsr_resampling
 from spatialprobe.datasets import vsr
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.fingerprints import file_input, model_input
 from spatialprobe.loading import device_name, load_pretrained, resolve_precision
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.sources.vsr import panels
 from spatialprobe.vision import open_image
 
 TRAINING = "training"
 """Key of the one item that trains the model (its result: the best dev accuracy and step)."""
+
+
+
+def pct(value: float) -> float:
+    return round(100.0 * value, 2)
+
+
+def vsr_resampling() -> tuple[Resampling, ...]:
+    """How VSR rows (one per caption) are resampled: by COCO image. VSR's captions were written
+    for sampled images, several per image, so an image's captions are not independent draws;
+    images share no objects by design, so the image is the unit. The overall value is pooled over
+    captions, as are each category's and relation's (two resamplings of the same draws)."""
+    by_category = Resampling((0, 1), ("image",), group="category", part="category {}", gold="label",
+                             key=("id",), pooled=True, unit="images")
+    return by_category, replace(by_category, group="relation", part="relation {}", metrics={"accuracy": "accuracy"})
+
+
+def accuracy_table(summary: Mapping[str, Any], coverage: str | None = None) -> str:
+    """table.md: its coverage (``coverage``, else the line of ``details.coverage``), then overall
+    accuracy and accuracy per relation category, with 95 % intervals."""
+    from spatialprobe.reports.tables import ci_suffix, coverage_line, intervals_line
+
+    acc = summary["accuracy"]
+    lines = [coverage or coverage_line(summary["details"].get("coverage")), "",
+             "| group | accuracy (%) | n |", "|---|---|---|",
+             f"| overall | {acc['mean']}{ci_suffix(acc)} | {acc['n']} |"]
+    lines += [f"| {group} | {v['accuracy']}{ci_suffix(v)} | {v['n']} |"
+              for group, v in panels(summary)["per category"].items()]
+    text = "\n".join(lines) + "\n"
+    return text + (f"\n{intervals_line(summary)}" if summary.get("intervals") else "")
+
+
+def missing_details(examples: Sequence[Any], missing: Sequence[str],
+                    coverage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What summary.json records of the examples without an image (and the coverage line's numbers)."""
+    gone = set(missing)
+    details = {"n_examples": len(examples), "n_missing_images": len(missing),
+               "missing_images": sorted({e.image for e in examples if e.id in gone})[:50]}
+    return {**details, "coverage": dict(coverage)} if coverage is not None else details
 
 
 @dataclass(frozen=True)
@@ -253,7 +293,7 @@ class VSRTrainRun(RunKind):
                    "best_checkpoint": None if self.work_dir is None else str(self._dir("best")),
                    "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS},
                    "coverage_per_part": self.coverage}
-        return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
+        return Evaluation(rows, {}, f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
                           f"vsr-{self.split}-test@{self.versions['test']}", self.settings.seed, False, details,
                           vsr_resampling())
 
