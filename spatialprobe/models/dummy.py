@@ -11,10 +11,11 @@ import struct
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from spatialprobe.models.base import ClozeRequest, Option, Progress
+from spatialprobe.models.base import ClozeRequest, Declared, Option, Progress
 
 
-class DummyScorer:
+class DummyScorer(Declared):
+    gpus: ClassVar[int] = 0
     name = "dummy"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
     wordings: ClassVar[tuple[str, ...]] = ("cloze",)

@@ -7,11 +7,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.models.base import GenerateRequest, Option, Progress, cut
+from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, cut
 from spatialprobe.vision import open_image
 
 PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
@@ -19,9 +19,21 @@ PROMPT = ("You are an expert in spatial relation reasoning. Look at the image an
           "explanation.\nQuestion: {question}\nOptions: {options}")
 
 
-class GenerativeAnswerer:
+class GenerativeAnswerer(Declared):
     """A ``model`` adapter: ``generate(requests)`` answers each prompt (in the processor's chat
     template, the image in the user turn) by greedy decoding, one request at a time."""
+    sees_images: ClassVar[bool] = True
+    specificity: ClassVar[int] = 50
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """An image-text-to-text checkpoint (``AutoModelForImageTextToText`` maps its ``model_type``)."""
+        from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
 
     kind = name = "generate"
     protocols: ClassVar[tuple[str, ...]] = ("generate",)
