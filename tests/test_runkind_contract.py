@@ -40,7 +40,7 @@ def test_hooks_are_visible_no_ops_on_the_base():
         def compute(self, batch):
             return [len(item.key) for item in batch]
 
-    kind = Counting()
+    kind = Counting(None)
     assert list(kind.prepare(None, {})) == []
     assert kind.write_extras(None, {}, None) is None
     from spatialprobe.runner import Item

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets.sr2d import check_records, is_spatial, load_sr2d
-from spatialprobe.errors import UsageError
+from spatialprobe.errors import DataError, UsageError
 from spatialprobe.files import write_json
 from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
@@ -44,8 +44,15 @@ COUNTS = {"OA": "images", "VISOR": "images", "VISOR_cond": "images_with_both",
 
 
 def file_version(path: str | Path) -> dict[str, str]:
-    return {"path": str(Path(path).resolve()),
-            "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+    """A file as a run records it: its absolute path and content digest (a missing or
+    unreadable file is a DataError naming it)."""
+    try:
+        content = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    return {"path": str(Path(path).resolve()), "sha256": hashlib.sha256(content).hexdigest()}
 
 
 @dataclass(frozen=True)
