@@ -190,10 +190,12 @@ def visor(
                                       "--threshold": threshold})
         return judge_vqa.run_vqa_visor(run, prompts, out, judge_model, judge_arg, batch_size or 8,
                                        device or "auto", partial, skip_missing)
-    from spatialprobe.judging.visor import VisorRun
+    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.visor import VisorRun, VisorRunSettings
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
+    from spatialprobe.runner.settings import Component
 
     require_run_dir(out)
     detecting = {"--detector": detector, "--detector-model": detector_model, "--detector-arg": detector_arg,
@@ -209,14 +211,16 @@ def visor(
             verb = "applies" if len(given) == 1 else "apply"
             fail(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
         target = out or DefaultRunDir(detections.stem)
-        kind = VisorRun(detections=detections, prompts=prompts)
+        kind = VisorRun(VisorRunSettings({"detections": {"path": str(detections)}}, {"path": str(prompts)}))
     elif run is not None:
         require_image_run(run)
         spec = component_spec(detector or "owlvit", detector_model, detector_arg,
                      threshold=0.1 if threshold is None else threshold)
         target = out or DefaultRunDir(spec.name)
-        kind = VisorRun(run=run, detector=spec, prompts=prompts, batch_size=batch_size or 8,
-                        device=device or "auto", partial=partial, skip_missing=skip_missing)
+        kind = VisorRun(VisorRunSettings({"image_run": image_run(run, partial)},
+                                         {"path": str(prompts)} if prompts else None, Component.of(spec),
+                                         device=device or "auto", batch_size=batch_size or 8,
+                                         skip_missing=skip_missing))
         if kind.skipped:  # never a silent skip
             warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts (no "
                  "obj_1_attributes, obj_2_attributes and a left/right/above/below rel_type); "

@@ -17,6 +17,7 @@ import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
@@ -194,6 +195,19 @@ def _on_device(spec: Spec, device: str) -> Spec:
 def _without_device(spec: Spec | None) -> dict[str, Any] | None:
     return None if spec is None else {"name": spec.name,
                                       "args": {k: v for k, v in spec.args.items() if k != "device"}}
+
+
+def image_run(path: str | Path, partial: bool = False) -> dict[str, Any]:
+    """The ``source`` setting of a kind that reads the image run at ``path`` (``partial``: an
+    unfinished one), as a command gives it; the kind resolves it (:func:`image_run_source`)."""
+    return {"path": str(path), "completeness": {"partial": partial}}
+
+
+def opened_image_run(source: Mapping[str, Any]) -> tuple[str, ImageStore, Completeness]:
+    """The path, store and completeness of the image run a ``source`` setting names (a given
+    one, :func:`image_run`, or a recorded one, :func:`image_run_source`)."""
+    path = str(recorded(source, "path", "source"))
+    return (path, *open_image_run(path, partial=bool((source.get("completeness") or {}).get("partial"))))
 
 
 def image_run_source(store: ImageStore, images: Sequence[ImageRecord],

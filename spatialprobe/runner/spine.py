@@ -101,6 +101,14 @@ class RunKind:
     def __init__(self, settings: Any) -> None:
         self.settings = settings
 
+    def __getattr__(self, name: str) -> Any:
+        """A setting read as the kind's own attribute: ``self.seed`` is ``self.settings.seed``
+        (an attribute of the kind or its class comes first)."""
+        settings = self.__dict__.get("settings")
+        if name.startswith("__") or settings is None or name not in {f.name for f in fields(settings)}:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(settings, name)
+
     def resolved(self) -> Any:
         """The resolved settings: the instance of ``Settings`` the kind holds."""
         return self.settings
