@@ -19,17 +19,17 @@ from spatialprobe.commands.image_runs import (
     warn_skipped,
 )
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.runner.settings import Component
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
-def _judge_config(task: str, detector: str, detector_model: str | None, detector_arg: list[str],
+def _judge_settings(task: str, run: Path, detector: str, detector_model: str | None, detector_arg: list[str],
                   threshold: float | None, depth: str | None, depth_model: str | None,
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
                   batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None,
                   partial: bool = False, mode: str = "corrected"):
-    """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
-    from spatialprobe.errors import UsageError
-    from spatialprobe.judging.box import FIXED_RULES, JudgeConfig
+    """The judge's settings; options that do not apply to ``task`` are refused, not ignored."""
+    from spatialprobe.judging.box import FIXED_RULES, JudgeRunSettings, image_run
     from spatialprobe.judging.modes import check_rule, default_rule, reads_depth
 
     if task in FIXED_RULES and (rule is not None or rule_arg):
@@ -53,15 +53,13 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
         fail(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
     rule_args = parse_args(rule_arg)
     _check_benchmark_args(rule, rule_args)
-    try:
-        check_rule(task, rule, mode, rule_args, depth_region)
-    except UsageError as err:
-        fail(str(err))
-    return JudgeConfig(
-        task=task, detector=component_spec(detector, detector_model, detector_arg, threshold=threshold),
-        depth=component_spec(depth or "dpt", depth_model, depth_arg) if depth_read else None,
+    check_rule(task, rule, mode, rule_args, depth_region)
+    return JudgeRunSettings(
+        task=task, source=image_run(run, partial),
+        detector=Component.of(component_spec(detector, detector_model, detector_arg, threshold=threshold)),
+        depth=Component.of(component_spec(depth or "dpt", depth_model, depth_arg)) if depth_read else None,
         rule=rule, rule_args=rule_args, seed=seed, batch_size=batch_size, device=device,
-        skip_missing=skip_missing, depth_region=depth_region or "release", partial=partial, mode=mode)
+        skip_missing=skip_missing, depth_region=depth_region or "release", mode=mode)
 
 
 def _check_benchmark_args(rule: str, rule_args: dict) -> None:
@@ -84,10 +82,10 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
-    cfg = _judge_config(task, **options)
+    settings = _judge_settings(task, run, **options)
     require_run_dir(out)
-    target = out or DefaultRunDir(task, cfg.detector.name, cfg.depth.name if cfg.depth else None)
-    summary, out = execute_judging(lambda: JudgeRun(str(run), cfg, gallery=gallery), target, task)
+    target = out or DefaultRunDir(task, settings.detector.name, settings.depth.name if settings.depth else None)
+    summary, out = execute_judging(lambda: JudgeRun(settings, gallery=gallery), target, task)
     if gallery:
         typer.echo(f"gallery: {out / 'gallery.html'}")
     typer.echo(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
@@ -195,7 +193,6 @@ def visor(
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
-    from spatialprobe.runner.settings import Component
 
     require_run_dir(out)
     detecting = {"--detector": detector, "--detector-model": detector_model, "--detector-arg": detector_arg,
