@@ -16,7 +16,7 @@ from spatialprobe.runner.settings import from_config, to_spec
 
 KINDS = ("probe", "synthesize", "judge", "human", "visor", "qa", "vsr", "spatialmqa", "vsr-train",
          "vqa-judge", "vqa-visor", "judge-compare")
-HOLD_THEIR_SETTINGS = ("judge-compare", "visor", "vqa-judge", "vqa-visor", "judge", "human", "synthesize")
+HOLD_THEIR_SETTINGS = ("judge-compare", "visor", "vqa-judge", "vqa-visor", "judge", "human", "synthesize", "probe")
 """Kinds built from their settings alone (``Kind(settings)``): resolved, from_settings and
 inputs are the base's, written once (issue 28 item 6); the asked-items kinds follow."""
 
