@@ -83,6 +83,20 @@ def make_runs(root: Path, with_models: bool = True) -> dict[str, Path]:
     invoke("judge", "compare", runs["judge-posrel-visor"], runs["judge-posrel-args"], "--out", runs["judge-compare"])
     if with_models:
         from mllm_helpers import build
+        from test_vl_vsr import write_split
+        from vl_helpers import solid_image, tiny_vilt
+
+        rows = [{"image": f"{i % 2:012d}.jpg", "caption": "The cat is left of the dog.", "label": i % 2,
+                 "relation": "left of", "annotator_id": 1, "vote_true_validator_id": "[]",
+                 "vote_false_validator_id": "[]"} for i in range(4)]
+        for part in ("train", "dev", "test"):
+            write_split(root / "vsr", "random", part, rows)
+        for i, color in enumerate([(250, 0, 0), (0, 0, 250)]):
+            solid_image(root / "coco" / f"{i:012d}.jpg", color, size=32)
+        runs["vsr-train"] = root / "vsr-train"
+        invoke("vsr-train", "--data", root / "vsr", "--images", root / "coco", "--out", runs["vsr-train"],
+               "--model", tiny_vilt(root / "vilt", classifier=True), "--batch-size", "2", "--max-steps", "1",
+               "--eval-steps", "1", "--device", "cpu")
 
         llava = build("llava", root / "llava")
         runs["vqa-judge"], runs["vqa-visor"] = root / "vqa-judge", root / "vqa-visor"
