@@ -1,10 +1,12 @@
 """VQGAN+CLIP images per hour against batch size, measured side by side in one run.
 
     python bench/synthesis_throughput.py [--device auto|cpu|cuda] [--batch-sizes 1,4,8,16]
-        [--compare] [--precision auto|fp32|bf16]
+        [--compare] [--precision auto|fp32|bf16] [--checkpoint]
 
 ``--compare`` times the plain and the fast path (``speed`` setting) at every batch size in the
 same run and prints fast/plain; without it the device's default speed is timed.
+``--checkpoint`` checkpoints the VQGAN decoder in both (recomputed in the backward pass: less
+memory, so batches of 32-64 fit on one GPU).
 
 On CUDA: the paper's settings (512x512, 32 cutouts, bf16 autocast) with randomly initialised
 models of the real shapes (the taming ImageNet f=16/16384 VQGAN, CLIP ViT-B/32): the cost of an
@@ -99,6 +101,7 @@ def main() -> None:
     parser.add_argument("--measure-iterations", type=int, default=None)
     parser.add_argument("--compare", action="store_true", help="time plain and fast side by side")
     parser.add_argument("--precision", default="auto")
+    parser.add_argument("--checkpoint", action="store_true", help="checkpoint the VQGAN decoder")
     args = parser.parse_args()
     device = bench_device(args.device)
     gpu = device.type == "cuda"
@@ -111,7 +114,8 @@ def main() -> None:
         vq, clip = build_models(Path(tmp), real_shapes=gpu)
         speeds = ("plain", "fast") if args.compare else ("auto",)
         synths = {speed: VQGANCLIP(vq, clip, settings={**settings, "speed": speed},
-                                   device=str(device), precision=args.precision)
+                                   device=str(device), precision=args.precision,
+                                   checkpoint=args.checkpoint)
                   for speed in speeds}
     synth = synths[speeds[0]]
     full = synth.settings.iterations
@@ -119,7 +123,8 @@ def main() -> None:
     print(f"device {device} ({torch.cuda.get_device_name(device) if gpu else 'cpu'}), "
           f"{'real-shape random models, paper settings' if gpu else 'tiny test models'}: "
           f"{synth.settings.size}px, {synth.settings.cutouts} cutouts, {full} iterations per image"
-          f"{f', timed over {measured}' if measured != full else ''}; {peak.describe()}")
+          f"{f', timed over {measured}' if measured != full else ''}"
+          f"{', decoder checkpointed' if args.checkpoint else ''}; {peak.describe()}")
     rates: dict[int, float] = {}
     for batch, (speed, synth) in ((b, item) for b in sizes for item in synths.items()):
         prompts = [f"A man number {i} washes the car." for i in range(batch)]

@@ -21,6 +21,7 @@ EXTRA_FEATURES = {
     "judge": "Judging images (spatialprobe judge / visor / annotate)",
     "multigpu": "Models spread over several devices (--device-map)",
     "ray": "Fanning a run out over Ray workers (--ray)",
+    "api": "The openai-api model (an OpenAI-compatible server)",
 }
 
 

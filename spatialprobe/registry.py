@@ -174,3 +174,5 @@ register("run-kind", "vsr-train", "spatialprobe.benchmarks.vsr_train:VSRTrainRun
          "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")
 register("model", "hf-mllm", "spatialprobe.models.mllm:MultimodalLLM",
          "any AutoModelForImageTextToText chat checkpoint (LLaVA, Qwen2.5-VL, SmolVLM, Llama 3.2 Vision, ...)")
+register("model", "openai-api", "spatialprobe.models.openai_api:OpenAIServer",
+         "any OpenAI-compatible server (vLLM, SGLang, TGI, transformers serve, hosted): chat + /completions")

@@ -68,6 +68,7 @@ def _question_requests(image, options=("yes", "no", "left")):
 
 def _tiny(name: str, root, image):
     """(adapter keyword arguments, its score requests or None, its generate requests or None)."""
+    from api_helpers import MODEL, vllm_like
     from qa_helpers import make_blip, make_t5, make_vilt
     from vl_helpers import tiny_clip, tiny_llava
 
@@ -91,6 +92,8 @@ def _tiny(name: str, root, image):
         "contrastive": lambda: ({"model": str(tiny_clip(root / "clip"))}, _text_requests(image), None),
         "generate": lambda: ({"model": str(tiny_llava(root / "llava"))}, None, ask),
         "hf-mllm": lambda: ({"model": str(build_mllm("llava", root / "mllm"))}, _question_requests(image), ask),
+        "openai-api": lambda: ({"model": MODEL, "base_url": vllm_like()[0], "cache_dir": "off"},
+                               _question_requests(None), ask),  # a scripted vLLM; /completions takes no image
     }
     if name not in builders:
         pytest.fail(f"the model adapter {name!r} has no tiny builder in tests/test_registry_contract.py")

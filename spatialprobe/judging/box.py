@@ -38,12 +38,10 @@ from spatialprobe.judging.box_scores import (
     BENCHMARK_ARGS,
     benchmark_metrics,
     benchmark_settings,
-    judge_metrics,
     per_object,
     prompt_protocol,
     prompt_resampling,
     protocol_record,
-    scores,
     table_markdown,
 )
 from spatialprobe.metrics.intervals import Resampling
@@ -308,8 +306,6 @@ class JudgeRun(RunKind):
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         cfg, store = self.cfg, self.store
         rows = finish_predictions(self.images, results, store, TASK_LABELS[cfg.task], cfg.seed)
-        whole = scores(rows)
-        recognized = scores([r for r in rows if r["recognized"]])
         protocol = prompt_protocol(rec.meta for rec in self.images)  # a benchmark's prompt file
         benchmark = benchmark_metrics(cfg.rule, rows, benchmark_args(cfg), protocol)  # {} but for rules of a benchmark
         described = {"detector": self.detector.describe(),
@@ -329,7 +325,8 @@ class JudgeRun(RunKind):
             details["missing_images"] = missing_record(store, self.missing, len(self.images))
         info = source_info(store, self.images)
         untrained = any("untrained" in str((d or {}).get("model", "")) for d in described.values())
-        return Evaluation(rows, {**judge_metrics(whole, recognized), **benchmark}, cfg.task, info["model"],
+        # every metric is declared in judge_resampling: the spine computes it from the registry
+        return Evaluation(rows, {}, cfg.task, info["model"],
                           info["dataset"], cfg.seed, untrained, details,
                           judge_resampling(cfg.task, TASK_LABELS[cfg.task], benchmark, rows, protocol))
 

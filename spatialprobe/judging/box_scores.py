@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from spatialprobe.detectors import rules
+from spatialprobe.metrics.classification import label_statistics
+from spatialprobe.metrics.estimates import point_estimates
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.runner.summary import Metric, single
+from spatialprobe.runner.summary import Metric
 
 T2I_COMPBENCH_FLOOR = 0.5
 """T2I-CompBench sets an image score below 0.5 to 0 (``if (score<0.5): score=0``)."""
@@ -40,20 +42,19 @@ def benchmark_settings(rule: str, rule_args: Mapping[str, Any]) -> dict[str, Any
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Accuracy and macro-F1 (percent); None for an empty set (nothing was measured).
+    """Accuracy and macro-F1 (percent, the registered ``accuracy`` and ``macro_f1_seen``); None
+    for an empty set (nothing was measured).
 
     Macro-F1 averages over the labels that occur in gold or predictions (scikit-learn's
     default), so a small subset is not charged for labels it never contains.
     """
-    from sklearn.metrics import accuracy_score, f1_score
-
     if not rows:
         return {"accuracy": None, "macro_f1": None, "n": 0}
     gold = [r["gold"] for r in rows]
     pred = [r["pred"] for r in rows]
-    return {"accuracy": 100.0 * accuracy_score(gold, pred),
-            "macro_f1": 100.0 * f1_score(gold, pred, average="macro", zero_division=0),
-            "n": len(rows)}
+    seen = sorted({*gold, *pred}, key=str)  # scikit-learn's label order
+    figures = label_statistics(gold, pred, seen, ("accuracy", "macro_f1_seen"))
+    return {"accuracy": figures["accuracy"], "macro_f1": figures["macro_f1_seen"], "n": len(rows)}
 
 
 def per_object(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -79,15 +80,16 @@ def _cell(metric: Mapping[str, Any]) -> str:
 
 
 def table_markdown(summary: Mapping[str, Any]) -> str:
-    from spatialprobe.reports.tables import ci_suffix, intervals_line
+    from spatialprobe.reports.tables import ci_suffix, header_of, intervals_line
 
     m = summary["metrics"]
+    accuracy, f1 = (header_of(summary, name) for name in ("accuracy", "macro_f1"))  # the registry's
     title = f"# ISM (Box): {summary['task']} - {summary['model']}"
     if summary.get("untrained"):
         title += " (UNTRAINED test components: numbers are meaningless)"
     ratio = m["recognized_ratio"]
     return (f"{title}\n\n"
-            "| subset | images | accuracy (%) | macro-F1 (%) |\n|---|---:|---:|---:|\n"
+            f"| subset | images | {accuracy} (%) | {f1} (%) |\n|---|---:|---:|---:|\n"
             f"| whole set (unrecognized: random guess) | {m['accuracy']['n']} | "
             f"{_cell(m['accuracy'])} | {_cell(m['macro_f1'])} |\n"
             f"| recognized subset | {m['recognized_accuracy']['n']} | "
@@ -98,16 +100,6 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
             "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
             + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
                       for obj, v in summary["details"]["per_object"].items()))
-
-
-def judge_metrics(whole: dict[str, Any], recognized: dict[str, Any]) -> dict[str, Metric]:
-    """Whole set (the headline), recognized subset and recognized ratio: each measured once."""
-    ratio = 100.0 * recognized["n"] / whole["n"] if whole["n"] else None
-    return {"accuracy": single(whole["accuracy"], whole["n"]),
-            "macro_f1": single(whole["macro_f1"], whole["n"]),
-            "recognized_accuracy": single(recognized["accuracy"], recognized["n"]),
-            "recognized_macro_f1": single(recognized["macro_f1"], recognized["n"]),
-            "recognized_ratio": single(ratio, whole["n"])}
 
 
 # ---- benchmark-level scores --------------------------------------------------------------------
@@ -149,15 +141,21 @@ def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapp
     :func:`prompt_protocol`), its prompt-level score beside it (:func:`prompt_level`).
 
     Each image's value is added to its row (``t2i_compbench_score`` or ``geneval_correct``), so
-    predictions.jsonl shows it. Measured once: ``std`` is None.
+    predictions.jsonl shows it. Measured once (``std`` None) by the registered ``share`` or
+    ``mean``, as the spine measures the run's metrics (which these names decide).
     """
     metrics = _image_level(rule, rows, rule_args)
     if metrics and protocol is not None and protocol.get("rule") == rule and rule in PROMPT_LEVEL:
         field, name = PROMPT_LEVEL[rule]
-        values = [r["value"] for r in prompt_level(rows, field, protocol["prompt_score"])]
-        scale = 100.0 if protocol["prompt_score"] == "any" else 1.0
-        metrics[name] = single(scale * sum(values) / len(values), len(values))
+        how = "share" if protocol["prompt_score"] == "any" else "mean"
+        metrics.update(_measured(prompt_level(rows, field, protocol["prompt_score"]), "value", name, how))
     return metrics
+
+
+def _measured(rows: Sequence[Mapping[str, Any]], field: str, name: str, how: str) -> dict[str, Metric]:
+    """``name``: the registered statistic ``how`` (``share`` or ``mean``) of the rows' ``field``,
+    as the spine computes it (:func:`~spatialprobe.metrics.estimates.point_estimates`)."""
+    return point_estimates(rows, Resampling((), (), pred=field, metrics={name: how}))
 
 
 def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any]
@@ -166,21 +164,19 @@ def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[s
 
     if not rows:
         return {}
-    found = modes.benchmark_value(rule, rows)  # heim, t2i-compbench-3d: each row holds its value
-    if found is not None:
-        return {found[0]: single(found[1], len(rows))}
+    if rule in modes.BENCHMARKS:  # heim, t2i-compbench-3d: each row holds its value
+        metric, field, how = modes.BENCHMARKS[rule]
+        return _measured(rows, field, metric, how)
     if rule == "t2i-compbench":
         for row in rows:
             row["t2i_compbench_score"] = t2i_compbench_image_score(row, row["gold"], **rule_args)
-        mean = sum(r["t2i_compbench_score"] for r in rows) / len(rows)
-        return {"t2i_compbench_score": single(mean, len(rows))}
+        return _measured(rows, "t2i_compbench_score", "t2i_compbench_score", "mean")
     if rule == "geneval":
         cut = float(rule_args.get("confidence_threshold", GENEVAL_CONFIDENCE))
         margin = float(rule_args.get("margin", 0.1))
         for row in rows:
             row["geneval_correct"] = geneval_position_correct(row, row["gold"], cut, margin)
-        accuracy = 100.0 * sum(r["geneval_correct"] for r in rows) / len(rows)
-        return {"geneval_position_accuracy": single(accuracy, len(rows))}
+        return _measured(rows, "geneval_correct", "geneval_position_accuracy", "share")
     return {}
 
 

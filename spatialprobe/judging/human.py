@@ -32,7 +32,6 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import OPTIONAL, recorded
-from spatialprobe.runner.summary import over_parts
 from spatialprobe.validate import identifier, normal
 
 CANT_TELL = "cannot tell"
@@ -316,14 +315,6 @@ class HumanRun(RunKind):
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         from spatialprobe.judging.box import source_dataset
 
-        figures = {name: r["figures"] for name, r in results.items()}
-        parts = lambda part, key: over_parts({n: (f[part][key], f[part]["n"])  # noqa: E731
-                                              for n, f in figures.items()})
-        metrics = {"accuracy": parts("whole_set", "accuracy"), "macro_f1": parts("whole_set", "macro_f1"),
-                   "answered_accuracy": parts("answered_subset", "accuracy"),
-                   "answered_macro_f1": parts("answered_subset", "macro_f1"),
-                   "answered_ratio": over_parts({n: (f["answered_ratio"], f["whole_set"]["n"])
-                                                 for n, f in figures.items()})}
         answers = {name: {r["item"]: r["answer"] for r in res["rows"] if r["answer"] is not None}
                    for name, res in results.items()}
         kappa = pairwise_kappa(answers, [i["id"] for i in self.items_])
@@ -337,7 +328,8 @@ class HumanRun(RunKind):
                                        or a["ignored"]["unmatched"]}}
         rows = [{"annotator": name, **row} for name, res in results.items() for row in res["rows"]]
         models = sorted({f"{r.backend}:{r.model}" for r in self.store.images()})
-        return Evaluation(rows, metrics, self.task, " | ".join(models),
+        # every metric is declared in human_resampling: the spine computes it from the registry
+        return Evaluation(rows, {}, self.task, " | ".join(models),
                           source_dataset(self.store) or self.task, self.seed, False, details,
                           human_resampling(self.task, self.labels))
 
@@ -390,9 +382,12 @@ def _pm(metric: Mapping[str, Any]) -> str:
 
 
 def table_markdown(summary: Mapping[str, Any]) -> str:
+    from spatialprobe.reports.tables import header_of
+
     m = summary["metrics"]
+    accuracy, f1 = (header_of(summary, name) for name in ("accuracy", "macro_f1"))  # the registry's
     lines = [f"# ISM (Human): {summary['task']}\n",
-             "| annotator | accuracy (%) | macro-F1 (%) | answered (%) | answered-subset accuracy (%) |",
+             f"| annotator | {accuracy} (%) | {f1} (%) | answered (%) | answered-subset {accuracy} (%) |",
              "|---|---:|---:|---:|---:|"]
     for name in m["accuracy"].get("breakdown", {}):
         cells = [m[k]["breakdown"][name] for k in ("accuracy", "macro_f1", "answered_ratio",

@@ -202,13 +202,3 @@ def judge_3d(mode: str, detections: Sequence[Detection], depth_map, meta: Mappin
 BENCHMARKS = {"heim": ("heim_spatial_accuracy", "heim_correct", "share"),
               "t2i-compbench-3d": ("t2i_compbench_3d_score", "t2i_compbench_3d_score", "mean")}
 """Benchmark scores of the new rules: (metric, per-image field, how images combine)."""
-
-
-def benchmark_value(rule: str, rows: Sequence[Mapping[str, Any]]) -> tuple[str, float] | None:
-    """(metric, value) of a rule's benchmark over every image: HEIM's correct share (percent),
-    T2I-CompBench++'s mean 3-D score (0-1, as its ``avg_result.txt``); None for other rules."""
-    if rule not in BENCHMARKS or not rows:
-        return None
-    metric, field, how = BENCHMARKS[rule]
-    values = [float(r.get(field) or 0.0) for r in rows]
-    return metric, (100.0 if how == "share" else 1.0) * sum(values) / len(values)

@@ -37,9 +37,6 @@ from spatialprobe.store import RunDir
 
 HEADLINE = ("accuracy is VISOR (unconditional): correct images / all images; VISOR_cond = correct "
             "images / images with both objects")
-COUNTS = {"OA": "images", "VISOR": "images", "VISOR_cond": "images_with_both",
-          "object_accuracy_A": "images", "object_accuracy_B": "images"}
-"""What each metric counts (``VISOR_n`` counts prompts)."""
 
 
 def file_version(path: str | Path) -> dict[str, str]:
@@ -186,10 +183,10 @@ class VisorRun(RunKind):
         if self.missing:
             details["missing_images"] = self.missing
         untrained = "untrained" in str((described or {}).get("model", ""))
-        metrics = visor_metrics(report)
-        return Evaluation(rows, metrics, "sr2d", self.model, self.dataset, None, untrained, details,
-                          visor_resampling(rows, [k for k in metrics if k.startswith("VISOR_") and k[6:].isdigit()
-                                                 and metrics[k].mean is not None]))  # unmeasurable: no interval
+        unmeasured = unmeasured_visor_n(report)  # no interval, no value: the kind says so itself
+        measured = [k for k in visor_n(report) if k not in unmeasured]
+        return Evaluation(rows, unmeasured, "sr2d", self.model, self.dataset, None, untrained, details,
+                          visor_resampling(rows, measured))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
@@ -202,15 +199,19 @@ class VisorRun(RunKind):
 
 
 
-def visor_metrics(report: Mapping[str, Any]) -> dict[str, Metric]:
-    """Each VISOR number measured once (std null), broken down per relation; ``accuracy`` = VISOR."""
-    names = [*COUNTS, *(k for k in report if k.startswith("VISOR_") and k[6:].isdigit())]
-    metrics = {}
-    for name in names:
-        count = COUNTS.get(name, "prompts")
-        metrics[name] = Metric(report[name], None, report[count],
-                               {rel: single(r[name], r[count]) for rel, r in report["per_relation"].items()})
-    return {"accuracy": metrics["VISOR"], **metrics}
+def visor_n(report: Mapping[str, Any]) -> list[str]:
+    """The ``VISOR_n`` numbers of a report (n = 1 to the most images of a prompt, at least 4)."""
+    return [k for k in report if k.startswith("VISOR_") and k[6:].isdigit()]
+
+
+def unmeasured_visor_n(report: Mapping[str, Any]) -> dict[str, Metric]:
+    """The ``VISOR_n`` a report cannot measure (a prompt has fewer than n images), as None metrics
+    broken down per relation. Every other VISOR number is declared in :func:`visor_resampling` and
+    computed by the spine from the registered ``share`` (:mod:`spatialprobe.metrics.estimates`):
+    ``accuracy`` = VISOR."""
+    return {name: Metric(None, None, report["prompts"],
+                         {rel: single(None, r["prompts"]) for rel, r in report["per_relation"].items()})
+            for name in visor_n(report) if report[name] is None}
 
 
 CLUSTERS = ("obj_a", "obj_b")

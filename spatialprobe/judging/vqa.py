@@ -45,7 +45,6 @@ from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.scale import component
 from spatialprobe.runner.settings import Component, model
-from spatialprobe.runner.summary import Metric, single
 
 METRICS = {"accuracy": "correct", "soft_tifa": "soft_score", "geneval2_soft_tifa": "yes_mass_score",
            "answered_ratio": "recognized"}
@@ -145,7 +144,6 @@ class VqaJudgeRun(RunKind):
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         rows = [vqa_row(rec, results[image_key(rec)], self.store) for rec in self.images]
-        metrics = vqa_metrics(rows)
         described = self.adapter.describe()
         details: dict[str, Any] = {
             "method": "VQA judge (Soft-TIFA)", "source": str(self.store.path.resolve()), "judge": described,
@@ -154,7 +152,8 @@ class VqaJudgeRun(RunKind):
         if self.missing:
             details["missing_images"] = missing_record(self.store, self.missing, len(self.images))
         info = source_info(self.store, self.images)
-        return Evaluation(rows, metrics, self.task, info["model"], info["dataset"], None,
+        # every metric is declared in vqa_resampling: the spine computes it from the registry
+        return Evaluation(rows, {}, self.task, info["model"], info["dataset"], None,
                           "untrained" in str(described.get("model", "")).lower(), details,
                           vqa_resampling(self.task))
 
@@ -177,19 +176,6 @@ def vqa_row(rec, result: Mapping[str, Any], store) -> dict[str, Any]:
             "obj_b": rec.meta["obj_b"], "gold": gold, "pred": gold if affirmed else f"not {gold}",
             "recognized": result["answer"] is not None, "correct": affirmed, **result,
             "soft_score": 100.0 * result["yes_probability"], "yes_mass_score": 100.0 * result["yes_mass"]}
-
-
-def vqa_metrics(rows: Sequence[Mapping[str, Any]]) -> dict[str, Metric]:
-    """Each metric over every image, broken down by the claim's relation (percent)."""
-    def mean(part: Sequence[Mapping[str, Any]], name: str) -> float:
-        field = METRICS[name]
-        return sum(float(r[field]) for r in part) / len(part) * (100.0 if field in ("correct", "recognized") else 1.0)
-
-    relations = sorted({r["gold"] for r in rows})
-    return {name: Metric(mean(rows, name), None, len(rows),
-                         {rel: single(mean(part, name), len(part))
-                          for rel in relations for part in [[r for r in rows if r["gold"] == rel]]})
-            for name in METRICS}
 
 
 def vqa_resampling(task: str) -> tuple[Resampling, ...]:

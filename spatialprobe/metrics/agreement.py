@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from spatialprobe.metrics.statistics import weighted_share
+
 
 def share(hits: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """[b]: percent of the weighted images where ``hits`` [n] is true; NaN where no weight."""
-    total = weights.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return 100.0 * (weights @ hits.astype(float)) / total
+    """[b]: percent of the weighted images where ``hits`` [n] is true; NaN where no weight (the
+    registered ``share``, :mod:`.statistics`)."""
+    return weighted_share(hits, hits.astype(float), weights, 0)
 
 
 def codes(*answers: Sequence[Any]) -> list[np.ndarray]:

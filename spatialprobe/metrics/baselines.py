@@ -19,6 +19,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from spatialprobe.errors import UsageError
+from spatialprobe.metrics.classification import label_statistics
 from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling
 from spatialprobe.metrics.paired import paired_differences
 
@@ -38,10 +39,10 @@ def answer_prior(train_labels: Iterable[Hashable], test_labels: Sequence[Hashabl
                  order: Sequence[Hashable] = ()) -> dict[str, Any]:
     """The answer-prior baseline: the training rows' majority label answered on every test row.
 
-    Returns ``{"label", "accuracy", "n"}`` (accuracy in points; None with no test rows)."""
+    Returns ``{"label", "accuracy", "n"}`` (the registered accuracy in points; None with no test rows)."""
     label = majority_label(train_labels, order)
     n = len(test_labels)
-    accuracy = 100.0 * sum(gold == label for gold in test_labels) / n if n else None
+    accuracy = label_statistics(test_labels, [label] * n, list(order), ("accuracy",))["accuracy"] if n else None
     return {"label": label, "accuracy": accuracy, "n": n}
 
 

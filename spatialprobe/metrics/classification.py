@@ -1,25 +1,41 @@
-"""Accuracy, macro-F1 and confusion matrices (scikit-learn), in percent, and mean ± σ."""
+"""Accuracy and macro-F1 of label lists (from the statistic registry), confusion matrices, mean ± σ."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+from sklearn.metrics import confusion_matrix
+
+from spatialprobe.metrics.statistics import get
 
 STD_DDOF = 0
 """σ over folds is the population standard deviation (numpy's default, ``ddof=0``)."""
 
 
+def label_codes(gold: Sequence[Any], pred: Sequence[Any], labels: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Gold and predictions as codes: a label's index in ``labels``, other values codes after them."""
+    codes = {label: n for n, label in enumerate(labels)}
+    as_codes = [np.array([codes.setdefault(v, len(codes)) for v in values], dtype=int) for values in (gold, pred)]
+    return as_codes[0], as_codes[1]
+
+
+def label_statistics(gold: Sequence[Any], pred: Sequence[Any], labels: Sequence[Any], statistics: Sequence[str]
+           ) -> dict[str, float]:
+    """Each registered statistic (:mod:`.statistics`) of the label lists, with weights of ones:
+    the point estimate every run reports."""
+    g, p = label_codes(gold, pred, labels)
+    ones = np.ones((1, len(g)))
+    return {name: float(get(name).function(g, p, ones, len(labels))[0]) for name in statistics}
+
+
 def accuracy_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
-    """Accuracy and macro-F1 over ``labels`` (labels never predicted count as F1 0), in percent."""
+    """Accuracy and macro-F1 over ``labels`` (labels never predicted count as F1 0), in percent:
+    the registered ``accuracy`` and ``macro_f1``."""
     if not gold:
         return {"accuracy": float("nan"), "macro_f1": float("nan"), "n": 0}
-    return {
-        "accuracy": 100.0 * accuracy_score(gold, pred),
-        "macro_f1": 100.0 * f1_score(gold, pred, labels=list(labels), average="macro", zero_division=0),
-        "n": len(gold),
-    }
+    return {**label_statistics(gold, pred, labels, ("accuracy", "macro_f1")), "n": len(gold)}
 
 
 def mean_std(values: Sequence[float]) -> dict[str, float]:

@@ -56,7 +56,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
-from spatialprobe.metrics.weighted import NUMERIC, STATISTICS
+from spatialprobe.metrics.statistics import get
+from spatialprobe.metrics.weighted import STATISTICS
 
 if TYPE_CHECKING:
     from spatialprobe.metrics.metric import Metric
@@ -120,6 +121,10 @@ class Resampling:
     note: str = ""
     """What explicit ``rows`` are, where they are not the predictions (``one row per prompt``)."""
 
+    def __post_init__(self) -> None:
+        for name in self.metrics.values():
+            get(name)  # an unknown statistic is refused where it is declared, naming the known ones
+
     def describe(self, resamples: int, seed: int) -> dict[str, Any]:
         unit = self.unit or ("objects" if self.clusters != ("instance_id",) else None)
         out: dict[str, Any] = {"method": f"cluster bootstrap over {unit}" if unit else "bootstrap over instances",
@@ -167,9 +172,9 @@ class Encoded:
 
 
 def _numeric(spec: Resampling) -> bool:
-    kinds = {s in NUMERIC for s in spec.metrics.values()}
+    kinds = {get(s).numeric for s in spec.metrics.values()}
     if len(kinds) > 1:
-        raise ValueError(f"a Resampling mixes label statistics with {sorted(NUMERIC)}: {dict(spec.metrics)}")
+        raise ValueError(f"a Resampling mixes label statistics with numeric ones: {dict(spec.metrics)}")
     return kinds == {True}
 
 

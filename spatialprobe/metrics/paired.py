@@ -53,6 +53,8 @@ class PairedDifference:
     ci: tuple[float, float] | None
     p: float
     """Two-sided paired permutation p-value."""
+    statistic: str | None = None
+    """The registered statistic it was measured with (:mod:`.statistics`: its header, direction)."""
 
     @property
     def significant(self) -> bool:
@@ -118,7 +120,7 @@ def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Map
         k = statistics.index(stat)
         a, b = (float(grouped(enc, stat, p, ones)[-1]) for p in (enc.pred, other))
         p_value = _permutation_p(enc, stat, other, units, resamples, seed, difference)
-        out.append(PairedDifference(name, a, b, a - b, interval_pair(low[k], high[k]), p_value))
+        out.append(PairedDifference(name, a, b, a - b, interval_pair(low[k], high[k]), p_value, stat))
     return out
 
 

@@ -18,7 +18,8 @@ import numpy as np
 from spatialprobe import registry, tasks
 from spatialprobe.datasets import make_folds
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.classification import accuracy_f1, confusion
+from spatialprobe.metrics.classification import confusion
+from spatialprobe.metrics.estimates import point_estimates
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models import chat
 from spatialprobe.probing.scores import cell_key, grid_from, score_cells
@@ -30,7 +31,6 @@ from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.scale import component
 from spatialprobe.runner.settings import OPTIONAL, models
-from spatialprobe.runner.summary import Metric, over_parts, single
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -204,25 +204,33 @@ class ProbeRun(RunKind):
         return score_cells(self.scorer, cells, self.words)
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        """Rows per fold and the whole set's rows; the metrics are those the Resamplings declare
+        (accuracy and macro-F1 per fold, mean ± σ over folds; the whole set's), computed by the
+        spine from the registered statistics (:mod:`spatialprobe.metrics.estimates`)."""
         dataset = self.dataset
         grid = grid_from(results, self.candidates.templates, dataset.instances, self.words)
         pred = predictions(grid, self.answer_sets)
         fold_rows, rows = self._folds(grid, pred)
         if self.chat:
             rows = self._chat_rows(rows)
-        whole = accuracy_f1([inst.label for inst in dataset.instances],
-                            [dataset.labels[p] for p in pred[0, 0]], dataset.labels)
-        metrics: dict[str, Metric] = {
-            name: over_parts({f"fold {f['fold']}": (f[name], f["size"]) for f in fold_rows})
-            for name in ("accuracy", "macro_f1")}
-        metrics["whole_set_accuracy"] = single(whole["accuracy"], int(whole["n"]))
-        metrics["whole_set_macro_f1"] = single(whole["macro_f1"], int(whole["n"]))
+        clusters = cluster_fields(dataset)
+        whole_rows = [{"instance_id": inst.id, "obj_a": inst.obj_a, "obj_b": inst.obj_b, "gold": inst.label,
+                       "pred": dataset.labels[p]} for inst, p in zip(dataset.instances, pred[0, 0], strict=True)]
+        by_fold = Resampling(dataset.labels, clusters, group="fold", part="fold {}")
+        whole_set = Resampling(dataset.labels, clusters, rows=whole_rows,
+                               metrics={"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"},
+                               note="the whole set with the hand-written prompt, one row per instance")
+        folds, whole = point_estimates(rows, by_fold), point_estimates(whole_rows, whole_set)
+        for f in fold_rows:  # each fold's figures, as the metrics' breakdown holds them
+            f.update({name: folds[name].breakdown[f"fold {f['fold']}"].mean for name in ("accuracy", "macro_f1")})
         details: dict[str, Any] = {
             "candidates": {"source": self.candidates.source, "templates": len(self.candidates.templates),
                            "answer_sets": len(self.answer_sets)},
             "folds": fold_rows,
             "whole_set": {"prompt": self.candidates.templates[0],
-                          "answers": dict(zip(dataset.labels, self.answer_sets[0], strict=True)), **whole},
+                          "answers": dict(zip(dataset.labels, self.answer_sets[0], strict=True)),
+                          "accuracy": whole["whole_set_accuracy"].mean,
+                          "macro_f1": whole["whole_set_macro_f1"].mean, "n": whole["whole_set_accuracy"].n},
             "confusion": confusion([r["gold"] for r in rows], [r["pred"] for r in rows], dataset.labels),
             "scorer": self.described,
             "scorer_choice": self.choice,
@@ -230,16 +238,9 @@ class ProbeRun(RunKind):
         if not tasks.get(dataset.task).is_comparison:  # a position task: each object under two actions
             share = same_answer_share(rows, dataset)
             details["same_answer_both_actions"] = share
-        clusters = cluster_fields(dataset)
-        whole_rows = [{"instance_id": inst.id, "obj_a": inst.obj_a, "obj_b": inst.obj_b, "gold": inst.label,
-                       "pred": dataset.labels[p]} for inst, p in zip(dataset.instances, pred[0, 0], strict=True)]
-        intervals = (Resampling(dataset.labels, clusters, group="fold", part="fold {}"),
-                     Resampling(dataset.labels, clusters, rows=whole_rows,
-                                metrics={"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"},
-                                note="the whole set with the hand-written prompt, one row per instance"))
-        return Evaluation(rows, metrics, dataset.task, self.settings.model,
+        return Evaluation(rows, {}, dataset.task, self.settings.model,
                           f"{dataset.name}@{dataset.version}", self.settings.seed,
-                          bool(self.described.get("untrained", False)), details, intervals)
+                          bool(self.described.get("untrained", False)), details, (by_fold, whole_set))
 
     def _chat_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``--format chat`` rows say what was scored: the options (the objects, for a comparison),
@@ -272,14 +273,12 @@ class ProbeRun(RunKind):
                     choice.config.template, choice.config.answers,
                     tuple(round(float(grid.values[t, n, w]), 6) for w in word_ids),
                 ).to_dict())
-            figures = accuracy_f1([r["gold"] for r in fold_preds], [r["pred"] for r in fold_preds],
-                                  dataset.labels)
             fold_rows.append({
                 "fold": fold.index, "objects": list(fold.objects), "dev_size": len(fold.dev),
                 "size": len(fold_preds), "prompt": choice.config.template,
                 "answers": dict(zip(dataset.labels, choice.config.answers, strict=True)),
                 "dev_accuracy": choice.dev_accuracy, "dev_macro_f1": choice.dev_macro_f1,
-                "accuracy": figures["accuracy"], "macro_f1": figures["macro_f1"],
+                "accuracy": None, "macro_f1": None,  # filled in by evaluate, from the registry
             })
             rows.extend(fold_preds)
         return fold_rows, rows

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.classification import accuracy_f1
+from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.probing.scores import ScoreGrid
 from spatialprobe.records import Fold, PromptConfig
 
@@ -42,11 +42,15 @@ def choose(grid: ScoreGrid, answer_sets: list[tuple[str, ...]], pred: np.ndarray
     dev = np.array([index[i] for i in fold.dev], dtype=int)
     if dev.size == 0:
         raise UsageError(f"Fold {fold.index} has an empty dev set: too few objects for {len(labels)} labels.")
-    correct = (pred[:, :, dev] == gold[dev]).mean(axis=-1)  # [T, S]
+    ones = np.ones((1, dev.size))
+    n_t, n_s = pred.shape[:2]
+    correct = STATISTICS["accuracy"](gold[dev], pred[:, :, dev].reshape(n_t * n_s, dev.size), ones,
+                                     len(labels)).reshape(n_t, n_s)  # [T, S], every configuration at once
     best_acc = correct.max()
     best = None
     for t, s in zip(*np.nonzero(np.isclose(correct, best_acc)), strict=True):
-        figures = accuracy_f1([labels[g] for g in gold[dev]], [labels[p] for p in pred[t, s, dev]], labels)
+        figures = {name: float(STATISTICS[name](gold[dev], pred[t, s, dev], ones, len(labels))[0])
+                   for name in ("accuracy", "macro_f1")}  # label codes: the registry's statistics
         key = (figures["macro_f1"], -t, -s)
         if best is None or key > best[0]:
             best = (key, int(t), int(s), figures)

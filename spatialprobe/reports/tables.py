@@ -108,7 +108,8 @@ def probe_table(summary: Mapping[str, Any]) -> str:
             for f in details["folds"]]
     rows.append(["mean ± σ", "", pm(summary["accuracy"]), pm(summary["macro_f1"]), "", ""])
     text = f"{title}\n\n{provenance_line(summary)}\n\n"
-    text += _markdown(["fold", "test size", "accuracy", "macro-F1", "prompt", "answers"], rows)
+    text += _markdown(["fold", "test size", *(header_of(summary, m) for m in ("accuracy", "macro_f1")),
+                       "prompt", "answers"], rows)
     text += f"\n{intervals_line(summary)}" if summary.get("intervals") else ""
     whole = details.get("whole_set")
     if whole:
@@ -124,10 +125,26 @@ def probe_table(summary: Mapping[str, Any]) -> str:
 
 
 REPORT_METRICS: dict[str, tuple[tuple[str, str], ...]] = {
-    "spatialmqa": (("accuracy", "acc"), ("f1", "F1")),  # the F1 its command prints (2PR/(P+R))
+    "spatialmqa": (("accuracy", "accuracy"), ("f1", "pr_f1_gold")),  # the F1 its command prints (2PR/(P+R))
 }
-"""The metrics ``report`` shows of a kind (metric, header); others: accuracy and macro-F1."""
-DEFAULT_METRICS = (("accuracy", "acc"), ("macro_f1", "macro-F1"))
+"""The metrics ``report`` shows of a kind: (metric, the registered statistic it is measured with,
+whose short header heads its column); others: accuracy and macro-F1."""
+DEFAULT_METRICS = (("accuracy", "accuracy"), ("macro_f1", "macro_f1"))
+
+
+def header_of(summary: Mapping[str, Any], metric: str) -> str:
+    """A metric's header: that of the registered statistic the summary declares it measured with
+    (else the statistic of its name), else the metric's name."""
+    from spatialprobe.runner.summary import statistic_of
+
+    found = statistic_of(summary, metric)
+    return found.header if found else metric
+
+
+def _column(stat: str) -> str:
+    from spatialprobe.metrics.statistics import get
+
+    return get(stat).column
 
 
 def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
@@ -148,7 +165,8 @@ def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
     columns = sorted({column(r) for r in runs}, key=lambda c: (
         order.index(c[1]) if c[1] in order else len(order), c[1], c[0] != "probe", c[0], c[2]))
     header = ["run"] + [f"{kind} {task}".strip() + (f" [{data}]" if data else "") + f" {name}"
-                        for kind, task, data in columns for _, name in REPORT_METRICS.get(kind, DEFAULT_METRICS)]
+                        for kind, task, data in columns for _, stat in REPORT_METRICS.get(kind, DEFAULT_METRICS)
+                        for name in [_column(stat)]]
     rows = []
     for run, label in zip(runs, labels, strict=True):
         metrics = run.summary.get("metrics") or {}
@@ -160,11 +178,16 @@ def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
 
 def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifference],
                  resamples: int, seed: int, method: str) -> str:
-    """Run A against run B on the same items: each metric's difference, its interval and p-value."""
-    labels = {"accuracy": "accuracy", "macro_f1": "macro-F1"}
-    rows = [[labels.get(d.metric, d.metric), f"{d.a:.1f}", f"{d.b:.1f}", f"{d.difference:+.1f}",
+    """Run A against run B on the same items: each metric's difference, its interval and p-value,
+    headed by its registered statistic's header (:mod:`spatialprobe.metrics.statistics`)."""
+    from spatialprobe.metrics.statistics import get
+
+    headers = [get(d.statistic).header if d.statistic else d.metric for d in differences]
+    shared = {h for h in headers if headers.count(h) > 1}  # two metrics of one statistic: name them
+    labels = [f"{d.metric} ({h})" if h in shared else h for d, h in zip(differences, headers, strict=True)]
+    rows = [[label, f"{d.a:.1f}", f"{d.b:.1f}", f"{d.difference:+.1f}",
              ci_text(d.ci), f"{d.p:.3f}", "significant" if d.significant else "n.s."]
-            for d in differences]
+            for d, label in zip(differences, labels, strict=True)]
     text = f"\n## Paired: A = {name_a}, B = {name_b} (same items)\n\n"
     text += _markdown(["metric", "A", "B", "A − B", "95 % CI", "p", "at 0.05"], rows)
     return text + (

@@ -29,7 +29,8 @@ from typing import Any, ClassVar, TypeVar
 from spatialprobe.errors import UsageError
 from spatialprobe.files import atomic_write_text, read_json, write_json, write_jsonl
 from spatialprobe.loading import resolved_devices
-from spatialprobe.metrics.intervals import Resampling, with_intervals
+from spatialprobe.metrics.estimates import measured
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.folders import RunOut, run_folder
 from spatialprobe.runner.scale import SCALE_KEYS, Execution, Scale, ambient, stream_on_ray
 from spatialprobe.runner.settings import from_config, inputs_of, to_spec
@@ -67,8 +68,10 @@ class Evaluation:
     details: dict[str, Any] = field(default_factory=dict)
     """What only this kind reports (chosen prompts, per-object figures, kappa, ...)."""
     intervals: tuple[Resampling, ...] = ()
-    """Opt-in: how rows are resampled for the 95 % bootstrap intervals of the metrics they name
-    (:mod:`spatialprobe.metrics.intervals`); empty: the kind's metrics carry no interval."""
+    """How rows are resampled for the 95 % bootstrap intervals of the metrics they name
+    (:mod:`spatialprobe.metrics.intervals`); empty: the kind's metrics carry no interval. The spine
+    computes each named metric's point estimate from the same registered statistic
+    (:mod:`spatialprobe.metrics.estimates`): a kind leaves such metrics out of ``metrics``."""
 
 
 K = TypeVar("K", bound="RunKind")
@@ -310,8 +313,9 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
             progress(finished, len(items))
     results = cache.get_all()
     evaluation = kind.evaluate({item.key: results[item.key] for item in items})
-    metrics, intervals = with_intervals(evaluation.metrics, evaluation.intervals,
-                                        evaluation.predictions, evaluation.seed)
+    # the metrics its Resamplings declare: point estimate and interval from one registered statistic
+    metrics, intervals = measured(evaluation.metrics, evaluation.intervals, evaluation.predictions,
+                                  evaluation.seed)
     previous = _finished_summary(run, spec.identity)
     summary = build_summary(
         kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,

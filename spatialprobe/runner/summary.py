@@ -17,6 +17,8 @@
   "accuracy": {...}, "macro_f1": {...},   # the headline metrics (same objects), for report/index
   "intervals": {"method": "cluster bootstrap over objects", "resamples": 1000, "level": 0.95,
                 "seed": 0, ...},   # how every "ci" was computed (only where the kind has rows)
+  "statistics": {"accuracy": {"statistic": "accuracy", "header": "accuracy", "higher_is_better": true},
+                 ...},             # each resampled metric's registered statistic (metrics/statistics.py)
   "details": {...},                # what only this kind has (chosen prompts, kappa, ...)
   "identity": "...",               # the run's identity (hash of its settings)
   "provenance": {...}              # toolkit and library versions, host, time
@@ -35,9 +37,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spatialprobe.metrics.metric import STD_DDOF, Metric, over_parts, single
+from spatialprobe.metrics.statistics import Statistic, get
 
-__all__ = ["HEADLINE", "SCHEMA", "STD_DDOF", "Metric", "build_summary", "check_summary",
-           "headline", "over_parts", "single"]
+__all__ = ["HEADLINE", "SCHEMA", "STD_DDOF", "Metric", "build_summary", "check_summary", "declared",
+           "headline", "over_parts", "single", "statistic_of"]
 
 SCHEMA = "spatialprobe.summary/1"
 HEADLINE = ("accuracy", "macro_f1")
@@ -57,6 +60,7 @@ def build_summary(*, kind: str, task: str | None, model: str | None, dataset: st
         summary[name] = flat.get(name, Metric(None).to_dict())
     if intervals is not None:
         summary["intervals"] = dict(intervals)
+        summary["statistics"] = {name: get(stat).to_dict() for name, stat in declared(intervals).items()}
     summary.update({"details": dict(details), "identity": identity, "provenance": dict(provenance)})
     check_summary(summary)
     return summary
@@ -99,3 +103,23 @@ def headline(summary: Mapping[str, Any], name: str) -> float | None:
 
 def fold_values(metric: Mapping[str, Any]) -> Sequence[float]:
     return [p["mean"] for p in (metric.get("breakdown") or {}).values() if p.get("mean") is not None]
+
+
+def declared(intervals: Mapping[str, Any] | None) -> dict[str, str]:
+    """Metric -> registered statistic, as a summary's ``intervals`` describe them (first and ``also``)."""
+    if not intervals:
+        return {}
+    found = dict(intervals.get("statistics") or {})
+    for other in intervals.get("also") or ():
+        found.update({k: v for k, v in (other.get("statistics") or {}).items() if k not in found})
+    return found
+
+
+def statistic_of(summary: Mapping[str, Any], metric: str) -> Statistic | None:
+    """The registered statistic a summary's ``metric`` was measured with (for its header and
+    direction): as its ``intervals`` declare, else the statistic of that name, else None."""
+    name = declared(summary.get("intervals")).get(metric, metric)
+    try:
+        return get(name)
+    except ValueError:
+        return None

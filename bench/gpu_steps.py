@@ -1,0 +1,471 @@
+"""The GPU suite's own steps (bench/gpu_suite.py runs each as one stage; docs/gpu-suite.md):
+
+* ``env``: what the machine is and what the suite runs on: torch, CUDA, the GPUs, a matmul peak
+  of each dtype the benches use (bench/_limits.py), the installed version of every package the
+  project requires (``None``: missing), whether the imports the benches need work, and whether
+  the installed ``spatialprobe`` is the checkout's code (a hash of its ``*.py`` files).
+* ``cli-probe``: ``spatialprobe probe size`` timed end to end as a user runs it (a fresh process:
+  start, imports, model load, the 5-fold search, files), on a random BERT-large-shape model built
+  beforehand (``probe_throughput.build_model``; not timed). ``--ray``: the same over Ray with one
+  GPU per worker, where more than one GPU is present (else exit status 3: skipped, one sentence).
+* ``profile``: one step of each bench's fast (shipped) path under ``torch.profiler``, after a
+  warm-up: a table of the busiest operators, a Chrome trace, and a summary (wall time, device
+  time, kernels, small kernels, host syncs, copies) per part, each part with its own time budget.
+
+Each step writes a JSON file (``--json`` or ``--dir``) that the suite reads; what it prints is for
+the log. Usage: ``python bench/gpu_steps.py env|cli-probe|profile --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from _limits import bench_device, peak_matmul, synchronize
+from gpu_suite import SKIPPED, source_hash
+
+# No sys.path change here: ``env`` reports the spatialprobe that PYTHONPATH gives (the installed
+# wheel on the GPU machine), as the CLI stages run it. The bench modules the other steps import
+# put this checkout and tests/ first, as when they run on their own.
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The extras whose packages the GPU benches import (``ray`` only for the ``ray`` stage).
+EXTRAS = ("synthesis", "judge", "vl", "multigpu", "ray")
+#: Imports that must work for the benches to run (a package can be installed yet fail to import).
+IMPORTS = ("spatialprobe.cli", "spatialprobe.synthesis.vqgan_clip", "spatialprobe.detectors.hf",
+           "spatialprobe.models.mllm", "spatialprobe.models.masked_lm", "diffusers", "sacremoses")
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, default=str) + "\n")
+
+
+# ---- env ---------------------------------------------------------------------------------------
+def requirements() -> dict[str, dict[str, str | None]]:
+    """Each of spatialprobe's requirements (base, then each extra in ``EXTRAS``): its installed
+    version, ``None`` where it is missing."""
+    import importlib.metadata as metadata
+
+    groups: dict[str, dict[str, str | None]] = {}
+    for line in metadata.requires("spatialprobe") or []:
+        name = re.match(r"[A-Za-z0-9._-]+", line)
+        extra = re.search(r"""extra\s*==\s*['"]([\w-]+)['"]""", line)
+        group = extra.group(1) if extra else "base"
+        if name is None or group not in ("base", *EXTRAS):
+            continue
+        try:
+            version: str | None = metadata.version(name.group(0))
+        except metadata.PackageNotFoundError:
+            version = None
+        groups.setdefault(group, {})[name.group(0)] = version
+    return groups
+
+
+def import_checks() -> dict[str, str]:
+    """``ok`` or the error of each module in ``IMPORTS``."""
+    import importlib
+
+    return {module: imported(importlib.import_module, module) for module in IMPORTS}
+
+
+def imported(load: Callable[[str], Any], module: str) -> str:
+    try:
+        load(module)
+    except Exception as err:  # the record of what broke is the point
+        return f"{type(err).__name__}: {err}"
+    return "ok"
+
+
+def nvidia_smi() -> str | None:
+    if shutil.which("nvidia-smi") is None:
+        return None
+    query = "name,memory.total,driver_version,clocks.max.sm,clocks.max.mem,power.limit"
+    done = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv"],
+                          capture_output=True, text=True, timeout=30)
+    return (done.stdout or done.stderr).strip()
+
+
+def env_step(args: argparse.Namespace) -> int:
+    import torch
+
+    import spatialprobe
+
+    device = bench_device(args.device)
+    gpu = device.type == "cuda"
+    dtypes = (torch.bfloat16, torch.float16) if gpu else (torch.float32,)
+    peaks = {str(d).removeprefix("torch."): peak_matmul(device, d) for d in dtypes}
+    installed = Path(spatialprobe.__file__).resolve().parent
+    groups = requirements()
+    needed = {name: v for group in ("base", *EXTRAS[:-1]) for name, v in groups.get(group, {}).items()}
+    info = {
+        "python": sys.version.split()[0], "torch": torch.__version__, "cuda": torch.version.cuda,
+        "device": str(device), "gpus": torch.cuda.device_count() if gpu else 0,
+        "device_name": torch.cuda.get_device_name(device) if gpu else "cpu",
+        "gpu_memory_gib": round(torch.cuda.get_device_properties(device).total_memory / 2**30, 1) if gpu else None,
+        "capability": ".".join(map(str, torch.cuda.get_device_capability(device))) if gpu else None,
+        "torch_threads": torch.get_num_threads(), "nvidia_smi": nvidia_smi() if gpu else None,
+        "peak_flops": {name: p.flops_per_s for name, p in peaks.items()},
+        "peak_described": {name: p.describe() for name, p in peaks.items()},
+        "requirements": groups, "missing": sorted(n for n, v in needed.items() if v is None),
+        "imports": import_checks(),
+        "spatialprobe": {"version": spatialprobe.__version__, "directory": str(installed),
+                         "source_hash": source_hash(installed),
+                         "checkout_hash": source_hash(ROOT / "spatialprobe")},
+    }
+    package = info["spatialprobe"]
+    package["matches_checkout"] = package["source_hash"] == package["checkout_hash"]
+    write_json(args.json, info)
+    print(f"{info['device_name']} x{info['gpus']}, torch {info['torch']} (CUDA {info['cuda']}), "
+          f"python {info['python']}")
+    for p in peaks.values():
+        print(p.describe())
+    print(f"missing requirements: {', '.join(info['missing']) or 'none'}; imports: "
+          + ", ".join(f"{m} {'ok' if r == 'ok' else 'FAILED (' + r + ')'}" for m, r in info["imports"].items()))
+    print(f"spatialprobe {info['spatialprobe']['version']} from {installed}: "
+          f"{'the checkout' if info['spatialprobe']['matches_checkout'] else 'NOT the checkout'}'s code")
+    return 0
+
+
+# ---- cli-probe ---------------------------------------------------------------------------------
+def bert_dir(work: Path, layers: int, hidden: int) -> tuple[Path, float]:
+    """A random BERT of this shape (genuine bert-base-uncased tokenizer) under ``work``, built once
+    per suite run (shared by the probe profile and the CLI stages): its directory, seconds built."""
+    from probe_throughput import build_model
+
+    directory = work / f"bert-{layers}x{hidden}"
+    if (directory / "config.json").is_file():
+        return directory, 0.0
+    start = time.perf_counter()
+    build_model(directory, layers, hidden)
+    return directory, time.perf_counter() - start
+
+
+def ray_skip_reason(device: str) -> str | None:
+    """Why ``--ray`` with one GPU per worker cannot run here, or None."""
+    import importlib.util
+
+    if not device.startswith("cuda"):
+        return "--ray with one GPU per worker needs CUDA; this run is on the CPU"
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        return f"{torch.cuda.device_count()} GPU here; --ray with one GPU per worker needs more than one"
+    if importlib.util.find_spec("ray") is None:
+        return "ray is not installed here (its wheel does not fit the 64 MiB the device tool carries)"
+    return None
+
+
+def cli_probe_step(args: argparse.Namespace) -> int:
+    if args.ray and (reason := ray_skip_reason(args.device)):
+        print(f"skipped: {reason}")
+        return SKIPPED
+    workers = None
+    if args.ray:  # torch only where needed: this process's imports are not the CLI's time
+        import torch
+
+        workers = torch.cuda.device_count()
+    model, built = bert_dir(args.work, args.layers, args.hidden)
+    out = args.work / ("cli-probe-ray" if args.ray else "cli-probe")
+    shutil.rmtree(out, ignore_errors=True)
+    argv = [sys.executable, "-m", "spatialprobe", "probe", "size", "--model", str(model), "--device",
+            args.device, "--candidates", args.candidates, "--out", str(out)]
+    argv += ["--ray", "--workers", str(workers)] if args.ray else []
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=args.work, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        print(done.stdout[-4000:] + done.stderr[-4000:])
+        print(f"spatialprobe probe exited with status {done.returncode}")
+        return 1
+    summary = json.loads((out / "summary.json").read_text())
+    result = {"seconds": seconds, "model_build_s": built, "command": argv[1:],
+              "accuracy": summary["accuracy"]["mean"],
+              "execution": summary.get("provenance", {}).get("execution"), "workers": workers}
+    alone = args.work / "probe-cli.json"
+    if args.ray and alone.is_file():
+        result["speedup_over_one_gpu"] = json.loads(alone.read_text())["seconds"] / seconds
+    write_json(args.json, result)
+    print(f"probe CLI{' --ray' if args.ray else ''}: {seconds:.1f} s end to end (spatialprobe probe size, "
+          f"--candidates {args.candidates}, {args.device}{f', {workers} workers' if workers else ''}); "
+          f"random BERT {args.layers}x{args.hidden} built beforehand in {built:.1f} s, not counted")
+    if "speedup_over_one_gpu" in result:
+        print(f"{result['speedup_over_one_gpu']:.2f}x")
+    return 0
+
+
+# ---- profile -----------------------------------------------------------------------------------
+class PartTimeout(BaseException):
+    """A profile part ran past its budget (a BaseException: code that catches ``Exception`` to
+    fall back, as the compiled step does, must not swallow it)."""
+
+
+@contextmanager
+def budget(seconds: int):
+    def expire(signum, frame):
+        raise PartTimeout(f"past its {seconds} s budget")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+Step = tuple[str, str, Callable[[], Any]]  # (name, what one step is, the step)
+
+
+def part_synthesis(size: str, device, root: Path, work: Path) -> list[Step]:
+    """The VQGAN+CLIP fast path at the paper preset, batch 16 (tiny: the test models, batch 2)."""
+    import dataclasses
+
+    import torch
+    from synthesis_throughput import build_models
+
+    from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
+
+    tiny = size == "tiny"
+    vq, clip = build_models(root, real_shapes=not tiny)
+    settings = {"size": 32, "cutouts": 8, "large_cutouts": 1} if tiny else {}
+    synth = VQGANCLIP(vq, clip, settings={**settings, "speed": "fast"}, device=str(device))
+    synth.settings = dataclasses.replace(synth.settings, iterations=2)
+    batch = 2 if tiny else 16
+    prompts, seeds = [f"A man number {i} washes the car." for i in range(batch)], list(range(batch))
+    step, run = synth._step, synth._step.run
+
+    def labelled(*args, **kwargs):  # each optimisation step as one row of the table
+        with torch.profiler.record_function("vqgan_clip.step"):
+            return run(*args, **kwargs)
+
+    step.run = labelled
+    synth.optimize(prompts, seeds)  # warm-up: compilation, allocator, kernel selection
+    s = synth.settings
+    return [("synthesis", f"VQGAN+CLIP fast path ({synth.speed}, {synth.amp_dtype}), batch {batch}, {s.size} px, "
+             f"{s.cutouts} cutouts: optimize() of 2 iterations (text encoding, latents, 2 steps, "
+             "final decode and similarity); rows 'vqgan_clip.step' are the steps",
+             lambda: synth.optimize(prompts, seeds))]
+
+
+def part_judge(size: str, device, root: Path, work: Path) -> list[Step]:
+    """Detector + depth + size rule on a batch of 16 (tiny: 2), the fast path."""
+    from judge_helpers import scene
+    from judge_throughput import build_models, judge_once
+
+    from spatialprobe.detectors.hf import HFDepth, OwlDetector
+    from spatialprobe.judging.box import JudgeConfig
+    from spatialprobe.registry import Spec
+
+    shape = "tiny" if size == "tiny" else "base"
+    owl, dpt = build_models(root, shape)
+    detector = OwlDetector(str(owl), threshold=0.0, device=str(device), preprocess="tensor")
+    depth = HFDepth(str(dpt), device=str(device), preprocess="tensor")
+    cfg = JudgeConfig(task="size", rule="area*depth^2",
+                      detector=Spec("owlvit", {"model": str(owl), "threshold": 0.0, "device": str(device)}),
+                      depth=Spec("dpt", {"model": str(dpt), "device": str(device)}))
+    meta = {"obj_a": "ant", "obj_b": "dog", "label": "smaller"}
+    batch = 2 if size == "tiny" else 16
+    images = [scene("size", "ant", "dog", "smaller").resize((256, 256)) for _ in range(batch)]
+    judge_once(detector, depth, cfg, images, meta)  # warm-up
+    return [("judge", f"judge fast path (tensor preprocessing), {shape} shapes, one batch of {batch} images: "
+             "detect + depth + size rule", lambda: judge_once(detector, depth, cfg, images, meta))]
+
+
+def part_probe(size: str, device, root: Path, work: Path) -> list[Step]:
+    """The masked-LM scorer on one commit's chunk of size cells (BERT-large shape; tiny: 1x16)."""
+    from _scorer_compare import size_requests
+
+    from spatialprobe.models.masked_lm import MaskedLMScorer
+    from spatialprobe.probing.run import CELLS_PER_COMMIT
+
+    layers, hidden = (1, 16) if size == "tiny" else (24, 1024)
+    model, _ = bert_dir(work, layers, hidden)
+    scorer = MaskedLMScorer(str(model), device=str(device), batch_size=64)
+    requests = size_requests()
+    scorer.score(requests[CELLS_PER_COMMIT:CELLS_PER_COMMIT + 64])  # warm-up on other cells
+    chunk = requests[:CELLS_PER_COMMIT]
+    return [("probe", f"probe scoring, random BERT {layers}x{hidden} ({'fp16' if scorer.half else 'fp32'}), "
+             f"one chunk of {len(chunk)} size cells x {len(chunk[0].words)} answer words (one commit of a run)",
+             lambda: scorer.score(chunk))]
+
+
+def part_mllm(size: str, device, root: Path, work: Path) -> list[Step]:
+    """The multimodal-LLM adapter, batch 8: option scoring and generation (LLaVA-1.5-7B shape)."""
+    from mllm_throughput import OPTIONS, build
+    from PIL import Image
+
+    from spatialprobe.models.base import GenerateRequest, ScoreRequest
+    from spatialprobe.models.mllm import MultimodalLLM
+
+    shape, batch = ("tiny", 2) if size == "tiny" else ("real", 8)
+    model, processor = build("llava", shape, device)
+    adapter = MultimodalLLM("bench", device=str(device), batch_size=batch, prompt_cache="on",
+                            model_obj=model, processor=processor)
+    images = [Image.new("RGB", (64, 64), ((37 * i) % 256, (91 * i) % 256, (151 * i) % 256)) for i in range(batch + 1)]
+    questions = [f"Where is object {i} relative to the box?" for i in range(batch + 1)]
+    score = [ScoreRequest(q, "", OPTIONS[:4], im) for q, im in zip(questions, images, strict=True)]
+    generate = [GenerateRequest(q, im, max_new_tokens=8) for q, im in zip(questions, images, strict=True)]
+    adapter.score(score[-1:])  # warm-up on an item not profiled
+    adapter.generate(generate[-1:])
+    what = f"multimodal LLM adapter, random llava ({shape}), batch {batch}, one 64x64 image each"
+    return [("mllm-score", f"{what}: score() of 4 options each (shared prompt pass)",
+             lambda: adapter.score(score[:-1])),
+            ("mllm-generate", f"{what}: generate() of 8 new tokens each", lambda: adapter.generate(generate[:-1]))]
+
+
+PARTS: dict[str, Callable[..., list[Step]]] = {
+    "synthesis": part_synthesis, "judge": part_judge, "probe": part_probe, "mllm": part_mllm}
+
+HOST_SYNCS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "aten::_local_scalar_dense")
+CONVERSIONS = ("aten::to", "aten::_to_copy", "aten::copy_")
+LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx")
+
+
+def device_time(avg) -> float:
+    """Self device time (µs) of a key_averages row, whatever this torch calls it."""
+    return float(getattr(avg, "self_device_time_total", getattr(avg, "self_cuda_time_total", 0.0)))
+
+
+def summarize(prof, wall_s: float, gpu: bool) -> dict[str, Any]:
+    """The numbers that say what bounds one step: device busy share, kernel counts and sizes,
+    host syncs, conversions, and the busiest operators on the device and on the host."""
+    from torch.autograd import DeviceType
+
+    events = prof.events()
+    on_device = [e for e in events if e.device_type == DeviceType.CUDA]
+    on_host = [e for e in events if e.device_type == DeviceType.CPU]
+    durations = [e.time_range.elapsed_us() for e in on_device]
+    averages = prof.key_averages()
+    by_device = sorted(averages, key=device_time, reverse=True)
+    by_host = sorted(averages, key=lambda a: a.self_cpu_time_total, reverse=True)
+    kernel_s = sum(durations) / 1e6
+    labelled = [a for a in averages if a.key == "vqgan_clip.step"]
+    return {
+        "wall_s": wall_s,
+        "device_time_s": kernel_s if gpu else None,
+        "device_busy": kernel_s / wall_s if gpu and wall_s else None,
+        "device_events": len(on_device),
+        "device_events_under_10us": sum(d < 10 for d in durations),
+        "kernel_launches": sum(e.name in LAUNCHES for e in on_host),
+        "memcpy_host_to_device": sum("HtoD" in e.name for e in on_device),
+        "memcpy_device_to_host": sum("DtoH" in e.name for e in on_device),
+        "host_syncs": sum(e.name in HOST_SYNCS for e in on_host),
+        "conversions": sum(e.name in CONVERSIONS for e in on_host),
+        "host_ops": sum(not e.name.startswith("cuda") for e in on_host),
+        "step_s": labelled[0].cpu_time_total / labelled[0].count / 1e6 if labelled else None,
+        "top_device": [{"op": a.key, "calls": a.count, "self_ms": device_time(a) / 1e3}
+                       for a in by_device[:12] if device_time(a) > 0],
+        "top_host": [{"op": a.key, "calls": a.count, "self_ms": a.self_cpu_time_total / 1e3} for a in by_host[:12]],
+    }
+
+
+def profile_one(name: str, what: str, fn: Callable[[], Any], device, directory: Path) -> dict[str, Any]:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    gpu = device.type == "cuda"
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if gpu else [])]
+    synchronize(device)
+    with profile(activities=activities) as prof:
+        start = time.perf_counter()
+        fn()
+        synchronize(device)
+        wall = time.perf_counter() - start
+    summary = {"part": name, "status": "ok", "what": what, **summarize(prof, wall, gpu)}
+    if gpu:
+        summary["peak_memory_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
+    sort = "self_device_time_total" if gpu else "self_cpu_time_total"
+    try:
+        table = prof.key_averages().table(sort_by=sort, row_limit=30, max_name_column_width=70)
+    except (AttributeError, KeyError):  # an older torch names it after CUDA
+        table = prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=30, max_name_column_width=70)
+    (directory / f"{name}.txt").write_text(f"== {name}: {what}\n{table}\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.json"
+        prof.export_chrome_trace(str(trace))
+        with trace.open("rb") as source, gzip.open(directory / f"{name}.trace.json.gz", "wb") as target:
+            shutil.copyfileobj(source, target)
+    return summary
+
+
+def profile_step(args: argparse.Namespace) -> int:
+    import torch
+
+    device = bench_device(args.device)
+    parts = args.parts.split(",")
+    budgets = [int(b) for b in args.budget.split(",")]
+    if unknown := [p for p in parts if p not in PARTS]:
+        sys.exit(f"--parts: unknown {', '.join(unknown)}; choose among {', '.join(PARTS)}")
+    if len(budgets) != len(parts):
+        sys.exit(f"--budget gives {len(budgets)} budgets for {len(parts)} parts")
+    args.dir.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for part, seconds in zip(parts, budgets, strict=True):
+        started = time.perf_counter()
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        try:
+            with budget(seconds), tempfile.TemporaryDirectory() as tmp:
+                for name, what, fn in PARTS[part](args.size, device, Path(tmp), args.work):
+                    summary = profile_one(name, what, fn, device, args.dir)
+                    write_json(args.dir / f"{name}.json", summary)
+                    busy = f", device busy {100 * summary['device_busy']:.0f} %" if summary["device_busy"] else ""
+                    print(f"profile {name}: {1000 * summary['wall_s']:.1f} ms{busy}, {summary['device_events']} "
+                          f"device events ({summary['device_events_under_10us']} under 10 us), "
+                          f"{summary['host_syncs']} host syncs, {summary['conversions']} conversions")
+        except (Exception, PartTimeout) as err:  # one part's failure is recorded, the others run
+            failed += 1
+            write_json(args.dir / f"{part}.json", {"part": part, "status": "timeout" if isinstance(err, PartTimeout)
+                                                   else "failed", "error": f"{type(err).__name__}: {err}",
+                                                   "seconds": time.perf_counter() - started})
+            print(f"profile {part}: {type(err).__name__}: {err}")
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return 1 if failed else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    steps = parser.add_subparsers(dest="step", required=True)
+    env = steps.add_parser("env", help="the machine and the installation")
+    env.add_argument("--device", default="cuda")
+    env.add_argument("--json", type=Path, required=True)
+    cli = steps.add_parser("cli-probe", help="spatialprobe probe size, timed end to end")
+    cli.add_argument("--device", default="cuda")
+    cli.add_argument("--layers", type=int, default=24)
+    cli.add_argument("--hidden", type=int, default=1024)
+    cli.add_argument("--candidates", default="builtin", help="builtin (10 prompts) or manual (1)")
+    cli.add_argument("--work", type=Path, required=True, help="where the model and the run go")
+    cli.add_argument("--json", type=Path, required=True)
+    cli.add_argument("--ray", action="store_true", help="over Ray, one GPU per worker")
+    prof = steps.add_parser("profile", help="torch.profiler of one step of each bench")
+    prof.add_argument("--device", default="cuda")
+    prof.add_argument("--size", choices=("full", "tiny"), default="full", help="the workloads' shapes")
+    prof.add_argument("--parts", default=",".join(PARTS))
+    prof.add_argument("--budget", default="60,20,30,40", help="seconds per part, comma-separated")
+    prof.add_argument("--work", type=Path, required=True, help="where shared models go")
+    prof.add_argument("--dir", type=Path, required=True, help="where tables, traces and summaries go")
+    args = parser.parse_args()
+    if hasattr(args, "work"):
+        args.work.mkdir(parents=True, exist_ok=True)
+    step = {"env": env_step, "cli-probe": cli_probe_step, "profile": profile_step}[args.step]
+    sys.exit(step(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""A scripted OpenAI-compatible server on loopback (``http.server``), for the openai-api model's
+tests: it answers each path from a script (a list of (status, JSON, delay) whose last entry
+repeats, or a function of the request's body) and records every request it receives.
+
+:func:`vllm_like` scripts it as vLLM answers: a chat reply that depends on the request's content,
+and ``/completions`` with ``echo`` and ``logprobs`` (the prompt split at spaces, each piece's
+log-probability a fixed function of its text and position), so the likelihood protocol has
+prompt log-probabilities to read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "tiny"
+
+
+class Script:
+    """What the server answers, per path; every request received, as (path, headers, body)."""
+
+    def __init__(self, answers: dict[str, Any]):
+        self.answers = {"/v1/models": [(200, {"object": "list", "data": [{"id": MODEL, "owned_by": "me",
+                                                                          "created": 123}]}, 0.0)],
+                        **answers}
+        self.received: list[tuple[str, dict[str, str], Any]] = []
+        self.lock = threading.Lock()
+
+    def next(self, path: str, body: Any) -> tuple[int, Any, float]:
+        with self.lock:
+            queue = self.answers.get(path) or [(404, {"error": "no such path"}, 0.0)]
+            if callable(queue):
+                return 200, queue(body), 0.0
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+def start(answers: dict[str, Any]) -> tuple[str, Script, ThreadingHTTPServer]:
+    """The server on a free loopback port: (its ``/v1`` URL, its script, the server to shut down)."""
+    script = Script(answers)
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self, body: Any) -> None:
+            with script.lock:
+                script.received.append((self.path, dict(self.headers), body))
+            status, payload, delay = script.next(self.path, body)
+            time.sleep(delay)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self._answer(None)
+
+        def do_POST(self) -> None:
+            self._answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/v1", script, server
+
+
+def piece_logprob(piece: str, position: int) -> float:
+    """A fixed log-probability in (-8, 0] for a prompt piece at a position."""
+    digest = hashlib.sha256(f"{position}\x1f{piece}".encode()).digest()
+    return -8.0 * int.from_bytes(digest[:4], "big") / 2**32
+
+
+def echoed(prompt: str) -> dict[str, Any]:
+    """vLLM's /completions answer with echo: the prompt's pieces (split before each space), their
+    log-probabilities (None for the first, as vLLM gives), and one generated piece. Words and
+    punctuation are pieces of their own (``?yes`` is ``?`` + ``yes``), as in real vocabularies."""
+    pieces = re.findall(r"\s*\w+|\s*[^\w\s]+|\s+$", prompt) or [prompt]
+    offsets = [sum(len(p) for p in pieces[:i]) for i in range(len(pieces))]
+    values = [None, *(piece_logprob(p, i) for i, p in enumerate(pieces) if i)]
+    return {"choices": [{"index": 0, "text": prompt + " X", "logprobs": {
+        "tokens": [*pieces, " X"], "token_logprobs": [*values, -0.5], "text_offset": [*offsets, len(prompt)],
+        "top_logprobs": None}}], "usage": {"prompt_tokens": len(pieces), "completion_tokens": 1}}
+
+
+def chat_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """A reply that depends on the request's content only (deterministic, as greedy decoding)."""
+    word = ("yes", "no", "left")[hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()[0] % 3]
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": word}}]}
+
+
+def vllm_like() -> tuple[str, Script, ThreadingHTTPServer]:
+    """The server scripted as vLLM answers (see the module's docstring)."""
+    return start({"/v1/chat/completions": chat_reply, "/v1/completions": lambda body: echoed(body["prompt"])})
