@@ -27,7 +27,7 @@ class Oracle:
         return {"scorer": self.name, "model": self.name, "weights_sha256": "0"}
 
     def score(self, requests, progress=None):
-        return [tuple(0.0 if w == self.gold[(r.prefix, r.suffix)] else -5.0 for w in r.words) for r in requests]
+        return [tuple(0.0 if w == self.gold[(r.prefix, r.suffix)] else -5.0 for w in r.options) for r in requests]
 
 
 class FirstLabel(Oracle):
@@ -36,7 +36,7 @@ class FirstLabel(Oracle):
     name = "first-label"
 
     def score(self, requests, progress=None):
-        return [tuple(0.0 if w == "larger" else -5.0 for w in r.words) for r in requests]
+        return [tuple(0.0 if w == "larger" else -5.0 for w in r.options) for r in requests]
 
 
 def probe(tmp_path, scorer_class, name, seed=0, task="size"):

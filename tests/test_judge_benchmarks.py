@@ -266,13 +266,13 @@ class FlatDetector:
 
 def test_zero_height_image_gets_the_seeded_guess_on_the_whole_set(tmp_path):
     from spatialprobe.detectors.colour import ColourDepth
-    from spatialprobe.judging.box import JudgeRun
+    from spatialprobe.judging.box import JudgeRun, JudgeRunSettings
     from spatialprobe.runner import execute
 
     plan = [("taller", "taller", True), ("shorter", "shorter", True), ("taller", "taller", True)]
     write_run(tmp_path / "images", "height", plan)
     cfg = JudgeConfig(task="height", detector=Spec("colour", {}), depth=Spec("colour", {}), batch_size=8)
-    kind = JudgeRun(str(tmp_path / "images"), cfg, detector=FlatDetector({1}), depth=ColourDepth())
+    kind = JudgeRun(JudgeRunSettings.of(tmp_path / "images", cfg), detector=FlatDetector({1}), depth=ColourDepth())
     summary = execute(kind, tmp_path / "j")
     rows = preds(tmp_path / "j")
     assert [r["recognized"] for r in rows] == [True, False, True]

@@ -166,7 +166,7 @@ def test_missing_run_is_refused_without_creating_it(tmp_path):
 
 
 def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
-    from spatialprobe.commands.judge import _spec
+    from spatialprobe.commands.image_runs import component_spec as _spec
 
     (tmp_path / "owl").mkdir()
     monkeypatch.chdir(tmp_path)

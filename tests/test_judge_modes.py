@@ -197,13 +197,13 @@ class ThinBox:
 def test_the_release_nan_answers_smaller_and_is_written_as_null(tmp_path):
     from judge_helpers import write_run
 
-    from spatialprobe.judging.box import JudgeRun
+    from spatialprobe.judging.box import JudgeRun, JudgeRunSettings
     from spatialprobe.runner import execute
 
     write_run(tmp_path / "images", "size", [("larger", "larger", True)])
     for mode in ("reference", "corrected"):
         cfg = JudgeConfig(task="size", detector=COLOUR, depth=COLOUR, mode=mode, device="cpu")
-        execute(JudgeRun(str(tmp_path / "images"), cfg, detector=ThinBox()), tmp_path / mode)
+        execute(JudgeRun(JudgeRunSettings.of(tmp_path / "images", cfg), detector=ThinBox()), tmp_path / mode)
     text = (tmp_path / "reference" / "predictions.jsonl").read_text()
     assert ": NaN" not in text  # no bare NaN token: standard JSON
     ref, fixed = json.loads(text), json.loads((tmp_path / "corrected" / "predictions.jsonl").read_text())

@@ -18,7 +18,7 @@ from spatialprobe.loading import (
     place_model,
     resolve_precision,
 )
-from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.base import ScoreRequest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "spatialprobe"
 
@@ -43,8 +43,8 @@ def test_a_checkpoint_saved_in_bfloat16_scores_in_float32_on_the_cpu(tmp_path):
     in_bf16 = _resave(base, tmp_path / "bf16", AutoModelForMaskedLM, torch.bfloat16)
     rounded = _resave(in_bf16, tmp_path / "rounded", AutoModelForMaskedLM, torch.float32)
     assert AutoModelForMaskedLM.from_pretrained(str(in_bf16)).dtype == torch.bfloat16  # the library's default
-    requests = [ClozeRequest("An ant is ", " than a bird.", ("larger", "smaller")),
-                ClozeRequest("A man drives the car. He is ", " the car.", ("inside", "beside"))]
+    requests = [ScoreRequest("An ant is ", " than a bird.", ("larger", "smaller")),
+                ScoreRequest("A man drives the car. He is ", " the car.", ("inside", "beside"))]
     scorer = MaskedLMScorer(str(in_bf16), device="cpu")
     assert scorer.model.dtype == torch.float32 and scorer.describe()["half"] is False
     assert scorer.score(requests) == MaskedLMScorer(str(rounded), device="cpu").score(requests)
@@ -61,7 +61,7 @@ def test_vision_models_saved_in_float16_run_in_float32_on_the_cpu(tmp_path):
 
     vilt = _resave(tiny_vilt(tmp_path / "vilt"), tmp_path / "vilt16", ViltForMaskedLM, torch.float16)
     vilt32 = _resave(vilt, tmp_path / "vilt32", ViltForMaskedLM, torch.float32)
-    requests = [ClozeRequest("a ", " is big", ("dog", "cat"))]
+    requests = [ScoreRequest("a ", " is big", ("dog", "cat"))]
     scorer = ViltMaskedLMScorer(str(vilt), device="cpu", blank_size=32)
     assert scorer.model.dtype == torch.float32
     assert scorer.score(requests) == ViltMaskedLMScorer(str(vilt32), device="cpu", blank_size=32).score(requests)

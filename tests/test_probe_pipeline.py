@@ -32,7 +32,7 @@ class OracleForOneTemplate:
         for req in requests:
             right = self.gold[(req.prefix, req.suffix)]
             good = "usually" in req.prefix
-            out.append(tuple((0.0 if (w in right) == good else -5.0) for w in req.words))
+            out.append(tuple((0.0 if (w in right) == good else -5.0) for w in req.options))
         return out
 
 
@@ -144,7 +144,7 @@ def test_same_answer_share_counts_pairs_of_actions(tmp_path):
             return {"model": "inside", "weights_sha256": "x"}
 
         def score(self, requests, progress=None):
-            return [tuple(1.0 if w == "inside" else 0.0 for w in r.words) for r in requests]
+            return [tuple(1.0 if w == "inside" else 0.0 for w in r.options) for r in requests]
 
     summary = run_probe(ds, Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
                                        {label: (label,) for label in ds.labels}, "manual"),

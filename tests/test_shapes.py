@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 from spatialprobe.cli import app
 from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
 from spatialprobe.imagestore import ImageStore
-from spatialprobe.judging.box import JudgeConfig, judge_run, unscorable_prompts
-from spatialprobe.judging.visor import VisorRun
+from spatialprobe.judging.box import JudgeConfig, image_run, judge_run, unscorable_prompts
+from spatialprobe.judging.visor import VisorRun, VisorRunSettings
 from spatialprobe.registry import Spec
 from spatialprobe.runner import execute
+from spatialprobe.runner.settings import Component
 from spatialprobe.synthesis import load_prompts, synthesize
 from spatialprobe.synthesis.prompts import line_meta
 from spatialprobe.synthesis.shapes import MODEL, ShapesSynthesizer
@@ -36,7 +37,9 @@ def judged(task, run, out, seed=0):
 
 
 def visor(run, out):
-    return execute(VisorRun(run=run, detector=COLOUR, batch_size=64, device="cpu"), out)
+    settings = VisorRunSettings({"image_run": image_run(run)}, detector=Component.of(COLOUR), batch_size=64,
+                                device="cpu", skip_missing=False)
+    return execute(VisorRun(settings), out)
 
 
 def subset(name, step):

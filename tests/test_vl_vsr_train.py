@@ -145,7 +145,7 @@ def test_missing_training_images_are_refused_or_skipped_and_counted(tmp_path):
     is refused before a model loads, naming it; --skip-missing counts every part's gap."""
     from typer.testing import CliRunner
 
-    from spatialprobe.benchmarks.vsr_train import VSRTrainRun
+    from spatialprobe.benchmarks.vsr_train import TrainData, TrainSettings, VSRTrainRun, VSRTrainRunSettings
     from spatialprobe.cli import app
     from spatialprobe.reports.tables import coverage_line
 
@@ -158,7 +158,8 @@ def test_missing_training_images_are_refused_or_skipped_and_counted(tmp_path):
     assert " ".join(result.output.split()) == (
         f"Error: {tmp_path / 'coco'}: 2 of 4 train examples have no image here (first: 000000000001.jpg); "
         "add the images, or pass --skip-missing to evaluate the 2 that have one (counted and recorded)")
-    run = VSRTrainRun(tmp_path / "vsr", tmp_path / "coco", skip_missing=True)
+    run = VSRTrainRun(VSRTrainRunSettings(TrainData(str(tmp_path / "vsr")), str(tmp_path / "coco"), TrainSettings(),
+                                          skip_missing=True))
     assert run.coverage["train"] == {"used": 2, "total": 4, "skipped_missing": 2, "skip_missing": True,
                                      "limit": None}
     assert len(run.data["train"]) == 2 and run.spec().settings["skip_missing"] is True

@@ -30,13 +30,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from spatialprobe.errors import SpatialprobeError, UsageError
 from spatialprobe.runner.spec import RunSpec, what_differs
-
-if TYPE_CHECKING:
-    from spatialprobe.runner.spine import Item, RunKind
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +42,31 @@ RETRIES = 3
 
 SCALE_KEYS = ("ray", "workers")
 """The runtime keys that say how a run fans out."""
+
+
+class Item(Protocol):
+    """A unit of a run's work as this module sees it (:class:`.spine.Item`): its key."""
+
+    @property
+    def key(self) -> str: ...
+
+
+class RunKind(Protocol):
+    """What fanning a run out needs of its kind (:class:`.spine.RunKind` is one); a protocol, so
+    that the spine imports this module and not the other way round."""
+
+    def spec(self) -> RunSpec: ...
+
+    def items(self) -> Sequence[Item]: ...
+
+    def portable(self) -> Any: ...
+
+    def work(self, batch: Any) -> Any: ...
+
+    def collect(self, batch: Any, worked: Any) -> Sequence[Any]: ...
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec, source: Any = ...) -> Any: ...
 
 
 @dataclass(frozen=True)
