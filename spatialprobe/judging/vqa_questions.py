@@ -141,5 +141,6 @@ def yes_rate_line(record: Mapping[str, Any] | None, only_claims: bool) -> str:
     line = (f"The judge's yes-rate: {record['percent']:.1f} % ({record['yes']} of the {record['asked']} "
             "questions asked answered yes).")
     if only_claims:
-        line += " Every question asks a claim the prompt makes, so a judge that answers yes to everything scores 100 here."
+        line += (" Every question asks a claim the prompt makes, so a judge that answers yes to everything "
+                 "scores 100 here.")
     return f"\n{line}\n"

@@ -9,8 +9,8 @@ answer (the most probable token) is yes; the relation holds where the claim's ha
 yes. :func:`spatialprobe.metrics.visor.image_outcome` then scores the image as VISOR does (correct
 = both objects and the relation), so OA, VISOR, VISOR_cond, VISOR_n and the object accuracies
 are computed by the same code as with a detector; the table adds the judge's yes-rate over the
-three questions of every image (a judge that answers yes to everything scores 100). Each row keeps the three questions, their hard
-answers and Soft-TIFA probabilities (yes normalised over yes and no).
+three questions of every image (a judge that answers yes to everything scores 100). Each row
+keeps the three questions, their hard answers and Soft-TIFA probabilities (yes normalised over yes and no).
 """
 
 from __future__ import annotations
