@@ -6,6 +6,24 @@ from pathlib import Path
 import pytest
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+USER_HOME = Path(os.environ.get("SPATIALPROBE_HOME", Path.home() / ".spatialprobe"))
+"""The run index of the user running the suite: no test may write there."""
+SESSION_HOME = Path(tempfile.mkdtemp(prefix="spatialprobe-tests-home-"))
+"""The suite's own home from the session's start: where runs made by module- and session-scoped
+fixtures (which run before any function-scoped fixture) are indexed."""
+
+
+def pytest_configure(config):
+    """Isolate the run index before any fixture runs (``_isolated_home`` is per test, and module-
+    and session-scoped fixtures run before it), and keep the hub offline."""
+    os.environ["SPATIALPROBE_HOME"] = str(SESSION_HOME)
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(SESSION_HOME, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
