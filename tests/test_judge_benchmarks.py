@@ -307,3 +307,47 @@ def test_depth_region_is_a_setting_of_size_and_height(tmp_path):
     bad = runner.invoke(app, ["judge", "height", str(tmp_path / "images"), *COLOUR, "--depth", "colour",
                               "--depth-region", "touched", "--out", str(tmp_path / "k")])
     assert bad.exit_code == 2 and "--depth-region must be one of release, covered, not 'touched'." in bad.stderr
+
+
+# ---- issue 34 item 6: the table names its rule and mode, what it can answer, its own headline ---
+
+def test_each_rule_can_answer_the_relations_its_code_finds():
+    from spatialprobe.judging.box_scores import answerable
+
+    assert answerable("posrel", "vdg") == ("above", "below", "inside", "beside")
+    for rule in ("visor", "geneval", "t2i-compbench", "heim"):  # no rule of a benchmark finds "inside"
+        assert answerable("posrel", rule) == ("above", "below", "beside")
+    # "beside" is "left of" or "right of", which come first in posrel2d: only T2I-CompBench's
+    # next-to score (1 where boxes overlap and its left/right score is damped) ever answers it
+    for rule in ("vdg", "visor", "geneval", "heim"):
+        assert answerable("posrel2d", rule) == ("left of", "right of", "above", "below")
+    assert answerable("posrel2d", "t2i-compbench") == ("left of", "right of", "above", "below", "beside")
+    assert answerable("size", "vdg") == ("larger", "smaller")
+
+
+def test_the_table_names_rule_mode_and_headlines_the_rules_own_score(tmp_path):
+    lines = ["a dog on the left of a cat", "a cat on the right of a book", "a book on the top of a lamp",
+             "a lamp on the bottom of a frog", "a frog next to a bowl"]
+    prompts = tmp_path / "spatial_val.txt"
+    prompts.write_text("\n".join(lines))
+    invoke("synthesize", "--prompts", f"t2i-compbench:{prompts}", "--backend", "shapes", "-n", "1",
+           "--out", tmp_path / "images")
+    invoke("judge", "posrel2d", tmp_path / "images", *COLOUR, "--rule", "t2i-compbench", "--out", tmp_path / "t2i",
+           "--no-gallery")
+    table = (tmp_path / "t2i" / "table.md").read_text()
+    assert "Rule: t2i-compbench, mode corrected. On posrel2d it can answer left of, right of, above, below, beside." \
+        in table
+    head = table.index("**Headline (the rule's own score)**: T2I-CompBench 2-D spatial score (mean over 5 images")
+    assert head < table.index("| subset |") and "): 1.0000 [1.0000, 1.0000]" in table
+    # error-free scenes: the benchmark's score is 1, but a "beside" scene (drawn apart, side by side)
+    # is classified "left of", which comes first: accuracy 4 of 5
+    assert json.loads((tmp_path / "t2i" / "summary.json").read_text())["metrics"]["accuracy"]["mean"] == 80.0
+    invoke("judge", "posrel2d", tmp_path / "images", *COLOUR, "--rule", "geneval", "--mode", "corrected",
+           "--out", tmp_path / "geneval", "--no-gallery")
+    table = (tmp_path / "geneval" / "table.md").read_text()
+    assert ("Rule: geneval, mode corrected. On posrel2d it can answer left of, right of, above, below; never "
+            "beside (an image whose prompt asks it counts wrong in accuracy and macro-F1; the rule's own score "
+            "asks each image's relation only).") in table
+    assert "**Headline (the rule's own score)**: GenEval position accuracy (correct images of 5" in table
+    invoke("judge", "posrel2d", tmp_path / "images", *COLOUR, "--out", tmp_path / "vdg", "--no-gallery")
+    assert "**Headline**: accuracy 80.0 [" in (tmp_path / "vdg" / "table.md").read_text()

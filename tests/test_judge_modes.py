@@ -118,6 +118,9 @@ RELATIONS_OF = {"vdg": {"above", "below", "inside", "beside"}, "visor": {"above"
 
 @pytest.mark.parametrize("rule", sorted(RELATIONS_OF))
 def test_every_corrected_rule_scores_100_on_error_free_shapes_scenes(tmp_path, rule):
+    from spatialprobe.judging.box_scores import answerable
+
+    assert set(answerable("posrel", rule)) == RELATIONS_OF[rule]  # what each table says it can answer
     prompts = posrel_prompts(RELATIONS_OF[rule])
     assert {item.meta["label"] for item in prompts.items} == RELATIONS_OF[rule]
     shapes(tmp_path, prompts)

@@ -184,3 +184,25 @@ def test_a_hub_id_gets_the_installed_clients_download_command(monkeypatch, insta
     assert str(err.value).startswith(
         "Could not load the model 'org/missing' (it is not a local directory, and the Hugging Face hub "
         f"could not provide it): check the name, or download it where the hub is reachable (`{command}`)")
+
+
+@pytest.mark.parametrize("field,value", [("hidden_size", "wide"), ("num_hidden_layers", [2])])
+def test_a_checkpoint_whose_config_is_invalid_is_one_sentence_not_a_traceback(tmp_path, field, value):
+    """Issue 34 item 11: a config.json field of the wrong type (transformers' strict config
+    validation raises no ValueError) is refused as the checkpoint it is."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    model = tiny_wordpiece_bert(tmp_path / "bert")
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, field: value}))
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(model), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and not isinstance(result.exception, (TypeError, ValueError)), result.output
+    said = " ".join(result.output.split())
+    # the tokenizer, loaded first, reads the config too
+    assert said.startswith(f"Error: Could not load the tokenizer of '{model}': the directory exists but does not "
+                           f"hold a loadable checkpoint (details: Validation error for field '{field}':")
+    assert "Traceback" not in result.output

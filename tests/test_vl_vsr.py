@@ -146,7 +146,8 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
         assert (tmp_path / "run" / name).exists()
     assert [r["kind"] for r in list_runs()] == ["vsr"]
     # an unknown relation or a caption without its relation stops the run before any scoring
-    bad = [dict(RANDOM[0], relation="onto"), dict(RANDOM[0], caption="The cat is near the dog.")]
+    bad = [dict(RANDOM[0], relation="onto", caption="The cat is onto the dog."),
+           dict(RANDOM[0], caption="The cat is near the dog.")]
     for row, message in zip(bad, ("'onto', which is not among the 71", "does not contain its relation"), strict=True):
         write_split(tmp_path / "bad", "random", "test", [row])
         with pytest.raises(ValueError, match=message):

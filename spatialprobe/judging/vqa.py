@@ -13,6 +13,9 @@ token's distribution:
 * **hard** (TIFA, as GenEval 2's ``tifa`` reads it): the most probable token; ``yes`` or ``no``
   where it is one of their tokens, else no answer (``recognized`` false, the claim not affirmed).
 
+The judge is asked the claim only, so a judge that answers yes to everything scores 100: the
+table shows the judge's yes-rate (``details.yes_rate``) beside the scores.
+
 Metrics (percent): ``accuracy`` = images whose claim the judge affirms (hard), ``soft_tifa`` =
 mean soft score, ``geneval2_soft_tifa`` = mean unnormalised mass, ``answered_ratio``; each with a
 95 % interval resampled by the prompts' objects as the box judge's, and per relation.
@@ -148,7 +151,8 @@ class VqaJudgeRun(RunKind):
         details: dict[str, Any] = {
             "method": "VQA judge (Soft-TIFA)", "source": str(self.store.path.resolve()), "judge": described,
             "questions": self.asked["questions"], "suffix": self.asked["suffix"],
-            "answer_tokens": self.tokens.pieces, "image_run": self.completeness.to_dict()}
+            "answer_tokens": self.tokens.pieces, "image_run": self.completeness.to_dict(),
+            "yes_rate": Q.yes_rate([row["answer"] for row in rows])}
         if self.missing:
             details["missing_images"] = missing_record(self.store, self.missing, len(self.images))
         info = source_info(self.store, self.images)
@@ -199,7 +203,8 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
     for rel, part in m["accuracy"].get("breakdown", {}).items():
         lines.append(f"| {rel} | {part['n']} | " + " | ".join(pm(m[k]["breakdown"][rel]) for k in names) + " |")
     note = intervals_line(summary)
-    return f"{title}\n\n{head}" + "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
+    return (f"{title}\n\n{head}" + "\n".join(lines) + "\n" + Q.yes_rate_line(summary["details"].get("yes_rate"), True)
+            + (f"\n{note}\n" if note else ""))
 
 
 def vqa_judge_run(source: str, out: str, task: str, judge: Spec, partial: bool = False,

@@ -8,8 +8,9 @@ image?`` and the claim ``Is the A REL the B?``. An object counts as detected whe
 answer (the most probable token) is yes; the relation holds where the claim's hard answer is
 yes. :func:`spatialprobe.metrics.visor.image_outcome` then scores the image as VISOR does (correct
 = both objects and the relation), so OA, VISOR, VISOR_cond, VISOR_n and the object accuracies
-are computed by the same code as with a detector. Each row keeps the three questions, their hard
-answers and Soft-TIFA probabilities (yes normalised over yes and no).
+are computed by the same code as with a detector; the table adds the judge's yes-rate over the
+three questions of every image (a judge that answers yes to everything scores 100). Each row
+keeps the three questions, their hard answers and Soft-TIFA probabilities (yes normalised over yes and no).
 """
 
 from __future__ import annotations
@@ -108,8 +109,13 @@ class VqaVisorRun(VisorRun):
         details = evaluation.details
         details.update({"method": "VISOR (VQA judge)", "judge": details.pop("detector"),
                         "questions": {"object": self.asked["object_question"], **self.asked["questions"]},
-                        "suffix": self.asked["suffix"], "answer_tokens": self.tokens.pieces})
+                        "suffix": self.asked["suffix"], "answer_tokens": self.tokens.pieces,
+                        "yes_rate": Q.yes_rate([a for row in evaluation.predictions for a in row["answers"]])})
         return evaluation
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        """VISOR's table and the judge's yes-rate over every question asked (objects and claims)."""
+        return super().table(summary) + Q.yes_rate_line(summary["details"].get("yes_rate"), False)
 
     def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
         """Nothing: no boxes were detected (the rows hold each question's answer)."""
