@@ -51,11 +51,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
 
+from spatialprobe.metrics.robust import estimates, t_interval, wilson_interval
 from spatialprobe.metrics.statistics import get
 from spatialprobe.metrics.weighted import STATISTICS
 
@@ -65,6 +67,9 @@ if TYPE_CHECKING:
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples (and permutations) unless told otherwise."""
 LEVEL = 0.95
+ROBUST = "cluster-robust standard error"
+"""How a run's intervals are computed (:mod:`.robust`); ``describe`` says over what."""
+INTERVAL = "Wilson (accuracies, shares; cluster-adjusted) or t (K-1 df)"
 MAX_CELLS = 4_000_000
 """Resamples x rows held in memory at once (about 32 MB of float64)."""
 
@@ -127,11 +132,11 @@ class Resampling:
 
     def describe(self, resamples: int, seed: int) -> dict[str, Any]:
         unit = self.unit or ("objects" if self.clusters != ("instance_id",) else None)
-        out: dict[str, Any] = {"method": f"cluster bootstrap over {unit}" if unit else "bootstrap over instances",
-               "interval": "percentile", "resamples": int(resamples), "level": LEVEL, "seed": int(seed),
-               "clusters": list(self.clusters), "group": self.group, "labels": list(self.labels)}
+        out: dict[str, Any] = {"method": f"{ROBUST} over {unit or 'instances'}", "interval": INTERVAL,
+               "level": LEVEL, "clusters": list(self.clusters), "group": self.group, "labels": list(self.labels)}
         if len(self.clusters) == 2:
-            out["rows of two clusters"] = "kept with multiplicity count(a) * count(b)"
+            out["rows of two clusters"] = ("covary through either object: sum_o S_o^2 - sum_pairs S_p^2 "
+                                           "(variance components)")
         out.update({"gold": self.gold, "pred": self.pred, "key": list(self.key), "only": self.only,
                "pooled": self.pooled, "fold_case": self.fold_case, "statistics": dict(self.metrics)})
         if self.note:
@@ -141,13 +146,15 @@ class Resampling:
     @classmethod
     def described(cls, info: Mapping[str, Any]) -> Resampling:
         """The resampling a summary's ``intervals`` describes (its first, headline one)."""
-        unit = str(info["method"]).removeprefix("cluster bootstrap over ")
+        unit = str(info["method"])
+        for prefix in (f"{ROBUST} over ", "cluster bootstrap over ", "bootstrap over "):
+            unit = unit.removeprefix(prefix)
         return cls(tuple(info["labels"]), tuple(info["clusters"]), info.get("group"),
                    metrics=dict(info.get("statistics") or _all_headline()),
                    gold=info.get("gold", "gold"), pred=info.get("pred", "pred"),
                    key=tuple(info.get("key") or ("instance_id", "fold")), only=info.get("only"),
                    pooled=bool(info.get("pooled", False)), fold_case=bool(info.get("fold_case", False)),
-                   unit=None if unit in ("objects", "bootstrap over instances") else unit)
+                   unit=None if unit in ("objects", "instances") else unit)
 
 
 @dataclass(frozen=True)
@@ -278,30 +285,44 @@ def cluster_bootstrap(n_clusters: int, statistic: Callable[[np.ndarray], np.ndar
     return low, high
 
 
-def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamples: int, seed: int
-                     ) -> dict[str, dict[str, tuple[float, float] | None]]:
-    """{metric: {"": overall interval, part name: that group's interval}} for ``spec.metrics``."""
+def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamples: int = DEFAULT_RESAMPLES,
+                     seed: int = 0) -> dict[str, dict[str, tuple[float, float] | None]]:
+    """{metric: {"": overall interval, part name: that group's interval}} for ``spec.metrics``:
+    the cluster-robust interval of :mod:`.robust` (Wilson for a proportion, t otherwise) of the
+    same registered function that gives the point estimate. ``resamples`` and ``seed`` are not
+    used (nothing is drawn); they are kept for callers written for the bootstrap."""
     enc = encode(rows, spec)
-    statistics = list(dict.fromkeys(spec.metrics.values()))
-
-    def statistic(draws: np.ndarray) -> np.ndarray:
-        weights = row_weights(draws, enc.keys, enc.n_clusters)
-        return np.concatenate([grouped(enc, s, enc.pred, weights) for s in statistics])
-
-    low, high = cluster_bootstrap(enc.n_clusters, statistic, len(rows), resamples, seed)
-    width = len(enc.group_names) + 1
-    # Where the rows that count come from fewer than two units, every resample weighs them alike:
-    # the statistic cannot vary, and its "interval" would be the point estimate. No interval then.
-    measurable = [units(enc, enc.groups == g) >= 2 for g in range(len(enc.group_names))]
-    measurable.append(units(enc, np.ones(len(rows), dtype=bool)) >= 2)
+    n_groups = len(enc.group_names)
+    counts = (enc.mask > 0)
+    counting = np.stack([(enc.groups == g) & counts for g in range(n_groups)] + [counts])
+    sizes = [float(c.sum()) for c in counting]
+    if not enc.pooled and n_groups:  # the overall value is a mean of the groups: a group's size
+        sizes[-1] = float(np.mean([s for s in sizes[:-1] if s > 0] or [0.0]))
+    measurable = [units(enc, c) >= 2 for c in counting]
     out: dict[str, dict[str, tuple[float, float] | None]] = {}
+    found: dict[str, list[tuple[float, float] | None]] = {}
+    for stat in dict.fromkeys(spec.metrics.values()):
+        declared = get(stat)
+        found[stat] = []
+        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting)
+        for est, size, ok in zip(ests, sizes, measurable, strict=True):
+            if not ok:
+                found[stat].append(None)
+                continue
+            low, high = wilson_interval(est, size) if declared.proportion else t_interval(est)
+            if declared.percent:
+                low, high = max(low, 0.0), min(high, 100.0)
+            found[stat].append(interval_pair(low, high))
+    parts = [spec.part.format(g) for g in enc.group_names] if spec.group else []
     for name, stat in spec.metrics.items():
-        start = statistics.index(stat) * width
-        parts = [spec.part.format(g) for g in enc.group_names] if spec.group else []
-        bounds = [interval_pair(low[start + i], high[start + i]) if measurable[i] else None
-                  for i in range(width)]
+        bounds = found[stat]
         out[name] = {"": bounds[-1], **dict(zip(parts, bounds[:-1], strict=False))}
     return out
+
+
+def _values(enc: Encoded, statistic: str, weights: np.ndarray) -> np.ndarray:
+    """[G + 1, b]: the statistic of the run's predictions under ``weights`` (:func:`grouped`)."""
+    return grouped(enc, statistic, enc.pred, weights)
 
 
 def units(enc: Encoded, rows: np.ndarray) -> int:

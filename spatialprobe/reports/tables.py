@@ -62,8 +62,9 @@ def intervals_line(summary: Mapping[str, Any]) -> str:
     if not info:
         return ""
     unmeasured = any(_has_null_interval(m) for m in (summary.get("metrics") or {}).values())
+    drawn = f", {info['resamples']} resamples, seed {info['seed']}" if "resamples" in info else ""  # a bootstrap
     return (f"[low, high]: {100 * info['level']:.0f} % {info['interval']} interval, {info['method']} "
-            f"({', '.join(info['clusters'])}), {info['resamples']} resamples, seed {info['seed']}."
+            f"({', '.join(info['clusters'])}){drawn}."
             + (" [–]: no interval (its rows come from fewer than two units to resample)." if unmeasured else "") + "\n")
 
 
