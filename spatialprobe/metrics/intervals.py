@@ -1,4 +1,11 @@
-"""Bootstrap intervals over clusters (objects) and paired permutation tests.
+"""Intervals over clusters (objects, images, prompts): the specs (:class:`Resampling`) and the spine's hook.
+
+**Since issue 29 a run's intervals are cluster-robust** (:mod:`.robust`): each registered
+statistic's influence per cluster and per object pair, the covariances of rows sharing a cluster
+summed, K/(K−1), t on K−1 degrees of freedom, and the cluster-adjusted Wilson interval for
+accuracies and shares (:func:`metric_intervals`). The cluster bootstrap below (pigeonhole weights,
+percentile intervals) still serves consistency, κ and the judge comparison, and the calibration
+bench, which measures both (``bench/calibration.py``); what follows describes it.
 
 Instances share objects (every size pair involves two of 25 objects), so instances are not
 independent draws: the unit that was sampled is the object. Every interval here resamples
@@ -36,14 +43,11 @@ SpatialMQA's 2PR/(P+R)), and the share or mean of a row's value (VISOR's OA, a r
 T2I-CompBench's score). Each is computed from weighted counts, so weights of ones give the
 point estimate.
 
-**Intervals** are percentile intervals: ``scipy.stats.bootstrap`` draws the clusters (vectorised,
-in batches) and keeps the bootstrap distribution; the 2.5th and 97.5th percentiles are taken over
-the resamples where the statistic is defined (a resample that draws none of a fold's objects has
-no value for that fold). Percentile intervals need no jackknife, and a statistic that is constant
-over resamples (a perfect scorer) has the exact interval [100, 100]. Only the cluster step
-(draws -> row weights) is written here. Where the rows that count come from fewer than two units
-(one object, one pair of objects, one image) every resample weighs them alike; that is no
-measurement of uncertainty, so the interval is None (``"ci": null``), never ``[x, x]``.
+**Bootstrap intervals** (:func:`cluster_bootstrap`) are percentile intervals: ``scipy.stats.bootstrap``
+draws the clusters (vectorised, in batches); the percentiles are taken over the resamples where
+the statistic is defined. Where the rows that count come from fewer than two units (one object,
+one pair of objects, one image) there is no measurement of uncertainty: the interval is None
+(``"ci": null``), never ``[x, x]`` - for the cluster-robust intervals too.
 """
 
 from __future__ import annotations
