@@ -6,8 +6,9 @@ metric (run A minus run B, computed as each run's point estimate is: per fold, t
 
 * a 95 % interval and a two-sided p-value from **one** cluster-robust standard error of the
   difference (:mod:`.robust`): the influence of every cluster (an object, an image) and of every
-  object pair on A − B, the covariance of every two rows that share a cluster summed, times
-  K/(K−1), with Student's t on K−1 degrees of freedom. The interval is A − B ± t · SE and
+  object pair on A − B, the covariance of every two rows that share a cluster summed,
+  small-sample corrected (:func:`.robust._variance`), with Student's t on K−1 degrees of freedom.
+  The interval is A − B ± t · SE and
   p = P(|t_{K−1}| ≥ |A − B| / SE), so p < 0.05 exactly where the interval excludes 0.
 
 What the two runs share (an item's difficulty) cancels in each row's difference. Rows of two

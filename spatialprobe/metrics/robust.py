@@ -15,10 +15,11 @@ rows twice, once through each of its objects, so they are taken off once. Rows o
 give the usual cluster-robust variance ``Σ_o S_o²``. The variance is right whether the errors come
 from the objects (rows sharing an object covary) or from the pairs (they do not): it estimates
 each component, where the pigeonhole bootstrap's count(a) × count(b) weights count the pair-level
-variance about three times (Owen 2007; Menzel 2021). A value below the pair-level part
-``Σ_p S_p²`` (an estimate of a covariance that came out negative) is raised to it.
+variance about three times (Owen 2007; Menzel 2021). A shared-object covariance that comes out
+negative counts as 0, so the variance is never below the pair-level part ``Σ_p S_p²``.
 
-Small samples: the variance is multiplied by K/(K−1) (K clusters, the residuals' centring) and
+Small samples (:func:`_variance`): K/(K−1) for rows of one cluster; for object pairs the pair part
+times P/(P−1) and the shared-object part times K(K−1)/(K−2)² (the residuals' centring); and
 intervals and p-values use Student's t with K−1 degrees of freedom (Cameron & Miller 2015), so
 an interval ``θ ± t_{K−1} · SE`` and the test ``p = P(|t_{K−1}| ≥ |θ|/SE)`` agree: p < 0.05
 exactly where the 95 % interval excludes 0.
@@ -104,7 +105,7 @@ class Estimate:
 
     value: float
     variance: float
-    """Variance of the value (K/(K−1) included); NaN where it cannot be measured."""
+    """Variance of the value (small-sample factors included); NaN where it cannot be measured."""
     clusters: int
     """K: the clusters the rows that count come from; degrees of freedom K − 1."""
 
