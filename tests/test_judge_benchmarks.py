@@ -181,14 +181,15 @@ def test_judge_posrel_t2i_compbench_reports_its_score(tmp_path):
     expected = [peer_t2i_score(1, 1, 1), peer_t2i_score(1, 0.84, 0), peer_t2i_score(1, 1, 1),
                 peer_t2i_score(1, 1, 0), peer_t2i_score(1, None, 0)]
     assert expected == pytest.approx([1.0, 0.0, 1.0, 0.5, 0.0])
-    # the interval resamples the posrel objects (one per scenario here), the score a mean over images
+    # the interval is cluster-robust over the posrel objects (one per scenario here), the score a mean
+    # over images: a t interval on few objects, which a mean (unbounded statistic) is not clipped to 0-1
     assert summary["metrics"]["t2i_compbench_score"] == {"mean": pytest.approx(0.5), "std": None, "n": 5,
-                                                         "ci": [0.0, 0.75]}
+                                                         "ci": [-0.245241, 1.245241]}
     assert summary["intervals"]["also"][-1] == {"labels": [], "pred": "t2i_compbench_score",
                                                 "statistics": {"t2i_compbench_score": "mean"}}
     assert [p["t2i_compbench_score"] for p in preds(out)] == pytest.approx(expected)
     assert "T2I-CompBench 2-D spatial score (mean over 5 images, 0-1; its UniDet_eval/2D_spatial_eval.py): " \
-           "0.5000 [0.0000, 0.7500]" in (out / "table.md").read_text()
+           "0.5000 [-0.2452, 1.2452]" in (out / "table.md").read_text()
     assert "geneval_position_accuracy" not in summary["metrics"]
     assert summary["details"]["benchmark_args"] == {"iou_threshold": 0.1, "distance_threshold": 150.0}
 
@@ -201,10 +202,10 @@ def test_judge_posrel_geneval_reports_position_accuracy_with_its_cut(tmp_path):
     # above: correct; inside: shared centre, no relation; beside: left of; drawn below: wrong; no B
     assert [p["geneval_correct"] for p in preds(out)] == [True, False, True, False, False]
     assert summary["metrics"]["geneval_position_accuracy"] == {"mean": 40.0, "std": None, "n": 5,
-                                                               "ci": [0.0, 50.0]}
+                                                               "ci": [9.336543, 81.188238]}  # Wilson
     assert summary["details"]["benchmark_args"] == {"confidence_threshold": 0.3, "margin": 0.1}
     assert "GenEval position accuracy (correct images of 5; its evaluation/evaluate_images.py): 40.0% " \
-        "[0.0, 50.0]" in (out / "table.md").read_text()
+        "[9.3, 81.2]" in (out / "table.md").read_text()
     # the cut is a rule argument (a setting): every box scores at most 1.0, none above 1.0
     strict = tmp_path / "strict"
     invoke("judge", "posrel", tmp_path / "images", *COLOUR, "--rule", "geneval", "--rule-arg",

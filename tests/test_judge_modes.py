@@ -132,7 +132,7 @@ def test_every_corrected_rule_scores_100_on_error_free_shapes_scenes(tmp_path, r
         assert summary["metrics"]["heim_spatial_accuracy"]["mean"] == 100.0
         n = len(prompts.items)
         assert (f"HEIM spatial accuracy (correct images of {n}; HELM's detectors/vitdet.py "
-                "compute_score_spatial): 100.0% [100.0, 100.0]") in (tmp_path / "judge" / "table.md").read_text()
+                "compute_score_spatial): 100.0% [") in (tmp_path / "judge" / "table.md").read_text()
 
 
 def test_reference_modes_show_the_peers_signs_on_shapes_scenes(tmp_path):

@@ -126,7 +126,7 @@ def test_summary_contract_and_index(tmp_path):
     for fold in on_disk["details"]["folds"]:
         assert {"prompt", "answers", "accuracy", "macro_f1", "size"} <= set(fold)
     assert set(on_disk["accuracy"]) == {"mean", "std", "n", "ci", "breakdown"} == set(on_disk["macro_f1"])
-    assert on_disk["intervals"]["clusters"] == ["obj_b"] and on_disk["intervals"]["seed"] == 1  # posrel: the object
+    assert on_disk["intervals"]["clusters"] == ["obj_b"] and on_disk["seed"] == 1  # posrel: the object
     assert 0 <= on_disk["details"]["same_answer_both_actions"] <= 100
     assert on_disk["provenance"]["toolkit_version"]
     config = json.loads((tmp_path / "run" / "config.json").read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from interval_helpers import wilson
 from vl_helpers import solid_image
 
 from spatialprobe.benchmarks.spatialmqa import (
@@ -16,6 +17,7 @@ from spatialprobe.benchmarks.spatialmqa import (
 )
 from spatialprobe.datasets.spatialmqa import axis, extra_key_report, load_spatialmqa, load_spatialmqa_file, perspective
 from spatialprobe.files import DataError
+from spatialprobe.metrics.intervals import INTERVAL
 
 RECORDS = [
     {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",
@@ -160,8 +162,8 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
         "| perspective: third | 1 | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
         "| axis: x | 1 | 0.0 [–] | 0.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
         "| axis: y | 1 | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |", "",
-        "[low, high]: 95 % percentile interval, cluster bootstrap over images (image), 1000 resamples, "
-        "seed 0. [–]: no interval (its rows come from fewer than two units to resample)."]
+        f"[low, high]: 95 % {INTERVAL} interval, cluster-robust standard error over images (image). "
+        "[–]: no interval (its rows come from fewer than two units to resample)."]
     assert list_runs()[0]["kind"] == "spatialmqa"
     with pytest.raises(ValueError, match="none of the 3 images"):
         run_spatialmqa("fixed", tmp_path / "data", tmp_path / "nowhere", tmp_path / "run2", answerer=echo)
@@ -177,7 +179,11 @@ def test_intervals_resample_images_with_known_answers(tmp_path):
         solid_image(tmp_path / "coco" / "test2017" / f"{n}.jpg")
     perfect = Echo({r["question"]: r["answer"] for r in records})
     m = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "right", answerer=perfect)["metrics"]
-    for name in ("accuracy", "macro_f1", "f1", "precision", "recall", "strict_accuracy", "strict_f1"):
+    # all right: the accuracies get the Wilson interval of their 8 rows (t_3, four images), never
+    # [100, 100]; the F1s, P and R are no proportions of rows: t interval, SE 0
+    for name in ("accuracy", "strict_accuracy"):
+        assert (m[name]["mean"], m[name]["ci"]) == (100.0, wilson(1.0, 0.0, 8, 4)), name
+    for name in ("macro_f1", "f1", "precision", "recall", "strict_f1"):
         assert (m[name]["mean"], m[name]["ci"]) == (100.0, [100.0, 100.0]), name
     # always "left of": each image has one right and one wrong answer, in every resample alike:
     # accuracy 50; P(left) 1/2, R(left) 1, right never said: macro P 25, R 50, F1 2PR/(P+R) 33.33,
@@ -189,7 +195,7 @@ def test_intervals_resample_images_with_known_answers(tmp_path):
                         ("macro_f1", 33.33), ("strict_accuracy", 50.0)):
         assert m[name]["mean"] == value, name
         assert m[name]["ci"] == pytest.approx([value, value], abs=0.005), name
-    assert summary["intervals"]["method"] == "cluster bootstrap over images"
+    assert summary["intervals"]["method"] == "cluster-robust standard error over images"
     assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["pred"] == "lenient_label"
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from interval_helpers import wilson
 from vl_helpers import solid_image
 
 from spatialprobe.datasets.vsr import CATEGORIES, find_images, load_vsr, load_vsr_file, negate_caption, relations
 from spatialprobe.files import DataError
+from spatialprobe.metrics.intervals import INTERVAL
 
 RANDOM = [
     {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1,
@@ -121,16 +123,16 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
                            skip_missing=True)
     # first: gold 1, pred 1 (right); second: gold 0, pred 1 (wrong); third: no image
     assert summary["kind"] == "vsr" and summary["task"] == "vsr-random" and summary["seed"] is None
-    # intervals resample the two images: both drawn (1/2 of resamples), one of them twice (1/4 each);
-    # a group of one image has nothing to resample (null)
-    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "ci": [0.0, 100.0], "breakdown": {
+    # intervals are cluster-robust over the two images: influences +-1/4, variance 1/4 (t_1): nearly
+    # [0, 100]; a group of one image has nothing to measure (null)
+    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "ci": wilson(0.5, 0.25, 2, 2), "breakdown": {
         "category Projective": {"mean": 100.0, "std": None, "n": 1, "ci": None},
         "category Topological": {"mean": 0.0, "std": None, "n": 1, "ci": None},
         "relation left of": {"mean": 100.0, "std": None, "n": 1, "ci": None},
         "relation on": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
     # F1(1) = 2/3, F1(0) = 0; the first image alone: F1(1) = 1, F1(0) = 0 (no 0 at all): 50; the second: 0
-    assert summary["macro_f1"] == {"mean": 33.33, "std": None, "n": 2, "ci": [0.0, 50.0]}
-    assert summary["intervals"]["method"] == "cluster bootstrap over images"
+    assert summary["macro_f1"] == {"mean": 33.33, "std": None, "n": 2, "ci": [0.0, 100.0]}  # t_1, clipped
+    assert summary["intervals"]["method"] == "cluster-robust standard error over images"
     assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["labels"] == [0, 1]
     details = summary["details"]
     assert details["n_examples"] == 3 and details["n_missing_images"] == 1
@@ -139,9 +141,9 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     table = (tmp_path / "run" / "table.md").read_text().splitlines()
     assert table[:2] == ["Coverage: 2 of 3 examples (1 images missing, skipped with --skip-missing).", ""]
     assert table[4:] == [
-        "| overall | 50.0 [0.0, 100.0] | 2 |", "| Projective | 100.0 [–] | 1 |", "| Topological | 0.0 [–] | 1 |", "",
-        "[low, high]: 95 % percentile interval, cluster bootstrap over images (image), 1000 resamples, "
-        "seed 0. [–]: no interval (its rows come from fewer than two units to resample)."]
+        "| overall | 50.0 [0.2, 99.8] | 2 |", "| Projective | 100.0 [–] | 1 |", "| Topological | 0.0 [–] | 1 |", "",
+        f"[low, high]: 95 % {INTERVAL} interval, cluster-robust standard error over images (image). "
+        "[–]: no interval (its rows come from fewer than two units to resample)."]
     for name in ("summary.json", "config.json", "predictions.jsonl", "table.md", "accuracy.png"):
         assert (tmp_path / "run" / name).exists()
     assert [r["kind"] for r in list_runs()] == ["vsr"]
@@ -173,8 +175,8 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     clip = FixedClip({"The cat is left of the dog.": False, "The couch is congruent the cat.": True})
     summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
     # left of: gold 1, pred 0 (wrong); congruent: gold 1 pred 1 (right), gold 0 pred 1 (wrong)
-    # resampled by image: both images 33.33, the first alone 0, the second (two captions) alone 50
-    assert summary["accuracy"] == {"mean": 33.33, "std": None, "n": 3, "ci": [0.0, 50.0], "breakdown": {
+    # by image: influences (0 - 1/3) / 3 = -1/9 and (1 - 1/3 + 0 - 1/3) / 3 = 1/9: variance 4/81 (t_1)
+    assert summary["accuracy"] == {"mean": 33.33, "std": None, "n": 3, "ci": wilson(1 / 3, 4 / 81, 3, 2), "breakdown": {
         "category Projective": {"mean": 0.0, "std": None, "n": 1, "ci": None},
         "relation congruent": {"mean": 50.0, "std": None, "n": 2, "ci": None},
         "relation left of": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
@@ -182,15 +184,16 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     assert [r["category"] for r in rows] == ["Projective", None, None]
     assert (tmp_path / "run" / "table.md").read_text().splitlines()[:6] == [
         "Coverage: 3 of 3 examples.", "", "| group | accuracy (%) | n |", "|---|---|---|",
-        "| overall | 33.33 [0.0, 50.0] | 3 |", "| Projective | 0.0 [–] | 1 |"]
+        "| overall | 33.33 [0.3, 98.8] | 3 |", "| Projective | 0.0 [–] | 1 |"]
 
 
 @pytest.mark.parametrize("wins, accuracy, macro_f1", [
     ({"The cat is left of the dog.": True, "The dog is left of the cat.": False}, 100.0, 100.0),
     ({"The cat is left of the dog.": True, "The dog is left of the cat.": True}, 50.0, 100 / 3)])
 def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
-    """Four images, each with a true and a false caption: a perfect scorer is 100 [100, 100]; one
-    that always says true is right on exactly one caption of every image, 50 in every resample."""
+    """Four images, each with a true and a false caption: a perfect scorer is 100 with the Wilson
+    interval of its 8 rows (t_3), never [100, 100]; one that always says true is right on exactly one
+    caption of every image: 50 whatever images are drawn, variance 0, [50, 50]."""
     from spatialprobe.benchmarks.vsr import run_vsr_clip
 
     rows = []
@@ -201,8 +204,10 @@ def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
                                                       label=0)]
     write_split(tmp_path, "random", "test", rows)
     summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip(wins))
-    assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (accuracy, [accuracy, accuracy])
-    assert summary["accuracy"]["breakdown"]["category Projective"]["ci"] == [accuracy, accuracy]
+    part = summary["accuracy"]["breakdown"]["category Projective"]
+    expected = [accuracy, accuracy] if accuracy == 50.0 else wilson(1.0, 0.0, 8, 4)
+    assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (accuracy, expected)
+    assert part["n"] == 8 and part["ci"] == expected
     assert summary["macro_f1"]["mean"] == pytest.approx(macro_f1, abs=0.005)
     assert summary["macro_f1"]["ci"] == pytest.approx([macro_f1, macro_f1])
 
