@@ -41,7 +41,7 @@ def arguments(doc: str, batch_size: int, what: str):
 def size_requests(instances: int | None = None, chat: bool = False):
     from spatialprobe import datasets
     from spatialprobe.models import chat as chat_format
-    from spatialprobe.models.base import ClozeRequest
+    from spatialprobe.models.base import ScoreRequest
     from spatialprobe.prompts.templates import builtin, fill
 
     ds = datasets.load("size")
@@ -51,7 +51,7 @@ def size_requests(instances: int | None = None, chat: bool = False):
         return chat_format.requests([(template, inst) for inst in chosen], "size", ds.labels)
     cands = builtin("size")
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
-    return [ClozeRequest(*fill(t, inst), words) for t in cands.templates for inst in chosen]
+    return [ScoreRequest(*fill(t, inst), words) for t in cands.templates for inst in chosen]
 
 
 @dataclass

@@ -299,7 +299,7 @@ def part_probe(size: str, device, root: Path, work: Path) -> list[Step]:
     scorer.score(requests[CELLS_PER_COMMIT:CELLS_PER_COMMIT + 64])  # warm-up on other cells
     chunk = requests[:CELLS_PER_COMMIT]
     return [("probe", f"probe scoring, random BERT {layers}x{hidden} ({'fp16' if scorer.half else 'fp32'}), "
-             f"one chunk of {len(chunk)} size cells x {len(chunk[0].words)} answer words (one commit of a run)",
+             f"one chunk of {len(chunk)} size cells x {len(chunk[0].options)} answer words (one commit of a run)",
              lambda: scorer.score(chunk))]
 
 

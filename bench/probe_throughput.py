@@ -190,7 +190,7 @@ def compare_reference(scorer, ds, cands) -> tuple[float, float]:
     from spatialprobe.probing.run import CELLS_PER_COMMIT
 
     requests = size_requests()  # the built-in size candidates' cells, as ds and cands hold them
-    words = requests[0].words
+    words = requests[0].options
     fresh = MaskedLMScorer(scorer.model_name, device=str(scorer.device), batch_size=scorer.batch_size,
                            model_obj=scorer.model, tokenizer=scorer.tokenizer)
     seconds, scores = alternate({"new": fresh, "previous": ReferenceMaskedLM(fresh)}, requests)

@@ -7,13 +7,27 @@ imports (torch, transformers) live inside the command bodies so ``--help`` stays
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
 
 import typer
 
 from spatialprobe.commands.scale_options import BareRayGroup
 
+
+class CommandGroup(BareRayGroup):
+    """The app's group: ``--ray`` may stand alone (:class:`BareRayGroup`), and every command runs
+    inside :func:`refused`, the one place a refusal is caught (the console script and a test's
+    ``CliRunner`` alike)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        with refused():
+            return super().invoke(ctx)
+
+
 app = typer.Typer(
-    cls=BareRayGroup,  # `--ray` alone starts a local Ray cluster, for every run command
+    cls=CommandGroup,  # `--ray` alone starts a local Ray cluster, for every run command
     help="Probe language, vision-language and text-to-image models for spatial commonsense.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
@@ -65,30 +79,40 @@ def version() -> None:
 
 
 def main() -> None:
-    """The console script: every refusal (:class:`~spatialprobe.errors.SpatialprobeError`) is one
-    red sentence on stderr and exit status 2, caught here once. A CUDA out-of-memory and a full or
-    read-only disk get a sentence of their own; anything else is a bug and keeps its traceback."""
-    from spatialprobe.commands.errors import EXIT_BAD_INPUT, say_error
+    """The console script: the app, every refusal caught by :func:`refused` (its group's too)."""
+    with refused():
+        app()
+
+
+@contextmanager
+def refused() -> Iterator[None]:
+    """The one catcher: every refusal (:class:`~spatialprobe.errors.SpatialprobeError`) is one red
+    sentence on stderr and exit status 2. A CUDA out-of-memory and a full or read-only disk get a
+    sentence of their own; anything else is a bug and keeps its traceback."""
     from spatialprobe.errors import SpatialprobeError
 
     try:
-        app()
+        yield
     except SpatialprobeError as err:
-        say_error(err)
-        raise SystemExit(EXIT_BAD_INPUT) from None
+        _refuse(err)
     except OSError as err:
         message = disk_message(err)
         if message is None:
             raise
-        say_error(message)
-        raise SystemExit(EXIT_BAD_INPUT) from None
+        _refuse(message)
     except RuntimeError as err:
         if type(err).__name__ != "OutOfMemoryError" and "out of memory" not in str(err):
             raise
-        say_error("the device ran out of memory. Lower --batch-size (or use a smaller model, "
-                  "--precision fp16/bf16 where the command takes it, or --device cpu); "
-                  "finished work is kept and a rerun resumes.")
-        raise SystemExit(EXIT_BAD_INPUT) from None
+        _refuse("the device ran out of memory. Lower --batch-size (or use a smaller model, "
+                "--precision fp16/bf16 where the command takes it, or --device cpu); "
+                "finished work is kept and a rerun resumes.")
+
+
+def _refuse(message: object) -> NoReturn:
+    from spatialprobe.commands.errors import EXIT_BAD_INPUT, say_error
+
+    say_error(message)
+    raise SystemExit(EXIT_BAD_INPUT) from None
 
 
 def disk_message(err: OSError) -> str | None:

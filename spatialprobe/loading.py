@@ -105,8 +105,23 @@ def load_pretrained(loader: Any, name_or_path: str, what: str, dtype: Any = None
                 if looks_local(str(name_or_path)) or not hub_reachable():
                     raise OSError("not in the local Hugging Face cache, and the hub cannot be reached") from None
         return loader.from_pretrained(str(name_or_path), **kwargs)
-    except (OSError, ValueError, KeyError) as err:
+    except LOAD_ERRORS + _config_errors() as err:
         raise ModelLoadError(load_error(what, str(name_or_path), err, revision)) from None
+
+
+LOAD_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, TypeError)
+"""What a checkpoint that cannot be had raises from ``from_pretrained`` (a missing file, a bad
+``config.json``, a field of the wrong type)."""
+
+
+def _config_errors() -> tuple[type[BaseException], ...]:
+    """What transformers' configuration classes raise for a ``config.json`` whose field has the
+    wrong type (huggingface_hub's strict dataclasses; no ValueError)."""
+    try:
+        from huggingface_hub.errors import StrictDataclassError
+    except ImportError:
+        return ()
+    return (StrictDataclassError,)
 
 
 def looks_local(name_or_path: str) -> bool:

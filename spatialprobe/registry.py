@@ -48,13 +48,8 @@ def kinds() -> list[str]:
     return sorted(_REGISTRY)
 
 
-OLD_KINDS = {"scorer": "model", "qa": "model"}
-"""Kinds that became ``model`` (issue 21): looking one up looks up the model adapters."""
-
-
 def lookup(kind: str, name: str) -> Any:
     """Import and return the object registered as ``kind``/``name``."""
-    kind = OLD_KINDS.get(kind, kind)
     entries = _REGISTRY.get(kind, {})
     if name not in entries:
         close = difflib.get_close_matches(name, list(entries), n=3)
@@ -97,9 +92,6 @@ register("subterms", "conceptnet", "spatialprobe.datasets.subterms:ConceptNetSub
          "IsA subterms from a conceptnet-lite database file (no download)")
 register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms",
          "WordNet hyponyms through nltk (data directory given or found; no download)")
-# Vision-language probes (issue 5)
-register("scorer", "vilt", "spatialprobe.models.vilt:ViltMaskedLMScorer",
-         "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
 # synthesis (issue 3): text-to-image synthesizers used as probes
 register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCLIP",
          "VQGAN (diffusers VQModel) latents optimised against a transformers CLIP; paper recipe")

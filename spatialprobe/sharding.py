@@ -61,6 +61,21 @@ def accelerate_memory(max_memory: Mapping[str, str]) -> dict[int | str, int | st
     return {(int(k) if k.isdigit() else k): (int(v) if v.isdigit() else v) for k, v in max_memory.items()}
 
 
+def check_gpus(max_memory: Mapping[str, str]) -> None:
+    """Refuse, in one sentence, a ``--max-memory`` for a GPU this process cannot see (accelerate
+    would warn and then fail deep inside the load). Checked where the model loads: a Ray worker
+    counts its own GPUs."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    missing = next((key for key in max_memory if key.isdigit() and int(key) >= count), None)
+    if missing is None:
+        return
+    have = f"GPUs {', '.join(map(str, range(count)))} only" if count else "no GPU"
+    raise UsageError(f"--max-memory {missing}={max_memory[missing]}: this machine has {have} (as "
+                     "CUDA_VISIBLE_DEVICES shows them); name a GPU it has, or cap the CPU with --max-memory cpu=SIZE.")
+
+
 def load_sharded(loader: Any, name_or_path: str, what: str, dtype: Any, device_map: str,
                  max_memory: Mapping[str, str] | None, component: str) -> Any:
     """``loader`` spread by accelerate (:func:`spatialprobe.loading.load_pretrained` with
@@ -71,6 +86,7 @@ def load_sharded(loader: Any, name_or_path: str, what: str, dtype: Any, device_m
     from spatialprobe.loading import load_pretrained, note_placement
 
     require("accelerate", EXTRA, FEATURE)
+    check_gpus(max_memory or {})
     folder = tempfile.mkdtemp(prefix="spatialprobe-offload-")
     try:
         model = load_pretrained(loader, name_or_path, what, dtype=dtype, device_map=device_map,

@@ -31,6 +31,7 @@ and ``spatialprobe runs --rebuild`` makes it again from the run folders.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -50,6 +51,15 @@ try:
     import fcntl
 except ImportError:  # Windows: no advisory locks; runs are then not guarded against each other
     fcntl = None  # type: ignore[assignment]
+
+
+SQLITE_FULL = 13
+"""SQLite's result code for "database or disk is full" (``sqlite3.SQLITE_FULL`` from Python 3.11)."""
+
+
+def disk_full(err: sqlite3.Error) -> bool:
+    """Whether SQLite failed for want of space (SQLITE_FULL: "database or disk is full")."""
+    return getattr(err, "sqlite_errorcode", None) == SQLITE_FULL or "database or disk is full" in str(err)
 
 
 def connect(db_path: Path) -> sqlite3.Connection:
@@ -221,10 +231,17 @@ class RunDir:
 
     @contextmanager
     def db(self) -> Iterator[sqlite3.Connection]:
+        """The run's cache, committed on leaving; SQLite's "database or disk is full" becomes the
+        OSError (ENOSPC, naming ``run.sqlite``) every other full-disk write raises, so the command
+        says it in the one sentence a full disk gets (``cli.disk_message``)."""
         conn = connect(self.db_path)
         try:
             yield conn
             conn.commit()
+        except sqlite3.OperationalError as err:
+            if not disk_full(err):
+                raise
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.db_path)) from None
         finally:
             conn.close()
 

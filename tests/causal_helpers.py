@@ -47,7 +47,7 @@ def size_texts(tokenizer, chat: bool) -> list[str]:
                                  strict=True):
             prompt = tokenizer.apply_chat_template([{"role": "user", "content": request.prefix}],
                                                    add_generation_prompt=True, tokenize=False)
-            texts.append(prompt + request.words[dataset.labels.index(inst.label)])
+            texts.append(prompt + request.options[dataset.labels.index(inst.label)])
     return texts
 
 

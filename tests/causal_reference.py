@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.models.base import ClozeRequest, Progress
+from spatialprobe.models.base import Progress, ScoreRequest
 
 
 class ReferenceCausalLM:
@@ -45,14 +45,14 @@ class ReferenceCausalLM:
             raise ValueError(f"{self.model_name!r}: nothing to condition {continuation!r} on")
         return tuple(ids), n
 
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
         seq_index: dict[tuple[tuple[int, ...], int], int] = {}
         plans: list[list[tuple[int, int]]] = []
         for req in requests:
             context = self._scorer.context_text(req)
             plan = []
-            for word in req.words:
+            for word in req.options:
                 continuation = word + req.suffix if self.format == "plain" else word
                 key = self.encode(context, continuation)
                 plan.append((seq_index.setdefault(key, len(seq_index)), len(continuation)))

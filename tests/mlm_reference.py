@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from spatialprobe.models.base import ClozeRequest, Progress
+from spatialprobe.models.base import Progress, ScoreRequest
 
 
 class ReferenceMaskedLM:
@@ -67,7 +67,7 @@ class ReferenceMaskedLM:
             self._specials = (list(full[:at]), list(full[at + len(plain):]))
         return self._specials
 
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
         seq_index: dict[tuple[int, ...], int] = {}
         reads: list[list[tuple[int, list[int]]]] = []
@@ -76,7 +76,7 @@ class ReferenceMaskedLM:
         for r, req in enumerate(requests):
             after_space = bool(req.prefix.strip()) and req.prefix[-1:].isspace()
             plan = []
-            for word in req.words:
+            for word in req.options:
                 pieces = self.word_pieces(word, after_space)
                 seq = self._encode(req.prefix, len(pieces), req.suffix)
                 sid = seq_index.setdefault(seq, len(seq_index))

@@ -27,9 +27,9 @@ class Stub:
 
 def test_size_requests_are_the_probes_cells():
     requests = size_requests(3)
-    assert len(requests) == 10 * 3 and len(requests[0].words) == 20
+    assert len(requests) == 10 * 3 and len(requests[0].options) == 20
     chat = size_requests(2, chat=True)
-    assert [r.words for r in chat] == [("An ant", "A bird"), ("An ant", "A cup")]
+    assert [r.options for r in chat] == [("An ant", "A bird"), ("An ant", "A cup")]
 
 
 def test_paths_alternate_in_the_probes_chunks():

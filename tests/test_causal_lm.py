@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.models import chat
-from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.base import ScoreRequest
 from spatialprobe.models.choice import auto_scorer
 
 runner = CliRunner()
@@ -68,7 +68,7 @@ def test_continuation_is_the_word_and_the_suffix_split_as_lm_eval_splits_it(flat
 
 
 def test_normalizations_divide_the_log_likelihood_by_nothing_tokens_or_characters(flat_dir):
-    request = ClozeRequest("An ant is ", " than a bird.", ("larger", "tinier"))  # tinier: Ġtin ier
+    request = ScoreRequest("An ant is ", " than a bird.", ("larger", "tinier"))  # tinier: Ġtin ier
     log_v = math.log(V)
     assert scorer(flat_dir).score([request]) == [pytest.approx((-5 * log_v, -6 * log_v), abs=1e-4)]
     assert scorer(flat_dir, normalize="token").score([request]) == [pytest.approx((-log_v, -log_v), abs=1e-5)]
@@ -78,9 +78,9 @@ def test_normalizations_divide_the_log_likelihood_by_nothing_tokens_or_character
 
 def test_batched_scores_equal_one_sequence_at_a_time(tokenizer, tmp_path):
     path = untrained_gpt2(tmp_path / "random", tokenizer, zero_head=False)
-    requests = [ClozeRequest("A house is ", " than a cup.", ("larger", "smaller", "huger")),
-                ClozeRequest("", " is what it is.", ("Size",)),
-                ClozeRequest("Compared to a bird, an ant is ", ".", ("smaller", "tinier"))]
+    requests = [ScoreRequest("A house is ", " than a cup.", ("larger", "smaller", "huger")),
+                ScoreRequest("", " is what it is.", ("Size",)),
+                ScoreRequest("Compared to a bird, an ant is ", ".", ("smaller", "tinier"))]
     batched = scorer(path, batch_size=64).score(requests)
     for got, want in zip(batched, scorer(path, batch_size=1).score(requests), strict=True):
         assert got == pytest.approx(want, abs=1e-4)
@@ -89,7 +89,7 @@ def test_batched_scores_equal_one_sequence_at_a_time(tokenizer, tmp_path):
 
 def test_chat_wraps_the_question_in_the_template_and_scores_the_reply(flat_dir, tokenizer):
     s = scorer(flat_dir, format="chat")
-    request = ClozeRequest("Which is larger: an ant or a bird?", "", ("An ant", "A bird"))
+    request = ScoreRequest("Which is larger: an ant or a bird?", "", ("An ant", "A bird"))
     assert s.context_text(request) == "user: Which is larger: an ant or a bird?\nassistant: "
     ids, n = s.encode(s.context_text(request), "A bird")
     assert tokenizer.convert_ids_to_tokens(list(ids[-n:])) == ["ĠA", "Ġbird"]
@@ -99,13 +99,13 @@ def test_chat_wraps_the_question_in_the_template_and_scores_the_reply(flat_dir, 
 def test_questions_and_options_come_from_the_task_files():
     size = datasets.load("size").instances[0]  # an ant, a bird: "smaller"
     assert chat.requests([(chat.question_template("size"), size)], "size", ("larger", "smaller")) == [
-        ClozeRequest("Which is larger: an ant or a bird?", "", ("An ant", "A bird"))]
+        ScoreRequest("Which is larger: an ant or a bird?", "", ("An ant", "A bird"))]
     assert chat.question_template("height") == "Which is taller: [A] or [B]?"
     assert chat.question_template("weight") == "Which is heavier: [A] or [B]?"
     posrel = datasets.load("posrel")
     request = chat.requests([(chat.question_template("posrel"), posrel.instances[0])], "posrel",
                             posrel.labels)[0]
-    assert request == ClozeRequest("A man drives the bus. Where is the man relative to the bus: above, "
+    assert request == ScoreRequest("A man drives the bus. Where is the man relative to the bus: above, "
                                    "below, inside or beside?", "", ("Above", "Below", "Inside", "Beside"))
 
 

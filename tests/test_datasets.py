@@ -128,3 +128,29 @@ def test_pair_files_with_column_mapping(tmp_path):
     with pytest.raises(DataError) as err:
         datasets.load_pairs(bad)
     assert err.value.line == 2 and err.value.field == "label"
+
+
+# ---- issue 34 item 14: readers refuse what they used to accept or report without a place ----
+
+def test_spatialmqa_repeated_options_are_refused_naming_file_line_and_field(tmp_path):
+    from spatialprobe.datasets.spatialmqa import load_spatialmqa_file
+
+    good = {"image": "a.jpg", "question": "Where is the cat?", "options": ["left of", "right of"], "answer": "left of"}
+    path = _write(tmp_path, [json.dumps(good), json.dumps({**good, "options": ["left of", "right of", " left of"]})],
+                  "test.jsonl")
+    with pytest.raises(DataError) as err:
+        load_spatialmqa_file(path)
+    assert str(err.value) == (f"{path}, line 2, field 'options': 'left of' is given twice; each option must "
+                              "be a different answer")
+
+
+def test_a_vsr_caption_without_its_relation_is_refused_with_file_and_line(tmp_path):
+    from spatialprobe.datasets.vsr import load_vsr_file
+
+    good = {"image": "a.jpg", "caption": "The cat is inside the fridge.", "relation": "inside", "label": 1}
+    path = _write(tmp_path, [json.dumps(good), json.dumps({**good, "caption": "The cat is near the fridge."})],
+                  "test.jsonl")
+    with pytest.raises(DataError) as err:
+        load_vsr_file(path)
+    assert str(err.value) == (f"{path}, line 2, field 'caption': 'The cat is near the fridge.' does not contain "
+                              "its relation 'inside'")

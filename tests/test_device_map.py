@@ -392,3 +392,20 @@ def test_commands_whose_models_are_never_spread_do_not_take_the_option(command):
     result = CliRunner().invoke(app, [*command, "--device-map", "auto"])
     assert result.exit_code == 2
     assert "No such option: --device-map" in result.output
+
+
+@pytest.mark.parametrize("pair", ["7=1GiB", "0=10GiB"])
+def test_a_max_memory_for_a_gpu_this_machine_lacks_is_one_sentence(gpt2, tmp_path, pair):
+    """Issue 34 item 11: a GPU index past the visible GPUs (every index on a machine without one)
+    is refused before accelerate loads anything."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if int(pair.split("=")[0]) < count:
+        pytest.skip(f"this machine has GPU {pair.split('=')[0]}")
+    have = f"GPUs {', '.join(map(str, range(count)))} only" if count else "no GPU"
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(gpt2), "--device-map", "auto",
+                                      "--max-memory", pair, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output + repr(result.exception)
+    assert (f"Error: --max-memory {pair}: this machine has {have} (as CUDA_VISIBLE_DEVICES shows them); name a "
+            "GPU it has, or cap the CPU with --max-memory cpu=SIZE.") in " ".join(result.output.split())

@@ -4,10 +4,12 @@ import json
 
 import numpy as np
 import pytest
+from interval_helpers import wilson
 
 from spatialprobe import datasets
+from spatialprobe.files import read_jsonl
 from spatialprobe.metrics.classification import accuracy_f1
-from spatialprobe.metrics.intervals import Resampling, encode, grouped, metric_intervals, row_weights
+from spatialprobe.metrics.intervals import INTERVAL, Resampling, encode, grouped, metric_intervals, row_weights
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.runner.summary import Metric, check_summary
@@ -27,7 +29,7 @@ class Oracle:
         return {"scorer": self.name, "model": self.name, "weights_sha256": "0"}
 
     def score(self, requests, progress=None):
-        return [tuple(0.0 if w == self.gold[(r.prefix, r.suffix)] else -5.0 for w in r.words) for r in requests]
+        return [tuple(0.0 if w == self.gold[(r.prefix, r.suffix)] else -5.0 for w in r.options) for r in requests]
 
 
 class FirstLabel(Oracle):
@@ -36,7 +38,7 @@ class FirstLabel(Oracle):
     name = "first-label"
 
     def score(self, requests, progress=None):
-        return [tuple(0.0 if w == "larger" else -5.0 for w in r.words) for r in requests]
+        return [tuple(0.0 if w == "larger" else -5.0 for w in r.options) for r in requests]
 
 
 def probe(tmp_path, scorer_class, name, seed=0, task="size"):
@@ -45,23 +47,34 @@ def probe(tmp_path, scorer_class, name, seed=0, task="size"):
                      scorer=scorer_class(ds))
 
 
-def test_a_perfect_scorer_has_the_interval_100_100(tmp_path):
+def test_a_perfect_scorer_gets_the_wilson_interval_of_its_rows_not_100_100(tmp_path):
+    # All right: no variance to measure a design effect from, so the effective size is the rows
+    # (a fold's; their mean for the mean over folds), with t on 24 df (25 objects) - never [100, 100]
     summary = probe(tmp_path, Oracle, "oracle")
-    for name in ("accuracy", "macro_f1", "whole_set_accuracy", "whole_set_macro_f1"):
+    folds = [p["n"] for p in summary["accuracy"]["breakdown"].values()]
+    assert summary["accuracy"]["ci"] == wilson(1.0, 0.0, sum(folds) / len(folds), 25)
+    rows = read_jsonl(tmp_path / "oracle" / "predictions.jsonl")
+    objects = [len({r[f] for r in rows if f"fold {r['fold']}" == part for f in ("obj_a", "obj_b")})
+               for part in summary["accuracy"]["breakdown"]]  # a fold's t has that fold's objects - 1 df
+    assert [p["ci"] for p in summary["accuracy"]["breakdown"].values()] == [
+        wilson(1.0, 0.0, n, k) for n, k in zip(folds, objects, strict=True)]
+    whole = summary["metrics"]["whole_set_accuracy"]
+    assert whole["mean"] == 100.0 and whole["ci"] == wilson(1.0, 0.0, whole["n"], 25)
+    for name in ("macro_f1", "whole_set_macro_f1"):  # no proportion: t interval, SE 0
         assert summary["metrics"][name]["mean"] == 100.0 and summary["metrics"][name]["ci"] == [100.0, 100.0]
-    assert [p["ci"] for p in summary["accuracy"]["breakdown"].values()] == [[100.0, 100.0]] * 5
     assert summary["intervals"] == {
-        "method": "cluster bootstrap over objects", "interval": "percentile", "resamples": 1000, "level": 0.95,
-        "seed": 0, "clusters": ["obj_a", "obj_b"], "group": "fold", "labels": ["larger", "smaller"],
-        "rows of two clusters": "kept with multiplicity count(a) * count(b)", "gold": "gold", "pred": "pred",
+        "method": "cluster-robust standard error over objects", "interval": INTERVAL, "level": 0.95,
+        "clusters": ["obj_a", "obj_b"], "group": "fold", "labels": ["larger", "smaller"],
+        "rows of two clusters": "covary through either object: sum_o S_o^2 - sum_pairs S_p^2 (variance components)",
+        "gold": "gold", "pred": "pred",
         "key": ["instance_id", "fold"], "only": None, "pooled": False, "fold_case": False,
         "statistics": {"accuracy": "accuracy", "macro_f1": "macro_f1"},
         "metrics": ["accuracy", "macro_f1", "whole_set_accuracy", "whole_set_macro_f1"],
         "also": [{"group": None, "rows": "the whole set with the hand-written prompt, one row per instance",
                   "statistics": {"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"}}]}
     table = (tmp_path / "oracle" / "table.md").read_text()
-    assert "| mean ± σ |  | 100.0 ± 0.0 [100.0, 100.0] | 100.0 ± 0.0 [100.0, 100.0] |" in table
-    assert "cluster bootstrap over objects (obj_a, obj_b), 1000 resamples, seed 0." in table
+    assert "| mean ± σ |  | 100.0 ± 0.0 [98.7, 100.0] | 100.0 ± 0.0 [100.0, 100.0] |" in table
+    assert "cluster-robust standard error over objects (obj_a, obj_b)." in table
 
 
 def test_an_order_blind_scorer_is_exactly_50_in_every_resample(tmp_path):
@@ -76,21 +89,21 @@ def test_an_order_blind_scorer_is_exactly_50_in_every_resample(tmp_path):
     assert summary["macro_f1"]["ci"] == pytest.approx([100 / 3, 100 / 3])
 
 
-def test_the_same_seed_gives_the_same_interval_and_another_seed_another(tmp_path):
+def test_the_interval_is_the_same_for_every_seed_nothing_is_drawn(tmp_path):
     ds = datasets.load("size")
     rows = [{"instance_id": i.id, "obj_a": i.obj_a, "obj_b": i.obj_b, "gold": i.label,
              "pred": i.label if n % 3 else "larger"} for n, i in enumerate(ds.instances)]
     spec = Resampling(ds.labels, ("obj_a", "obj_b"))
     first, again = (metric_intervals(rows, spec, 1000, seed=7) for _ in range(2))
     other = metric_intervals(rows, spec, 1000, seed=8)
-    assert first == again and first != other
+    assert first == again == other
     assert first["accuracy"][""][0] < accuracy_f1([r["gold"] for r in rows], [r["pred"] for r in rows],
                                                    ds.labels)["accuracy"] < first["accuracy"][""][1]
 
 
 def test_a_run_records_its_seed_and_reproduces_its_intervals(tmp_path):
     runs = [probe(tmp_path, Oracle, f"run{n}", seed=3) for n in range(2)]
-    assert runs[0]["intervals"]["seed"] == 3
+    assert "seed" not in runs[0]["intervals"] and "resamples" not in runs[0]["intervals"]  # nothing drawn
     assert runs[0]["metrics"] == runs[1]["metrics"]
 
 
@@ -120,11 +133,12 @@ def test_with_unit_weights_the_statistic_is_the_point_estimate_mean_over_folds(t
 
 
 def test_without_objects_instances_are_resampled():
-    # one right, one wrong: resamples give 0, 50 or 100 % (1/4, 1/2, 1/4); the 95 % interval is [0, 100]
+    # one right, one wrong: influences +-1/4, variance (1/16 + 1/16) * 2/1 = 1/4, so the effective
+    # size is 1 (shrunk by (z / t_1)^2): nearly [0, 100]
     rows = [{"instance_id": "a", "gold": "yes", "pred": "yes"}, {"instance_id": "b", "gold": "no", "pred": "yes"}]
     intervals = metric_intervals(rows, Resampling(("yes", "no")), 1000, seed=0)
-    assert intervals["accuracy"] == {"": (0.0, 100.0)}
-    assert Resampling(("yes", "no")).describe(10, 0)["method"] == "bootstrap over instances"
+    assert intervals["accuracy"] == {"": wilson(0.5, 0.25, 2, 2)}
+    assert Resampling(("yes", "no")).describe(10, 0)["method"] == "cluster-robust standard error over instances"
 
 
 def test_the_summary_schema_carries_intervals_and_refuses_a_reversed_one():
@@ -249,6 +263,6 @@ def test_a_subset_is_taken_in_each_resample_and_pooled_groups_are_not_averaged()
     # shares of a field: the recognized ratio
     ratio = Resampling((), ("obj_b",), pred="recognized", metrics={"ratio": "share"})
     assert grouped(encode(rows, ratio), "share", encode(rows, ratio).pred, np.ones((1, 8)))[-1, 0] == 75.0
-    # o3's rows are all unrecognized, the others' all recognized: a resample's share is the share of
-    # its 4 draws that are not o3 - 0 % only when all four are (1/256 < 2.5 %): [25, 100]
-    assert metric_intervals(rows, ratio, 1000, seed=0)["ratio"][""] == (25.0, 100.0)
+    # o3's rows are all unrecognized, the others' all recognized: 75 %; influences sum((y - 3/4) / 8)
+    # = 1/16 (o0, o1, o2) and -3/16 (o3); variance (3/256 + 9/256) * 4/3 = 1/16
+    assert metric_intervals(rows, ratio, 1000, seed=0)["ratio"][""] == wilson(0.75, 1 / 16, 8, 4)

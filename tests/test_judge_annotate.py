@@ -45,22 +45,26 @@ def answers_file(path, run, annotator, answers, list_items=False):
     return path
 
 
-def check_scores(summary, alice_ci=(50.0, 100.0), mean_ci=(75.0, 100.0)):
+def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 99.088907)):
     """alice: above, below, above (wrong), cannot tell; bob: all right.
 
-    Intervals resample the scenes' objects (posrel: the object, not the person): image_run's four
-    scenes show three (two share the bus), so alice's whole-set accuracy and answered ratio (75 %)
-    range over [50, 100]; bob, always right, is [100, 100] whatever is drawn."""
+    Intervals are cluster-robust over the scenes' objects (posrel: the object, not the person):
+    image_run's four scenes show three (two share the bus): t on 2 df, so alice's 75 % gets a wide
+    Wilson interval; bob, always right on 4 rows, gets the Wilson interval of 4 of 4 (t_2-adjusted),
+    [17.8, 100] - no longer [100, 100] (issue 29 item 4) - and his macro-F1 [100, 100] (SE 0)."""
     m = summary["metrics"]
     alice = {k: m[k]["breakdown"]["alice"] for k in m}
     bob = {k: m[k]["breakdown"]["bob"] for k in m}
     assert alice["answered_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 4, "ci": list(alice_ci)}
-    assert alice["answered_accuracy"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 3, "ci": [0.0, 100.0]}
+    assert alice["answered_accuracy"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 3,
+                                          "ci": [4.382992, 98.867008]}
     guess = random.Random(0).choice(LABELS)  # the seeded guess for alice's "cannot tell" item
     alice_whole = 100 * (2 + (guess == "beside")) / 4
     assert alice["accuracy"] == {"mean": pytest.approx(alice_whole), "std": None, "n": 4, "ci": list(alice_ci)}
     assert bob["accuracy"]["mean"] == 100.0 and bob["answered_ratio"]["mean"] == 100.0
-    for name in ("accuracy", "macro_f1", "answered_accuracy", "answered_macro_f1", "answered_ratio"):
+    for name in ("accuracy", "answered_accuracy", "answered_ratio"):
+        assert bob[name]["ci"] == [17.767654, 100.0]
+    for name in ("macro_f1", "answered_macro_f1"):
         assert bob[name]["ci"] == [100.0, 100.0]
     # the headline: mean and population σ over the two annotators, a measured spread; its interval
     # averages the two annotators in every resample, as the mean is
@@ -118,12 +122,13 @@ def test_one_annotator_has_no_spread_and_the_run_replays(image_run, tmp_path, mo
     out = tmp_path / "human"
     invoke("annotate", "import", image_run, a, "--out", out)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4, "ci": [50.0, 100.0],  # one annotator: no σ
-                                   "breakdown": {"alice": {"mean": 75.0, "std": None, "n": 4, "ci": [50.0, 100.0]}}}
+    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4, "ci": [12.785569, 98.397227],  # no σ
+                                   "breakdown": {"alice": {"mean": 75.0, "std": None, "n": 4,
+                                                           "ci": [12.785569, 98.397227]}}}
     assert summary["details"]["kappa"] == {} and summary["details"]["mean_kappa"] is None
     table = (out / "table.md").read_text()
-    assert "| mean ± σ | 75.0 [50.0, 100.0] | " in table
-    assert "cluster bootstrap over objects (obj_b), 1000 resamples, seed 0." in table
+    assert "| mean ± σ | 75.0 [12.8, 98.4] | " in table
+    assert "cluster-robust standard error over objects (obj_b)." in table
     first = (out / "predictions.jsonl").read_text()
 
     def no_compute(self, batch):

@@ -181,14 +181,15 @@ def test_judge_posrel_t2i_compbench_reports_its_score(tmp_path):
     expected = [peer_t2i_score(1, 1, 1), peer_t2i_score(1, 0.84, 0), peer_t2i_score(1, 1, 1),
                 peer_t2i_score(1, 1, 0), peer_t2i_score(1, None, 0)]
     assert expected == pytest.approx([1.0, 0.0, 1.0, 0.5, 0.0])
-    # the interval resamples the posrel objects (one per scenario here), the score a mean over images
+    # the interval is cluster-robust over the posrel objects (one per scenario here), the score a mean
+    # over images: a t interval on few objects, which a mean (unbounded statistic) is not clipped to 0-1
     assert summary["metrics"]["t2i_compbench_score"] == {"mean": pytest.approx(0.5), "std": None, "n": 5,
-                                                         "ci": [0.0, 0.75]}
+                                                         "ci": [-0.245241, 1.245241]}
     assert summary["intervals"]["also"][-1] == {"labels": [], "pred": "t2i_compbench_score",
                                                 "statistics": {"t2i_compbench_score": "mean"}}
     assert [p["t2i_compbench_score"] for p in preds(out)] == pytest.approx(expected)
     assert "T2I-CompBench 2-D spatial score (mean over 5 images, 0-1; its UniDet_eval/2D_spatial_eval.py): " \
-           "0.5000 [0.0000, 0.7500]" in (out / "table.md").read_text()
+           "0.5000 [-0.2452, 1.2452]" in (out / "table.md").read_text()
     assert "geneval_position_accuracy" not in summary["metrics"]
     assert summary["details"]["benchmark_args"] == {"iou_threshold": 0.1, "distance_threshold": 150.0}
 
@@ -201,10 +202,10 @@ def test_judge_posrel_geneval_reports_position_accuracy_with_its_cut(tmp_path):
     # above: correct; inside: shared centre, no relation; beside: left of; drawn below: wrong; no B
     assert [p["geneval_correct"] for p in preds(out)] == [True, False, True, False, False]
     assert summary["metrics"]["geneval_position_accuracy"] == {"mean": 40.0, "std": None, "n": 5,
-                                                               "ci": [0.0, 50.0]}
+                                                               "ci": [9.336543, 81.188238]}  # Wilson
     assert summary["details"]["benchmark_args"] == {"confidence_threshold": 0.3, "margin": 0.1}
     assert "GenEval position accuracy (correct images of 5; its evaluation/evaluate_images.py): 40.0% " \
-        "[0.0, 50.0]" in (out / "table.md").read_text()
+        "[9.3, 81.2]" in (out / "table.md").read_text()
     # the cut is a rule argument (a setting): every box scores at most 1.0, none above 1.0
     strict = tmp_path / "strict"
     invoke("judge", "posrel", tmp_path / "images", *COLOUR, "--rule", "geneval", "--rule-arg",
@@ -266,13 +267,13 @@ class FlatDetector:
 
 def test_zero_height_image_gets_the_seeded_guess_on_the_whole_set(tmp_path):
     from spatialprobe.detectors.colour import ColourDepth
-    from spatialprobe.judging.box import JudgeRun
+    from spatialprobe.judging.box import JudgeRun, JudgeRunSettings
     from spatialprobe.runner import execute
 
     plan = [("taller", "taller", True), ("shorter", "shorter", True), ("taller", "taller", True)]
     write_run(tmp_path / "images", "height", plan)
     cfg = JudgeConfig(task="height", detector=Spec("colour", {}), depth=Spec("colour", {}), batch_size=8)
-    kind = JudgeRun(str(tmp_path / "images"), cfg, detector=FlatDetector({1}), depth=ColourDepth())
+    kind = JudgeRun(JudgeRunSettings.of(tmp_path / "images", cfg), detector=FlatDetector({1}), depth=ColourDepth())
     summary = execute(kind, tmp_path / "j")
     rows = preds(tmp_path / "j")
     assert [r["recognized"] for r in rows] == [True, False, True]
@@ -307,3 +308,47 @@ def test_depth_region_is_a_setting_of_size_and_height(tmp_path):
     bad = runner.invoke(app, ["judge", "height", str(tmp_path / "images"), *COLOUR, "--depth", "colour",
                               "--depth-region", "touched", "--out", str(tmp_path / "k")])
     assert bad.exit_code == 2 and "--depth-region must be one of release, covered, not 'touched'." in bad.stderr
+
+
+# ---- issue 34 item 6: the table names its rule and mode, what it can answer, its own headline ---
+
+def test_each_rule_can_answer_the_relations_its_code_finds():
+    from spatialprobe.judging.box_scores import answerable
+
+    assert answerable("posrel", "vdg") == ("above", "below", "inside", "beside")
+    for rule in ("visor", "geneval", "t2i-compbench", "heim"):  # no rule of a benchmark finds "inside"
+        assert answerable("posrel", rule) == ("above", "below", "beside")
+    # "beside" is "left of" or "right of", which come first in posrel2d: only T2I-CompBench's
+    # next-to score (1 where boxes overlap and its left/right score is damped) ever answers it
+    for rule in ("vdg", "visor", "geneval", "heim"):
+        assert answerable("posrel2d", rule) == ("left of", "right of", "above", "below")
+    assert answerable("posrel2d", "t2i-compbench") == ("left of", "right of", "above", "below", "beside")
+    assert answerable("size", "vdg") == ("larger", "smaller")
+
+
+def test_the_table_names_rule_mode_and_headlines_the_rules_own_score(tmp_path):
+    lines = ["a dog on the left of a cat", "a cat on the right of a book", "a book on the top of a lamp",
+             "a lamp on the bottom of a frog", "a frog next to a bowl"]
+    prompts = tmp_path / "spatial_val.txt"
+    prompts.write_text("\n".join(lines))
+    invoke("synthesize", "--prompts", f"t2i-compbench:{prompts}", "--backend", "shapes", "-n", "1",
+           "--out", tmp_path / "images")
+    invoke("judge", "posrel2d", tmp_path / "images", *COLOUR, "--rule", "t2i-compbench", "--out", tmp_path / "t2i",
+           "--no-gallery")
+    table = (tmp_path / "t2i" / "table.md").read_text()
+    assert "Rule: t2i-compbench, mode corrected. On posrel2d it can answer left of, right of, above, below, beside." \
+        in table
+    head = table.index("**Headline (the rule's own score)**: T2I-CompBench 2-D spatial score (mean over 5 images")
+    assert head < table.index("| subset |") and "): 1.0000 [1.0000, 1.0000]" in table
+    # error-free scenes: the benchmark's score is 1, but a "beside" scene (drawn apart, side by side)
+    # is classified "left of", which comes first: accuracy 4 of 5
+    assert json.loads((tmp_path / "t2i" / "summary.json").read_text())["metrics"]["accuracy"]["mean"] == 80.0
+    invoke("judge", "posrel2d", tmp_path / "images", *COLOUR, "--rule", "geneval", "--mode", "corrected",
+           "--out", tmp_path / "geneval", "--no-gallery")
+    table = (tmp_path / "geneval" / "table.md").read_text()
+    assert ("Rule: geneval, mode corrected. On posrel2d it can answer left of, right of, above, below; never "
+            "beside (an image whose prompt asks it counts wrong in accuracy and macro-F1; the rule's own score "
+            "asks each image's relation only).") in table
+    assert "**Headline (the rule's own score)**: GenEval position accuracy (correct images of 5" in table
+    invoke("judge", "posrel2d", tmp_path / "images", *COLOUR, "--out", tmp_path / "vdg", "--no-gallery")
+    assert "**Headline**: accuracy 80.0 [" in (tmp_path / "vdg" / "table.md").read_text()

@@ -44,15 +44,17 @@ def test_judge_comparison_end_to_end(tmp_path, task, labels):
     assert summary["dataset"] == load_prompts(task).source  # name@version, as synthesize records it
     assert summary["model"] == "test:drawn-shapes"
     metrics = summary["metrics"]
-    # 8 images of 8 objects, most seen once: resamples range from all wrong to all right
-    assert metrics["recognized_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 8, "ci": [0.0, 100.0]}
+    # 8 images of 8 objects, most seen once: the cluster-adjusted Wilson interval of 6 in 8
+    assert metrics["recognized_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 8,
+                                           "ci": [31.384539, 95.163601]}
     assert metrics["recognized_accuracy"] == {"mean": pytest.approx(400 / 6), "std": None, "n": 6,
-                                              "ci": [0.0, 100.0]}
+                                              "ci": [17.989326, 94.801254]}  # cluster-adjusted Wilson
     # each class: precision = recall = 2/3
     assert metrics["recognized_macro_f1"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 6,
-                                              "ci": [0.0, 100.0]}
+                                              "ci": [6.924915, 100.0]}  # t interval, clipped
     whole = expected_whole([(g, a if r else None) for g, a, r in plan], labels)
-    assert summary["accuracy"] == {"mean": pytest.approx(whole), "std": None, "n": 8, "ci": [0.0, 100.0]}
+    assert summary["accuracy"] == {"mean": pytest.approx(whole), "std": None, "n": 8,
+                                   "ci": [22.233738, 90.66794]}  # cluster-adjusted Wilson
     assert summary["intervals"]["clusters"] == ["obj_a", "obj_b"]
     assert summary["intervals"]["key"] == ["instance_id", "image_index"]
     assert summary["seed"] == 0 and summary["untrained"] is True  # colour components
@@ -70,9 +72,9 @@ def test_judge_comparison_end_to_end(tmp_path, task, labels):
         "detected": pytest.approx(100 * sum(p["found_a"] if p["obj_a"] == obj else p["found_b"]
                                             for p in shown) / len(shown))}
     table = (out / "table.md").read_text()
-    assert f"| recognized subset | 6 | {400 / 6:.1f} [0.0, 100.0] | {200 / 3:.1f} [0.0, 100.0] |" in table
-    assert "Recognized ratio: 75.0% [0.0, 100.0]" in table
-    assert "cluster bootstrap over objects (obj_a, obj_b), 1000 resamples, seed 0." in table
+    assert f"| recognized subset | 6 | {400 / 6:.1f} [18.0, 94.8] | {200 / 3:.1f} [6.9, 100.0] |" in table
+    assert "Recognized ratio: 75.0% [31.4, 95.2]" in table
+    assert "cluster-robust standard error over objects (obj_a, obj_b)." in table
     assert (out / "gallery.html").read_text().count("<figure") == 8
     indexed = [r for r in store.list_runs() if r["path"] == str(out.resolve())]
     assert indexed and indexed[0]["accuracy"] == pytest.approx(whole)
@@ -166,7 +168,7 @@ def test_missing_run_is_refused_without_creating_it(tmp_path):
 
 
 def test_local_model_directories_are_recorded_absolute(tmp_path, monkeypatch):
-    from spatialprobe.commands.judge import _spec
+    from spatialprobe.commands.image_runs import component_spec as _spec
 
     (tmp_path / "owl").mkdir()
     monkeypatch.chdir(tmp_path)
@@ -279,4 +281,4 @@ def test_an_order_blind_judge_is_exactly_50_in_every_resample(tmp_path):
     # "larger": precision 1/2, recall 1 (F1 2/3); "smaller" never said (F1 0)
     assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3)
     assert summary["macro_f1"]["ci"] == pytest.approx([100 / 3, 100 / 3])
-    assert summary["metrics"]["recognized_ratio"]["ci"] == [100.0, 100.0]
+    assert summary["metrics"]["recognized_ratio"]["ci"] == [66.713449, 100.0]  # Wilson: all recognized

@@ -91,11 +91,11 @@ def test_planted_verdict_disagreement_gives_the_known_agreement_and_kappa(tmp_pa
 
 
 def test_label_kappa_by_hand(tmp_path):
-    # confusion of A's labels (rows) against B's (columns), labels x, y, z: 9 of 12 agree
+    # confusion of A's labels (rows) against B's (columns), three posrel labels: 9 of 12 agree
     confusion = [[3, 1, 0], [0, 4, 1], [1, 0, 2]]
-    labels = ["x", "y", "z"]
+    labels = ["above", "below", "inside"]
     pairs = [(labels[i], labels[j]) for i in range(3) for j in range(3) for _ in range(confusion[i][j])]
-    golds = ["x"] * len(pairs)
+    golds = ["above"] * len(pairs)
     fake_run(tmp_path / "a", "judge", judged(golds, [p for p, _ in pairs]), rule="a")
     fake_run(tmp_path / "b", "judge", judged(golds, [q for _, q in pairs]), rule="b")
     invoke("judge", "compare", tmp_path / "a", tmp_path / "b", "--on", "label", "--out", tmp_path / "cmp")
@@ -333,13 +333,14 @@ def test_visor_of_shapes_sr2d_images_reads_by_image_and_replays(tmp_path, monkey
     drawn = {(r["prompt_id"], r["image_index"]): r["drawn"] for r in made}
     flipped = {key: d["reversed"] for key, d in drawn.items()}
     assert 0 < sum(flipped.values()) < 12  # both verdicts occur (what seed 0 drew)
-    # a hand-made judge that calls exactly the reversed scenes wrong: it agrees with VISOR on every image
+    # a hand-made VQA-VISOR judge that calls exactly the reversed scenes wrong: it agrees with VISOR
+    # on every image (VISOR's verdict rows: SR2D's relation wording is no task's label)
     identity = json.loads((images / "config.json").read_text())["identity"]
-    rows = [{"instance_id": pid, "image_index": index, "gold": d["relation"], "pred": d["drawn_relation"],
-             "recognized": True} for (pid, index), d in drawn.items()]
-    fake_run(tmp_path / "judge", "judge", rows, image_run=str(images), rule="drawn")
+    rows = [{"key": f"{pid}_{index}", "rel": d["relation"], "correct": not d["reversed"], "both": True}
+            for (pid, index), d in drawn.items()]
+    fake_run(tmp_path / "judge", "vqa-visor", rows, image_run=str(images), judge_model="drawn")
     config = json.loads((tmp_path / "judge" / "config.json").read_text())
-    config["settings"]["source"]["identity"] = identity
+    config["settings"]["source"] = {"image_run": {"path": str(images), "identity": identity}}
     (tmp_path / "judge" / "config.json").write_text(json.dumps(config))
     monkeypatch.chdir(tmp_path)  # the default --out: runs/judge-compare-IDENTITY8 here
     invoke("judge", "compare", "visor", "judge")
@@ -347,8 +348,8 @@ def test_visor_of_shapes_sr2d_images_reads_by_image_and_replays(tmp_path, monkey
     summary = summary_of(out)
     assert out.name == f"judge-compare-{summary['identity'][:8]}"
     model = summary["details"]["groups"][0]["model"]
-    assert part(summary, "agreement", f"{model} · visor | judge")["mean"] == 100.0
-    assert part(summary, "kappa", f"{model} · visor | judge")["mean"] == pytest.approx(1.0)
+    assert part(summary, "agreement", f"{model} · visor | vqa-visor")["mean"] == 100.0
+    assert part(summary, "kappa", f"{model} · visor | vqa-visor")["mean"] == pytest.approx(1.0)
     assert part(summary, "score", f"{model} · visor")["mean"] == pytest.approx(
         100 * (12 - sum(flipped.values())) / 12)
     table = (out / "table.md").read_text()
@@ -382,4 +383,22 @@ def test_judge_compare_is_a_runkind_with_typed_settings():
 
     cls = registry.lookup("run-kind", "judge-compare")
     assert issubclass(cls, RunKind) and cls.kind == "judge-compare" and dataclasses.is_dataclass(cls.Settings)
-    assert "from_spec" not in vars(cls) and {"from_settings", "resolved"} <= set(vars(cls))
+    assert not {"from_spec", "from_settings", "resolved", "inputs"} & set(vars(cls))  # the base's, once
+
+
+def test_answers_that_are_no_relation_of_the_task_are_refused_naming_file_line_and_field(tmp_path):
+    """Issue 34 item 3: a human run answering "banana" is no posrel answer; kappa from it would
+    mean nothing, so it is refused, as is a judge whose gold is no relation of its task."""
+    golds = ["above", "below"]
+    fake_run(tmp_path / "judge", "judge", judged(golds, golds), rule="vdg")
+    fake_run(tmp_path / "human", "human", human_rows(golds, {"alice": ["above", "banana"]}), page_id="posrel-1")
+    result = invoke("judge", "compare", tmp_path / "judge", tmp_path / "human", "--on", "label", code=2)
+    assert (f"Error: {tmp_path / 'human' / 'predictions.jsonl'}, line 2, field 'pred': 'banana' is not an "
+            "answer of task posrel (above, below, inside, beside)") in " ".join(result.output.split())
+    fake_run(tmp_path / "odd", "judge", judged(["above", "sideways"], golds), rule="odd")
+    result = invoke("judge", "compare", tmp_path / "judge", tmp_path / "odd", code=2)
+    assert (f"Error: {tmp_path / 'odd' / 'predictions.jsonl'}, line 2, field 'gold': 'sideways' is not an "
+            "answer of task posrel") in " ".join(result.output.split())
+    # a VQA judge's verdict "not <relation>" is one of its answers
+    fake_run(tmp_path / "vqa", "vqa-judge", judged(golds, ["above", "not below"]), judge_model="j")
+    invoke("judge", "compare", tmp_path / "judge", tmp_path / "vqa", "--out", tmp_path / "cmp")

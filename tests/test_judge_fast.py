@@ -21,7 +21,7 @@ from transformers import AutoImageProcessor, AutoProcessor
 
 from spatialprobe.detectors.hf import DetrDetector, HFDepth, OwlDetector
 from spatialprobe.detectors.preprocess import prefetch, resize_like_pil, tensor_preprocessor
-from spatialprobe.judging.box import JudgeConfig, JudgeRun
+from spatialprobe.judging.box import JudgeConfig, JudgeRun, JudgeRunSettings
 from spatialprobe.registry import Spec
 from spatialprobe.runner import RunKind, execute
 
@@ -61,9 +61,9 @@ def test_fast_judge_matches_the_plain_path_on_the_fixtures(models, tmp_path, tas
     depth = Spec("dpt", {"model": str(models["dpt"])}) if task == "size" else None
     cfg = JudgeConfig(task=task, detector=Spec(detector, args), depth=depth, batch_size=2, device="cpu")
     plain_cls, fast_cls = (PlainOwl, OwlDetector) if detector == "owlvit" else (PlainDetr, DetrDetector)
-    plain = PlainJudge(str(tmp_path / "images"), cfg, detector=plain_cls(**args, device="cpu"),
+    plain = PlainJudge(JudgeRunSettings.of(tmp_path / "images", cfg), detector=plain_cls(**args, device="cpu"),
                        depth=PlainDepth(str(models["dpt"]), device="cpu") if depth else None)
-    fast = JudgeRun(str(tmp_path / "images"), cfg,
+    fast = JudgeRun(JudgeRunSettings.of(tmp_path / "images", cfg),
                     detector=fast_cls(**args, device="cpu", preprocess="tensor"),
                     depth=HFDepth(str(models["dpt"]), device="cpu", preprocess="tensor") if depth else None)
     assert fast.detector._fast is not None and (depth is None or fast.depth._fast is not None)

@@ -141,7 +141,7 @@ def test_yes_biased_judge_affirms_every_claim_and_its_soft_score_is_the_hand_mas
     assert [r["answer"] for r in rows] == ["yes"] * 16
     assert all(r["pred"] == r["gold"] and r["correct"] and r["recognized"] for r in rows)
     m = summary["metrics"]
-    assert m["accuracy"]["mean"] == 100.0 and m["accuracy"]["ci"] == [100.0, 100.0]
+    assert m["accuracy"]["mean"] == 100.0 and m["accuracy"]["ci"] == [77.885119, 100.0]  # Wilson of all right
     assert m["answered_ratio"]["mean"] == 100.0
     # Always "yes": right exactly on the claims the image shows (the ones not reversed)
     true_claims = [not made[(r["instance_id"], r["image_index"])]["reversed"] for r in rows]
@@ -161,6 +161,11 @@ def test_yes_biased_judge_affirms_every_claim_and_its_soft_score_is_the_hand_mas
     assert m["geneval2_soft_tifa"]["mean"] == pytest.approx(100 * sum(y for y, _ in hand) / 16, rel=1e-6)
     assert rows[0]["question"].endswith("? Answer yes or no.")
     assert summary["details"]["answer_tokens"] == {"yes": list(WORDS["yes"]), "no": list(WORDS["no"])}
+    # issue 34 item 5: the judge that says yes to everything shows it: its yes-rate is in the table
+    assert summary["details"]["yes_rate"] == {"yes": 16, "asked": 16, "percent": 100.0}
+    table = (tmp_path / "judge" / "table.md").read_text(encoding="utf-8")
+    assert ("The judge's yes-rate: 100.0 % (16 of the 16 questions asked answered yes). Every question "
+            "asks a claim the prompt makes, so a judge that answers yes to everything scores 100 here.") in table
 
 
 def test_blind_head_scores_exactly_50(images, blind_model, tmp_path):
@@ -285,6 +290,11 @@ def test_visor_rule_vqa_scores_the_judges_answers(sr2d_images, yes_model, no_mod
     assert rows[0]["questions"][2] == f"Is the {a} {first['rel_type']} the {b}? Answer yes or no."
     assert rows[0]["questions"][0].startswith("Is there a") and rows[0]["answers"] == [bias] * 3
     assert not (out / "detections.json").exists()
+    # issue 34 item 5: the table shows the judge's yes-rate over the 3 questions of each image
+    yes = 24 if bias == "yes" else 0
+    assert summary["details"]["yes_rate"] == {"yes": yes, "asked": 24, "percent": score}
+    assert (f"The judge's yes-rate: {score:.1f} % ({yes} of the 24 questions asked answered yes)."
+            in (out / "table.md").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("args,sentence", [

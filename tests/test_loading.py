@@ -18,7 +18,7 @@ from spatialprobe.loading import (
     place_model,
     resolve_precision,
 )
-from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.base import ScoreRequest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "spatialprobe"
 
@@ -43,8 +43,8 @@ def test_a_checkpoint_saved_in_bfloat16_scores_in_float32_on_the_cpu(tmp_path):
     in_bf16 = _resave(base, tmp_path / "bf16", AutoModelForMaskedLM, torch.bfloat16)
     rounded = _resave(in_bf16, tmp_path / "rounded", AutoModelForMaskedLM, torch.float32)
     assert AutoModelForMaskedLM.from_pretrained(str(in_bf16)).dtype == torch.bfloat16  # the library's default
-    requests = [ClozeRequest("An ant is ", " than a bird.", ("larger", "smaller")),
-                ClozeRequest("A man drives the car. He is ", " the car.", ("inside", "beside"))]
+    requests = [ScoreRequest("An ant is ", " than a bird.", ("larger", "smaller")),
+                ScoreRequest("A man drives the car. He is ", " the car.", ("inside", "beside"))]
     scorer = MaskedLMScorer(str(in_bf16), device="cpu")
     assert scorer.model.dtype == torch.float32 and scorer.describe()["half"] is False
     assert scorer.score(requests) == MaskedLMScorer(str(rounded), device="cpu").score(requests)
@@ -61,7 +61,7 @@ def test_vision_models_saved_in_float16_run_in_float32_on_the_cpu(tmp_path):
 
     vilt = _resave(tiny_vilt(tmp_path / "vilt"), tmp_path / "vilt16", ViltForMaskedLM, torch.float16)
     vilt32 = _resave(vilt, tmp_path / "vilt32", ViltForMaskedLM, torch.float32)
-    requests = [ClozeRequest("a ", " is big", ("dog", "cat"))]
+    requests = [ScoreRequest("a ", " is big", ("dog", "cat"))]
     scorer = ViltMaskedLMScorer(str(vilt), device="cpu", blank_size=32)
     assert scorer.model.dtype == torch.float32
     assert scorer.score(requests) == ViltMaskedLMScorer(str(vilt32), device="cpu", blank_size=32).score(requests)
@@ -184,3 +184,25 @@ def test_a_hub_id_gets_the_installed_clients_download_command(monkeypatch, insta
     assert str(err.value).startswith(
         "Could not load the model 'org/missing' (it is not a local directory, and the Hugging Face hub "
         f"could not provide it): check the name, or download it where the hub is reachable (`{command}`)")
+
+
+@pytest.mark.parametrize("field,value", [("hidden_size", "wide"), ("num_hidden_layers", [2])])
+def test_a_checkpoint_whose_config_is_invalid_is_one_sentence_not_a_traceback(tmp_path, field, value):
+    """Issue 34 item 11: a config.json field of the wrong type (transformers' strict config
+    validation raises no ValueError) is refused as the checkpoint it is."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    model = tiny_wordpiece_bert(tmp_path / "bert")
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, field: value}))
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(model), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and not isinstance(result.exception, (TypeError, ValueError)), result.output
+    said = " ".join(result.output.split())
+    # the tokenizer, loaded first, reads the config too
+    assert said.startswith(f"Error: Could not load the tokenizer of '{model}': the directory exists but does not "
+                           f"hold a loadable checkpoint (details: Validation error for field '{field}':")
+    assert "Traceback" not in result.output

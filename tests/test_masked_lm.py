@@ -5,7 +5,7 @@ import pytest
 import torch
 from mlm_helpers import set_output_bias, tiny_bpe_roberta, tiny_distilbert, tiny_wordpiece_bert
 
-from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.base import ScoreRequest
 from spatialprobe.models.masked_lm import MaskedLMScorer, ModelLoadError
 
 
@@ -38,12 +38,12 @@ def _reference(model_dir, prefix, suffix, word):
 
 def test_batched_scores_equal_unbatched_reference(bert_dir):
     scorer = MaskedLMScorer(str(bert_dir), device="cpu", batch_size=3)
-    requests = [ClozeRequest("An ant is ", " than a bird.", ("larger", "smaller", "huger")),
-                ClozeRequest("A house is much ", " than a cup.", ("larger", "tinier")),
-                ClozeRequest("A man drives the car. He is ", " the car.", ("inside", "beside", "above"))]
+    requests = [ScoreRequest("An ant is ", " than a bird.", ("larger", "smaller", "huger")),
+                ScoreRequest("A house is much ", " than a cup.", ("larger", "tinier")),
+                ScoreRequest("A man drives the car. He is ", " the car.", ("inside", "beside", "above"))]
     got = scorer.score(requests)
     for req, scores in zip(requests, got, strict=True):
-        for word, score in zip(req.words, scores, strict=True):
+        for word, score in zip(req.options, scores, strict=True):
             assert score == pytest.approx(_reference(bert_dir, req.prefix, req.suffix, word), abs=1e-4)
 
 
@@ -54,7 +54,7 @@ def test_multi_piece_answers_use_one_mask_per_piece_and_mean_log_probability(tmp
     assert scorer.tokenizer.tokenize("huger") == ["hug", "##er"]
     vocab = len(scorer.tokenizer)
     z = math.log(math.exp(4) + math.exp(6) + math.exp(2) + 2 * math.exp(1) + (vocab - 5))
-    (scores,) = scorer.score([ClozeRequest("An ant is ", " than a bird.", ("larger", "huger", "tinier", "cup"))])
+    (scores,) = scorer.score([ScoreRequest("An ant is ", " than a bird.", ("larger", "huger", "tinier", "cup"))])
     assert scores[0] == pytest.approx(4 - z, abs=1e-4)
     assert scores[1] == pytest.approx(((6 - z) + (2 - z)) / 2, abs=1e-4)
     assert scores[2] == pytest.approx(((1 - z) + (1 - z)) / 2, abs=1e-4)
@@ -65,14 +65,14 @@ def test_leading_space_tokenizer_scores_the_spaced_word(roberta_dir, tmp_path):
     scorer = MaskedLMScorer(str(roberta_dir), device="cpu")
     assert scorer.tokenizer.convert_ids_to_tokens(scorer.word_pieces("larger", after_space=True)) == ["Ġlarger"]
     assert scorer.tokenizer.convert_ids_to_tokens(scorer.word_pieces("huger", after_space=True)) == ["Ġhu", "ger"]
-    requests = [ClozeRequest("An ant is ", " than a bird.", ("larger", "smaller", "huger"))]
-    for word, score in zip(requests[0].words, scorer.score(requests)[0], strict=True):
+    requests = [ScoreRequest("An ant is ", " than a bird.", ("larger", "smaller", "huger"))]
+    for word, score in zip(requests[0].options, scorer.score(requests)[0], strict=True):
         assert score == pytest.approx(_reference(roberta_dir, "An ant is ", " than a bird.", word), abs=1e-4)
     # with only "Ġlarger" raised, the spaced piece must win: the unspaced pieces would not
     path = tiny_bpe_roberta(tmp_path / "r")
     set_output_bias(path, {"Ġlarger": 5.0, "lar": 3.0, "ger": 3.0})
     (scores,) = MaskedLMScorer(str(path), device="cpu").score(
-        [ClozeRequest("An ant is ", " than a bird.", ("larger", "smaller"))])
+        [ScoreRequest("An ant is ", " than a bird.", ("larger", "smaller"))])
     assert scores[0] > scores[1] + 4
 
 
@@ -92,7 +92,7 @@ def test_real_bert_tokenizer_word_pieces(shared_dir, tmp_path):
     seq = scorer._encode("A bookshelf is ", 3, " than an ant.")
     assert scorer.tokenizer.convert_ids_to_tokens(list(seq)) == \
         ["[CLS]", "a", "books", "##hel", "##f", "is", "[MASK]", "[MASK]", "[MASK]", "than", "an", "ant", ".", "[SEP]"]
-    req = ClozeRequest("An ant is ", " than a bookshelf.", ("larger", "bookshelf"))
+    req = ScoreRequest("An ant is ", " than a bookshelf.", ("larger", "bookshelf"))
     (scores,) = scorer.score([req])
     assert scores[1] == pytest.approx(_reference(tmp_path, req.prefix, req.suffix, "bookshelf"), abs=1e-4)
 
@@ -115,8 +115,8 @@ def test_models_whose_head_is_not_one_module_keep_the_full_pass(bert_dir, tmp_pa
     scorer = MaskedLMScorer(str(tmp_path), device="cpu")
     assert scorer._head is None
     assert MaskedLMScorer(str(bert_dir), device="cpu")._head is not None
-    req = ClozeRequest("An ant is ", " than a bird.", ("larger", "huger"))
-    for word, score in zip(req.words, scorer.score([req])[0], strict=True):
+    req = ScoreRequest("An ant is ", " than a bird.", ("larger", "huger"))
+    for word, score in zip(req.options, scorer.score([req])[0], strict=True):
         assert score == pytest.approx(_reference(tmp_path, req.prefix, req.suffix, word), abs=1e-4)
 
 

@@ -14,7 +14,7 @@ from mlm_helpers import tiny_bpe_roberta, tiny_distilbert, tiny_wordpiece_bert
 from mlm_reference import ReferenceMaskedLM
 
 from spatialprobe import datasets
-from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.base import ScoreRequest
 from spatialprobe.models.masked_lm import MaskedLMScorer
 from spatialprobe.models.mlm_batches import pack
 from spatialprobe.probing.run import ProbeSettings, run_probe
@@ -31,11 +31,11 @@ def roberta_dir(tmp_path_factory):
     return tiny_bpe_roberta(tmp_path_factory.mktemp("roberta"))
 
 
-def size_requests(instances: int) -> list[ClozeRequest]:
+def size_requests(instances: int) -> list[ScoreRequest]:
     """The probe's requests on the size task: every built-in prompt x the first instances."""
     ds, cands = datasets.load("size"), builtin("size")
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
-    return [ClozeRequest(*fill(t, inst), options=words) for t in cands.templates for inst in ds.instances[:instances]]
+    return [ScoreRequest(*fill(t, inst), options=words) for t in cands.templates for inst in ds.instances[:instances]]
 
 
 def both(model_dir, requests, batch_size, progress=False):
@@ -57,13 +57,13 @@ def test_every_score_of_the_size_probe_equals_the_previous_path(model, batch_siz
 
 def test_odd_requests_and_progress_are_as_before(roberta_dir):
     """Empty prefix or suffix, no space before the mask, repeats, no words, different word sets."""
-    requests = [ClozeRequest("An ant is ", " than a bird.", ("larger", "huger", "tinier")),
-                ClozeRequest("", " is larger than a cup.", ("A house", "cup")),
-                ClozeRequest("An ant is", "", ("smaller",)),
-                ClozeRequest("A man drives the car. He is ", " the car.", ()),
-                ClozeRequest("An ant is ", " than a bird.", ("larger", "huger", "tinier")),
-                ClozeRequest("A house is much ", "  ", ("larger", "smaller", "bigger")),
-                ClozeRequest("An ant is ", " than a bird.", ("tinier",))]
+    requests = [ScoreRequest("An ant is ", " than a bird.", ("larger", "huger", "tinier")),
+                ScoreRequest("", " is larger than a cup.", ("A house", "cup")),
+                ScoreRequest("An ant is", "", ("smaller",)),
+                ScoreRequest("A man drives the car. He is ", " the car.", ()),
+                ScoreRequest("An ant is ", " than a bird.", ("larger", "huger", "tinier")),
+                ScoreRequest("A house is much ", "  ", ("larger", "smaller", "bigger")),
+                ScoreRequest("An ant is ", " than a bird.", ("tinier",))]
     new, old, calls = both(roberta_dir, requests, batch_size=3, progress=True)
     assert [len(s) for s in new] == [len(s) for s in old] == [3, 2, 1, 0, 3, 3, 1]
     for a, b in zip(new, old, strict=True):

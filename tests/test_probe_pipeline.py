@@ -32,7 +32,7 @@ class OracleForOneTemplate:
         for req in requests:
             right = self.gold[(req.prefix, req.suffix)]
             good = "usually" in req.prefix
-            out.append(tuple((0.0 if (w in right) == good else -5.0) for w in req.words))
+            out.append(tuple((0.0 if (w in right) == good else -5.0) for w in req.options))
         return out
 
 
@@ -126,7 +126,7 @@ def test_summary_contract_and_index(tmp_path):
     for fold in on_disk["details"]["folds"]:
         assert {"prompt", "answers", "accuracy", "macro_f1", "size"} <= set(fold)
     assert set(on_disk["accuracy"]) == {"mean", "std", "n", "ci", "breakdown"} == set(on_disk["macro_f1"])
-    assert on_disk["intervals"]["clusters"] == ["obj_b"] and on_disk["intervals"]["seed"] == 1  # posrel: the object
+    assert on_disk["intervals"]["clusters"] == ["obj_b"] and on_disk["seed"] == 1  # posrel: the object
     assert 0 <= on_disk["details"]["same_answer_both_actions"] <= 100
     assert on_disk["provenance"]["toolkit_version"]
     config = json.loads((tmp_path / "run" / "config.json").read_text())
@@ -144,7 +144,7 @@ def test_same_answer_share_counts_pairs_of_actions(tmp_path):
             return {"model": "inside", "weights_sha256": "x"}
 
         def score(self, requests, progress=None):
-            return [tuple(1.0 if w == "inside" else 0.0 for w in r.words) for r in requests]
+            return [tuple(1.0 if w == "inside" else 0.0 for w in r.options) for r in requests]
 
     summary = run_probe(ds, Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
                                        {label: (label,) for label in ds.labels}, "manual"),

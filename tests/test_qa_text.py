@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from interval_helpers import wilson
 from qa_helpers import make_t5, train_t5
 from typer.testing import CliRunner
 
@@ -88,7 +89,7 @@ def test_questions_without_objects_resample_scenarios(tmp_path):
     items = tuple(QAItem(f"s{n}-q{k}", "posrel", "Is the cat out?" if k else "Is it there?",
                          "yes" if k else "no", f"s{n}", relation="beside") for n in range(4) for k in (0, 1))
     summary = run_text_qa(QASet("odd", "v", "posrel", items), AlwaysYes(), tmp_path / "run", dataset="odd@v")
-    assert summary["intervals"]["method"] == "cluster bootstrap over scenarios"
+    assert summary["intervals"]["method"] == "cluster-robust standard error over scenarios"
     assert summary["intervals"]["clusters"] == ["instance"]
     assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (50.0, [50.0, 50.0])
     # one relation: one part, with its interval too
@@ -125,7 +126,8 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
     assert summary["kind"] == "ask" and summary["task"] == "posrel"
     assert summary["schema"] == "spatialprobe.summary/1" and summary["seed"] == 0
     perfect = {"mean": 100.0, "std": None, "n": 8, "ci": [100.0, 100.0]}
-    assert {k: summary["accuracy"][k] for k in perfect} == perfect
+    # all right: the Wilson interval of 8 of 8 at t_1 (two scenarios' objects); macro-F1 has SE 0
+    assert {k: summary["accuracy"][k] for k in perfect} == {**perfect, "ci": wilson(1.0, 0.0, 8, 2)}
     assert {k: summary["macro_f1"][k] for k in perfect} == perfect
     details = summary["details"]
     assert details["mode"] == "text" and details["n_questions"] == 8
@@ -135,15 +137,15 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
     # of the bus only, one object each, so theirs are null (nothing to resample)
     assert summary["accuracy"]["breakdown"] == {
         "relation above": {"mean": 100.0, "std": None, "n": 2, "ci": None},
-        "relation beside": {"mean": 100.0, "std": None, "n": 4, "ci": [100.0, 100.0]},
+        "relation beside": {"mean": 100.0, "std": None, "n": 4, "ci": wilson(1.0, 0.0, 4, 2)},
         "relation inside": {"mean": 100.0, "std": None, "n": 2, "ci": None}}
     assert summary["intervals"]["clusters"] == ["obj_b"] and summary["intervals"]["key"] == ["instance_id"]
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert all(p["pred"] == p["gold"] for p in preds) and len(preds) == 8
     assert (preds[0]["obj_a"], preds[0]["obj_b"]) == ("man", "bus")
     table = (out / "table.md").read_text()
-    assert "| accuracy (likelihood, none) | 100.0 [100.0, 100.0] |" in table
-    assert "cluster bootstrap over objects (obj_b), 1000 resamples, seed 0." in table
+    assert "| accuracy (likelihood, none) | 100.0 [4.7, 100.0] |" in table
+    assert "cluster-robust standard error over objects (obj_b)." in table
     assert [r["kind"] for r in list_runs()] == ["ask"]
 
     class Refuses:  # a resumed run must not ask the model again

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -145,3 +146,89 @@ def test_a_kind_whose_batches_need_this_process_refuses_ray_before_writing(tmp_p
     assert str(caught.value) == ("--ray does not apply to a count-test run: its batches need what an "
                                  "earlier one made in this process; run it without --ray.")
     assert not (tmp_path / "run").exists()
+
+
+# ---- issue 34 items 8 and 9: an address that cannot serve fails fast; bare --ray is private ----
+
+CONNECT = ("import sys, time\nfrom spatialprobe.errors import UsageError\n"
+           "from spatialprobe.runner.scale import connect\n"
+           "try:\n    connect(sys.argv[1] or None)\nexcept UsageError as err:\n    print('REFUSED', err)\n"
+           "    sys.exit(2)\nimport ray\nprint('GCS', ray.get_runtime_context().gcs_address)\n"
+           "print('SESSION', ray._private.worker._global_node.get_session_dir_path())\n")
+
+
+def _connect(address: str, env: dict | None = None, timeout: float = 60) -> tuple[subprocess.CompletedProcess, float]:
+    """``connect(address)`` in a fresh process (this one may hold the shared cluster): its output, seconds."""
+    begun = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", CONNECT, address], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(TESTS.parent), **(env or {})})
+    return done, time.monotonic() - begun
+
+
+def test_an_address_where_nothing_listens_is_refused_within_seconds_in_one_sentence():
+    done, seconds = _connect("127.0.0.1:1")
+    assert done.returncode == 2 and seconds < 20, (done.stdout, done.stderr)
+    assert done.stdout.startswith("REFUSED --ray 127.0.0.1:1: nothing answers there (Connection refused); start "
+                                  "a cluster with `ray start --head` and give its address, or give --ray alone "
+                                  "for a private local cluster.")
+
+
+def test_sigterm_stops_a_driver_waiting_on_an_address_that_never_answers():
+    import socket
+
+    with socket.socket() as silent:  # accepts connections, never speaks Ray
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        proc = subprocess.Popen([sys.executable, "-c", CONNECT, f"127.0.0.1:{silent.getsockname()[1]}"],
+                                env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
+                                stdout=subprocess.PIPE, text=True)
+        time.sleep(4)  # importing Ray and probing: the driver is waiting now
+        assert proc.poll() is None
+        begun = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        assert time.monotonic() - begun < 5 and proc.returncode == -signal.SIGTERM
+
+
+def test_a_silent_address_is_refused_after_the_probe_in_one_sentence():
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        done, seconds = _connect(address)
+    assert done.returncode == 2 and seconds < 10 + 15, (done.stdout, done.stderr)
+    assert done.stdout.startswith(f"REFUSED --ray {address}: something listens there but no Ray cluster answered "
+                                  "within 10 s; give the address `ray start --head` printed.")
+
+
+HEAD = ("import sys, tempfile, time, ray\n"
+        "ray.init(address='local', _temp_dir=tempfile.mkdtemp(prefix='sp-ray-test-'), num_cpus=1, "
+        "include_dashboard=False)\nprint(ray.get_runtime_context().gcs_address, flush=True)\ntime.sleep(600)\n")
+
+
+def test_a_cluster_that_needs_rays_token_and_a_bare_ray_that_starts_its_own(tmp_path):
+    """A private head started here with token auth (stopped by killing its process group, never
+    `ray stop`): joining it without the token is one sentence within seconds; bare --ray with
+    RAY_ADDRESS pointing at it starts a cluster of its own in its own temp directory."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    head = subprocess.Popen([sys.executable, "-c", HEAD], stdout=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**env, "RAY_AUTH_MODE": "token", "OMP_NUM_THREADS": "1"})
+    try:
+        address = head.stdout.readline().strip()
+        assert address, "the token head did not start"
+        done, seconds = _connect(address, {"RAY_AUTH_MODE": "disabled"})
+        assert done.returncode == 2 and seconds < 20, (done.stdout, done.stderr)
+        assert done.stdout.startswith(f"REFUSED --ray {address}: the cluster needs Ray's authentication token; set "
+                                      "RAY_AUTH_MODE=token and the cluster's token in RAY_AUTH_TOKEN (or a file named "
+                                      "by RAY_AUTH_TOKEN_PATH) and rerun.")
+        own, _ = _connect("", {"RAY_ADDRESS": address, "RAY_AUTH_MODE": "disabled"}, timeout=180)
+        assert own.returncode == 0, (own.stdout, own.stderr)
+        lines = dict(line.split(" ", 1) for line in own.stdout.splitlines() if line[:4] in ("GCS ", "SESS"))
+        assert lines["GCS"] != address
+        session = Path(lines["SESSION"])
+        assert session.parent.name.startswith("sp-ray-") and session.parent.parent == Path(tempfile.gettempdir())
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=60)

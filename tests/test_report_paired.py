@@ -1,16 +1,19 @@
 """`spatialprobe report A B`: the paired difference, its interval and permutation p-value."""
 
 import pytest
+from scipy import stats
 from test_intervals import CANDS, FirstLabel, Oracle
 from typer.testing import CliRunner
 
 from spatialprobe import datasets
 from spatialprobe.cli import app
+from spatialprobe.errors import UsageError
 from spatialprobe.files import read_json, read_jsonl
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.metrics.paired import paired_differences, unpaired_reason
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import resolve
+from spatialprobe.reports.tables import p_text
 
 runner = CliRunner()
 
@@ -38,14 +41,15 @@ def test_an_oracle_against_an_order_blind_run_is_a_real_difference(tmp_path):
     assert accuracy.ci == (50.0, 50.0)  # the blind run is 50 % in every resample, the oracle 100 %
     assert accuracy.p < 0.05 and accuracy.significant
     assert macro_f1.difference == pytest.approx(200 / 3) and macro_f1.p < 0.05 and macro_f1.significant
-    # two-sided randomised p: (0 permutations as extreme + 1) / (1000 + 1), doubled
-    assert accuracy.p == macro_f1.p == pytest.approx(2 / 1001)
+    # the difference is 50 for every draw of objects (no cluster has influence on it): its standard
+    # error is 0, so p is the exact sign-flip p over the 25 objects, 2 / 2^25, printed "< 0.001"
+    assert accuracy.p == macro_f1.p == 2 / 2 ** 25
     result = runner.invoke(app, ["report", str(oracle), str(blind), "--out", str(tmp_path / "r.md")])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "r.md").read_text()
     assert f"## Paired: A = `{oracle}` (oracle), B = `{blind}` (first-label) (same items)" in text
-    assert f"| accuracy | 100.0 | 50.0 | +50.0 | [50.0, 50.0] | {accuracy.p:.3f} | significant |" in text
-    assert "cluster bootstrap over objects, 1000 resamples" in text and "seed 0" in text
+    assert "| accuracy | 100.0 | 50.0 | +50.0 | [50.0, 50.0] | < 0.001 | significant |" in text
+    assert "one cluster-robust standard error of A − B over objects" in text
 
 
 def test_two_runs_of_the_same_model_differ_by_zero_and_are_not_flagged(tmp_path):
@@ -113,14 +117,16 @@ def test_two_judge_runs_on_the_same_images_are_paired(tmp_path):
     accuracy, macro_f1 = paired_differences(rows[0], rows[1], spec, 1000, seed=0)
     # VDG: 4 of 5 right; legacy reads above/below the other way round: 3 of 5 (the drawn-below one right).
     # Objects: motorcycle (2 scenes: one right for each rule), airplane (VDG right), bus (both right).
-    # Only the airplane differs in total, and swapping it just flips the sign: p = 1. A resample
-    # without the airplane differs by 0, one of airplanes only by 100.
+    # Row differences (points) by object: motorcycle +100, -100; airplane +100; bus 0, 0: A - B = 20.
+    # Influences sum((d - 20) / 5): -8, 16, -8; variance (64 + 256 + 64) * 3/2 = 576, SE 24, t_2.
     assert (accuracy.a, accuracy.b, accuracy.difference) == (80.0, 60.0, 20.0)
-    assert (accuracy.ci, accuracy.p, accuracy.significant) == ((0.0, 100.0), 1.0, False)
+    t2 = stats.t(2)
+    assert accuracy.ci == (pytest.approx(20 - t2.ppf(0.975) * 24, abs=1e-6), 100.0)  # clipped at 100
+    assert accuracy.p == pytest.approx(2 * t2.sf(20 / 24)) and not accuracy.significant
     result = runner.invoke(app, ["report", str(tmp_path / "vdg"), str(tmp_path / "legacy")])
     assert result.exit_code == 0, result.output
     assert "## Paired: A = " in result.output and "(same items)" in result.output
-    assert "| accuracy | 80.0 | 60.0 | +20.0 | [0.0, 100.0] | 1.000 | n.s. |" in result.output
+    assert f"| accuracy | 80.0 | 60.0 | +20.0 | [-83.3, 100.0] | {accuracy.p:.3f} | n.s. |" in result.output
     assert macro_f1.a == summaries[0]["macro_f1"]["mean"] and macro_f1.b == summaries[1]["macro_f1"]["mean"]
 
 
@@ -138,3 +144,15 @@ def test_a_probe_and_a_judge_run_are_not_paired_and_the_note_says_why(tmp_path):
     assert result.exit_code == 0, result.output
     assert ("A's predictions are one per (instance_id, fold) and B's one per (instance_id, image_index): "
             "runs of different kinds (probe, judge) do not predict the same rows.") in " ".join(result.output.split())
+
+
+def test_rows_only_b_has_are_refused_not_dropped():
+    a = [{"instance_id": str(i), "gold": "y", "pred": "y"} for i in range(6)]
+    b = [dict(row, pred="n") for row in a] + [{"instance_id": "extra", "gold": "y", "pred": "n"}]
+    with pytest.raises(UsageError, match=r"0 keys .* only in A, 1 only in B"):
+        paired_differences(a, b, Resampling(("y", "n")))
+
+
+def test_a_p_value_is_never_printed_as_zero():
+    assert [p_text(p) for p in (0.0, 2 / 2 ** 25, 0.0004, 0.0123, 1.0, float("nan"))] == [
+        "< 0.001", "< 0.001", "< 0.001", "0.012", "1.000", "–"]

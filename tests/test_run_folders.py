@@ -285,3 +285,32 @@ def test_a_resumed_run_keeps_its_config_and_lists_the_resume(tmp_path):
     provenance = json.loads((out / "summary.json").read_text())["provenance"]
     assert provenance["created"] == json.loads(config)["provenance"]["created"]
     assert len(provenance["resumed"]) == 1 and set(provenance["resumed"][0]) == {"created", "command"}
+
+
+def test_a_full_disk_inside_sqlite_is_the_one_sentence_a_full_disk_gets(tmp_path, monkeypatch):
+    """Issue 34 item 14: SQLite's own "database or disk is full" (here: a real SQLITE_FULL, the
+    cache capped by ``PRAGMA max_page_count``) reaches the command as the full-disk OSError of
+    run.sqlite, which ``spatialprobe`` says in its one sentence, not as a traceback."""
+    import errno
+
+    from ray_helpers import CountRun, CountSettings
+
+    from spatialprobe import store
+    from spatialprobe.cli import disk_message
+    from spatialprobe.runner import execute
+
+    opened = store.connect
+
+    def capped(path):
+        conn = opened(path)
+        conn.execute("PRAGMA max_page_count = 4")  # a few pages: the batches do not fit
+        return conn
+
+    monkeypatch.setattr(store, "connect", capped)
+    out = tmp_path / "run"
+    with pytest.raises(OSError) as err:
+        execute(CountRun(CountSettings(items=400, batch_size=200)), out)
+    assert err.value.errno == errno.ENOSPC and err.value.filename == str(out / "run.sqlite")
+    assert disk_message(err.value) == (f"cannot write {out / 'run.sqlite'}: the disk is full. Finished work is "
+                                       "kept; free space or choose another --out, and run the same command "
+                                       "again to resume.")

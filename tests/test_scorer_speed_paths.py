@@ -19,7 +19,7 @@ from vilt_reference import ReferenceVilt
 
 from spatialprobe import datasets
 from spatialprobe.models import chat
-from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.base import ScoreRequest
 from spatialprobe.models.causal_lm import CausalLMScorer
 from spatialprobe.models.causal_prefix import HeadLogProbs, SharedPrefix
 from spatialprobe.models.vilt import ViltMaskedLMScorer
@@ -32,10 +32,10 @@ HEAD_BOUND = 1e-5
 VILT_BOUND = 1e-5
 
 
-def size_requests(instances: int) -> list[ClozeRequest]:
+def size_requests(instances: int) -> list[ScoreRequest]:
     ds, cands = datasets.load("size"), builtin("size")
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
-    return [ClozeRequest(*fill(t, inst), words) for t in cands.templates for inst in ds.instances[:instances]]
+    return [ScoreRequest(*fill(t, inst), words) for t in cands.templates for inst in ds.instances[:instances]]
 
 
 def assert_same(new, old, bound):
@@ -98,10 +98,10 @@ def test_causal_context_boundaries_keep_the_previous_tokens(gpt2_dir):
     assert tok.convert_ids_to_tokens(list(ids)) == [
         "<|endoftext|>", "An", "Ġant", "Ġis", "Ġsm", "all", "er", "Ġthan", "Ġa", "Ġbird", "."]
     assert n == 6 and "Ġsmaller" in tok.tokenize("An ant is smaller than a bird.")
-    requests = [ClozeRequest("An ant is sm", " than a bird.", ("aller", "all", "art")),
-                ClozeRequest("", " is large.", ("A house", "Size")),  # the context is <|endoftext|> alone
-                ClozeRequest("An ant is  ", "", ("big", "small", "tiny")),  # one token each
-                ClozeRequest("An ant is sm", " than a bird.", ("aller",))]
+    requests = [ScoreRequest("An ant is sm", " than a bird.", ("aller", "all", "art")),
+                ScoreRequest("", " is large.", ("A house", "Size")),  # the context is <|endoftext|> alone
+                ScoreRequest("An ant is  ", "", ("big", "small", "tiny")),  # one token each
+                ScoreRequest("An ant is sm", " than a bird.", ("aller",))]
     new = scorer.score(requests)
     assert_same(new, ReferenceCausalLM(scorer).score(requests), CAUSAL_BOUND)
     assert new[3][0] == new[0][0]  # the same sentence, the same sequence
@@ -110,9 +110,9 @@ def test_causal_context_boundaries_keep_the_previous_tokens(gpt2_dir):
 def test_causal_passes_are_one_per_context_length_and_batch_of_options(gpt2_dir):
     scorer = causal(gpt2_dir, batch_size=8)
     words = tuple(dict.fromkeys(w for a in builtin("size").answer_sets(("larger", "smaller")) for w in a))
-    requests = [ClozeRequest("An ant is ", " than a bird.", words),
-                ClozeRequest("A very big house is ", " than a bird.", words),
-                ClozeRequest("An ant is ", " than a bird.", words)]  # the same context: no new pass
+    requests = [ScoreRequest("An ant is ", " than a bird.", words),
+                ScoreRequest("A very big house is ", " than a bird.", words),
+                ScoreRequest("An ant is ", " than a bird.", words)]  # the same context: no new pass
     assert len(words) == 20 and len({len(scorer.encode(r.prefix, "x")[0]) for r in requests}) == 2
     passes = count_passes(scorer.model.transformer)
     new = scorer.score(requests)
@@ -122,7 +122,7 @@ def test_causal_passes_are_one_per_context_length_and_batch_of_options(gpt2_dir)
     ReferenceCausalLM(scorer).score(requests)
     assert passes == [8, 8, 8, 8, 8]  # the previous path: 40 distinct sentences, 8 per pass
     passes.clear()
-    scorer.score([ClozeRequest("An ant is", "", ("big", "small", "tiny")), ClozeRequest("A cup is", "", ("big",))])
+    scorer.score([ScoreRequest("An ant is", "", ("big", "small", "tiny")), ScoreRequest("A cup is", "", ("big",))])
     assert passes == [2]  # one-token options: the contexts' pass reads them all
     assert new[0] == new[2]
 
@@ -229,7 +229,7 @@ def vilt_dir(tmp_path_factory):
 def test_vilt_scores_of_the_size_probe_equal_the_previous_path(vilt_dir, batch_size):
     scorer = ViltMaskedLMScorer(str(vilt_dir), device="cpu", batch_size=batch_size, blank_size=32)
     requests = size_requests(3)
-    assert {len(scorer.tokenizer.tokenize(w)) for w in requests[0].words} == {1, 2}  # e.g. tin ##ier
+    assert {len(scorer.tokenizer.tokenize(w)) for w in requests[0].options} == {1, 2}  # e.g. tin ##ier
     assert_same(scorer.score(requests), ReferenceVilt(scorer).score(requests), VILT_BOUND)
 
 
@@ -239,7 +239,7 @@ def test_vilt_images_per_request_equal_the_previous_path(vilt_dir, tmp_path):
     scorer = ViltMaskedLMScorer(str(vilt_dir), image="request", device="cpu", batch_size=4, blank_size=32)
     red, blue = solid_image(tmp_path / "red.png", (250, 0, 0)), solid_image(tmp_path / "blue.png", (0, 0, 250), 64)
     words = ("larger", "smaller", "tinier")
-    requests = [ClozeRequest("An ant is", " than a bird.", words, image) for image in (red, blue, None, red)]
+    requests = [ScoreRequest("An ant is", " than a bird.", words, image) for image in (red, blue, None, red)]
     new = scorer.score(requests)
     assert_same(new, ReferenceVilt(scorer).score(requests), VILT_BOUND)
     assert new[0] == new[3] and new[0] != new[1]
@@ -248,8 +248,8 @@ def test_vilt_images_per_request_equal_the_previous_path(vilt_dir, tmp_path):
 def test_vilt_reads_single_piece_answers_in_one_pass_per_prompt(vilt_dir):
     scorer = ViltMaskedLMScorer(str(vilt_dir), device="cpu", batch_size=16, blank_size=32)
     prompts = [("An ant is", " than a bird."), ("A cat is much", " than a dog."), ("The car is", " than a cup.")]
-    single = [ClozeRequest(p, s, ("larger", "smaller", "bigger", "taller")) for p, s in prompts]
-    assert all(len(scorer.tokenizer.tokenize(w)) == 1 for w in single[0].words)
+    single = [ScoreRequest(p, s, ("larger", "smaller", "bigger", "taller")) for p, s in prompts]
+    assert all(len(scorer.tokenizer.tokenize(w)) == 1 for w in single[0].options)
     passes = count_passes(scorer.model)
     scorer.score(single)
     assert passes == [3]  # one row per prompt, one pass
@@ -257,6 +257,6 @@ def test_vilt_reads_single_piece_answers_in_one_pass_per_prompt(vilt_dir):
     ReferenceVilt(scorer).score(single)
     assert passes == [12]  # the previous path: one row per answer word
     passes.clear()
-    mixed = [ClozeRequest(p, s, ("larger", "tinier", "smaller")) for p, s in prompts]  # tinier: tin ##ier
+    mixed = [ScoreRequest(p, s, ("larger", "tinier", "smaller")) for p, s in prompts]  # tinier: tin ##ier
     scorer.score(mixed)
     assert passes == [6]  # one row per prompt and number of pieces

@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 from spatialprobe.cli import app
 from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
 from spatialprobe.imagestore import ImageStore
-from spatialprobe.judging.box import JudgeConfig, judge_run, unscorable_prompts
-from spatialprobe.judging.visor import VisorRun
+from spatialprobe.judging.box import JudgeConfig, image_run, judge_run, unscorable_prompts
+from spatialprobe.judging.visor import VisorRun, VisorRunSettings
 from spatialprobe.registry import Spec
 from spatialprobe.runner import execute
+from spatialprobe.runner.settings import Component
 from spatialprobe.synthesis import load_prompts, synthesize
 from spatialprobe.synthesis.prompts import line_meta
 from spatialprobe.synthesis.shapes import MODEL, ShapesSynthesizer
@@ -36,7 +37,9 @@ def judged(task, run, out, seed=0):
 
 
 def visor(run, out):
-    return execute(VisorRun(run=run, detector=COLOUR, batch_size=64, device="cpu"), out)
+    settings = VisorRunSettings({"image_run": image_run(run)}, detector=Component.of(COLOUR), batch_size=64,
+                                device="cpu", skip_missing=False)
+    return execute(VisorRun(settings), out)
 
 
 def subset(name, step):
@@ -69,11 +72,13 @@ def test_no_errors_give_ism_box_100(tmp_path, task, step, labels):
     assert {item.meta["label"] for item in prompts.items} == labels  # every answer is drawn
     shapes_run(prompts, tmp_path / "images")
     summary = judged(task, tmp_path / "images", tmp_path / "judge")
-    # a perfect judge: 100 in every resample of the objects
-    assert summary["accuracy"] == {"mean": 100.0, "std": None, "n": len(prompts.items), "ci": [100.0, 100.0]}
+    # a perfect judge: 100, with the Wilson interval of its rows (issue 29: all right proves no 100 %)
+    accuracy = summary["accuracy"]
+    assert {k: accuracy[k] for k in ("mean", "std", "n")} == {"mean": 100.0, "std": None, "n": len(prompts.items)}
+    assert accuracy["ci"][1] == 100.0 and 93 < accuracy["ci"][0] < 94
     assert summary["macro_f1"]["ci"] == [100.0, 100.0]
     assert summary["metrics"]["recognized_ratio"]["mean"] == 100.0
-    assert summary["metrics"]["recognized_ratio"]["ci"] == [100.0, 100.0]
+    assert summary["metrics"]["recognized_ratio"]["ci"] == accuracy["ci"]  # all recognized: the same Wilson
     assert summary["untrained"] is True and "shapes (UNTRAINED" in summary["model"]
 
 
@@ -86,8 +91,11 @@ def test_sr2d_prompts_give_oa_and_visor_100_with_visor_1_to_4(tmp_path):
     # VISOR_1..4 always present: 2 images per prompt, so VISOR_3 and VISOR_4 cannot be measured
     # (null, printed "–"; the released script's 0.00 would read as a measured failure)
     assert [m[f"VISOR_{n}"]["mean"] for n in (1, 2, 3, 4)] == [100.0, 100.0, None, None]
-    assert [m[f"VISOR_{n}"].get("ci") for n in (1, 2, 3, 4)] == [[100.0, 100.0], [100.0, 100.0], None, None]
-    assert (m["OA"]["ci"], m["VISOR"]["ci"], m["VISOR_cond"]["ci"]) == ([100.0, 100.0],) * 3
+    # all right: the Wilson interval of each one's rows (prompts for VISOR_n, images for the others)
+    assert [m[f"VISOR_{n}"].get("ci") for n in (1, 2)] == [m["VISOR_1"]["ci"]] * 2
+    assert [m[f"VISOR_{n}"].get("ci") for n in (3, 4)] == [None, None] and m["VISOR_1"]["ci"][1] == 100.0
+    assert (m["OA"]["ci"], m["VISOR"]["ci"], m["VISOR_cond"]["ci"]) == (m["OA"]["ci"],) * 3
+    assert m["OA"]["ci"][1] == 100.0 and m["VISOR_1"]["ci"][0] < m["OA"]["ci"][0] < 100.0
     assert "VISOR_5" not in m
     assert m["OA"]["breakdown"]["to the left of"]["mean"] == 100.0
 

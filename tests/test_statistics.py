@@ -185,7 +185,7 @@ class Erratic:
         return {"scorer": self.name, "model": self.name, "weights_sha256": "0"}
 
     def score(self, requests, progress=None):
-        return [tuple(0.0 if (w == "larger") == (len(r.prefix) % 3 == 0) else -5.0 for w in r.words)
+        return [tuple(0.0 if (w == "larger") == (len(r.prefix) % 3 == 0) else -5.0 for w in r.options)
                 for r in requests]
 
 

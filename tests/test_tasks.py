@@ -27,7 +27,7 @@ class WeightOracle:
         return {"scorer": "oracle", "model": "oracle", "weights_sha256": "0"}
 
     def score(self, requests, progress=None):
-        return [tuple(0.0 if w in self.gold[(r.prefix, r.suffix)] else -5.0 for w in r.words)
+        return [tuple(0.0 if w in self.gold[(r.prefix, r.suffix)] else -5.0 for w in r.options)
                 for r in requests]
 
 

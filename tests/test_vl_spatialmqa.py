@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from interval_helpers import wilson
 from vl_helpers import solid_image
 
 from spatialprobe.datasets.spatialmqa import axis, extra_key_report, load_spatialmqa, load_spatialmqa_file, perspective
@@ -189,7 +190,11 @@ def test_intervals_resample_images_with_known_answers(tmp_path):
         solid_image(tmp_path / "coco" / "test2017" / f"{n}.jpg")
     perfect = Echo({r["question"]: r["answer"] for r in records})
     m = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "right", answerer=perfect)["metrics"]
-    for name in ("accuracy", "macro_f1", "f1", "precision", "recall", "strict_accuracy", "strict_f1"):
+    # all right: the accuracies get the Wilson interval of their 8 rows (t_3, four images), never
+    # [100, 100]; the F1s, P and R are no proportions of rows: t interval, SE 0
+    for name in ("accuracy", "strict_accuracy"):
+        assert (m[name]["mean"], m[name]["ci"]) == (100.0, wilson(1.0, 0.0, 8, 4)), name
+    for name in ("macro_f1", "f1", "precision", "recall", "strict_f1"):
         assert (m[name]["mean"], m[name]["ci"]) == (100.0, [100.0, 100.0]), name
     # always "left of": each image has one right and one wrong answer, in every resample alike:
     # accuracy 50; P(left) 1/2, R(left) 1, right never said: macro P 25, R 50, F1 2PR/(P+R) 33.33,
@@ -201,7 +206,7 @@ def test_intervals_resample_images_with_known_answers(tmp_path):
                         ("macro_f1", 100 / 3), ("strict_accuracy", 50.0)):
         assert m[name]["mean"] == pytest.approx(value), name
         assert m[name]["ci"] == pytest.approx([value, value], abs=0.005), name
-    assert summary["intervals"]["method"] == "cluster bootstrap over images"
+    assert summary["intervals"]["method"] == "cluster-robust standard error over images"
     assert summary["intervals"]["clusters"] == ["image"]
 
 

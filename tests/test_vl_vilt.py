@@ -11,7 +11,7 @@ from vl_helpers import WORDS, solid_image, tiny_vilt  # noqa: E402
 from spatialprobe import registry  # noqa: E402
 from spatialprobe.imagestore import ImageStore, PromptItem  # noqa: E402
 from spatialprobe.loading import ModelLoadError  # noqa: E402
-from spatialprobe.models.base import ClozeRequest, Scorer  # noqa: E402
+from spatialprobe.models.base import Scorer, ScoreRequest  # noqa: E402
 from spatialprobe.models.vilt import ViltMaskedLMScorer, attach_images  # noqa: E402
 
 
@@ -36,13 +36,13 @@ def direct_scores(model_dir, text, pieces, image):
 
 
 def test_scores_match_direct_computation_with_multi_piece_word(vilt_dir):
-    scorer = registry.build("scorer", registry.Spec("vilt", {"model": str(vilt_dir), "device": "cpu"}))
+    scorer = registry.build("model", registry.Spec("vilt", {"model": str(vilt_dir), "device": "cpu"}))
     assert isinstance(scorer, Scorer)
-    request = ClozeRequest("An ant is", " than a bird.", ("larger", "bigger"))
+    request = ScoreRequest("An ant is", " than a bird.", ("larger", "bigger"))
     got = scorer.score([request])[0]
     tok = scorer.tokenizer
     assert tok.tokenize("bigger") == ["big", "##ger"]
-    for word, value in zip(request.words, got, strict=True):
+    for word, value in zip(request.options, got, strict=True):
         pieces = tok.encode(word, add_special_tokens=False)
         text = "An ant is " + " ".join(["[MASK]"] * len(pieces)) + " than a bird."
         assert value == pytest.approx(direct_scores(vilt_dir, text, pieces, scorer.blank), abs=1e-5)
@@ -59,16 +59,16 @@ def test_bias_towards_a_word_decides_the_answer(tmp_path):
     model.save_pretrained(model_dir)
     scorer = ViltMaskedLMScorer(str(model_dir), device="cpu")
     assert scorer.tokenizer.convert_ids_to_tokens(tok_id) == "smaller"
-    larger, smaller = scorer.score([ClozeRequest("An ant is", " than a bird.", ("larger", "smaller"))])[0]
+    larger, smaller = scorer.score([ScoreRequest("An ant is", " than a bird.", ("larger", "smaller"))])[0]
     assert smaller > larger and smaller > -1e-3
 
 
 def test_image_options_request_and_synthesis_run(vilt_dir, tmp_path):
     red = solid_image(tmp_path / "red.png", (250, 0, 0))
-    request = ClozeRequest("An ant is", " than a bird.", ("larger", "smaller"))
+    request = ScoreRequest("An ant is", " than a bird.", ("larger", "smaller"))
     blank = ViltMaskedLMScorer(str(vilt_dir), device="cpu").score([request])[0]
     with_image = ViltMaskedLMScorer(str(vilt_dir), image="request", device="cpu")
-    red_scores = with_image.score([ClozeRequest(request.prefix, request.suffix, request.words, red)])[0]
+    red_scores = with_image.score([ScoreRequest(request.prefix, request.suffix, request.options, red)])[0]
     assert red_scores != pytest.approx(blank, abs=1e-6)
     assert with_image.score([request])[0] == pytest.approx(blank)  # no image -> blank image
 
@@ -136,9 +136,9 @@ def test_prompt_over_40_tokens_is_a_clear_error_not_a_crash_or_truncation(vilt_d
     scorer = ViltMaskedLMScorer(str(vilt_dir), device="cpu")
     assert scorer.max_text_length == 40
     long = " ".join(["the cat"] * 20)
-    for request in (ClozeRequest(long + " is", " than a bird.", ("larger",)),  # masks past 40
-                    ClozeRequest("An ant is", " than a bird. " + long, ("larger",))):  # suffix past 40
+    for request in (ScoreRequest(long + " is", " than a bird.", ("larger",)),  # masks past 40
+                    ScoreRequest("An ant is", " than a bird. " + long, ("larger",))):  # suffix past 40
         with pytest.raises(ValueError, match="ViLT reads at most 40"):
             scorer.score([request])
-    fits = ClozeRequest(" ".join(["the cat"] * 15), " is big.", ("larger", "bigger"))  # 38 tokens
+    fits = ScoreRequest(" ".join(["the cat"] * 15), " is big.", ("larger", "bigger"))  # 38 tokens
     assert len(scorer.score([fits])[0]) == 2

@@ -155,12 +155,12 @@ def test_convert_command(tmp_path):
 def test_converted_directory_scores_through_the_masked_lm_prober(tmp_path):
     """The converted directory goes through the generic "hf-mlm" scorer (``probe --model OUT``)."""
     from spatialprobe import registry
-    from spatialprobe.models.base import ClozeRequest
+    from spatialprobe.models.base import ScoreRequest
 
     sd = synthetic_oscar_checkpoint(tmp_path / "ckpt")
     convert_vinvl(tmp_path / "ckpt", tmp_path / "out")
-    scorer = registry.lookup("scorer", "hf-mlm")(str(tmp_path / "out"))
-    got = scorer.score([ClozeRequest("An ant is", " than a bird.", ("larger", "smaller"))])[0]
+    scorer = registry.lookup("model", "hf-mlm")(str(tmp_path / "out"))
+    got = scorer.score([ScoreRequest("An ant is", " than a bird.", ("larger", "smaller"))])[0]
     vocab = SPECIALS + WORDS
     ids = [vocab.index(t) for t in ("[CLS]", "an", "ant", "is", "[MASK]", "than", "a", "bird", ".", "[SEP]")]
     log_probs = mlm_logits_by_hand(sd, torch.tensor(ids))[4].log_softmax(-1)

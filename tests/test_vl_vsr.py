@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from interval_helpers import wilson
 from vl_helpers import solid_image
 
 from spatialprobe.datasets.vsr import CATEGORIES, find_images, load_vsr, load_vsr_file, negate_caption, relations
@@ -133,16 +134,17 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     summary = run_vsr(tmp_path, clip, tmp_path / "run", skip_missing=True)
     # first: gold yes, pred yes (right); second: gold no, pred yes (wrong); third: no image
     assert summary["kind"] == "ask" and summary["task"] == "vsr-random"
-    # intervals resample the two images: both drawn (1/2 of resamples), one of them twice (1/4 each);
-    # a group of one image has nothing to resample (null)
-    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "ci": [0.0, 100.0], "breakdown": {
+    # intervals are cluster-robust over the two images: influences +-1/4, variance 1/4 (t_1): nearly
+    # [0, 100]; a group of one image has nothing to measure (null)
+    assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "ci": wilson(0.5, 0.25, 2, 2), "breakdown": {
         "category Projective": {"mean": 100.0, "std": None, "n": 1, "ci": None},
         "category Topological": {"mean": 0.0, "std": None, "n": 1, "ci": None},
         "relation left of": {"mean": 100.0, "std": None, "n": 1, "ci": None},
         "relation on": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
     # F1(yes) = 2/3, F1(no) = 0; the first image alone: F1(yes) = 1, F1(no) = 0 (no "no" at all): 50; the second: 0
-    assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3) and summary["macro_f1"]["ci"] == [0.0, 50.0]
-    assert summary["intervals"]["method"] == "cluster bootstrap over images"
+    assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3)
+    assert summary["macro_f1"]["ci"] == [0.0, 100.0]  # t_1, clipped
+    assert summary["intervals"]["method"] == "cluster-robust standard error over images"
     assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["labels"] == ["yes", "no"]
     details = summary["details"]
     assert details["missing_images"] == ["000000000404.jpg"] and details["model_info"] == {"model": "fixed"}
@@ -156,7 +158,8 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
         assert (tmp_path / "run" / name).exists()
     assert [r["kind"] for r in list_runs()] == ["ask"]
     # an unknown relation or a caption without its relation stops the run before any scoring
-    bad = [dict(RANDOM[0], relation="onto"), dict(RANDOM[0], caption="The cat is near the dog.")]
+    bad = [dict(RANDOM[0], relation="onto", caption="The cat is onto the dog."),
+           dict(RANDOM[0], caption="The cat is near the dog.")]
     for row, message in zip(bad, ("'onto', which is not among the 71", "does not contain its relation"), strict=True):
         write_split(tmp_path / "bad", "random", "test", [row])
         (tmp_path / "bad" / "coco").mkdir(exist_ok=True)
@@ -181,9 +184,9 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     clip = FixedClip({"The cat is left of the dog.": False, "The couch is congruent the cat.": True})
     summary = run_vsr(tmp_path, clip, tmp_path / "run")
     # left of: gold yes, pred no (wrong); congruent: gold yes pred yes (right), gold no pred yes (wrong)
-    # resampled by image: both images 33.33, the first alone 0, the second (two captions) alone 50
+    # by image: influences (0 - 1/3) / 3 = -1/9 and (1 - 1/3 + 0 - 1/3) / 3 = 1/9: variance 4/81 (t_1)
     accuracy = summary["accuracy"]
-    assert (accuracy["mean"], accuracy["n"], accuracy["ci"]) == (pytest.approx(100 / 3), 3, [0.0, 50.0])
+    assert (accuracy["mean"], accuracy["n"], accuracy["ci"]) == (pytest.approx(100 / 3), 3, wilson(1 / 3, 4 / 81, 3, 2))
     assert accuracy["breakdown"] == {
         "category Projective": {"mean": 0.0, "std": None, "n": 1, "ci": None},
         "relation congruent": {"mean": 50.0, "std": None, "n": 2, "ci": None},
@@ -196,8 +199,9 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     ({"The cat is left of the dog.": True, "The dog is left of the cat.": False}, 100.0, 100.0),
     ({"The cat is left of the dog.": True, "The dog is left of the cat.": True}, 50.0, 100 / 3)])
 def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
-    """Four images, each with a true and a false caption: a perfect scorer is 100 [100, 100]; one
-    that always says true is right on exactly one caption of every image, 50 in every resample."""
+    """Four images, each with a true and a false caption: a perfect scorer is 100 with the Wilson
+    interval of its 8 rows (t_3), never [100, 100]; one that always says true is right on exactly one
+    caption of every image: 50 whatever images are drawn, variance 0, [50, 50]."""
     rows = []
     for n in range(1, 5):
         image = f"00000000000{n}.jpg"
@@ -206,8 +210,10 @@ def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
                                                       label=0)]
     write_split(tmp_path, "random", "test", rows)
     summary = run_vsr(tmp_path, FixedClip(wins), tmp_path / "run")
-    assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (accuracy, [accuracy, accuracy])
-    assert summary["accuracy"]["breakdown"]["category Projective"]["ci"] == [accuracy, accuracy]
+    part = summary["accuracy"]["breakdown"]["category Projective"]
+    expected = [accuracy, accuracy] if accuracy == 50.0 else wilson(1.0, 0.0, 8, 4)
+    assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (accuracy, expected)
+    assert part["n"] == 8 and part["ci"] == expected
     assert summary["macro_f1"]["mean"] == pytest.approx(macro_f1, abs=0.005)
     assert summary["macro_f1"]["ci"] == pytest.approx([macro_f1, macro_f1])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from interval_helpers import wilson
 
 pytest.importorskip("torch")
 
@@ -81,17 +82,17 @@ def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path, monkeypatc
     # always True: accuracy is the share of True labels; F1(True) = 2 * .75 / 1.75, F1(False) = 0
     assert summary["kind"] == "vsr-train" and summary["seed"] == 42
     # Intervals resample the COCO image: image 0 holds three captions (2 right), image 1 one (right).
-    # A resample draws {0, 0} (66.67), {1, 1} (100) or one of each (75), so the 95 % interval is
-    # [66.67, 100]; macro-F1 likewise runs from 40 ({0, 0}) to 50 ({1, 1}: no False label at all).
+    # Cluster-robust over the 2 images: influences (1/4 + 1/4 - 3/4) / 4 = -1/16 and 1/16, variance
+    # 2/256 * 2/1 = 1/64: the Wilson interval at t_1 (few images: wide).
     # Each relation and category lies in one image: no interval can be measured there (null).
-    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4, "ci": [66.666667, 100.0], "breakdown": {
+    assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4, "ci": wilson(0.75, 1 / 64, 4, 2), "breakdown": {
         "category Projective": {"mean": 100.0, "std": None, "n": 1, "ci": None},
         "category Topological": {"mean": pytest.approx(200 / 3), "std": None, "n": 3, "ci": None},
         "relation left of": {"mean": 100.0, "std": None, "n": 1, "ci": None},
         "relation on": {"mean": pytest.approx(200 / 3), "std": None, "n": 3, "ci": None}}}
     # the registry's statistics, unrounded: 100 x F1(True) / 2 = 300/7
     f1 = {k: v for k, v in summary["macro_f1"].items() if k != "breakdown"}  # per category too
-    assert f1 == {"mean": pytest.approx(300 / 7), "std": None, "n": 4, "ci": [40.0, 50.0]}
+    assert f1 == {"mean": pytest.approx(300 / 7), "std": None, "n": 4, "ci": [0.0, 94.719203]}  # t_1, clipped
     details = summary["details"]
     assert (tmp_path / "run" / "table.md").read_text().splitlines()[0] == (
         "Coverage: train 4 of 4 examples; dev 4 of 4 examples; test 4 of 4 examples.")
@@ -147,7 +148,7 @@ def test_missing_training_images_are_refused_or_skipped_and_counted(tmp_path):
     is refused before a model loads, naming it; --skip-missing counts every part's gap."""
     from typer.testing import CliRunner
 
-    from spatialprobe.benchmarks.vsr_train import VSRTrainRun
+    from spatialprobe.benchmarks.vsr_train import TrainData, TrainSettings, VSRTrainRun, VSRTrainRunSettings
     from spatialprobe.cli import app
     from spatialprobe.reports.tables import coverage_line
 
@@ -160,7 +161,8 @@ def test_missing_training_images_are_refused_or_skipped_and_counted(tmp_path):
     assert " ".join(result.output.split()) == (
         f"Error: {tmp_path / 'coco'}: 2 of 4 train examples have no image here (first: 000000000001.jpg); "
         "add the images, or pass --skip-missing to evaluate the 2 that have one (counted and recorded)")
-    run = VSRTrainRun(tmp_path / "vsr", tmp_path / "coco", skip_missing=True)
+    run = VSRTrainRun(VSRTrainRunSettings(TrainData(str(tmp_path / "vsr")), str(tmp_path / "coco"), TrainSettings(),
+                                          skip_missing=True))
     assert run.coverage["train"] == {"used": 2, "total": 4, "skipped_missing": 2, "skip_missing": True,
                                      "limit": None}
     assert len(run.data["train"]) == 2 and run.spec().settings["skip_missing"] is True

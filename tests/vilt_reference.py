@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spatialprobe.loading import autocast
-from spatialprobe.models.base import ClozeRequest, Progress
+from spatialprobe.models.base import Progress, ScoreRequest
 from spatialprobe.models.vilt import _match_image
 from spatialprobe.vision import open_image
 
@@ -31,7 +31,7 @@ class ReferenceVilt:
     def describe(self) -> dict[str, Any]:
         return self._scorer.describe()
 
-    def _image_for(self, request: ClozeRequest):
+    def _image_for(self, request: ScoreRequest):
         if self.image_option == "blank":
             return self.blank
         if self.image_option == "request":
@@ -40,11 +40,11 @@ class ReferenceVilt:
         path = _match_image(request.prefix + " " + request.suffix, self._by_objects)
         return open_image(path) if path is not None else self.blank
 
-    def _variants(self, request: ClozeRequest) -> list[tuple[str, list[int]]]:
+    def _variants(self, request: ScoreRequest) -> list[tuple[str, list[int]]]:
         """(text with one [MASK] per piece, piece ids) for each answer word."""
         mask = self.tokenizer.mask_token
         out = []
-        for word in request.words:
+        for word in request.options:
             pieces = self.tokenizer.encode(" " + word.strip(), add_special_tokens=False)
             if not pieces:
                 raise ValueError(f"answer word {word!r} tokenizes to nothing")
@@ -52,7 +52,7 @@ class ReferenceVilt:
             out.append((f"{request.prefix.rstrip()} {masks}{request.suffix}".strip(), pieces))
         return out
 
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
         import torch
 
@@ -85,7 +85,7 @@ class ReferenceVilt:
                                      f"found {len(positions)}")
                 values = log_probs[row, positions, torch.tensor(pieces, device=self.device)]
                 scores[index].append(float(values.mean()))
-            finished = sum(1 for i, s in enumerate(scores) if len(s) == len(requests[i].words))
+            finished = sum(1 for i, s in enumerate(scores) if len(s) == len(requests[i].options))
             if progress is not None and finished > done_requests:
                 progress(finished - done_requests)
                 done_requests = finished

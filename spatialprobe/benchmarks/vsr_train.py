@@ -19,17 +19,18 @@ results. A rerun of a finished run trains nothing and predicts nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets import vsr
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
-from spatialprobe.fingerprints import file_input, model_input
+from spatialprobe.fingerprints import file_input
 from spatialprobe.loading import device_name, load_pretrained, resolve_precision
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.settings import model as model_field
 from spatialprobe.sources.vsr import panels
 from spatialprobe.vision import open_image
 
@@ -158,20 +159,22 @@ class TrainData:
     """The VSR data folder a vsr-train run read, and each part's file version."""
 
     dir: str
-    versions: dict[str, str]
+    versions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class VSRTrainRunSettings:
     """What a vsr-train run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
-    method: str
-    model: str
-    split: str
-    dataset: str
     data: TrainData
+    """The VSR folder (a command gives ``TrainData(dir)``; the run reads each part's version)."""
     images: str
     train: TrainSettings
+    model: str = field(default="dandelin/vilt-b32-mlm", metadata=model_field("the model fine-tuned"))
+    split: str = "random"
+    method: str = "vilt-finetune"
+    dataset: str | None = None
+    """``vsr-SPLIT@VERSION`` (read from the train file)."""
     device: str = "auto"
     skip_missing: bool = False
     """Examples without an image were left out (--skip-missing), counted in details.coverage."""
@@ -185,24 +188,24 @@ class VSRTrainRun(RunKind):
 
     scales_out = False  # the test batches need the model the training item made in this process
 
-    def __init__(self, data_dir: str | Path, images_dir: str | Path, *, model: str = "dandelin/vilt-b32-mlm",
-                 split: str = "random", settings: TrainSettings = TrainSettings(), device: str = "auto",
-                 work_dir: str | Path | None = None, skip_missing: bool = False):
+    def __init__(self, settings: VSRTrainRunSettings, work_dir: str | Path | None = None):
         require("accelerate", "vl", "Fine-tuning on VSR (spatialprobe vsr-train)")
-        self.data_dir, self.images_dir = Path(data_dir), Path(images_dir)
-        self.model, self.split, self.settings = str(model), split, settings
-        self.device, self.batch_size = device_name(device), settings.batch_size
+        s = settings
+        self.data_dir, self.images_dir = Path(s.data.dir), Path(s.images)
+        self.batch_size = s.train.batch_size
         self.work_dir = None if work_dir is None else Path(work_dir)
-        self.skip_missing = skip_missing
-        self.parts = {p: vsr.load_vsr(data_dir, split, p) for p in vsr.PARTS}
+        self.parts = {p: vsr.load_vsr(s.data.dir, s.split, p) for p in vsr.PARTS}
         # every part's images, or a refusal naming the first missing (--skip-missing: counted)
-        found = {p: vsr.usable_images(ex, images_dir, total=len(ex), skip_missing=skip_missing,
+        found = {p: vsr.usable_images(ex, s.images, total=len(ex), skip_missing=s.skip_missing,
                                       what=f"{p} examples") for p, ex in self.parts.items()}
         self.found = {p: (images, missing) for p, (images, missing, _) in found.items()}
         self.coverage = {p: coverage for p, (_, _, coverage) in found.items()}
         self.data = {p: VSRImageText(self.parts[p], self.found[p][0]) for p in vsr.PARTS}
-        self.versions = {p: vsr.file_version(vsr.split_file(data_dir, split, p)) for p in vsr.PARTS}
+        self.versions = {p: vsr.file_version(vsr.split_file(s.data.dir, s.split, p)) for p in vsr.PARTS}
         self._trainer = None
+        self.settings = replace(s, model=str(s.model), dataset=f"vsr-{s.split}@{self.versions['train']}",
+                                data=TrainData(str(self.data_dir.resolve()), dict(self.versions)),
+                                images=str(self.images_dir.resolve()), device=device_name(s.device))
 
     def prepare(self, run, cached: Mapping[str, Any]) -> list[str]:
         """The spine's hook before computing: keep checkpoints/ and best/ in the run directory
@@ -210,18 +213,10 @@ class VSRTrainRun(RunKind):
         self.work_dir = Path(run.path)
         return []
 
-    def resolved(self) -> VSRTrainRunSettings:
-        return VSRTrainRunSettings(
-            method="vilt-finetune", model=self.model, split=self.split,
-            dataset=f"vsr-{self.split}@{self.versions['train']}",
-            data=TrainData(str(self.data_dir.resolve()), dict(self.versions)),
-            images=str(self.images_dir.resolve()), train=self.settings, device=self.device,
-            skip_missing=self.skip_missing)
-
     def inputs(self) -> dict[str, Any]:
-        return {"model": model_input("the model fine-tuned", self.model),
-                **{f"data_{p}": file_input(f"the VSR {p} file", vsr.split_file(self.data_dir, self.split, p))
-                   for p in vsr.PARTS}}
+        """The model (by its field) and each part's data file, which the VSR folder holds."""
+        return {**super().inputs(), **{f"data_{p}": file_input(f"the VSR {p} file", vsr.split_file(
+            self.data_dir, self.split, p)) for p in vsr.PARTS}}
 
     def items(self) -> list[Item]:
         test = self.found["test"][0]
@@ -247,9 +242,9 @@ class VSRTrainRun(RunKind):
     def _trainer_for(self, net, processor):
         from transformers import Trainer
 
-        args = training_arguments(self.settings, self._dir("checkpoints"), self.device)
+        args = training_arguments(self.train, self._dir("checkpoints"), self.device)
         return Trainer(model=net, args=args, train_dataset=self.data["train"], eval_dataset=self.data["dev"],
-                       data_collator=make_collator(processor, self.settings.max_text_length),
+                       data_collator=make_collator(processor, self.train.max_text_length),
                        compute_metrics=_accuracy)
 
     def _train(self) -> dict[str, Any]:
@@ -294,7 +289,7 @@ class VSRTrainRun(RunKind):
                    "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS},
                    "coverage_per_part": self.coverage}
         return Evaluation(rows, {}, f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
-                          f"vsr-{self.split}-test@{self.versions['test']}", self.settings.seed, False, details,
+                          f"vsr-{self.split}-test@{self.versions['test']}", self.train.seed, False, details,
                           vsr_resampling())
 
     def table(self, summary: Mapping[str, Any]) -> str:
@@ -306,17 +301,11 @@ class VSRTrainRun(RunKind):
         return (accuracy_table(summary, coverage) + f"\nBest dev accuracy {summary['details']['best_dev_accuracy']}% "
                 f"(step {summary['details']['global_step']}).\n")
 
-    @classmethod
-    def from_settings(cls, settings: VSRTrainRunSettings) -> VSRTrainRun:
-        s = settings
-        return cls(s.data.dir, s.images, model=s.model, split=s.split, settings=s.train, device=s.device,
-                   skip_missing=s.skip_missing)
-
 
 def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32-mlm",
                    split: str = "random", settings: TrainSettings = TrainSettings(),
                    device: str = "auto", progress=None, skip_missing: bool = False) -> dict[str, Any]:
     """Fine-tune, keep the best dev checkpoint in ``OUT/best``, evaluate it on test."""
-    run = VSRTrainRun(data_dir, images_dir, model=model, split=split, settings=settings, device=device,
-                      work_dir=out, skip_missing=skip_missing)
+    run = VSRTrainRun(VSRTrainRunSettings(TrainData(str(data_dir)), str(images_dir), settings, str(model), split,
+                                          device=device, skip_missing=skip_missing), work_dir=out)
     return execute(run, out, progress)

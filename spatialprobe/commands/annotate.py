@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.errors import require_out_file, require_run_dir, warn
-from spatialprobe.commands.judge import PARTIAL, SKIP_MISSING
+from spatialprobe.commands.image_runs import PARTIAL, SKIP_MISSING, require_image_run, warn_skipped
 
 annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Human).",
                            no_args_is_help=True)
@@ -22,13 +22,11 @@ def export(
     skip_missing: bool = SKIP_MISSING,
 ) -> None:
     """Write a self-contained annotation page: one image at a time, keyboard answers, saved to JSON."""
-    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
     from spatialprobe.judging.human import export_page
 
     require_image_run(run)
     require_out_file(out)
-    with user_errors():
-        page = export_page(run, out, task, partial=partial, skip_missing=skip_missing)
+    page = export_page(run, out, task, partial=partial, skip_missing=skip_missing)
     warn_skipped({"missing_images": page.missing, "image_run": page.completeness.to_dict()}, "asked about")
     typer.echo(f"wrote {out} ({len(page.items)} images)")
 
@@ -46,18 +44,16 @@ def import_(
         "answer (an option or 'cannot tell'); a file below it is refused [0.9]."),
 ) -> None:
     """ISM (Human) per annotator, Cohen's kappa between annotators, and the mean over annotators."""
-    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
     from spatialprobe.judging.human import annotation_items, import_answers
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
     require_run_dir(out)
-    with user_errors():
-        task = task or annotation_items(run, None, partial=partial, with_files=False)[0]
-        target = out or DefaultRunDir(task)
-        summary = import_answers(run, answers, target, task=task, seed=seed, partial=partial,
-                                 min_answered=min_answered)
+    task = task or annotation_items(run, None, partial=partial, with_files=False)[0]
+    target = out or DefaultRunDir(task)
+    summary = import_answers(run, answers, target, task=task, seed=seed, partial=partial,
+                             min_answered=min_answered)
     out = Path(target)
     for name, ignored in summary["details"]["ignored_answers"].items():
         warn(ignored_answers_note(name, ignored))

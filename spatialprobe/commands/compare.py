@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import refusals, require_run_dir
+from spatialprobe.commands.errors import require_run_dir
 
 
 def compare(
@@ -24,15 +24,15 @@ def compare(
     """Each judge's score, pairwise agreement and Cohen's kappa, accuracy against people per
     relation, and (several models' images) the models' ranking under each judge with Kendall's
     tau; all with 95 % intervals resampled by image. Writes table.md, compare.json and plots."""
-    from spatialprobe.judging.compare import JudgeCompareRun
+    from spatialprobe.judging.compare import CompareSettings, JudgeCompareRun, JudgementRef
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
     target = out or DefaultRunDir()
-    with refusals():
-        execute(JudgeCompareRun(runs, on=on, unrecognized=unrecognized, seed=seed, resamples=resamples), target)
+    settings = CompareSettings([JudgementRef(str(run)) for run in runs], on, unrecognized, seed, resamples)
+    execute(JudgeCompareRun(settings), target)
     folder = Path(target)
     print_table((folder / "table.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {folder} (table.md, compare.json, agreement.png"

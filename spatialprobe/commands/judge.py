@@ -2,80 +2,34 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
+from spatialprobe.commands import judge_vqa
 from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.image_runs import (
+    PARTIAL,
+    SKIP_MISSING,
+    component_spec,
+    execute_judging,
+    parse_args,
+    require_image_run,
+    warn_skipped,
+)
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.runner.settings import Component
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
                         no_args_is_help=True)
-PARTIAL = typer.Option(False, "--partial", help="Read an unfinished image run (fewer images than prompts x "
-                       "images per prompt, or still being written); recorded in the run and its table.")
-SKIP_MISSING = typer.Option(False, "--skip-missing", help="Leave out images whose file is gone "
-                            "(counted and recorded in the run); else refused, naming them.")
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Expected failures (bad data, unknown component, model that cannot load, wrong run) end the
-    command with their one-sentence message and exit code 2, not a traceback."""
-    from spatialprobe.files import DataError
-    from spatialprobe.loading import ModelLoadError
-    from spatialprobe.registry import UnknownComponent
-
-    try:
-        yield
-    except UnknownComponent as err:
-        fail(str(err.args[0]))
-    except (DataError, ModelLoadError, ValueError, FileNotFoundError, ImportError) as err:
-        fail(str(err))
-
-
-def require_image_run(run: Path) -> Path:
-    """Refuse a path that holds no image run (ImageStore would create an empty one)."""
-    if not (run / "run.sqlite").exists():
-        raise typer.BadParameter(f"{run} is not an image run (no run.sqlite); give the directory "
-                                 "written by spatialprobe synthesize.")
-    return run
-
-
-def _parse_args(pairs: list[str] | None) -> dict:
-    """``key=value`` pairs; values are read as JSON when they parse, else kept as strings."""
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"expected key=value, got {pair!r}")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
-
-
-def _spec(name: str, model: str | None, extra: list[str] | None, **more):
-    from spatialprobe.registry import Spec
-
-    args = {k: v for k, v in more.items() if v is not None}
-    if model:  # a local directory is recorded absolute, so the run's config names it anywhere
-        args["model"] = str(Path(model).resolve()) if Path(model).exists() else model
-    args.update(_parse_args(extra))
-    return Spec(name, args)
-
-
-def _judge_config(task: str, detector: str, detector_model: str | None, detector_arg: list[str],
+def _judge_settings(task: str, run: Path, detector: str, detector_model: str | None, detector_arg: list[str],
                   threshold: float | None, depth: str | None, depth_model: str | None,
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
                   batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None,
                   partial: bool = False, mode: str = "corrected"):
-    """The judge's config; options that do not apply to ``task`` are refused, not ignored."""
-    from spatialprobe.errors import UsageError
-    from spatialprobe.judging.box import FIXED_RULES, JudgeConfig
+    """The judge's settings; options that do not apply to ``task`` are refused, not ignored."""
+    from spatialprobe.judging.box import FIXED_RULES, JudgeRunSettings, image_run
     from spatialprobe.judging.modes import check_rule, default_rule, reads_depth
 
     if task in FIXED_RULES and (rule is not None or rule_arg):
@@ -97,17 +51,15 @@ def _judge_config(task: str, detector: str, detector_model: str | None, detector
     models = [detector] + ([depth or "dpt"] if depth_read else [])
     if device != "auto" and all(name == "colour" for name in models):
         fail(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
-    rule_args = _parse_args(rule_arg)
+    rule_args = parse_args(rule_arg)
     _check_benchmark_args(rule, rule_args)
-    try:
-        check_rule(task, rule, mode, rule_args, depth_region)
-    except UsageError as err:
-        fail(str(err))
-    return JudgeConfig(
-        task=task, detector=_spec(detector, detector_model, detector_arg, threshold=threshold),
-        depth=_spec(depth or "dpt", depth_model, depth_arg) if depth_read else None,
+    check_rule(task, rule, mode, rule_args, depth_region)
+    return JudgeRunSettings(
+        task=task, source=image_run(run, partial),
+        detector=Component.of(component_spec(detector, detector_model, detector_arg, threshold=threshold)),
+        depth=Component.of(component_spec(depth or "dpt", depth_model, depth_arg)) if depth_read else None,
         rule=rule, rule_args=rule_args, seed=seed, batch_size=batch_size, device=device,
-        skip_missing=skip_missing, depth_region=depth_region or "release", partial=partial, mode=mode)
+        skip_missing=skip_missing, depth_region=depth_region or "release", mode=mode)
 
 
 def _check_benchmark_args(rule: str, rule_args: dict) -> None:
@@ -130,45 +82,13 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_image_run(run)
-    cfg = _judge_config(task, **options)
+    settings = _judge_settings(task, run, **options)
     require_run_dir(out)
-    target = out or DefaultRunDir(task, cfg.detector.name, cfg.depth.name if cfg.depth else None)
-    summary, out = execute_judging(lambda: JudgeRun(str(run), cfg, gallery=gallery), target, task)
+    target = out or DefaultRunDir(task, settings.detector.name, settings.depth.name if settings.depth else None)
+    summary, out = execute_judging(lambda: JudgeRun(settings, gallery=gallery), target, task)
     if gallery:
         typer.echo(f"gallery: {out / 'gallery.html'}")
     typer.echo(f"wrote {out} (accuracy {summary['accuracy']['mean']:.1f}%)")
-
-
-def execute_judging(make_kind, target, task: str, verb: str = "judging") -> tuple[dict, Path]:
-    """Build a judge kind (``make_kind()``), name the prompts it leaves out, run it with a
-    progress bar and print its table: (summary, run folder)."""
-    from rich.progress import Progress
-
-    from spatialprobe.judging.box import unscorable_note
-    from spatialprobe.reports.tables import print_table
-    from spatialprobe.runner import execute
-
-    with user_errors(), Progress(transient=True) as bar:
-        kind = make_kind()
-        if kind.unscorable:  # never a silent skip: name the prompts left out, and why
-            warn(unscorable_note(kind.unscorable, task))
-        job = bar.add_task(f"{verb} {task}", total=len(kind.images))
-        summary = execute(kind, target, lambda done, total: bar.update(job, completed=done, total=total))
-    out = Path(target)
-    warn_skipped(summary["details"], "judged")
-    print_table((out / "table.md").read_text(encoding="utf-8"))
-    return summary, out
-
-
-def warn_skipped(details: dict, verb: str) -> None:
-    """Never a silent skip: deleted image files skipped (--skip-missing) and a partial image run."""
-    missing = details.get("missing_images")
-    if missing:
-        warn(f"{missing['note']}; {verb} the rest (--skip-missing, recorded in summary.json).")
-    image_run = details.get("image_run") or {}
-    if image_run.get("partial"):
-        warn(f"the image run is unfinished: {verb} {image_run['images']:,} of its {image_run['expected']:,} "
-             "images (--partial, recorded in summary.json).")
 
 
 def _make_task_command(task: str):
@@ -203,8 +123,6 @@ def _make_task_command(task: str):
                                           "remain when some files are gone (recorded in the run)."),
         partial: bool = PARTIAL,
     ) -> None:
-        from spatialprobe.commands import judge_vqa
-
         if judge_vqa.wants_vqa(rule, judge_model, judge_arg):
             judge_vqa.refuse_box_options(dict(zip(judge_vqa.BOX_ONLY, (
                 detector, detector_model, detector_arg, threshold, depth, depth_model, depth_arg,
@@ -239,8 +157,7 @@ def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
     from spatialprobe.reports.gallery import write_gallery
 
     require_out_file(out)
-    with user_errors():
-        typer.echo(f"wrote {write_gallery(judged, out)}")
+    typer.echo(f"wrote {write_gallery(judged, out)}")
 
 
 def visor(
@@ -265,15 +182,14 @@ def visor(
     judge_arg: list[str] = typer.Option([], "--judge-arg", help="--rule vqa: hf-mllm argument key=value."),
 ) -> None:
     """VISOR: object accuracy (OA), VISOR, VISOR_cond, VISOR_1..N, per relation and per class."""
-    from spatialprobe.commands import judge_vqa
-
     if judge_vqa.visor_wants_vqa(rule, judge_model, judge_arg):
         judge_vqa.refuse_box_options({"--detections": detections, "--detector": detector,
                                       "--detector-model": detector_model, "--detector-arg": detector_arg,
                                       "--threshold": threshold})
         return judge_vqa.run_vqa_visor(run, prompts, out, judge_model, judge_arg, batch_size or 8,
                                        device or "auto", partial, skip_missing)
-    from spatialprobe.judging.visor import VisorRun
+    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.visor import VisorRun, VisorRunSettings
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
@@ -292,24 +208,23 @@ def visor(
             verb = "applies" if len(given) == 1 else "apply"
             fail(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
         target = out or DefaultRunDir(detections.stem)
-        with user_errors():
-            kind = VisorRun(detections=detections, prompts=prompts)
+        kind = VisorRun(VisorRunSettings({"detections": {"path": str(detections)}}, {"path": str(prompts)}))
     elif run is not None:
         require_image_run(run)
-        spec = _spec(detector or "owlvit", detector_model, detector_arg,
+        spec = component_spec(detector or "owlvit", detector_model, detector_arg,
                      threshold=0.1 if threshold is None else threshold)
         target = out or DefaultRunDir(spec.name)
-        with user_errors():
-            kind = VisorRun(run=run, detector=spec, prompts=prompts, batch_size=batch_size or 8,
-                            device=device or "auto", partial=partial, skip_missing=skip_missing)
+        kind = VisorRun(VisorRunSettings({"image_run": image_run(run, partial)},
+                                         {"path": str(prompts)} if prompts else None, Component.of(spec),
+                                         device=device or "auto", batch_size=batch_size or 8,
+                                         skip_missing=skip_missing))
         if kind.skipped:  # never a silent skip
             warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts (no "
                  "obj_1_attributes, obj_2_attributes and a left/right/above/below rel_type); "
                  "left out, counted in summary.json as non_spatial_skipped.")
     else:
         raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
-    with user_errors():
-        summary = execute(kind, target)
+    summary = execute(kind, target)
     out = Path(target)
     warn_skipped(summary["details"], "scored")
     print_table((out / "table.md").read_text(encoding="utf-8"))

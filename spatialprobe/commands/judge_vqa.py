@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from spatialprobe.commands.errors import fail, require_run_dir, warn
+from spatialprobe.commands.image_runs import component_spec, execute_judging, require_image_run, warn_skipped
 
 VQA = "vqa"
 BOX_ONLY = ("--detector", "--detector-model", "--detector-arg", "--threshold", "--depth", "--depth-model",
@@ -45,11 +46,9 @@ def refuse_box_options(given: Mapping[str, Any], what: str = "--rule vqa") -> No
 
 def judge_spec(judge_model: str | None, judge_arg: list[str]):
     """The ``hf-mllm`` spec of ``--judge-model`` and ``--judge-arg`` (runtime keys refused)."""
-    from spatialprobe.commands.judge import _spec
-
     if not judge_model:
         fail("--rule vqa needs --judge-model (a multimodal LLM: checkpoint id or directory).")
-    spec = _spec("hf-mllm", judge_model, judge_arg)
+    spec = component_spec("hf-mllm", judge_model, judge_arg)
     runtime = [k for k in RUNTIME_ARGS if k in spec.args]
     if runtime:
         fail(f"--judge-arg {runtime[0]} is set by --{runtime[0].replace('_', '-')}, not --judge-arg.")
@@ -59,17 +58,18 @@ def judge_spec(judge_model: str | None, judge_arg: list[str]):
 def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | None, judge_arg: list[str],
                   batch_size: int, device: str, skip_missing: bool, partial: bool) -> None:
     """``judge TASK RUN --rule vqa``: the ``vqa-judge`` run kind, its table printed."""
-    from spatialprobe.commands.judge import execute_judging, require_image_run
-    from spatialprobe.judging.vqa import VqaJudgeRun
+    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.vqa import VqaJudgeRun, VqaJudgeSettings
     from spatialprobe.runner.folders import DefaultRunDir
+    from spatialprobe.runner.settings import Component
 
     require_image_run(run)
     spec = judge_spec(judge_model, judge_arg)
     require_run_dir(out)
     target = out or DefaultRunDir(task, VQA, spec.args["model"])
-    summary, folder = execute_judging(lambda: VqaJudgeRun(str(run), task, spec, device=device, batch_size=batch_size,
-                                                          skip_missing=skip_missing, partial=partial),
-                                      target, task, "asking the claims of")
+    settings = VqaJudgeSettings(task, image_run(run, partial), Component.of(spec), skip_missing=skip_missing,
+                                device=device, batch_size=batch_size)
+    summary, folder = execute_judging(lambda: VqaJudgeRun(settings), target, task, "asking the claims of")
     m = summary["metrics"]
     typer.echo(f"wrote {folder} (claims affirmed {m['accuracy']['mean']:.1f}%, "
                f"Soft-TIFA {m['soft_tifa']['mean']:.1f}%)")
@@ -78,11 +78,12 @@ def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | Non
 def run_vqa_visor(run: Path | None, prompts: Path | None, out: Path | None, judge_model: str | None,
                   judge_arg: list[str], batch_size: int, device: str, partial: bool, skip_missing: bool) -> None:
     """``visor RUN --rule vqa``: the ``vqa-visor`` run kind, its table printed."""
-    from spatialprobe.commands.judge import require_image_run, user_errors, warn_skipped
-    from spatialprobe.judging.vqa_visor import VqaVisorRun
+    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.vqa_visor import VqaVisorRun, VqaVisorSettings
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
     from spatialprobe.runner.folders import DefaultRunDir
+    from spatialprobe.runner.settings import Component
 
     if run is None:
         fail("visor --rule vqa needs an image RUN (a released detection file holds no images to ask about).")
@@ -90,13 +91,13 @@ def run_vqa_visor(run: Path | None, prompts: Path | None, out: Path | None, judg
     spec = judge_spec(judge_model, judge_arg)
     require_run_dir(out)
     target = out or DefaultRunDir(VQA, spec.args["model"])
-    with user_errors():
-        kind = VqaVisorRun(run, spec, prompts=prompts, batch_size=batch_size, device=device, partial=partial,
-                           skip_missing=skip_missing)
-        if kind.skipped:
-            warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts; left out, counted in "
-                 "summary.json as non_spatial_skipped.")
-        summary = execute(kind, target)
+    kind = VqaVisorRun(VqaVisorSettings({"image_run": image_run(run, partial)},
+                                        {"path": str(prompts)} if prompts else None, Component.of(spec),
+                                        skip_missing=skip_missing, device=device, batch_size=batch_size))
+    if kind.skipped:
+        warn(f"{kind.skipped} image(s) of {run} are not of spatial SR2D prompts; left out, counted in "
+             "summary.json as non_spatial_skipped.")
+    summary = execute(kind, target)
     folder = Path(target)
     warn_skipped(summary["details"], "scored")
     print_table((folder / "table.md").read_text(encoding="utf-8"))

@@ -243,9 +243,6 @@ def report(
     run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run (the runs "
                                           "under ./runs where the index cannot be read)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
-    resamples: int = typer.Option(1000, min=100,
-                                  help="Two runs: bootstrap resamples and permutations of the paired test."),
-    seed: int = typer.Option(0, help="Two runs: seed of the paired test's resampling."),
 ) -> None:
     """Put runs side by side: one row per run, labelled by what differs between the runs (model,
     dataset, settings); a column per kind, task and metric, with 95 % intervals. For exactly two
@@ -264,14 +261,14 @@ def report(
     two = bool(run_dirs) and len(found) == 2
     text = comparison_table(found, labels(found, ["A", "B"] if two else None))
     if two:
-        text += _paired([r.path for r in found], [dict(r.summary) for r in found], resamples, seed)
+        text += _paired([r.path for r in found], [dict(r.summary) for r in found])
     sources = "\n".join(f"- `{r.path}`: {provenance_line(r.summary)}" for r in found)
     typer.echo(text)
     if out:
         atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")
 
 
-def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int) -> str:
+def _paired(paths: list[Path], summaries: list[dict]) -> str:
     """The paired section of ``report A B``, or a note saying why the two runs cannot be paired."""
     from spatialprobe.files import read_jsonl
     from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
@@ -296,9 +293,9 @@ def _paired(paths: list[Path], summaries: list[dict], resamples: int, seed: int)
         reason = "their runs resample different clusters or labels"
     if reason is not None:
         return unpaired_note(names[0], names[1], reason)
-    differences = paired_differences(rows[0], rows[1], specs[0], resamples, seed)
-    method = specs[0].describe(resamples, seed)["method"]
-    return paired_table(names[0], names[1], differences, resamples, seed, method)
+    differences = paired_differences(rows[0], rows[1], specs[0])  # one robust SE: nothing is drawn
+    method = specs[0].describe(0, 0)["method"]
+    return paired_table(names[0], names[1], differences, 0, 0, method)
 
 
 def register(app: typer.Typer) -> None:

@@ -99,6 +99,11 @@ def load_spatialmqa_file(path: str | Path, part: str | None = None) -> list[MQAE
         options = require(rec, "options", list, path, line)
         if not 2 <= len(options) <= 6 or not all(isinstance(o, str) and o.strip() for o in options):
             raise DataError(path, line, "options", f"expected 2-6 non-empty strings, got {shown(options)}")
+        seen = [o.strip() for o in options]
+        twice = next((o for n, o in enumerate(seen) if o in seen[:n]), None)
+        if twice is not None:  # a repeated option would make one answer two choices
+            raise DataError(path, line, "options", f"{shown(twice)} is given twice; each option must be a "
+                            "different answer")
         answer = require(rec, "answer", str, path, line).strip()
         if answer not in options:
             raise DataError(path, line, "answer", f"{shown(answer)} is not one of the options {shown(options)}")

@@ -13,6 +13,7 @@ or ``val2017/``); records whose image is missing are reported, not fatal.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -119,6 +120,8 @@ def load_vsr_file(path: str | Path, split: str = "vsr", part: str | None = None)
     for line, rec in iter_jsonl(path):
         caption = require(rec, "caption", str, path, line).strip()
         relation = require(rec, "relation", str, path, line).strip()
+        if not re.search(rf"\b{re.escape(relation)}\b", caption):  # its negation could not be written
+            raise DataError(path, line, "caption", f"{shown(caption)} does not contain its relation {shown(relation)}")
         label = require(rec, "label", int, path, line)
         if label not in (0, 1):
             raise DataError(path, line, "label", f"expected 0 or 1, got {label}")

@@ -16,7 +16,8 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from spatialprobe import tasks
@@ -24,7 +25,6 @@ from spatialprobe.detectors import rules
 from spatialprobe.detectors.base import best_per_object
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
-from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import (
     Completeness,
     ImageRecord,
@@ -48,7 +48,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, lookup
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.scale import component
-from spatialprobe.runner.settings import Component, recorded
+from spatialprobe.runner.settings import Component, model, recorded
 from spatialprobe.store import RunDir
 from spatialprobe.vision import open_image
 
@@ -194,6 +194,19 @@ def _without_device(spec: Spec | None) -> dict[str, Any] | None:
                                       "args": {k: v for k, v in spec.args.items() if k != "device"}}
 
 
+def image_run(path: str | Path, partial: bool = False) -> dict[str, Any]:
+    """The ``source`` setting of a kind that reads the image run at ``path`` (``partial``: an
+    unfinished one), as a command gives it; the kind resolves it (:func:`image_run_source`)."""
+    return {"path": str(path), "completeness": {"partial": partial}}
+
+
+def opened_image_run(source: Mapping[str, Any]) -> tuple[str, ImageStore, Completeness]:
+    """The path, store and completeness of the image run a ``source`` setting names (a given
+    one, :func:`image_run`, or a recorded one, :func:`image_run_source`)."""
+    path = str(recorded(source, "path", "source"))
+    return (path, *open_image_run(path, partial=bool((source.get("completeness") or {}).get("partial"))))
+
+
 def image_run_source(store: ImageStore, images: Sequence[ImageRecord],
                      completeness: Completeness | None = None) -> dict[str, Any]:
     """The image run a judgement reads, as settings: where it is, its identity (when its config
@@ -214,17 +227,26 @@ class JudgeRunSettings:
 
     task: str
     source: dict[str, Any]
-    """The image run judged (:func:`image_run_source`)."""
-    detector: Component
-    depth: Component | None
-    depth_region: str | None
-    rule: str
-    rule_args: dict[str, Any]
-    seed: int
-    skip_missing: bool
+    """The image run judged (:func:`image_run_source`; a command gives :func:`image_run`)."""
+    detector: Component = field(metadata=model("the detector", "detector"))
+    depth: Component | None = field(default=None, metadata=model("the depth model", "depth_model"))
+    """The depth estimator, where the task's rule reads depth (else None)."""
+    depth_region: str | None = "release"
+    """size/height: the pixels a box's mean depth averages (None for a position task)."""
+    rule: str = "vdg"
+    rule_args: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    skip_missing: bool = False
     device: str = "auto"
     batch_size: int = 8
     mode: str = "corrected"
+
+    @classmethod
+    def of(cls, source: str | Path, cfg: JudgeConfig) -> JudgeRunSettings:
+        """The settings of judging the image run at ``source`` as ``cfg`` says."""
+        return cls(cfg.task, image_run(source, cfg.partial), Component.of(cfg.detector),
+                   Component.of(cfg.depth) if cfg.depth is not None else None, cfg.depth_region, cfg.rule,
+                   dict(cfg.rule_args), cfg.seed, cfg.skip_missing, cfg.device, cfg.batch_size, cfg.mode)
 
 
 class JudgeRun(RunKind):
@@ -233,15 +255,20 @@ class JudgeRun(RunKind):
     kind = "judge"
     Settings = JudgeRunSettings
 
-    def __init__(self, source: str, cfg: JudgeConfig, detector=None, depth=None, gallery: bool = True):
+    def __init__(self, settings: JudgeRunSettings, detector: Any = None, depth: Any = None, gallery: bool = True):
         require("PIL.Image", "judge")  # before any work: a missing extra is named, not a traceback later
-        if cfg.task not in TASK_LABELS:
-            raise UsageError(f"Unknown task {cfg.task!r}; choose from {sorted(TASK_LABELS)}.")
+        s = settings
+        if s.task not in TASK_LABELS:
+            raise UsageError(f"Unknown task {s.task!r}; choose from {sorted(TASK_LABELS)}.")
+        self.cfg = cfg = JudgeConfig(  # the rules' view of the settings
+            s.task, Spec(s.detector.name, s.detector.args), Spec(s.depth.name, s.depth.args) if s.depth else None,
+            s.rule, dict(s.rule_args), s.depth_region or "release", s.mode, s.seed, s.batch_size, s.device,
+            s.skip_missing)
         if cfg.depth_region not in rules.DEPTH_REGIONS:
             raise UsageError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
         modes.check_rule(cfg.task, cfg.rule, cfg.mode, cfg.rule_args, cfg.depth_region)
-        self.cfg, self.batch_size, self.gallery = cfg, cfg.batch_size, gallery
-        self.store, self.completeness = open_image_run(source, partial=cfg.partial)
+        self.batch_size, self.gallery = cfg.batch_size, gallery
+        source, self.store, self.completeness = opened_image_run(s.source)
         self.images, self.missing = present_images(source, task_images(self.store, cfg.task),
                                                    cfg.skip_missing, "judge")
         self.unscorable = unscorable_prompts(self.store, cfg.task)
@@ -250,25 +277,13 @@ class JudgeRun(RunKind):
             raise UsageError(f"{source} holds no finished images of {cfg.task} instances "
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         self.detector = detector or component("detector", _on_device(cfg.detector, cfg.device))
+        reads_depth = modes.reads_depth(cfg.task, cfg.rule) and cfg.depth is not None
         self.depth = depth
-        if depth is None and cfg.depth is not None and modes.reads_depth(cfg.task, cfg.rule):
+        if depth is None and reads_depth and cfg.depth is not None:
             self.depth = component("depth", _on_device(cfg.depth, cfg.device))  # --ray: on the cluster
-
-    def resolved(self) -> JudgeRunSettings:
-        cfg, scale = self.cfg, not is_position(self.cfg.task)
-        depth = modes.reads_depth(cfg.task, cfg.rule) and cfg.depth is not None
-        return JudgeRunSettings(
-            task=cfg.task, source=image_run_source(self.store, self.images, self.completeness),
-            detector=Component.of(cfg.detector), mode=cfg.mode,
-            depth=Component.of(cfg.depth) if depth and cfg.depth is not None else None,
-            depth_region=cfg.depth_region if scale else None,
-            rule=cfg.rule, rule_args=dict(cfg.rule_args), seed=cfg.seed,
-            skip_missing=cfg.skip_missing, device=cfg.device, batch_size=cfg.batch_size)
-
-    def inputs(self) -> dict[str, Any]:
-        depth = self.cfg.depth if modes.reads_depth(self.cfg.task, self.cfg.rule) else None
-        return {**component_inputs("the detector", self.cfg.detector),
-                **component_inputs("the depth model", depth)}
+        self.settings = replace(s, source=image_run_source(self.store, self.images, self.completeness),
+                                depth=s.depth if reads_depth else None,
+                                depth_region=None if is_position(cfg.task) else cfg.depth_region)
 
     def items(self) -> list[Item]:
         return [Item(image_key(rec), rec) for rec in self.images]
@@ -326,17 +341,6 @@ class JudgeRun(RunKind):
         if self.gallery:
             write_gallery(run.path)
 
-    @classmethod
-    def from_settings(cls, settings: JudgeRunSettings) -> JudgeRun:
-        s = settings
-        cfg = JudgeConfig(task=s.task, detector=Spec(s.detector.name, s.detector.args),
-                          depth=Spec(s.depth.name, s.depth.args) if s.depth else None,
-                          rule=s.rule, rule_args=dict(s.rule_args), seed=s.seed,
-                          depth_region=s.depth_region or "release", skip_missing=s.skip_missing,
-                          partial=bool((s.source.get("completeness") or {}).get("partial")),
-                          device=s.device, batch_size=s.batch_size, mode=s.mode)
-        return cls(str(recorded(s.source, "path", "source")), cfg)
-
 
 def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, Any] | None = None,
                      rows: Sequence[Mapping[str, Any]] = (), protocol: Mapping[str, Any] | None = None
@@ -371,7 +375,7 @@ def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, A
 def judge_run(source: str, out: str, cfg: JudgeConfig, progress: Callable[[int, int], None] | None = None,
               gallery: bool = False) -> dict[str, Any]:
     """Judge every image of ``cfg.task`` in the image store ``source``; write the run at ``out``."""
-    return execute(JudgeRun(source, cfg, gallery=gallery), out, progress)
+    return execute(JudgeRun(JudgeRunSettings.of(source, cfg), gallery=gallery), out, progress)
 
 
 def finish_predictions(images: Sequence[ImageRecord], stored: Mapping[str, Any], store: ImageStore,

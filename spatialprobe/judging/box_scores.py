@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from spatialprobe.detectors import rules
@@ -79,6 +80,74 @@ def _cell(metric: Mapping[str, Any]) -> str:
     return pm(metric)
 
 
+RULE_HEADLINES = {"t2i-compbench": "t2i_compbench_score", "geneval": "geneval_position_accuracy",
+                  "heim": "heim_spatial_accuracy", "t2i-compbench-3d": "t2i_compbench_3d_score"}
+"""The score each benchmark's rule defines: its table's headline (other rules: ISM accuracy)."""
+
+
+Box4 = tuple[float, float, float, float]
+
+
+def _box_pairs() -> list[tuple[Box4, Box4]]:
+    """A fixed grid of box A against box B (40-60 square): every offset, size and nesting."""
+    b: Box4 = (40.0, 40.0, 60.0, 60.0)
+    pairs: list[tuple[Box4, Box4]] = [((45.0, 45.0, 55.0, 55.0), b), ((30.0, 30.0, 70.0, 70.0), b)]
+    for x in range(0, 100, 5):
+        for y in range(0, 100, 5):
+            pairs += [((float(x), float(y), x + w, y + h), b) for w in (4.0, 12.0, 30.0) for h in (4.0, 12.0, 30.0)]
+    return pairs
+
+
+@cache
+def answerable(task: str, rule: str) -> tuple[str, ...]:
+    """The labels of a position ``task`` that ``rule`` (its corrected judge) can give an image: the
+    answers it gives over a fixed grid of box pairs. A label it never gives (``inside`` for every
+    rule but VDG's; ``beside`` where ``left of`` and ``right of`` come first and every beside
+    pair is one of them) counts wrong whenever an image's prompt asks it. Comparison and 3-D
+    tasks: every label."""
+    from spatialprobe import tasks
+    from spatialprobe.registry import lookup
+
+    labels = tasks.labels_of(task)
+    if tasks.get(task).judge_rule != "position" or rule == "t2i-compbench-3d":
+        return labels
+    judge = lookup("position-judge", rule)
+    found = {rules.classify_position(judge, a, b, labels)[0] for a, b in _box_pairs()}
+    return tuple(label for label in labels if label in found)
+
+
+def rule_line(summary: Mapping[str, Any]) -> str:
+    """table.md's line naming the rule, its mode and the task's labels it can answer."""
+    details, task = summary["details"], str(summary["task"])
+    rule, mode = details.get("rule"), details.get("mode")
+    if rule is None:
+        return ""
+    can = answerable(task, rule)
+    never = [label for label in tasks_labels(task) if label not in can]
+    line = f"Rule: {rule}, mode {mode}. On {task} it can answer {', '.join(can)}"
+    if never:
+        line += (f"; never {', '.join(never)} (an image whose prompt asks it counts wrong in accuracy and "
+                 "macro-F1; the rule's own score asks each image's relation only)")
+    return line + ".\n\n"
+
+
+def tasks_labels(task: str) -> tuple[str, ...]:
+    from spatialprobe import tasks
+
+    return tasks.labels_of(task)
+
+
+def headline_line(summary: Mapping[str, Any]) -> str:
+    """table.md's headline: the score the rule defines (its benchmark's), else ISM accuracy."""
+    from spatialprobe.reports.tables import pm
+
+    m, rule = summary["metrics"], summary["details"].get("rule")
+    name = RULE_HEADLINES.get(str(rule))
+    if name is not None and name in m:
+        return "**Headline (the rule's own score)**: " + benchmark_lines({name: m[name]})
+    return f"**Headline**: accuracy {pm(m['accuracy'])} % (ISM, whole set)\n\n"
+
+
 def table_markdown(summary: Mapping[str, Any]) -> str:
     from spatialprobe.reports.tables import ci_suffix, header_of, intervals_line
 
@@ -88,14 +157,15 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
     if summary.get("untrained"):
         title += " (UNTRAINED test components: numbers are meaningless)"
     ratio = m["recognized_ratio"]
-    return (f"{title}\n\n"
+    headline = RULE_HEADLINES.get(str(summary["details"].get("rule")))
+    return (f"{title}\n\n" + rule_line(summary) + headline_line(summary) +
             f"| subset | images | {accuracy} (%) | {f1} (%) |\n|---|---:|---:|---:|\n"
             f"| whole set (unrecognized: random guess) | {m['accuracy']['n']} | "
             f"{_cell(m['accuracy'])} | {_cell(m['macro_f1'])} |\n"
             f"| recognized subset | {m['recognized_accuracy']['n']} | "
             f"{_cell(m['recognized_accuracy'])} | {_cell(m['recognized_macro_f1'])} |\n\n"
             f"Recognized ratio: {_pct(ratio['mean'])}%{ci_suffix(ratio) if ratio['mean'] is not None else ''}\n\n"
-            + protocol_line(summary["details"]) + benchmark_lines(m)
+            + protocol_line(summary["details"]) + benchmark_lines({k: v for k, v in m.items() if k != headline})
             + (f"{intervals_line(summary)}\n" if summary.get("intervals") else "") +
             "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
             + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"

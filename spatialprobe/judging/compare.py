@@ -16,7 +16,7 @@ models under each judge.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,13 @@ from spatialprobe.store import RunDir
 
 @dataclass(frozen=True)
 class JudgementRef:
-    """One judgement compared, as the comparison's config records it."""
+    """One judgement compared, as the comparison's config records it; a command gives its path,
+    the comparison reads the rest."""
 
     path: str
-    kind: str
-    identity: str
-    predictions_sha256: str
+    kind: str | None = None
+    identity: str | None = None
+    predictions_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,12 @@ class CompareSettings:
     """What a comparison's ``config.json`` records (every field decides its numbers)."""
 
     runs: list[JudgementRef] = field(metadata={"nonempty": True})
-    on: str
+    on: str = "verdict"
     """``verdict`` or ``label`` (:data:`.compare_stats.ON`)."""
-    unrecognized: str
+    unrecognized: str = "guess"
     """``guess`` or ``exclude`` (:data:`.compare_stats.UNRECOGNIZED`)."""
-    seed: int
-    resamples: int
+    seed: int = 0
+    resamples: int = DEFAULT_RESAMPLES
 
 
 class JudgeCompareRun(RunKind):
@@ -59,22 +60,24 @@ class JudgeCompareRun(RunKind):
     Settings = CompareSettings
     batch_size = 16
 
-    def __init__(self, runs: Sequence[str | Path], on: str = "verdict", unrecognized: str = "guess",
-                 seed: int = 0, resamples: int = DEFAULT_RESAMPLES):
-        if len(runs) < 2:
+    def __init__(self, settings: CompareSettings):
+        if len(settings.runs) < 2:
             raise UsageError("give at least two judgement runs to compare.")
-        for option, given, allowed in (("--on", on, S.ON), ("--unrecognized", unrecognized, S.UNRECOGNIZED)):
+        for option, given, allowed in (("--on", settings.on, S.ON),
+                                       ("--unrecognized", settings.unrecognized, S.UNRECOGNIZED)):
             if given not in allowed:
                 raise UsageError(f"{option} must be one of {', '.join(allowed)}, not {given!r}.")
-        if resamples < 100:
-            raise UsageError(f"--resamples must be at least 100, not {resamples}.")
-        self.on, self.unrecognized, self.seed, self.resamples = on, unrecognized, seed, resamples
-        self.judgements = [read_judgement(path) for path in runs]
+        if settings.resamples < 100:
+            raise UsageError(f"--resamples must be at least 100, not {settings.resamples}.")
+        self.judgements = [read_judgement(ref.path) for ref in settings.runs]
         paths = [j.path.resolve() for j in self.judgements]
         twice = next((p for n, p in enumerate(paths) if p in paths[:n]), None)
         if twice is not None:
             raise UsageError(f"{twice} is given twice; give each judgement once.")
-        if on == "label" and any(j.kind in VISOR_KINDS for j in self.judgements):
+        self.settings = replace(settings, runs=[
+            JudgementRef(str(j.path.resolve()), j.kind, str(j.run.summary.get("identity")), j.sha256)
+            for j in self.judgements])
+        if settings.on == "label" and any(j.kind in VISOR_KINDS for j in self.judgements):
             raise UsageError("--on label compares the judges' answers, but a VISOR run gives a verdict per "
                              "image only (relation found or not); compare with --on verdict.")
         self.names = self._unique_names()
@@ -91,11 +94,6 @@ class JudgeCompareRun(RunKind):
                 raise UsageError(f"{other} and {j.path} judge the same image run with the same settings "
                                  f"({name}); give one of them.")
         return given
-
-    def resolved(self) -> CompareSettings:
-        refs = [JudgementRef(str(j.path.resolve()), j.kind, str(j.run.summary.get("identity")), j.sha256)
-                for j in self.judgements]
-        return CompareSettings(refs, self.on, self.unrecognized, self.seed, self.resamples)
 
     def items(self) -> list[Item]:
         return [Item(str(j.path.resolve()), j) for j in self.judgements]
@@ -159,11 +157,6 @@ class JudgeCompareRun(RunKind):
         write_json(run.file("compare.json"), {"settings": config.get("settings"), "identity": summary["identity"],
                                               "provenance": summary["provenance"], **summary["details"]})
         write_plots(run.path, summary)
-
-    @classmethod
-    def from_settings(cls, settings: CompareSettings) -> JudgeCompareRun:
-        s = settings
-        return cls([r.path for r in s.runs], s.on, s.unrecognized, s.seed, s.resamples)
 
 
 def by_image(judgement: Judgement, rows: Sequence[Mapping[str, Any]]) -> dict[S.Key, Mapping[str, Any]]:

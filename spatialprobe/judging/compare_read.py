@@ -102,8 +102,37 @@ def read_rows(judgement: Judgement) -> list[dict[str, Any]]:
     file = judgement.path / "predictions.jsonl"
     rows = read_jsonl(file)
     if judgement.kind == "human":
+        check_answers(judgement, rows, file)
         return people_rows(rows, file)
-    return [image_row(judgement.kind, row, file, line) for line, row in enumerate(rows, 1)]
+    out = [image_row(judgement.kind, row, file, line) for line, row in enumerate(rows, 1)]
+    if judgement.kind not in VISOR_KINDS:
+        check_answers(judgement, out, file)
+    return out
+
+
+def task_labels(judgement: Judgement) -> tuple[str, ...]:
+    """The labels of the task a judgement answered (its summary's ``task``); an unknown task refused."""
+    from spatialprobe import tasks
+
+    task = str(judgement.run.summary.get("task"))
+    if task not in tasks.names():
+        raise DataError(judgement.path / "summary.json", None, "task",
+                        f"{task!r} is not a task ({', '.join(tasks.names())}), so its answers cannot be read")
+    return tasks.labels_of(task)
+
+
+def check_answers(judgement: Judgement, rows: Sequence[Mapping[str, Any]], file: Path) -> None:
+    """Every gold and pred must be an answer of the judgement's task (a VQA judge's verdict
+    ``not <label>`` too): a human run answering "banana" would give kappa and vs-people figures
+    that mean nothing, so it is refused naming file, line and field."""
+    labels = task_labels(judgement)
+    task = judgement.run.summary.get("task")
+    allowed = set(labels) | ({f"not {label}" for label in labels} if judgement.kind == "vqa-judge" else set())
+    for line, row in enumerate(rows, 1):
+        for field in ("gold", "pred"):
+            if field in row and row[field] not in allowed:
+                raise DataError(file, line, field, f"{row[field]!r} is not an answer of task {task} "
+                                f"({', '.join(labels)}); its judgements cannot be compared")
 
 
 def image_row(kind: str, row: Mapping[str, Any], file: Path, line: int) -> dict[str, Any]:

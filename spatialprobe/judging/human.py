@@ -238,20 +238,23 @@ class AnswerFile:
     position: int
     """Its place among the files given (it seeds the annotator's guesses)."""
     file: str
-    sha256: str
+    sha256: str | None = None
+    """Its content's digest (read by the run; a command gives the file alone)."""
 
 
 @dataclass(frozen=True)
 class HumanRunSettings:
     """What a human run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
-    task: str
-    page_id: str
-    seed: int
     source: dict[str, Any]
-    """The image run annotated: its path and identity."""
+    """The image run annotated: its path and identity (a command gives ``box.image_run``)."""
     answers: dict[str, AnswerFile] = field(metadata={"nonempty": True})
-    """Keyed by annotator, so a refusal names whose file changed."""
+    """Keyed by annotator, so a refusal names whose file changed (a command keys them by position)."""
+    task: str | None = None
+    """None: the task of the image run's prompts."""
+    page_id: str | None = None
+    """The annotation page's id (read by the run)."""
+    seed: int = 0
     min_answered: float | None = field(default=None, metadata=OPTIONAL)
     """``--min-answered`` where it is not the default (absent otherwise, so runs made before the
     option keep their identity): a replay accepts the files the run accepted."""
@@ -265,18 +268,21 @@ class HumanRun(RunKind):
     Settings = HumanRunSettings
     batch_size = 1
 
-    def __init__(self, run: str | Path, answer_files: Sequence[str | Path], task: str | None = None,
-                 seed: int = 0, partial: bool = False, min_answered: float = MIN_ANSWERED):
-        if not answer_files:
+    def __init__(self, settings: HumanRunSettings):
+        s = settings
+        if not s.answers:
             raise UsageError("give at least one answers file saved from the annotation page.")
-        read = read_run(run, task, partial=partial, with_files=False)  # scoring reads no image
-        self.store, self.completeness, self.task, items = read.store, read.completeness, read.task, read.items
+        run = str(recorded(s.source, "path", "source"))
+        answer_files = [a.file for a in sorted(s.answers.values(), key=lambda a: a.position)]
+        read = read_run(run, s.task, partial=bool((s.source.get("completeness") or {}).get("partial")),
+                        with_files=False)  # scoring reads no image
+        self.store, self.completeness, items = read.store, read.completeness, read.items
         self.items_ = page_items(answer_files[0], items)
-        self.labels, self.seed = tasks.labels_of(self.task), seed
-        if not 0 <= min_answered <= 1:
-            raise UsageError(f"--min-answered is a share between 0 and 1, not {min_answered:g}.")
-        self.min_answered = min_answered
-        self.page = page_id(run, self.task, self.items_)
+        self.labels = tasks.labels_of(read.task)
+        share = MIN_ANSWERED if s.min_answered is None else s.min_answered
+        if not 0 <= share <= 1:
+            raise UsageError(f"--min-answered is a share between 0 and 1, not {share:g}.")
+        self.page = page_id(run, read.task, self.items_)
         self.annotators: list[dict[str, Any]] = []
         for number, path in enumerate(answer_files):
             data = read_answers(path, self.page)
@@ -284,19 +290,16 @@ class HumanRun(RunKind):
             if name in {a["name"] for a in self.annotators}:
                 name = f"{name}-{number}"
             answers, ignored = usable_answers(data["answers"], self.items_, [*self.labels, CANT_TELL])
-            check_answered(path, len(answers), len(self.items_), min_answered)
+            check_answered(path, len(answers), len(self.items_), share)
             self.annotators.append({"name": name, "number": number, "file": str(path),
                                     "answers": answers, "ignored": ignored})
-
-    def resolved(self) -> HumanRunSettings:
         config = self.store.run.config() or {}
-        return HumanRunSettings(
-            task=self.task, page_id=self.page, seed=self.seed,
+        self.settings = replace(
+            s, task=read.task, page_id=self.page, min_answered=None if share == MIN_ANSWERED else share,
             source={"path": str(self.store.path.resolve()), "identity": config.get("identity"),
                     "completeness": self.completeness.to_dict()},
             answers={a["name"]: AnswerFile(a["number"], str(Path(a["file"]).resolve()), file_sha256(a["file"]))
-                     for a in self.annotators},
-            min_answered=None if self.min_answered == MIN_ANSWERED else self.min_answered)
+                     for a in self.annotators})
 
     def items(self) -> list[Item]:
         return [Item(a["name"], a) for a in self.annotators]
@@ -333,14 +336,6 @@ class HumanRun(RunKind):
     def table(self, summary: Mapping[str, Any]) -> str:
         return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
 
-    @classmethod
-    def from_settings(cls, settings: HumanRunSettings) -> HumanRun:
-        s = settings
-        files = [a.file for a in sorted(s.answers.values(), key=lambda a: a.position)]
-        share = MIN_ANSWERED if s.min_answered is None else s.min_answered
-        return cls(str(recorded(s.source, "path", "source")), files, s.task, s.seed,
-                   partial=bool((s.source.get("completeness") or {}).get("partial")), min_answered=share)
-
 
 def human_resampling(task: str, labels: Sequence[str]) -> tuple[Resampling, ...]:
     """How the rows (one per annotator and image) are resampled: by the objects the images show
@@ -373,8 +368,11 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: Run
                    task: str | None = None, seed: int = 0, partial: bool = False,
                    min_answered: float | None = None) -> dict[str, Any]:
     """Score annotators' answer files; write the run at ``out`` and return its summary."""
-    share = MIN_ANSWERED if min_answered is None else min_answered
-    return execute(HumanRun(run, answer_files, task, seed, partial, share), out)
+    from spatialprobe.judging.box import image_run
+
+    files = {str(n): AnswerFile(n, str(path)) for n, path in enumerate(answer_files)}
+    return execute(HumanRun(HumanRunSettings(image_run(run, partial), files, task, seed=seed,
+                                             min_answered=min_answered)), out)
 
 
 def _pm(metric: Mapping[str, Any]) -> str:

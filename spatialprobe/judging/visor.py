@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.datasets.sr2d import check_records, is_spatial, load_sr2d
-from spatialprobe.errors import UsageError
+from spatialprobe.errors import DataError, UsageError
 from spatialprobe.files import write_json
-from spatialprobe.fingerprints import component_inputs
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
 from spatialprobe.metrics import visor as V
 from spatialprobe.metrics.intervals import Resampling
@@ -32,7 +31,7 @@ from spatialprobe.registry import Spec
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.scale import component  # under --ray: loaded on the cluster only
-from spatialprobe.runner.settings import OPTIONAL, Component, recorded
+from spatialprobe.runner.settings import OPTIONAL, Component, model, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
 
@@ -41,8 +40,15 @@ HEADLINE = ("accuracy is VISOR (unconditional): correct images / all images; VIS
 
 
 def file_version(path: str | Path) -> dict[str, str]:
-    return {"path": str(Path(path).resolve()),
-            "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+    """A file as a run records it: its absolute path and content digest (a missing or
+    unreadable file is a DataError naming it)."""
+    try:
+        content = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError(path, None, None, "file not found") from None
+    except OSError as err:
+        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    return {"path": str(Path(path).resolve()), "sha256": hashlib.sha256(content).hexdigest()}
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,9 @@ class VisorRunSettings:
 
     source: dict[str, Any]
     """``{"image_run": ...}`` or ``{"detections": file_version}``."""
-    prompts: dict[str, str] | None
-    """The SR2D prompt file (``file_version``), if one was given."""
-    detector: Component | None
+    prompts: dict[str, str] | None = None
+    """The SR2D prompt file (``file_version``; a command gives its ``path``), if one was given."""
+    detector: Component | None = field(default=None, metadata=model("the detector", "detector"))
     device: str | None = field(default=None, metadata=OPTIONAL)  # a released file runs no detector
     batch_size: int | None = field(default=None, metadata=OPTIONAL)
     skip_missing: bool | None = field(default=None, metadata=OPTIONAL)
@@ -66,29 +72,39 @@ class VisorRun(RunKind):
     kind = "visor"
     Settings = VisorRunSettings
 
-    def __init__(self, run: str | Path | None = None, detector: Spec | None = None,
-                 detections: str | Path | None = None, prompts: str | Path | None = None,
-                 batch_size: int = 8, device: str = "auto", partial: bool = False,
-                 skip_missing: bool = False):
-        if (run is None) == (detections is None):
+    def __init__(self, settings: VisorRunSettings):
+        s = self.settings = settings
+        if ("detections" in s.source) == ("image_run" in s.source):
             raise UsageError("give an image RUN, or --detections FILE --prompts FILE (not both).")
+        prompts = recorded(s.prompts, "path", "prompts") if s.prompts is not None else None
         self.prompts_file = file_version(prompts) if prompts else None
         table = load_sr2d(prompts) if prompts else None
-        self.device, self.detector_spec, self.batch_size = device, detector, batch_size
         self.store: ImageStore | None = None
         self.detector: Any = None
         self.records: list[tuple[str, dict[str, Any], Any]] = []
         self.completeness: Completeness | None = None
         self.missing: dict[str, Any] | None = None
-        self.skip_missing = skip_missing
-        if detections is not None:
+        if "detections" in s.source:
             if prompts is None or table is None:
                 raise UsageError("--detections needs --prompts (the SR2D JSON).")
-            self._read_detections(Path(detections), Path(prompts), table)
-        elif detector is None:
+            self._read_detections(Path(recorded(s.source["detections"], "path", "source.detections")),
+                                  Path(prompts), table)
+            self.settings = replace(s, source=self.source, prompts=self.prompts_file, detector=None, device=None,
+                                    batch_size=None, skip_missing=None)
+            return
+        detector = self.reader_spec()
+        if detector is None:
             raise UsageError("an image RUN needs a --detector.")
-        else:
-            self._read_image_run(str(run), table, detector, partial)
+        self.batch_size = s.batch_size or 8
+        image_run = recorded(s.source, "image_run", "source")
+        self._read_image_run(str(recorded(image_run, "path", "source.image_run")), table, detector,
+                             bool((image_run.get("completeness") or {}).get("partial")))
+        self.settings = replace(s, source=self.source, prompts=self.prompts_file)
+
+    def reader_spec(self) -> Spec | None:
+        """The component that reads an image run's images, as its settings name it."""
+        detector = self.settings.detector
+        return None if detector is None else Spec(detector.name, detector.args)
 
     def _read_detections(self, detections: Path, prompts: Path, table: dict[int, dict]) -> None:
         """Entries of a released detection file: nothing to detect, so one batch computes all."""
@@ -131,17 +147,6 @@ class VisorRun(RunKind):
         """What reads an image run's images: the detector (the VQA judge's VISOR asks a
         multimodal LLM instead, :mod:`spatialprobe.judging.vqa_visor`)."""
         return component("detector", Spec(detector.name, {**detector.args, "device": self.device}))
-
-    def resolved(self) -> VisorRunSettings:
-        image_run = self.detector is not None  # a released detection file runs no detector
-        return VisorRunSettings(
-            source=self.source, prompts=self.prompts_file,
-            detector=None if self.detector_spec is None else Component.of(self.detector_spec),
-            device=self.device if image_run else None, batch_size=self.batch_size if image_run else None,
-            skip_missing=self.skip_missing if image_run else None)
-
-    def inputs(self) -> dict[str, Any]:
-        return component_inputs("the detector", self.detector_spec)
 
     def items(self) -> list[Item]:
         return [Item(key, (prompt, payload)) for key, prompt, payload in self.records]
@@ -192,17 +197,6 @@ class VisorRun(RunKind):
             write_json(run.file("detections.json"),
                        {row["key"]: V.released_record(row) for row in evaluation.predictions})
 
-    @classmethod
-    def from_settings(cls, settings: VisorRunSettings) -> VisorRun:
-        s = settings
-        prompts = (s.prompts or {}).get("path")
-        if "detections" in s.source:
-            return cls(detections=recorded(s.source["detections"], "path", "source.detections"), prompts=prompts)
-        return cls(run=recorded(recorded(s.source, "image_run", "source"), "path", "source.image_run"),
-                   prompts=prompts,
-                   detector=Spec(s.detector.name, s.detector.args) if s.detector else None,
-                   partial=bool((s.source["image_run"].get("completeness") or {}).get("partial")),
-                   skip_missing=bool(s.skip_missing), device=s.device or "auto", batch_size=s.batch_size or 8)
 
 
 def visor_n(report: Mapping[str, Any]) -> list[str]:

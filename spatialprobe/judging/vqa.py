@@ -13,6 +13,9 @@ token's distribution:
 * **hard** (TIFA, as GenEval 2's ``tifa`` reads it): the most probable token; ``yes`` or ``no``
   where it is one of their tokens, else no answer (``recognized`` false, the claim not affirmed).
 
+The judge is asked the claim only, so a judge that answers yes to everything scores 100: the
+table shows the judge's yes-rate (``details.yes_rate``) beside the scores.
+
 Metrics (percent): ``accuracy`` = images whose claim the judge affirms (hard), ``soft_tifa`` =
 mean soft score, ``geneval2_soft_tifa`` = mean unnormalised mass, ``answered_ratio``; each with a
 95 % interval resampled by the prompts' objects as the box judge's, and per relation.
@@ -21,19 +24,20 @@ mean soft score, ``geneval2_soft_tifa`` = mean unnormalised mass, ``answered_rat
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spatialprobe import tasks
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
-from spatialprobe.fingerprints import component_inputs
-from spatialprobe.imagestore import Completeness, missing_record, open_image_run, present_images
+from spatialprobe.imagestore import Completeness, missing_record, present_images
 from spatialprobe.judging import vqa_questions as Q
 from spatialprobe.judging.box import (
     TASK_LABELS,
     image_key,
+    image_run,
     image_run_source,
+    opened_image_run,
     source_info,
     task_images,
     unscorable_note,
@@ -43,7 +47,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.scale import component
-from spatialprobe.runner.settings import Component, recorded
+from spatialprobe.runner.settings import Component, model
 
 METRICS = {"accuracy": "correct", "soft_tifa": "soft_score", "geneval2_soft_tifa": "yes_mass_score",
            "answered_ratio": "recognized"}
@@ -57,12 +61,12 @@ class VqaJudgeSettings:
     task: str
     source: dict[str, Any]
     """The image run judged (:func:`box.image_run_source`)."""
-    judge: Component
+    judge: Component = field(metadata=model("the judge model", "judge_model"))
     """The multimodal LLM (``hf-mllm`` and its arguments: ``model``, ``precision``, ...)."""
-    questions: dict[str, str]
-    """The question template of each of the task's labels."""
-    suffix: str
-    answers: dict[str, list[str]]
+    questions: dict[str, str] | None = None
+    """The question template of each of the task's labels (None: the built-in ones)."""
+    suffix: str | None = None
+    answers: dict[str, list[str]] | None = None
     """The answer words' variants whose tokens count (``yes``, ``no``)."""
     skip_missing: bool = False
     device: str = "auto"
@@ -108,29 +112,24 @@ class VqaJudgeRun(RunKind):
     kind = "vqa-judge"
     Settings = VqaJudgeSettings
 
-    def __init__(self, source: str, task: str, judge: Spec, device: str = "auto", batch_size: int = 8,
-                 skip_missing: bool = False, partial: bool = False, adapter=None):
+    def __init__(self, settings: VqaJudgeSettings, adapter: Any = None):
         require("PIL.Image", "judge")
-        self.task, self.judge_spec, self.device, self.batch_size = task, judge, device, batch_size
-        self.skip_missing, self.asked = skip_missing, vqa_settings(task)
-        self.store, self.completeness = open_image_run(source, partial=partial)
-        self.images, self.missing = present_images(source, task_images(self.store, task), skip_missing, "judge")
-        self.unscorable = unscorable_prompts(self.store, task)
+        s, self.asked, self.batch_size = settings, vqa_settings(settings.task), settings.batch_size
+        given = {"questions": s.questions, "suffix": s.suffix, "answers": s.answers}
+        if s.questions is not None and given != self.asked:
+            raise UsageError("this run's questions or answer words differ from the built-in ones "
+                             "(spatialprobe/data/vqa_questions.json); it cannot be replayed as it was.")
+        source, self.store, self.completeness = opened_image_run(s.source)
+        self.images, self.missing = present_images(source, task_images(self.store, s.task), s.skip_missing, "judge")
+        self.unscorable = unscorable_prompts(self.store, s.task)
         if not self.images:
-            why = f"; {unscorable_note(self.unscorable, task, 3)}" if self.unscorable else ""
-            raise UsageError(f"{source} holds no finished images of {task} instances "
+            why = f"; {unscorable_note(self.unscorable, s.task, 3)}" if self.unscorable else ""
+            raise UsageError(f"{source} holds no finished images of {s.task} instances "
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
-        self.adapter = adapter or build_judge(judge, device, batch_size)
+        judge = Spec(s.judge.name, s.judge.args)
+        self.adapter = adapter or build_judge(judge, s.device, s.batch_size)
         self.tokens = answer_tokens(self.adapter, judge, self.asked["answers"])
-
-    def resolved(self) -> VqaJudgeSettings:
-        return VqaJudgeSettings(
-            task=self.task, source=image_run_source(self.store, self.images, self.completeness),
-            judge=Component.of(self.judge_spec), skip_missing=self.skip_missing, device=self.device,
-            batch_size=self.batch_size, **self.asked)
-
-    def inputs(self) -> dict[str, Any]:
-        return component_inputs("the judge model", self.judge_spec)
+        self.settings = replace(s, source=image_run_source(self.store, self.images, self.completeness), **self.asked)
 
     def items(self) -> list[Item]:
         return [Item(image_key(rec), rec) for rec in self.images]
@@ -152,7 +151,8 @@ class VqaJudgeRun(RunKind):
         details: dict[str, Any] = {
             "method": "VQA judge (Soft-TIFA)", "source": str(self.store.path.resolve()), "judge": described,
             "questions": self.asked["questions"], "suffix": self.asked["suffix"],
-            "answer_tokens": self.tokens.pieces, "image_run": self.completeness.to_dict()}
+            "answer_tokens": self.tokens.pieces, "image_run": self.completeness.to_dict(),
+            "yes_rate": Q.yes_rate([row["answer"] for row in rows])}
         if self.missing:
             details["missing_images"] = missing_record(self.store, self.missing, len(self.images))
         info = source_info(self.store, self.images)
@@ -163,17 +163,6 @@ class VqaJudgeRun(RunKind):
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
-
-    @classmethod
-    def from_settings(cls, settings: VqaJudgeSettings) -> VqaJudgeRun:
-        s = settings
-        asked = vqa_settings(s.task)
-        if {"questions": s.questions, "suffix": s.suffix, "answers": s.answers} != asked:
-            raise UsageError("this run's questions or answer words differ from the built-in ones "
-                             "(spatialprobe/data/vqa_questions.json); it cannot be replayed as it was.")
-        return cls(str(recorded(s.source, "path", "source")), s.task, Spec(s.judge.name, s.judge.args),
-                   device=s.device, batch_size=s.batch_size, skip_missing=s.skip_missing,
-                   partial=bool((s.source.get("completeness") or {}).get("partial")))
 
 
 def answer_row(yes: float, no: float, top: str | None) -> dict[str, Any]:
@@ -214,9 +203,12 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
     for rel, part in m["accuracy"].get("breakdown", {}).items():
         lines.append(f"| {rel} | {part['n']} | " + " | ".join(pm(m[k]["breakdown"][rel]) for k in names) + " |")
     note = intervals_line(summary)
-    return f"{title}\n\n{head}" + "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
+    return (f"{title}\n\n{head}" + "\n".join(lines) + "\n" + Q.yes_rate_line(summary["details"].get("yes_rate"), True)
+            + (f"\n{note}\n" if note else ""))
 
 
-def vqa_judge_run(source: str, out: str, task: str, judge: Spec, **options: Any) -> dict[str, Any]:
-    """Judge every image of ``task`` in the image store ``source`` with a multimodal LLM."""
-    return execute(VqaJudgeRun(source, task, judge, **options), out)
+def vqa_judge_run(source: str, out: str, task: str, judge: Spec, partial: bool = False,
+                  **options: Any) -> dict[str, Any]:
+    """Judge every image of ``task`` in the image store ``source`` with a multimodal LLM
+    (``options``: the other fields of :class:`VqaJudgeSettings`)."""
+    return execute(VqaJudgeRun(VqaJudgeSettings(task, image_run(source, partial), Component.of(judge), **options)), out)

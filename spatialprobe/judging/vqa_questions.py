@@ -124,3 +124,23 @@ def answer_masses(adapter, questions: Sequence[str], images: Sequence[Any], toke
 def yes_probability(yes: float, no: float) -> float:
     """The mass on yes normalised over yes and no (0.5 where the model puts none on either)."""
     return yes / (yes + no) if yes + no > 0 else 0.5
+
+
+def yes_rate(answers: Sequence[str | None]) -> dict[str, Any]:
+    """The judge's yes-rate: of the questions asked, how many it answered yes (hard), in percent."""
+    yes = sum(answer == "yes" for answer in answers)
+    return {"yes": yes, "asked": len(answers), "percent": round(100.0 * yes / len(answers), 4) if answers else None}
+
+
+def yes_rate_line(record: Mapping[str, Any] | None, only_claims: bool) -> str:
+    """The table's line on the judge's yes-rate (empty for a run written before it was recorded).
+    Where every question is a claim the prompt makes (``only_claims``), a judge that answers yes
+    to everything scores 100, and the line says so."""
+    if not record or record.get("percent") is None:
+        return ""
+    line = (f"The judge's yes-rate: {record['percent']:.1f} % ({record['yes']} of the {record['asked']} "
+            "questions asked answered yes).")
+    if only_claims:
+        line += (" Every question asks a claim the prompt makes, so a judge that answers yes to everything "
+                 "scores 100 here.")
+    return f"\n{line}\n"

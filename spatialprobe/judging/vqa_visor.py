@@ -8,27 +8,26 @@ image?`` and the claim ``Is the A REL the B?``. An object counts as detected whe
 answer (the most probable token) is yes; the relation holds where the claim's hard answer is
 yes. :func:`spatialprobe.metrics.visor.image_outcome` then scores the image as VISOR does (correct
 = both objects and the relation), so OA, VISOR, VISOR_cond, VISOR_n and the object accuracies
-are computed by the same code as with a detector. Each row keeps the three questions, their hard
-answers and Soft-TIFA probabilities (yes normalised over yes and no).
+are computed by the same code as with a detector; the table adds the judge's yes-rate over the
+three questions of every image (a judge that answers yes to everything scores 100). Each row
+keeps the three questions, their hard answers and Soft-TIFA probabilities (yes normalised over yes and no).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spatialprobe.datasets.sr2d import SR2D_RELATIONS
 from spatialprobe.errors import UsageError
-from spatialprobe.fingerprints import component_inputs
 from spatialprobe.judging import vqa_questions as Q
 from spatialprobe.judging.visor import VisorRun
 from spatialprobe.judging.vqa import answer_tokens, build_judge
 from spatialprobe.metrics import visor as V
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item
-from spatialprobe.runner.settings import Component, recorded
+from spatialprobe.runner.settings import Component, model
 from spatialprobe.store import RunDir
 
 
@@ -46,12 +45,13 @@ class VqaVisorSettings:
     source: dict[str, Any]
     """``{"image_run": ...}`` (:func:`box.image_run_source`)."""
     prompts: dict[str, str] | None
-    """The SR2D prompt file (``file_version``), if one was given."""
-    judge: Component
-    questions: dict[str, str]
-    object_question: str
-    suffix: str
-    answers: dict[str, list[str]]
+    """The SR2D prompt file (``file_version``; a command gives its ``path``), if one was given."""
+    judge: Component = field(metadata=model("the judge model", "judge_model"))
+    questions: dict[str, str] | None = None
+    """The built-in questions (:func:`visor_questions`; None: those)."""
+    object_question: str | None = None
+    suffix: str | None = None
+    answers: dict[str, list[str]] | None = None
     skip_missing: bool = False
     device: str = "auto"
     batch_size: int = 8
@@ -63,24 +63,21 @@ class VqaVisorRun(VisorRun):
     kind = "vqa-visor"
     Settings = VqaVisorSettings  # type: ignore[assignment]
 
-    def __init__(self, run: str | Path, judge: Spec, prompts: str | Path | None = None, batch_size: int = 8,
-                 device: str = "auto", partial: bool = False, skip_missing: bool = False):
+    def __init__(self, settings: VqaVisorSettings):
         self.asked = visor_questions()
-        super().__init__(run=run, detector=judge, prompts=prompts, batch_size=batch_size, device=device,
-                         partial=partial, skip_missing=skip_missing)
-        self.tokens = answer_tokens(self.detector, judge, self.asked["answers"])
+        given = {k: getattr(settings, k) for k in self.asked}
+        if settings.questions is not None and given != self.asked:
+            raise UsageError("this run's questions or answer words differ from the built-in ones "
+                             "(spatialprobe/data/vqa_questions.json); it cannot be replayed as it was.")
+        super().__init__(settings)  # type: ignore[arg-type]
+        self.tokens = answer_tokens(self.detector, self.reader_spec(), self.asked["answers"])
+        self.settings = replace(self.settings, **self.asked)
+
+    def reader_spec(self) -> Spec:
+        return Spec(self.settings.judge.name, self.settings.judge.args)
 
     def _reader(self, detector: Spec) -> Any:
         return build_judge(detector, self.device, self.batch_size)
-
-    def resolved(self) -> VqaVisorSettings:  # type: ignore[override]
-        assert self.detector_spec is not None
-        return VqaVisorSettings(source=self.source, prompts=self.prompts_file,
-                                judge=Component.of(self.detector_spec), skip_missing=self.skip_missing,
-                                device=self.device, batch_size=self.batch_size, **self.asked)
-
-    def inputs(self) -> dict[str, Any]:
-        return component_inputs("the judge model", self.detector_spec)
 
     def questions(self, prompt: Mapping[str, Any]) -> list[str]:
         """Object A present?, object B present?, A REL B?"""
@@ -112,20 +109,13 @@ class VqaVisorRun(VisorRun):
         details = evaluation.details
         details.update({"method": "VISOR (VQA judge)", "judge": details.pop("detector"),
                         "questions": {"object": self.asked["object_question"], **self.asked["questions"]},
-                        "suffix": self.asked["suffix"], "answer_tokens": self.tokens.pieces})
+                        "suffix": self.asked["suffix"], "answer_tokens": self.tokens.pieces,
+                        "yes_rate": Q.yes_rate([a for row in evaluation.predictions for a in row["answers"]])})
         return evaluation
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        """VISOR's table and the judge's yes-rate over every question asked (objects and claims)."""
+        return super().table(summary) + Q.yes_rate_line(summary["details"].get("yes_rate"), False)
 
     def write_extras(self, run: RunDir, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
         """Nothing: no boxes were detected (the rows hold each question's answer)."""
-
-    @classmethod
-    def from_settings(cls, settings: VqaVisorSettings) -> VqaVisorRun:  # type: ignore[override]
-        s = settings
-        if {k: getattr(s, k) for k in ("questions", "object_question", "suffix", "answers")} != visor_questions():
-            raise UsageError("this run's questions or answer words differ from the built-in ones "
-                             "(spatialprobe/data/vqa_questions.json); it cannot be replayed as it was.")
-        image_run = recorded(s.source, "image_run", "source")
-        return cls(run=recorded(image_run, "path", "source.image_run"), judge=Spec(s.judge.name, s.judge.args),
-                   prompts=(s.prompts or {}).get("path"), batch_size=s.batch_size, device=s.device,
-                   partial=bool((image_run.get("completeness") or {}).get("partial")),
-                   skip_missing=s.skip_missing)

@@ -1,4 +1,11 @@
-"""Bootstrap intervals over clusters (objects) and paired permutation tests.
+"""Intervals over clusters (objects, images, prompts): the specs (:class:`Resampling`) and the spine's hook.
+
+**Since issue 29 a run's intervals are cluster-robust** (:mod:`.robust`): each registered
+statistic's influence per cluster and per object pair, the covariances of rows sharing a cluster
+summed, K/(K−1), t on K−1 degrees of freedom, and the cluster-adjusted Wilson interval for
+accuracies and shares (:func:`metric_intervals`). The cluster bootstrap below (pigeonhole weights,
+percentile intervals) still serves consistency, κ and the judge comparison, and the calibration
+bench, which measures both (``bench/calibration.py``); what follows describes it.
 
 Instances share objects (every size pair involves two of 25 objects), so instances are not
 independent draws: the unit that was sampled is the object. Every interval here resamples
@@ -36,14 +43,11 @@ SpatialMQA's 2PR/(P+R)), and the share or mean of a row's value (VISOR's OA, a r
 T2I-CompBench's score). Each is computed from weighted counts, so weights of ones give the
 point estimate.
 
-**Intervals** are percentile intervals: ``scipy.stats.bootstrap`` draws the clusters (vectorised,
-in batches) and keeps the bootstrap distribution; the 2.5th and 97.5th percentiles are taken over
-the resamples where the statistic is defined (a resample that draws none of a fold's objects has
-no value for that fold). Percentile intervals need no jackknife, and a statistic that is constant
-over resamples (a perfect scorer) has the exact interval [100, 100]. Only the cluster step
-(draws -> row weights) is written here. Where the rows that count come from fewer than two units
-(one object, one pair of objects, one image) every resample weighs them alike; that is no
-measurement of uncertainty, so the interval is None (``"ci": null``), never ``[x, x]``.
+**Bootstrap intervals** (:func:`cluster_bootstrap`) are percentile intervals: ``scipy.stats.bootstrap``
+draws the clusters (vectorised, in batches); the percentiles are taken over the resamples where
+the statistic is defined. Where the rows that count come from fewer than two units (one object,
+one pair of objects, one image) there is no measurement of uncertainty: the interval is None
+(``"ci": null``), never ``[x, x]`` - for the cluster-robust intervals too.
 """
 
 from __future__ import annotations
@@ -51,11 +55,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
 
+from spatialprobe.metrics.robust import estimates, t_interval, wilson_interval
 from spatialprobe.metrics.statistics import get
 from spatialprobe.metrics.weighted import STATISTICS
 
@@ -65,6 +71,9 @@ if TYPE_CHECKING:
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples (and permutations) unless told otherwise."""
 LEVEL = 0.95
+ROBUST = "cluster-robust standard error"
+"""How a run's intervals are computed (:mod:`.robust`); ``describe`` says over what."""
+INTERVAL = "Wilson (accuracies, shares; cluster-adjusted) or t (K-1 df)"
 MAX_CELLS = 4_000_000
 """Resamples x rows held in memory at once (about 32 MB of float64)."""
 
@@ -127,11 +136,11 @@ class Resampling:
 
     def describe(self, resamples: int, seed: int) -> dict[str, Any]:
         unit = self.unit or ("objects" if self.clusters != ("instance_id",) else None)
-        out: dict[str, Any] = {"method": f"cluster bootstrap over {unit}" if unit else "bootstrap over instances",
-               "interval": "percentile", "resamples": int(resamples), "level": LEVEL, "seed": int(seed),
-               "clusters": list(self.clusters), "group": self.group, "labels": list(self.labels)}
+        out: dict[str, Any] = {"method": f"{ROBUST} over {unit or 'instances'}", "interval": INTERVAL,
+               "level": LEVEL, "clusters": list(self.clusters), "group": self.group, "labels": list(self.labels)}
         if len(self.clusters) == 2:
-            out["rows of two clusters"] = "kept with multiplicity count(a) * count(b)"
+            out["rows of two clusters"] = ("covary through either object: sum_o S_o^2 - sum_pairs S_p^2 "
+                                           "(variance components)")
         out.update({"gold": self.gold, "pred": self.pred, "key": list(self.key), "only": self.only,
                "pooled": self.pooled, "fold_case": self.fold_case, "statistics": dict(self.metrics)})
         if self.note:
@@ -141,13 +150,15 @@ class Resampling:
     @classmethod
     def described(cls, info: Mapping[str, Any]) -> Resampling:
         """The resampling a summary's ``intervals`` describes (its first, headline one)."""
-        unit = str(info["method"]).removeprefix("cluster bootstrap over ")
+        unit = str(info["method"])
+        for prefix in (f"{ROBUST} over ", "cluster bootstrap over ", "bootstrap over "):
+            unit = unit.removeprefix(prefix)
         return cls(tuple(info["labels"]), tuple(info["clusters"]), info.get("group"),
                    metrics=dict(info.get("statistics") or _all_headline()),
                    gold=info.get("gold", "gold"), pred=info.get("pred", "pred"),
                    key=tuple(info.get("key") or ("instance_id", "fold")), only=info.get("only"),
                    pooled=bool(info.get("pooled", False)), fold_case=bool(info.get("fold_case", False)),
-                   unit=None if unit in ("objects", "bootstrap over instances") else unit)
+                   unit=None if unit in ("objects", "instances") else unit)
 
 
 @dataclass(frozen=True)
@@ -278,30 +289,44 @@ def cluster_bootstrap(n_clusters: int, statistic: Callable[[np.ndarray], np.ndar
     return low, high
 
 
-def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamples: int, seed: int
-                     ) -> dict[str, dict[str, tuple[float, float] | None]]:
-    """{metric: {"": overall interval, part name: that group's interval}} for ``spec.metrics``."""
+def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamples: int = DEFAULT_RESAMPLES,
+                     seed: int = 0) -> dict[str, dict[str, tuple[float, float] | None]]:
+    """{metric: {"": overall interval, part name: that group's interval}} for ``spec.metrics``:
+    the cluster-robust interval of :mod:`.robust` (Wilson for a proportion, t otherwise) of the
+    same registered function that gives the point estimate. ``resamples`` and ``seed`` are not
+    used (nothing is drawn); they are kept for callers written for the bootstrap."""
     enc = encode(rows, spec)
-    statistics = list(dict.fromkeys(spec.metrics.values()))
-
-    def statistic(draws: np.ndarray) -> np.ndarray:
-        weights = row_weights(draws, enc.keys, enc.n_clusters)
-        return np.concatenate([grouped(enc, s, enc.pred, weights) for s in statistics])
-
-    low, high = cluster_bootstrap(enc.n_clusters, statistic, len(rows), resamples, seed)
-    width = len(enc.group_names) + 1
-    # Where the rows that count come from fewer than two units, every resample weighs them alike:
-    # the statistic cannot vary, and its "interval" would be the point estimate. No interval then.
-    measurable = [units(enc, enc.groups == g) >= 2 for g in range(len(enc.group_names))]
-    measurable.append(units(enc, np.ones(len(rows), dtype=bool)) >= 2)
+    n_groups = len(enc.group_names)
+    counts = (enc.mask > 0)
+    counting = np.stack([(enc.groups == g) & counts for g in range(n_groups)] + [counts])
+    sizes = [float(c.sum()) for c in counting]
+    if not enc.pooled and n_groups:  # the overall value is a mean of the groups: a group's size
+        sizes[-1] = float(np.mean([s for s in sizes[:-1] if s > 0] or [0.0]))
+    measurable = [units(enc, c) >= 2 for c in counting]
     out: dict[str, dict[str, tuple[float, float] | None]] = {}
+    found: dict[str, list[tuple[float, float] | None]] = {}
+    for stat in dict.fromkeys(spec.metrics.values()):
+        declared = get(stat)
+        found[stat] = []
+        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting)
+        for est, size, ok in zip(ests, sizes, measurable, strict=True):
+            if not ok:
+                found[stat].append(None)
+                continue
+            low, high = wilson_interval(est, size) if declared.proportion else t_interval(est)
+            if declared.percent:
+                low, high = max(low, 0.0), min(high, 100.0)
+            found[stat].append(interval_pair(low, high))
+    parts = [spec.part.format(g) for g in enc.group_names] if spec.group else []
     for name, stat in spec.metrics.items():
-        start = statistics.index(stat) * width
-        parts = [spec.part.format(g) for g in enc.group_names] if spec.group else []
-        bounds = [interval_pair(low[start + i], high[start + i]) if measurable[i] else None
-                  for i in range(width)]
+        bounds = found[stat]
         out[name] = {"": bounds[-1], **dict(zip(parts, bounds[:-1], strict=False))}
     return out
+
+
+def _values(enc: Encoded, statistic: str, weights: np.ndarray) -> np.ndarray:
+    """[G + 1, b]: the statistic of the run's predictions under ``weights`` (:func:`grouped`)."""
+    return grouped(enc, statistic, enc.pred, weights)
 
 
 def units(enc: Encoded, rows: np.ndarray) -> int:

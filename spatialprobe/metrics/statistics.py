@@ -42,6 +42,11 @@ class Statistic:
     numeric: bool = False
     """True: a statistic of each row's value (``pred`` read as a number or boolean, gold unread);
     False: of labels (gold and predictions are label codes)."""
+    percent: bool = True
+    """Its values lie in [0, 100] (a difference of two in [−100, 100]); False: unbounded (a mean)."""
+    proportion: bool = False
+    """It is the percent of rows (weighted) that are right or true: its interval is the
+    cluster-adjusted Wilson interval (:mod:`.robust`)."""
     description: str = ""
     """What it is, in one sentence (its function's docstring's first line unless given)."""
 
@@ -54,14 +59,15 @@ REGISTRY: dict[str, Statistic] = {}
 
 
 def statistic(name: str, header: str, *, column: str | None = None, higher_is_better: bool = True,
-              numeric: bool = False) -> Callable[[Function], Function]:
+              numeric: bool = False, percent: bool = True, proportion: bool = False
+              ) -> Callable[[Function], Function]:
     """Declare the decorated weighted function as the statistic ``name``."""
     def register(function: Function) -> Function:
         if name in REGISTRY:
             raise ValueError(f"statistic {name!r} is declared twice")
         doc = (function.__doc__ or "").strip().split("\n\n")[0]
         REGISTRY[name] = Statistic(name, function, header, column or header, higher_is_better, numeric,
-                                   " ".join(doc.split()))
+                                   percent, proportion, " ".join(doc.split()))
         return function
     return register
 
@@ -76,7 +82,7 @@ def get(name: str) -> Statistic:
 
 # ---- the statistics ------------------------------------------------------------------------------
 
-@statistic("accuracy", "accuracy", column="acc")
+@statistic("accuracy", "accuracy", column="acc", proportion=True)
 def weighted_accuracy(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
     """Percent correct for each resample: ``weights`` [b, R], ``pred`` [R] or [b, R]."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -177,13 +183,13 @@ def weighted_balanced_accuracy(gold: np.ndarray, pred: np.ndarray, weights: np.n
     return weighted_recall_gold(gold, pred, weights, n_labels)
 
 
-@statistic("share", "share (%)", column="%", numeric=True)
+@statistic("share", "share (%)", column="%", numeric=True, proportion=True)
 def weighted_share(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
     """Percent of rows whose value is true (VISOR's OA, recognized ratio); ``gold`` is not read."""
     return 100.0 * weighted_mean(gold, values, weights, n_labels)
 
 
-@statistic("mean", "mean", numeric=True)
+@statistic("mean", "mean", numeric=True, percent=False)
 def weighted_mean(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
     """Mean of the rows' values (a benchmark's per-image score); ``gold`` is not read."""
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -44,15 +44,6 @@ class ScoreRequest:
     passage: str = ""
     """Supporting text the question is about (reading-comprehension QA); ``""`` when there is none."""
 
-    @property
-    def words(self) -> tuple[str, ...]:
-        """The options under the cloze scorers' older name."""
-        return self.options
-
-
-ClozeRequest = ScoreRequest
-"""The cloze scorers' name for a :class:`ScoreRequest` (one mask between prefix and suffix)."""
-
 
 @dataclass(frozen=True)
 class GenerateRequest:

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.models.base import ClozeRequest, Declared, Option, Progress
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.masked_lm import weights_hash
 from spatialprobe.sharding import load_placed
 
@@ -124,7 +124,7 @@ class CausalLMScorer(Declared):
             bos = self.tokenizer.eos_token_id
         return [] if bos is None else [bos]
 
-    def context_text(self, request: ClozeRequest) -> str:
+    def context_text(self, request: ScoreRequest) -> str:
         if self.format == "plain":
             return request.prefix
         if request.suffix.strip():
@@ -171,13 +171,13 @@ class CausalLMScorer(Declared):
         return [list(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
 
     # -- scoring -------------------------------------------------------------------------------
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
         pairs: list[tuple[str, str]] = []
         plans: list[list[tuple[int, int]]] = []  # per request: (sequence index, characters) per word
         for req in requests:
             context = self.context_text(req)
-            continuations = [word + req.suffix if self.format == "plain" else word for word in req.words]
+            continuations = [word + req.suffix if self.format == "plain" else word for word in req.options]
             plans.append([(len(pairs) + i, len(c)) for i, c in enumerate(continuations)])
             pairs.extend((context, c) for c in continuations)
         seq_index: dict[tuple[tuple[int, ...], int], int] = {}

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from spatialprobe import tasks
 from spatialprobe.datasets.scale import capitalize_first, with_article
-from spatialprobe.models.base import ClozeRequest
+from spatialprobe.models.base import ScoreRequest
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.records import Instance
 
@@ -50,7 +50,7 @@ def options(task: str, inst: Instance, labels: Sequence[str]) -> tuple[str, ...]
     return tuple(capitalize_first(label) for label in labels)
 
 
-def requests(cells: Sequence[tuple[str, Instance]], task: str, labels: Sequence[str]) -> list[ClozeRequest]:
+def requests(cells: Sequence[tuple[str, Instance]], task: str, labels: Sequence[str]) -> list[ScoreRequest]:
     """One request per (question, instance): the question as the prefix, the options as words."""
-    return [ClozeRequest(fill(template, inst)[0].strip(), "", options(task, inst, labels))
+    return [ScoreRequest(fill(template, inst)[0].strip(), "", options(task, inst, labels))
             for template, inst in cells]

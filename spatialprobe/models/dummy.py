@@ -11,7 +11,7 @@ import struct
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from spatialprobe.models.base import ClozeRequest, Declared, Option, Progress
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 
 
 class DummyScorer(Declared):
@@ -29,14 +29,14 @@ class DummyScorer(Declared):
                 "weights_sha256": None,
                 "score": "sha256 of (seed, prompt, word) mapped to (-10, 0]: NOT a model"}
 
-    def _score(self, req: ClozeRequest, word: str) -> float:
+    def _score(self, req: ScoreRequest, word: str) -> float:
         key = f"{self.seed}\x1f{req.prefix}\x1f{word}\x1f{req.suffix}".encode()
         (value,) = struct.unpack(">Q", hashlib.sha256(key).digest()[:8])
         return -10.0 * value / 2**64
 
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
-        out = [tuple(self._score(req, w) for w in req.words) for req in requests]
+        out = [tuple(self._score(req, w) for w in req.options) for req in requests]
         if progress:
             progress(len(requests))
         return out

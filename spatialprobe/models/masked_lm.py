@@ -30,7 +30,7 @@ import numpy as np
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.models.base import ClozeRequest, Declared, Option, Progress
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.mlm_batches import Packed, pack
 from spatialprobe.sharding import load_placed, state_tensors
 
@@ -162,7 +162,7 @@ class MaskedLMScorer(Declared):
         return self._layouts[key]
 
     # -- scoring -------------------------------------------------------------------------------
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
         # 1. plan: one sequence per (request, piece count); identical sequences share a pass
         groups, sequences = self._plan(requests)
@@ -188,20 +188,20 @@ class MaskedLMScorer(Declared):
                 out[r] = tuple(row)
         return out
 
-    def _plan(self, requests: Sequence[ClozeRequest]):
+    def _plan(self, requests: Sequence[ScoreRequest]):
         """Groups of requests that read the same words the same way, as (layout, request indices,
         sequence ids: one row per request, one column per piece count), and the distinct sequences."""
         self._tokenize_segments([(req.prefix, req.suffix) for req in requests])
         seq_index: dict[tuple[int, ...], int] = {}
         groups: dict[tuple[tuple[str, ...], bool], tuple[_Layout, list[int], list[tuple[int, ...]]]] = {}
         for r, req in enumerate(requests):
-            if not req.words:
+            if not req.options:
                 continue
             after_space = bool(req.prefix.strip()) and req.prefix[-1:].isspace()
-            layout = self._layout(req.words, after_space)
+            layout = self._layout(req.options, after_space)
             sids = tuple(seq_index.setdefault(self._encode(req.prefix, n, req.suffix), len(seq_index))
                          for n in layout.piece_counts)
-            _, indices, rows = groups.setdefault((req.words, after_space), (layout, [], []))
+            _, indices, rows = groups.setdefault((req.options, after_space), (layout, [], []))
             indices.append(r)
             rows.append(sids)
         planned = [(layout, indices, np.array(rows, dtype=np.int64)) for layout, indices, rows in groups.values()]

@@ -4,7 +4,7 @@ ViLT always reads an image with the text. Which image is an option:
 
 * ``image="blank"`` (default): a neutral mid-gray 384x384 image for every request, so the
   answer rests on the text and ViLT's vision-language pretraining, not on a picture.
-* ``image="request"``: the image each :class:`ClozeRequest` carries (``request.image``, a PIL
+* ``image="request"``: the image each :class:`ScoreRequest` carries (``request.image``, a PIL
   image or a path); requests without one get the blank image. :func:`attach_images` fills
   ``request.image`` from a synthesis run by instance id (the image store's ``prompt_id``).
 * ``image=RUN_DIR``: a synthesis run directory; each request gets the first image of the
@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.models.base import ClozeRequest, Declared, Option, Progress
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.masked_lm import weights_hash
 from spatialprobe.vision import blank_image, open_image
 
@@ -45,7 +45,7 @@ def image_option(value: str) -> str:
     return value if value in ("blank", "request") else str(Path(value).resolve())
 
 
-def attach_images(requests: Sequence[ClozeRequest], ids: Sequence[str], store) -> list[ClozeRequest]:
+def attach_images(requests: Sequence[ScoreRequest], ids: Sequence[str], store) -> list[ScoreRequest]:
     """Copies of ``requests`` whose ``image`` is the first image stored for each id."""
     first: dict[str, Path] = {}
     for record in store.images():
@@ -137,7 +137,7 @@ class ViltMaskedLMScorer(Declared):
                 "weights_sha256": weights_hash(self.model),
                 "device": str(self.device)}
 
-    def _image_key(self, request: ClozeRequest):
+    def _image_key(self, request: ScoreRequest):
         """Which image the request is read with: None for the blank image, else a path or an image."""
         if self.image_option == "blank":
             return None
@@ -149,12 +149,12 @@ class ViltMaskedLMScorer(Declared):
     def _open(self, key):
         return self.blank if key is None else open_image(key)
 
-    def _variants(self, request: ClozeRequest) -> list[tuple[str, list[list[int]], list[int]]]:
+    def _variants(self, request: ScoreRequest) -> list[tuple[str, list[list[int]], list[int]]]:
         """(text with one [MASK] per piece, the words' piece ids, the words' positions in
-        ``request.words``) for each number of pieces among the request's words, first seen first."""
+        ``request.options``) for each number of pieces among the request's words, first seen first."""
         mask = self.tokenizer.mask_token
         groups: dict[int, tuple[list[list[int]], list[int]]] = {}
-        for at, word in enumerate(request.words):
+        for at, word in enumerate(request.options):
             pieces = self.tokenizer.encode(" " + word.strip(), add_special_tokens=False)
             if not pieces:
                 raise UsageError(f"answer word {word!r} tokenizes to nothing")
@@ -164,7 +164,7 @@ class ViltMaskedLMScorer(Declared):
         return [(f"{request.prefix.rstrip()} {' '.join([mask] * n)}{request.suffix}".strip(), words, where)
                 for n, (words, where) in groups.items()]
 
-    def score(self, requests: Sequence[ClozeRequest], progress: Progress | None = None
+    def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
         rows: dict[tuple[str, Any], int] = {}  # distinct (text, image): one forward row each
         reads: list[tuple[int, int, list[list[int]], list[int]]] = []  # (request, row, pieces, where)
@@ -185,7 +185,7 @@ class ViltMaskedLMScorer(Declared):
         by_row: dict[int, list[tuple[int, list[list[int]], list[int]]]] = {}
         for index, row, words, where in reads:
             by_row.setdefault(row, []).append((index, words, where))
-        scores: list[list[float]] = [[0.0] * len(r.words) for r in requests]
+        scores: list[list[float]] = [[0.0] * len(r.options) for r in requests]
         done_requests = 0
         keys = list(rows)
         for start in range(0, len(keys), self.batch_size):

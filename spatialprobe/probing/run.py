@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,6 @@ import numpy as np
 from spatialprobe import registry, tasks
 from spatialprobe.datasets import make_folds
 from spatialprobe.errors import UsageError
-from spatialprobe.fingerprints import model_input
 from spatialprobe.metrics.classification import confusion
 from spatialprobe.metrics.estimates import point_estimates
 from spatialprobe.metrics.intervals import Resampling
@@ -31,7 +30,7 @@ from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.scale import component
-from spatialprobe.runner.settings import OPTIONAL
+from spatialprobe.runner.settings import OPTIONAL, models
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -123,7 +122,7 @@ class ScorerRecord:
     """The scorer a probe ran: registered name, arguments (runtime ones left out), weights."""
 
     name: str
-    args: dict[str, Any]
+    args: dict[str, Any] = field(metadata=models(model="the scorer's model"))
     weights_sha256: str | None = None
 
 
@@ -137,6 +136,7 @@ class ProbeRunSettings:
     """Where the instances come from (``datasets.sources``), their name, version and count."""
     candidates: Candidates
     scorer: ScorerRecord
+    """The scorer (a command may give ``auto`` and the options as given; the run resolves them)."""
     folds: int
     seed: int
     device: str = "auto"
@@ -152,48 +152,45 @@ class ProbeRun(RunKind):
     Settings = ProbeRunSettings
     batch_size = CELLS_PER_COMMIT
 
-    def __init__(self, dataset: Dataset, candidates: Candidates, settings: ProbeSettings,
-                 scorer=None, source: Mapping[str, Any] | None = None):
+    def __init__(self, settings: ProbeRunSettings, dataset: Dataset | None = None, scorer: Any = None):
+        """``dataset``: the instances themselves, where given in Python; else loaded from
+        ``settings.dataset``. ``scorer``: a scorer object, where given in Python."""
+        from spatialprobe.datasets.sources import load_source
+
+        s, candidates = settings, settings.candidates
+        dataset = dataset or load_source(s.dataset, s.task)
+        args = {k: v for k, v in s.scorer.args.items() if k not in ("model", "seed")}
+        probe = ProbeSettings(model=s.model, folds=s.folds, seed=s.seed, scorer=s.scorer.name,
+                              format=args.pop("format", "plain"), scorer_args=args, device=s.device,
+                              batch_size=s.batch_size, device_map=s.device_map, max_memory=s.max_memory)
         check_labels(candidates, dataset)
-        if settings.folds < 2:
+        if s.folds < 2:
             raise UsageError(f"--folds must be at least 2 (one fold chooses the prompt, the others "
-                             f"test it); got {settings.folds}.")
-        self.dataset, self.candidates, self.settings = dataset, candidates, settings
-        self.source = dict(source or {"source": "given", "name": dataset.name})
+                             f"test it); got {s.folds}.")
+        self.dataset, self.candidates, self.probe = dataset, candidates, probe
         self.answer_sets = candidates.answer_sets(dataset.labels)
         self.words = tuple(dict.fromkeys(w for answers in self.answer_sets for w in answers))
-        self.folds = make_folds(dataset, settings.folds, settings.seed)  # checked before any model loads
+        self.folds = make_folds(dataset, s.folds, s.seed)  # checked before any model loads
         empty = [f.index for f in self.folds if not f.dev or not f.test]
         if empty:
-            raise UsageError(f"{dataset.name}: with --folds {settings.folds}, fold(s) {empty} have no "
+            raise UsageError(f"{dataset.name}: with --folds {s.folds}, fold(s) {empty} have no "
                              "dev or no test instances; use fewer folds.")
-        self.chat = settings.scorer_args.get("format", settings.format) == "chat"
+        self.chat = probe.format == "chat"
         if self.chat != (candidates.source == "chat"):
             raise UsageError("--format chat asks each task's own question (spatialprobe.models.chat); "
                              "its candidates come from there, and only there.")
-        name, why = scorer_choice(settings)
+        name, why = scorer_choice(probe)
         self.choice = {"scorer": name, "reason": why}
-        self.spec_ = scorer_spec(settings, name)
+        self.spec_ = scorer_spec(probe, name)
         self.scorer = scorer or component("model", self.spec_)  # under --ray: loaded on the cluster only
         self.described = self.scorer.describe()
-
-    def resolved(self) -> ProbeRunSettings:
-        args = self.spec_.args
-        return ProbeRunSettings(
-            task=self.dataset.task, model=self.settings.model,
-            dataset={**self.source, "name": self.dataset.name, "version": self.dataset.version,
-                     "instances": len(self.dataset)},
-            candidates=self.candidates,
-            scorer=ScorerRecord(self.spec_.name, {k: v for k, v in args.items() if k not in RUNTIME_KEYS},
+        spec_args = self.spec_.args
+        self.settings = replace(
+            s, task=dataset.task, dataset={**s.dataset, "name": dataset.name, "version": dataset.version,
+                                           "instances": len(dataset)},
+            scorer=ScorerRecord(self.spec_.name, {k: v for k, v in spec_args.items() if k not in RUNTIME_KEYS},
                                 self.described.get("weights_sha256")),
-            folds=self.settings.folds, seed=self.settings.seed,
-            device=self.settings.device, batch_size=self.settings.batch_size,
-            device_map=args.get("device_map"), max_memory=args.get("max_memory"))
-
-    def inputs(self) -> dict[str, Any]:
-        if self.spec_.name == "dummy":  # no model
-            return {}
-        return {"model": model_input("the scorer's model", self.settings.model)}
+            device_map=spec_args.get("device_map"), max_memory=spec_args.get("max_memory"))
 
     def items(self) -> list[Item]:
         return [Item(cell_key(t, inst.id), (t, inst))
@@ -289,26 +286,21 @@ class ProbeRun(RunKind):
     def table(self, summary: Mapping[str, Any]) -> str:
         return probe_table(summary)
 
-    @classmethod
-    def from_settings(cls, settings: ProbeRunSettings) -> ProbeRun:
-        from spatialprobe.datasets.sources import load_source
-
-        s = settings
-        args = {k: v for k, v in s.scorer.args.items() if k not in ("model", "seed")}
-        dataset = load_source(s.dataset, s.task)
-        probe = ProbeSettings(model=s.model, folds=s.folds, seed=s.seed, scorer=s.scorer.name,
-                              format=args.get("format", "plain"),
-                              scorer_args={k: v for k, v in args.items() if k != "format"},
-                              device=s.device, batch_size=s.batch_size, device_map=s.device_map,
-                              max_memory=s.max_memory)
-        return cls(dataset, s.candidates, probe, source=s.dataset)
-
 
 def run_probe(dataset: Dataset, candidates: Candidates, settings: ProbeSettings, out: RunOut,
               scorer=None, on_progress: Callable[[int, int], None] | None = None,
               source: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Probe ``dataset`` with every candidate; write the run at ``out`` and return its summary."""
-    return execute(ProbeRun(dataset, candidates, settings, scorer, source), out, on_progress)
+    """Probe ``dataset`` with every candidate; write the run at ``out`` and return its summary.
+    ``settings`` (what a user asks: ``--image`` and the like as options of the scorer) become the
+    run's settings here; the run resolves the scorer (``auto``) and its options."""
+    given = {key: getattr(settings, key) for key, unset in ALIASES if getattr(settings, key) != unset}
+    record = ScorerRecord(settings.scorer, {**settings.scorer_args, **given})
+    if given:
+        scorer_spec(settings)  # an alias the scorer does not declare: refused in its own sentence
+    run = ProbeRunSettings(dataset.task, settings.model, dict(source or {"source": "given", "name": dataset.name}),
+                           candidates, record, settings.folds, settings.seed, settings.device, settings.batch_size,
+                           settings.device_map, None if settings.max_memory is None else dict(settings.max_memory))
+    return execute(ProbeRun(run, dataset, scorer), out, on_progress)
 
 
 def cluster_fields(dataset: Dataset) -> tuple[str, ...]:

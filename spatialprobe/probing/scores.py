@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spatialprobe.models.base import ClozeRequest, Progress, Scorer
+from spatialprobe.models.base import Progress, Scorer, ScoreRequest
 from spatialprobe.prompts.templates import fill
 from spatialprobe.records import Instance
 
@@ -40,7 +40,7 @@ def cell_key(template: str, instance_id: str) -> str:
 def score_cells(scorer: Scorer, cells: Sequence[tuple[str, Instance]], words: Sequence[str],
                 progress: Progress | None = None) -> list[list[float]]:
     """Scores of ``words`` for each (template, instance) cell, in one call of the scorer."""
-    requests = [ClozeRequest(*fill(template, inst), options=tuple(words)) for template, inst in cells]
+    requests = [ScoreRequest(*fill(template, inst), options=tuple(words)) for template, inst in cells]
     return [[float(s) for s in scores] for scores in scorer.score(requests, progress=progress)]
 
 

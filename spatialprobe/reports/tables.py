@@ -62,8 +62,9 @@ def intervals_line(summary: Mapping[str, Any]) -> str:
     if not info:
         return ""
     unmeasured = any(_has_null_interval(m) for m in (summary.get("metrics") or {}).values())
+    drawn = f", {info['resamples']} resamples, seed {info['seed']}" if "resamples" in info else ""  # a bootstrap
     return (f"[low, high]: {100 * info['level']:.0f} % {info['interval']} interval, {info['method']} "
-            f"({', '.join(info['clusters'])}), {info['resamples']} resamples, seed {info['seed']}."
+            f"({', '.join(info['clusters'])}){drawn}."
             + (" [–]: no interval (its rows come from fewer than two units to resample)." if unmeasured else "") + "\n")
 
 
@@ -191,15 +192,22 @@ def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifferenc
     shared = {h for h in headers if headers.count(h) > 1}  # two metrics of one statistic: name them
     labels = [f"{d.metric} ({h})" if h in shared else h for d, h in zip(differences, headers, strict=True)]
     rows = [[label, f"{d.a:.1f}", f"{d.b:.1f}", f"{d.difference:+.1f}",
-             ci_text(d.ci), f"{d.p:.3f}", "significant" if d.significant else "n.s."]
+             ci_text(d.ci), p_text(d.p), "significant" if d.significant else "n.s."]
             for d, label in zip(differences, labels, strict=True)]
     text = f"\n## Paired: A = {name_a}, B = {name_b} (same items)\n\n"
     text += _markdown(["metric", "A", "B", "A − B", "95 % CI", "p", "at 0.05"], rows)
     return text + (
-        f"\nA − B as each run's point estimate is computed; interval: {method}, {resamples} resamples; "
-        f"p: two-sided paired permutation test ({resamples} random swaps of the two runs' predictions "
-        f"per unit, a unit being an object, an object pair, an image or an instance); seed {seed}. "
-        "n.s.: not significant at 0.05 (significant needs p < 0.05 and an interval without 0).\n")
+        f"\nA − B as each run's point estimate is computed; interval and p: one cluster-robust standard "
+        f"error of A − B over {method.split(' over ')[-1]} (every two rows sharing a cluster covary; "
+        "small-sample corrected, Student's t with K−1 degrees of freedom), so p < 0.05 exactly where the interval "
+        "excludes 0. n.s.: not significant at 0.05.\n")
+
+
+def p_text(p: float) -> str:
+    """A p-value to three decimals, ``< 0.001`` below that (never ``0.000``), ``–`` if unmeasurable."""
+    if p != p:
+        return "–"
+    return "< 0.001" if p < 0.0005 else f"{p:.3f}"
 
 
 def unpaired_note(name_a: str, name_b: str, reason: str) -> str:

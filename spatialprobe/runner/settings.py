@@ -10,6 +10,12 @@ with a ``KeyError`` or a traceback deep inside the kind.
 A field whose metadata has ``nonempty=True`` refuses an empty list, tuple, dict or string; one
 with :data:`OPTIONAL` metadata is left out of the config while it is ``None`` (a setting only some
 runs of a kind have, e.g. a QA run's image run).
+
+A field that names what a run reads says so in its metadata — :func:`model` (a model path or id,
+or a component whose ``model`` argument is one), :func:`models` (a dict some of whose keys name
+models) or :func:`data_file` — and :func:`inputs_of` finds every such input of a kind's settings
+(nested dataclasses included) and fingerprints it (:mod:`spatialprobe.fingerprints`): a run's
+inputs are never listed by hand.
 """
 
 from __future__ import annotations
@@ -46,6 +52,52 @@ def _plain(value: Any) -> Any:
 OPTIONAL = {"absent_if_none": True}
 """Metadata of a field (``field(default=None, metadata=OPTIONAL)``) left out of the config while
 it is ``None``."""
+
+
+def model(what: str, key: str | None = None, **more: Any) -> dict[str, Any]:
+    """Metadata of a field naming a model the run reads: a name or path, or a component (a
+    :class:`Component` or registry spec) whose ``model`` argument is one (none: no input).
+    ``what`` names it in a refusal ("the detector"); ``key`` is its name among the run's inputs
+    (default: the field's)."""
+    return {"input": ("model", {key: what}), **more}
+
+
+def models(**what_by_key: str) -> dict[str, Any]:
+    """Metadata of a dict field some of whose keys name models (a synthesis backend's ``vqgan``
+    and ``clip``): each key present with a string value is an input of that name."""
+    return {"input": ("models", what_by_key)}
+
+
+def data_file(what: str, key: str | None = None) -> dict[str, Any]:
+    """Metadata of a field naming a data file the run reads (a path, or a :class:`DataFile`)."""
+    return {"input": ("file", {key: what})}
+
+
+def inputs_of(settings: Any) -> dict[str, Any]:
+    """The fingerprinted inputs (models and files) that the fields of ``settings`` name."""
+    from spatialprobe import fingerprints
+
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out.update(inputs_of(value))
+        if "input" not in f.metadata or value is None:
+            continue
+        how, named = f.metadata["input"]
+        for key, what in named.items():
+            if how == "file":
+                path = value.file if isinstance(value, DataFile) else value
+                out[key or f.name] = fingerprints.file_input(what, path)
+            elif how == "models":
+                if isinstance(value.get(key), str):
+                    out[key] = fingerprints.model_input(what, value[key])
+            elif isinstance(value, str):
+                out[key or f.name] = fingerprints.model_input(what, value)
+            elif (getattr(value, "args", None) or {}).get("model"):
+                out[key or f.name] = fingerprints.model_input(what, value.args["model"],
+                                                              value.args.get("revision"))
+    return out
 
 
 def from_config(cls: type, spec: RunSpec, source: str | Path = "config.json") -> Any:

@@ -33,7 +33,7 @@ from spatialprobe.metrics.estimates import measured
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.folders import RunOut, run_folder
 from spatialprobe.runner.scale import SCALE_KEYS, Execution, Scale, ambient, stream_on_ray
-from spatialprobe.runner.settings import from_config, to_spec
+from spatialprobe.runner.settings import from_config, inputs_of, to_spec
 from spatialprobe.runner.spec import RunSpec, canonical, refuse_other_identity
 from spatialprobe.runner.summary import Metric, build_summary
 from spatialprobe.store import RunDir, provenance, register_run
@@ -80,10 +80,14 @@ K = TypeVar("K", bound="RunKind")
 class RunKind:
     """What a run kind implements; :func:`execute` does everything else.
 
-    A kind has a typed settings dataclass (``Settings``): ``resolved()`` returns it filled in,
-    ``spec()`` is it as a dict (:func:`.settings.to_spec`), and ``from_spec`` is the one generic
-    way back from a ``config.json`` (:func:`.settings.from_config`, checked key by key), after
-    which the kind's ``from_settings`` builds the run from typed values.
+    A kind IS its typed settings: ``Settings`` is the dataclass of everything its ``config.json``
+    records, and a kind is built from one instance of it, ``Kind(settings)``, by a command and by
+    a replay alike. Where some settings are only known once the kind has looked (the digest of the
+    images it judges, a model's weights), its constructor resolves them into the settings it holds
+    (``self.settings``). So ``resolved()``, ``from_settings()`` and ``inputs()`` are written once,
+    here: the settings held; the kind of given settings; and the models and files its settings'
+    fields name (marked with :func:`.settings.model`, :func:`.settings.models` or
+    :func:`.settings.data_file`), fingerprinted by content.
     """
 
     kind: ClassVar[str]
@@ -91,17 +95,28 @@ class RunKind:
     """The dataclass of everything the kind's ``config.json`` records (settings and runtime)."""
     batch_size: int = 1
     scale: Scale | None = None
+    """Where the run computes (:mod:`.scale`): a replayed config's runtime sets it; else the
+    command's ``--ray``/``--workers`` (:func:`.scale.scaled`) decide."""
     scales_out: ClassVar[bool] = True
     """Whether its batches may be computed by Ray workers, each with its own copy of the kind
     (not where a batch needs what an earlier one made in this process, e.g. a trained model)."""
-    """Where the run computes (:mod:`.scale`): a replayed config's runtime sets it; else the
-    command's ``--ray``/``--workers`` (:func:`.scale.scaled`) decide."""
     migration: Any = None
     """A folder of a retired kind this run takes over (:class:`.legacy.Migration`); None: none."""
 
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+
+    def __getattr__(self, name: str) -> Any:
+        """A setting read as the kind's own attribute: ``self.seed`` is ``self.settings.seed``
+        (an attribute of the kind or its class comes first)."""
+        settings = self.__dict__.get("settings")
+        if name.startswith("__") or settings is None or name not in {f.name for f in fields(settings)}:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(settings, name)
+
     def resolved(self) -> Any:
-        """The resolved settings as an instance of ``Settings``."""
-        raise NotImplementedError
+        """The resolved settings: the instance of ``Settings`` the kind holds."""
+        return self.settings
 
     def spec(self) -> RunSpec:
         """The resolved spec: settings that decide the results, runtime that does not, and the
@@ -115,10 +130,10 @@ class RunKind:
         return self.scale or ambient()
 
     def inputs(self) -> dict[str, Any]:
-        """Every model and file the run reads, by name, fingerprinted by content
-        (:mod:`spatialprobe.fingerprints`): part of the identity, so a resume or replay with one
-        of them changed is refused naming it. None here."""
-        return {}
+        """Every model and file the run reads, by name, fingerprinted by content: those its
+        settings' fields name (:func:`.settings.inputs_of`). Part of the identity, so a resume or
+        replay with one of them changed is refused naming it."""
+        return inputs_of(self.resolved())
 
     @classmethod
     def from_spec(cls: type[K], spec: RunSpec, source: str | Path = "config.json") -> K:
@@ -134,7 +149,7 @@ class RunKind:
     @classmethod
     def from_settings(cls: type[K], settings: Any) -> K:
         """The run of typed ``settings`` (an instance of ``Settings``)."""
-        raise NotImplementedError
+        return cls(settings)
 
     def items(self) -> Sequence[Item]:
         """Every unit of work of the run, in a stable order."""

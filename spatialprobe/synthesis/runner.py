@@ -15,17 +15,16 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe import registry
 from spatialprobe.errors import UsageError
-from spatialprobe.fingerprints import model_input
 from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.scale import Scale
-from spatialprobe.runner.settings import OPTIONAL
+from spatialprobe.runner.settings import OPTIONAL, models
 from spatialprobe.store import RunDir, require_own_folder
 from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
 from spatialprobe.synthesis.prompts import PromptSet, load_prompts
@@ -152,13 +151,16 @@ class SynthesisRunSettings:
     """What a synthesis run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
     backend: str
-    generation: dict[str, Any]
-    """The backend arguments that decide the images (:func:`resolve_generation`)."""
-    seed: int
-    images_per_prompt: int
-    prompts: str
-    task: str | None
+    generation: dict[str, Any] = field(metadata=models(**{k: f"the {what}" for k, what in MODEL_ARGS.items()}))
+    """The backend arguments that decide the images (:func:`resolve_generation`; a command gives
+    them as given, runtime ones included, and the run resolves them)."""
     prompt_set: PromptSetRecord
+    """The prompts: how to load them again (a dataset name or file), their version and count."""
+    seed: int = 0
+    images_per_prompt: int = 1
+    prompts: str | None = None
+    """Where the prompts come from (read from them)."""
+    task: str | None = None
     device: str | None = None
     precision: str | None = None
     compile: str | None = field(default=None, metadata=OPTIONAL)  # VQGAN only
@@ -174,30 +176,25 @@ class SynthesisRun(RunKind):
     kind = "synthesize"
     Settings = SynthesisRunSettings
 
-    def __init__(self, prompts: PromptSet, backend: str, backend_args: dict[str, Any], *,
-                 images_per_prompt: int = 1, seed: int = 0, batch_size: int = 1,
-                 ray: str | None = None, workers: int | None = None):
-        self.prompts, self.backend, self.backend_args = prompts, backend, dict(backend_args)
-        self.images_per_prompt, self.seed, self.batch_size = images_per_prompt, seed, batch_size
-        self.generation = resolve_generation(backend, self.backend_args)  # checks the preset
+    def __init__(self, settings: SynthesisRunSettings, prompts: PromptSet | None = None):
+        """``prompts``: the prompt set itself, where it was made in Python (a subset); else
+        loaded from ``settings.prompt_set`` (its version checked)."""
+        s = settings
+        self.prompts = prompts or recorded_prompts(s.prompt_set)
+        runtime = {k: getattr(s, k) for k in RUNTIME_ARGS if getattr(s, k) is not None}
+        self.backend_args = {**s.generation, **runtime}
+        generation = resolve_generation(s.backend, self.backend_args)  # checks the preset
+        self.batch_size = s.batch_size
         self.run: Path | None = None
         self.writer: ImageWriter | None = None
         self.synth: Any = None
         self.generated, self.seconds, self.started = 0, 0.0, time.perf_counter()
-        self.scale = Scale(ray, workers) if ray is not None or workers is not None else None
-
-    def resolved(self) -> SynthesisRunSettings:
-        p, args = self.prompts, self.backend_args
-        runtime = {k: args.get(k) for k in RUNTIME_ARGS}
-        return SynthesisRunSettings(
-            backend=self.backend, generation=self.generation, seed=self.seed,
-            images_per_prompt=self.images_per_prompt, prompts=p.source, task=p.task,
-            prompt_set=PromptSetRecord(p.spec, p.version, len(p.items)), **runtime,
-            batch_size=self.batch_size, ray=self.scale_plan().ray, workers=self.scale_plan().workers)
-
-    def inputs(self) -> dict[str, Any]:
-        return {key: model_input(f"the {what}", self.generation[key]) for key, what in MODEL_ARGS.items()
-                if isinstance(self.generation.get(key), str)}
+        self.scale = Scale(s.ray, s.workers) if s.ray is not None or s.workers is not None else None
+        p = self.prompts
+        self.settings = replace(s, generation=generation, prompts=p.source, task=p.task,
+                                prompt_set=PromptSetRecord(p.spec, p.version, len(p.items)),
+                                **{k: s.generation.get(k, getattr(s, k)) for k in RUNTIME_ARGS},
+                                ray=self.scale_plan().ray, workers=self.scale_plan().workers)
 
     def items(self) -> list[Item]:
         return [Item(image_key(item.prompt_id, index),
@@ -275,19 +272,18 @@ class SynthesisRun(RunKind):
                 f"Settings: `{json.dumps(gen.get('settings', gen), sort_keys=True)}`; "
                 f"spatialprobe {version}.\n")
 
-    @classmethod
-    def from_settings(cls, settings: SynthesisRunSettings) -> SynthesisRun:
-        s, recorded = settings, settings.prompt_set
-        if recorded.spec is None:
-            raise UsageError("this image run's prompts were given in Python, not by a dataset name "
-                             "or a file, so they cannot be loaded again from its config.")
-        prompts = load_prompts(recorded.spec)
-        if prompts.version != recorded.version:
-            raise UsageError(f"{recorded.spec} has changed since the run was made (version "
-                             f"{prompts.version}, the run has {recorded.version}).")
-        runtime = {k: getattr(s, k) for k in RUNTIME_ARGS if getattr(s, k) is not None}
-        return cls(prompts, s.backend, {**s.generation, **runtime}, images_per_prompt=s.images_per_prompt,
-                   seed=s.seed, batch_size=s.batch_size, ray=s.ray, workers=s.workers)
+
+def recorded_prompts(record: PromptSetRecord) -> PromptSet:
+    """The prompts a run's settings name, loaded again; refused where they were given in Python
+    or have changed since."""
+    if record.spec is None:
+        raise UsageError("this image run's prompts were given in Python, not by a dataset name "
+                         "or a file, so they cannot be loaded again from its config.")
+    prompts = load_prompts(record.spec)
+    if prompts.version != record.version:
+        raise UsageError(f"{record.spec} has changed since the run was made (version "
+                         f"{prompts.version}, the run has {record.version}).")
+    return prompts
 
 
 def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: dict[str, Any],
@@ -299,8 +295,9 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
     ``ray``: ``None`` runs here; ``"local"`` starts a local Ray cluster (or uses the one this
     process already joined); any other value is a Ray cluster address.
     """
-    kind = SynthesisRun(prompts, backend, backend_args, images_per_prompt=images_per_prompt,
-                        seed=seed, batch_size=batch_size, ray=ray, workers=workers)
+    record = PromptSetRecord(prompts.spec, prompts.version, len(prompts.items))
+    kind = SynthesisRun(SynthesisRunSettings(backend, dict(backend_args), record, seed, images_per_prompt,
+                                             batch_size=batch_size, ray=ray, workers=workers), prompts)
     require_own_folder(out)  # before the image store below opens a cache in it
     if (Path(out) / "run.sqlite").is_file():
         check_same_prompts(ImageStore(out), prompts)

@@ -1,0 +1,41 @@
+"""The calibration bench, short and deterministic: the intervals cover and the paired test holds its
+level on every design, where the methods they replace do not (issue 29; bench/calibration.py)."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import calibration
+
+REPLICATIONS = 60
+
+
+def band(rate: float, replications: int = REPLICATIONS) -> float:
+    """Three Monte Carlo errors of a rate at ``rate``."""
+    return 3 * math.sqrt(rate * (1 - rate) / replications)
+
+
+def test_every_interval_covers_and_every_paired_test_holds_its_level():
+    results = {d.name: calibration.run_design(d, REPLICATIONS, 0, 200) for d in calibration.designs()}
+    for name, r in results.items():
+        if "new" in r:
+            assert r["new"][0] >= 0.95 - band(0.95), (name, r["new"])
+        if "new type-I" in r:
+            assert r["new type-I"][0] <= 0.05 + band(0.05), (name, r["new type-I"])
+            assert r["new covers type-I"][0] >= 0.95 - band(0.95), (name, r["new covers type-I"])
+    # what the new methods replace fails where issue 29 says: the boundary and swapping object pairs
+    assert results["boundary: n = 20 at 95 %"]["pigeonhole"][0] < 0.80
+    assert results["paired / vision gain: object pairs, object errors"]["swap type-I"][0] > 0.2
+    assert "| design | spatialprobe (new) |" in calibration.table(results)
+
+
+def test_lmms_eval_clustered_se_recoded_matches_its_formula_by_hand():
+    # two clusters {1, 1} and {0}: mean 2/3, d = 1/3, 1/3, -2/3; var = (1/9 + 1/9 + 4/9) / 2 = 1/3
+    # cross term: cluster 1 (2/3)^2 - 2/9 = 2/9, cluster 2 0: SE^2 = 1/9 + (2/9) / 9
+    se = calibration.lmms_clustered_stderr(np.array([1.0, 1.0, 0.0]), ["a", "a", "b"])
+    assert se == pytest.approx(math.sqrt(1 / 9 + 2 / 81))
