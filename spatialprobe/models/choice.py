@@ -90,6 +90,15 @@ def adapters_for(config: dict[str, Any]) -> list[str]:
     return [name for *_, name in sorted(found)]
 
 
+def judge_adapter() -> str:
+    """The registered adapter the VQA judge asks a multimodal LLM through: the first that declares
+    ``judges_images`` (:class:`~spatialprobe.models.base.Declared`)."""
+    from spatialprobe import registry
+
+    return next(name for name in registry.names("model")
+                if getattr(registry.lookup("model", name), "judges_images", False))
+
+
 def auto_model(model: str, among: tuple[str, ...], command: str) -> tuple[str, str]:
     """(adapter name, why) for ``model``: the first of :func:`adapters_for` that ``command`` takes."""
     from spatialprobe.errors import ModelLoadError, UsageError

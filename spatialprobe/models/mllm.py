@@ -44,6 +44,7 @@ class MultimodalLLM(Declared):
     """Scores and generates with ``AutoModelForImageTextToText.from_pretrained(model)``."""
     sees_images: ClassVar[bool] = True
     specificity: ClassVar[int] = 40
+    judges_images: ClassVar[bool] = True
 
     @classmethod
     def accepts(cls, config: Mapping[str, Any]) -> bool:

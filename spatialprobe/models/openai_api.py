@@ -70,6 +70,8 @@ class OpenAIServer(Declared):
     protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
     """``generate`` on any server; ``score`` where ``/completions`` returns prompt log-probabilities."""
     sees_images: ClassVar[bool] = True
+    wordings: ClassVar[tuple[str, ...]] = ("question",)
+    """A chat server is asked the question (what the ask kind assumed where none was declared)."""
     """Through ``generate`` (a data URL in the chat turn); ``score`` refuses an image."""
     options: ClassVar[dict[str, Option]] = {
         "base_url": Option(str, "http://127.0.0.1:8000/v1", "the server's OpenAI API root (ends in /v1)"),
