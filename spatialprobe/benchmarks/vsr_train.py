@@ -43,14 +43,17 @@ def pct(value: float) -> float:
     return round(100.0 * value, 2)
 
 
-def vsr_resampling() -> tuple[Resampling, ...]:
-    """How VSR rows (one per caption) are resampled: by COCO image. VSR's captions were written
-    for sampled images, several per image, so an image's captions are not independent draws;
-    images share no objects by design, so the image is the unit. The overall value is pooled over
-    captions, as are each category's and relation's (two resamplings of the same draws)."""
-    by_category = Resampling((0, 1), ("image",), group="category", part="category {}", gold="label",
-                             key=("id",), pooled=True, unit="images")
-    return by_category, replace(by_category, group="relation", part="relation {}", metrics={"accuracy": "accuracy"})
+def vsr_metrics(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], tuple[Resampling, ...]]:
+    """VSR's official metrics of the test rows (labels 0/1) from the statistic registry, as every
+    source's (:func:`spatialprobe.benchmarks.asked.official_metrics`: accuracy and macro-F1, per
+    relation category and per relation; a relation without a category, ``congruent``, in no
+    category), and the resamplings that give their intervals: by COCO image, since VSR's captions
+    were written several per sampled image and images share no objects by design."""
+    from spatialprobe.benchmarks.asked import official_metrics
+    from spatialprobe.sources.vsr import OFFICIAL
+
+    spec = Resampling((0, 1), ("image",), gold="label", key=("id",), pooled=True, unit="images")
+    return official_metrics(rows, spec, OFFICIAL)
 
 
 def accuracy_table(summary: Mapping[str, Any], coverage: str | None = None) -> str:
@@ -288,9 +291,10 @@ class VSRTrainRun(RunKind):
                    "best_checkpoint": None if self.work_dir is None else str(self._dir("best")),
                    "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS},
                    "coverage_per_part": self.coverage}
-        return Evaluation(rows, {}, f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
+        metrics, specs = vsr_metrics(rows)
+        return Evaluation(rows, metrics, f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
                           f"vsr-{self.split}-test@{self.versions['test']}", self.train.seed, False, details,
-                          vsr_resampling())
+                          specs)
 
     def table(self, summary: Mapping[str, Any]) -> str:
         from spatialprobe.reports.tables import coverage_line
