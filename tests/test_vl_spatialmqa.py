@@ -245,6 +245,12 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     for row, record in zip(rows, RECORDS, strict=False):  # CLIP picks the best-scoring option
         best = max(range(len(row["scores"])), key=row["scores"].__getitem__)
         assert row["pred"] == row["pred_strict"] == row["pred_lenient"] == record["options"][best]
+    method = CliRunner().invoke(app, ["spatialmqa", "--model", str(clip_dir), "--data", str(tmp_path / "data"),
+                                      "--images", str(tmp_path / "coco"), "--part", "dev", "--method", "clip",
+                                      "--out", str(tmp_path / "run-method"), "--device", "cpu"])
+    assert method.exit_code == 0, method.output  # --method clip: the contrastive wording, the same answers
+    assert (tmp_path / "run-method" / "predictions.jsonl").read_text() == \
+        (tmp_path / "run-clip" / "predictions.jsonl").read_text()
     replay = CliRunner().invoke(app, ["run", str(tmp_path / "run-clip"), "--out", str(tmp_path / "copy")])
     assert replay.exit_code == 0, replay.output
     assert (tmp_path / "copy" / "predictions.jsonl").read_text() == \
@@ -289,8 +295,8 @@ def test_method_that_does_not_fit_the_model_is_refused(tmp_path):
     solid_image(tmp_path / "coco" / "a.jpg")
     llava, clip = tiny_llava(tmp_path / "llava"), tiny_clip(tmp_path / "clip")
     for model, method, message in (
-            (llava, "clip", f"--backend contrastive does not apply to '{llava}' in spatialmqa: the adapters "
-                            "that accept it and understand its items are hf-mllm, generate."),
+            (llava, "clip", "spatialmqa cannot ask '" + str(llava) + "': the hf-mllm, generate adapter(s) that "
+                            "accept it understand none of the wordings its items offer (contrastive)."),
             (clip, "generate", "the contrastive model cannot answer by --protocol generate (it has no "
                                "generate); it answers by likelihood.")):
         result = CliRunner().invoke(app, ["spatialmqa", "--model", str(model), "--data", str(tmp_path / "data"),
