@@ -169,12 +169,9 @@ register("run-kind", "vqa-judge", "spatialprobe.judging.vqa:VqaJudgeRun",
          "VQA judge: a multimodal LLM asked each image's claim, Soft-TIFA and hard yes/no scores")
 register("run-kind", "vqa-visor", "spatialprobe.judging.vqa_visor:VqaVisorRun",
          "VISOR with a multimodal LLM asked whether each object is there and the relation holds")
-register("run-kind", "qa", "spatialprobe.benchmarks.qa:QARun",
-         "yes/no questions answered from text (T5/UnifiedQA) or synthesized images (ViLT/BLIP VQA)")
-register("run-kind", "vsr", "spatialprobe.benchmarks.vsr:VSRRun",
-         "VSR true/false with a CLIP model: caption vs its negated relation")
-register("run-kind", "spatialmqa", "spatialprobe.benchmarks.spatialmqa:SpatialMQARun",
-         "SpatialMQA multiple choice (CLIP option scoring or generation), lenient and strict")
+for _retired in ("qa", "vsr", "spatialmqa"):  # issue 28: their folders are read as ask runs (one mapping)
+    register("run-kind", _retired, "spatialprobe.runner.legacy:Retired",
+             "retired: a folder of this kind is migrated to an ask run (spatialprobe run CONFIG)")
 register("run-kind", "ask", "spatialprobe.benchmarks.ask:AskRun",
          "questions to a multimodal LLM (any task, VSR, SpatialMQA): both protocols, blind baselines")
 register("run-kind", "vsr-train", "spatialprobe.benchmarks.vsr_train:VSRTrainRun",

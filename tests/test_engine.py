@@ -1,8 +1,8 @@
 """The one asked-items engine: the same items give the same rows whatever the model family.
 
-A fake contrastive scorer that knows which captions are true gives VSRRun's predictions and
-official metrics (accuracy per category and relation, macro-F1) through the engine; a tiny CLIP and
-a LLaVA wired to answer Yes, run on the same VSR items, share keys and clusters, the LLaVA scores
+A fake contrastive scorer that knows which captions are true gives the CLIP baseline's predictions and
+official metrics (accuracy per category and relation, macro-F1: scikit-learn's) through the engine;
+a tiny CLIP and a LLaVA wired to answer Yes, run on the same VSR items, share keys and clusters, the LLaVA scores
 exactly the share of true captions, and ``spatialprobe report A B`` prints their paired difference.
 """
 
@@ -58,39 +58,37 @@ def vsr_files(tmp_path):
     return path, images, rows
 
 
-def test_the_contrastive_wording_gives_vsrruns_predictions_and_official_metrics(vsr_files, tmp_path):
-    from spatialprobe.benchmarks.vsr import VSRRun
-    from spatialprobe.runner import execute
+def test_the_contrastive_wording_gives_the_clip_baselines_predictions_and_official_metrics(vsr_files, tmp_path):
+    """The caption is true where it outscores its negation (ties: false); accuracy per category and
+    per relation and macro-F1 equal scikit-learn's on the same predictions."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    from spatialprobe.datasets.vsr import relations
 
     path, images, rows = vsr_files
     # right on every true caption and on half the false ones (whose caption it also calls true)
     knows = Knows({r["caption"] for n, r in enumerate(rows) if r["label"] or n % 2})
-
-    class OldClip:
-        def score(self, requests):
-            return [knows.score([r])[0] for r in requests]
-
-        def describe(self):
-            return {"model": "knows"}
-
-    old = execute(VSRRun("knows", path, images, clip=OldClip()), tmp_path / "old")
     source, _ = vsr_source(path, images)
     new = ask_run(source, knows, Component("contrastive", {"model": "knows"}), None, tmp_path / "new")
-    old_rows = read_jsonl(tmp_path / "old" / "predictions.jsonl")
     new_rows = read_jsonl(tmp_path / "new" / "predictions.jsonl")
-    assert [("yes" if r["pred"] else "no") for r in old_rows] == [r["pred"] for r in new_rows]
-    assert [r["id"] for r in old_rows] == [r["instance_id"] for r in new_rows]
-    for name in ("accuracy", "macro_f1"):
-        o, n = old["metrics"][name], new["metrics"][name]
-        assert n["mean"] == pytest.approx(o["mean"], abs=0.005) and n["n"] == o["n"]
-        assert n["ci"] == pytest.approx(o["ci"], abs=0.005)
-        shared = {k: round(v["mean"], 2) for k, v in n["breakdown"].items() if k in o.get("breakdown", {})}
-        assert shared == {k: v["mean"] for k, v in o.get("breakdown", {}).items()}  # macro-F1 gains one
-    # 'congruent' has no category: overall and per relation, in no category
-    assert new["metrics"]["accuracy"]["breakdown"].keys() == old["metrics"]["accuracy"]["breakdown"].keys()
-    assert new["metrics"]["accuracy"]["breakdown"].keys() == old["metrics"]["accuracy"]["breakdown"].keys()
-    assert "relation congruent" in new["metrics"]["accuracy"]["breakdown"]
-    assert not any(k.startswith("category None") for k in new["metrics"]["accuracy"]["breakdown"])
+    gold = ["yes" if r["label"] else "no" for r in rows]
+    pred = ["yes" if r["caption"] in knows.true else "no" for r in rows]  # a negation is never known true
+    assert [r["pred"] for r in new_rows] == pred and [r["gold"] for r in new_rows] == gold
+    assert [r["instance_id"] for r in new_rows] == [f"random-test-{n:05d}" for n in range(len(rows))]
+    metrics = new["metrics"]
+    assert metrics["accuracy"]["mean"] == pytest.approx(100 * accuracy_score(gold, pred))
+    assert metrics["macro_f1"]["mean"] == pytest.approx(100 * f1_score(gold, pred, labels=["yes", "no"],
+                                                                       average="macro", zero_division=0))
+    table = relations()
+    expected = {}
+    for key, of in (("category", lambda r: table[r["relation"]].category), ("relation", lambda r: r["relation"])):
+        for group in {of(r) for r in rows} - {None}:  # 'congruent' has no category: in none
+            members = [n for n, r in enumerate(rows) if of(r) == group]
+            expected[f"{key} {group}"] = (100 * accuracy_score([gold[n] for n in members], [pred[n] for n in members]),
+                                          len(members))
+    got = {k: (v["mean"], v["n"]) for k, v in metrics["accuracy"]["breakdown"].items()}
+    assert got == {k: (pytest.approx(v), n) for k, (v, n) in expected.items()}
+    assert "relation congruent" in got and not any(k.startswith("category None") for k in got)
     assert new["details"]["wording"] == "contrastive"
 
 
@@ -128,12 +126,21 @@ def test_a_clip_and_a_llava_run_on_the_same_vsr_items_pair_in_report(vsr_files, 
     assert f"{acc_a - true_share:+.1f}" in text
 
 
-def test_the_spatialmqa_contrastive_wording_gives_spatialmqaruns_official_metrics(tmp_path):
+def _mqa_sklearn(gold, pred):
+    """SpatialMQA's official figures by scikit-learn, as Code/eval/calculate_prf1.py computes them: macro
+    P, R and F1 over the relations in gold, and the benchmark's F1 = 2PR/(P+R), in percent."""
+    from sklearn.metrics import accuracy_score, precision_recall_fscore_support
+
+    labels = sorted(set(gold))
+    p, r, f, _ = precision_recall_fscore_support(gold, pred, labels=labels, average="macro", zero_division=0)
+    return {"accuracy": 100 * accuracy_score(gold, pred), "precision": 100 * p, "recall": 100 * r,
+            "macro_f1": 100 * f, "f1": 100 * (2 * p * r / (p + r) if p + r else 0.0)}
+
+
+def test_the_spatialmqa_contrastive_wording_gives_the_benchmarks_official_metrics(tmp_path):
     """A fake similarity that prefers one option per question: the engine's lenient/strict accuracy,
-    macro-F1, P, R and F1 = 2PR/(P+R), per perspective and axis, equal SpatialMQARun's."""
-    from spatialprobe.benchmarks.spatialmqa import SpatialMQARun
-    from spatialprobe.models.mqa_models import ClipOptionScorer
-    from spatialprobe.runner import execute
+    macro-F1, P, R and F1 = 2PR/(P+R), per perspective and axis, equal scikit-learn's."""
+    from spatialprobe.datasets.spatialmqa import axis, perspective
     from spatialprobe.sources.spatialmqa import spatialmqa_source
 
     records = [{"image": f"{n}.jpg", "question": q, "options": o, "answer": a} for n, (q, o, a) in enumerate([
@@ -161,17 +168,22 @@ def test_the_spatialmqa_contrastive_wording_gives_spatialmqaruns_official_metric
         def describe(self):
             return {"model": "similarity"}
 
-    old = execute(SpatialMQARun("similarity", data, tmp_path / "coco", answerer=ClipOptionScorer(Similarity())),
-                  tmp_path / "old")
     source, _ = spatialmqa_source(data, tmp_path / "coco")
     new = ask_run(source, Similarity(), Component("contrastive", {"model": "similarity"}), None, tmp_path / "new")
-    assert [r["pred"] for r in read_jsonl(tmp_path / "new" / "predictions.jsonl")] == \
-        [r["strict_label"] for r in read_jsonl(tmp_path / "old" / "predictions.jsonl")]
-    for name in ("accuracy", "macro_f1", "f1", "precision", "recall", "strict_accuracy", "strict_f1"):
-        o, n = old["metrics"][name], new["metrics"][name]
-        assert n["mean"] == pytest.approx(o["mean"], abs=0.005), name
-        assert {k: round(v["mean"], 2) for k, v in n["breakdown"].items()} == {
-            k: v["mean"] for k, v in o["breakdown"].items()}, name
+    pred = [chosen[": " + r["question"]] for r in records]
+    assert [r["pred"] for r in read_jsonl(tmp_path / "new" / "predictions.jsonl")] == pred
+    gold = [r["answer"] for r in records]
+    groups = {"": list(range(len(records)))}
+    for n, r in enumerate(records):
+        groups.setdefault(f"perspective {perspective(r['question'])}", []).append(n)
+        groups.setdefault(f"axis {axis(r['answer'])}", []).append(n)
+    for group, members in groups.items():
+        expected = _mqa_sklearn([gold[n] for n in members], [pred[n] for n in members])
+        for name, value in expected.items():
+            for prefix in ("", "strict_"):  # a chosen option is both the strict and the lenient label
+                metric = new["metrics"][prefix + name]
+                got = metric["mean"] if not group else metric["breakdown"][group]["mean"]
+                assert got == pytest.approx(value), (group, prefix + name)
     assert new["metrics"]["accuracy"]["mean"] == pytest.approx(500 / 6)
 
 

@@ -1,16 +1,23 @@
-"""Run folders written by the main branch before issue 28 (kinds vsr, spatialmqa, qa, ask) resume and
-replay with this code: confirmed in place (the same identity, nothing computed) and reproduced
-elsewhere with identical predictions.
+"""Run folders written by the main branch before issue 28 resume and replay with this code: those of
+the retired kinds (vsr, spatialmqa, qa) migrate to ask runs in place with their cached answers
+(spatialprobe.runner.legacy) and are recomputed elsewhere with identical predictions; an ask folder
+is confirmed in place (the same identity, nothing computed).
 
-The folders are written by tests/legacy_runs.py run with that older checkout (the environment
-variable SPATIALPROBE_LEGACY_TREE names it; skipped where it is not there).
+The folders are written by tests/legacy_runs.py run, in a subprocess, with the package as it was
+at :data:`LEGACY_COMMIT` (main just before the engine merge), taken from this repository's own
+history with ``git archive``: a fresh clone has it, so the test runs everywhere (skipped, with the
+reason, only where git or that commit is not available).
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,35 +26,89 @@ from typer.testing import CliRunner
 from spatialprobe.cli import app
 from spatialprobe.files import read_jsonl
 
-LEGACY = Path(os.environ.get("SPATIALPROBE_LEGACY_TREE", "/work/wt-legacy"))
-pytestmark = pytest.mark.skipif(not (LEGACY / "spatialprobe" / "benchmarks" / "vsr.py").is_file(),
-                                reason=f"no checkout of the pre-issue-28 main at {LEGACY} "
-                                       "(set SPATIALPROBE_LEGACY_TREE)")
+LEGACY_COMMIT = "6125a7a"
+"""main before issue 28's engine merge: its vsr, spatialmqa and qa commands wrote their own kinds."""
+REPO = Path(__file__).resolve().parent.parent
+
+
+def old_package(into: Path) -> Path:
+    """The ``spatialprobe`` package of :data:`LEGACY_COMMIT`, extracted under ``into`` from this
+    repository's history; the test is skipped, naming why, where git or the commit is missing."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: the pre-change package cannot be taken from history")
+    found = subprocess.run(["git", "-C", str(REPO), "cat-file", "-e", f"{LEGACY_COMMIT}^{{commit}}"],
+                           capture_output=True, check=False)
+    if found.returncode != 0:
+        pytest.skip(f"commit {LEGACY_COMMIT} is not in this clone's history (a shallow clone?)")
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", LEGACY_COMMIT, "spatialprobe"],
+                             capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into
 
 
 @pytest.fixture(scope="module")
 def legacy(tmp_path_factory):
     root = tmp_path_factory.mktemp("legacy")
-    env = {**os.environ, "PYTHONPATH": str(LEGACY), "OMP_NUM_THREADS": "1"}
+    tree = old_package(tmp_path_factory.mktemp("legacy-tree"))
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, str(Path(__file__).parent / "legacy_runs.py"), str(root)],
                           env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-2000:]
     return root
 
 
-@pytest.mark.parametrize("kind", ["vsr", "spatialmqa", "qa", "ask"])
-def test_a_legacy_run_folder_is_confirmed_in_place_and_reproduced_elsewhere(legacy, kind, tmp_path):
+@pytest.mark.parametrize("kind", ["vsr", "spatialmqa", "qa"])
+def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, kind, tmp_path):
+    """Resumed in place, the folder becomes an ask run with the old predictions and scores, nothing
+    computed, its provenance naming the old kind and identity; a second resume confirms it; replayed
+    into a new folder, the ask run computes the same predictions and scores afresh."""
     run = legacy / "runs" / kind
+    old_config = json.loads((run / "config.json").read_text())
+    expected = _old_answers(kind, read_jsonl(run / "predictions.jsonl"))
+    moved = CliRunner().invoke(app, ["run", str(run / "config.json")])
+    assert moved.exit_code == 0, moved.output
+    assert f"migrated: a {kind} run (identity {old_config['identity'][:12]})" in moved.output
+    config = json.loads((run / "config.json").read_text())
+    assert config["kind"] == "ask"
+    assert config["provenance"]["migrated_from"] == {"kind": kind, "identity": old_config["identity"]}
+    assert config["provenance"]["created"] == old_config["provenance"]["created"]
+    assert _answers(run) == expected  # the cached answers, translated: exactly the old ones
+    assert "resumed" not in json.loads((run / "summary.json").read_text())["provenance"]  # nothing computed
+    again = CliRunner().invoke(app, ["run", str(run / "config.json")])
+    assert again.exit_code == 0, again.output
+    assert f"confirmed: identity {config['identity'][:12]}" in again.output
+    copy = CliRunner().invoke(app, ["run", str(run / "config.json"), "--out", str(tmp_path / "copy")])
+    assert copy.exit_code == 0, copy.output
+    fresh = _answers(tmp_path / "copy")
+    assert [row[:2] for row in fresh] == [row[:2] for row in expected]  # recomputed: the same predictions
+    assert [row[2] for row in fresh] == [pytest.approx(row[2], abs=1e-4) for row in expected]
+
+
+def _old_answers(kind: str, rows: list[dict]) -> list[tuple]:
+    """(item, prediction in the ask kind's labels, scores in its option order) of an old kind's rows,
+    written out independently of spatialprobe.runner.legacy."""
+    if kind == "vsr":
+        return [(r["id"], "yes" if r["pred"] == 1 else "no", [r["score_negation"], r["score_caption"]])
+                for r in rows]
+    if kind == "spatialmqa":
+        return [(r["id"], r["output"], r["scores"]) for r in rows]
+    return [(r["id"], r["pred"], [r["yes_score"], r["no_score"]]) for r in rows]
+
+
+def _answers(run: Path) -> list[tuple]:
+    return [(r["instance_id"], r["pred"], r["scores"]) for r in read_jsonl(run / "predictions.jsonl")]
+
+
+def test_an_ask_folder_written_before_the_sources_resumes_with_the_same_identity(legacy, tmp_path):
+    run = legacy / "runs" / "ask"
     if not run.is_dir():
         pytest.skip("the ask folder needs ../shared/models (the genuine LLaVA processor files)")
-    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.suffix != ".lock"}
     predicted = _predictions(run)
     same = CliRunner().invoke(app, ["run", str(run / "config.json")])
     assert same.exit_code == 0, same.output
     assert "confirmed: identity" in same.output  # the same identity: resumed, nothing computed again
     assert _predictions(run) == predicted
-    if kind != "ask":  # still replayed by their own kind: not a byte written
-        assert {name: (run / name).read_bytes() for name in before} == before
     copy = CliRunner().invoke(app, ["run", str(run / "config.json"), "--out", str(tmp_path / "copy")])
     assert copy.exit_code == 0, copy.output
     assert _predictions(tmp_path / "copy") == predicted  # recomputed elsewhere: the same predictions
@@ -57,5 +118,19 @@ def _predictions(run: Path) -> list[tuple]:
     """(row key, prediction) of every row: an ask row gains the source's new fields (a VSR row its
     category), never another prediction."""
     rows = read_jsonl(run / "predictions.jsonl")
-    return [(row.get("instance_id", row.get("id")), row.get("condition"), row.get("pred"),
+    return [(row["instance_id"], row.get("condition"), row.get("pred"),
              row.get("pred_likelihood"), row.get("pred_generate")) for row in rows]
+
+
+@pytest.mark.parametrize(("kind", "settings", "why"), [
+    ("spatialmqa", {"method": "generate"}, "asked its own prompt"),
+    ("qa", {"mode": "image", "questions": {"source": {"task": "posrel"}}}, "only text QA runs"),
+    ("qa", {"mode": "text", "questions": {"source": {"given": "mine"}}}, "only text QA runs"),
+])
+def test_a_retired_run_without_a_faithful_mapping_is_refused_in_one_sentence(kind, settings, why):
+    from spatialprobe.errors import UsageError
+    from spatialprobe.runner import RunSpec
+    from spatialprobe.runner.legacy import ask_run_of
+
+    with pytest.raises(UsageError, match=why):
+        ask_run_of(RunSpec(kind, settings), "old/config.json")

@@ -9,16 +9,30 @@ from qa_helpers import make_blip, make_vilt
 from typer.testing import CliRunner
 
 from spatialprobe import datasets
-from spatialprobe.benchmarks.qa import match_images, run_image_qa
 from spatialprobe.cli import app
-from spatialprobe.datasets.qa import QASet, build_qa
+from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.models.qa_models import load_vqa
+from spatialprobe.sources.qa import match_images
 from spatialprobe.synthesis.prompts import load_prompts
 
 pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
+
+
+def run_image_qa(qa, store, model, out, protocol="likelihood"):
+    """The questions of ``qa`` (written to a file beside ``out``) asked of the ViLT-VQA ``model`` about
+    every image of their scenario in ``store`` (voted over), through the ask kind."""
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.runner.settings import Component
+    from spatialprobe.sources.qa import qa_source
+
+    path = out.parent / f"{out.name}-questions.jsonl"
+    write_jsonl(path, to_qa_records(qa))
+    source, _ = qa_source(qa.task, str(path), str(store.path), partial=True)
+    return ask_run(source, None, Component("vilt-vqa", {"model": str(model)}), None, out, protocol=protocol,
+                   device="cpu")
 
 
 @pytest.fixture(autouse=True)
@@ -60,24 +74,25 @@ def test_images_matched_by_prompt_id_then_text(synthesis_run, posrel_qa):
 
 
 def test_restricted_answers_and_coverage(tmp_path, synthesis_run, posrel_qa, vilt_yes):
-    summary = run_image_qa(posrel_qa, synthesis_run, load_vqa(str(vilt_yes), device="cpu"),
-                           tmp_path / "run", dataset="posrel@test")
+    summary = run_image_qa(posrel_qa, synthesis_run, vilt_yes, tmp_path / "run")
     # The classifier always prefers yes over no: half the answered questions (3 yes, 3 no) are right.
     details = summary["details"]
-    assert summary["accuracy"]["n"] == 6 and details["n_questions"] == 8 and details["coverage"] == 0.75
-    assert details["yes_share_pred"] == 1.0
+    assert summary["accuracy"]["n"] == 6 and details["n_questions"] == 8
+    assert details["coverage"] == {"used": 6, "total": 8}
     assert summary["accuracy"]["mean"] == 50.0
     assert summary["macro_f1"]["mean"] == pytest.approx(100 * (2 / 3) / 2)  # F1(yes)=2/3, F1(no)=0
     preds = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
-    assert preds[0]["images"] == [0, 1] and "pred" not in preds[-1]
+    assert {p["pred"] for p in preds} == {"yes"} and len(preds) == 6
+    assert preds[0]["images"] == 2 and "images" not in preds[-1]  # the first scenario's two images, voted
 
 
 def test_full_vocabulary_argmax(tmp_path, synthesis_run, posrel_qa, vilt_yes):
-    summary = run_image_qa(posrel_qa, synthesis_run, load_vqa(str(vilt_yes), device="cpu"),
-                           tmp_path / "run", dataset="posrel@test", full_vocab=True)
-    assert summary["accuracy"]["mean"] == 0.0 and summary["details"]["yes_share_pred"] == 0.0
+    """Asked by generation, the classifier replies with its argmax class over its whole vocabulary
+    ("2"), which names no option: every answer is a parse failure, and wrong."""
+    summary = run_image_qa(posrel_qa, synthesis_run, vilt_yes, tmp_path / "run", protocol="generate")
+    assert summary["accuracy"]["mean"] == 0.0 and summary["metrics"]["parse_failure_rate"]["mean"] == 100.0
     preds = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
-    assert {p["pred"] for p in preds if "pred" in p} == {"2"}
+    assert {p["reply"] for p in preds} == {"2"}
 
 
 def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_path_factory):
@@ -142,8 +157,8 @@ def test_same_instance_id_of_another_dataset_is_not_a_match(tmp_path, posrel_qa)
     store = _generalized_store(tmp_path / "synth")
     assert posrel_qa.items[0].instance_id == next(store.images()).prompt_id  # posrel-0000 in both
     assert all(v == [] for v in match_images(posrel_qa.items, store.images()).values())
-    with pytest.raises(ValueError, match="other scenarios"):
-        run_image_qa(posrel_qa, store, object(), tmp_path / "run", dataset="posrel@test")
+    with pytest.raises(ValueError, match="holds no image of these questions' scenarios"):
+        run_image_qa(posrel_qa, store, "unused", tmp_path / "run")
 
 
 def test_cli_image_asks_about_the_runs_own_generalized_scenarios(tmp_path, vilt_yes):

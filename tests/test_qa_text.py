@@ -10,7 +10,6 @@ from qa_helpers import make_t5, train_t5
 from typer.testing import CliRunner
 
 from spatialprobe import datasets
-from spatialprobe.benchmarks.qa import run_text_qa
 from spatialprobe.cli import app
 from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
@@ -41,11 +40,28 @@ def trained_t5(tmp_path_factory, posrel_qa):
                     [i.answer for i in posrel_qa.items])
 
 
+def run_text_qa(qa, answerer, out, dataset=None):
+    """The questions of ``qa`` (written to a file beside ``out``) asked of ``answerer`` without an
+    image through the ask kind, in the short wording (``dataset``: unused, the file names it)."""
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.runner.settings import Component
+    from spatialprobe.sources.qa import qa_source
+
+    path = out.parent / f"{out.name}-questions.jsonl"
+    if not path.exists():
+        write_jsonl(path, [{k: v for k, v in r.items() if v is not None} for r in to_qa_records(qa)])
+    source, _ = qa_source(qa.task, str(path))
+    return ask_run(source, answerer, Component(answerer.name, {"model": answerer.model_id}), None, out,
+                   condition="none")
+
+
 class AlwaysYes:
     """Scores "yes" above "no" whatever is asked."""
 
     name = model_id = "always-yes"
     device = "cpu"
+    protocols = ("score",)
+    wordings = ("short",)
 
     def score(self, requests):
         return [(0.0, -1.0) for _ in requests]
@@ -62,7 +78,7 @@ def test_a_blind_answerer_is_exactly_50_in_every_resample(tmp_path, task, cluste
     # F1(yes) = 2/3, F1(no) = 0 in every resample
     assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3)
     assert summary["macro_f1"]["ci"] == pytest.approx([100 / 3, 100 / 3])
-    assert summary["intervals"]["clusters"] == clusters and summary["intervals"]["fold_case"] is True
+    assert summary["intervals"]["clusters"] == clusters
 
 
 def test_questions_without_objects_resample_scenarios(tmp_path):
@@ -70,14 +86,14 @@ def test_questions_without_objects_resample_scenarios(tmp_path):
 
     assert asked_objects("Is a fire truck larger than an ant?") == ("fire truck", "ant")
     assert asked_objects("Where is the cat?") is None
-    items = tuple(QAItem(f"s{n}-q{k}", "posrel", "Where is the cat?" if k else "Is it there?",
-                         "yes" if k else "no", f"s{n}") for n in range(4) for k in (0, 1))
+    items = tuple(QAItem(f"s{n}-q{k}", "posrel", "Is the cat out?" if k else "Is it there?",
+                         "yes" if k else "no", f"s{n}", relation="beside") for n in range(4) for k in (0, 1))
     summary = run_text_qa(QASet("odd", "v", "posrel", items), AlwaysYes(), tmp_path / "run", dataset="odd@v")
     assert summary["intervals"]["method"] == "cluster-robust standard error over scenarios"
-    assert summary["intervals"]["clusters"] == ["instance_id"]
+    assert summary["intervals"]["clusters"] == ["instance"]
     assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (50.0, [50.0, 50.0])
-    # questions without a relation form the part "relation -", and it has its interval too
-    assert summary["accuracy"]["breakdown"] == {"relation -": {"mean": 50.0, "std": None, "n": 8,
+    # one relation: one part, with its interval too
+    assert summary["accuracy"]["breakdown"] == {"relation beside": {"mean": 50.0, "std": None, "n": 8,
                                                                "ci": [50.0, 50.0]}}
 
 
@@ -107,15 +123,15 @@ def test_scores_are_summed_log_probs_of_yes_and_no(tmp_path, posrel_qa):
 def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa, trained_t5):
     out = tmp_path / "run"
     summary = run_text_qa(posrel_qa, T5YesNo(str(trained_t5)), out, dataset="posrel@test")
-    assert summary["kind"] == "qa" and summary["task"] == "posrel"
-    assert summary["schema"] == "spatialprobe.summary/1" and summary["seed"] is None
+    assert summary["kind"] == "ask" and summary["task"] == "posrel"
+    assert summary["schema"] == "spatialprobe.summary/1" and summary["seed"] == 0
     perfect = {"mean": 100.0, "std": None, "n": 8, "ci": [100.0, 100.0]}
     # all right: the Wilson interval of 8 of 8 at t_1 (two scenarios' objects); macro-F1 has SE 0
     assert {k: summary["accuracy"][k] for k in perfect} == {**perfect, "ci": wilson(1.0, 0.0, 8, 2)}
     assert {k: summary["macro_f1"][k] for k in perfect} == perfect
     details = summary["details"]
     assert details["mode"] == "text" and details["n_questions"] == 8
-    assert details["coverage"] == 1.0 and details["yes_share_pred"] == 0.5
+    assert details["coverage"] == {"used": 8, "total": 8}
     # 2 scenarios x 2 actions: drives -> inside, cleans -> beside, rides -> above, leads -> beside.
     # Intervals resample the objects (bus, camel): "above" is asked of the camel only and "inside"
     # of the bus only, one object each, so theirs are null (nothing to resample)
@@ -123,14 +139,14 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
         "relation above": {"mean": 100.0, "std": None, "n": 2, "ci": None},
         "relation beside": {"mean": 100.0, "std": None, "n": 4, "ci": wilson(1.0, 0.0, 4, 2)},
         "relation inside": {"mean": 100.0, "std": None, "n": 2, "ci": None}}
-    assert summary["intervals"]["clusters"] == ["obj_b"] and summary["intervals"]["key"] == ["id"]
+    assert summary["intervals"]["clusters"] == ["obj_b"] and summary["intervals"]["key"] == ["instance_id"]
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
-    assert all(p["correct"] for p in preds) and len(preds) == 8
-    assert (preds[0]["obj_a"], preds[0]["obj_b"], preds[0]["answered"]) == ("man", "bus", True)
+    assert all(p["pred"] == p["gold"] for p in preds) and len(preds) == 8
+    assert (preds[0]["obj_a"], preds[0]["obj_b"]) == ("man", "bus")
     table = (out / "table.md").read_text()
-    assert "| text | posrel |" in table and "| 100.0 [4.7, 100.0] | 100.0 [100.0, 100.0] |" in table
+    assert "| accuracy (likelihood, none) | 100.0 [4.7, 100.0] |" in table
     assert "cluster-robust standard error over objects (obj_b)." in table
-    assert [r["kind"] for r in list_runs()] == ["qa"]
+    assert [r["kind"] for r in list_runs()] == ["ask"]
 
     class Refuses:  # a resumed run must not ask the model again
         model_id = str(trained_t5)
@@ -261,7 +277,8 @@ def test_text_answerer_asks_for_bfloat16_on_cuda(monkeypatch):
 
 def test_an_answerer_one_answer_short_is_an_error_not_lower_coverage(tmp_path, posrel_qa):
     class OneShort:
-        model_id, device = "one-short", "cpu"
+        name = model_id = "one-short"
+        device, protocols, wordings = "cpu", ("score",), ("short",)
 
         def describe(self):
             return {"name": "one-short"}
@@ -269,5 +286,5 @@ def test_an_answerer_one_answer_short_is_an_error_not_lower_coverage(tmp_path, p
         def score(self, requests):
             return [(0.0, -1.0) for _ in requests][:-1]
 
-    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+    with pytest.raises(ValueError, match=r"zip\(\) argument 3 is shorter than arguments 1-2"):
         run_text_qa(posrel_qa, OneShort(), tmp_path / "run", dataset="posrel@test")

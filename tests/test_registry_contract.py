@@ -4,6 +4,7 @@ Scorer contract (one tuple per request, one finite score per word, a JSON-serial
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from causal_helpers import tiny_bpe_gpt2
@@ -101,6 +102,21 @@ def _tiny(name: str, root, image):
     return ({**kwargs, "device": "cpu"} if name != "dummy" else kwargs), score, generate
 
 
+@pytest.mark.parametrize("name", registry.names("model"))
+def test_every_model_adapter_declares_itself(name):
+    """Read from its class (nothing built): the checkpoints it accepts, its protocols and wordings,
+    whether it sees images, the GPUs one worker needs, and a fingerprint method."""
+    from spatialprobe.models.base import Declared
+
+    adapter = registry.lookup("model", name)
+    assert issubclass(adapter, Declared)
+    assert adapter.protocols and set(adapter.protocols) <= {"score", "generate"}
+    assert adapter.wordings and all(isinstance(w, str) for w in adapter.wordings)
+    assert isinstance(adapter.sees_images, bool) and isinstance(adapter.gpus, int) and adapter.gpus >= 0
+    assert adapter.accepts({}) is False and adapter.accepts({"model_type": "no-such-family"}) is False
+    assert callable(adapter.fingerprint)
+
+
 @pytest.fixture(scope="module")
 def image(tmp_path_factory):
     from vl_helpers import solid_image
@@ -124,6 +140,13 @@ def test_every_model_adapter_keeps_the_vocabulary(name, tmp_path, image):
     assert all(isinstance(o, Option) for o in model.options.values())
     assert options.resolve(name, {}) == {k: o.default for k, o in model.options.items()}
     json.dumps(model.describe())
+    if name not in ("dummy", "openai-api"):  # a checkpoint built for it: it accepts its config, and
+        from spatialprobe.fingerprints import model_input  # its fingerprint is its weights' content
+        from spatialprobe.models.choice import adapters_for
+
+        config = json.loads((Path(kwargs["model"]) / "config.json").read_text())
+        assert name in adapters_for(config)
+        assert model.fingerprint()["fingerprint"] == model_input("the model", kwargs["model"])["fingerprint"]
     if score_requests is not None:
         assert isinstance(model, Scorer)
         seen: list[int] = []

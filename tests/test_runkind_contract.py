@@ -14,8 +14,8 @@ from spatialprobe.cli import app
 from spatialprobe.runner import RunKind, RunSpec
 from spatialprobe.runner.settings import from_config, to_spec
 
-KINDS = ("probe", "synthesize", "judge", "human", "visor", "qa", "vsr", "spatialmqa", "vsr-train",
-         "vqa-judge", "vqa-visor", "judge-compare")
+KINDS = ("probe", "synthesize", "judge", "human", "visor", "ask", "vsr-train", "vqa-judge", "vqa-visor",
+         "judge-compare")
 HOLD_THEIR_SETTINGS = ("judge-compare", "visor", "vqa-judge", "vqa-visor", "judge", "human", "synthesize", "probe",
                        "vsr-train")
 """Kinds built from their settings alone (``Kind(settings)``): resolved, from_settings and
@@ -39,6 +39,15 @@ def test_every_kind_is_a_runkind_with_a_settings_dataclass(name):
         assert not {"from_settings", "resolved"} & set(vars(cls))
         assert "inputs" not in vars(cls) or name == "vsr-train"  # its VSR folder holds three data files
         assert next(iter(inspect.signature(cls).parameters)) == "settings"
+
+
+@pytest.mark.parametrize("name", ["qa", "vsr", "spatialmqa"])
+def test_a_retired_kind_is_registered_as_its_mapping_to_the_ask_kind(name):
+    from spatialprobe.benchmarks.ask import AskRunSettings
+    from spatialprobe.runner.legacy import RETIRED, Retired
+
+    assert name in RETIRED and registry.lookup("run-kind", name) is Retired
+    assert Retired.Settings is AskRunSettings  # a replay overrides the ask kind's runtime settings
 
 
 def test_hooks_are_visible_no_ops_on_the_base():

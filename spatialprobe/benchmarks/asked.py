@@ -100,41 +100,24 @@ def _prior(rows: Sequence[Mapping[str, Any]], prior_labels: Sequence[str] | Mapp
     return metric, {f"fold {k}": p for k, p in parts.items()}
 
 
-def point_estimates(rows: Sequence[Mapping[str, Any]], spec: Resampling, statistic: str
-                    ) -> tuple[float | None, dict[Any, tuple[float | None, int]]]:
-    """(overall value, {group: (value, rows)}) of a statistic of
-    :data:`spatialprobe.metrics.weighted.STATISTICS` over ``rows``: the same function, on the same
-    encoding, that the bootstrap resamples (every row weighed once), so the point estimate and its
-    interval never come from two codes."""
-    import numpy as np
-
-    from spatialprobe.metrics.intervals import encode, grouped
-
-    if not rows:
-        return None, {}
-    enc = encode(rows, spec)
-    values = grouped(enc, statistic, enc.pred, np.ones((1, len(rows))))[:, 0]
-    counts = [int(((enc.groups == g) & (enc.mask > 0)).sum()) for g in range(len(enc.group_names))]
-    parts = {g: (_num(float(v)), n) for g, v, n in zip(enc.group_names, values[:-1], counts, strict=True)}
-    return _num(float(values[-1])), parts
-
-
 def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, official: Sequence[Any]
                      ) -> tuple[dict[str, Metric], tuple[Resampling, ...]]:
     """A source's official metrics (:class:`spatialprobe.sources.base.Official`) over ``rows``, each
     broken down by its groups (rows whose group is empty in none), and the resamplings that give
     them intervals (one per grouping, on the same draws)."""
+    from spatialprobe.metrics.estimates import point_estimates
+
     metrics: dict[str, Metric] = {}
     specs: list[Resampling] = []
     for declared in official:
         base = replace(spec, pred=declared.pred, metrics=dict(declared.metrics), rows=list(rows), group=None)
-        for name, statistic in declared.metrics.items():
-            overall, _ = point_estimates(rows, base, statistic)
+        overall = point_estimates(rows, base)
+        for name in declared.metrics:
             breakdown: dict[str, Metric] = {}
-            for group in declared.groups:
-                _, parts = point_estimates(rows, replace(base, group=group), statistic)
-                breakdown.update({f"{group} {g}": single(v, n) for g, (v, n) in sorted(
-                    parts.items(), key=lambda kv: str(kv[0])) if g not in (None, "")})
-            metrics[name] = Metric(overall, None, len(rows), breakdown)
+            for group in declared.groups:  # rows whose group is empty are in no part
+                grouped = [row for row in rows if row.get(group) not in (None, "")]
+                parts = point_estimates(grouped, replace(base, group=group, part=f"{group} {{}}", pooled=True))
+                breakdown.update(sorted(parts[name].breakdown.items()))
+            metrics[name] = Metric(overall[name].mean, None, len(rows), breakdown)
         specs += ([replace(base, group=g, part=f"{g} {{}}") for g in declared.groups] or [base])
     return metrics, tuple(specs)

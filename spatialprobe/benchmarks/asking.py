@@ -33,6 +33,9 @@ class Asked:
     scorer_args: dict[str, str] = field(default_factory=dict)
     device_map: str | None = None
     max_memory: dict[str, str] | None = None
+    wordings: tuple[str, ...] | None = None
+    """Ask only in these of the source's wordings (``spatialmqa --method clip``: ``contrastive``);
+    None: any it offers."""
 
 
 def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
@@ -50,7 +53,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     if given.blind and condition != "real":
         raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                          f"with --image-condition {condition}.")
-    name, _ = choose(model, source.offered(), command, given.backend)
+    name, _ = choose(model, given.wordings or source.offered(), command, given.backend)
     unused = [key for key in given.scorer_args if key in _declared(name, "not_asked")]
     if unused:
         raise UsageError(f"--scorer-arg {unused[0]} does not apply when the {name} model is asked {source.name} "

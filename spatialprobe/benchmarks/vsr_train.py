@@ -23,18 +23,61 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.vsr import accuracy_table, missing_details, pct, vsr_metrics, vsr_resampling
 from spatialprobe.datasets import vsr
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.fingerprints import file_input
 from spatialprobe.loading import device_name, load_pretrained, resolve_precision
+from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.settings import model as model_field
+from spatialprobe.sources.vsr import panels
 from spatialprobe.vision import open_image
 
 TRAINING = "training"
 """Key of the one item that trains the model (its result: the best dev accuracy and step)."""
+
+
+
+def pct(value: float) -> float:
+    return round(100.0 * value, 2)
+
+
+def vsr_metrics(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], tuple[Resampling, ...]]:
+    """VSR's official metrics of the test rows (labels 0/1) from the statistic registry, as every
+    source's (:func:`spatialprobe.benchmarks.asked.official_metrics`: accuracy and macro-F1, per
+    relation category and per relation; a relation without a category, ``congruent``, in no
+    category), and the resamplings that give their intervals: by COCO image, since VSR's captions
+    were written several per sampled image and images share no objects by design."""
+    from spatialprobe.benchmarks.asked import official_metrics
+    from spatialprobe.sources.vsr import OFFICIAL
+
+    spec = Resampling((0, 1), ("image",), gold="label", key=("id",), pooled=True, unit="images")
+    return official_metrics(rows, spec, OFFICIAL)
+
+
+def accuracy_table(summary: Mapping[str, Any], coverage: str | None = None) -> str:
+    """table.md: its coverage (``coverage``, else the line of ``details.coverage``), then overall
+    accuracy and accuracy per relation category, with 95 % intervals."""
+    from spatialprobe.reports.tables import ci_suffix, coverage_line, intervals_line
+
+    acc = summary["accuracy"]
+    lines = [coverage or coverage_line(summary["details"].get("coverage")), "",
+             "| group | accuracy (%) | n |", "|---|---|---|",
+             f"| overall | {acc['mean']}{ci_suffix(acc)} | {acc['n']} |"]
+    lines += [f"| {group} | {v['accuracy']}{ci_suffix(v)} | {v['n']} |"
+              for group, v in panels(summary)["per category"].items()]
+    text = "\n".join(lines) + "\n"
+    return text + (f"\n{intervals_line(summary)}" if summary.get("intervals") else "")
+
+
+def missing_details(examples: Sequence[Any], missing: Sequence[str],
+                    coverage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What summary.json records of the examples without an image (and the coverage line's numbers)."""
+    gone = set(missing)
+    details = {"n_examples": len(examples), "n_missing_images": len(missing),
+               "missing_images": sorted({e.image for e in examples if e.id in gone})[:50]}
+    return {**details, "coverage": dict(coverage)} if coverage is not None else details
 
 
 @dataclass(frozen=True)
@@ -248,9 +291,10 @@ class VSRTrainRun(RunKind):
                    "best_checkpoint": None if self.work_dir is None else str(self._dir("best")),
                    "missing_images_per_part": {p: len(self.found[p][1]) for p in vsr.PARTS},
                    "coverage_per_part": self.coverage}
-        return Evaluation(rows, vsr_metrics(rows), f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
+        metrics, specs = vsr_metrics(rows)
+        return Evaluation(rows, metrics, f"vsr-{self.split}", f"{self.model} (fine-tuned ViLT)",
                           f"vsr-{self.split}-test@{self.versions['test']}", self.train.seed, False, details,
-                          vsr_resampling())
+                          specs)
 
     def table(self, summary: Mapping[str, Any]) -> str:
         from spatialprobe.reports.tables import coverage_line

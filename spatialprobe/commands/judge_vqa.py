@@ -45,10 +45,13 @@ def refuse_box_options(given: Mapping[str, Any], what: str = "--rule vqa") -> No
 
 
 def judge_spec(judge_model: str | None, judge_arg: list[str]):
-    """The ``hf-mllm`` spec of ``--judge-model`` and ``--judge-arg`` (runtime keys refused)."""
+    """The judge adapter's spec (:func:`~spatialprobe.models.choice.judge_adapter`) of ``--judge-model``
+    and ``--judge-arg`` (runtime keys refused)."""
+    from spatialprobe.models.choice import judge_adapter
+
     if not judge_model:
         fail("--rule vqa needs --judge-model (a multimodal LLM: checkpoint id or directory).")
-    spec = component_spec("hf-mllm", judge_model, judge_arg)
+    spec = component_spec(judge_adapter(), judge_model, judge_arg)
     runtime = [k for k in RUNTIME_ARGS if k in spec.args]
     if runtime:
         fail(f"--judge-arg {runtime[0]} is set by --{runtime[0].replace('_', '-')}, not --judge-arg.")

@@ -80,6 +80,12 @@ def _replay(config: Path, data: dict[str, Any], spec: Any, target: Path) -> tupl
     from spatialprobe.runner.replay import check_replay
 
     kind = registry.lookup("run-kind", spec.kind).from_spec(spec, config)  # checked key by key
+    if kind.migration is not None:  # a retired kind's folder, read as an ask run
+        from spatialprobe.runner.legacy import check
+
+        check(config, data, kind.spec(), target)
+        typer.echo(f"migrated: a {spec.kind} run (identity {spec.identity[:12]}) read as an ask run")
+        return execute(kind, target), []
     changed = check_replay(config, data, kind.spec(), target)
     # the spine writes the kind's extra files (gallery, detections.json, plots) on replay too
     return execute(kind, target), changed

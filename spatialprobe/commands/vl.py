@@ -124,14 +124,12 @@ def spatialmqa_command(
         fail(f"--method must be auto, clip or generate; got {method!r}")
     if method == "generate" and protocol not in (None, "generate"):
         fail(f"--method generate asks by generation; it does not apply with --protocol {protocol}.")
-    if method == "clip" and backend not in (None, "contrastive"):
-        fail(f"--method clip scores options with a contrastive model; it does not apply with --backend {backend}.")
     spread = device_map_settings(device_map, max_memory)
     with refusals():
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
         given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
-                      seed, device, batch_size, "contrastive" if method == "clip" else backend,
-                      parse_pairs(scorer_arg), *spread)
+                      seed, device, batch_size, backend, parse_pairs(scorer_arg), *spread,
+                      wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
     summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():

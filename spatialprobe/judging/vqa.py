@@ -83,9 +83,11 @@ def vqa_settings(task: str) -> dict[str, Any]:
 
 
 def build_judge(judge: Spec, device: str, batch_size: int):
-    """The ``hf-mllm`` adapter of ``judge`` (the device and batch size are runtime)."""
-    if judge.name != "hf-mllm":
-        raise UsageError(f"the VQA judge runs a multimodal LLM through hf-mllm, not {judge.name!r}.")
+    """The adapter of ``judge``, one that ``judges_images`` (the device and batch size are runtime)."""
+    from spatialprobe.models.choice import judge_adapter
+
+    if judge.name != judge_adapter():
+        raise UsageError(f"the VQA judge runs a multimodal LLM through {judge_adapter()}, not {judge.name!r}.")
     # under --ray a stand-in: the model is loaded on the cluster, never by the driver
     return component("model", Spec(judge.name, {**judge.args, "device": device, "batch_size": batch_size}))
 

@@ -13,6 +13,8 @@
 An adapter lists what it answers in ``protocols`` (``("score",)``, ``("generate",)`` or both) and
 declares the settings it is built with in ``options`` (name -> :class:`Option`), so the CLI's
 ``--scorer-arg key=value`` is checked against the declaration (:mod:`spatialprobe.models.options`).
+Each adapter also declares (:class:`Declared`) which checkpoints it accepts (read from their
+``config.json``), whether it sees images, the GPUs one worker needs, and its own fingerprint.
 """
 
 from __future__ import annotations
@@ -118,3 +120,51 @@ class Generator(Protocol):
     def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None
                  ) -> list[str]:
         """The reply to each request, in request order, stripped of the prompt."""
+
+
+class Declared:
+    """What every model adapter declares about itself, read from its class (so a model deferred to
+    a Ray cluster is never built to answer): :func:`spatialprobe.models.choice.adapters_for` asks
+    each registered adapter whether it ``accepts`` a checkpoint's configuration, so no adapter name
+    is written outside the registry and its class."""
+
+    sees_images: ClassVar[bool] = False
+    """Whether the model is shown the item's image."""
+    gpus: ClassVar[int] = 1
+    """GPUs one worker of this adapter needs (0: it computes on the CPU or elsewhere, a server)."""
+    specificity: ClassVar[int] = 100
+    """Among the adapters that accept one checkpoint, the lower comes first (the most specific)."""
+    judges_images: ClassVar[bool] = False
+    """Whether it answers a yes/no question about an image by its next-token probabilities, as the
+    VQA judge reads a multimodal LLM (:mod:`spatialprobe.judging.vqa`)."""
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """Whether a checkpoint of this ``config.json`` (``model_type``, ``architectures``) loads
+        here; none by default (an adapter chosen only by ``--backend``)."""
+        return False
+
+    @classmethod
+    def prefers(cls, config: Mapping[str, Any]) -> bool:
+        """Whether this adapter comes before the others that accept ``config`` (ViLT's VQA head)."""
+        return False
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies the model this adapter answers with: its weights' content
+        (:func:`spatialprobe.fingerprints.model_input`: a local folder's files hashed, a hub id's
+        commit)."""
+        from spatialprobe.fingerprints import model_input
+
+        name = getattr(self, "model_name", None) or getattr(self, "model_id", None)
+        found = model_input("the model", str(name))
+        return {"model": str(name), "fingerprint": found.get("fingerprint")}
+
+
+def model_type(config: Mapping[str, Any]) -> str:
+    """A configuration's ``model_type`` ("" where it has none)."""
+    return str(config.get("model_type") or "")
+
+
+def architectures(config: Mapping[str, Any]) -> list[str]:
+    """A configuration's ``architectures`` (empty where it has none)."""
+    return [str(a) for a in config.get("architectures") or []]

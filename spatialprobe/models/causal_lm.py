@@ -31,12 +31,12 @@ How a request is scored (see :mod:`spatialprobe.models.base`):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.models.base import Option, Progress, ScoreRequest
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.masked_lm import weights_hash
 from spatialprobe.sharding import load_placed
 
@@ -44,8 +44,20 @@ NORMALIZE = ("sum", "token", "char")
 FORMATS = ("plain", "chat")
 
 
-class CausalLMScorer:
+class CausalLMScorer(Declared):
     """Scores requests with ``AutoModelForCausalLM.from_pretrained(model)``."""
+    specificity: ClassVar[int] = 70
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """A causal head (``*ForCausalLM``, ``*LMHeadModel``), or, without architectures, a
+        ``model_type`` transformers maps to a causal LM and not to a masked LM."""
+        from spatialprobe.models.base import architectures, model_type
+        from spatialprobe.models.choice import CAUSAL_SUFFIXES, causal_only_type
+
+        found = architectures(config)
+        return any(a.endswith(CAUSAL_SUFFIXES) for a in found) or (not found and causal_only_type(model_type(config)))
+
 
     name = "hf-causal"
     protocols: ClassVar[tuple[str, ...]] = ("score",)

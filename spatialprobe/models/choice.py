@@ -39,7 +39,7 @@ def auto_scorer(model: str) -> tuple[str, str]:
     masked = [a for a in architectures if a.endswith("ForMaskedLM")]
     if masked:
         return "hf-mlm", f"masked architecture {masked[0]} in {where}"
-    if not architectures and _causal_only_type(model_type):
+    if not architectures and causal_only_type(model_type):
         return "hf-causal", f"model_type {model_type!r} (a causal LM type) in {where}"
     return "hf-mlm", (f"no causal architecture in {where} (architectures {architectures or 'none'}, "
                       f"model_type {model_type!r}); the masked-LM scorer")
@@ -67,7 +67,7 @@ def _read_config(model: str) -> tuple[dict[str, Any] | None, str]:
     return config.to_dict(), f"the configuration of {model!r}"
 
 
-def _causal_only_type(model_type: str) -> bool:
+def causal_only_type(model_type: str) -> bool:
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
@@ -77,34 +77,26 @@ def _causal_only_type(model_type: str) -> bool:
 
 
 def adapters_for(config: dict[str, Any]) -> list[str]:
-    """The ``model`` adapters that load a checkpoint of ``config``, the most specific first."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
-        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
-    )
+    """The registered ``model`` adapters that accept a checkpoint of ``config`` (each class's own
+    ``accepts``, :class:`~spatialprobe.models.base.Declared`), the most specific first: those that
+    prefer it, then by their declared ``specificity``."""
+    from spatialprobe import registry
 
-    from spatialprobe.contrastive import FAMILIES
-
-    model_type = str(config.get("model_type") or "")
-    architectures = [str(a) for a in config.get("architectures") or []]
-    vqa = any(a.endswith("ForQuestionAnswering") for a in architectures)
     found = []
-    if model_type == "vilt":
-        found += ["vilt-vqa", "vilt"] if vqa else ["vilt", "vilt-vqa"]
-    if model_type == "blip":
-        found.append("blip")
-    if model_type in FAMILIES:
-        found.append("contrastive")
-    if model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
-        found += ["hf-mllm", "generate"]
-    if model_type in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES:
-        found.append("t5")
-    if any(a.endswith(CAUSAL_SUFFIXES) for a in architectures) or (
-            not architectures and _causal_only_type(model_type)):
-        found.append("hf-causal")
-    if any(a.endswith("ForMaskedLM") for a in architectures) and model_type != "vilt":  # not an Auto one
-        found.append("hf-mlm")
-    return found
+    for name in registry.names("model"):
+        adapter = registry.lookup("model", name)
+        if getattr(adapter, "accepts", None) is not None and adapter.accepts(config):
+            found.append((not adapter.prefers(config), adapter.specificity, name))
+    return [name for *_, name in sorted(found)]
+
+
+def judge_adapter() -> str:
+    """The registered adapter the VQA judge asks a multimodal LLM through: the first that declares
+    ``judges_images`` (:class:`~spatialprobe.models.base.Declared`)."""
+    from spatialprobe import registry
+
+    return next(name for name in registry.names("model")
+                if getattr(registry.lookup("model", name), "judges_images", False))
 
 
 def auto_model(model: str, among: tuple[str, ...], command: str) -> tuple[str, str]:

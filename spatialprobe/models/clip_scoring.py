@@ -6,20 +6,31 @@ reads the family from the checkpoint's configuration.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name
-from spatialprobe.models.base import Option, Progress, ScoreRequest
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.vision import open_image
 
 
-class ClipSimilarity:
+class ClipSimilarity(Declared):
     """``batch_scores(items)``: the model's image-text logits (``logits_per_image``) for each
     image and its texts; CLIP's scaled cosine, SigLIP's scaled cosine plus bias.
 
     As a ``model`` adapter, ``score(requests)`` scores each option's sentence (``prefix + option +
     suffix``) against the request's image."""
+    sees_images: ClassVar[bool] = True
+    specificity: ClassVar[int] = 30
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """A dual encoder of a contrastive family (:data:`spatialprobe.contrastive.FAMILIES`)."""
+        from spatialprobe.contrastive import FAMILIES
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) in FAMILIES
+
 
     name = "contrastive"
     protocols: ClassVar[tuple[str, ...]] = ("score",)

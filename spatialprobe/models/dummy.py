@@ -11,10 +11,11 @@ import struct
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from spatialprobe.models.base import Option, Progress, ScoreRequest
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 
 
-class DummyScorer:
+class DummyScorer(Declared):
+    gpus: ClassVar[int] = 0
     name = "dummy"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
     wordings: ClassVar[tuple[str, ...]] = ("cloze",)

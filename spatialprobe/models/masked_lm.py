@@ -22,7 +22,7 @@ How a request is scored (see :mod:`spatialprobe.models.base`):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.models.base import Option, Progress, ScoreRequest
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.mlm_batches import Packed, pack
 from spatialprobe.sharding import load_placed, state_tensors
 
@@ -48,8 +48,17 @@ def weights_hash(model) -> str:
     return digest.hexdigest()[:16]
 
 
-class MaskedLMScorer:
+class MaskedLMScorer(Declared):
     """Scores cloze requests with ``AutoModelForMaskedLM.from_pretrained(model)``."""
+    specificity: ClassVar[int] = 80
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """A masked-LM head (``*ForMaskedLM``), ViLT's aside (the vilt adapter's)."""
+        from spatialprobe.models.base import architectures, model_type
+
+        return model_type(config) != "vilt" and any(a.endswith("ForMaskedLM") for a in architectures(config))
+
 
     name = "hf-mlm"
     protocols: ClassVar[tuple[str, ...]] = ("score",)

@@ -26,13 +26,13 @@ LLaVA (1.5, NeXT, OneVision), Qwen2-VL/2.5-VL, Idefics3/SmolVLM, PaliGemma, Gemm
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.errors import ModelLoadError, UsageError
 from spatialprobe.fingerprints import weights_hash
 from spatialprobe.loading import dtype_name, load_pretrained, resolve_device, resolve_precision
-from spatialprobe.models.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.models.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
 from spatialprobe.sharding import asked, input_device, load_sharded
 
@@ -40,8 +40,21 @@ COMPONENT = "multimodal LLM adapter"
 """This adapter's row of :data:`spatialprobe.loading.CUDA_DEFAULTS`."""
 
 
-class MultimodalLLM:
+class MultimodalLLM(Declared):
     """Scores and generates with ``AutoModelForImageTextToText.from_pretrained(model)``."""
+    sees_images: ClassVar[bool] = True
+    specificity: ClassVar[int] = 40
+    judges_images: ClassVar[bool] = True
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """An image-text-to-text checkpoint (``AutoModelForImageTextToText`` maps its ``model_type``)."""
+        from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
 
     name = "hf-mllm"
     protocols: ClassVar[tuple[str, ...]] = ("score", "generate")

@@ -1,9 +1,5 @@
-"""The two ways ``spatialprobe spatialmqa`` asks a model, both through the model vocabulary
-(:mod:`spatialprobe.models.base`).
+"""The generate adapter, through the model vocabulary (:mod:`spatialprobe.models.base`).
 
-* :class:`ClipOptionScorer` - a contrastive ``model`` adapter (CLIP, SigLIP, ...) asked to
-  ``score`` ``template`` filled with each option against the image; the best-scoring option is
-  the answer (a ranking, so always a valid option).
 * :class:`GenerativeAnswerer` - the ``generate`` adapter: any ``AutoModelForImageTextToText``
   checkpoint with its ``AutoProcessor``; the chat template when the processor has one, greedy
   decoding (``do_sample=False``, one beam), so results are deterministic.
@@ -11,48 +7,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.models.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, cut
 from spatialprobe.vision import open_image
 
-CLIP_TEMPLATE = "{option}: {question}"
 PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
           "question by choosing exactly one of the options. Reply with the option only, no "
           "explanation.\nQuestion: {question}\nOptions: {options}")
 
 
-class ClipOptionScorer:
-    kind = "clip"
-
-    def __init__(self, similarity, template: str = CLIP_TEMPLATE):
-        """``similarity``: a contrastive ``model`` adapter (registered ``contrastive``)."""
-        self.similarity, self.template = similarity, template
-
-    def describe(self) -> dict[str, Any]:
-        return {"method": "clip", "template": self.template, **self.similarity.describe()}
-
-    def request(self, image: Any, question: str, options: Sequence[str]) -> ScoreRequest:
-        """The template around ``{option}`` as the request's prefix and suffix."""
-        before, _, after = self.template.partition("{option}")
-        return ScoreRequest(before.format(question=question), after.format(question=question),
-                            tuple(options), image)
-
-    def answer_batch(self, items: Sequence[tuple[Any, str, Sequence[str]]]) -> list[dict[str, Any]]:
-        """(image, question, options) -> {"output": chosen option, "scores": per option}."""
-        scores = self.similarity.score([self.request(*item) for item in items])
-        out = []
-        for (_, _, options), row in zip(items, scores, strict=True):
-            best = max(range(len(options)), key=lambda i: row[i])
-            out.append({"output": options[best], "scores": list(row)})
-        return out
-
-
-class GenerativeAnswerer:
+class GenerativeAnswerer(Declared):
     """A ``model`` adapter: ``generate(requests)`` answers each prompt (in the processor's chat
     template, the image in the user turn) by greedy decoding, one request at a time."""
+    sees_images: ClassVar[bool] = True
+    specificity: ClassVar[int] = 50
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """An image-text-to-text checkpoint (``AutoModelForImageTextToText`` maps its ``model_type``)."""
+        from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
 
     kind = name = "generate"
     protocols: ClassVar[tuple[str, ...]] = ("generate",)

@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 
 from spatialprobe.errors import ModelLoadError, UsageError
 from spatialprobe.extras import require
-from spatialprobe.models.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, ScoreRequest, cut
 
 RETRIED = "HTTP 429, HTTP 5xx, connection errors and timeouts"
 MODEL_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len")
@@ -62,13 +62,16 @@ MODEL_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class OpenAIServer:
+class OpenAIServer(Declared):
     """A model behind an OpenAI-compatible HTTP server, named ``model`` (or ``served_model``) there."""
+    gpus: ClassVar[int] = 0
 
     name = "openai-api"
     protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
     """``generate`` on any server; ``score`` where ``/completions`` returns prompt log-probabilities."""
     sees_images: ClassVar[bool] = True
+    wordings: ClassVar[tuple[str, ...]] = ("question",)
+    """A chat server is asked the question (what the ask kind assumed where none was declared)."""
     """Through ``generate`` (a data URL in the chat turn); ``score`` refuses an image."""
     options: ClassVar[dict[str, Option]] = {
         "base_url": Option(str, "http://127.0.0.1:8000/v1", "the server's OpenAI API root (ends in /v1)"),

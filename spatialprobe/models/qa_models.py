@@ -23,13 +23,13 @@ overflows in float16), else float16.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import device_name, dtype_name, load_pretrained, resolve_precision
-from spatialprobe.models.base import GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, ScoreRequest, cut
 
 YES_NO = ("yes", "no")
 
@@ -60,9 +60,20 @@ def unifiedqa_input(question: str, context: str = "", lowercase: bool = True) ->
     return text.lower() if lowercase else text
 
 
-class T5YesNo:
+class T5YesNo(Declared):
     """Any ``AutoModelForSeq2SeqLM`` checkpoint (T5, UnifiedQA, Flan-T5): each option's decoder
     log-likelihood (``option</s>``) given the UnifiedQA-style input."""
+    specificity: ClassVar[int] = 60
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """A sequence-to-sequence checkpoint (T5, UnifiedQA, ...)."""
+        from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+
 
     name = "t5"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
@@ -148,8 +159,10 @@ def _by_options(requests: Sequence[ScoreRequest]) -> dict[tuple[str, ...], list[
     return groups
 
 
-class _VQAModel:
+class _VQAModel(Declared):
     """A VQA checkpoint in float16 on CUDA (:func:`_dtype`), with its processor."""
+    sees_images: ClassVar[bool] = True
+
 
     model_class = ""
     """The transformers class that loads it."""
@@ -202,6 +215,22 @@ class _VQAModel:
 class ViltVQA(_VQAModel):
     """``ViltForQuestionAnswering``: each option's logit among its answer classes (``label2id``);
     ``generate`` answers the argmax class."""
+    specificity: ClassVar[int] = 10
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """A ViLT checkpoint (``model_type`` vilt)."""
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) == "vilt"
+
+    @classmethod
+    def prefers(cls, config: Mapping[str, Any]) -> bool:
+        """First for a ViLT with a question-answering head (``ViltForQuestionAnswering``)."""
+        from spatialprobe.models.base import architectures
+
+        return any(a.endswith("ForQuestionAnswering") for a in architectures(config))
+
 
     name, model_class, truncate = "vilt-vqa", "ViltForQuestionAnswering", True
 
@@ -239,6 +268,15 @@ class ViltVQA(_VQAModel):
 
 class BlipVQA(_VQAModel):
     """``BlipForQuestionAnswering``: each option's answer-decoder log-likelihood, or its generation."""
+    specificity: ClassVar[int] = 20
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """A BLIP checkpoint (``model_type`` blip)."""
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) == "blip"
+
 
     name, model_class = "blip", "BlipForQuestionAnswering"
 

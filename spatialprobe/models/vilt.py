@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import autocast, device_name, load_pretrained
-from spatialprobe.models.base import Option, Progress, ScoreRequest
+from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.masked_lm import weights_hash
 from spatialprobe.vision import blank_image, open_image
 
@@ -80,8 +80,25 @@ def _match_image(text: str, rows: list[tuple[str, str, Path]]) -> Path | None:
     return None
 
 
-class ViltMaskedLMScorer:
+class ViltMaskedLMScorer(Declared):
     """Cloze scoring with ViltForMaskedLM; see the module docstring for the image options."""
+    sees_images: ClassVar[bool] = True
+    specificity: ClassVar[int] = 10
+
+    @classmethod
+    def accepts(cls, config: Mapping[str, Any]) -> bool:
+        """A ViLT checkpoint (``model_type`` vilt)."""
+        from spatialprobe.models.base import model_type
+
+        return model_type(config) == "vilt"
+
+    @classmethod
+    def prefers(cls, config: Mapping[str, Any]) -> bool:
+        """First for a ViLT without a question-answering head."""
+        from spatialprobe.models.base import architectures
+
+        return not any(a.endswith("ForQuestionAnswering") for a in architectures(config))
+
 
     name = "vilt"
     protocols: ClassVar[tuple[str, ...]] = ("score",)

@@ -100,6 +100,8 @@ class RunKind:
     scales_out: ClassVar[bool] = True
     """Whether its batches may be computed by Ray workers, each with its own copy of the kind
     (not where a batch needs what an earlier one made in this process, e.g. a trained model)."""
+    migration: Any = None
+    """A folder of a retired kind this run takes over (:class:`.legacy.Migration`); None: none."""
 
     def __init__(self, settings: Any) -> None:
         self.settings = settings
@@ -232,22 +234,31 @@ def batches(items: Sequence[Item], size: int) -> Iterator[Sequence[Item]]:
         yield items[start:start + size]
 
 
-def start(run: RunDir, spec: RunSpec, cache: ResultCache) -> tuple[dict[str, Any], bool]:
+def start(run: RunDir, spec: RunSpec, cache: ResultCache, migration: Any = None) -> tuple[dict[str, Any], bool]:
     """Write ``config.json``; refuse a directory whose results come from another identity.
     Returns the config and whether this resumes (or confirms) a run begun before.
 
     A directory without cached results (a first attempt that failed before computing anything)
     is taken over by the new run. A run of the same identity keeps its config's provenance (when
-    and by which command it began); only a changed runtime (``--batch-size``) is written.
+    and by which command it began); only a changed runtime (``--batch-size``) is written. A folder
+    of the retired kind ``migration`` names becomes this run's: its cache translated, its
+    provenance kept with ``migrated_from`` (:mod:`.legacy`).
     """
     existing = run.config()
+    if migration is not None and migration.applies(existing):
+        migration.translate(run)
+        assert existing is not None
+        existing = {**spec.to_dict(), "provenance": {**(existing.get("provenance") or provenance()),
+                                                     "migrated_from": migration.origin()}}
+        write_json(run.file("config.json"), existing)
     if existing is not None and (cache.keys() or run.file("summary.json").exists()):
         refuse_other_identity(run.path, existing, spec)
         config = {**spec.to_dict(), "provenance": existing.get("provenance") or provenance()}
         if config != existing:
             write_json(run.file("config.json"), config)
         return config, True
-    config = {**spec.to_dict(), "provenance": provenance()}
+    origin = {"migrated_from": migration.origin()} if migration is not None else {}
+    config = {**spec.to_dict(), "provenance": {**provenance(), **origin}}
     write_json(run.file("config.json"), config)
     return config, False
 
@@ -295,7 +306,7 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     run = RunDir.claim(run_folder(out, spec.kind, spec.identity))
     run.lock()  # held until this function returns (or the process dies): one process per --out
     cache = ResultCache(run)
-    config, resumed = start(run, spec, cache)
+    config, resumed = start(run, spec, cache, kind.migration)
     items = kind.items()
     done = cache.keys()
     done -= set(kind.prepare(run, cache.get_all()))

@@ -45,8 +45,8 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
 
     every = spatialmqa.load_spatialmqa_file(path, part=part)
     examples = every[:limit]
-    found, missing, coverage = usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
-                                       limit=limit, what="questions")
+    found, missing, coverage = usable_images(examples, images_dir, total=len(every), subdirs=("", "test2017", "images"),
+                                             skip_missing=skip_missing, limit=limit, what="questions")
     before, _, after = TEMPLATE.partition("{option}")
     items = []
     for e in examples:

@@ -1,0 +1,166 @@
+"""Run folders of the run kinds issue 28 retired, read as ask runs: the explicit mapping.
+
+Before the engine, ``vsr``, ``spatialmqa`` and ``qa`` were run kinds of their own; now every
+benchmark is a source (:mod:`spatialprobe.sources`) asked by the one ``ask`` kind
+(:mod:`spatialprobe.benchmarks.ask`). A folder one of them wrote still resumes and replays: the
+registry names :class:`Retired` for each old kind, whose ``from_spec`` maps
+
+* the old ``config.json`` settings to the ask kind's (:func:`ask_run_of`: the same data file,
+  images, split, part, limit and checkpoint, asked by likelihood under the real image condition,
+  in the wording the old kind used - the contrastive captions of CLIP for VSR and SpatialMQA,
+  the short question of T5 for text QA);
+* each cached result to the ask kind's (:class:`Migration`): key ``ID`` -> ``real/ID`` (text QA:
+  ``none/ID``, asked without an image), and the old
+  row's scores -> ``{"likelihood": {"scores": [...], "option": ...}}`` with the option the old kind
+  chose, so the predictions are the old ones, never recomputed.
+
+``spatialprobe run OLD/config.json`` migrates the folder in place (:meth:`Migration.translate`,
+called by the spine's ``start``): its cache is translated in one transaction, its ``config.json``
+becomes the ask run's, keeping its provenance with ``migrated_from`` (the old kind and identity);
+nothing is computed. With ``--out NEW`` the ask run is computed there afresh (its provenance
+names the config it came from). Ask folders written before the sources resume as they are (the
+kind and its keys did not change). What has no faithful mapping is refused in one sentence: a
+SpatialMQA run of the generate method (it asked its own prompt), image QA (it averaged margins
+over a scenario's images where the ask kind votes), questions given in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.benchmarks.ask import AskRun, AskRunSettings
+from spatialprobe.errors import UsageError
+from spatialprobe.runner.settings import Component
+from spatialprobe.runner.spec import RunSpec, fingerprints, same_identity
+
+RETIRED = ("vsr", "spatialmqa", "qa")
+"""The run kinds whose folders this module reads as ask runs."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """How a retired kind's folder becomes an ask run's: where it came from and how a cached
+    result translates (old key and value -> ask key and value)."""
+
+    kind: str
+    identity: str
+    result: Callable[[str, Mapping[str, Any]], tuple[str, dict[str, Any]]]
+
+    def origin(self) -> dict[str, str]:
+        """What the migrated folder's provenance records as ``migrated_from``."""
+        return {"kind": self.kind, "identity": self.identity}
+
+    def applies(self, config: Mapping[str, Any] | None) -> bool:
+        """Whether ``config`` (a folder's ``config.json``) is the retired run this migrates."""
+        return config is not None and (config.get("kind"), config.get("identity")) == (self.kind, self.identity)
+
+    def translate(self, run: Any) -> int:
+        """Rewrite ``run``'s cache (``run.sqlite``, table ``results``) as the ask run's, in one
+        transaction (a kill leaves it old or new, never half); returns the rows translated."""
+        import json
+
+        with run.db() as conn:
+            old = [(k, json.loads(v)) for k, v in conn.execute("SELECT key, value FROM results")]
+            new = [self.result(k, v) for k, v in old]
+            conn.execute("DELETE FROM results")
+            conn.executemany("INSERT INTO results VALUES (?, ?)",
+                             [(k, json.dumps(v, ensure_ascii=False)) for k, v in new])
+        return len(new)
+
+
+def _vsr_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A VSRRun row -> the contrastive wording's answer: options (negation, caption), as
+    :mod:`spatialprobe.sources.vsr` words them; the caption was chosen where it scored higher."""
+    option = row["caption"] if int(row["pred"]) == 1 else row["negation"]
+    return f"real/{key}", {"likelihood": {"scores": [row["score_negation"], row["score_caption"]],
+                                          "option": option}}
+
+
+def _mqa_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A SpatialMQARun row of the clip method -> the contrastive wording's answer (scores per option)."""
+    return f"real/{key}", {"likelihood": {"scores": list(row["scores"]), "option": row["output"]}}
+
+
+def _qa_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A text QARun answer -> the short wording's answer (options yes, no), asked without an image."""
+    return f"none/{key}", {"likelihood": {"scores": [row["yes_score"], row["no_score"]],
+                                          "option": str(row["answer"]).lower()}}
+
+
+def _refuse(config: str | Path, why: str) -> UsageError:
+    return UsageError(f"{config}: {why}; rerun it with today's command into a new --out.")
+
+
+def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
+    """The ask run a retired kind's spec maps to, its model loaded, carrying its :class:`Migration`."""
+    from spatialprobe.models.choice import choose
+
+    s, device = spec.settings, str(spec.runtime.get("device", "auto"))
+    if spec.kind == "vsr":
+        from spatialprobe.sources.vsr import vsr_source
+
+        source, _ = vsr_source(Path(s["data"]["file"]), Path(s["images"]), s["split"], s["part"], s["limit"],
+                               bool(s.get("skip_missing", False)))
+        model, result = str(s["model"]), _vsr_result
+    elif spec.kind == "spatialmqa":
+        from spatialprobe.sources.spatialmqa import spatialmqa_source
+
+        if s.get("method") != "clip":
+            raise _refuse(config, "a spatialmqa run of the generate method asked its own prompt, which the "
+                                  "ask kind does not word")
+        source, _ = spatialmqa_source(Path(s["data"]["file"]), Path(s["images"]), s["part"], s["limit"],
+                                      bool(s.get("skip_missing", False)))
+        model, result = str(s["model"]), _mqa_result
+    elif spec.kind == "qa":
+        from spatialprobe.sources.qa import qa_source
+
+        asked = s["questions"]["source"]
+        if s.get("mode") != "text" or s.get("full_vocab") or "given" in asked:
+            raise _refuse(config, "only text QA runs of questions read from a task or file map to the ask "
+                                  "kind (image QA averaged margins over a scenario's images)")
+        source, _ = qa_source(asked.get("task"), asked.get("data"))
+        model, result = str(s["answerer"]["args"]["model"]), _qa_result
+    else:
+        raise UsageError(f"{config}: a {spec.kind} run is not one of the retired kinds {', '.join(RETIRED)}.")
+    if spec.kind == "qa":  # the answerer it recorded, with the arguments that changed its answers
+        component = Component(str(s["answerer"]["name"]), dict(s["answerer"]["args"]))
+    else:  # the adapter that scores the contrastive wording, chosen as the ask commands choose
+        component = Component(choose(model, ("contrastive",), spec.kind)[0], {"model": model})
+    batch_size = int(spec.runtime.get("batch_size", 8))
+    run = AskRun.of(source, None, component, dict(source.settings), protocol="likelihood", device=device,
+                    batch_size=batch_size, condition="none" if spec.kind == "qa" else "real")
+    wanted = "short" if spec.kind == "qa" else "contrastive"
+    if run.wording != wanted:
+        raise _refuse(config, f"the {component.name} model is asked {source.name} items in the {run.wording} "
+                              f"wording, not the {wanted} one the {spec.kind} run used")
+    run.migration = Migration(spec.kind, spec.identity, result)
+    return run
+
+
+def check(config: str | Path, recorded: Mapping[str, Any], rebuilt: RunSpec, out: Path) -> None:
+    """Refuse a migration that would not mean what the old config says: an edited config, or, in
+    the folder itself, models or files changed since (their cached results are of the old ones)."""
+    from spatialprobe.runner.replay import is_new_folder
+
+    if not same_identity(dict(recorded), RunSpec.from_dict(dict(recorded))):
+        raise UsageError(f"{config}: this {recorded.get('kind')} run's settings were edited since it ran; "
+                         "a retired kind's config is migrated only as it was written.")
+    before = sorted(map(str, fingerprints(dict(recorded.get("inputs") or {})).values()))
+    after = sorted(map(str, fingerprints(rebuilt.inputs).values()))
+    if before != after and not is_new_folder(out):
+        raise UsageError(f"{config}: its models or files changed since the {recorded.get('kind')} run; its results "
+                         "are of the old ones: replay it into a new --out directory.")
+
+
+class Retired:
+    """What the registry names for each retired run kind: its config rebuilds an ask run."""
+
+    Settings = AskRunSettings
+    """The runtime settings a replay may override are the ask kind's (device, batch size, ...)."""
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec, source: str | Path = "config.json") -> AskRun:
+        return ask_run_of(spec, source)
