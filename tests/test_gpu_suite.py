@@ -257,7 +257,8 @@ def test_tiny_suite_bench_figures(tiny_suite):
     for r in judge:
         assert r["fast_over_plain"] == pytest.approx(r["fast_images_per_s"] / r["plain_images_per_s"], abs=0.006)
     probe = stages["probe"]["figures"]
-    assert probe["cells_per_s"] == pytest.approx(5000 / probe["scoring_s"], rel=0.01)  # 5,000 size cells
+    seconds = probe["scoring_s"]  # printed to 0.1 s: 5,000 size cells in seconds ± 0.05
+    assert 5000 / (seconds + 0.05) <= probe["cells_per_s"] <= 5000 / max(seconds - 0.05, 1e-9)
     assert probe["over_previous"] is None  # --compare-reference is for the GPU
     mllm = stages["mllm"]["figures"]
     assert (mllm["generate"]["batch"], mllm["generate"]["replies"]) == (2, "identical")

@@ -10,6 +10,7 @@ import shutil
 import time
 
 import pytest
+from interval_helpers import wilson
 from judge_helpers import write_run
 from typer.testing import CliRunner
 
@@ -45,7 +46,7 @@ def answers_file(path, run, annotator, answers, list_items=False):
     return path
 
 
-def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 99.088907)):
+def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 99.088907), clusters=3):
     """alice: above, below, above (wrong), cannot tell; bob: all right.
 
     Intervals are cluster-robust over the scenes' objects (posrel: the object, not the person):
@@ -63,7 +64,7 @@ def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 9
     assert alice["accuracy"] == {"mean": pytest.approx(alice_whole), "std": None, "n": 4, "ci": list(alice_ci)}
     assert bob["accuracy"]["mean"] == 100.0 and bob["answered_ratio"]["mean"] == 100.0
     for name in ("accuracy", "answered_accuracy", "answered_ratio"):
-        assert bob[name]["ci"] == [17.767654, 100.0]
+        assert bob[name]["ci"] == wilson(1.0, 0.0, 4, clusters)  # 4 of 4 right, t on clusters - 1 df
     for name in ("macro_f1", "answered_macro_f1"):
         assert bob[name]["ci"] == [100.0, 100.0]
     # the headline: mean and population σ over the two annotators, a measured spread; its interval
@@ -264,4 +265,5 @@ def test_annotation_page_survives_script_markup_in_names(hostile_run, tmp_path):
     assert set(json.loads(alice.read_text())["answers"]) == {i["id"] for i in items}
     invoke("annotate", "import", hostile_run, alice, bob, "--out", tmp_path / "human")
     # four scenes of four objects here (the renamed ones no longer share the bus): wider intervals
-    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()), (25.0, 100.0), (62.5, 100.0))
+    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()), (13.068958, 98.357032), (31.585014, 99.066614),
+                 clusters=4)
