@@ -265,5 +265,5 @@ def test_annotation_page_survives_script_markup_in_names(hostile_run, tmp_path):
     assert set(json.loads(alice.read_text())["answers"]) == {i["id"] for i in items}
     invoke("annotate", "import", hostile_run, alice, bob, "--out", tmp_path / "human")
     # four scenes of four objects here (the renamed ones no longer share the bus): wider intervals
-    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()), (13.068958, 98.357032), (31.585014, 99.066614),
-                 clusters=4)
+    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()), (13.068958, 98.357032),
+                 (31.585014, 99.066614), clusters=4)
