@@ -113,15 +113,9 @@ def module_cycles(edges) -> list[list[str]]:
     return found
 
 
-REMAINING = {frozenset({"spatialprobe.benchmarks.ask", "spatialprobe.benchmarks.ask_sources"}),
-             frozenset({"spatialprobe.commands.ask", "spatialprobe.commands.vl"})}
-"""Circles inside a folder that the asked-items engine (issue 28 item 1) removes with the files
-they join; any other fails the test below."""
-
-
 def test_no_import_cycle_inside_a_folder():
     edges = module_edges()
-    cycles = [c for c in module_cycles(edges) if frozenset(c) not in REMAINING]
+    cycles = module_cycles(edges)  # none: the last two went with issue 28's asked-items engine
     if cycles:
         pytest.fail("import cycles inside a folder:\n" + "\n".join(
             " -> ".join(c) + ": " + "; ".join(e for a, b in pairwise(c) for e in edges[(a, b)]) for c in cycles))
