@@ -170,7 +170,7 @@ register("run-kind", "vqa-judge", "spatialprobe.judging.vqa:VqaJudgeRun",
 register("run-kind", "vqa-visor", "spatialprobe.judging.vqa_visor:VqaVisorRun",
          "VISOR with a multimodal LLM asked whether each object is there and the relation holds")
 for _retired in ("qa", "vsr", "spatialmqa"):  # issue 28: their folders are read as ask runs (one mapping)
-    register("run-kind", _retired, "spatialprobe.runner.legacy:Retired",
+    register("run-kind", _retired, "spatialprobe.benchmarks.legacy:Retired",
              "retired: a folder of this kind is migrated to an ask run (spatialprobe run CONFIG)")
 register("run-kind", "ask", "spatialprobe.benchmarks.ask:AskRun",
          "questions to a multimodal LLM (any task, VSR, SpatialMQA): both protocols, blind baselines")

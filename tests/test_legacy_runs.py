@@ -1,6 +1,6 @@
 """Run folders written by the main branch before issue 28 resume and replay with this code: those of
 the retired kinds (vsr, spatialmqa, qa) migrate to ask runs in place with their cached answers
-(spatialprobe.runner.legacy) and are recomputed elsewhere with identical predictions; an ask folder
+(spatialprobe.benchmarks.legacy) and are recomputed elsewhere with identical predictions; an ask folder
 is confirmed in place (the same identity, nothing computed).
 
 The folders are written by tests/legacy_runs.py run, in a subprocess, with the package as it was
@@ -87,7 +87,7 @@ def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, 
 
 def _old_answers(kind: str, rows: list[dict]) -> list[tuple]:
     """(item, prediction in the ask kind's labels, scores in its option order) of an old kind's rows,
-    written out independently of spatialprobe.runner.legacy."""
+    written out independently of spatialprobe.benchmarks.legacy."""
     if kind == "vsr":
         return [(r["id"], "yes" if r["pred"] == 1 else "no", [r["score_negation"], r["score_caption"]])
                 for r in rows]
@@ -128,9 +128,9 @@ def _predictions(run: Path) -> list[tuple]:
     ("qa", {"mode": "text", "questions": {"source": {"given": "mine"}}}, "only text QA runs"),
 ])
 def test_a_retired_run_without_a_faithful_mapping_is_refused_in_one_sentence(kind, settings, why):
+    from spatialprobe.benchmarks.legacy import ask_run_of
     from spatialprobe.errors import UsageError
     from spatialprobe.runner import RunSpec
-    from spatialprobe.runner.legacy import ask_run_of
 
     with pytest.raises(UsageError, match=why):
         ask_run_of(RunSpec(kind, settings), "old/config.json")

@@ -81,7 +81,7 @@ def _replay(config: Path, data: dict[str, Any], spec: Any, target: Path) -> tupl
 
     kind = registry.lookup("run-kind", spec.kind).from_spec(spec, config)  # checked key by key
     if kind.migration is not None:  # a retired kind's folder, read as an ask run
-        from spatialprobe.runner.legacy import check
+        from spatialprobe.benchmarks.legacy import check
 
         check(config, data, kind.spec(), target)
         typer.echo(f"migrated: a {spec.kind} run (identity {spec.identity[:12]}) read as an ask run")
