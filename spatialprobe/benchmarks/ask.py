@@ -256,7 +256,8 @@ class AskRun(RunKind):
                    "coverage": src.details.get("coverage_detail") or {
                        "used": len(src.items), "total": src.details.get("total", len(src.items))}}
         return Evaluation(rows, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
-                          src.dataset, self.settings.seed, False, details, (_with_rows(src.spec, main), *specs))
+                          src.dataset, self.settings.seed, False, details,
+                          (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols), *specs))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
@@ -275,6 +276,16 @@ def _load(settings: AskRunSettings) -> Any:
 
 def _with_rows(spec: Resampling, rows: Sequence[Mapping[str, Any]]) -> Resampling:
     return replace(spec, rows=list(rows))
+
+
+def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protocols: Sequence[str]
+                    ) -> tuple[Resampling, ...]:
+    """The resamplings that give ``accuracy_<protocol>`` its interval where a run asked by both
+    protocols: the first condition's rows, each protocol's chosen label (``--`` where none)."""
+    if len(protocols) < 2:
+        return ()
+    return tuple(replace(spec, pred="chosen", metrics={f"accuracy_{p}": "accuracy"},
+                         rows=[{**r, "chosen": chosen(r, p)} for r in rows]) for p in protocols)
 
 
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
