@@ -118,6 +118,9 @@ def test_a_blind_run_reports_against_a_plain_run_paired_on_the_real_condition(ye
     # both protocols choose Yes on every item: the same 25 % and so the same interval, from the real rows
     assert m["accuracy_generate"]["ci"] is not None
     assert m["accuracy_generate"]["ci"] == m["accuracy_likelihood"]["ci"] == m["accuracy"]["ci"]
+    # each vision gain's blind component: Yes to every blanked, missing or shuffled image too
+    for blind in ("blank", "none", "shuffled"):
+        assert m[f"accuracy_{blind}"]["mean"] == 25.0 and m[f"accuracy_{blind}"]["ci"] == m["accuracy"]["ci"]
     result = CliRunner().invoke(app, ["report", str(runs["blind"]), str(runs["plain"])])
     assert result.exit_code == 0, result.output
     assert "No paired test" not in result.output and "## Paired:" in result.output

@@ -257,7 +257,8 @@ class AskRun(RunKind):
                        "used": len(src.items), "total": src.details.get("total", len(src.items))}}
         return Evaluation(rows, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
                           src.dataset, self.settings.seed, False, details,
-                          (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols), *specs))
+                          (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols),
+                           *_condition_specs(src.spec, rows, self.conditions), *specs))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
@@ -286,6 +287,14 @@ def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protoco
         return ()
     return tuple(replace(spec, pred="chosen", metrics={f"accuracy_{p}": "accuracy"},
                          rows=[{**r, "chosen": chosen(r, p)} for r in rows]) for p in protocols)
+
+
+def _condition_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], conditions: Sequence[str]
+                     ) -> tuple[Resampling, ...]:
+    """The resamplings that measure ``accuracy_<condition>`` (the first protocol) with its interval
+    for each blind condition run beside the first: the vision gains' other component."""
+    return tuple(replace(spec, metrics={f"accuracy_{c}": "accuracy"},
+                         rows=[r for r in rows if r["condition"] == c]) for c in conditions[1:])
 
 
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
@@ -322,6 +331,8 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         lines.append(f"| parse failures (generate) | {pm(m['parse_failure_rate'])} % |")
     if "answer_prior" in m:
         lines.append(f"| answer prior (majority label) | {pm(m['answer_prior'])} |")
+    lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
+              if f"accuracy_{c}" in m]
     for blind, gain in (d.get("vision_gain") or {}).items():
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
