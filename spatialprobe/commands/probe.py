@@ -305,7 +305,7 @@ def _primary_rows(summaries: list[dict], rows: list[list[dict]]) -> tuple[list[l
     conditions = [list((s.get("details") or {}).get("conditions") or []) for s in summaries]
     if all(len(c) < 2 for c in conditions):
         return rows, "", None
-    first = [c[0] if c else None for c in conditions]
+    first = [c[0] if c else "real" for c in conditions]  # a run without conditions saw the real images
     if first[0] != first[1]:
         return rows, "", f"their primary image conditions differ ({first[0]} vs {first[1]})"
     kept = [[r for r in part if r.get("condition", first[0]) == first[0]] for part in rows]
