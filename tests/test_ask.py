@@ -76,6 +76,10 @@ def test_a_seeing_model_scores_100_real_and_50_blind_with_a_vision_gain_excludin
     assert m["parse_failure_rate"]["mean"] == 0.0
     assert d["vision_gain"]["blank"]["gain"] == 50.0 and d["vision_gain"]["none"]["gain"] == 50.0
     assert d["vision_gain"]["none"]["ci"][0] > 0
+    # every accuracy carries an interval: each protocol's, and each blind component of a vision gain
+    assert m["accuracy_generate"]["ci"] == m["accuracy_likelihood"]["ci"] == m["accuracy"]["ci"] is not None
+    assert m["accuracy_blank"]["mean"] == m["accuracy_none"]["mean"] == 50.0
+    assert m["accuracy_none"]["ci"][0] < 50.0 < m["accuracy_none"]["ci"][1]
     # shuffled: another image never showing the same objects; its truth decides the answer
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").open()]
     assert {r["condition"] for r in rows} == {"real", "blank", "none", "shuffled"}
@@ -83,6 +87,7 @@ def test_a_seeing_model_scores_100_real_and_50_blind_with_a_vision_gain_excludin
     assert table.startswith("Coverage: 12 of 12 examples. Protocol: likelihood and generate; conditions: real, "
                             "blank, none, shuffled.")
     assert "| vision gain: real − none | +50.0 [" in table
+    assert "| accuracy (likelihood, none) | 50.0 [" in table
 
 
 def test_a_blind_model_gains_exactly_0(vsr_files, tmp_path):

@@ -103,3 +103,27 @@ def test_qa_text_asks_a_multimodal_llm_the_balanced_yes_no_questions(yes_llava, 
     assert round(summary["metrics"]["macro_f1"]["mean"], 4) == round(100 / 3, 4)
     assert summary["metrics"]["parse_failure_rate"]["mean"] == 0.0
     assert summary["details"]["conditions"] == ["none"] and summary["task"] == "height"
+
+
+def test_a_blind_run_reports_against_a_plain_run_paired_on_the_real_condition(yes_llava, tmp_path):
+    data, images = _vsr(tmp_path)
+    runs = {}
+    for name, extra in (("blind", ["--blind"]), ("plain", [])):
+        runs[name] = tmp_path / name
+        result = CliRunner().invoke(app, ["vsr", "--model", str(yes_llava), "--data", str(data), "--images",
+                                          str(images), "--out", str(runs[name]), "--protocol", "both",
+                                          "--max-new-tokens", "3", *extra])
+        assert result.exit_code == 0, result.output
+    m = json.loads((runs["blind"] / "summary.json").read_text())["metrics"]
+    # both protocols choose Yes on every item: the same 25 % and so the same interval, from the real rows
+    assert m["accuracy_generate"]["ci"] is not None
+    assert m["accuracy_generate"]["ci"] == m["accuracy_likelihood"]["ci"] == m["accuracy"]["ci"]
+    # each vision gain's blind component: Yes to every blanked, missing or shuffled image too
+    for blind in ("blank", "none", "shuffled"):
+        assert m[f"accuracy_{blind}"]["mean"] == 25.0 and m[f"accuracy_{blind}"]["ci"] == m["accuracy"]["ci"]
+    result = CliRunner().invoke(app, ["report", str(runs["blind"]), str(runs["plain"])])
+    assert result.exit_code == 0, result.output
+    assert "No paired test" not in result.output and "## Paired:" in result.output
+    assert "Paired on the `real` condition's rows (A also asked blank, none, shuffled: not paired)." in result.output
+    # the same model on the same real images: each difference exactly 0
+    assert "| +0.0 |" in result.output

@@ -156,3 +156,17 @@ def test_rows_only_b_has_are_refused_not_dropped():
 def test_a_p_value_is_never_printed_as_zero():
     assert [p_text(p) for p in (0.0, 2 / 2 ** 25, 0.0004, 0.0123, 1.0, float("nan"))] == [
         "< 0.001", "< 0.001", "< 0.001", "0.012", "1.000", "–"]
+
+
+def test_a_run_of_several_image_conditions_pairs_its_first_conditions_rows():
+    from spatialprobe.commands.probe import _primary_rows
+
+    blind = {"details": {"conditions": ["real", "blank", "none"]}}
+    real = [{"instance_id": k, "condition": "real"} for k in "ab"]
+    rows_a = real + [{"instance_id": k, "condition": c} for c in ("blank", "none") for k in "ab"]
+    plain = [{"instance_id": k} for k in "ab"]  # a kind without conditions (CLIP) saw the real images
+    kept, line, reason = _primary_rows([blind, {"details": {}}], [rows_a, plain])
+    assert kept == [real, plain] and reason is None
+    assert line == "\nPaired on the `real` condition's rows (A also asked blank, none: not paired).\n"
+    _, _, reason = _primary_rows([blind, {"details": {"conditions": ["blank"]}}], [rows_a, plain])
+    assert reason == "their primary image conditions differ (real vs blank)"

@@ -256,7 +256,9 @@ class AskRun(RunKind):
                    "coverage": src.details.get("coverage_detail") or {
                        "used": len(src.items), "total": src.details.get("total", len(src.items))}}
         return Evaluation(rows, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
-                          src.dataset, self.settings.seed, False, details, (_with_rows(src.spec, main), *specs))
+                          src.dataset, self.settings.seed, False, details,
+                          (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols),
+                           *_condition_specs(src.spec, rows, self.conditions), *specs))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
@@ -275,6 +277,24 @@ def _load(settings: AskRunSettings) -> Any:
 
 def _with_rows(spec: Resampling, rows: Sequence[Mapping[str, Any]]) -> Resampling:
     return replace(spec, rows=list(rows))
+
+
+def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protocols: Sequence[str]
+                    ) -> tuple[Resampling, ...]:
+    """The resamplings that give ``accuracy_<protocol>`` its interval where a run asked by both
+    protocols: the first condition's rows, each protocol's chosen label (``--`` where none)."""
+    if len(protocols) < 2:
+        return ()
+    return tuple(replace(spec, pred="chosen", metrics={f"accuracy_{p}": "accuracy"},
+                         rows=[{**r, "chosen": chosen(r, p)} for r in rows]) for p in protocols)
+
+
+def _condition_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], conditions: Sequence[str]
+                     ) -> tuple[Resampling, ...]:
+    """The resamplings that measure ``accuracy_<condition>`` (the first protocol) with its interval
+    for each blind condition run beside the first: the vision gains' other component."""
+    return tuple(replace(spec, metrics={f"accuracy_{c}": "accuracy"},
+                         rows=[r for r in rows if r["condition"] == c]) for c in conditions[1:])
 
 
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
@@ -311,6 +331,8 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         lines.append(f"| parse failures (generate) | {pm(m['parse_failure_rate'])} % |")
     if "answer_prior" in m:
         lines.append(f"| answer prior (majority label) | {pm(m['answer_prior'])} |")
+    lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
+              if f"accuracy_{c}" in m]
     for blind, gain in (d.get("vision_gain") or {}).items():
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"

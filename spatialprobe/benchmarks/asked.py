@@ -10,6 +10,8 @@ row per (item, image condition[, fold]) with the label each protocol chose. From
   ``parse_failure_rate`` (a reply that named no option counts as wrong);
 * ``vision_gain_<condition>``: accuracy(real) − accuracy(blind) for each blind condition run
   beside ``real``, with its paired 95 % interval (resampled by the benchmark's unit);
+* ``accuracy_<condition>`` of each blind condition (set with its interval by the run kind,
+  :mod:`.ask`, as each protocol's accuracy gets its interval there);
 * ``answer_prior``: the accuracy of answering every test row with the most frequent gold label of
   the rows the run could learn from (the dev fold, or a training split), beside every accuracy.
 """

@@ -282,8 +282,8 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
             rows.append(read_jsonl(file) if file.exists() else [])
         except (ValueError, OSError) as err:  # a truncated or damaged file: named, and no test
             return unpaired_note(names[0], names[1], f"{file} cannot be read ({str(err).rstrip('.')})")
+    rows, primary, reason = _primary_rows(summaries, rows)
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
-    reason = None
     if specs[0].key != specs[1].key:
         reason = (f"A's predictions are one per ({', '.join(specs[0].key)}) and B's one per "
                   f"({', '.join(specs[1].key)}): runs of different kinds ({summaries[0].get('kind')}, "
@@ -295,7 +295,22 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
         return unpaired_note(names[0], names[1], reason)
     differences = paired_differences(rows[0], rows[1], specs[0])  # one robust SE: nothing is drawn
     method = specs[0].describe(0, 0)["method"]
-    return paired_table(names[0], names[1], differences, 0, 0, method)
+    return paired_table(names[0], names[1], differences, 0, 0, method) + primary
+
+
+def _primary_rows(summaries: list[dict], rows: list[list[dict]]) -> tuple[list[list[dict]], str, str | None]:
+    """Each run's rows of its primary (first) image condition where a run asked several (a
+    ``--blind`` run: real, blank, none, shuffled), the line saying which condition was paired, and
+    why the runs cannot be paired where their primary conditions differ (else None)."""
+    conditions = [list((s.get("details") or {}).get("conditions") or []) for s in summaries]
+    if all(len(c) < 2 for c in conditions):
+        return rows, "", None
+    first = [c[0] if c else "real" for c in conditions]  # a run without conditions saw the real images
+    if first[0] != first[1]:
+        return rows, "", f"their primary image conditions differ ({first[0]} vs {first[1]})"
+    kept = [[r for r in part if r.get("condition", first[0]) == first[0]] for part in rows]
+    extra = [f"{run} also asked {', '.join(c[1:])}" for run, c in zip("AB", conditions, strict=True) if c[1:]]
+    return kept, f"\nPaired on the `{first[0]}` condition's rows ({'; '.join(extra)}: not paired).\n", None
 
 
 def register(app: typer.Typer) -> None:
