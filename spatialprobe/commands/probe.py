@@ -28,7 +28,8 @@ def check_folds(dataset, folds: int, seed: int = 0) -> None:
 def probe(
     task: str = typer.Argument(..., help="A task (spatialprobe ls): size, height, posrel, ..."),
     model: str = typer.Option(..., "--model", "-m",
-                              help="Masked or causal LM id or local directory; 'dummy' = untrained smoke scorer."),
+                              help="Checkpoint id or local directory (any adapter family, spatialprobe ls); "
+                              "'dummy' = untrained smoke scorer."),
     out: Path | None = typer.Option(None, "--out", "-o",
                                     help="Run directory \\[runs/probe-TASK-MODEL-ID, ID: the run's identity]. "
                                     "An existing run of the same settings resumes."),
@@ -111,8 +112,11 @@ def probe(
 
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
-    from spatialprobe.models.choice import asks
+    from spatialprobe.models.choice import asks, judge_adapter, refuse_unaccepted
 
+    if scorer == judge_adapter():  # the multimodal LLM adapter: a text-only LM is refused by its config.json
+        refuse_unaccepted(scorer, model, "--model",
+                          f"a multimodal LLM (image-text-to-text), as --backend {scorer} needs")
     asked = asks(model, ("question",), scorer)  # an adapter that accepts it answers the task's question
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
                                       ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
