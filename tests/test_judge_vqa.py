@@ -345,3 +345,29 @@ def test_the_vqa_judges_on_ray_write_what_they_write_here(ray_cluster, images, s
     done = local_and_on_ray(ray_cluster, ["visor", str(sr2d_images[0]), *judge], tmp_path / "visor",
                             before_ray=no_build_here)
     assert done == {"where": "ray", "workers": 2, "gpus": 0, "batches": 2, "items": 8, "retried_batches": 0}
+
+
+def test_text_only_judge_model_is_refused_as_not_multimodal(images, tmp_path):
+    """A text-only LM as --judge-model: its config.json says it is no image-text-to-text model,
+    before any weights load (the weights file is removed)."""
+    from causal_helpers import tiny_bpe_gpt2
+
+    gpt2 = tiny_bpe_gpt2(tmp_path / "gpt2")
+    (gpt2 / "model.safetensors").unlink()
+    result = invoke("judge", "posrel", images, "--rule", "vqa", "--judge-model", gpt2, "--device", "cpu",
+                    "--out", tmp_path / "judge", code=2)
+    text = " ".join(result.output.split())
+    assert f"--judge-model '{gpt2}' is not a multimodal LLM (image-text-to-text)" in text
+    assert "model_type 'gpt2'" in text and "loadable checkpoint" not in text
+
+
+def test_text_only_model_with_backend_hf_mllm_is_refused_as_not_multimodal(tmp_path):
+    """probe --backend hf-mllm with a text-only LM: refused from its config.json, before any weights load."""
+    from causal_helpers import tiny_bpe_gpt2
+
+    gpt2 = tiny_bpe_gpt2(tmp_path / "gpt2")
+    (gpt2 / "model.safetensors").unlink()
+    result = invoke("probe", "size", "--model", gpt2, "--backend", "hf-mllm", "--out", tmp_path / "run", code=2)
+    text = " ".join(result.output.split())
+    assert f"--model '{gpt2}' is not a multimodal LLM (image-text-to-text), as --backend hf-mllm needs" in text
+    assert "loadable checkpoint" not in text

@@ -13,9 +13,9 @@ import typer
 from spatialprobe.commands.errors import refusals
 
 ProtocolOption = typer.Option(None, "--protocol", help="likelihood (score each option), generate (parse the "
-                              "reply) or both [likelihood]; the model adapter must answer them.")
+                              "reply) or both \\[likelihood]; the model adapter must answer them.")
 ImageConditionOption = typer.Option(None, "--image-condition", help="real (the item's image), blank, none "
-                                    "(text only) or shuffled (another item's image) [real where items have images].")
+                                    "(text only) or shuffled (another item's image) \\[real where items have images].")
 BlindOption = typer.Option(False, "--blind", help="Also ask every item under the blank, none and shuffled "
                            "conditions and report the vision gain (real − blind).")
 MaxNewTokensOption = typer.Option(None, "--max-new-tokens", min=1, help="Generate protocol: at most this many "
@@ -24,7 +24,7 @@ ScorerArgOption = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of
                                "(spatialprobe ls); repeatable.")
 SeedOption = typer.Option(0, "--seed", help="Seed of the shuffled-image condition.")
 BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
-                             "the checkpoint's config.json and understand the items (spatialprobe ls) [the first].")
+                             "the checkpoint's config.json and understand the items (spatialprobe ls) \\[the first].")
 
 
 def progress_bar(label: str):

@@ -88,9 +88,9 @@ def validate(
     task: str = typer.Option(None, help="A task (spatialprobe ls); default: guessed from the file "
                              "(size for --pairs)."),
     pairs: bool = typer.Option(False, "--pairs", help="Read PATH as CSV/TSV/JSONL comparison pairs."),
-    first: str = typer.Option(None, help="--pairs: column of the first object [obj_a]."),
-    second: str = typer.Option(None, help="--pairs: column of the second object [obj_b]."),
-    answer: str = typer.Option(None, help="--pairs: column saying whether the first is larger/taller [label]."),
+    first: str = typer.Option(None, help="--pairs: column of the first object \\[obj_a]."),
+    second: str = typer.Option(None, help="--pairs: column of the second object \\[obj_b]."),
+    answer: str = typer.Option(None, help="--pairs: column saying whether the first is larger/taller \\[label]."),
     delimiter: str = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
     allow_duplicates: bool = typer.Option(False, "--allow-duplicates",
                                           help="--pairs: keep repeated rows (counted) instead of refusing them."),

@@ -47,10 +47,11 @@ def refuse_box_options(given: Mapping[str, Any], what: str = "--rule vqa") -> No
 def judge_spec(judge_model: str | None, judge_arg: list[str]):
     """The judge adapter's spec (:func:`~spatialprobe.models.choice.judge_adapter`) of ``--judge-model``
     and ``--judge-arg`` (runtime keys refused)."""
-    from spatialprobe.models.choice import judge_adapter
+    from spatialprobe.models.choice import judge_adapter, refuse_unaccepted
 
     if not judge_model:
         fail("--rule vqa needs --judge-model (a multimodal LLM: checkpoint id or directory).")
+    refuse_unaccepted(judge_adapter(), judge_model, "--judge-model", "a multimodal LLM (image-text-to-text)")
     spec = component_spec(judge_adapter(), judge_model, judge_arg)
     runtime = [k for k in RUNTIME_ARGS if k in spec.args]
     if runtime:

@@ -28,17 +28,18 @@ def check_folds(dataset, folds: int, seed: int = 0) -> None:
 def probe(
     task: str = typer.Argument(..., help="A task (spatialprobe ls): size, height, posrel, ..."),
     model: str = typer.Option(..., "--model", "-m",
-                              help="Masked or causal LM id or local directory; 'dummy' = untrained smoke scorer."),
+                              help="Checkpoint id or local directory (any adapter family, spatialprobe ls); "
+                              "'dummy' = untrained smoke scorer."),
     out: Path | None = typer.Option(None, "--out", "-o",
-                                    help="Run directory [runs/probe-TASK-MODEL-ID, ID: the run's identity]. "
+                                    help="Run directory \\[runs/probe-TASK-MODEL-ID, ID: the run's identity]. "
                                     "An existing run of the same settings resumes."),
     data: Path | None = typer.Option(None, "--data",
                                      help="Release-format JSON lines file instead of the built-in set."),
     pairs: Path | None = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
-    first: str | None = typer.Option(None, help="--pairs: column of the first object [obj_a]."),
-    second: str | None = typer.Option(None, help="--pairs: column of the second object [obj_b]."),
+    first: str | None = typer.Option(None, help="--pairs: column of the first object \\[obj_a]."),
+    second: str | None = typer.Option(None, help="--pairs: column of the second object \\[obj_b]."),
     answer: str | None = typer.Option(
-        None, help="--pairs: column saying whether the first is larger/taller [label]."),
+        None, help="--pairs: column saying whether the first is larger/taller \\[label]."),
     delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
     allow_duplicates: bool = typer.Option(False, "--allow-duplicates",
                                           help="--pairs: keep repeated rows (counted) instead of refusing them."),
@@ -55,10 +56,10 @@ def probe(
         [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
         "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
     image: str | None = typer.Option(
-        None, help="= --scorer-arg image=...: vilt's 'blank' gray image [default], or a synthesis run directory; "
-        "a multimodal LLM: none [default], blank or a synthesis run holding an image of each instance."),
+        None, help="= --scorer-arg image=...: vilt's 'blank' gray image \\[default], or a synthesis run directory; "
+        "a multimodal LLM: none \\[default], blank or a synthesis run holding an image of each instance."),
     normalize: str | None = typer.Option(
-        None, help="= --scorer-arg normalize=...: hf-causal's sum [default], token or char."),
+        None, help="= --scorer-arg normalize=...: hf-causal's sum \\[default], token or char."),
     format: str = typer.Option(
         "plain", "--format", help="plain (cloze sentences) or chat (hf-causal: the task's question in the "
         "tokenizer's chat template, the options scored as the reply)."),
@@ -69,7 +70,9 @@ def probe(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
 ) -> None:
-    """Probe a masked or causal LM: best prompt per dev fold, accuracy and macro-F1 on object-disjoint test folds."""
+    """Probe any model whose adapter asks the object pairs (spatialprobe ls): a masked, causal or seq2seq LM, a
+    vision-language model or a multimodal LLM; best prompt per dev fold, accuracy and macro-F1 on object-disjoint
+    test folds."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -109,8 +112,11 @@ def probe(
 
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
-    from spatialprobe.models.choice import asks
+    from spatialprobe.models.choice import asks, judge_adapter, refuse_unaccepted
 
+    if scorer == judge_adapter():  # the multimodal LLM adapter: a text-only LM is refused by its config.json
+        refuse_unaccepted(scorer, model, "--model",
+                          f"a multimodal LLM (image-text-to-text), as --backend {scorer} needs")
     asked = asks(model, ("question",), scorer)  # an adapter that accepts it answers the task's question
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
                                       ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
@@ -209,7 +215,7 @@ def _run_folders(given: list[Path] | None, default: Path = Path("runs")) -> list
 
 
 def runs(
-    run_dirs: list[Path] = typer.Argument(None, help="Folders holding runs [every indexed run, or the "
+    run_dirs: list[Path] = typer.Argument(None, help="Folders holding runs \\[every indexed run, or the "
                                           "runs under ./runs where the index cannot be read; with --rebuild: ./runs]."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Make the index again from the run folders "
                                  "(config.json and summary.json) at or under RUN_DIRS."),

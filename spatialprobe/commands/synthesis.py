@@ -53,7 +53,7 @@ def synthesize_command(
                                 "(UNTRAINED colour-coded test scenes, for --detector colour)."),
     out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
     images_per_prompt: int | None = typer.Option(None, "--images-per-prompt", "-n", min=1,
-                                                 help="Images per prompt [a benchmark's prompt "
+                                                 help="Images per prompt \\[a benchmark's prompt "
                                                       "file: its protocol's number; else 1]."),
     seed: int = typer.Option(0, "--seed", help="Run seed; each image's seed derives from it."),
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Images optimised together."),

@@ -41,8 +41,9 @@ def _report_missing(summary: dict) -> None:
 
 
 def vsr_command(
-    model: str = typer.Option(..., "--model", help="A contrastive image-text checkpoint (CLIP, SigLIP, "
-                              "SigLIP 2: caption vs its negated relation) or a multimodal LLM (asked yes or no)."),
+    model: str = typer.Option(..., "--model", help="Any checkpoint whose adapter asks VSR's captions "
+                              "(spatialprobe ls): a contrastive image-text model (CLIP, SigLIP, SigLIP 2: caption vs "
+                              "its negated relation), a multimodal LLM (asked yes or no) or another adapter family."),
     data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
     images: Path = typer.Option(..., "--images", help="COCO 2017 image folder (train2017/val2017 inside or flat)."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),

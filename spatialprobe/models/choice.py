@@ -163,3 +163,22 @@ def asks(model: str, wordings: tuple[str, ...], backend: str | None = None) -> b
     except SpatialprobeError:
         return False
     return True
+
+
+def refuse_unaccepted(adapter: str, model: str, option: str, what: str) -> None:
+    """Refuse ``model`` (given as ``option``) in one sentence before any weights load when its
+    ``config.json`` shows the ``adapter`` does not accept it: it is not ``what`` (e.g. "a multimodal
+    LLM (image-text-to-text)"). A configuration that cannot be read here is left to the loader."""
+    from spatialprobe import registry
+    from spatialprobe.errors import UsageError
+
+    if model == "dummy" or not (Path(model) / "config.json").is_file():
+        return
+    config, where = _read_config(model)
+    if config is None or registry.lookup("model", adapter).accepts(config):
+        return
+    found = adapters_for(config)
+    raise UsageError(f"{option} {model!r} is not {what}: {where} declares model_type "
+                     f"{config.get('model_type')!r} (architectures "
+                     f"{', '.join(config.get('architectures') or []) or 'none'}), which the "
+                     f"{', '.join(found) or 'no'} adapter(s) load, not {adapter}.")

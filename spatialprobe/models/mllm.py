@@ -213,6 +213,12 @@ def _load_processor(loader, model: str):
     try:
         return load_pretrained(loader, model, "the processor of")
     except ImportError as err:
-        detail = " ".join(str(err).split())[:200]
-        raise ModelLoadError(f"The processor of {model!r} needs a package that is not installed "
-                             f"({detail}).") from None
+        detail = " ".join(str(err).split())
+        if "torchvision" in detail.lower():
+            raise ModelLoadError(
+                f"The processor of {model!r} needs torchvision, which no spatialprobe extra installs: install "
+                "the torchvision build that matches your torch (the torch/torchvision pair pytorch.org lists "
+                "for your platform and CUDA or CPU build, e.g. `pip install torch==X torchvision==Y` with both "
+                "versions from that table), then run again.") from None
+        raise ModelLoadError(f"The processor of {model!r} needs a package that is not installed: "
+                             f"{detail.split('. ')[0].rstrip('.')}.") from None
