@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.qa",
     "spatialprobe.commands.convert",
     "spatialprobe.commands.vl",
+    "spatialprobe.commands.bench",
     "spatialprobe.commands.synthesis",
     "spatialprobe.commands.judge",
     "spatialprobe.commands.annotate",

@@ -22,6 +22,7 @@ EXTRA_FEATURES = {
     "multigpu": "Models spread over several devices (--device-map)",
     "ray": "Fanning a run out over Ray workers (--ray)",
     "api": "The openai-api model (an OpenAI-compatible server)",
+    "benchmarks": "Reading a benchmark's Parquet or `datasets` copy (spatialprobe bench)",
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics
@@ -164,7 +165,10 @@ class AskRun(RunKind):
         found = {"model": model_input("the model", str(self.model_spec.args.get("model")))}
         recorded = self.settings.source
         data = recorded.get("data") or recorded.get("dataset")
-        if isinstance(data, dict) and data.get("file"):
+        if isinstance(data, dict) and data.get("version") and not Path(str(data.get("file"))).is_file():
+            found["data"] = {"what": f"the {self.source.name} data", "file": str(data.get("file")),  # a folder, hf:NAME
+                             "fingerprint": f"sha256:{data['version']}"}
+        elif isinstance(data, dict) and data.get("file"):
             found["data"] = file_input(f"the {self.source.name} data file", data["file"])
         elif isinstance(data, dict) and data.get("path"):  # a task's release-format or pairs file
             found["data"] = file_input(f"the {self.source.task} data file", data["path"])

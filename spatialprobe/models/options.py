@@ -42,13 +42,14 @@ def owners(key: str) -> list[str]:
     return [name for name in registry.names("model") if key in declared(name)]
 
 
-def parse_pairs(pairs: Iterable[str]) -> dict[str, str]:
-    """``["normalize=char", ...]`` -> ``{"normalize": "char"}``; a pair without ``=`` is refused."""
+def parse_pairs(pairs: Iterable[str], flag: str = "--scorer-arg") -> dict[str, str]:
+    """``["normalize=char", ...]`` -> ``{"normalize": "char"}``; a pair without ``=`` is refused
+    (naming ``flag``)."""
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"--scorer-arg takes key=value, not {pair!r}.")
+            raise UsageError(f"{flag} takes key=value, not {pair!r}.")
         out[key.strip()] = value
     return out
 

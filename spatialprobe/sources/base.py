@@ -68,6 +68,9 @@ class SourceItem:
     """Further images of the same item (several images of one scenario), voted over (:func:`vote`)."""
     fact: tuple[str, str, str] | None = None
     """The canonical spatial fact (subject, relation, object), where the item states one."""
+    views: tuple[str, ...] = ()
+    """Images shown together with ``image`` in the same question (BLINK's multi-view items,
+    MMSI-Bench): unlike ``images``, not voted over but asked at once; ``()`` for one image."""
 
     def wording(self, name: str) -> Wording | None:
         """The item in wording ``name``, or None where the source does not offer it."""
@@ -124,6 +127,10 @@ class Source:
     """Files beyond the table, written from the run folder and its summary (VSR's plot)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """What rebuilds it (:func:`replay`): ``name`` plus the module's own keys."""
+    variants: Mapping[str, str] = field(default_factory=dict)
+    """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
+    ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
+    right for the group to count (strict accuracy beside the vanilla one). Empty: none."""
 
     def offered(self) -> tuple[str, ...]:
         """The wordings every item offers."""
@@ -161,3 +168,28 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     except UnknownComponent as err:
         raise UsageError(f"config.json: source.name {name!r} is no registered source ({err})") from None
     return rebuild(dict(settings), seed)
+
+
+def given(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """What a benchmark module is built from, whether ``settings`` come from ``spatialprobe bench``
+    (``data`` a path) or from a run's config (``data`` recorded as ``{"file", "version"}``):
+    ``data``, ``images``, ``split``, ``subset``, ``limit`` and the module's ``options``."""
+    data = settings.get("data")
+    if isinstance(data, Mapping):
+        data = data.get("file")
+    return {"data": str(data) if data is not None else None, "images": settings.get("images"),
+            "split": settings.get("split"), "subset": settings.get("subset"), "limit": settings.get("limit"),
+            "options": dict(settings.get("options") or {})}
+
+
+def recorded(name: str, found: Mapping[str, Any], data: str, version: str, **more: Any) -> dict[str, Any]:
+    """The ``source`` settings a benchmark module records: :func:`given`'s keys with the data's path
+    resolved (a folder or file; ``hf:NAME`` as named) and its content version, plus ``more``."""
+    from pathlib import Path
+
+    path = data if data.startswith("hf:") else str(Path(data).resolve())
+    images = found.get("images")
+    return {"name": name, "data": {"file": path, "version": version},
+            "images": str(Path(images).resolve()) if images else None, "split": found.get("split"),
+            "subset": found.get("subset"), "limit": found.get("limit"), "options": dict(found.get("options") or {}),
+            **more}

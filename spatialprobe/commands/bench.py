@@ -1,0 +1,124 @@
+"""``spatialprobe bench NAME``: any benchmark that is one source module on the engine, read from
+the user's local copy and asked of any model that understands its items.
+
+A benchmark module (``spatialprobe/sources/NAME.py``) is registered once as a ``source``; it
+declares ``OPTIONS`` (its ``--option KEY=VALUE`` keys, each with a sentence of help) and a
+``replay(settings, seed)`` that builds its items from :func:`spatialprobe.sources.base.given`.
+Sources with a command of their own (``probe``, ``vsr``, ``spatialmqa``, ``qa``) declare no
+``OPTIONS`` and are named here to be asked there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from spatialprobe.commands.ask import (
+    BackendOption,
+    BlindOption,
+    ImageConditionOption,
+    MaxNewTokensOption,
+    ProtocolOption,
+    ScorerArgOption,
+    SeedOption,
+)
+from spatialprobe.commands.errors import refusals, require_run_dir
+from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
+from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.errors import UsageError
+
+OWN_COMMANDS = {"task": "probe TASK --model M", "vsr": "vsr", "spatialmqa": "spatialmqa", "qa": "qa text|image"}
+"""The sources asked by a command of their own, and that command."""
+
+
+def module_of(name: str) -> Any:
+    """The benchmark module registered as source ``name``; refused in one sentence where ``name``
+    is no benchmark (naming those there are) or has a command of its own."""
+    import importlib
+
+    from spatialprobe import registry
+    from spatialprobe.errors import UnknownComponent
+
+    if name in OWN_COMMANDS:
+        raise UsageError(f"{name} is asked with its own command: spatialprobe {OWN_COMMANDS[name]}")
+    try:
+        target = registry.lookup("source", name)
+    except UnknownComponent:
+        raise UsageError(f"no benchmark {name!r}; the benchmarks are {', '.join(benchmarks())}") from None
+    module = importlib.import_module(target.__module__)
+    if not hasattr(module, "OPTIONS"):
+        raise UsageError(f"source {name!r} declares no OPTIONS: it is not a benchmark module (spatialprobe ls source)")
+    return module
+
+
+def benchmarks() -> list[str]:
+    """The registered benchmark modules (sources without a command of their own)."""
+    from spatialprobe import registry
+
+    return sorted(n for n in registry.names("source") if n not in OWN_COMMANDS)
+
+
+def source_settings(name: str, data: str, images: Path | None, split: str | None, subset: str | None,
+                    limit: int | None, option: list[str]) -> dict[str, Any]:
+    """The settings ``spatialprobe bench`` builds the source from; an ``--option`` key the module
+    does not declare is refused, naming those it does."""
+    from spatialprobe.models.options import parse_pairs
+
+    module = module_of(name)
+    options = parse_pairs(option, "--option")
+    unknown = [key for key in options if key not in module.OPTIONS]
+    if unknown:
+        known = ", ".join(sorted(module.OPTIONS)) or "none"
+        raise UsageError(f"--option {unknown[0]} does not apply to {name}; its options are: {known}")
+    return {"name": name, "data": data, "images": str(images) if images else None, "split": split,
+            "subset": subset, "limit": limit, "options": options}
+
+
+def bench_command(
+    name: str = typer.Argument(..., help="The benchmark (spatialprobe ls source): whatsup, cv-bench, 3dsrbench, ..."),
+    model: str = typer.Option(..., "--model", help="Any checkpoint whose adapter understands the items "
+                              "(spatialprobe ls): a multimodal LLM, a contrastive image-text model, a text LM, ..."),
+    data: str = typer.Option(..., "--data", help="Your local copy: a .json/.jsonl/.csv/.tsv/.parquet file, a folder "
+                             "of Parquet files or a `datasets` save_to_disk folder, or hf:NAME (the Hugging Face "
+                             "cache, offline). Nothing is downloaded."),
+    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    images: Path | None = typer.Option(None, "--images", help="The folder the items' image paths are relative to "
+                                       "(where images are files, not embedded)."),
+    split: str | None = typer.Option(None, "--split", help="The split of a `datasets` copy or Parquet folder."),
+    subset: str | None = typer.Option(None, "--subset", help="The benchmark's subset or task, where it has several."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items (smoke tests)."),
+    option: list[str] = typer.Option([], "--option", help="KEY=VALUE: an option of the benchmark module; repeatable."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    protocol: str | None = ProtocolOption,
+    image_condition: str | None = ImageConditionOption,
+    blind: bool = BlindOption,
+    max_new_tokens: int | None = MaxNewTokensOption,
+    scorer_arg: list[str] = ScorerArgOption,
+    seed: int = SeedOption,
+    device_map: str | None = DeviceMapOption,
+    max_memory: list[str] = MaxMemoryOption,
+    backend: str | None = BackendOption,
+) -> None:
+    """A benchmark from your local copy, asked of any model that understands its items: its
+    official metrics, clustered intervals over its declared unit, the answer prior and, with
+    --blind, the vision gain."""
+    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.commands.ask import ask_and_print
+    from spatialprobe.models.options import parse_pairs
+    from spatialprobe.sources.base import replay
+
+    require_run_dir(out)
+    spread = device_map_settings(device_map, max_memory)
+    with refusals():
+        source = replay(source_settings(name, data, images, split, subset, limit, option), seed)
+        given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
+                      parse_pairs(scorer_arg), *spread)
+    ask_and_print(source, model, given, out, f"{name} items asked", "bench")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(scale_options(hub_model_options(bench_command)))
