@@ -111,21 +111,22 @@ def test_questions_and_options_come_from_the_task_files():
 
 # -- --scorer auto --------------------------------------------------------------------------------
 def test_auto_reads_the_architecture_from_the_config(flat_dir, tmp_path):
-    assert auto_scorer(str(flat_dir)) == ("hf-causal", f"causal architecture GPT2LMHeadModel in {flat_dir}/config.json")
+    assert auto_scorer(str(flat_dir)) == ("hf-causal", f"architecture GPT2LMHeadModel in {flat_dir}/config.json")
     bert = tmp_path / "bert"
     bert.mkdir()
     (bert / "config.json").write_text(json.dumps({"model_type": "bert", "architectures": ["BertForMaskedLM"]}))
     assert auto_scorer(str(bert))[0] == "hf-mlm"
     (bert / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    assert auto_scorer(str(bert)) == ("hf-causal", f"model_type 'llama' (a causal LM type) in {bert}/config.json")
+    assert auto_scorer(str(bert)) == ("hf-causal", f"model_type 'llama' (no architectures) in {bert}/config.json")
     (bert / "config.json").write_text(json.dumps({"model_type": "bert"}))  # bert is masked and causal
-    assert auto_scorer(str(bert))[0] == "hf-mlm"
+    assert auto_scorer(str(bert)) == ("hf-mlm", "no cloze scorer accepts model_type 'bert' (no architectures) in "
+                                      f"{bert}/config.json; fell back to the hf-mlm scorer")
 
 
 def test_auto_without_a_readable_config_falls_back_to_the_masked_scorer_and_says_why():
     assert auto_scorer("nobody/not-cached-anywhere") == (
         "hf-mlm", "no readable configuration (the configuration of 'nobody/not-cached-anywhere' is "
-        "neither local nor in the Hugging Face cache); fell back to the masked-LM scorer")
+        "neither local nor in the Hugging Face cache); fell back to the hf-mlm scorer")
 
 
 # -- through the CLI ------------------------------------------------------------------------------
@@ -142,7 +143,7 @@ def test_trained_causal_lm_recovers_the_size_facts(trained_dir, tmp_path):
     assert config["scorer"]["name"] == "hf-causal"
     assert config["scorer"]["args"] == {"model": str(trained_dir), "normalize": "sum", "format": "plain"}
     assert summary["details"]["scorer_choice"] == {
-        "scorer": "hf-causal", "reason": f"causal architecture GPT2LMHeadModel in {trained_dir}/config.json"}
+        "scorer": "hf-causal", "reason": f"architecture GPT2LMHeadModel in {trained_dir}/config.json"}
 
 
 def test_untrained_causal_lm_ties_and_the_first_label_wins(flat_dir, tmp_path):

@@ -102,7 +102,7 @@ def test_bad_input_is_refused_naming_file_line_and_field(tmp_path):
     (tmp_path / "d.json").write_text('[{"id": 1}, 3]')
     with pytest.raises(DataError, match="record 2"):
         read_records(tmp_path / "d.json")
-    with pytest.raises(UsageError, match="unknown layout '.xml'"):
+    with pytest.raises(UsageError, match=r"unknown layout '\.xml'"):
         (tmp_path / "d.xml").write_text("<a/>")
         read_records(tmp_path / "d.xml")
     with pytest.raises(UsageError, match="no such file or folder"):

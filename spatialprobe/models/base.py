@@ -134,6 +134,9 @@ class Declared:
     """GPUs one worker of this adapter needs (0: it computes on the CPU or elsewhere, a server)."""
     specificity: ClassVar[int] = 100
     """Among the adapters that accept one checkpoint, the lower comes first (the most specific)."""
+    fallback: ClassVar[bool] = False
+    """Whether ``--scorer auto`` falls back to it where no adapter accepts the configuration or it
+    cannot be read (one adapter declares it: the masked LM, the seed paper's model)."""
     judges_images: ClassVar[bool] = False
     """Whether it answers a yes/no question about an image by its next-token probabilities, as the
     VQA judge reads a multimodal LLM (:mod:`spatialprobe.judging.vqa`)."""

@@ -1,12 +1,12 @@
 """``--scorer auto``: which scorer a checkpoint needs, read from its configuration, never its name.
 
 The configuration is a local directory's ``config.json``, or, for a hub id,
-``transformers.AutoConfig`` (from the local cache when offline). Its ``architectures`` decide: a
-causal head (``*ForCausalLM``, ``*LMHeadModel`` such as ``GPT2LMHeadModel``) picks ``hf-causal``,
-``*ForMaskedLM`` picks ``hf-mlm``; without architectures, a ``model_type`` that transformers maps
-to a causal LM and not to a masked LM picks ``hf-causal``. ViLT checkpoints pick ``vilt``. A
-configuration that cannot be read falls back to the masked-LM scorer, and the reason says so: a
-name is never read (a ViLT saved in a folder called "bert-..." is a ViLT).
+``transformers.AutoConfig`` (from the local cache when offline). Each registered adapter says
+itself whether it accepts it (:class:`~spatialprobe.models.base.Declared`: a causal head for the
+causal scorer, a masked-LM head for the masked one, ViLT for ViLT's); the first that accepts it and
+scores cloze prompts is chosen. A configuration that cannot be read falls back to the adapter that
+declares itself the fallback, and the reason says so: a name is never read (a ViLT saved in a
+folder called "bert-..." is a ViLT), and no adapter is named here.
 
 :func:`auto_model` chooses for the other commands (``qa``, ``vsr``, ``spatialmqa``) among the
 model adapters they take, by the same rule: :func:`adapters_for` lists, for a configuration, the
@@ -23,26 +23,41 @@ CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
 
 
 def auto_scorer(model: str) -> tuple[str, str]:
-    """(scorer name, the reason for it in one sentence) for ``--scorer auto``."""
+    """(scorer name, the reason for it in one sentence) for ``--scorer auto``: the first of the
+    adapters that accept the checkpoint's configuration (:func:`adapters_for`) and score cloze
+    prompts; where none does, or the configuration cannot be read, the adapter that declares itself
+    the ``fallback`` (:class:`~spatialprobe.models.base.Declared`), and the reason says so."""
     if model == "dummy":
         return "dummy", "--model dummy is the untrained smoke scorer"
     config, where = _read_config(model)
     if config is None:
-        return "hf-mlm", f"no readable configuration ({where}); fell back to the masked-LM scorer"
-    model_type = str(config.get("model_type") or "")
+        return _fallback(), f"no readable configuration ({where}); fell back to the {_fallback()} scorer"
+    what = _described(config)
+    found = [name for name in adapters_for(config) if "cloze" in _wordings(name)]
+    if found:
+        return found[0], f"{what} in {where}"
+    return _fallback(), f"no cloze scorer accepts {what} in {where}; fell back to the {_fallback()} scorer"
+
+
+def _described(config: dict[str, Any]) -> str:
+    """A checkpoint's configuration in a few words: its first architecture, else its model_type."""
     architectures = [str(a) for a in config.get("architectures") or []]
-    if model_type == "vilt":
-        return "vilt", f"model_type 'vilt' in {where}"
-    causal = [a for a in architectures if a.endswith(CAUSAL_SUFFIXES)]
-    if causal:
-        return "hf-causal", f"causal architecture {causal[0]} in {where}"
-    masked = [a for a in architectures if a.endswith("ForMaskedLM")]
-    if masked:
-        return "hf-mlm", f"masked architecture {masked[0]} in {where}"
-    if not architectures and causal_only_type(model_type):
-        return "hf-causal", f"model_type {model_type!r} (a causal LM type) in {where}"
-    return "hf-mlm", (f"no causal architecture in {where} (architectures {architectures or 'none'}, "
-                      f"model_type {model_type!r}); the masked-LM scorer")
+    if architectures:
+        return f"architecture {architectures[0]}"
+    return f"model_type {str(config.get('model_type') or '')!r} (no architectures)"
+
+
+def _wordings(name: str) -> tuple[str, ...]:
+    from spatialprobe import registry
+
+    return tuple(getattr(registry.lookup("model", name), "wordings", ()))
+
+
+def _fallback() -> str:
+    """The adapter that declares itself the fallback of ``--scorer auto``."""
+    from spatialprobe import registry
+
+    return next(name for name in registry.names("model") if getattr(registry.lookup("model", name), "fallback", False))
 
 
 def _read_config(model: str) -> tuple[dict[str, Any] | None, str]:

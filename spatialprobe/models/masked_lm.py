@@ -51,6 +51,7 @@ def weights_hash(model) -> str:
 class MaskedLMScorer(Declared):
     """Scores cloze requests with ``AutoModelForMaskedLM.from_pretrained(model)``."""
     specificity: ClassVar[int] = 80
+    fallback: ClassVar[bool] = True
 
     @classmethod
     def accepts(cls, config: Mapping[str, Any]) -> bool:
