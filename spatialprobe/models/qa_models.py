@@ -337,11 +337,14 @@ class BlipVQA(_VQAModel):
 
 
 def load_vqa(model: str, device: str = "auto"):
-    """A yes/no VQA answerer for ``model``, chosen by its configuration (:mod:`.choice`)."""
+    """A yes/no VQA answerer for ``model``, chosen by its configuration (:mod:`.choice`) among the
+    adapters that see images and answer the short question."""
     from spatialprobe import registry
     from spatialprobe.models.choice import auto_model
 
-    name, _ = auto_model(model, ("vilt-vqa", "blip"), "qa image")
+    among = tuple(n for n in registry.names("model") if getattr(registry.lookup("model", n), "sees_images", False)
+                  and "short" in getattr(registry.lookup("model", n), "wordings", ()))
+    name, _ = auto_model(model, among, "qa image")
     answerer = registry.build("model", registry.Spec(name, {"model": model, "device": device}))
     labels = getattr(answerer, "label2id", None)
     if labels is not None and not set(YES_NO) <= set(labels):
