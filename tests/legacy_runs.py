@@ -4,7 +4,7 @@ change, so that tests/test_legacy_runs.py can resume and replay them with the ne
 
     PYTHONPATH=/path/to/old/checkout python tests/legacy_runs.py DIR
 
-DIR gets models/, data/ and runs/{vsr,spatialmqa,qa} (a few KB of configs, caches and rows besides
+DIR gets models/, data/ and runs/{vsr,spatialmqa,qa,qa-image} (a few KB of configs, caches and rows besides
 the tiny models); nothing is copied from shared data.
 """
 
@@ -32,7 +32,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def build(root: Path) -> dict[str, list[str]]:
     """The models and data, and each legacy run's command line (after ``spatialprobe``)."""
-    from qa_helpers import make_t5
+    from qa_helpers import make_t5, make_vilt
     from vl_helpers import solid_image, tiny_clip
 
     from spatialprobe import datasets
@@ -48,6 +48,9 @@ def build(root: Path) -> dict[str, list[str]]:
     write_jsonl(root / "data" / "qa.jsonl", records)
     t5 = make_t5(root / "models" / "t5", [r["question"] + " " + r.get("context", "") for r in records])
     images, runs = str(root / "data" / "coco"), root / "runs"
+    store = _image_store(root / "data" / "synth")
+    vilt = make_vilt(root / "models" / "vilt-vqa", [r["question"] + " " + r.get("context", "") for r in records],
+                     {"yes": 0.2, "no": 0.9})
     asked = {}
     from mllm_helpers import SHARED
     from mllm_helpers import build as build_mllm
@@ -62,7 +65,27 @@ def build(root: Path) -> dict[str, list[str]]:
             "spatialmqa": ["spatialmqa", "--model", str(clip), "--data", str(root / "data" / "mqa"), "--images",
                            images, "--out", str(runs / "spatialmqa"), "--device", "cpu"],
             "qa": ["qa", "text", "--model", str(t5), "--data", str(root / "data" / "qa.jsonl"),
-                   "--out", str(runs / "qa"), "--device", "cpu"]}
+                   "--out", str(runs / "qa"), "--device", "cpu"],
+            "qa-image": ["qa", "image", "--images", str(store), "--model", str(vilt), "--data",
+                         str(root / "data" / "qa.jsonl"), "--out", str(runs / "qa-image"), "--device", "cpu",
+                         "--partial"]}
+
+
+def _image_store(path: Path) -> Path:
+    """An image store as synthesis writes it: 4 posrel scenarios, two images of the first."""
+    from PIL import Image
+
+    from spatialprobe import datasets
+    from spatialprobe.imagestore import ImageStore, PromptItem
+
+    instances = datasets.load("posrel").instances[:4]
+    store = ImageStore(path)
+    store.add_prompts(PromptItem(i.id, i.text, i.to_dict()) for i in instances)
+    for index, inst in enumerate(instances):
+        for image_index in range(2 if index == 0 else 1):
+            store.save_image(Image.new("RGB", (48, 40), (40 * index, 80 + 60 * image_index, 120)), inst.id,
+                             image_index, seed=image_index, backend="test", model="none", settings={})
+    return path
 
 
 def main(root: Path) -> None:

@@ -58,7 +58,7 @@ def legacy(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("kind", ["vsr", "spatialmqa", "qa"])
+@pytest.mark.parametrize("kind", ["vsr", "spatialmqa", "qa", "qa-image"])
 def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, kind, tmp_path):
     """Resumed in place, the folder becomes an ask run with the old predictions and scores, nothing
     computed, its provenance naming the old kind and identity; a second resume confirms it; replayed
@@ -68,10 +68,10 @@ def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, 
     expected = _old_answers(kind, read_jsonl(run / "predictions.jsonl"))
     moved = CliRunner().invoke(app, ["run", str(run / "config.json")])
     assert moved.exit_code == 0, moved.output
-    assert f"migrated: a {kind} run (identity {old_config['identity'][:12]})" in moved.output
+    assert f"migrated: a {old_config['kind']} run (identity {old_config['identity'][:12]})" in moved.output
     config = json.loads((run / "config.json").read_text())
     assert config["kind"] == "ask"
-    assert config["provenance"]["migrated_from"] == {"kind": kind, "identity": old_config["identity"]}
+    assert config["provenance"]["migrated_from"] == {"kind": old_config["kind"], "identity": old_config["identity"]}
     assert config["provenance"]["created"] == old_config["provenance"]["created"]
     assert _answers(run) == expected  # the cached answers, translated: exactly the old ones
     assert "resumed" not in json.loads((run / "summary.json").read_text())["provenance"]  # nothing computed
@@ -124,8 +124,8 @@ def _predictions(run: Path) -> list[tuple]:
 
 @pytest.mark.parametrize(("kind", "settings", "why"), [
     ("spatialmqa", {"method": "generate"}, "asked its own prompt"),
-    ("qa", {"mode": "image", "questions": {"source": {"task": "posrel"}}}, "only text QA runs"),
-    ("qa", {"mode": "text", "questions": {"source": {"given": "mine"}}}, "only text QA runs"),
+    ("qa", {"mode": "image", "full_vocab": True, "questions": {"source": {"task": "posrel"}}}, "voted over generated"),
+    ("qa", {"mode": "text", "questions": {"source": {"given": "mine"}}}, "given in memory"),
 ])
 def test_a_retired_run_without_a_faithful_mapping_is_refused_in_one_sentence(kind, settings, why):
     from spatialprobe.benchmarks.legacy import ask_run_of

@@ -19,9 +19,11 @@ called by the spine's ``start``): its cache is translated in one transaction, it
 becomes the ask run's, keeping its provenance with ``migrated_from`` (the old kind and identity);
 nothing is computed. With ``--out NEW`` the ask run is computed there afresh (its provenance
 names the config it came from). Ask folders written before the sources resume as they are (the
-kind and its keys did not change). What has no faithful mapping is refused in one sentence: a
-SpatialMQA run of the generate method (it asked its own prompt), image QA (it averaged margins
-over a scenario's images where the ask kind votes), questions given in memory.
+kind and its keys did not change). Image QA maps too: its per-image answers (``ID#IMAGE_INDEX``)
+become the ask kind's (``real/ID``, ``real/ID#N``), and the old average of yes/no scores over a
+scenario's images is the ask kind's vote. What has no faithful mapping is refused in one sentence:
+a SpatialMQA run of the generate method (it asked its own prompt), a ``--full-vocab`` image QA
+run (it voted over generated words), questions given in memory.
 """
 
 from __future__ import annotations
@@ -90,6 +92,30 @@ def _qa_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
                                           "option": str(row["answer"]).lower()}}
 
 
+def _image_keys(source: Any, images: str, partial: bool) -> dict[str, str]:
+    """Image QA's keys (``ID#IMAGE_INDEX``, one per image of a question's scenario) -> the ask kind's
+    (``real/ID`` for the first image the source asks, ``real/ID#N`` for the N-th further one)."""
+    from spatialprobe.imagestore import open_image_run
+
+    store, _ = open_image_run(images, partial=partial)
+    index = {str(record.path): record.image_index for record in store.records()}
+    keys = {}
+    for item in source.items:
+        for n, path in enumerate((item.image, *item.images)):
+            keys[f"{item.key}#{index[str(path)]}"] = f"real/{item.key}" + (f"#{n}" if n else "")
+    return keys
+
+
+def _image_qa_result(keys: Mapping[str, str]) -> Callable[[str, Mapping[str, Any]], tuple[str, dict[str, Any]]]:
+    """An image QA answer about one image -> the short wording's answer about it. The old kind
+    averaged the yes and no scores over a scenario's images and answered yes where yes >= no; the ask
+    kind averages each option's score and takes the first of equal ones (yes): the same answer."""
+    def result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        return keys[key], {"likelihood": {"scores": [row["yes_score"], row["no_score"]],
+                                          "option": str(row["answer"]).lower()}}
+    return result
+
+
 def _refuse(config: str | Path, why: str) -> UsageError:
     return UsageError(f"{config}: {why}; rerun it with today's command into a new --out.")
 
@@ -118,11 +144,21 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
         from spatialprobe.sources.qa import qa_source
 
         asked = s["questions"]["source"]
-        if s.get("mode") != "text" or s.get("full_vocab") or "given" in asked:
-            raise _refuse(config, "only text QA runs of questions read from a task or file map to the ask "
-                                  "kind (image QA averaged margins over a scenario's images)")
-        source, _ = qa_source(asked.get("task"), asked.get("data"))
-        model, result = str(s["answerer"]["args"]["model"]), _qa_result
+        if s.get("mode") not in ("text", "image") or s.get("full_vocab") or "given" in asked:
+            raise _refuse(config, "only QA runs of questions read from a task, a file or an image run's own "
+                                  "prompts, answered yes or no, map to the ask kind (a --full-vocab run voted "
+                                  "over generated words; questions given in memory cannot be read again)")
+        if s["mode"] == "image":
+            images = s.get("images") or {}
+            partial = bool((images.get("completeness") or {}).get("partial"))
+            own = asked.get("images") is True  # the image run's own prompts
+            source, _ = qa_source(None if own else asked.get("task"), None if own else asked.get("data"),
+                                  str(images.get("path")), partial, vote=True)
+            result = _image_qa_result(_image_keys(source, str(images.get("path")), partial))
+        else:
+            source, _ = qa_source(asked.get("task"), asked.get("data"))
+            result = _qa_result
+        model = str(s["answerer"]["args"]["model"])
     else:
         raise UsageError(f"{config}: a {spec.kind} run is not one of the retired kinds {', '.join(RETIRED)}.")
     if spec.kind == "qa":  # the answerer it recorded, with the arguments that changed its answers
@@ -130,8 +166,9 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
     else:  # the adapter that scores the contrastive wording, chosen as the ask commands choose
         component = Component(choose(model, ("contrastive",), spec.kind)[0], {"model": model})
     batch_size = int(spec.runtime.get("batch_size", 8))
+    text_qa = spec.kind == "qa" and s.get("mode") == "text"
     run = AskRun.of(source, None, component, dict(source.settings), protocol="likelihood", device=device,
-                    batch_size=batch_size, condition="none" if spec.kind == "qa" else "real")
+                    batch_size=batch_size, condition="none" if text_qa else "real")
     wanted = "short" if spec.kind == "qa" else "contrastive"
     if run.wording != wanted:
         raise _refuse(config, f"the {component.name} model is asked {source.name} items in the {run.wording} "
