@@ -47,3 +47,24 @@ def test_worker_plan_never_asks_for_more_than_the_cluster_holds():
     assert worker_plan({"CPU": 16.0, "GPU": 4.0}, 8) == ({"num_gpus": 1}, 4)
     assert worker_plan({"CPU": 2.0}, None) == ({"num_cpus": 1}, 2)
     assert worker_plan({"CPU": 2.0}, 8) == ({"num_cpus": 1}, 2)  # 6 more would never start
+    # what the model adapter declares: two GPUs a worker, or none (a server's client: one CPU each)
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, None, 2) == ({"num_gpus": 2}, 2)
+    assert worker_plan({"CPU": 16.0, "GPU": 4.0}, None, 0) == ({"num_cpus": 1}, 16)
+    import pytest
+
+    from spatialprobe.errors import UsageError
+
+    with pytest.raises(UsageError, match="needs 8 GPUs; the Ray cluster holds 4"):
+        worker_plan({"CPU": 16.0, "GPU": 4.0}, None, 8)
+
+
+def test_an_ask_run_asks_ray_for_the_gpus_its_adapter_declares():
+    from spatialprobe import registry
+    from spatialprobe.benchmarks.ask import AskRun, AskRunSettings
+    from spatialprobe.runner.settings import Component
+
+    for name, gpus in (("openai-api", 0), ("hf-mllm", 1)):
+        run = object.__new__(AskRun)  # its settings only: no source read, no model loaded
+        run.__dict__["settings"] = AskRunSettings(Component(name, {"model": "m"}), {}, "likelihood", ["none"], 0,
+                                                  16, "cpu", 1)
+        assert run.gpus_per_worker() == registry.lookup("model", name).gpus == gpus

@@ -125,6 +125,7 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
     from spatialprobe.models.choice import choose
 
     s, device = spec.settings, str(spec.runtime.get("device", "auto"))
+    result: Callable[[str, Mapping[str, Any]], tuple[str, dict[str, Any]]]
     if spec.kind == "vsr":
         from spatialprobe.sources.vsr import vsr_source
 

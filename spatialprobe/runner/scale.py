@@ -61,6 +61,8 @@ class RunKind(Protocol):
 
     def portable(self) -> Any: ...
 
+    def gpus_per_worker(self) -> int: ...
+
     def work(self, batch: Any) -> Any: ...
 
     def collect(self, batch: Any, worked: Any) -> Sequence[Any]: ...
@@ -127,12 +129,21 @@ class Execution:
                 "retried_batches": self.retried_batches}
 
 
-def worker_plan(resources: dict[str, float], workers: int | None) -> tuple[dict[str, int], int]:
-    """Ray options of one worker and how many to start: one per GPU, else one per CPU, and never
-    more than the cluster holds (a worker that cannot be placed would keep its batch forever)."""
+def worker_plan(resources: dict[str, float], workers: int | None, gpus_each: int = 1) -> tuple[dict[str, int], int]:
+    """Ray options of one worker and how many to start: ``gpus_each`` GPUs a worker (what the
+    model adapter declares, :class:`~spatialprobe.models.base.Declared`), else one CPU a worker
+    (no GPU in the cluster, or an adapter that needs none: a server's client), and never more than
+    the cluster holds (a worker that cannot be placed would keep its batch forever)."""
+    from spatialprobe.errors import UsageError
+
     gpus = int(resources.get("GPU", 0))
-    capacity = gpus or max(1, int(resources.get("CPU", 1)))
-    return ({"num_gpus": 1} if gpus else {"num_cpus": 1}), min(workers or capacity, capacity)
+    if gpus and gpus_each > 0:
+        if gpus_each > gpus:
+            raise UsageError(f"one worker of this model needs {gpus_each} GPUs; the Ray cluster holds {gpus}.")
+        capacity = gpus // gpus_each
+        return {"num_gpus": gpus_each}, min(workers or capacity, capacity)
+    capacity = max(1, int(resources.get("CPU", 1)))
+    return {"num_cpus": 1}, min(workers or capacity, capacity)
 
 
 def connect(address: str | None) -> bool:
@@ -290,7 +301,7 @@ def component(kind: str, spec: Any) -> Any:
 
     ray = require("ray", "ray", "--ray")
     connect(scale.ray)  # a cluster it starts stays up for the run's workers (stopped at exit)
-    options, _ = worker_plan(ray.cluster_resources(), 1)
+    options, _ = worker_plan(ray.cluster_resources(), 1, int(getattr(registry.lookup(kind, spec.name), "gpus", 1)))
     task = ray.remote(_described).options(**options, max_retries=RETRIES)
     try:
         return Deferred(kind, spec, ray.get(task.remote(kind, spec, hub_defaults())))
@@ -348,9 +359,9 @@ def stream_on_ray(kind: RunKind, spec: RunSpec, work: Sequence[Sequence[Item]], 
     started = connect(scale.ray)
     actors: list[Any] = []  # handles: their `method.remote()` proxies are beyond Ray's hints
     try:
-        options, count = worker_plan(ray.cluster_resources(), scale.workers)
+        options, count = worker_plan(ray.cluster_resources(), scale.workers, kind.gpus_per_worker())
         execution.where, execution.workers = "ray", min(count, len(work))
-        execution.gpus = execution.workers if "num_gpus" in options else 0
+        execution.gpus = execution.workers * options.get("num_gpus", 0)
         local = RunSpec(spec.kind, spec.settings, {k: v for k, v in spec.runtime.items()
                                                   if k not in SCALE_KEYS}, spec.inputs).to_dict()
         shipped = ray.put(kind.portable())  # once, not once per worker

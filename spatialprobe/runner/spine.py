@@ -103,6 +103,17 @@ class RunKind:
     migration: Any = None
     """A folder of a retired kind this run takes over (:class:`.legacy.Migration`); None: none."""
 
+    def gpus_per_worker(self) -> int:
+        """GPUs one Ray worker of this run needs (:func:`.scale.worker_plan`): what its model adapter
+        declares (``gpus``, :class:`~spatialprobe.models.base.Declared`) where the kind asks one
+        registered model (``model_spec``), else one."""
+        spec = getattr(type(self), "model_spec", None)
+        if spec is None:
+            return 1
+        from spatialprobe import registry
+
+        return int(getattr(registry.lookup("model", self.model_spec.name), "gpus", 1))
+
     def __init__(self, settings: Any) -> None:
         self.settings = settings
 
