@@ -39,5 +39,24 @@ def compare(
     typer.echo(f"wrote {folder} ({', '.join(written)})")
 
 
+def plan(
+    runs: list[Path] = typer.Argument(..., help="A pilot run (with --discordance), or two runs of the same items."),
+    diff: float | None = typer.Option(None, "--diff", help="A paired difference in points: the items it needs."),
+    items: int | None = typer.Option(None, "--items", min=2, help="Items: the smallest paired difference they "
+                                     "detect \\[the pilot's rows]."),
+    discordance: float | None = typer.Option(None, "--discordance", help="With one run: the share of items (0-1) "
+                                             "exactly one of the two models gets right, assumed."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided level of the test."),
+    power: float = typer.Option(0.8, "--power", help="Power wanted."),
+) -> None:
+    """The minimum detectable paired difference (or the items a difference needs) on a benchmark,
+    from a pilot's discordance and cluster design effect (Connor 1987, times the design effect)."""
+    from spatialprobe.reports.plan import plan as plan_items
+    from spatialprobe.reports.plan import plan_text
+
+    typer.echo(plan_text(plan_items(runs, diff, items, discordance, alpha, power)).rstrip("\n"))
+
+
 def register(app: typer.Typer) -> None:
     app.command("compare")(compare)
+    app.command("plan")(plan)
