@@ -129,6 +129,10 @@ def test_runs_on_other_items_or_another_benchmark_are_refused_naming_what_differ
     other = write_ask(yes_no_source(KEYS, GOLDS, IMAGES, name="other"), tmp_path / "other", "mid", PLAN["mid"])
     with pytest.raises(UsageError, match=r"different benchmarks or sources \(planted@v1 vs other@v1\)"):
         compare([runs["mid"], other])
+    blank = write_ask(yes_no_source(KEYS, GOLDS, IMAGES), tmp_path / "blank", "mid", PLAN["mid"], condition="blank")
+    with pytest.raises(UsageError, match=r"blank cannot be compared with .*: their image conditions differ "
+                                         r"\(none vs blank\)"):
+        compare([runs["mid"], blank])
     with pytest.raises(UsageError, match="two runs or more"):
         compare([runs["mid"]])
 

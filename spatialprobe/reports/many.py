@@ -95,8 +95,8 @@ def _difference(summary_a: Mapping[str, Any], found_a: tuple[str | None, list[di
     if summary_a.get("dataset") != summary_b.get("dataset"):
         return (f"they were run on different benchmarks or sources ({summary_a.get('dataset')} vs "
                 f"{summary_b.get('dataset')})")
-    if (found_a[0] or "real") != (found_b[0] or "real"):
-        return f"their conditions differ ({found_a[0]} vs {found_b[0]})"
+    if found_a[0] and found_b[0] and found_a[0] != found_b[0]:  # a kind without conditions declares none
+        return f"their image conditions differ ({found_a[0]} vs {found_b[0]})"
     if spec_a.key != spec_b.key or spec_a.clusters != spec_b.clusters or spec_a.labels != spec_b.labels:
         return (f"their rows are keyed or resampled differently (keys {', '.join(spec_a.key)} vs "
                 f"{', '.join(spec_b.key)}; clusters {', '.join(spec_a.clusters)} vs {', '.join(spec_b.clusters)})")
@@ -340,7 +340,8 @@ def compare_table(result: Mapping[str, Any]) -> str:
     from spatialprobe.reports.tables import markdown_table, p_text
 
     header = result["header"]
-    lines = [f"# {len(result['models'])} runs on {result['dataset']} ({result['n']} rows): {header}\n"]
+    count = len(result["models"])
+    lines = [f"# {count} run{'s' if count != 1 else ''} on {result['dataset']} ({result['n']} rows): {header}\n"]
     has_ranks = any("rank" in m for m in result["models"])
     rows = [[str(m.get("rank", "–")), m["label"], _num(m["score"]), _ci(m["ci"]),
              (f"[{m['rank_interval'][0]}, {m['rank_interval'][1]}]" if has_ranks else "–"), m.get("group", "–")]
