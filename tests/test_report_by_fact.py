@@ -26,7 +26,7 @@ from spatialprobe.datasets.sources import builtin_source
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import fill, resolve
-from spatialprobe.reports.facts import by_fact, normalise
+from spatialprobe.reports.facts import by_fact, normalise, row_fact, row_right
 from spatialprobe.runner.settings import Component
 
 GOLDS = ["above", "below", "inside", "beside"] * 2
@@ -129,3 +129,13 @@ def test_relations_are_normalised_to_one_name():
     assert normalise("cup", "below", "table") == ("table", "above", "cup")
     assert normalise("the Dog", "next to", "a cat") == normalise("cat", "beside", "dog") == ("cat", "beside", "dog")
     assert normalise("bird", "not below", "tree") == ("tree", "not above", "bird")
+
+
+def test_each_kind_of_row_states_its_fact():
+    vsr_false = {"instance_id": "7", "gold": "no", "pred": "no", "fact": ["cat", "not right of", "dog"]}
+    assert row_fact(vsr_false) == ("dog", "not left of", "cat") and row_right(vsr_false)
+    visor = {"obj_a": "cat", "obj_b": "dog", "rel": "right of", "correct": False, "pred": None}
+    assert row_fact(visor) == ("dog", "left of", "cat") and not row_right(visor)
+    probe = {"obj_a": "ant", "obj_b": "coin", "gold": "smaller", "pred": "smaller", "fold": 0}
+    assert row_fact(probe) == ("coin", "larger", "ant") and row_right(probe)
+    assert row_fact({"instance_id": "q1", "gold": "yes", "pred": "yes"}) is None  # a yes/no item without a fact
