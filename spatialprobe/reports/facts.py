@@ -136,7 +136,7 @@ def fact_run(path: str | Path, label: str) -> FactRun:
 
 def mcnemar_pair(a: Sequence[bool], b: Sequence[bool]) -> dict[str, Any]:
     """Discordant counts and the exact McNemar p of two runs' verdicts on the same facts."""
-    from spatialprobe.reports.many import mcnemar
+    from spatialprobe.metrics.multiple import mcnemar
 
     b10 = sum(x and not y for x, y in zip(a, b, strict=True))
     b01 = sum(y and not x for x, y in zip(a, b, strict=True))

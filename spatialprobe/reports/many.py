@@ -8,6 +8,8 @@ Every number here comes from the toolkit's one statistics code, called through i
   (:func:`~spatialprobe.metrics.intervals.metric_intervals`), as the run itself reports them;
 * each pair's difference, its interval and p-value: :func:`~spatialprobe.metrics.paired.paired_differences`,
   the function ``spatialprobe report A B`` uses;
+and the statistics of many models at once from :mod:`spatialprobe.metrics.multiple`:
+
 * the exact McNemar p on the discordant rows (A right and B wrong: ``b10``; A wrong and B right:
   ``b01``): the two-sided binomial test of ``b10`` of ``b10 + b01`` at 1/2 (``scipy.stats.binomtest``).
   It treats rows as independent, so it is shown beside the clustered p (in the table where the
@@ -35,14 +37,22 @@ from typing import Any
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.intervals import Resampling, batch_for, encode, grouped, metric_intervals, row_weights
+from spatialprobe.metrics.intervals import Resampling, metric_intervals
+from spatialprobe.metrics.multiple import (
+    RANK_RESAMPLES,
+    adjusted,
+    correct,
+    groups,
+    headline,
+    joint_scores,
+    mcnemar,
+    rank_intervals,
+)
 from spatialprobe.metrics.paired import ALPHA, paired_differences, resampling_of, row_key, unpaired_reason
 from spatialprobe.metrics.statistics import get
 
 MCNEMAR_SMALL = 25
 """The table shows the exact McNemar p where b10 + b01 is at most this (compare.json always)."""
-RANK_RESAMPLES = 2000
-"""Joint cluster resamples of the rank intervals."""
 
 
 @dataclass(frozen=True)
@@ -107,12 +117,6 @@ def _difference(summary_a: Mapping[str, Any], found_a: tuple[str | None, list[di
             .replace("only in A", "only in the first run").replace("only in B", "only in this one"))
 
 
-def headline(spec: Resampling) -> tuple[str, str]:
-    """(metric, statistic) compared: the resampling's first declared metric (accuracy as a rule)."""
-    name, stat = next(iter(spec.metrics.items()))
-    return name, stat
-
-
 def score(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> tuple[float | None, tuple[float, float] | None]:
     """The run's headline value and its interval, from the functions the run spine uses."""
     from spatialprobe.metrics.estimates import point_estimates
@@ -120,86 +124,6 @@ def score(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> tuple[float | 
     name, _ = headline(spec)
     value = point_estimates(rows, spec)[name].mean
     return value, metric_intervals(rows, spec)[name][""]
-
-
-def correct(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> np.ndarray | None:
-    """[R] bool: each row right (label statistics: pred = gold; a share: the row's value true);
-    None where the headline statistic is not a proportion (no discordant counts)."""
-    stat = get(headline(spec)[1])
-    if not stat.proportion:
-        return None
-    enc = encode(rows, spec)
-    right = enc.pred != 0 if stat.numeric else enc.pred == enc.gold
-    return np.asarray(right & (enc.mask > 0))
-
-
-def mcnemar(b10: int, b01: int) -> float:
-    """Exact two-sided McNemar p: the binomial test of b10 of b10 + b01 at 1/2 (1 where none differ)."""
-    from scipy.stats import binomtest
-
-    return 1.0 if b10 + b01 == 0 else float(binomtest(b10, b10 + b01, 0.5).pvalue)
-
-
-def adjusted(ps: Sequence[float]) -> tuple[list[float | None], list[float | None]]:
-    """(Holm, Benjamini-Hochberg) of the measurable p-values (statsmodels' multipletests); None elsewhere."""
-    from statsmodels.stats.multitest import multipletests
-
-    index = [n for n, p in enumerate(ps) if p == p]
-    holm: list[float | None] = [None] * len(ps)
-    bh: list[float | None] = [None] * len(ps)
-    if index:
-        values = [ps[n] for n in index]
-        for out, method in ((holm, "holm"), (bh, "fdr_bh")):
-            for n, p in zip(index, multipletests(values, alpha=ALPHA, method=method)[1], strict=True):
-                out[n] = float(p)
-    return holm, bh
-
-
-def joint_scores(runs: Sequence[Compared], spec: Resampling, resamples: int = RANK_RESAMPLES,
-                 seed: int = 0) -> np.ndarray:
-    """[resamples, M]: every model's statistic on the same draws of clusters."""
-    stat = headline(spec)[1]
-    encs = [encode(run.rows, spec) for run in runs]
-    keys, k = encs[0].keys, encs[0].n_clusters
-    if any(not np.array_equal(e.keys, keys) for e in encs[1:]):
-        raise UsageError("the runs' rows name different clusters for the same items; they cannot be resampled together")
-    rng = np.random.default_rng(seed)
-    out, batch = [], max(1, batch_for(len(keys)) // 2)
-    for start in range(0, resamples, batch):
-        draws = rng.integers(0, k, (min(batch, resamples - start), k))
-        weights = row_weights(draws, keys, k)
-        out.append(np.stack([grouped(e, stat, e.pred, weights)[-1] for e in encs], axis=1))
-    return np.concatenate(out)
-
-
-def rank_intervals(scores: np.ndarray, higher_is_better: bool = True) -> list[tuple[int, int]]:
-    """Each model's 95 % rank interval over the joint resamples (1 = best; ties share the better rank)."""
-    from scipy.stats import rankdata
-
-    values = np.where(np.isnan(scores), -np.inf if higher_is_better else np.inf, scores)
-    ranks = rankdata(-values if higher_is_better else values, axis=1, method="min")
-    low = np.percentile(ranks, 2.5, axis=0, method="lower")
-    high = np.percentile(ranks, 97.5, axis=0, method="higher")
-    return [(int(a), int(b)) for a, b in zip(low, high, strict=True)]
-
-
-def groups(order: Sequence[int], differs: Mapping[frozenset[int], bool]) -> dict[int, str]:
-    """Letters of a compact letter display: maximal runs of consecutive models (in ``order``) in
-    which no pair ``differs``; a model gets the letter of every run it belongs to."""
-    found: list[list[int]] = []
-    for start in range(len(order)):
-        end = start
-        while end + 1 < len(order) and not any(differs[frozenset((order[end + 1], order[i]))]
-                                                 for i in range(start, end + 1)):
-            end += 1
-        run = list(order[start:end + 1])
-        if not found or not set(run) <= set(found[-1]):
-            found.append(run)
-    letters: dict[int, str] = dict.fromkeys(order, "")
-    for n, run in enumerate(found):
-        for m in run:
-            letters[m] += chr(ord("a") + n) if n < 26 else f"[{n}]"
-    return letters
 
 
 def pair_entry(a: Compared, b: Compared, spec: Resampling) -> dict[str, Any]:
@@ -250,7 +174,7 @@ def _add_pairs(out: dict[str, Any], runs: Sequence[Compared], spec: Resampling, 
         entry.update(p_holm=h, p_bh=b, significant_holm=h is not None and h < ALPHA)
     out["pairs"] = entries
     higher = get(headline(spec)[1]).higher_is_better
-    draws = joint_scores(runs, spec, resamples, seed)
+    draws = joint_scores([run.rows for run in runs], spec, resamples, seed)
     intervals = rank_intervals(draws, higher)
     points = np.array([[m["score"] if m["score"] is not None else np.nan for m in out["models"]]])
     ranks = rank_intervals(points, higher)

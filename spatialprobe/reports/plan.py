@@ -56,8 +56,8 @@ def detectable(psi: float, items: float, alpha: float = ALPHA, power: float = PO
 def _variance(rows: Sequence[Mapping[str, Any]], spec: Any, also: str | None = None) -> float:
     """The cluster-robust variance (points²) of the headline statistic, or of A − B with ``also``."""
     from spatialprobe.metrics.intervals import encode, grouped
+    from spatialprobe.metrics.multiple import headline
     from spatialprobe.metrics.robust import estimates
-    from spatialprobe.reports.many import headline
 
     stat = headline(spec)[1]
     enc = encode(rows, spec, also=also)
@@ -74,7 +74,8 @@ def _variance(rows: Sequence[Mapping[str, Any]], spec: Any, also: str | None = N
 
 def pilot(paths: Sequence[str | Path], discordance: float | None = None) -> dict[str, Any]:
     """ψ, δ, n and the design effect from one run (with an assumed ``discordance``) or a pair."""
-    from spatialprobe.reports.many import correct, load_compared
+    from spatialprobe.metrics.multiple import correct
+    from spatialprobe.reports.many import load_compared
 
     if len(paths) not in (1, 2):
         raise UsageError("plan takes one pilot run (with --discordance) or two runs of the same items.")
