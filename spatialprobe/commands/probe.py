@@ -291,10 +291,10 @@ def _by_fact(run_dirs: list[Path] | None, by: str, out: Path | None) -> None:
     result = by_fact(_run_folders(run_dirs))
     text = fact_table(result)
     typer.echo(text)
-    if out:
-        atomic_write_text(out, text)
-        if out.suffix != ".json":  # the numbers beside the table
-            atomic_write_text(out.with_suffix(".json"), json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    if out:  # the table, and the numbers beside it (FILE.json); a .json FILE gets the numbers only
+        if out.suffix != ".json":
+            atomic_write_text(out, text)
+        atomic_write_text(out.with_suffix(".json"), json.dumps(result, indent=2, ensure_ascii=False) + "\n")
 
 
 def _paired(paths: list[Path], summaries: list[dict]) -> str:
