@@ -46,8 +46,8 @@ def plan(
                                      "detect \\[the pilot's rows]."),
     discordance: float | None = typer.Option(None, "--discordance", help="With one run: the share of items (0-1) "
                                              "exactly one of the two models gets right, assumed."),
-    alpha: float = typer.Option(0.05, "--alpha", help="Two-sided level of the test."),
-    power: float = typer.Option(0.8, "--power", help="Power wanted."),
+    alpha: float = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Two-sided level of the test."),
+    power: float = typer.Option(0.8, "--power", min=0.5, max=0.9999, help="Power wanted."),
 ) -> None:
     """The minimum detectable paired difference (or the items a difference needs) on a benchmark,
     from a pilot's discordance and cluster design effect (Connor 1987, times the design effect)."""
