@@ -72,6 +72,26 @@ def _variance(rows: Sequence[Mapping[str, Any]], spec: Any, also: str | None = N
     return est.variance
 
 
+def _ratio(clustered: float, independent: float) -> float:
+    return clustered / independent if independent > 0 and clustered == clustered else float("nan")
+
+
+def pair_design(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]], spec: Any
+                ) -> tuple[float, float, float]:
+    """(ψ, δ, design effect) of two runs' aligned rows (the same items in the same order): the
+    discordant share, the difference of shares right and the cluster-robust variance of A − B over
+    the independent-items variance (ψ − δ²)/n."""
+    from spatialprobe.metrics.multiple import correct
+
+    a, b = correct(rows_a, spec), correct(rows_b, spec)
+    if a is None or b is None:
+        raise UsageError(f"plan needs a statistic of right and wrong rows, not {dict(spec.metrics)}.")
+    p10, p01 = float((a & ~b).mean()), float((~a & b).mean())
+    psi, delta = p10 + p01, p10 - p01
+    rows = [{**r, "__pred_b": s.get(spec.pred)} for r, s in zip(rows_a, rows_b, strict=True)]
+    return psi, delta, _ratio(_variance(rows, spec, "__pred_b"), 1e4 * (psi - delta ** 2) / len(rows))
+
+
 def pilot(paths: Sequence[str | Path], discordance: float | None = None) -> dict[str, Any]:
     """ψ, δ, n and the design effect from one run (with an assumed ``discordance``) or a pair."""
     from spatialprobe.metrics.multiple import correct
@@ -87,12 +107,7 @@ def pilot(paths: Sequence[str | Path], discordance: float | None = None) -> dict
     if len(runs) == 2:
         if discordance is not None:
             raise UsageError("--discordance is for one pilot run; two runs measure it.")
-        a, b = rights
-        assert a is not None and b is not None
-        p10, p01 = float((a & ~b).mean()), float((~a & b).mean())
-        psi, delta = p10 + p01, p10 - p01
-        rows = [{**r, "__pred_b": s.get(spec.pred)} for r, s in zip(runs[0].rows, runs[1].rows, strict=True)]
-        clustered, independent = _variance(rows, spec, "__pred_b"), 1e4 * (psi - delta ** 2) / n
+        psi, delta, measured = pair_design(runs[0].rows, runs[1].rows, spec)
         source = "two runs: discordance and design effect of their difference measured"
     else:
         if discordance is None or not 0 < discordance <= 1:
@@ -102,9 +117,8 @@ def pilot(paths: Sequence[str | Path], discordance: float | None = None) -> dict
         assert right is not None
         p = float(right.mean())
         psi, delta = discordance, None
-        clustered, independent = _variance(runs[0].rows, spec), 1e4 * p * (1 - p) / n
+        measured = _ratio(_variance(runs[0].rows, spec), 1e4 * p * (1 - p) / n)
         source = "one run: discordance assumed; design effect of its accuracy"
-    measured = clustered / independent if independent > 0 and clustered == clustered else float("nan")
     deff = measured if measured == measured and measured > 1 else 1.0
     return {"runs": [str(r.path) for r in runs], "dataset": runs[0].summary.get("dataset"), "n": n,
             "clusters": list(spec.clusters), "discordance": psi, "difference": None if delta is None else 100 * delta,
