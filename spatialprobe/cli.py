@@ -46,6 +46,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.judge",
     "spatialprobe.commands.annotate",
     "spatialprobe.commands.run",
+    "spatialprobe.commands.many",
 )
 
 for _name in COMMAND_MODULES:

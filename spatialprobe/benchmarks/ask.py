@@ -217,6 +217,8 @@ class AskRun(RunKind):
 
         row: dict[str, Any] = {"instance_id": item.key, "condition": condition, "gold": item.gold,
                                "question": wording.prompt or " | ".join(wording.options), **item.fields}
+        if item.fact is not None:  # the fact the item states, joined across run kinds by `report --by fact`
+            row["fact"] = list(item.fact)
         first = answers[0]
         if "likelihood" in first:
             rows = [a["likelihood"]["scores"] for a in answers]

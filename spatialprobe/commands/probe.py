@@ -249,6 +249,9 @@ def report(
     run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run (the runs "
                                           "under ./runs where the index cannot be read)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
+    by: str | None = typer.Option(None, "--by", help="fact: join runs of any kinds on the spatial facts they "
+                                  "all state; per relation, which runs get each fact right, with exact McNemar "
+                                  "tests between them (docs/compare.md)."),
 ) -> None:
     """Put runs side by side: one row per run, labelled by what differs between the runs (model,
     dataset, settings); a column per kind, task and metric, with 95 % intervals. For exactly two
@@ -259,6 +262,8 @@ def report(
     from spatialprobe.reports.tables import comparison_table, provenance_line
 
     require_out_file(out)
+    if by is not None:
+        return _by_fact(run_dirs, by, out)
     found, skipped = load_runs(_run_folders(run_dirs))
     for sentence in skipped:
         warn(sentence)
@@ -272,6 +277,24 @@ def report(
     typer.echo(text)
     if out:
         atomic_write_text(out, f"{text}\nRuns:\n{sources}\n")
+
+
+def _by_fact(run_dirs: list[Path] | None, by: str, out: Path | None) -> None:
+    """``report --by fact RUN...``: the runs joined on their shared facts (:mod:`spatialprobe.reports.facts`)."""
+    import json
+
+    from spatialprobe.files import atomic_write_text
+    from spatialprobe.reports.facts import by_fact, fact_table
+
+    if by != "fact":
+        fail(f"--by {by!r} is not a way to join runs; the one there is: fact.")
+    result = by_fact(_run_folders(run_dirs))
+    text = fact_table(result)
+    typer.echo(text)
+    if out:  # the table, and the numbers beside it (FILE.json); a .json FILE gets the numbers only
+        if out.suffix != ".json":
+            atomic_write_text(out, text)
+        atomic_write_text(out.with_suffix(".json"), json.dumps(result, indent=2, ensure_ascii=False) + "\n")
 
 
 def _paired(paths: list[Path], summaries: list[dict]) -> str:

@@ -49,7 +49,8 @@ def task_source(dataset: Dataset, data: dict[str, Any], image: str = "none", fol
         asked = choice_question(dataset.task, inst)
         fields = {f: getattr(inst, f) for f in ("obj_a", "obj_b")}
         items.append(SourceItem(inst.id, asked.prompt, asked.options, asked.labels, asked.gold,
-                                images.get(inst.id), (inst.obj_a, inst.obj_b), fields))
+                                images.get(inst.id), (inst.obj_a, inst.obj_b), fields,
+                                fact=(inst.obj_a, inst.label, inst.obj_b)))
     split = tuple((tuple(f.dev), tuple(f.test)) for f in make_folds(dataset, folds, seed))
     spec = Resampling(tuple(dataset.labels), spec_task.object_fields, group="fold", part="fold {}",
                       key=("instance_id", "fold"))

@@ -6,7 +6,9 @@ Wordings: ``question`` (a yes/no question about the caption, for chat models) an
 higher, as the CLIP baseline of the paper). Labels ``yes``/``no`` for every family; resampled by
 COCO image; official metrics: accuracy (with its breakdown per relation category and per
 relation) and macro-F1. A relation without a category (``congruent``) counts overall and per
-relation but in no category, as the VSR authors' script.
+relation but in no category, as the VSR authors' script. Each item states its fact (subject,
+relation, object) - the relation as ``not RELATION`` where the caption is false - which
+``spatialprobe report --by fact`` joins with other runs.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def vsr_source(path: Path, images_dir: Path, split: str = "random", part: str = 
                              {"image": e.image, "relation": e.relation,
                               "category": table[e.relation].category},
                              {"contrastive": _contrastive(e.caption, e.relation)},
-                             fact=(e.subj, e.relation, e.obj))
+                             fact=(e.subj, e.relation if e.label == 1 else f"not {e.relation}", e.obj))
                   for e in examples if e.id in found)
     train = path.parent / "train.jsonl"  # the answer prior: the training split's majority
     prior = (tuple("yes" if e.label == 1 else "no" for e in vsr.load_vsr_file(train, split=split, part="train"))

@@ -1,0 +1,117 @@
+"""Many models at once: exact McNemar, p-values adjusted over pairs, joint rank intervals, groups.
+
+* :func:`mcnemar`: the exact two-sided McNemar p, the binomial test of b10 of b10 + b01 at 1/2
+  (``scipy.stats.binomtest``);
+* :func:`adjusted`: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate) over a
+  family of p-values (``statsmodels.stats.multitest.multipletests``);
+* :func:`joint_scores` and :func:`rank_intervals`: the clusters are drawn with replacement once per
+  resample for every model together, each model's registered statistic is computed on that draw
+  (weights as in every cluster bootstrap here), the models are ranked in it (1 = best, ties share
+  the better rank) and each model's 95 % rank interval is the 2.5th and 97.5th percentiles;
+* :func:`groups`: a compact letter display of the models not told apart.
+
+``spatialprobe compare`` (:mod:`spatialprobe.reports.many`) reads runs and calls these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from spatialprobe.errors import UsageError
+from spatialprobe.metrics.intervals import Resampling, batch_for, encode, grouped, row_weights
+from spatialprobe.metrics.paired import ALPHA
+from spatialprobe.metrics.statistics import get
+
+RANK_RESAMPLES = 2000
+"""Joint cluster resamples of the rank intervals."""
+
+
+def headline(spec: Resampling) -> tuple[str, str]:
+    """(metric, statistic) compared: the resampling's first declared metric (accuracy as a rule)."""
+    name, stat = next(iter(spec.metrics.items()))
+    return name, stat
+
+
+def correct(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> np.ndarray | None:
+    """[R] bool: each row right (label statistics: pred = gold; a share: the row's value true);
+    None where the headline statistic is not a proportion (no discordant counts)."""
+    stat = get(headline(spec)[1])
+    if not stat.proportion:
+        return None
+    enc = encode(rows, spec)
+    right = enc.pred != 0 if stat.numeric else enc.pred == enc.gold
+    return np.asarray(right & (enc.mask > 0))
+
+
+def mcnemar(b10: int, b01: int) -> float:
+    """Exact two-sided McNemar p: the binomial test of b10 of b10 + b01 at 1/2 (1 where none differ)."""
+    from scipy.stats import binomtest
+
+    return 1.0 if b10 + b01 == 0 else float(binomtest(b10, b10 + b01, 0.5).pvalue)
+
+
+def adjusted(ps: Sequence[float]) -> tuple[list[float | None], list[float | None]]:
+    """(Holm, Benjamini-Hochberg) of the measurable p-values (statsmodels' multipletests); None elsewhere."""
+    from statsmodels.stats.multitest import multipletests
+
+    index = [n for n, p in enumerate(ps) if p == p]
+    holm: list[float | None] = [None] * len(ps)
+    bh: list[float | None] = [None] * len(ps)
+    if index:
+        values = [ps[n] for n in index]
+        for out, method in ((holm, "holm"), (bh, "fdr_bh")):
+            for n, p in zip(index, multipletests(values, alpha=ALPHA, method=method)[1], strict=True):
+                out[n] = float(p)
+    return holm, bh
+
+
+def joint_scores(rows: Sequence[Sequence[Mapping[str, Any]]], spec: Resampling, resamples: int = RANK_RESAMPLES,
+                 seed: int = 0) -> np.ndarray:
+    """[resamples, M]: each of M models' statistic (its ``rows``, aligned: the same items in the
+    same order) on the same draws of clusters, rows of two clusters weighted by the product of
+    their counts (:func:`~.intervals.row_weights`)."""
+    stat = headline(spec)[1]
+    encs = [encode(r, spec) for r in rows]
+    keys, k = encs[0].keys, encs[0].n_clusters
+    if any(not np.array_equal(e.keys, keys) for e in encs[1:]):
+        raise UsageError("the runs' rows name different clusters for the same items; they cannot be resampled together")
+    rng = np.random.default_rng(seed)
+    out, batch = [], max(1, batch_for(len(keys)) // 2)
+    for start in range(0, resamples, batch):
+        draws = rng.integers(0, k, (min(batch, resamples - start), k))
+        weights = row_weights(draws, keys, k)
+        out.append(np.stack([grouped(e, stat, e.pred, weights)[-1] for e in encs], axis=1))
+    return np.concatenate(out)
+
+
+def rank_intervals(scores: np.ndarray, higher_is_better: bool = True) -> list[tuple[int, int]]:
+    """Each model's 95 % rank interval over the joint resamples (1 = best; ties share the better rank)."""
+    from scipy.stats import rankdata
+
+    values = np.where(np.isnan(scores), -np.inf if higher_is_better else np.inf, scores)
+    ranks = rankdata(-values if higher_is_better else values, axis=1, method="min")
+    low = np.percentile(ranks, 2.5, axis=0, method="lower")
+    high = np.percentile(ranks, 97.5, axis=0, method="higher")
+    return [(int(a), int(b)) for a, b in zip(low, high, strict=True)]
+
+
+def groups(order: Sequence[int], differs: Mapping[frozenset[int], bool]) -> dict[int, str]:
+    """Letters of a compact letter display: maximal runs of consecutive models (in ``order``) in
+    which no pair ``differs``; a model gets the letter of every run it belongs to."""
+    found: list[list[int]] = []
+    for start in range(len(order)):
+        end = start
+        while end + 1 < len(order) and not any(differs[frozenset((order[end + 1], order[i]))]
+                                                 for i in range(start, end + 1)):
+            end += 1
+        run = list(order[start:end + 1])
+        if not found or not set(run) <= set(found[-1]):
+            found.append(run)
+    letters: dict[int, str] = dict.fromkeys(order, "")
+    for n, run in enumerate(found):
+        for m in run:
+            letters[m] += chr(ord("a") + n) if n < 26 else f"[{n}]"
+    return letters
