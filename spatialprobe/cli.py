@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.judge",
     "spatialprobe.commands.annotate",
     "spatialprobe.commands.run",
+    "spatialprobe.commands.audit",
 )
 
 for _name in COMMAND_MODULES:

@@ -169,3 +169,33 @@ def test_spatialmqa_split_priors_equal_the_option_most_often_gold_counted_here()
     assert len(items) == 1076
     assert sum(p == i.gold for p, i in zip(found["majority"], items, strict=True)) == expected
     assert sum(p == i.gold for p, i in zip(found["per position"], items, strict=True)) == by_position
+
+
+def test_the_command_audits_a_task_and_its_debiased_subset_restricts_a_source(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe import datasets
+    from spatialprobe.cli import app
+    from spatialprobe.datasets.sources import builtin_source
+    from spatialprobe.sources.base import replay
+    from spatialprobe.sources.subset import read_subset, restrict
+    from spatialprobe.sources.task import task_source
+
+    result = CliRunner().invoke(app, ["audit", "blind", "posrel", "--out", str(tmp_path / "a.json"),
+                                      "--debias", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "| chance | 25.0 |" in result.output and "permutation guard" in result.output
+    written = next(tmp_path.glob("subset-*.json"))
+    record = read_subset(written)
+    rounds = record["pruning"]["rounds"]
+    assert len(record["keys"]) == rounds[-1]["items"] < 256 and "stop" in rounds[-1]
+    removed = {key for r in rounds[:-1] for key, _ in r["removed"]}
+    assert len(removed) + len(record["keys"]) == 256
+    source = restrict(task_source(datasets.load("posrel"), builtin_source("posrel"), "none")[0], written)
+    assert sorted(i.key for i in source.items) == sorted(record["keys"])
+    assert {k for _, test in source.folds for k in test} <= set(record["keys"])
+    again = replay(source.settings, 0)  # the subset is part of the recorded settings, applied on replay
+    assert [i.key for i in again.items] == [i.key for i in source.items]
+    written.write_text(written.read_text().replace(record["keys"][0], "posrel-x"))
+    with pytest.raises(Exception, match="edited after it was written"):
+        read_subset(written)

@@ -7,9 +7,10 @@ what the wording alone gives away. Here, for the items of any source (:mod:`spat
 * **Features per option, never the gold** (:func:`option_features`): the option's label, its
   position and length in words, the number of options, and the item's relation, objects and
   question template (the question with its options and objects blanked) each crossed with the
-  option's label (objects by their place: ``object0``, ``object1``, ...) (so a per-option classifier can prefer ``yes`` for ``inside`` and ``no`` for
-  ``left of``); and the option's frequency as the answer in the training folds
-  (:class:`AnswerFrequency`, learned in ``fit`` from the training rows only).
+  option's label (objects by their place: ``object0``, ``object1``, ...), so a per-option
+  classifier can prefer ``yes`` for ``inside`` and ``no`` for ``left of``; and the option's
+  frequency as the answer in the training folds (:class:`AnswerFrequency`, learned in ``fit``
+  from the training rows only).
 * **Classifiers** (scikit-learn): logistic regression and a random forest, each a binary
   classifier of "this option is the gold one" over the rows of (item, option); an item's
   probabilities are normalised over its options, and the prediction is the most probable option.

@@ -24,6 +24,8 @@ from spatialprobe.commands.scale_options import scale_options
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
 
+ItemsOption = typer.Option(None, "--items", help="Ask only the items a subset file keeps (spatialprobe audit "
+                           "blind --debias); the file's hash is part of the run's identity.")
 SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
                            "some are missing (counted in the table's first line and summary.json); "
                            "else refused, naming the first missing image.")
@@ -62,6 +64,7 @@ def vsr_command(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
+    items: Path | None = ItemsOption,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
@@ -70,12 +73,14 @@ def vsr_command(
     from spatialprobe.commands.ask import ask_and_print
     from spatialprobe.datasets.vsr import split_file
     from spatialprobe.models.options import parse_pairs
+    from spatialprobe.sources.subset import restrict
     from spatialprobe.sources.vsr import vsr_source
 
     require_run_dir(out)
     spread = device_map_settings(device_map, max_memory)
     with refusals():
         source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
+        source = source if items is None else restrict(source, items)
         given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
                       parse_pairs(scorer_arg), *spread)
     summary = ask_and_print(source, model, given, out, "VSR captions asked", "vsr")
@@ -107,6 +112,7 @@ def spatialmqa_command(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
+    items: Path | None = ItemsOption,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
@@ -117,6 +123,7 @@ def spatialmqa_command(
     from spatialprobe.datasets.spatialmqa import PARTS
     from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.spatialmqa import spatialmqa_source
+    from spatialprobe.sources.subset import restrict
 
     require_run_dir(out)
     if part not in PARTS:
@@ -128,6 +135,7 @@ def spatialmqa_command(
     spread = device_map_settings(device_map, max_memory)
     with refusals():
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
+        source = source if items is None else restrict(source, items)
         given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
                       seed, device, batch_size, backend, parse_pairs(scorer_arg), *spread,
                       wordings=("contrastive",) if method == "clip" else None)  # options scored against the image

@@ -160,4 +160,9 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
         rebuild = registry.lookup("source", name)
     except UnknownComponent as err:
         raise UsageError(f"config.json: source.name {name!r} is no registered source ({err})") from None
-    return rebuild(dict(settings), seed)
+    source = rebuild({k: v for k, v in settings.items() if k != "items"}, seed)
+    if settings.get("items"):  # a subset (--items FILE): part of the run's identity
+        from spatialprobe.sources.subset import restrict
+
+        return restrict(source, settings["items"]["file"], settings["items"]["sha256"])
+    return source

@@ -46,8 +46,9 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
 
     every = spatialmqa.load_spatialmqa_file(path, part=part)
     examples = every[:limit]
-    found, missing, coverage = (usable_images(examples, images_dir, total=len(every), subdirs=("", "test2017", "images"),
-                                              skip_missing=skip_missing, limit=limit, what="questions")
+    found, missing, coverage = (usable_images(examples, images_dir, total=len(every),
+                                              subdirs=("", "test2017", "images"), skip_missing=skip_missing,
+                                              limit=limit, what="questions")
                                 if images_dir is not None else without_images(examples, len(every), limit))
     before, _, after = TEMPLATE.partition("{option}")
     items = []
@@ -58,7 +59,7 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
         contrastive = Wording(before.format(question=e.question), e.options, e.options,
                               after.format(question=e.question))
         items.append(SourceItem(e.id, QUESTION.format(question=e.question, options=lettered), e.options,
-                                e.options, e.answer, found[e.id] and str(found[e.id]), (e.image,),
+                                e.options, e.answer, None if found[e.id] is None else str(found[e.id]), (e.image,),
                                 {"image": e.image, "perspective": e.perspective, "axis": e.axis},
                                 {"contrastive": contrastive}))
     train = path.parent / "train.jsonl"
@@ -67,7 +68,8 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
     spec = Resampling(tuple(SPATIALMQA_LABEL_ORDER), ("image",), key=("instance_id",), pooled=True,
                       unit="images", fold_case=True)
     settings = {"name": "spatialmqa", "data": {"file": str(path.resolve()), "version": file_version(path)},
-                "images": images_dir and str(images_dir.resolve()), "part": part, "limit": limit, "skip_missing": skip_missing}
+                "images": images_dir and str(images_dir.resolve()), "part": part, "limit": limit,
+                "skip_missing": skip_missing}
     source = Source("spatialmqa", "spatialmqa", f"spatialmqa-{part}@{file_version(path)}",
                     tuple(SPATIALMQA_LABEL_ORDER), tuple(items), spec, prior_labels=prior,
                     lenient=spatialmqa_option, official=OFFICIAL, matching=matching, settings=settings,

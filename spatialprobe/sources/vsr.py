@@ -47,7 +47,8 @@ def vsr_source(path: Path, images_dir: Path | None, split: str = "random", part:
                                                   limit=limit) if images_dir is not None
                                 else vsr.without_images(examples, len(every), limit))
     items = tuple(SourceItem(e.id, QUESTION.format(caption=e.caption), ("Yes", "No"), ("yes", "no"),
-                             "yes" if e.label == 1 else "no", found[e.id] and str(found[e.id]), (e.subj, e.obj, e.image),
+                             "yes" if e.label == 1 else "no", None if found[e.id] is None else str(found[e.id]),
+                             (e.subj, e.obj, e.image),
                              {"image": e.image, "relation": e.relation,
                               "category": table[e.relation].category},
                              {"contrastive": _contrastive(e.caption, e.relation)},

@@ -1,0 +1,85 @@
+"""The answer-extraction audit (spatialprobe.audit.parse): a golden corpus of replies from the
+threads that found parsers moving scores fixes each extractor's reading, and a run whose replies
+are known gets known accuracies per extractor, flips and range."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spatialprobe.audit.parse import audit_run, extractors, parse_table
+from spatialprobe.models.answer_parse import spatialmqa_option
+
+MC = ("left of", "right of", "above", "below")
+YN = ("Yes", "No")
+NUM = ("0", "90", "180", "270")
+NAMES = ("toolkit", "strict letter", "first letter", "last letter", "final answer", "option text", "yes/no words",
+         "substring", "number")
+# reply, options, the index each extractor of NAMES reads (None: unparsed)
+GOLDEN = [
+    ("Answer seems to be A... Answer: B", MC, (1, None, 0, 1, 1, None, None, None, None)),
+    ("Answer: C\nAnswer: D", MC, (2, None, 2, 3, 3, None, None, None, None)),
+    ("The final answer is \\boxed{B}.", MC, (None, None, 1, 1, 1, None, None, None, None)),
+    ("<think>Maybe A, or C.</think> Answer: B", MC, (1, None, 0, 1, 1, None, None, None, None)),
+    ("none", YN, (None, None, None, None, None, None, None, 1, None)),  # SpatialEval: "none" read as "no"
+    ("No.", YN, (1, None, None, None, 1, 1, 1, 1, None)),
+    ("90", NUM, (1, None, None, None, 1, 1, None, 0, 1)),  # SpatialEval: "90" read as "0"
+    ("0 degrees", NUM, (0, None, None, None, 0, 0, None, 0, 0)),
+    ("It is to the right of the car, I think.", MC, (1, None, None, None, 1, 1, None, 1, None)),
+    ("(B)", MC, (1, 1, 1, 1, 1, None, None, None, None)),
+    ("Yes, the cat is left of the dog.", YN, (0, None, None, None, 0, 0, 0, 0, None)),
+    ("I don't know", MC, (None,) * 9),
+]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), GOLDEN, ids=[g[0][:30] for g in GOLDEN])
+def test_each_extractor_reads_the_golden_replies_as_recorded(reply, options, expected):
+    found = extractors()
+    assert tuple(found[name](reply, options) for name in NAMES) == expected
+
+
+def test_spatialmqa_lenient_rule_reads_a_letter_and_none_by_substring():
+    lenient = extractors(spatialmqa_option)["lenient"]
+    assert lenient("B", MC) == 2  # "b" occurs in "above": the benchmark's rule, reproduced
+    assert lenient("none", YN) == 1 and lenient("right of", MC) == 1
+
+
+REPLIES = ["A", "Answer seems to be A... Answer: B", "\\boxed{C}", "<think>A?</think> Answer: D", "right of",
+           "The answer is (A)", "I cannot tell", "below, I think"]
+GOLD = ["left of", "right of", "above", "below", "right of", "left of", "right of", "below"]
+
+
+class Replier:
+    """Replies to the i-th question with REPLIES[i] (the question names its number)."""
+
+    name = "replier"
+    protocols = ("generate",)
+
+    def generate(self, requests, progress=None):
+        return [REPLIES[int(r.prompt.split("#")[1].split()[0])] for r in requests]
+
+
+def test_a_run_with_known_replies_gets_known_scores_flips_and_range(tmp_path):
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.runner.settings import Component
+    from spatialprobe.sources.spatialmqa import spatialmqa_source
+
+    path = tmp_path / "mqa" / "test.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"image": f"{n:012d}.jpg", "question": f"Where is the cup #{n} ?",
+                                        "options": list(MC), "answer": g}) + "\n" for n, g in enumerate(GOLD)))
+    source, settings = spatialmqa_source(path, None)
+    ask_run(source, Replier(), Component("fake", {"model": "replier"}), settings, tmp_path / "run",
+            protocol="generate", condition="none")
+    found = audit_run(tmp_path / "run")
+    e = found["extractors"]
+    assert found["n"] == 8 and found["toolkit_matches_run"]
+    assert (e["toolkit"]["accuracy"], e["toolkit"]["unparsed"]) == (75.0, 25.0)
+    assert (e["final answer"]["accuracy"], e["final answer"]["unparsed"]) == (87.5, 12.5)
+    assert (e["strict letter"]["accuracy"], e["strict letter"]["unparsed"]) == (12.5, 87.5)
+    assert set(found["not_applicable"]) == {"yes/no words", "number"}
+    assert found["range"]["best"] == "final answer" and found["range"]["difference"] == 87.5 - min(
+        v["accuracy"] for k, v in e.items() if k not in found["not_applicable"])
+    assert found["flips"]["n"] == 7 and "test-00006" not in found["flips"]["keys"]  # all wrong alike
+    assert "| final answer | 12.5 | 87.5 [" in parse_table(found)
