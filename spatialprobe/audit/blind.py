@@ -373,11 +373,13 @@ def permutation_guard(items: Sequence[SourceItem], groups: Sequence[str], name: 
 
 def audit_items(items: Sequence[SourceItem], spec: Resampling, dataset: str = "", folds: int = 5, seed: int = 0,
                 features: FeatureFn = option_features, train: Sequence[SourceItem] = (),
-                grouped: bool = True, run_rows: Sequence[Mapping[str, Any]] | None = None) -> BlindAudit:
+                grouped: bool = True, run_rows: Sequence[Mapping[str, Any]] | None = None,
+                names: Sequence[str] = CLASSIFIERS) -> BlindAudit:
     """The blind audit of ``items`` (see the module): clusters and interval from ``spec`` (a
     source's); ``grouped`` False puts every item in its own group (to show what grouping
     prevents); ``train``: a training split for the split prior baselines; ``run_rows``: a run's
-    prediction rows on these items (first condition), compared with the blind accuracy."""
+    prediction rows on these items (first condition), compared with the blind accuracy;
+    ``names``: the classifiers fitted (:data:`CLASSIFIERS`)."""
     if not items:
         raise UsageError("there are no items to audit.")
     groups = [cluster_of(item, spec.clusters) if grouped else item.key for item in items]
@@ -391,10 +393,10 @@ def audit_items(items: Sequence[SourceItem], spec: Resampling, dataset: str = ""
             for n, pred in zip(tested, preds, strict=True):
                 priors[name][n] = pred
     found = {}
-    for name in CLASSIFIERS:
+    for name in names:
         preds, p_gold = per_item(rows, out_of_fold(rows, name, splits, seed), items)
         found[name] = scored(items, preds, spec, p_gold)
-    bias = max(CLASSIFIERS, key=lambda name: found[name].accuracy)
+    bias = max(names, key=lambda name: found[name].accuracy)
     guard = permutation_guard(items, groups, bias, folds, seed, spec, features)
     split = ({name: scored(items, preds, spec) for name, preds in prior_predictions(train, items).items()}
              if train else {})
@@ -402,7 +404,7 @@ def audit_items(items: Sequence[SourceItem], spec: Resampling, dataset: str = ""
                           if spec.clusters != ("instance_id",) else "instances")) if grouped else "instances"
     return BlindAudit(dataset, len(items), folds, seed, unit, chance(items),
                       {name: scored(items, preds, spec) for name, preds in priors.items()}, found,
-                      {name: importances(rows, name, seed) for name in CLASSIFIERS}, guard,
+                      {name: importances(rows, name, seed) for name in names}, guard,
                       tuple(item.key for item in items), bias,
                       vision_against(items, found[bias], spec, run_rows) if run_rows is not None else None, split)
 
