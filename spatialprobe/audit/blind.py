@@ -7,7 +7,8 @@ what the wording alone gives away. Here, for the items of any source (:mod:`spat
 * **Features per option, never the gold** (:func:`option_features`): the option's label, its
   position and length in words, the number of options, and the item's relation, objects and
   question template (the question with its options and objects blanked) each crossed with the
-  option's label (objects by their place: ``object0``, ``object1``, ...), so a per-option
+  option's label (objects by their place: ``object0``, ``object1``, ...; the template whole and
+  each of its words, as TsT's text features read the question), so a per-option
   classifier can prefer ``yes`` for ``inside`` and ``no`` for ``left of``; and the option's
   frequency as the answer in the training folds (:class:`AnswerFrequency`, learned in ``fit``
   from the training rows only).
@@ -100,6 +101,8 @@ def option_features(item: SourceItem, index: int) -> dict[str, Any]:
     out: dict[str, Any] = {"option": label, "length": len(item.options[index].split())}
     out.update({f"{label}|{name}={value}": 1 for name, value in crossed.items()})
     out.update({f"{label}|object{k}={obj}": 1 for k, obj in enumerate(item.objects)})
+    words = dict.fromkeys(re.findall(r"[a-z]+", str(crossed["template"]).lower()))
+    out.update({f"{label}|word={word}": 1 for word in words})
     return out
 
 
