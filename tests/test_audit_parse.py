@@ -60,19 +60,26 @@ class Replier:
         return [REPLIES[int(r.prompt.split("#")[1].split()[0])] for r in requests]
 
 
-def test_a_run_with_known_replies_gets_known_scores_flips_and_range(tmp_path):
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A SpatialMQA-format run (8 questions, no images) whose replies are REPLIES."""
     from spatialprobe.benchmarks.ask import ask_run
     from spatialprobe.runner.settings import Component
     from spatialprobe.sources.spatialmqa import spatialmqa_source
 
-    path = tmp_path / "mqa" / "test.jsonl"
+    folder = tmp_path_factory.mktemp("parse")
+    path = folder / "mqa" / "test.jsonl"
     path.parent.mkdir()
     path.write_text("".join(json.dumps({"image": f"{n:012d}.jpg", "question": f"Where is the cup #{n} ?",
                                         "options": list(MC), "answer": g}) + "\n" for n, g in enumerate(GOLD)))
     source, settings = spatialmqa_source(path, None)
-    ask_run(source, Replier(), Component("fake", {"model": "replier"}), settings, tmp_path / "run",
+    ask_run(source, Replier(), Component("fake", {"model": "replier"}), settings, folder / "run",
             protocol="generate", condition="none")
-    found = audit_run(tmp_path / "run")
+    return folder / "run"
+
+
+def test_a_run_with_known_replies_gets_known_scores_flips_and_range(run):
+    found = audit_run(run)
     e = found["extractors"]
     assert found["n"] == 8 and found["toolkit_matches_run"]
     assert (e["toolkit"]["accuracy"], e["toolkit"]["unparsed"]) == (75.0, 25.0)
@@ -83,3 +90,16 @@ def test_a_run_with_known_replies_gets_known_scores_flips_and_range(tmp_path):
         v["accuracy"] for k, v in e.items() if k not in found["not_applicable"])
     assert found["flips"]["n"] == 7 and "test-00006" not in found["flips"]["keys"]  # all wrong alike
     assert "| final answer | 12.5 | 87.5 [" in parse_table(found)
+
+
+def test_the_commands_audit_a_runs_replies_and_set_its_accuracy_against_the_blind_one(run):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    parsed = CliRunner().invoke(app, ["audit", "parse", str(run)])
+    assert parsed.exit_code == 0, parsed.output
+    assert "| toolkit | 25.0 | 75.0 [" in parsed.output
+    blind = CliRunner().invoke(app, ["audit", "blind", str(run), "--folds", "2"])
+    assert blind.exit_code == 0, blind.output
+    assert "| the run with its images − blind | 75.0 − " in blind.output  # the run's own accuracy
