@@ -103,3 +103,23 @@ def test_the_commands_audit_a_runs_replies_and_set_its_accuracy_against_the_blin
     blind = CliRunner().invoke(app, ["audit", "blind", str(run), "--folds", "2"])
     assert blind.exit_code == 0, blind.output
     assert "| the run with its images − blind | 75.0 − " in blind.output  # the run's own accuracy
+
+
+def test_a_run_restricted_to_a_subset_file_records_it_in_its_identity_and_replays_it(run, tmp_path):
+    from spatialprobe.audit.runs import run_source
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.runner.settings import Component
+    from spatialprobe.sources.subset import restrict, write_subset
+
+    source, _ = run_source(run)
+    subset = write_subset({"dataset": source.dataset, "keys": ["test-00000", "test-00004"]}, tmp_path)
+    kept = restrict(source, subset)
+    summary = ask_run(kept, Replier(), Component("fake", {"model": "replier"}), None, tmp_path / "sub",
+                      protocol="generate", condition="none")
+    config = json.loads((tmp_path / "sub" / "config.json").read_text())
+    assert config["settings"]["source"]["items"]["sha256"].startswith("sha256:")
+    assert config["identity"] != json.loads((run / "config.json").read_text())["identity"]
+    # SpatialMQA's official accuracy is its lenient rule's: "right of" is right, the bare letter "A" is not
+    assert summary["metrics"]["accuracy"]["n"] == 2 and summary["metrics"]["accuracy"]["mean"] == 50.0
+    replayed, rows = run_source(tmp_path / "sub")  # the subset applied again from config.json
+    assert [i.key for i in replayed.items] == ["test-00000", "test-00004"] and len(rows) == 2
