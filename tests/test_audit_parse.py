@@ -86,6 +86,10 @@ def test_a_run_with_known_replies_gets_known_scores_flips_and_range(run):
     assert (e["final answer"]["accuracy"], e["final answer"]["unparsed"]) == (87.5, 12.5)
     assert (e["strict letter"]["accuracy"], e["strict letter"]["unparsed"]) == (12.5, 87.5)
     assert set(found["not_applicable"]) == {"yes/no words", "number"}
+    # the benchmark's own gold-aware grading, as the run's official metrics read it
+    summary = json.loads((run / "summary.json").read_text())["metrics"]
+    assert e["official pred_lenient"]["accuracy"] == summary["accuracy"]["mean"] == 25.0
+    assert e["official pred_strict"]["accuracy"] == summary["strict_accuracy"]["mean"]
     assert found["range"]["best"] == "final answer" and found["range"]["difference"] == 87.5 - min(
         v["accuracy"] for k, v in e.items() if k not in found["not_applicable"])
     assert found["flips"]["n"] == 7 and "test-00006" not in found["flips"]["keys"]  # all wrong alike

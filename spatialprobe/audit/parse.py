@@ -13,7 +13,9 @@ Each extractor maps a reply and the item's options to an option index, or None (
 * ``substring`` - the first option (in option order) whose text occurs anywhere in the lower-cased
   reply, as SpatialEval's parser matched (``none`` reads as ``no``, ``90`` as ``0``);
 * ``number`` - the first number in the reply (digits or a number word), equal to a numeric option;
-* ``lenient`` - the benchmark's lenient rule alone (SpatialMQA's), where the source has one.
+* ``lenient`` - the benchmark's lenient rule alone (SpatialMQA's), where the source has one;
+* ``official <field>`` - where a benchmark grades with the gold (SpatialMQA's ``pred_lenient`` and
+  ``pred_strict``), its own grading of the reply, as the run's official metrics read it.
 
 Over a run (:func:`audit_run`): each extractor's unparsed rate and accuracy (unparsed counts
 wrong) with its clustered interval, the items whose correctness differs between extractors, and
@@ -113,11 +115,43 @@ def extractors(lenient: ap.Lenient | None = None) -> dict[str, Extractor]:
     return found
 
 
+Grader = Callable[[Any, str], str]
+"""(item, reply) -> the label a benchmark's own grading gives (``--``: none)."""
+
+
+def _reader(extract: Extractor) -> Grader:
+    def read(item: Any, reply: str) -> str:
+        index = extract(reply, item.options)
+        return "--" if index is None else item.labels[index]
+    return read
+
+
+def official_graders(source: Any) -> dict[str, Grader]:
+    """The benchmark's own gold-aware grading where its official metrics read another row field
+    than ``pred`` (SpatialMQA's ``pred_lenient``, ``pred_strict``): ``official <field>``, the field
+    its ``matching`` hook gives for the reply (and the toolkit's label of it)."""
+    if source.matching is None:
+        return {}
+    parse = toolkit(source.lenient)
+
+    def grader(field: str) -> Grader:
+        def grade(item: Any, reply: str) -> str:
+            index = parse(reply, item.options)
+            label = None if index is None else item.labels[index]
+            return str(source.matching(item, reply, label).get(field) or "--")
+        return grade
+
+    fields = dict.fromkeys(o.pred for o in source.official if o.pred != "pred")
+    return {f"official {field}": grader(field) for field in fields}
+
+
 def audit_replies(items: Sequence[Any], replies: Mapping[str, str], spec: Any,
-                  lenient: ap.Lenient | None = None, recorded: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                  lenient: ap.Lenient | None = None, recorded: Mapping[str, Any] | None = None,
+                  graders: Mapping[str, Grader] | None = None) -> dict[str, Any]:
     """The audit of ``replies`` (item key -> reply) to ``items`` (source items, their question
     wording's options): see the module. ``recorded``: the run's own label per key, checked
-    against the ``toolkit`` extractor (they must agree: the run parsed with it)."""
+    against the ``toolkit`` extractor (they must agree: the run parsed with it); ``graders``: the
+    benchmark's own gold-aware gradings (:func:`official_graders`), reported beside the extractors."""
     from spatialprobe.audit.blind import item_rows, resampling, scored
     from spatialprobe.metrics.paired import paired_differences
 
@@ -125,12 +159,12 @@ def audit_replies(items: Sequence[Any], replies: Mapping[str, str], spec: Any,
     out: dict[str, Any] = {"n": len(asked), "extractors": {}}
     correct: dict[str, list[bool]] = {}
     preds: dict[str, list[str]] = {}
-    for name, extract in extractors(lenient).items():
-        found = [extract(replies[item.key], item.options) for item in asked]
-        preds[name] = [item.labels[i] if i is not None else "--" for item, i in zip(asked, found, strict=True)]
+    readers: dict[str, Grader] = {name: _reader(extract) for name, extract in extractors(lenient).items()}
+    for name, read in {**readers, **(graders or {})}.items():
+        preds[name] = [read(item, replies[item.key]) for item in asked]
         correct[name] = [p == item.gold for p, item in zip(preds[name], asked, strict=True)]
         result = scored(asked, preds[name], spec)
-        out["extractors"][name] = {"unparsed": round(100 * sum(i is None for i in found) / len(asked), 6),
+        out["extractors"][name] = {"unparsed": round(100 * preds[name].count("--") / len(asked), 6),
                                    "accuracy": result.accuracy, "ci": list(result.ci) if result.ci else None}
     if recorded is not None:
         differ = [item.key for item, p in zip(asked, preds["toolkit"], strict=True)
@@ -161,7 +195,7 @@ def audit_run(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path} holds no generated replies (its rows have no 'reply'): run it with "
                          "--protocol generate or both.")
     recorded = {str(r["instance_id"]): r.get("pred_generate") for r in rows if r.get("reply") is not None}
-    out = audit_replies(source.items, replies, source.spec, source.lenient, recorded)
+    out = audit_replies(source.items, replies, source.spec, source.lenient, recorded, official_graders(source))
     return {"run": str(Path(path).resolve()), "dataset": source.dataset, **out}
 
 
