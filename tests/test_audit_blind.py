@@ -198,3 +198,31 @@ def test_the_command_audits_a_task_and_its_debiased_subset_restricts_a_source(tm
     written.write_text(written.read_text().replace(record["keys"][0], "posrel-x"))
     with pytest.raises(Exception, match="edited after it was written"):
         read_subset(written)
+
+
+def test_vsr_items_asks_only_the_subset_and_a_replay_confirms_it(tmp_path):
+    from typer.testing import CliRunner
+    from vl_helpers import solid_image, tiny_clip
+
+    from spatialprobe.cli import app
+    from spatialprobe.sources.subset import write_subset
+    from spatialprobe.sources.vsr import vsr_source
+
+    rows = [{"image": f"{n:012d}.jpg", "caption": f"The cat is {rel} the dog.", "label": n % 2, "relation": rel}
+            for n, rel in enumerate(("left of", "on", "near"))]
+    path = tmp_path / "vsr" / "random" / "test.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for r in rows:
+        solid_image(tmp_path / "coco" / r["image"])
+    source = vsr_source(path, None)[0]  # read without images, as the audit reads it
+    subset = write_subset({"dataset": source.dataset, "keys": [source.items[1].key]}, tmp_path)
+    args = ["vsr", "--model", str(tiny_clip(tmp_path / "clip")), "--data", str(tmp_path / "vsr"), "--images",
+            str(tmp_path / "coco"), "--out", str(tmp_path / "run"), "--device", "cpu", "--items", str(subset)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["accuracy"]["n"] == 1
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["settings"]["source"]["items"]["n"] == 1
+    again = CliRunner().invoke(app, ["run", str(tmp_path / "run" / "config.json")])
+    assert again.exit_code == 0 and "confirmed: identity" in again.output, again.output

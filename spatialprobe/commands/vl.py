@@ -73,16 +73,14 @@ def vsr_command(
     from spatialprobe.commands.ask import ask_and_print
     from spatialprobe.datasets.vsr import split_file
     from spatialprobe.models.options import parse_pairs
-    from spatialprobe.sources.subset import restrict
     from spatialprobe.sources.vsr import vsr_source
 
     require_run_dir(out)
     spread = device_map_settings(device_map, max_memory)
     with refusals():
         source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
-        source = source if items is None else restrict(source, items)
         given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      parse_pairs(scorer_arg), *spread)
+                      parse_pairs(scorer_arg), *spread, items=None if items is None else str(items))
     summary = ask_and_print(source, model, given, out, "VSR captions asked", "vsr")
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
@@ -123,7 +121,6 @@ def spatialmqa_command(
     from spatialprobe.datasets.spatialmqa import PARTS
     from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.spatialmqa import spatialmqa_source
-    from spatialprobe.sources.subset import restrict
 
     require_run_dir(out)
     if part not in PARTS:
@@ -135,10 +132,10 @@ def spatialmqa_command(
     spread = device_map_settings(device_map, max_memory)
     with refusals():
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
-        source = source if items is None else restrict(source, items)
         given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
                       seed, device, batch_size, backend, parse_pairs(scorer_arg), *spread,
-                      wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
+                      wordings=("contrastive",) if method == "clip" else None,  # options scored against the image
+                      items=None if items is None else str(items))
     summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():
