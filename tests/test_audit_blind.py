@@ -181,7 +181,7 @@ def test_the_command_audits_a_task_and_its_debiased_subset_restricts_a_source(tm
     from spatialprobe.sources.task import task_source
 
     result = CliRunner().invoke(app, ["audit", "blind", "posrel", "--out", str(tmp_path / "a.json"),
-                                      "--debias", str(tmp_path)])
+                                      "--debias", str(tmp_path), "--step", "0.15"])
     assert result.exit_code == 0, result.output
     assert "| chance | 25.0 |" in result.output and "permutation guard" in result.output
     written = next(tmp_path.glob("subset-*.json"))
