@@ -127,3 +127,12 @@ def test_a_run_restricted_to_a_subset_file_records_it_in_its_identity_and_replay
     assert summary["metrics"]["accuracy"]["n"] == 2 and summary["metrics"]["accuracy"]["mean"] == 50.0
     replayed, rows = run_source(tmp_path / "sub")  # the subset applied again from config.json
     assert [i.key for i in replayed.items] == ["test-00000", "test-00004"] and len(rows) == 2
+
+
+def test_a_folder_that_is_no_run_is_refused_in_one_sentence(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    result = CliRunner().invoke(app, ["audit", "parse", str(tmp_path)])
+    assert result.exit_code == 2 and "has no config.json: not a finished run folder" in result.output

@@ -13,8 +13,14 @@ def run_source(path: Path) -> tuple[Any, list[dict[str, Any]]]:
     from spatialprobe.files import read_jsonl
     from spatialprobe.sources.base import replay
 
-    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-    settings = config.get("settings") or {}
+    for name in ("config.json", "predictions.jsonl"):
+        if not (path / name).is_file():
+            raise UsageError(f"{path} has no {name}: not a finished run folder.")
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UsageError(f"{path / 'config.json'} is not readable JSON ({str(err).splitlines()[0][:80]}).") from None
+    settings = (config.get("settings") if isinstance(config, dict) else None) or {}
     if "source" not in settings:
         raise UsageError(f"{path} is a {config.get('kind')} run, which asks no source's items; audit an ask "
                          "run (vsr, spatialmqa, qa, probe with a multimodal LLM).")
