@@ -47,6 +47,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.annotate",
     "spatialprobe.commands.run",
     "spatialprobe.commands.many",
+    "spatialprobe.commands.audit",
 )
 
 for _name in COMMAND_MODULES:

@@ -371,3 +371,27 @@ def test_text_only_model_with_backend_hf_mllm_is_refused_as_not_multimodal(tmp_p
     text = " ".join(result.output.split())
     assert f"--model '{gpt2}' is not a multimodal LLM (image-text-to-text), as --backend hf-mllm needs" in text
     assert "loadable checkpoint" not in text
+
+
+def test_blind_floor_and_contrast_a_yes_sayer_scores_100_as_judged_and_blind_and_exactly_50_with_contrast(
+        images, yes_model, tmp_path):
+    """Issue 32: the same judge with a blank image and with none gives its prior (a yes-sayer: 100,
+    as judged: its score measures nothing); asked the opposite relation too, it scores chance."""
+    from spatialprobe.judging.vqa import vqa_judge_run
+
+    out = tmp_path / "judge"
+    summary = vqa_judge_run(str(images), str(out), "posrel", Spec("hf-mllm", {"model": str(yes_model)}),
+                            device="cpu", batch_size=4, floor=True, contrast=True)
+    m = summary["metrics"]
+    assert m["accuracy"]["mean"] == 100.0  # the claim alone: as without the floor
+    assert m["accuracy_blank"]["mean"] == m["accuracy_none"]["mean"] == 100.0
+    assert m["contrast_accuracy"]["mean"] == 50.0
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").open(encoding="utf-8")]
+    opposite = {"above": "below", "below": "above", "inside": "beside", "beside": "inside"}
+    for row in rows:
+        assert row["contrast_answer"] == "yes" and row["contrast_score"] == 50.0
+        assert f" {opposite[row['gold']]} the " in row["contrast_question"]
+    table = (out / "table.md").read_text(encoding="utf-8")
+    assert "| with contrast questions (a yes-sayer: 50) | 50.0 [" in table
+    assert "| blind floor: no image | 100.0 [" in table
+

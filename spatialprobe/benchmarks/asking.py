@@ -36,6 +36,9 @@ class Asked:
     wordings: tuple[str, ...] | None = None
     """Ask only in these of the source's wordings (``spatialmqa --method clip``: ``contrastive``);
     None: any it offers."""
+    items: str | None = None
+    """``--items FILE``: ask only the items a subset file keeps (:mod:`spatialprobe.sources.subset`);
+    its hash enters the run's identity through the source's settings."""
 
 
 def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
@@ -45,6 +48,10 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     from spatialprobe.models.choice import choose
     from spatialprobe.models.options import resolve, sharding
 
+    if given.items is not None:
+        from spatialprobe.sources.base import restrict
+
+        source = restrict(source, given.items)
     protocol = given.protocol or "likelihood"
     if given.max_new_tokens is not None and protocol == "likelihood":
         raise UsageError("--max-new-tokens applies to the generate protocol; --protocol likelihood generates nothing.")

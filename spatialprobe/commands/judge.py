@@ -124,13 +124,20 @@ def _make_task_command(task: str):
         skip_missing: bool = typer.Option(False, "--skip-missing", help="Judge the images that "
                                           "remain when some files are gone (recorded in the run)."),
         partial: bool = PARTIAL,
+        floor: bool = typer.Option(False, "--floor", help="--rule vqa: also ask every claim with a blank image "
+                                   "and with none: the judge's blind floor, shown beside its score."),
+        contrast: bool = typer.Option(False, "--contrast", help="--rule vqa: also ask each image the opposite "
+                                      "relation, so a judge that says yes to everything scores 50."),
     ) -> None:
+        if (floor or contrast) and not judge_vqa.wants_vqa(rule, judge_model, judge_arg):
+            fail("--floor and --contrast apply to the VQA judge (--rule vqa --judge-model M); the box judge "
+                 "asks no questions.")
         if judge_vqa.wants_vqa(rule, judge_model, judge_arg):
             judge_vqa.refuse_box_options(dict(zip(judge_vqa.BOX_ONLY, (
                 detector, detector_model, detector_arg, threshold, depth, depth_model, depth_arg,
                 depth_region, rule_arg, seed, None if mode == "corrected" else mode), strict=True)))
             return judge_vqa.run_vqa_judge(task, run, out, judge_model, judge_arg, batch_size, device,
-                                           skip_missing, partial)
+                                           skip_missing, partial, floor, contrast)
         _run(task, run, out, gallery, detector=detector or "owlvit", detector_model=detector_model,
              detector_arg=detector_arg, threshold=threshold, depth=depth, depth_model=depth_model,
              depth_arg=depth_arg, rule=rule, rule_arg=rule_arg, seed=seed or 0, batch_size=batch_size,

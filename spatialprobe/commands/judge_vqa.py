@@ -60,7 +60,8 @@ def judge_spec(judge_model: str | None, judge_arg: list[str]):
 
 
 def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | None, judge_arg: list[str],
-                  batch_size: int, device: str, skip_missing: bool, partial: bool) -> None:
+                  batch_size: int, device: str, skip_missing: bool, partial: bool, floor: bool = False,
+                  contrast: bool = False) -> None:
     """``judge TASK RUN --rule vqa``: the ``vqa-judge`` run kind, its table printed."""
     from spatialprobe.judging.box import image_run
     from spatialprobe.judging.vqa import VqaJudgeRun, VqaJudgeSettings
@@ -72,11 +73,13 @@ def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | Non
     require_run_dir(out)
     target = out or DefaultRunDir(task, VQA, spec.args["model"])
     settings = VqaJudgeSettings(task, image_run(run, partial), Component.of(spec), skip_missing=skip_missing,
-                                device=device, batch_size=batch_size)
+                                device=device, batch_size=batch_size, floor=floor or None, contrast=contrast or None)
     summary, folder = execute_judging(lambda: VqaJudgeRun(settings), target, task, "asking the claims of")
     m = summary["metrics"]
     typer.echo(f"wrote {folder} (claims affirmed {m['accuracy']['mean']:.1f}%, "
-               f"Soft-TIFA {m['soft_tifa']['mean']:.1f}%)")
+               f"Soft-TIFA {m['soft_tifa']['mean']:.1f}%"
+               + "".join(f", {name} {m[name]['mean']:.1f}%" for name in ("accuracy_blank", "accuracy_none",
+                                                                         "contrast_accuracy") if name in m) + ")")
 
 
 def run_vqa_visor(run: Path | None, prompts: Path | None, out: Path | None, judge_model: str | None,

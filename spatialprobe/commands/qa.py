@@ -118,6 +118,8 @@ def text(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
+    items: Path | None = typer.Option(None, "--items", help="Ask only the items a subset file keeps "
+                                      "(spatialprobe audit blind --debias); part of the run's identity."),
 ) -> None:
     """Answer the questions from text: a QA reader scores yes vs no (T5 by decoder likelihood), a
     multimodal LLM is asked them as text (either protocol)."""
@@ -130,7 +132,8 @@ def text(
     with refusals():
         source, _ = qa_source(task, None if data is None else str(data.resolve()))
         args = {**({} if context else {"use_context": "false"}), **parse_pairs(scorer_arg)}
-        given = Asked(protocol, "none", False, max_new_tokens, 0, device, batch_size, backend, args, *spread)
+        given = Asked(protocol, "none", False, max_new_tokens, 0, device, batch_size, backend, args, *spread,
+                      items=None if items is None else str(items))
     passages = [w.passage for w in (item.wording("short") for item in source.items) if w is not None]
     if not context and not any(passages):
         fail(f"--no-context applies to questions with a scenario; the {source.dataset} questions have none.")

@@ -24,6 +24,8 @@ from spatialprobe.commands.scale_options import scale_options
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
 
+ItemsOption = typer.Option(None, "--items", help="Ask only the items a subset file keeps (spatialprobe audit "
+                           "blind --debias); the file's hash is part of the run's identity.")
 SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
                            "some are missing (counted in the table's first line and summary.json); "
                            "else refused, naming the first missing image.")
@@ -62,6 +64,7 @@ def vsr_command(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
+    items: Path | None = ItemsOption,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
@@ -77,7 +80,7 @@ def vsr_command(
     with refusals():
         source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
         given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      parse_pairs(scorer_arg), *spread)
+                      parse_pairs(scorer_arg), *spread, items=None if items is None else str(items))
     summary = ask_and_print(source, model, given, out, "VSR captions asked", "vsr")
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
@@ -107,6 +110,7 @@ def spatialmqa_command(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
+    items: Path | None = ItemsOption,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
@@ -130,7 +134,8 @@ def spatialmqa_command(
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
         given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
                       seed, device, batch_size, backend, parse_pairs(scorer_arg), *spread,
-                      wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
+                      wordings=("contrastive",) if method == "clip" else None,  # options scored against the image
+                      items=None if items is None else str(items))
     summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():

@@ -201,6 +201,13 @@ def usable_images(examples, images_dir: str | Path, *, total: int, subdirs: tupl
     return found, missing, coverage
 
 
+def without_images(examples, total: int, limit: int | None) -> tuple[dict[str, None], list[str], dict[str, Any]]:
+    """What :func:`usable_images` returns for examples read without images (a blind audit):
+    every example kept, its image None."""
+    coverage = {"used": len(examples), "total": total, "skipped_missing": 0, "skip_missing": False, "limit": limit}
+    return {e.id: None for e in examples}, [], coverage
+
+
 def negate_caption(caption: str, relation: str) -> str:
     """The caption with its relation replaced by the relation's negation from the table.
 

@@ -31,6 +31,7 @@ from spatialprobe import tasks
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.imagestore import Completeness, missing_record, present_images
+from spatialprobe.judging import vqa_floor as floor
 from spatialprobe.judging import vqa_questions as Q
 from spatialprobe.judging.box import (
     TASK_LABELS,
@@ -47,7 +48,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.scale import component
-from spatialprobe.runner.settings import Component, model
+from spatialprobe.runner.settings import OPTIONAL, Component, model
 
 METRICS = {"accuracy": "correct", "soft_tifa": "soft_score", "geneval2_soft_tifa": "yes_mass_score",
            "answered_ratio": "recognized"}
@@ -71,6 +72,10 @@ class VqaJudgeSettings:
     skip_missing: bool = False
     device: str = "auto"
     batch_size: int = 8
+    floor: bool | None = field(default=None, metadata=OPTIONAL)
+    """Also ask every claim with a blank image and with none: the judge's blind floor (:mod:`.vqa_floor`)."""
+    contrast: bool | None = field(default=None, metadata=OPTIONAL)
+    """Also ask every image the opposite claim, so a yes-sayer scores 50 (:mod:`.vqa_floor`)."""
 
 
 def vqa_settings(task: str) -> dict[str, Any]:
@@ -124,6 +129,9 @@ class VqaJudgeRun(RunKind):
         source, self.store, self.completeness = opened_image_run(s.source)
         self.images, self.missing = present_images(source, task_images(self.store, s.task), s.skip_missing, "judge")
         self.unscorable = unscorable_prompts(self.store, s.task)
+        self.variants = floor.variants(s.floor, s.contrast)
+        if s.contrast:
+            floor.check_contrast([rec.meta["label"] for rec in self.images])
         if not self.images:
             why = f"; {unscorable_note(self.unscorable, s.task, 3)}" if self.unscorable else ""
             raise UsageError(f"{source} holds no finished images of {s.task} instances "
@@ -134,37 +142,51 @@ class VqaJudgeRun(RunKind):
         self.settings = replace(s, source=image_run_source(self.store, self.images, self.completeness), **self.asked)
 
     def items(self) -> list[Item]:
-        return [Item(image_key(rec), rec) for rec in self.images]
+        return ([Item(image_key(rec), ("claim", rec)) for rec in self.images]
+                + [Item(f"{v}/{image_key(rec)}", (v, rec)) for v in self.variants for rec in self.images])
 
-    def question(self, meta: Mapping[str, Any]) -> str:
-        template = self.asked["questions"][meta["label"]]
+    def question(self, meta: Mapping[str, Any], label: str | None = None) -> str:
+        template = self.asked["questions"][label or meta["label"]]
         return Q.claim_question(template, meta["obj_a"], meta["obj_b"], self.asked["suffix"])
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
-        records = [item.payload for item in batch]
-        questions = [self.question(r.meta) for r in records]
-        masses = Q.answer_masses(self.adapter, questions, [r.path for r in records], self.tokens)
-        return [{"question": q, **answer_row(yes, no, top)}
-                for q, (yes, no, top) in zip(questions, masses, strict=True)]
+        out: dict[int, dict[str, Any]] = {}
+        for variant in dict.fromkeys(item.payload[0] for item in batch):  # one kind of image per call
+            which = [n for n, item in enumerate(batch) if item.payload[0] == variant]
+            records = [batch[n].payload[1] for n in which]
+            questions = [self.question(r.meta, floor.OPPOSITE[r.meta["label"]] if variant == "contrast" else None)
+                         for r in records]
+            images = [floor.image_for(variant, r.path) for r in records]
+            masses = Q.answer_masses(self.adapter, questions, images, self.tokens)
+            out.update({n: {"question": q, **answer_row(yes, no, top)}
+                        for n, q, (yes, no, top) in zip(which, questions, masses, strict=True)})
+        return [out[n] for n in range(len(batch))]
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         rows = [vqa_row(rec, results[image_key(rec)], self.store) for rec in self.images]
+        for row, rec in zip(rows, self.images, strict=True):
+            for variant in self.variants:
+                row.update(floor.fields(variant, results[f"{variant}/{image_key(rec)}"], row))
         described = self.adapter.describe()
         details: dict[str, Any] = {
             "method": "VQA judge (Soft-TIFA)", "source": str(self.store.path.resolve()), "judge": described,
             "questions": self.asked["questions"], "suffix": self.asked["suffix"],
             "answer_tokens": self.tokens.pieces, "image_run": self.completeness.to_dict(),
             "yes_rate": Q.yes_rate([row["answer"] for row in rows])}
+        if self.variants:
+            details["asked_also"] = list(self.variants)
         if self.missing:
             details["missing_images"] = missing_record(self.store, self.missing, len(self.images))
         info = source_info(self.store, self.images)
+        specs = vqa_resampling(self.task)
         # every metric is declared in vqa_resampling: the spine computes it from the registry
         return Evaluation(rows, {}, self.task, info["model"], info["dataset"], None,
                           "untrained" in str(described.get("model", "")).lower(), details,
-                          vqa_resampling(self.task))
+                          (*specs, *floor.resamplings(specs[0], self.variants)))
 
     def table(self, summary: Mapping[str, Any]) -> str:
-        return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
+        return (Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
+                + floor.table_lines(summary["metrics"]))
 
 
 def answer_row(yes: float, no: float, top: str | None) -> dict[str, Any]:

@@ -103,14 +103,17 @@ def answer_masses(adapter, questions: Sequence[str], images: Sequence[Any], toke
                   ) -> list[tuple[float, float, str | None]]:
     """(mass on yes, mass on no, hard answer) of each question about its image: the softmax of the
     next-token logits after the chat template's generation prompt (left padding: the last
-    position); the hard answer is the word of the most probable token (None: neither word)."""
+    position); the hard answer is the word of the most probable token (None: neither word).
+    ``images`` are paths or PIL images, or all None (a text-only turn: the judge's blind floor)."""
     import torch
 
     out: list[tuple[float, float, str | None]] = []
     size = adapter.batch_size
     for start in range(0, len(questions), size):
-        prompts = [adapter.chat_text(q, True) for q in questions[start:start + size]]
-        inputs = adapter.encode(prompts, list(images[start:start + size]))
+        chunk = list(images[start:start + size])
+        seen = chunk[0] is not None
+        prompts = [adapter.chat_text(q, seen) for q in questions[start:start + size]]
+        inputs = adapter.encode(prompts, chunk if seen else None)
         with torch.inference_mode():
             logits = adapter.model(**inputs).logits[:, -1].float()
         probs = torch.softmax(logits, dim=-1)

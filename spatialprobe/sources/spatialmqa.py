@@ -36,17 +36,20 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     return {"pred_strict": strict_label(output, item.options), "pred_lenient": lenient_label(output, item.gold)}
 
 
-def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: int | None = None,
+def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", limit: int | None = None,
                       skip_missing: bool = False) -> tuple[Source, dict[str, Any]]:
-    """SpatialMQA's questions with their images (those found; ``skip_missing`` or refused)."""
+    """SpatialMQA's questions with their images (those found; ``skip_missing`` or refused);
+    ``images_dir`` None: the questions alone (a blind audit, ``spatialprobe audit blind``)."""
     from spatialprobe.datasets import spatialmqa
-    from spatialprobe.datasets.vsr import file_version, usable_images
+    from spatialprobe.datasets.vsr import file_version, usable_images, without_images
     from spatialprobe.models.answer_parse import SPATIALMQA_LABEL_ORDER, spatialmqa_option
 
     every = spatialmqa.load_spatialmqa_file(path, part=part)
     examples = every[:limit]
-    found, missing, coverage = usable_images(examples, images_dir, total=len(every), subdirs=("", "test2017", "images"),
-                                             skip_missing=skip_missing, limit=limit, what="questions")
+    found, missing, coverage = (usable_images(examples, images_dir, total=len(every),
+                                              subdirs=("", "test2017", "images"), skip_missing=skip_missing,
+                                              limit=limit, what="questions")
+                                if images_dir is not None else without_images(examples, len(every), limit))
     before, _, after = TEMPLATE.partition("{option}")
     items = []
     for e in examples:
@@ -56,7 +59,7 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
         contrastive = Wording(before.format(question=e.question), e.options, e.options,
                               after.format(question=e.question))
         items.append(SourceItem(e.id, QUESTION.format(question=e.question, options=lettered), e.options,
-                                e.options, e.answer, str(found[e.id]), (e.image,),
+                                e.options, e.answer, None if found[e.id] is None else str(found[e.id]), (e.image,),
                                 {"image": e.image, "perspective": e.perspective, "axis": e.axis},
                                 {"contrastive": contrastive}))
     train = path.parent / "train.jsonl"
@@ -65,7 +68,8 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
     spec = Resampling(tuple(SPATIALMQA_LABEL_ORDER), ("image",), key=("instance_id",), pooled=True,
                       unit="images", fold_case=True)
     settings = {"name": "spatialmqa", "data": {"file": str(path.resolve()), "version": file_version(path)},
-                "images": str(images_dir.resolve()), "part": part, "limit": limit, "skip_missing": skip_missing}
+                "images": images_dir and str(images_dir.resolve()), "part": part, "limit": limit,
+                "skip_missing": skip_missing}
     source = Source("spatialmqa", "spatialmqa", f"spatialmqa-{part}@{file_version(path)}",
                     tuple(SPATIALMQA_LABEL_ORDER), tuple(items), spec, prior_labels=prior,
                     lenient=spatialmqa_option, official=OFFICIAL, matching=matching, settings=settings,
@@ -77,5 +81,6 @@ def spatialmqa_source(path: Path, images_dir: Path, part: str = "test", limit: i
 
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
-    return spatialmqa_source(Path(settings["data"]["file"]), Path(settings["images"]), settings["part"],
+    images = settings["images"]
+    return spatialmqa_source(Path(settings["data"]["file"]), images and Path(images), settings["part"],
                              settings["limit"], settings["skip_missing"])[0]

@@ -32,9 +32,10 @@ def _contrastive(caption: str, relation: str) -> Wording:
     return Wording("", (vsr.negate_caption(caption, relation), caption), ("no", "yes"))
 
 
-def vsr_source(path: Path, images_dir: Path, split: str = "random", part: str = "test",
+def vsr_source(path: Path, images_dir: Path | None, split: str = "random", part: str = "test",
                limit: int | None = None, skip_missing: bool = False) -> tuple[Source, dict[str, Any]]:
-    """VSR's captions with their images (those found; ``skip_missing`` or refused)."""
+    """VSR's captions with their images (those found; ``skip_missing`` or refused); ``images_dir``
+    None: the captions alone, without images (a blind audit, ``spatialprobe audit blind``)."""
     from spatialprobe.datasets import vsr
 
     every = vsr.load_vsr_file(path, split=split, part=part)
@@ -44,10 +45,12 @@ def vsr_source(path: Path, images_dir: Path, split: str = "random", part: str = 
         if example.relation not in table:
             raise UsageError(f"{path}: example {example.id} has relation {example.relation!r}, which "
                              "is not among the 71 of spatialprobe/data/vsr_relations.tsv")
-    found, missing, coverage = vsr.usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
-                                           limit=limit)
+    found, missing, coverage = (vsr.usable_images(examples, images_dir, total=len(every), skip_missing=skip_missing,
+                                                  limit=limit) if images_dir is not None
+                                else vsr.without_images(examples, len(every), limit))
     items = tuple(SourceItem(e.id, QUESTION.format(caption=e.caption), ("Yes", "No"), ("yes", "no"),
-                             "yes" if e.label == 1 else "no", str(found[e.id]), (e.subj, e.obj, e.image),
+                             "yes" if e.label == 1 else "no", None if found[e.id] is None else str(found[e.id]),
+                             (e.subj, e.obj, e.image),
                              {"image": e.image, "relation": e.relation,
                               "category": table[e.relation].category},
                              {"contrastive": _contrastive(e.caption, e.relation)},
@@ -58,7 +61,7 @@ def vsr_source(path: Path, images_dir: Path, split: str = "random", part: str = 
              if part != "train" and train.is_file() else None)
     spec = Resampling(("yes", "no"), ("image",), key=("instance_id",), pooled=True, unit="images")
     settings = {"name": "vsr", "data": {"file": str(path.resolve()), "version": vsr.file_version(path)},
-                "images": str(images_dir.resolve()), "split": split, "part": part, "limit": limit,
+                "images": images_dir and str(images_dir.resolve()), "split": split, "part": part, "limit": limit,
                 "skip_missing": skip_missing}
     source = Source("vsr", f"vsr-{split}", f"vsr-{split}-{part}@{vsr.file_version(path)}", ("yes", "no"),
                     items, spec, prior_labels=prior, official=OFFICIAL, settings=settings, extras=plot,
@@ -94,5 +97,6 @@ def plot(run: Any, summary: Mapping[str, Any]) -> None:
 
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
-    return vsr_source(Path(settings["data"]["file"]), Path(settings["images"]), settings["split"],
+    images = settings["images"]
+    return vsr_source(Path(settings["data"]["file"]), images and Path(images), settings["split"],
                       settings["part"], settings["limit"], settings["skip_missing"])[0]
