@@ -23,6 +23,8 @@ MaxNewTokensOption = typer.Option(None, "--max-new-tokens", min=1, help="Generat
 ScorerArgOption = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of the model adapter "
                                "(spatialprobe ls); repeatable.")
 SeedOption = typer.Option(0, "--seed", help="Seed of the shuffled-image condition.")
+ItemsOption = typer.Option(None, "--items", help="Ask only the items a subset file keeps (spatialprobe audit "
+                           "blind --debias); the file's hash is part of the run's identity.")
 BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
                              "the checkpoint's config.json and understand the items (spatialprobe ls) \\[the first].")
 

@@ -19,6 +19,7 @@ from spatialprobe.commands.ask import (
     BackendOption,
     BlindOption,
     ImageConditionOption,
+    ItemsOption,
     MaxNewTokensOption,
     ProtocolOption,
     ScorerArgOption,
@@ -102,6 +103,7 @@ def bench_command(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
+    items: Path | None = ItemsOption,
 ) -> None:
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with
@@ -116,7 +118,7 @@ def bench_command(
     with refusals():
         source = replay(source_settings(name, data, images, split, subset, limit, option), seed)
         given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      parse_pairs(scorer_arg), *spread)
+                      parse_pairs(scorer_arg), *spread, items=None if items is None else str(items))
     ask_and_print(source, model, given, out, f"{name} items asked", "bench")
 
 

@@ -11,6 +11,7 @@ from spatialprobe.commands.ask import (
     BackendOption,
     BlindOption,
     ImageConditionOption,
+    ItemsOption,
     MaxNewTokensOption,
     ProtocolOption,
     ScorerArgOption,
@@ -118,8 +119,7 @@ def text(
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
-    items: Path | None = typer.Option(None, "--items", help="Ask only the items a subset file keeps "
-                                      "(spatialprobe audit blind --debias); part of the run's identity."),
+    items: Path | None = ItemsOption,
 ) -> None:
     """Answer the questions from text: a QA reader scores yes vs no (T5 by decoder likelihood), a
     multimodal LLM is asked them as text (either protocol)."""

@@ -10,6 +10,7 @@ from spatialprobe.commands.ask import (
     BackendOption,
     BlindOption,
     ImageConditionOption,
+    ItemsOption,
     MaxNewTokensOption,
     ProtocolOption,
     ScorerArgOption,
@@ -24,8 +25,6 @@ from spatialprobe.commands.scale_options import scale_options
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
 
-ItemsOption = typer.Option(None, "--items", help="Ask only the items a subset file keeps (spatialprobe audit "
-                           "blind --debias); the file's hash is part of the run's identity.")
 SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
                            "some are missing (counted in the table's first line and summary.json); "
                            "else refused, naming the first missing image.")
