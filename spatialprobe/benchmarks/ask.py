@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics
+from spatialprobe.benchmarks.robustness import variant_metrics, variants_lines
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
 from spatialprobe.metrics.intervals import Resampling
@@ -34,6 +35,7 @@ from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.sources.base import Source, SourceItem, vote
 from spatialprobe.sources.spatialmqa import QUESTION as MQA_QUESTION
+from spatialprobe.sources.variants import generated
 from spatialprobe.sources.vsr import QUESTION as VSR_QUESTION
 
 AskItem = SourceItem
@@ -118,7 +120,7 @@ class AskRun(RunKind):
                              f"with --image-condition {s.conditions[0]}.")
         self.conditions, self.batch_size = tuple(s.conditions), s.batch_size
         self.by_key = {item.key: item for item in self.source.items}
-        self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items}, s.seed)
+        self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items if not generated(i)}, s.seed)
                          if "shuffled" in self.conditions else {})
         self.model = model if model is not None else _load(s)
         understood = declared(self.model, s.model.name, "wordings", ("question",))
@@ -180,6 +182,8 @@ class AskRun(RunKind):
         out = []
         for condition in self.conditions:
             for item in self.source.items:
+                if condition != self.conditions[0] and generated(item):
+                    continue  # an engine-generated variant is asked under the run's first condition only
                 out.append(Item(f"{condition}/{item.key}", (condition, item, item.image)))
                 if condition == "real":  # the further images of an item with several
                     out += [Item(f"{condition}/{item.key}#{n}", (condition, item, image))
@@ -192,7 +196,7 @@ class AskRun(RunKind):
         if condition == "none":
             return None
         if condition == "shuffled":
-            return open_image(self.by_key[self.partners[item.key]].image)
+            return open_image(self.by_key[self.partners[item.key.split("~")[0] if generated(item) else item.key]].image)
         if condition == "blank" or image is None:
             size = open_image(item.image).size if item.image is not None else (384, 384)
             return blank_image(size[0]).resize(size)
@@ -243,25 +247,36 @@ class AskRun(RunKind):
         for item in self.items():
             condition, asked, _ = item.payload
             answers.setdefault((condition, asked.key), []).append(results[item.key])
-        rows = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()]
+        every = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()]
+        rows = [row for row in every if not generated(row)]  # the headline metrics: the source's own items
         src, folds = self.source, bool(self.source.folds)
         if folds:
             rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
                     for row in rows if row["instance_id"] in set(test)]
             prior: Any = {k: [self.by_key[key].gold for key in dev] for k, (dev, _) in enumerate(src.folds)}
-        else:
-            prior = src.prior_labels
+        else:  # a training split's labels; else the test items' own (said in details)
+            prior = src.prior_labels if src.prior_labels is not None else [row["gold"] for row in rows
+                                                                             if row["condition"] == self.conditions[0]]
         metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec, prior,
                                          folds=folds, seed=self.settings.seed)
         main = [row for row in rows if row["condition"] == self.conditions[0]]
         official, specs = official_metrics(main, src.spec, src.official)
         metrics.update(official)
+        if isinstance(details.get("answer_prior"), dict):
+            details["answer_prior"]["from"] = ("the training split" if src.prior_labels is not None
+                                               else "the test items (no training split)")
+        if src.variants:  # the robustness protocols: vanilla, strict and their gap, per declared group
+            first = [row for row in every if row["condition"] == self.conditions[0]]
+            found, details["variants"] = variant_metrics(first, src.variants, src.spec)
+            metrics.update(found)
         describe = getattr(self.model, "describe", dict)
+        own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
                    "official": [name for declared in src.official for name in declared.metrics],
-                   "coverage": src.details.get("coverage_detail") or {
-                       "used": len(src.items), "total": src.details.get("total", len(src.items))}}
-        return Evaluation(rows, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
+                   "coverage": src.details.get("coverage_detail") or {"used": own,
+                                                                      "total": src.details.get("total", own)}}
+        asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
+        return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
                           src.dataset, self.settings.seed, False, details,
                           (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols),
                            *_condition_specs(src.spec, rows, self.conditions), *specs))
@@ -336,9 +351,12 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     if "parse_failure_rate" in m:
         lines.append(f"| parse failures (generate) | {pm(m['parse_failure_rate'])} % |")
     if "answer_prior" in m:
-        lines.append(f"| answer prior (majority label) | {pm(m['answer_prior'])} |")
+        where = (d.get("answer_prior") or {}).get("from", "the training split") if isinstance(
+            d.get("answer_prior"), dict) else "the dev folds"
+        lines.append(f"| answer prior (majority label of {where}) | {pm(m['answer_prior'])} |")
     lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
               if f"accuracy_{c}" in m]
+    lines += variants_lines(summary)
     for blind, gain in (d.get("vision_gain") or {}).items():
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"

@@ -1,0 +1,207 @@
+"""Robustness protocols on the ask engine (:mod:`spatialprobe.sources.variants`,
+:mod:`spatialprobe.benchmarks.robustness`): known answers on a tiny lettered source.
+
+Twelve questions with four lettered options (relation words) about six images (two questions an
+image: the cluster). A model wired to answer ``A`` scores the share of ``A``-gold items and 0
+strict under ``circular``; a model that prefers one option *text* wherever it stands loses nothing;
+planted answers give the hand-counted pair and set accuracy; the gap's interval is the textbook
+cluster-robust one, computed here from the cluster sums.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from spatialprobe.benchmarks.ask import ask_run
+from spatialprobe.benchmarks.asking import Asked, ask_kind
+from spatialprobe.errors import UsageError
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.runner.settings import Component
+from spatialprobe.sources.base import Source, SourceItem, replay
+from spatialprobe.sources.variants import parse_variants, swapped, with_variants
+
+RELATIONS = ("left", "right", "above", "below")
+OBJECTS = ("cup", "fork", "lamp", "book", "vase", "shoe")
+QUESTION = "Where is the {a} relative to the {b} in photo {n}?\nOptions:\n{options}\nAnswer with the option's letter."
+GOLD_INDEX = (0, 1, 2, 3, 0, 1, 0, 2, 3, 0, 1, 2)
+"""The gold option of each item, as lettered in the source: four items have gold A."""
+
+
+def _item(n: int, options: tuple[str, ...], gold: str, **fields) -> SourceItem:
+    lettered = "\n".join(f"{chr(65 + k)}. {o}" for k, o in enumerate(options))
+    a, b = OBJECTS[n % 6], OBJECTS[(n + 1) % 6]
+    return SourceItem(f"q{n}", QUESTION.format(a=a, b=b, n=n, options=lettered), options, options, gold, None, (a, b),
+                      {"image": f"img{n // 2}", **fields})
+
+
+def _source(items, variants=None) -> Source:
+    return Source("tiny", "tiny", "tiny@1", RELATIONS, tuple(items),
+                  Resampling(RELATIONS, ("image",), unit="images"), settings={"name": "tiny"},
+                  variants=variants or {})
+
+
+def lettered_source() -> Source:
+    items = []
+    for n, g in enumerate(GOLD_INDEX):
+        options = RELATIONS[n % 4:] + RELATIONS[:n % 4]
+        items.append(_item(n, options, options[g]))
+    return _source(items)
+
+
+class FirstOption:
+    """Answers option A: the first by likelihood, the letter when it generates."""
+
+    name = "first"
+    protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
+
+    def score(self, requests, progress=None):
+        return [tuple(-float(k) for k in range(len(r.options))) for r in requests]
+
+    def generate(self, requests, progress=None):
+        return ["A" for _ in requests]
+
+
+class Prefers:
+    """Order-blind: scores each option by its text alone (a fixed liking of the relation words)."""
+
+    name = "prefers"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    liking: ClassVar[dict[str, float]] = {"below": 3.0, "left": 2.0, "above": 1.0, "right": 0.0}
+
+    def score(self, requests, progress=None):
+        return [tuple(self.liking[o] for o in r.options) for r in requests]
+
+
+class Planted:
+    """Answers each question (by its prompt) with a planted option text; the first otherwise."""
+
+    name = "planted"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+
+    def __init__(self, answers: dict[str, str]):
+        self.answers = answers
+
+    def score(self, requests, progress=None):
+        return [tuple(0.0 if o == self.answers.get(r.prefix, r.options[0]) else -1.0 for o in r.options)
+                for r in requests]
+
+
+def _ask(source, model, out, **options):
+    return ask_run(source, model, Component("fake", {"model": model.name}), None, out,
+                   condition="none", **options)
+
+
+def test_a_model_answering_a_scores_the_share_of_a_gold_and_0_strict_under_circular(tmp_path):
+    source = with_variants(lettered_source(), ["circular"])
+    assert len(source.items) == 12 * 4 and source.settings["protocol_variants"] == ["circular"]
+    rotated = {i.key: i for i in source.items}["q1~c1"]  # options right, above, below, left; gold above: B -> A
+    assert rotated.question.split("Options:\n")[1].startswith("A. above\nB. below\nC. left\nD. right")
+    assert rotated.gold == "above" and rotated.labels == rotated.options
+    for protocol in ("likelihood", "generate"):
+        summary = _ask(source, FirstOption(), tmp_path / protocol, protocol=protocol)
+        m = summary["metrics"]
+        share_a = 100 * GOLD_INDEX.count(0) / 12
+        assert m["accuracy"]["mean"] == pytest.approx(share_a)  # the headline: the source's own items
+        assert m["circular_vanilla"]["mean"] == pytest.approx(share_a)
+        assert m["circular_strict"]["mean"] == 0.0
+        assert m["circular_gap"]["mean"] == pytest.approx(share_a)
+        assert summary["details"]["variants"]["circular"]["groups"] == 12
+    # the answer prior of a source with no training split: its test items' majority, said so
+    assert summary["details"]["answer_prior"]["from"] == "the test items (no training split)"
+    assert m["answer_prior"]["mean"] == pytest.approx(100 * 4 / 12)
+
+
+def test_an_order_blind_model_loses_nothing_under_circular(tmp_path):
+    source = with_variants(lettered_source(), ["circular"])
+    m = _ask(source, Prefers(), tmp_path / "run", protocol="likelihood")["metrics"]
+    liked = sum(max(i.options, key=Prefers.liking.get) == i.gold for i in lettered_source().items)
+    assert m["circular_vanilla"]["mean"] == pytest.approx(100 * liked / 12) == m["circular_strict"]["mean"]
+    assert m["circular_gap"]["mean"] == 0.0
+
+
+def test_declared_pair_and_set_groups_give_the_hand_counted_strict_accuracy(tmp_path):
+    # What'sUp-style: pairs of 2 (same image), sets of 4 (two images)
+    items = [_item(n, RELATIONS, RELATIONS[n % 4], pair_id=f"p{n // 2}", set_id=f"s{n // 4}") for n in range(12)]
+    wrong = {1, 4, 5, 10}  # planted wrong answers: pairs p0, p2 (both), p5 wrong; sets s0, s1, s2 all wrong
+    answers = {i.question: (i.gold if n not in wrong else RELATIONS[(n + 1) % 4]) for n, i in enumerate(items)}
+    source = _source(items, {"pair": "pair_id", "set": "set_id"})
+    summary = _ask(source, Planted(answers), tmp_path / "run", protocol="likelihood")
+    m = summary["metrics"]
+    assert m["accuracy"]["mean"] == pytest.approx(100 * 8 / 12) == m["pair_vanilla"]["mean"]
+    assert m["pair_strict"]["mean"] == pytest.approx(100 * 3 / 6)  # p1, p3, p4 right
+    assert m["set_strict"]["mean"] == 0.0
+    assert m["pair_gap"]["mean"] == pytest.approx(100 * 8 / 12 - 50)
+    table = (tmp_path / "run" / "table.md").read_text()
+    assert "pair: strict accuracy (6 groups by pair_id)" in table and "consistency gap" in table
+
+
+def test_the_gap_interval_is_the_paired_cluster_robust_interval_computed_by_hand(tmp_path):
+    items = [_item(n, RELATIONS, RELATIONS[n % 4], pair_id=f"p{n // 2}") for n in range(12)]
+    wrong = {1, 4, 5, 7, 10}
+    answers = {i.question: (i.gold if n not in wrong else RELATIONS[(n + 1) % 4]) for n, i in enumerate(items)}
+    m = _ask(_source(items, {"pair": "pair_id"}), Planted(answers), tmp_path / "run",
+             protocol="likelihood")["metrics"]
+    right = np.array([n not in wrong for n in range(12)], dtype=float)
+    ok = np.array([right[2 * g] * right[2 * g + 1] for g in range(6)])  # a pair is one image: one cluster
+    v, s = right.mean(), ok.mean()
+    # influence of each cluster (image) on vanilla − strict; variance K/(K−1) Σ S_c²; t on K−1 df
+    influence = np.array([(right[2 * c:2 * c + 2] - v).sum() / 12 - (ok[c] - s) / 6 for c in range(6)])
+    se = 100 * np.sqrt(6 / 5 * (influence ** 2).sum())
+    half = stats.t.ppf(0.975, 5) * se
+    gap = 100 * (v - s)
+    assert m["pair_gap"]["mean"] == pytest.approx(gap)
+    assert m["pair_gap"]["ci"] == pytest.approx([gap - half, gap + half], abs=1e-4)
+
+
+def test_swap_exchanges_relation_words_and_keeps_the_fact(tmp_path):
+    assert swapped("Is the Cup left of the lamp, in front of it, or below?") == \
+        "Is the Cup right of the lamp, behind it, or above?"
+    source = with_variants(lettered_source(), ["swap"])
+    by_key = {i.key: i for i in source.items}
+    assert by_key["q0~swap"].options == ("right", "left", "below", "above") and by_key["q0~swap"].gold == "left"
+    # an order-blind model answers the same fact whatever the wording: its swap consistency is total
+    m = _ask(source, Prefers(), tmp_path / "blind", protocol="likelihood")["metrics"]
+    assert m["swap_gap"]["mean"] == 0.0 and m["swap_vanilla"]["mean"] == pytest.approx(m["accuracy"]["mean"])
+    # answering A: right on the A-gold items, never on their swaps (A now names the opposite relation)
+    m = _ask(source, FirstOption(), tmp_path / "first", protocol="likelihood")["metrics"]
+    assert m["swap_vanilla"]["mean"] == pytest.approx(100 * 4 / 12) and m["swap_strict"]["mean"] == 0.0
+
+
+def test_settings_that_do_not_apply_are_refused_and_a_replay_makes_the_same_items(monkeypatch):
+    with pytest.raises(UsageError, match="no variant the engine generates"):
+        parse_variants("mirror")
+    yes_no = _source([SourceItem("y0", "Is the cup left of the fork?", ("Yes", "No"), ("left", "right"), "left",
+                                 None, ("cup", "fork"), {"image": "i"})])
+    with pytest.raises(UsageError, match="circular applies to questions with lettered options"):
+        with_variants(yes_no, ["circular"])
+    with pytest.raises(UsageError, match="swap applies to items"):
+        with_variants(yes_no, ["swap"])
+    own = _source(lettered_source().items, {"circular": "qid_base"})
+    with pytest.raises(UsageError, match="declares circular itself"):
+        with_variants(own, ["circular"])
+    from spatialprobe import registry
+
+    monkeypatch.setattr(registry, "lookup", lambda kind, name: lambda settings, seed: lettered_source())
+    again = replay(with_variants(lettered_source(), ["circular", "swap"]).settings, 0)
+    assert [i.key for i in again.items] == [i.key for i in with_variants(lettered_source(), ["circular", "swap"]).items]
+    assert again.details["protocol_variants"]["swap"] == {"generated": 12, "skipped": 0}
+
+
+def test_the_ask_path_generates_variants_from_asked(monkeypatch):
+    import spatialprobe.benchmarks.ask_sources as ask_sources
+    import spatialprobe.benchmarks.asking as asking
+    import spatialprobe.models.choice as choice
+    import spatialprobe.models.options as options
+
+    monkeypatch.setattr(choice, "choose", lambda model, wordings, command, backend: ("fake", None))
+    monkeypatch.setattr(options, "resolve", lambda name, given: {})
+    monkeypatch.setattr(options, "sharding", lambda *args: {})
+    monkeypatch.setattr(ask_sources, "load_model", lambda *args: FirstOption())
+    monkeypatch.setattr(asking, "_declared", lambda name, attribute: ())
+    monkeypatch.setattr(asking, "_option", lambda name, key: False)
+    kind = ask_kind(lettered_source(), "first", Asked(condition="none", protocol_variants=("circular",)), "bench")
+    assert len(kind.items()) == 48 and kind.settings.source["protocol_variants"] == ["circular"]
