@@ -205,3 +205,65 @@ def test_the_ask_path_generates_variants_from_asked(monkeypatch):
     monkeypatch.setattr(asking, "_option", lambda name, key: False)
     kind = ask_kind(lettered_source(), "first", Asked(condition="none", protocol_variants=("circular",)), "bench")
     assert len(kind.items()) == 48 and kind.settings.source["protocol_variants"] == ["circular"]
+
+
+class TwoEyes:
+    """Reads a multi-view item: the gold option's index is 2·(first image white) + (second white);
+    with no image it answers A; it takes several images a question (``multi_image``)."""
+
+    name = "two-eyes"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    multi_image = True
+
+    def score(self, requests, progress=None):
+        out = []
+        for r in requests:
+            bits = [im.getpixel((0, 0))[0] > 64 for im in r.image] if r.image is not None else [False, False]
+            out.append(tuple(0.0 if k == 2 * bits[0] + bits[1] else -1.0 for k in range(len(r.options))))
+        return out
+
+
+def _views_source(folder) -> Source:
+    from vl_helpers import solid_image
+
+    items = []
+    for n in range(8):
+        gold = n % 4
+        paths = [folder / f"{n}-{k}.png" for k in range(2)]
+        for path, white in zip(paths, (gold // 2, gold % 2), strict=True):
+            solid_image(path, (255, 255, 255) if white else (0, 0, 0))
+        item = _item(n, RELATIONS, RELATIONS[gold])
+        items.append(SourceItem(item.key, item.question, item.options, item.labels, item.gold, str(paths[0]),
+                                (OBJECTS[n % 6],), item.fields, views=(str(paths[1]),)))
+    return _source(items)
+
+
+def test_multi_view_items_show_every_view_and_their_blind_baselines_have_known_answers(tmp_path):
+    source = _views_source(tmp_path)
+    summary = ask_run(source, TwoEyes(), Component("fake", {"model": "two-eyes"}), None, tmp_path / "run",
+                      protocol="likelihood", blind=True)
+    m, gains = summary["metrics"], summary["details"]["vision_gain"]
+    assert m["accuracy"]["mean"] == 100.0
+    assert m["accuracy_none"]["mean"] == 25.0  # no image: A, gold on 2 of 8
+    assert m["accuracy_blank"]["mean"] == 25.0  # gray views read white, white: D, gold on 2 of 8
+    assert gains["none"]["gain"] == gains["blank"]["gain"] == 75.0
+    with pytest.raises(UsageError, match="takes one image a question"):
+        ask_run(source, Prefers(), Component("fake", {"model": "prefers"}), None, tmp_path / "one",
+                protocol="likelihood")
+
+
+def test_a_multimodal_llm_sees_both_views_in_one_turn(tmp_path):
+    from mllm_helpers import build
+
+    from spatialprobe.models.base import ScoreRequest
+    from spatialprobe.models.mllm import MultimodalLLM
+    from spatialprobe.vision import open_image
+
+    source = _views_source(tmp_path)
+    model = MultimodalLLM(str(build("llava", tmp_path / "llava")), device="cpu")
+    item = source.items[1]
+    first, view = open_image(item.image), open_image(item.views[0])
+    both = ScoreRequest(item.question, "", item.options, (first, view))
+    one, two = model.score([ScoreRequest(item.question, "", item.options, first), both])
+    assert model.chat_text("q", 2).count("<image>") == 2
+    assert one != two and model.score([both]) == [pytest.approx(two)]

@@ -59,6 +59,17 @@ def declared(model: Any, name: str, attribute: str, default: tuple[str, ...]) ->
         return tuple(getattr(model, attribute, default))
 
 
+def _multi_image(model: Any, name: str) -> bool:
+    """Whether an adapter takes several images in one question (``multi_image``), as :func:`declared` reads."""
+    from spatialprobe import registry
+    from spatialprobe.errors import UnknownComponent
+
+    try:
+        return bool(getattr(registry.lookup("model", name), "multi_image", False))
+    except UnknownComponent:
+        return bool(getattr(model, "multi_image", False))
+
+
 def choose_wording(model: Any, source: Source, name: str = "") -> str:
     """The first wording the adapter understands (its ``wordings``; ``question`` where it declares
     none) that every item of ``source`` offers; one sentence where none fits."""
@@ -123,6 +134,11 @@ class AskRun(RunKind):
         self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items if not generated(i)}, s.seed)
                          if "shuffled" in self.conditions else {})
         self.model = model if model is not None else _load(s)
+        if any(item.views for item in self.source.items) and self.conditions != ("none",) and not _multi_image(
+                self.model, s.model.name):
+            raise UsageError(f"{self.source.dataset} asks several images at once (multi-view items), and the "
+                             f"{s.model.name} model takes one image a question: use a model that takes several "
+                             "(a multimodal LLM), or --image-condition none.")
         understood = declared(self.model, s.model.name, "wordings", ("question",))
         if self.wording not in understood or self.wording not in self.source.offered():
             raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
@@ -191,16 +207,26 @@ class AskRun(RunKind):
         return out
 
     def _image(self, condition: str, item: SourceItem, image: str | None) -> Any:
+        """What the model is shown: None (``none``), one image, or where the item has ``views``
+        the tuple of its image and its views, each blanked (``blank``) or all another item's
+        (``shuffled``: its image and views)."""
         from spatialprobe.vision import blank_image, open_image
 
         if condition == "none":
             return None
         if condition == "shuffled":
-            return open_image(self.by_key[self.partners[item.key.split("~")[0] if generated(item) else item.key]].image)
-        if condition == "blank" or image is None:
-            size = open_image(item.image).size if item.image is not None else (384, 384)
-            return blank_image(size[0]).resize(size)
-        return open_image(image)
+            item = self.by_key[self.partners[item.key.split("~")[0] if generated(item) else item.key]]
+            image, condition = item.image, "real"
+
+        def picture(path: str | None) -> Any:
+            if condition == "blank" or path is None:
+                shape = path if path is not None else item.image
+                size = open_image(shape).size if shape is not None else (384, 384)
+                return blank_image(size[0]).resize(size)
+            return open_image(path)
+
+        shown = [picture(path) for path in (image, *item.views)]
+        return tuple(shown) if item.views else shown[0]
 
     def _question(self, condition: str, item: SourceItem, image: str | None) -> Question:
         wording = item.wording(self.wording)
