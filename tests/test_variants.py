@@ -267,3 +267,26 @@ def test_a_multimodal_llm_sees_both_views_in_one_turn(tmp_path):
     one, two = model.score([ScoreRequest(item.question, "", item.options, first), both])
     assert model.chat_text("q", 2).count("<image>") == 2
     assert one != two and model.score([both]) == [pytest.approx(two)]
+
+
+def test_report_pairs_a_run_with_variants_on_the_source_own_items(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    _ask(with_variants(lettered_source(), ["circular"]), FirstOption(), tmp_path / "a", protocol="likelihood")
+    _ask(lettered_source(), Prefers(), tmp_path / "b", protocol="likelihood")
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert "variants (--protocol-variants) are not paired; the items are." in result.output.replace("\n", " ")
+    assert "cannot be paired" not in result.output
+
+
+def test_an_unknown_protocol_variant_is_refused_on_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    result = CliRunner().invoke(app, ["spatialmqa", "--model", "m", "--data", str(tmp_path), "--images", str(tmp_path),
+                                      "--out", str(tmp_path / "run"), "--protocol-variants", "circular,mirror"])
+    assert result.exit_code == 2 and "--protocol-variants 'mirror' is no variant" in result.output

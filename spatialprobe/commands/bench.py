@@ -119,10 +119,11 @@ def bench_command(
     require_run_dir(out)
     spread = device_map_settings(device_map, max_memory)
     with refusals():
+        variants = parse_variants(protocol_variants)  # refused before the data is read
         source = replay(source_settings(name, data, images, split, subset, limit, option), seed)
         given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
                       parse_pairs(scorer_arg), *spread, items=None if items is None else str(items),
-                      protocol_variants=parse_variants(protocol_variants))
+                      protocol_variants=variants)
     ask_and_print(source, model, given, out, f"{name} items asked", "bench")
 
 

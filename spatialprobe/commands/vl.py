@@ -133,12 +133,13 @@ def spatialmqa_command(
         fail(f"--method generate asks by generation; it does not apply with --protocol {protocol}.")
     spread = device_map_settings(device_map, max_memory)
     with refusals():
+        variants = parse_variants(protocol_variants)  # refused before the data is read
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
         given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
                       seed, device, batch_size, backend, parse_pairs(scorer_arg), *spread,
                       wordings=("contrastive",) if method == "clip" else None,  # options scored against the image
                       items=None if items is None else str(items),
-                      protocol_variants=parse_variants(protocol_variants))
+                      protocol_variants=variants)
     summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():
