@@ -10,6 +10,7 @@ cluster-robust one, computed here from the cluster sums.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -290,3 +291,29 @@ def test_an_unknown_protocol_variant_is_refused_on_the_command_line(tmp_path):
     result = CliRunner().invoke(app, ["spatialmqa", "--model", "m", "--data", str(tmp_path), "--images", str(tmp_path),
                                       "--out", str(tmp_path / "run"), "--protocol-variants", "circular,mirror"])
     assert result.exit_code == 2 and "--protocol-variants 'mirror' is no variant" in result.output
+
+
+class Captions:
+    """A contrastive model: scores each caption by its relation word alone, wherever it stands."""
+
+    name = "captions"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("contrastive",)
+
+    def score(self, requests, progress=None):
+        return [tuple(Prefers.liking[o.split()[-1]] for o in r.options) for r in requests]
+
+
+def test_a_contrastive_wording_is_rotated_alike_and_its_order_blind_scorer_loses_nothing(tmp_path):
+    from spatialprobe.sources.base import Wording
+
+    items = [replace(i, wordings={"contrastive": Wording("", tuple(f"the cup is {o}" for o in i.options), i.labels)})
+             for i in lettered_source().items]
+    source = with_variants(_source(items), ["circular"])
+    rotated = {i.key: i for i in source.items}["q0~c1"].wording("contrastive")
+    assert rotated.options[0] == "the cup is right" and rotated.labels[0] == "right"
+    summary = ask_run(source, Captions(), Component("fake", {"model": "captions"}), None, tmp_path / "run",
+                      condition="none")
+    assert summary["details"]["wording"] == "contrastive"
+    m = summary["metrics"]
+    assert m["circular_gap"]["mean"] == 0.0 and m["circular_strict"]["mean"] == pytest.approx(m["accuracy"]["mean"])

@@ -13,7 +13,7 @@ any source whose questions letter their options:
   in its image is unchanged, so its gold label is, and the gold letter moves to the option that
   now names it. An item without such options is skipped, and counted (``details``).
 
-Generated items carry the row field ``variant`` (``circular 1``, ``swap``); the headline metrics
+Generated items carry the row field ``engine_variant`` (``circular 1``, ``swap``); the headline metrics
 are those of the items without it, so a run's accuracy does not change with its variants. The
 variants asked are part of the source's settings (``protocol_variants``), hence of the run's
 identity, and a replay makes the same items again.
@@ -36,7 +36,7 @@ LETTERINGS = ("{letter}. {option}", "({letter}) {option}", "{letter}) {option}")
 SWAPS = (("left", "right"), ("above", "below"), ("over", "under"), ("in front of", "behind"),
          ("top", "bottom"), ("upper", "lower"))
 """The relation words ``swap`` exchanges, both ways."""
-MARK = "variant"
+MARK = "engine_variant"
 """The row field that marks a generated item (its protocol and rotation)."""
 
 
