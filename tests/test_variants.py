@@ -253,15 +253,21 @@ def test_multi_view_items_show_every_view_and_their_blind_baselines_have_known_a
                 protocol="likelihood")
 
 
-def test_a_multimodal_llm_sees_both_views_in_one_turn(tmp_path):
+@pytest.fixture(scope="module")
+def llava(tmp_path_factory):
+    """A tiny random LLaVA with its genuine processor (built once for this file)."""
     from mllm_helpers import build
 
+    return build("llava", tmp_path_factory.mktemp("llava"))
+
+
+def test_a_multimodal_llm_sees_both_views_in_one_turn(tmp_path, llava):
     from spatialprobe.models.base import ScoreRequest
     from spatialprobe.models.mllm import MultimodalLLM
     from spatialprobe.vision import open_image
 
     source = _views_source(tmp_path)
-    model = MultimodalLLM(str(build("llava", tmp_path / "llava")), device="cpu")
+    model = MultimodalLLM(str(llava), device="cpu")
     item = source.items[1]
     first, view = open_image(item.image), open_image(item.views[0])
     both = ScoreRequest(item.question, "", item.options, (first, view))
@@ -317,3 +323,46 @@ def test_a_contrastive_wording_is_rotated_alike_and_its_order_blind_scorer_loses
     assert summary["details"]["wording"] == "contrastive"
     m = summary["metrics"]
     assert m["circular_gap"]["mean"] == 0.0 and m["circular_strict"]["mean"] == pytest.approx(m["accuracy"]["mean"])
+
+
+OPTIONS: dict[str, str] = {}
+"""This file is also the benchmark module ``tiny-views`` of the bench command test (no options)."""
+
+
+def views_benchmark(settings, seed):
+    """The multi-view source as a benchmark module builds it: from ``--data`` (a folder), ``--limit``."""
+    from pathlib import Path
+
+    from spatialprobe.sources.base import given, recorded
+
+    found = given(settings)
+    source = _views_source(Path(found["data"]))
+    items = source.items[:found["limit"]] if found["limit"] else source.items
+    return replace(source, name="tiny-views", items=items,
+                   settings=recorded("tiny-views", found, found["data"], "1"))
+
+
+def test_bench_asks_a_benchmark_module_blind_with_variants_of_its_multi_view_items(tmp_path, monkeypatch, llava):
+    import json
+
+    from typer.testing import CliRunner
+
+    from spatialprobe import registry
+    from spatialprobe.cli import app
+
+    monkeypatch.setitem(registry._REGISTRY.setdefault("source", {}), "tiny-views",
+                        (f"{__name__}:views_benchmark", "a test benchmark"))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["bench", "tiny-views", "--model", str(llava), "--data", str(tmp_path / "data"),
+                                      "--limit", "3", "--out", str(out), "--blind", "--device", "cpu",
+                                      "--protocol-variants", "circular"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    m, d = summary["metrics"], summary["details"]
+    assert set(d["vision_gain"]) == {"blank", "none", "shuffled"} and d["coverage"]["used"] == 3
+    assert d["variants"]["circular"]["groups"] == 3 and m["circular_gap"]["mean"] == pytest.approx(
+        m["circular_vanilla"]["mean"] - m["circular_strict"]["mean"], abs=1e-5)
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 * 4 + 3 * 3  # each item under four conditions, its rotations under real only
+    assert json.loads((out / "config.json").read_text())["settings"]["source"]["protocol_variants"] == ["circular"]
+    assert "circular: consistency gap" in (out / "table.md").read_text()
