@@ -370,3 +370,16 @@ def test_bench_asks_a_benchmark_module_blind_with_variants_of_its_multi_view_ite
 
     source, audited = run_source(out)  # the audits read the source's own items, replayed without the rotations
     assert [i.key for i in source.items] == [r["instance_id"] for r in audited] == ["q0", "q1", "q2"]
+
+
+def test_the_answer_prior_carries_its_interval_over_the_source_unit(tmp_path):
+    from spatialprobe.metrics.intervals import metric_intervals
+
+    source = lettered_source()
+    summary = _ask(source, FirstOption(), tmp_path / "run", protocol="likelihood")
+    m, label = summary["metrics"], summary["details"]["answer_prior"]["label"]
+    assert sum(i.gold == label for i in source.items) == max(sum(i.gold == r for i in source.items) for r in RELATIONS)
+    majority = [{"instance_id": i.key, "image": i.fields["image"], "gold": i.gold, "pred": label}
+                for i in source.items]
+    expected = metric_intervals(majority, replace(source.spec, metrics={"accuracy": "accuracy"}))["accuracy"][""]
+    assert m["answer_prior"]["ci"] == pytest.approx(list(expected)) and m["answer_prior"]["ci"][0] < 33.4

@@ -305,7 +305,8 @@ class AskRun(RunKind):
         return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
                           src.dataset, self.settings.seed, False, details,
                           (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols),
-                           *_condition_specs(src.spec, rows, self.conditions), *specs))
+                           *_condition_specs(src.spec, rows, self.conditions), *specs,
+                           *_prior_spec(src.spec, main, details.get("answer_prior"), folds)))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
@@ -342,6 +343,16 @@ def _condition_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], condit
     for each blind condition run beside the first: the vision gains' other component."""
     return tuple(replace(spec, metrics={f"accuracy_{c}": "accuracy"},
                          rows=[r for r in rows if r["condition"] == c]) for c in conditions[1:])
+
+
+def _prior_spec(spec: Resampling, rows: Sequence[Mapping[str, Any]], prior: Any, folds: bool
+                ) -> tuple[Resampling, ...]:
+    """The resampling that gives ``answer_prior`` its interval over the source's unit: every row
+    answered with the majority label (pooled rows; over folds the prior is a mean ± σ)."""
+    if folds or not isinstance(prior, Mapping) or "label" not in prior or not rows:
+        return ()
+    return (replace(spec, pred="prior", metrics={"answer_prior": "accuracy"},
+                    rows=[{**r, "prior": prior["label"]} for r in rows]),)
 
 
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
