@@ -138,6 +138,10 @@ def test_declared_pair_and_set_groups_give_the_hand_counted_strict_accuracy(tmp_
     assert m["pair_gap"]["mean"] == pytest.approx(100 * 8 / 12 - 50)
     table = (tmp_path / "run" / "table.md").read_text()
     assert "pair: strict accuracy (6 groups by pair_id)" in table and "consistency gap" in table
+    # with circular asked too, the pairs hold the source's own items only: the same pair accuracy
+    again = _ask(with_variants(source, ["circular"]), Planted(answers), tmp_path / "both", protocol="likelihood")
+    assert again["metrics"]["pair_strict"]["mean"] == m["pair_strict"]["mean"]
+    assert again["details"]["variants"]["pair"]["rows"] == 12 and again["details"]["variants"]["circular"]["rows"] == 48
 
 
 def test_the_gap_interval_is_the_paired_cluster_robust_interval_computed_by_hand(tmp_path):

@@ -26,7 +26,7 @@ import numpy as np
 from spatialprobe.metrics.intervals import Resampling, encode, interval_pair
 from spatialprobe.metrics.robust import estimates, t_interval, t_test, wilson_interval
 from spatialprobe.runner.summary import Metric
-from spatialprobe.sources.variants import generated
+from spatialprobe.sources.variants import MARK, generated
 
 PARTS = ("vanilla", "strict", "gap")
 
@@ -39,7 +39,7 @@ def variant_metrics(rows: Sequence[Mapping[str, Any]], variants: Mapping[str, st
     metrics: dict[str, Metric] = {}
     details: dict[str, Any] = {}
     for protocol, group_field in variants.items():
-        grouped = [r for r in rows if r.get(group_field) not in (None, "")]
+        grouped = [r for r in rows if r.get(group_field) not in (None, "") and own(r, protocol)]
         if not grouped:
             details[protocol] = {"field": group_field, "groups": 0, "note": "no row holds the group field"}
             continue
@@ -51,6 +51,13 @@ def variant_metrics(rows: Sequence[Mapping[str, Any]], variants: Mapping[str, st
                                                    ci=None if value["ci"] is None else tuple(value["ci"]),
                                                    resampled=True)
     return metrics, details
+
+
+def own(row: Mapping[str, Any], protocol: str) -> bool:
+    """Whether a row counts in ``protocol``'s groups: the source's own rows, and the rows the engine
+    generated for that protocol (a rotation copies its item's declared group fields, but is not a
+    member of its What'sUp pair)."""
+    return not generated(row) or str(row[MARK]).split()[0] == protocol
 
 
 def consistency(rows: Sequence[Mapping[str, Any]], group_field: str, spec: Resampling, pred: str = "pred",
