@@ -308,7 +308,7 @@ def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamp
     for stat in dict.fromkeys(spec.metrics.values()):
         declared = get(stat)
         found[stat] = []
-        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting)
+        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled)
         for est, size, ok in zip(ests, sizes, measurable, strict=True):
             if not ok:
                 found[stat].append(None)
