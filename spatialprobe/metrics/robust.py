@@ -152,7 +152,7 @@ def estimates(function: Callable[[np.ndarray], np.ndarray], keys: np.ndarray, n_
                                            None if pooled or groups is None else groups)
         if np.isnan(variance):
             variance = _variance(by_cluster[i], by_pair[i], k)
-        out.append(Estimate(float(value), variance, k, None if np.isnan(df) else min(df, k - 1.0)))
+        out.append(Estimate(float(value), variance, k, None if np.isnan(df) else min(max(df, 1.0), k - 1.0)))
     return out
 
 
@@ -172,7 +172,8 @@ def dyadic_variance(by_cluster: np.ndarray, by_pair: np.ndarray, every: Units, c
     unbiased under the model for every design - complete or not, with folds - where
     ``Σ_o S_o² − Σ_p S_p²`` with K/(K−1)-type factors fell 17 % short at K = 16 (30 % with three
     folds; measured by ``bench/calibration.py``). NaN where a row that counts holds one object
-    twice or the components cannot be separated (two objects or fewer).
+    twice or the components cannot be separated: two objects or fewer, or no more pairs than
+    objects (4 pairs of 4 objects: the caller then keeps the K/(K−1)-type factors).
 
     The degrees of freedom are Satterthwaite's for the estimate as a quadratic form of the pair
     values (``tr(QΣ)² / tr((QΣ)²)``, Σ the estimated components; at most ``MAX_SATTERTHWAITE``
@@ -188,7 +189,7 @@ def dyadic_variance(by_cluster: np.ndarray, by_pair: np.ndarray, every: Units, c
     objects = every.clusters[:, counting]
     z = objects[:, pair_of.argmax(1)].T  # [pairs, objects]: the two objects of each pair (its first row's)
     z = z[:, z.any(0)].astype(float)
-    if z.shape[1] < 3:
+    if z.shape[1] < 3 or pair_of.shape[0] <= z.shape[1]:
         return nothing
     row_group = np.unique(groups[counting], return_inverse=True)[1].ravel() if groups is not None \
         else np.zeros(int(counting.sum()), dtype=int)
