@@ -73,7 +73,7 @@ DEFAULT_RESAMPLES = 1000
 LEVEL = 0.95
 ROBUST = "cluster-robust standard error"
 """How a run's intervals are computed (:mod:`.robust`); ``describe`` says over what."""
-INTERVAL = "Wilson (accuracies, shares; cluster-adjusted) or t (K-1 df)"
+INTERVAL = "Wilson (accuracies, shares; cluster-adjusted) or t (K-1 df; object pairs: Satterthwaite df)"
 MAX_CELLS = 4_000_000
 """Resamples x rows held in memory at once (about 32 MB of float64)."""
 
