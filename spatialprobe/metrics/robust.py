@@ -181,7 +181,7 @@ def dyadic_variance(by_cluster: np.ndarray, by_pair: np.ndarray, every: Units, c
     a χ² on K − 1 (at 16 objects about 10 degrees of freedom), so K − 1 rejected 6-7 % at 5 %."""
     pair_of = every.pairs[:, counting]
     nothing = float("nan"), float("nan")
-    if pair_of.shape[0] == 0 or not pair_of.any(0).all():
+    if pair_of.shape[0] == 0 or not counting.any() or not pair_of.any(0).all():
         return nothing
     used = pair_of.any(1)
     pair_of = pair_of[used]
