@@ -39,3 +39,10 @@ def test_one_image_per_prompt_draws_exactly_the_image_bootstrap():
     plain = A.stratified_weights([5, 3], 50, 7)
     by_prompt = A.stratified_weights([5, 3], 50, 7, [np.arange(5), np.arange(3)])
     assert all(np.array_equal(x, y) for x, y in zip(plain, by_prompt, strict=True))
+
+
+def test_the_same_seed_gives_the_same_interval_and_another_seed_another():
+    rows = judged(1)
+    keys = sorted(rows["a"])
+    first, again = (S.group_stats(rows, keys, "label", 200, 5)["kappa"]["a | b"]["ci"] for _ in range(2))
+    assert first == again and first != S.group_stats(rows, keys, "label", 200, 6)["kappa"]["a | b"]["ci"]

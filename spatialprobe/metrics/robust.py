@@ -300,38 +300,3 @@ def wilson_interval(est: Estimate, n: float, level: float = LEVEL, scale: float 
         return est.value, est.value
     low, high = proportion_confint(p * size, size, alpha=1 - level, method="wilson")
     return float(low) * scale, float(high) * scale
-
-
-def exact_mcnemar(a_only: int, b_only: int) -> float:
-    """Two-sided exact McNemar p-value: of the rows where exactly one of two runs is right, A alone
-    right on ``a_only`` and B alone on ``b_only``; under the null each is Binomial(a_only + b_only,
-    1/2), p = min(1, 2 · P(X ≤ min)). Valid where rows are independent (no shared cluster); rows
-    sharing an image or object need :func:`t_test` on :func:`estimates` (McNemar then rejects
-    12–13 % at 5 %, issue 29). 1 where no row is discordant."""
-    n = a_only + b_only
-    if n == 0:
-        return 1.0
-    return float(min(1.0, 2 * stats.binom.cdf(min(a_only, b_only), n, 0.5)))
-
-
-def clopper_pearson(k: float, n: float, level: float = LEVEL) -> tuple[float, float]:
-    """The Clopper–Pearson (exact, beta quantile) interval of k successes in n, as a share (0–1)."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    alpha = 1 - level
-    low = 0.0 if k <= 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k >= n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return low, high
-
-
-def wilson_score(k: float, n: float, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson's score interval of k successes in n, as a share (0–1), by its formula
-    (p + z²/2n ± z √(p(1−p)/n + z²/4n²)) / (1 + z²/n); :func:`wilson_interval` is its
-    cluster-adjusted form."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    z = float(stats.norm.ppf((1 + level) / 2))
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(max(centre - half, 0.0)), float(min(centre + half, 1.0))
