@@ -27,7 +27,7 @@ removed exactly, folds included), and t with Satterthwaite's degrees of freedom 
 ``p = P(|t| ≥ |θ|/SE)`` use the same SE and the same t, so p < 0.05 exactly where the 95 %
 interval excludes 0. (Before: the pair part times P/(P−1) and the shared-object part times
 K(K−1)/(K−2)² on K−1 df, :func:`_variance`, which fell 17–30 % short at 16 objects and let the
-paired test reject 8.8 % at 5 %; it remains the fallback where the components cannot be
+paired test reject 7.5 % at 5 %; it remains the fallback where the components cannot be
 separated.)
 
 **Proportions** (accuracy, a share) get the cluster-adjusted Wilson interval instead of θ ± t·SE,
