@@ -199,7 +199,8 @@ def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifferenc
     return text + (
         f"\nA − B as each run's point estimate is computed; interval and p: one cluster-robust standard "
         f"error of A − B over {method.split(' over ')[-1]} (every two rows sharing a cluster covary; "
-        "small-sample corrected, Student's t with K−1 degrees of freedom), so p < 0.05 exactly where the interval "
+        "small-sample corrected, Student's t with K−1 degrees of freedom, for object pairs variance components "
+        "with Satterthwaite's), so p < 0.05 exactly where the interval "
         "excludes 0. n.s.: not significant at 0.05.\n")
 
 
