@@ -58,6 +58,17 @@ def estimate(point: float | None, low: float, high: float, n: int, enough: bool)
     return {"value": point, "ci": interval_pair(low, high) if enough and point is not None else None, "n": n}
 
 
+def boundary(value: float, units: int) -> tuple[float, float]:
+    """The 95 % Wilson interval (statsmodels) of a share at 0 or 100 %, in percent, counting each of
+    the ``units`` prompts once: images of one prompt may share their verdict, so the prompts, not
+    the images, are the effective sample (the cluster-adjusted boundary interval the run kinds
+    give an accuracy of 0 or 100, :func:`spatialprobe.metrics.robust.wilson_interval`)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(units if value else 0, units, alpha=0.05, method="wilson")
+    return 100.0 * float(low), 100.0 * float(high)
+
+
 def prompts_of(keys: Sequence[Key]) -> np.ndarray:
     """[n]: the index of each image's prompt (its key's prompt id) among the prompts of ``keys``."""
     index = {p: i for i, p in enumerate(dict.fromkeys(k[0] for k in keys))}
@@ -96,9 +107,11 @@ def group_stats(rows: Mapping[str, Mapping[Key, Mapping[str, Any]]], keys: Seque
                                   n, resamples, seed)
     at = iter(range(len(point)))
 
-    def take(count: int, enough: bool = n_prompts >= 2) -> dict[str, Any]:
+    def take(count: int, enough: bool = n_prompts >= 2, units: int = n_prompts, share: bool = True) -> dict[str, Any]:
         i = next(at)
         value_ = None if np.isnan(point[i]) else round(float(point[i]), 6)
+        if share and value_ in (0.0, 100.0) and enough:  # every draw the same: the bootstrap's [100, 100] says nothing
+            return estimate(value_, *boundary(value_, units), count, enough)
         return estimate(value_, low[i], high[i], count, enough)
 
     out: dict[str, Any] = {"images": {j: len(rows[j]) for j in names}, "compared": n, "prompts": n_prompts,
@@ -106,7 +119,7 @@ def group_stats(rows: Mapping[str, Mapping[Key, Mapping[str, Any]]], keys: Seque
     out["agreement"] = {f"{a} | {b}": take(n) for a, b in pairs}
     out["kappa"] = {}
     for a, b in pairs:
-        entry = take(n)
+        entry = take(n, share=False)
         value_, why = A.kappa(answers[a], answers[b], (a, b))
         entry["value"] = None if value_ is None else round(value_, 6)
         if why:
@@ -118,7 +131,8 @@ def group_stats(rows: Mapping[str, Mapping[Key, Mapping[str, Any]]], keys: Seque
     if people:
         out["vs_people"] = {}
         for j in judges:
-            parts = [take(int(m.sum()), len(set(prompt[m].tolist())) >= 2) for m in masks]
+            parts = [take(int(m.sum()), len(set(prompt[m].tolist())) >= 2, len(set(prompt[m].tolist())))
+                     for m in masks]
             out["vs_people"][j] = {"all": parts[0], "relations": dict(zip(relations, parts[1:], strict=True))}
         out["people_answered"] = int(answered.sum())
     return out
