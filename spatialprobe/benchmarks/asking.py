@@ -44,8 +44,10 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     from spatialprobe.benchmarks.ask_sources import load_model
     from spatialprobe.models.choice import choose
     from spatialprobe.models.options import resolve, sharding
+    from spatialprobe.models.protocols import protocols_of
 
     protocol = given.protocol or "likelihood"
+    protocols_of(protocol)  # refused from what was typed, before the configuration is read
     if given.max_new_tokens is not None and protocol == "likelihood":
         raise UsageError("--max-new-tokens applies to the generate protocol; --protocol likelihood generates nothing.")
     condition = given.condition or ("real" if any(i.image for i in source.items) else "none")
@@ -54,6 +56,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
         raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                          f"with --image-condition {condition}.")
     name, _ = choose(model, given.wordings or source.offered(), command, given.backend)
+    _answers(name, protocol)  # from the adapter's declaration: before any weights load
     unused = [key for key in given.scorer_args if key in _declared(name, "not_asked")]
     if unused:
         raise UsageError(f"--scorer-arg {unused[0]} does not apply when the {name} model is asked {source.name} "
@@ -71,6 +74,16 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory)
     wording = choose_wording(loaded, source, name)
     return AskRun(replace(settings, wording=None if wording == "question" else wording), source, loaded)
+
+
+def _answers(name: str, protocol: str) -> None:
+    """Refuse ``protocol`` in one sentence where the ``name`` adapter declares it cannot answer by
+    it (its class's ``protocols``), so the refusal comes before its model loads."""
+    from types import SimpleNamespace
+
+    from spatialprobe.models.protocols import check_protocol
+
+    check_protocol(SimpleNamespace(name=name, protocols=_declared(name, "protocols")), protocol)
 
 
 def _declared(name: str, attribute: str) -> tuple[str, ...]:
