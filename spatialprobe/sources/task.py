@@ -22,14 +22,37 @@ def _run_images(run: str, dataset: Dataset, partial: bool) -> tuple[dict[str, st
 
     store, completeness = open_image_run(run, partial=partial)
     first: dict[str, str] = {}
+    shown: dict[str, dict[str, Any]] = {}
     for record in store.images():
         first.setdefault(record.prompt_id, str(record.path))
+        shown.setdefault(record.prompt_id, record.meta)
     missing = [inst.id for inst in dataset.instances if inst.id not in first]
     if missing:
         raise DataError(run, None, None, f"holds no image for {len(missing):,} of the {len(dataset.instances):,} "
                         f"instances of {dataset.name} (first: {missing[0]}); synthesize it from the same "
                         "dataset (spatialprobe synthesize --prompts TASK)")
+    for inst in dataset.instances:
+        _same_instance(run, inst, shown[inst.id])
     return first, {"path": str(Path(run).resolve()), "completeness": completeness.to_dict()}
+
+
+SHOWN_FIELDS = ("task", "obj_a", "obj_b", "label", "action")
+"""What an image run's prompt must share with the question asked of its picture (its instance)."""
+
+
+def _same_instance(run: str, inst: Any, meta: Mapping[str, Any]) -> None:
+    """Refuse the image run where the prompt its image of ``inst.id`` was drawn from is another
+    instance (other objects, label or action under the same id): a run synthesized from other
+    lines of a file, whose ids restart at each file."""
+    fields = [f for f in SHOWN_FIELDS if getattr(inst, f)]
+    ours = inst.to_dict()
+    differ = [f for f in fields if str(meta.get(f, "")) != str(ours[f])]
+    if differ:
+        raise DataError(run, None, None, f"its image of {inst.id} was drawn for another instance "
+                        f"({', '.join(f'{f} {meta.get(f)!r}' for f in differ)}) than the question {inst.id} "
+                        f"asks of ({', '.join(f'{f} {ours[f]!r}' for f in differ)}); synthesize the images "
+                        "from the same instances (spatialprobe synthesize --prompts TASK, "
+                        "with the same --data)")
 
 
 def task_source(dataset: Dataset, data: dict[str, Any], image: str = "none", folds: int = 5, seed: int = 0,
