@@ -31,6 +31,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.protocols import Question, ask, protocols_of
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
+from spatialprobe.runner.settings import model as model_field
 from spatialprobe.sources.base import Source, SourceItem, vote
 from spatialprobe.sources.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.sources.vsr import QUESTION as VSR_QUESTION
@@ -73,7 +74,7 @@ def choose_wording(model: Any, source: Source, name: str = "") -> str:
 class AskRunSettings:
     """What an ask run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
-    model: Component
+    model: Component = field(metadata=model_field("the model", "model"))
     source: dict[str, Any]
     """The items: source name, task, dataset version, files and images read."""
     protocol: str
