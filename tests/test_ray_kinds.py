@@ -168,3 +168,16 @@ def test_a_multimodal_llm_asked_on_ray_is_never_loaded_by_the_driver(ray_cluster
                                           str(images), "--protocol", "likelihood", "--batch-size", "2"],
                             tmp_path, before_ray=lambda: monkeypatch.setattr(registry, "build", refuse_build))
     assert done["where"] == "ray" and done["items"] == 4 and done["batches"] == 2
+
+
+def test_a_relative_model_under_ray_is_resolved_in_the_driver(ray_cluster, tmp_path, monkeypatch):
+    # issue 34 item 10: the workers run in their own folders, where "bert" names nothing
+    tiny_wordpiece_bert(tmp_path / "bert")
+    data = tmp_path / "size.jsonl"
+    assert runner.invoke(app, ["datasets", "export", "size", "--out", str(data)]).exit_code == 0
+    data.write_text("".join(data.read_text().splitlines(keepends=True)[:40]))
+    monkeypatch.chdir(tmp_path)
+    local_and_on_ray(ray_cluster, ["probe", "size", "--model", "bert", "--data", str(data), "--folds", "2",
+                                   "--candidates", "manual", "--device", "cpu"], tmp_path)
+    config = json.loads((tmp_path / "ray" / "config.json").read_text())
+    assert config["settings"]["model"] == str((tmp_path / "bert").resolve())

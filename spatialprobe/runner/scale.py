@@ -283,6 +283,7 @@ def component(kind: str, spec: Any) -> Any:
     from spatialprobe import registry
 
     scale = ambient()
+    spec = _local_model(spec)  # a relative path means this folder's, not each Ray worker's
     if scale.ray is None:
         return registry.build(kind, spec)
     from spatialprobe.extras import require
@@ -296,6 +297,19 @@ def component(kind: str, spec: Any) -> Any:
         return Deferred(kind, spec, ray.get(task.remote(kind, spec, hub_defaults())))
     except ray.exceptions.RayTaskError as err:  # a model that does not load: its own sentence
         raise _original(err) from None
+
+
+def _local_model(spec: Any) -> Any:
+    """``spec`` with its ``model`` argument, where it is a local path, resolved here in the driver
+    (:func:`spatialprobe.fingerprints.local_path`): the same resolution a run's config records."""
+    from dataclasses import replace
+
+    from spatialprobe.fingerprints import local_path
+
+    model = (getattr(spec, "args", None) or {}).get("model")
+    if not isinstance(model, str) or local_path(model) == model:
+        return spec
+    return replace(spec, args={**spec.args, "model": local_path(model)})
 
 
 def _described(kind: str, spec: Any, hub: tuple[str | None, bool]) -> dict[str, Any]:
