@@ -124,6 +124,11 @@ class Source:
     """Files beyond the table, written from the run folder and its summary (VSR's plot)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """What rebuilds it (:func:`replay`): ``name`` plus the module's own keys."""
+    question_free: str | None = None
+    """The first label of a comparison whose options are the items' own objects (size, height:
+    "which is larger, A or B?"): a model that scores them is also asked each item's options
+    without the question, and its choices' consistency under this label is reported beside the
+    question-free ones (:mod:`spatialprobe.benchmarks.question_free`); None: not asked."""
 
     def offered(self) -> tuple[str, ...]:
         """The wordings every item offers."""

@@ -77,8 +77,16 @@ def task_source(dataset: Dataset, data: dict[str, Any], image: str = "none", fol
     spec = Resampling(tuple(dataset.labels), spec_task.object_fields, group="fold", part="fold {}",
                       key=("instance_id", "fold"))
     source = Source("task", dataset.task, f"{dataset.name}@{dataset.version}", tuple(dataset.labels),
-                    tuple(items), spec, folds=split, settings=settings)
+                    tuple(items), spec, folds=split, settings=settings,
+                    question_free=_objects_first_label(dataset.task))
     return source, settings
+
+
+def _objects_first_label(task: str) -> str | None:
+    """The task's first label where its choice question's options are the pair's own objects
+    (size, height: a model may answer by ranking the names alone), else None."""
+    spec = tasks.get(task)
+    return spec.labels[0] if spec.questions.get("choice_options") == "objects" else None
 
 
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
