@@ -56,13 +56,13 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
         raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                          f"with --image-condition {condition}.")
     name, _ = choose(model, given.wordings or source.offered(), command, given.backend)
-    _answers(name, protocol)  # from the adapter's declaration: before any weights load
     unused = [key for key in given.scorer_args if key in _declared(name, "not_asked")]
     if unused:
         raise UsageError(f"--scorer-arg {unused[0]} does not apply when the {name} model is asked {source.name} "
                          "items: the source words the question, and --max-new-tokens bounds a reply.")
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
                              **given.scorer_args})
+    _answers(name, protocol)  # from the adapter's declaration: before any weights load
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
     batch_size = int(runtime.get("batch_size", given.batch_size))
     spread = sharding(name, given.device, given.device_map or "none", given.max_memory)  # refused here
