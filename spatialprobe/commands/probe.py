@@ -250,8 +250,9 @@ def report(
                                           "under ./runs where the index cannot be read)."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
 ) -> None:
-    """Put runs side by side: one row per run, labelled by what differs between the runs (model,
-    dataset, settings); a column per kind, task and metric, with 95 % intervals. For exactly two
+    """Put runs side by side: one table per benchmark and metric family (kind, task, dataset), one
+    row per run labelled by what differs between the runs (model, dataset, every setting, the
+    adapter's options too), with 95 % intervals. For exactly two
     runs on the same items, add their paired difference and test. A damaged run is named and
     skipped."""
     from spatialprobe.files import atomic_write_text
