@@ -10,6 +10,7 @@ from typing import Any
 
 from spatialprobe import tasks
 from spatialprobe.errors import DataError
+from spatialprobe.files import shown
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.prompts.questions import choice_question
 from spatialprobe.records import Dataset
@@ -40,18 +41,19 @@ SHOWN_FIELDS = ("task", "obj_a", "obj_b", "label", "action")
 """What an image run's prompt must share with the question asked of its picture (its instance)."""
 
 
-def _same_instance(run: str, inst: Any, meta: Mapping[str, Any]) -> None:
+def _same_instance(run: str, inst: Any, meta: Any) -> None:
     """Refuse the image run where the prompt its image of ``inst.id`` was drawn from is another
     instance (other objects, label or action under the same id): a run synthesized from other
     lines of a file, whose ids restart at each file."""
+    meta = meta if isinstance(meta, Mapping) else {}  # a run.sqlite edited by hand: nothing matches
     fields = [f for f in SHOWN_FIELDS if getattr(inst, f)]
     ours = inst.to_dict()
     differ = [f for f in fields if str(meta.get(f, "")) != str(ours[f])]
     if differ:
         raise DataError(run, None, None, f"its image of {inst.id} was drawn for another instance "
-                        f"({', '.join(f'{f} {meta.get(f)!r}' for f in differ)}) than the question {inst.id} "
-                        f"asks of ({', '.join(f'{f} {ours[f]!r}' for f in differ)}); synthesize the images "
-                        "from the same instances (spatialprobe synthesize --prompts TASK, "
+                        f"({', '.join(f'{f} {shown(meta.get(f))}' for f in differ)}) than the question "
+                        f"{inst.id} asks of ({', '.join(f'{f} {shown(ours[f])}' for f in differ)}); synthesize "
+                        "the images from the same instances (spatialprobe synthesize --prompts TASK, "
                         "with the same --data)")
 
 
