@@ -42,7 +42,13 @@ def launch(args: list[str], calls: Path, home: Path) -> subprocess.Popen:
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
            "SPATIALPROBE_HOME": str(home), "SPATIALPROBE_CALLS": str(calls)}
     return subprocess.Popen([sys.executable, str(COUNTER), *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_as_in_a_terminal)
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child: SIGINT raises KeyboardInterrupt, as in a terminal (a pytest-xdist worker
+    ignores SIGINT, and a child inherits an ignored signal)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:

@@ -68,6 +68,9 @@ def test_probe_with_a_tiny_bert_whose_driver_never_loads_it_and_its_replay_on_ra
             raise AssertionError("the driver loaded the model")
         monkeypatch.setattr(MaskedLMScorer, "__init__", refuse)
 
+    from spatialprobe.loading import resolved_devices
+
+    resolved_devices()  # forget what earlier tests in this process resolved
     monkeypatch.chdir(tmp_path)  # issue 34 item 10: a relative --model, resolved in the driver (the workers
     # run in folders of their own, where "bert" names nothing)
     done = local_and_on_ray(ray_cluster, ["probe", "size", "--model", "bert", "--data", str(data),
