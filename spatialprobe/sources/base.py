@@ -132,6 +132,11 @@ class Source:
     """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
     ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
     right for the group to count (strict accuracy beside the vanilla one). Empty: none."""
+    question_free: str | None = None
+    """The first label of a comparison whose options are the items' own objects (size, height:
+    "which is larger, A or B?"): a model that scores them is also asked each item's options
+    without the question, and its choices' consistency under this label is reported beside the
+    question-free ones (:mod:`spatialprobe.benchmarks.question_free`); None: not asked."""
 
     def offered(self) -> tuple[str, ...]:
         """The wordings every item offers."""
