@@ -48,7 +48,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 LEVEL = 0.95
 STEP = 1e-4
@@ -298,5 +297,7 @@ def wilson_interval(est: Estimate, n: float, level: float = LEVEL, scale: float 
     size = effective_size(p, est.variance / scale ** 2, n, est.df, level)
     if np.isinf(size):
         return est.value, est.value
+    from statsmodels.stats.proportion import proportion_confint  # statsmodels loads pandas: only when needed
+
     low, high = proportion_confint(p * size, size, alpha=1 - level, method="wilson")
     return float(low) * scale, float(high) * scale
