@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spatialprobe.sources.posqa import replay  # noqa: E402
+from spatialprobe.sources.posqa import replay
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "posqa" / "datasets" / "posqa.json"
 PAIRS = [("ant", "house", False), ("plane", "cup", True), ("bus", "bird", True), ("dog", "bottle", True)]
@@ -92,10 +92,10 @@ def test_the_file_and_its_parquet_copy_give_the_same_items_with_their_facts(file
 def test_bench_with_tiny_masked_and_causal_lms_through_the_cloze(files, tmp_path, shared_dir):
     """A BERT whose every prediction is "bigger" and a GPT-2 whose every token is equally likely
     (the first option wins a tie) both say "bigger": right exactly where the head is bigger."""
-    from typer.testing import CliRunner
-
     from causal_helpers import gpt2_tokenizer, untrained_gpt2
     from mlm_helpers import set_output_bias, tiny_wordpiece_bert
+    from typer.testing import CliRunner
+
     from spatialprobe.cli import app
 
     bert = tiny_wordpiece_bert(tmp_path / "bert")
