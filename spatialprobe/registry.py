@@ -156,6 +156,8 @@ register("source", "posqa", "spatialprobe.sources.posqa:replay",
          "POSQA: which of two entities is bigger (yes/no or which one), text")
 register("source", "spatialeval", "spatialprobe.sources.spatialeval:replay",
          "SpatialEval: map, maze, grid, real; tqa/vqa/vtqa; exact match and the authors' parser")
+register("source", "ewok", "spatialprobe.sources.ewok:replay",
+         "EWoK spatial/physical minimal pairs from its password-protected archive, read in memory")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

@@ -202,7 +202,8 @@ class AskRun(RunKind):
         wording = item.wording(self.wording)
         assert wording is not None  # choose_wording: every item offers it
         return Question(wording.prompt, wording.options, self._image(condition, item, image),
-                        wording.suffix, wording.passage)
+                        wording.suffix, wording.passage, wording.target,
+                        wording.contexts)
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
         questions = [self._question(*item.payload) for item in batch]

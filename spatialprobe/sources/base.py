@@ -43,6 +43,11 @@ class Wording:
     """Text after the option (``contrastive``/``cloze`` templates); ``""`` for a question."""
     passage: str = ""
     """Supporting text for reading-comprehension QA; ``""`` when there is none."""
+    target: str = ""
+    """Where set, what is scored for option ``i`` is this text after ``contexts[i]`` (its
+    likelihood given the context: EWoK's minimal pairs), by likelihood only; ``""``: the options."""
+    contexts: tuple[str, ...] = ()
+    """With ``target``: per option, the context the target is scored after."""
 
 
 @dataclass(frozen=True)
@@ -74,12 +79,12 @@ class SourceItem:
 
     def wording(self, name: str) -> Wording | None:
         """The item in wording ``name``, or None where the source does not offer it."""
-        if name == "question":
+        if name == "question" and name not in self.wordings:  # a source may word it itself (EWoK's target)
             return Wording(self.question, self.options, self.labels)
         return self.wordings.get(name)
 
     def offered(self) -> tuple[str, ...]:
-        return ("question", *self.wordings)
+        return tuple(dict.fromkeys(("question", *self.wordings)))
 
 
 @dataclass(frozen=True)
