@@ -226,6 +226,8 @@ class AskRun(RunKind):
             row["pred_likelihood"] = (vote([], rows, wording.options, wording.labels) if len(answers) > 1
                                       else label(first["likelihood"]["option"]))
             row["scores"] = first["likelihood"]["scores"]
+            if self.source.scored is not None:
+                row.update(self.source.scored(item, row["scores"]))
         if "generate" in first:
             row["pred_generate"] = (vote([label(a["generate"]["option"]) for a in answers], None, wording.options,
                                          wording.labels) if len(answers) > 1 else label(first["generate"]["option"]))

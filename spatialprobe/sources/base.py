@@ -128,6 +128,9 @@ class Source:
     """Its official metrics; empty: accuracy and macro-F1 of ``pred`` (over folds where it has them)."""
     matching: Matching | None = None
     """Extra row fields from each answer (the statistics of ``official`` may read them)."""
+    scored: Callable[[SourceItem, Sequence[float]], dict[str, Any]] | None = None
+    """Extra row fields from an item's option scores (likelihood protocol): GenEval 2's Soft-TIFA
+    mass on the right answer."""
     extras: Callable[[Any, Mapping[str, Any]], None] | None = None
     """Files beyond the table, written from the run folder and its summary (VSR's plot)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
