@@ -91,14 +91,14 @@ def test_a_known_judge_gives_the_soft_tifa_it_puts_on_yes(files, tmp_path):
 
 
 def test_bench_with_a_tiny_llava_judge(files, tmp_path):
-    from mllm_helpers import SHARED, build
+    from bench_helpers import yes_llava
     from typer.testing import CliRunner
 
     from spatialprobe.cli import app
 
-    if not (SHARED / "llava-1.5-7b-hf").is_dir():
+    llava = yes_llava()
+    if llava is None:
         pytest.skip("../shared/models is not present")
-    llava = build("llava", tmp_path / "llava", bias_word="Yes")
     out = tmp_path / "run"
     said = CliRunner().invoke(app, ["bench", "geneval2", "--data", str(files / "geneval2_data.jsonl"),
                                     "--images", str(files / "images.json"), "--model", str(llava),

@@ -96,15 +96,15 @@ def test_exact_match_does_not_count_none_as_no_nor_90_as_0_where_the_authors_par
 def test_bench_with_a_tiny_llava_that_always_says_yes(copy, tmp_path, monkeypatch):
     """By generation, a model that replies "Yes" to everything is right on the one yes question of
     six under exact match; the authors' parser agrees here (no digits, no "no" in "yes")."""
-    from mllm_helpers import SHARED, build
+    from bench_helpers import yes_llava
     from typer.testing import CliRunner
 
     from spatialprobe.cli import app
 
-    if not (SHARED / "llava-1.5-7b-hf").is_dir():
+    llava = yes_llava()
+    if llava is None:
         pytest.skip("../shared/models is not present")
     monkeypatch.setenv("SPATIALPROBE_HOME", str(tmp_path / "home"))
-    llava = build("llava", tmp_path / "llava", bias_word="Yes")
     out = tmp_path / "run"
     said = CliRunner().invoke(app, ["bench", "spatialeval", "--data", str(copy), "--subset", "vqa",
                                     "--model", str(llava), "--out", str(out), "--device", "cpu",
