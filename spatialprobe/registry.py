@@ -162,6 +162,8 @@ register("source", "geneval2", "spatialprobe.sources.geneval2:replay",
          "GenEval 2 position atoms on generated images: Soft-TIFA AM (and GM) by a multimodal LLM judge")
 register("source", "spatialgeneval", "spatialprobe.sources.spatialgeneval:replay",
          "SpatialGenEval's ten multiple-choice questions per generated image, by a multimodal LLM judge")
+register("source", "comfort", "spatialprobe.sources.comfort:replay",
+         "COMFORT rotation sweeps: P(yes) per angle, symmetry/smoothness/std/cosine metrics per sweep")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
