@@ -98,9 +98,11 @@ def ask(model: Any, questions: Sequence[Question], protocol: str, max_new_tokens
     return answers
 
 
-def _scores(model: Any, questions: Sequence[Question]) -> list[list[float]]:
+def _scores(model: Any, questions: Sequence[Question]) -> Sequence[Sequence[float]]:
     """Each question's option scores in one ``score`` call: a question with a ``target`` is one
     request per option (the target after the option's context), gathered back in option order."""
+    if not any(q.target for q in questions):
+        return model.score([ScoreRequest(q.prompt, q.suffix, q.options, q.image, q.passage) for q in questions])
     requests: list[ScoreRequest] = []
     spans: list[tuple[int, int]] = []
     for q in questions:
@@ -112,5 +114,7 @@ def _scores(model: Any, questions: Sequence[Question]) -> list[list[float]]:
             spans.append((len(requests), 0))
             requests.append(ScoreRequest(q.prompt, q.suffix, q.options, q.image, q.passage))
     flat = model.score(requests)
+    if len(flat) != len(requests):
+        raise ValueError(f"the model answered {len(flat)} of {len(requests)} score requests")
     return [[float(row[0]) for row in flat[start:start + n]] if n else [float(s) for s in flat[start]]
             for start, n in spans]
