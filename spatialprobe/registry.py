@@ -152,6 +152,18 @@ register("source", "vsr", "spatialprobe.sources.vsr:replay", "VSR captions: yes/
 register("source", "spatialmqa", "spatialprobe.sources.spatialmqa:replay",
          "SpatialMQA lettered questions: lenient/strict, 2PR/(P+R) F1, per perspective and axis")
 register("source", "qa", "spatialprobe.sources.qa:replay", "yes/no QA about scenarios, text or their images")
+register("source", "posqa", "spatialprobe.sources.posqa:replay",
+         "POSQA: which of two entities is bigger (yes/no or which one), text")
+register("source", "spatialeval", "spatialprobe.sources.spatialeval:replay",
+         "SpatialEval: map, maze, grid, real; tqa/vqa/vtqa; exact match and the authors' parser")
+register("source", "ewok", "spatialprobe.sources.ewok:replay",
+         "EWoK spatial/physical minimal pairs from its password-protected archive, read in memory")
+register("source", "geneval2", "spatialprobe.sources.geneval2:replay",
+         "GenEval 2 position atoms on generated images: Soft-TIFA AM (and GM) by a multimodal LLM judge")
+register("source", "spatialgeneval", "spatialprobe.sources.spatialgeneval:replay",
+         "SpatialGenEval's ten multiple-choice questions per generated image, by a multimodal LLM judge")
+register("source", "comfort", "spatialprobe.sources.comfort:replay",
+         "COMFORT rotation sweeps: P(yes) per angle, symmetry/smoothness/std/cosine metrics per sweep")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

@@ -212,7 +212,8 @@ class AskRun(RunKind):
         if condition == free.CONDITION:
             return Question(free.PROMPT, wording.options, None, wording.suffix)
         return Question(wording.prompt, wording.options, self._image(condition, item, image),
-                        wording.suffix, wording.passage)
+                        wording.suffix, wording.passage, wording.target,
+                        wording.contexts)
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
         asked = [item for item in batch if item.payload[0] != free.CONDITION]
@@ -242,6 +243,8 @@ class AskRun(RunKind):
             row["pred_likelihood"] = (vote([], rows, wording.options, wording.labels) if len(answers) > 1
                                       else label(first["likelihood"]["option"]))
             row["scores"] = first["likelihood"]["scores"]
+            if self.source.scored is not None:
+                row.update(self.source.scored(item, row["scores"]))
         if "generate" in first:
             row["pred_generate"] = (vote([label(a["generate"]["option"]) for a in answers], None, wording.options,
                                          wording.labels) if len(answers) > 1 else label(first["generate"]["option"]))
