@@ -180,3 +180,8 @@ register("model", "hf-mllm", "spatialprobe.models.mllm:MultimodalLLM",
          "any AutoModelForImageTextToText chat checkpoint (LLaVA, Qwen2.5-VL, SmolVLM, Llama 3.2 Vision, ...)")
 register("model", "openai-api", "spatialprobe.models.openai_api:OpenAIServer",
          "any OpenAI-compatible server (vLLM, SGLang, TGI, transformers serve, hosted): chat + /completions")
+# Interop (issue 31): other harnesses' per-item logs read as runs (spatialprobe import FORMAT).
+register("run-kind", "imported", "spatialprobe.interop.run:ImportedRun",
+         "another harness's per-item log of one model on one benchmark (spatialprobe import)")
+register("import-format", "plain", "spatialprobe.interop.plain:read", "JSON/JSONL/CSV with a field map (--id ...)")
+register("import-format", "eee", "spatialprobe.interop.eee:read", "Every Eval Ever 0.3 instance-level JSON lines")
