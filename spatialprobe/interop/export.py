@@ -66,18 +66,15 @@ def _text(value: Any) -> str | None:
 
 def long_table(paths: Sequence[Path]) -> Any:
     """Every run's rows as one pandas DataFrame with :data:`COLUMNS`."""
-    import pandas as pd
+    import importlib
 
+    pd: Any = importlib.import_module("pandas")  # a base dependency (statsmodels'); no stubs here
     rows = [row for path in paths for row in run_rows(Path(path))[1]]
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def export(paths: Sequence[Path], fmt: str, out: Path) -> list[Path]:
-    """Write ``paths``' runs to ``out`` in ``fmt``; the files written."""
-    if fmt == "eee":
-        from spatialprobe.interop.eee import export_eee
-
-        return export_eee(paths, out)
+    """Write ``paths``' runs to ``out`` as one long table in ``fmt`` (csv, parquet); the files written."""
     table = long_table(paths)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
@@ -88,5 +85,5 @@ def export(paths: Sequence[Path], fmt: str, out: Path) -> list[Path]:
         require("pyarrow", "interop", "Writing Parquet (spatialprobe export --format parquet)")
         table.to_parquet(out, index=False)
     else:
-        raise UsageError(f"--format {fmt} is not one export writes: csv, parquet or eee.")
+        raise UsageError(f"--format {fmt} is not one export writes: csv, parquet or eee.")  # eee: .eee
     return [out]

@@ -24,8 +24,7 @@ def records(path: Path, key: str | None) -> Iterator[tuple[int | None, Mapping[s
         yield from jsonl(path)
     elif suffix == ".csv":
         with open(path, encoding="utf-8", newline="") as handle:
-            for number, row in enumerate(csv.DictReader(handle), 2):  # line 1 is the header
-                yield number, row
+            yield from enumerate(csv.DictReader(handle), 2)  # line 1 is the header
     elif suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
