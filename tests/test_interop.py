@@ -363,3 +363,28 @@ def test_export_writes_one_long_table_pandas_reads_in_one_line(native, tmp_path)
     invoke("export", native, folder, "--format", "parquet", "--out", tmp_path / "all.parquet")
     parquet = pd.read_parquet(tmp_path / "all.parquet")  # the same table, its columns typed
     assert parquet.shape == table.shape and parquet.correct.tolist() == table.correct.tolist()
+
+
+VSR_TEST = SHARED / "data" / "vsr" / "random" / "test.jsonl"
+
+
+@pytest.mark.skipif(not VSR_TEST.is_file(), reason="../shared/data/vsr absent")
+def test_items_joined_to_the_vsr_source_take_its_images_as_clusters_and_its_breakdown(tmp_path):
+    data = VSR_TEST
+    gold = ["yes" if json.loads(line)["label"] == 1 else "no" for line in data.read_text().splitlines()[:20]]
+    path = tmp_path / "preds.csv"  # doc_id: the position in the source's file, as lm-eval and lmms-eval log it
+    path.write_text("doc_id,pred,gold\n" + "".join(f"{i},yes,{g}\n" for i, g in enumerate(gold)))
+    invoke("import", "plain", path, "--id", "doc_id", "--prediction", "pred", "--gold", "gold", "--benchmark",
+           "vsr", "--source", "vsr", "--data", data, "--out", tmp_path / "runs")
+    (summary,) = imported(tmp_path / "runs")
+    assert summary["accuracy"]["mean"] == 100 * gold.count("yes") / 20 and summary["intervals"]["clusters"] == ["image"]
+    assert summary["dataset"].startswith("vsr-random-test@") and "accuracy_by_category" in summary["metrics"]
+    rows = read_jsonl(next((tmp_path / "runs").glob("*/predictions.jsonl")))
+    assert all(r["source_gold"] == r["gold"] for r in rows)  # the same items, in the same order
+
+
+def test_a_missing_extra_is_one_sentence_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # as if inspect_ai were not installed
+    (tmp_path / "x.eval").write_bytes(b"")
+    result = runner.invoke(app, ["import", "inspect", str(tmp_path / "x.eval"), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and 'pip install "spatialprobe[interop]"' in result.output.replace("'", '"')

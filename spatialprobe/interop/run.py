@@ -123,12 +123,15 @@ class ImportedRun(RunKind):
         return {**row, **inst.fields}
 
     def _joined(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Rows with their source item's fields (clusters, groups); an id the source lacks is refused."""
+        """Rows with their source item's fields (clusters, groups): an id is the source item's key, or
+        (lm-eval's and lmms-eval's ``doc_id``) its position in the source's file; else refused."""
         assert self.source is not None
-        by_key = {item.key: item for item in self.source.items}
+        items = self.source.items
+        by_key = {item.key: item for item in items}
         out = []
         for row in rows:
-            item = by_key.get(str(row["instance_id"]))
+            ident = str(row["instance_id"])
+            item = by_key.get(ident) or (items[int(ident)] if ident.isdigit() and int(ident) < len(items) else None)
             if item is None:
                 raise DataError(self.settings.files[0].file, None, "id", f"item {row['instance_id']!r} is not "
                                 f"among the {len(by_key)} items of {self.source.dataset}")
