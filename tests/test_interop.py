@@ -47,6 +47,8 @@ def test_an_lm_eval_log_gives_the_accuracy_lm_eval_printed(tmp_path):
     assert provenance["dataset_revision"] == "ea9e282e903da87d9e7a4a025cf34cc762fa5274131ec32bfd6ac2dfc35f64b2"
     config = read_json(next(tmp_path.glob("*/config.json")))
     assert [len(f["sha256"]) for f in config["settings"]["files"]] == [64, 64]  # samples + results
+    rows = read_jsonl(next(tmp_path.glob("*/predictions.jsonl")))  # the argmax option is lm-eval's acc
+    assert all(r["correct"] == (r["pred"] == r["gold"]) for r in rows) and rows[0]["protocol"] == "multiple_choice"
 
 
 @pytest.mark.skipif(not os.environ.get("SPATIALPROBE_LIVE_HARNESS"),

@@ -50,13 +50,21 @@ def load_results(path: Path) -> dict[str, Any]:
 
 def predicted(resps: Any, output_type: str | None) -> Any:
     """The prediction in ``filtered_resps``: the argmax option of log-likelihood tasks, else the text."""
-    if output_type in ("multiple_choice", "loglikelihood") and isinstance(resps, list) and resps and all(
-            isinstance(r, list) and r for r in resps):
+    if output_type in ("multiple_choice", "loglikelihood", None) and isinstance(resps, list) and len(resps) > 1 and all(
+            isinstance(r, list) and len(r) == 2 and _number(r[0]) for r in resps):  # None: no results file said
         scores = [float(r[0]) for r in resps]
         return str(scores.index(max(scores)))
     while isinstance(resps, list) and len(resps) == 1:
         resps = resps[0]
     return text(resps)
+
+
+def _number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, bool)
 
 
 def instance(record: Mapping[str, Any], path: Path, line: int, output_type: str | None,
