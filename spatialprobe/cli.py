@@ -48,6 +48,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.run",
     "spatialprobe.commands.many",
     "spatialprobe.commands.audit",
+    "spatialprobe.commands.interop",
 )
 
 for _name in COMMAND_MODULES:
