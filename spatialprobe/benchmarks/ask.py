@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.benchmarks import question_free as free
 from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics
 from spatialprobe.benchmarks.robustness import variant_metrics, variants_lines
 from spatialprobe.errors import UsageError
@@ -33,6 +34,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.protocols import Question, ask, protocols_of
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
+from spatialprobe.runner.settings import model as model_field
 from spatialprobe.sources.base import Source, SourceItem, vote
 from spatialprobe.sources.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.sources.variants import generated
@@ -87,7 +89,7 @@ def choose_wording(model: Any, source: Source, name: str = "") -> str:
 class AskRunSettings:
     """What an ask run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
-    model: Component
+    model: Component = field(metadata=model_field("the model", "model"))
     source: dict[str, Any]
     """The items: source name, task, dataset version, files and images read."""
     protocol: str
@@ -204,7 +206,14 @@ class AskRun(RunKind):
                 if condition == "real":  # the further images of an item with several
                     out += [Item(f"{condition}/{item.key}#{n}", (condition, item, image))
                             for n, image in enumerate(item.images, 1)]
+        if self._question_free():
+            out += [Item(f"{free.CONDITION}/{item.key}", (free.CONDITION, item, None)) for item in self.source.items
+                    if not generated(item)]
         return out
+
+    def _question_free(self) -> bool:
+        """Whether each item's options are also scored without the question (:mod:`.question_free`)."""
+        return self.source.question_free is not None and "likelihood" in self.protocols
 
     def _image(self, condition: str, item: SourceItem, image: str | None) -> Any:
         """What the model is shown: None (``none``), one image, or where the item has ``views``
@@ -231,12 +240,22 @@ class AskRun(RunKind):
     def _question(self, condition: str, item: SourceItem, image: str | None) -> Question:
         wording = item.wording(self.wording)
         assert wording is not None  # choose_wording: every item offers it
+        if condition == free.CONDITION:
+            return Question(free.PROMPT, wording.options, None, wording.suffix)
         return Question(wording.prompt, wording.options, self._image(condition, item, image),
-                        wording.suffix, wording.passage)
+                        wording.suffix, wording.passage, wording.target,
+                        wording.contexts)
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
-        questions = [self._question(*item.payload) for item in batch]
-        return ask(self.model, questions, self.settings.protocol, self.settings.max_new_tokens, self.source.lenient)
+        asked = [item for item in batch if item.payload[0] != free.CONDITION]
+        answers = dict(zip((item.key for item in asked), ask(
+            self.model, [self._question(*item.payload) for item in asked], self.settings.protocol,
+            self.settings.max_new_tokens, self.source.lenient), strict=True)) if asked else {}
+        unasked = [item for item in batch if item.payload[0] == free.CONDITION]  # scored only
+        if unasked:
+            answers.update(zip((item.key for item in unasked), ask(
+                self.model, [self._question(*item.payload) for item in unasked], "likelihood"), strict=True))
+        return [answers[item.key] for item in batch]
 
     def _row(self, condition: str, item: SourceItem, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         wording = item.wording(self.wording)
@@ -255,6 +274,8 @@ class AskRun(RunKind):
             row["pred_likelihood"] = (vote([], rows, wording.options, wording.labels) if len(answers) > 1
                                       else label(first["likelihood"]["option"]))
             row["scores"] = first["likelihood"]["scores"]
+            if self.source.scored is not None:
+                row.update(self.source.scored(item, row["scores"]))
         if "generate" in first:
             row["pred_generate"] = (vote([label(a["generate"]["option"]) for a in answers], None, wording.options,
                                          wording.labels) if len(answers) > 1 else label(first["generate"]["option"]))
@@ -273,8 +294,13 @@ class AskRun(RunKind):
         for item in self.items():
             condition, asked, _ = item.payload
             answers.setdefault((condition, asked.key), []).append(results[item.key])
-        every = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()]
+        unasked = {key: self._row(c, self.by_key[key], found)["pred_likelihood"]
+                   for (c, key), found in answers.items() if c == free.CONDITION}
+        every = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()
+                 if condition != free.CONDITION]
         rows = [row for row in every if not generated(row)]  # the headline metrics: the source's own items
+        if unasked:
+            rows = [{**row, free.PRED: unasked[row["instance_id"]]} for row in rows]
         src, folds = self.source, bool(self.source.folds)
         if folds:
             rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
@@ -295,6 +321,11 @@ class AskRun(RunKind):
             first = [row for row in every if row["condition"] == self.conditions[0]]
             found, details["variants"] = variant_metrics(first, src.variants, src.spec)
             metrics.update(found)
+        if unasked:
+            assert src.question_free is not None
+            details = {**details, "question_free": free.details(main, src.question_free)}
+            specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
+                                     rows=main))
         describe = getattr(self.model, "describe", dict)
         own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
@@ -394,6 +425,7 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
               if f"accuracy_{c}" in m]
     lines += variants_lines(summary)
+    lines += free.table_lines(d.get("question_free"), m.get("accuracy_question_free"))
     for blind, gain in (d.get("vision_gain") or {}).items():
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
