@@ -206,7 +206,8 @@ def test_the_ask_path_generates_variants_from_asked(monkeypatch):
     monkeypatch.setattr(options, "resolve", lambda name, given: {})
     monkeypatch.setattr(options, "sharding", lambda *args: {})
     monkeypatch.setattr(ask_sources, "load_model", lambda *args: FirstOption())
-    monkeypatch.setattr(asking, "_declared", lambda name, attribute: ())
+    monkeypatch.setattr(asking, "_declared", lambda name, attribute: FirstOption.protocols if attribute == "protocols"
+                        else ())
     monkeypatch.setattr(asking, "_option", lambda name, key: False)
     kind = ask_kind(lettered_source(), "first", Asked(condition="none", protocol_variants=("circular",)), "bench")
     assert len(kind.items()) == 48 and kind.settings.source["protocol_variants"] == ["circular"]
