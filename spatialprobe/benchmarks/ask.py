@@ -61,17 +61,6 @@ def declared(model: Any, name: str, attribute: str, default: tuple[str, ...]) ->
         return tuple(getattr(model, attribute, default))
 
 
-def _multi_image(model: Any, name: str) -> bool:
-    """Whether an adapter takes several images in one question (``multi_image``), as :func:`declared` reads."""
-    from spatialprobe import registry
-    from spatialprobe.errors import UnknownComponent
-
-    try:
-        return bool(getattr(registry.lookup("model", name), "multi_image", False))
-    except UnknownComponent:
-        return bool(getattr(model, "multi_image", False))
-
-
 def choose_wording(model: Any, source: Source, name: str = "") -> str:
     """The first wording the adapter understands (its ``wordings``; ``question`` where it declares
     none) that every item of ``source`` offers; one sentence where none fits."""
@@ -133,14 +122,13 @@ class AskRun(RunKind):
                              f"with --image-condition {s.conditions[0]}.")
         self.conditions, self.batch_size = tuple(s.conditions), s.batch_size
         self.by_key = {item.key: item for item in self.source.items}
-        self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items if not generated(i)}, s.seed)
+        self.partners = (_partners(self.source.items, s.seed)
                          if "shuffled" in self.conditions else {})
         self.model = model if model is not None else _load(s)
-        if any(item.views for item in self.source.items) and self.conditions != ("none",) and not _multi_image(
-                self.model, s.model.name):
+        if any(item.views for item in self.source.items) and not getattr(self.model, "multi_image", False):
             raise UsageError(f"{self.source.dataset} asks several images at once (multi-view items), and the "
                              f"{s.model.name} model takes one image a question: use a model that takes several "
-                             "(a multimodal LLM), or --image-condition none.")
+                             "(a multimodal LLM).")
         understood = declared(self.model, s.model.name, "wordings", ("question",))
         if self.wording not in understood or self.wording not in self.source.offered():
             raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
@@ -216,26 +204,21 @@ class AskRun(RunKind):
         return self.source.question_free is not None and "likelihood" in self.protocols
 
     def _image(self, condition: str, item: SourceItem, image: str | None) -> Any:
-        """What the model is shown: None (``none``), one image, or where the item has ``views``
-        the tuple of its image and its views, each blanked (``blank``) or all another item's
-        (``shuffled``: its image and views)."""
         from spatialprobe.vision import blank_image, open_image
 
         if condition == "none":
             return None
+        if item.views:  # images shown together: each one as the condition has it, in order
+            shown = self.by_key[self.partners[item.key]] if condition == "shuffled" else item
+            each = "real" if condition == "shuffled" else condition  # a partner's images are shown as they are
+            return tuple(self._image(each, replace(shown, image=one, views=()), one)
+                         for one in (shown.image, *shown.views))
         if condition == "shuffled":
-            item = self.by_key[self.partners[item.key.split("~")[0] if generated(item) else item.key]]
-            image, condition = item.image, "real"
-
-        def picture(path: str | None) -> Any:
-            if condition == "blank" or path is None:
-                shape = path if path is not None else item.image
-                size = open_image(shape).size if shape is not None else (384, 384)
-                return blank_image(size[0]).resize(size)
-            return open_image(path)
-
-        shown = [picture(path) for path in (image, *item.views)]
-        return tuple(shown) if item.views else shown[0]
+            return open_image(self.by_key[self.partners[item.key]].image)
+        if condition == "blank" or image is None:
+            size = open_image(item.image).size if item.image is not None else (384, 384)
+            return blank_image(size[0]).resize(size)
+        return open_image(image)
 
     def _question(self, condition: str, item: SourceItem, image: str | None) -> Question:
         wording = item.wording(self.wording)
@@ -345,6 +328,13 @@ class AskRun(RunKind):
     def write_extras(self, run: Any, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
         if self.source.extras is not None:
             self.source.extras(run, summary)
+
+
+def _partners(items: Sequence[SourceItem], seed: int) -> dict[str, str]:
+    """The shuffled condition's partner of every item: drawn among the source's own items, an
+    engine-generated variant shown its original's partner (the draw the same with or without variants)."""
+    partners = shuffled_partners({i.key: i.objects for i in items if not generated(i)}, seed)
+    return {**partners, **{i.key: partners[i.key.rsplit("~", 1)[0]] for i in items if generated(i)}}
 
 
 def _load(settings: AskRunSettings) -> Any:
