@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 
 def run_source(path: Path) -> tuple[Any, list[dict[str, Any]]]:
-    """(the source a run folder's config.json names, replayed; its rows of the first condition)."""
+    """(the source a run folder's config.json names, replayed; its rows of the first condition),
+    the items of both the source's own (not the variants a run generated)."""
     from spatialprobe.errors import UsageError
     from spatialprobe.files import read_jsonl
     from spatialprobe.sources.base import replay
+    from spatialprobe.sources.variants import generated
 
     for name in ("config.json", "predictions.jsonl"):
         if not (path / name).is_file():
@@ -27,4 +30,6 @@ def run_source(path: Path) -> tuple[Any, list[dict[str, Any]]]:
     source = replay(settings["source"], int(settings.get("seed", 0)))
     first = (settings.get("conditions") or [None])[0]
     rows = [r for r in read_jsonl(path / "predictions.jsonl") if first is None or r.get("condition") == first]
-    return source, rows
+    # a run's --protocol-variants are no items of the source: the audits read its own
+    return replace(source, items=tuple(i for i in source.items if not generated(i))), \
+        [r for r in rows if not generated(r)]

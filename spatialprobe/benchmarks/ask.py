@@ -27,6 +27,7 @@ from typing import Any
 
 from spatialprobe.benchmarks import question_free as free
 from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics
+from spatialprobe.benchmarks.robustness import variant_metrics, variants_lines
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
 from spatialprobe.metrics.intervals import Resampling
@@ -36,6 +37,7 @@ from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.runner.settings import model as model_field
 from spatialprobe.sources.base import Source, SourceItem, vote
 from spatialprobe.sources.spatialmqa import QUESTION as MQA_QUESTION
+from spatialprobe.sources.variants import generated
 from spatialprobe.sources.vsr import QUESTION as VSR_QUESTION
 
 AskItem = SourceItem
@@ -120,9 +122,13 @@ class AskRun(RunKind):
                              f"with --image-condition {s.conditions[0]}.")
         self.conditions, self.batch_size = tuple(s.conditions), s.batch_size
         self.by_key = {item.key: item for item in self.source.items}
-        self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items}, s.seed)
+        self.partners = (_partners(self.source.items, s.seed)
                          if "shuffled" in self.conditions else {})
         self.model = model if model is not None else _load(s)
+        if any(item.views for item in self.source.items) and not getattr(self.model, "multi_image", False):
+            raise UsageError(f"{self.source.dataset} asks several images at once (multi-view items), and the "
+                             f"{s.model.name} model takes one image a question: use a model that takes several "
+                             "(a multimodal LLM).")
         understood = declared(self.model, s.model.name, "wordings", ("question",))
         if self.wording not in understood or self.wording not in self.source.offered():
             raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
@@ -182,12 +188,15 @@ class AskRun(RunKind):
         out = []
         for condition in self.conditions:
             for item in self.source.items:
+                if condition != self.conditions[0] and generated(item):
+                    continue  # an engine-generated variant is asked under the run's first condition only
                 out.append(Item(f"{condition}/{item.key}", (condition, item, item.image)))
                 if condition == "real":  # the further images of an item with several
                     out += [Item(f"{condition}/{item.key}#{n}", (condition, item, image))
                             for n, image in enumerate(item.images, 1)]
         if self._question_free():
-            out += [Item(f"{free.CONDITION}/{item.key}", (free.CONDITION, item, None)) for item in self.source.items]
+            out += [Item(f"{free.CONDITION}/{item.key}", (free.CONDITION, item, None)) for item in self.source.items
+                    if not generated(item)]
         return out
 
     def _question_free(self) -> bool:
@@ -199,6 +208,11 @@ class AskRun(RunKind):
 
         if condition == "none":
             return None
+        if item.views:  # images shown together: each one as the condition has it, in order
+            shown = self.by_key[self.partners[item.key]] if condition == "shuffled" else item
+            each = "real" if condition == "shuffled" else condition  # a partner's images are shown as they are
+            return tuple(self._image(each, replace(shown, image=one, views=()), one)
+                         for one in (shown.image, *shown.views))
         if condition == "shuffled":
             return open_image(self.by_key[self.partners[item.key]].image)
         if condition == "blank" or image is None:
@@ -265,8 +279,9 @@ class AskRun(RunKind):
             answers.setdefault((condition, asked.key), []).append(results[item.key])
         unasked = {key: self._row(c, self.by_key[key], found)["pred_likelihood"]
                    for (c, key), found in answers.items() if c == free.CONDITION}
-        rows = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()
-                if condition != free.CONDITION]
+        every = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()
+                 if condition != free.CONDITION]
+        rows = [row for row in every if not generated(row)]  # the headline metrics: the source's own items
         if unasked:
             rows = [{**row, free.PRED: unasked[row["instance_id"]]} for row in rows]
         src, folds = self.source, bool(self.source.folds)
@@ -274,27 +289,38 @@ class AskRun(RunKind):
             rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
                     for row in rows if row["instance_id"] in set(test)]
             prior: Any = {k: [self.by_key[key].gold for key in dev] for k, (dev, _) in enumerate(src.folds)}
-        else:
-            prior = src.prior_labels
+        else:  # a training split's labels; else the test items' own (said in details)
+            prior = src.prior_labels if src.prior_labels is not None else [row["gold"] for row in rows
+                                                                             if row["condition"] == self.conditions[0]]
         metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec, prior,
                                          folds=folds, seed=self.settings.seed)
         main = [row for row in rows if row["condition"] == self.conditions[0]]
         official, specs = official_metrics(main, src.spec, src.official)
         metrics.update(official)
+        if isinstance(details.get("answer_prior"), dict):
+            details["answer_prior"]["from"] = ("the training split" if src.prior_labels is not None
+                                               else "the test items (no training split)")
+        if src.variants:  # the robustness protocols: vanilla, strict and their gap, per declared group
+            first = [row for row in every if row["condition"] == self.conditions[0]]
+            found, details["variants"] = variant_metrics(first, src.variants, src.spec)
+            metrics.update(found)
         if unasked:
             assert src.question_free is not None
             details = {**details, "question_free": free.details(main, src.question_free)}
             specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
                                      rows=main))
         describe = getattr(self.model, "describe", dict)
+        own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
                    "official": [name for declared in src.official for name in declared.metrics],
-                   "coverage": src.details.get("coverage_detail") or {
-                       "used": len(src.items), "total": src.details.get("total", len(src.items))}}
-        return Evaluation(rows, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
+                   "coverage": src.details.get("coverage_detail") or {"used": own,
+                                                                      "total": src.details.get("total", own)}}
+        asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
+        return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
                           src.dataset, self.settings.seed, False, details,
                           (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols),
-                           *_condition_specs(src.spec, rows, self.conditions), *specs))
+                           *_condition_specs(src.spec, rows, self.conditions), *specs,
+                           *_prior_spec(src.spec, main, details.get("answer_prior"), folds)))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
@@ -302,6 +328,13 @@ class AskRun(RunKind):
     def write_extras(self, run: Any, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
         if self.source.extras is not None:
             self.source.extras(run, summary)
+
+
+def _partners(items: Sequence[SourceItem], seed: int) -> dict[str, str]:
+    """The shuffled condition's partner of every item: drawn among the source's own items, an
+    engine-generated variant shown its original's partner (the draw the same with or without variants)."""
+    partners = shuffled_partners({i.key: i.objects for i in items if not generated(i)}, seed)
+    return {**partners, **{i.key: partners[i.key.rsplit("~", 1)[0]] for i in items if generated(i)}}
 
 
 def _load(settings: AskRunSettings) -> Any:
@@ -331,6 +364,16 @@ def _condition_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], condit
     for each blind condition run beside the first: the vision gains' other component."""
     return tuple(replace(spec, metrics={f"accuracy_{c}": "accuracy"},
                          rows=[r for r in rows if r["condition"] == c]) for c in conditions[1:])
+
+
+def _prior_spec(spec: Resampling, rows: Sequence[Mapping[str, Any]], prior: Any, folds: bool
+                ) -> tuple[Resampling, ...]:
+    """The resampling that gives ``answer_prior`` its interval over the source's unit: every row
+    answered with the majority label (pooled rows; over folds the prior is a mean ± σ)."""
+    if folds or not isinstance(prior, Mapping) or "label" not in prior or not rows:
+        return ()
+    return (replace(spec, pred="prior", metrics={"answer_prior": "accuracy"},
+                    rows=[{**r, "prior": prior["label"]} for r in rows]),)
 
 
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
@@ -366,9 +409,12 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     if "parse_failure_rate" in m:
         lines.append(f"| parse failures (generate) | {pm(m['parse_failure_rate'])} % |")
     if "answer_prior" in m:
-        lines.append(f"| answer prior (majority label) | {pm(m['answer_prior'])} |")
+        where = (d.get("answer_prior") or {}).get("from", "the training split") if isinstance(
+            d.get("answer_prior"), dict) else "the dev folds"
+        lines.append(f"| answer prior (majority label of {where}) | {pm(m['answer_prior'])} |")
     lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
               if f"accuracy_{c}" in m]
+    lines += variants_lines(summary)
     lines += free.table_lines(d.get("question_free"), m.get("accuracy_question_free"))
     for blind, gain in (d.get("vision_gain") or {}).items():
         ci = gain["ci"]

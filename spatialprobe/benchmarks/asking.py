@@ -39,6 +39,9 @@ class Asked:
     items: str | None = None
     """``--items FILE``: ask only the items a subset file keeps (:mod:`spatialprobe.sources.subset`);
     its hash enters the run's identity through the source's settings."""
+    protocol_variants: tuple[str, ...] = ()
+    """``--protocol-variants circular,swap``: the robustness variants the engine generates
+    (:mod:`spatialprobe.sources.variants`); part of the run's identity through the source's settings."""
 
 
 def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
@@ -53,6 +56,10 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
         from spatialprobe.sources.base import restrict
 
         source = restrict(source, given.items)
+    if given.protocol_variants:
+        from spatialprobe.sources.variants import with_variants
+
+        source = with_variants(source, given.protocol_variants)
     protocol = given.protocol or "likelihood"
     protocols_of(protocol)  # refused from what was typed, before the configuration is read
     if given.max_new_tokens is not None and protocol == "likelihood":

@@ -25,6 +25,10 @@ ScorerArgOption = typer.Option([], "--scorer-arg", help="KEY=VALUE: an option of
 SeedOption = typer.Option(0, "--seed", help="Seed of the shuffled-image condition.")
 ItemsOption = typer.Option(None, "--items", help="Ask only the items a subset file keeps (spatialprobe audit "
                            "blind --debias); the file's hash is part of the run's identity.")
+ProtocolVariantsOption = typer.Option(None, "--protocol-variants", help="circular (every rotation of "
+                                     "the lettered options) and/or swap (left/right, above/below swapped), "
+                                     "comma-separated: "
+                                     "also ask these variants and report vanilla and strict accuracy and their gap.")
 BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
                              "the checkpoint's config.json and understand the items (spatialprobe ls) \\[the first].")
 

@@ -22,6 +22,7 @@ from spatialprobe.commands.ask import (
     ItemsOption,
     MaxNewTokensOption,
     ProtocolOption,
+    ProtocolVariantsOption,
     ScorerArgOption,
     SeedOption,
 )
@@ -104,6 +105,7 @@ def bench_command(
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
     items: Path | None = ItemsOption,
+    protocol_variants: str | None = ProtocolVariantsOption,
 ) -> None:
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with
@@ -112,13 +114,16 @@ def bench_command(
     from spatialprobe.commands.ask import ask_and_print
     from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.base import replay
+    from spatialprobe.sources.variants import parse_variants
 
     require_run_dir(out)
     spread = device_map_settings(device_map, max_memory)
     with refusals():
+        variants = parse_variants(protocol_variants)  # refused before the data is read
         source = replay(source_settings(name, data, images, split, subset, limit, option), seed)
         given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      parse_pairs(scorer_arg), *spread, items=None if items is None else str(items))
+                      parse_pairs(scorer_arg), *spread, items=None if items is None else str(items),
+                      protocol_variants=variants)
     ask_and_print(source, model, given, out, f"{name} items asked", "bench")
 
 

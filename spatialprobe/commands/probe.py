@@ -303,6 +303,7 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
     from spatialprobe.files import read_jsonl
     from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
     from spatialprobe.reports.tables import paired_table, unpaired_note
+    from spatialprobe.sources.variants import generated
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
     rows = []
@@ -312,7 +313,10 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
             rows.append(read_jsonl(file) if file.exists() else [])
         except (ValueError, OSError) as err:  # a truncated or damaged file: named, and no test
             return unpaired_note(names[0], names[1], f"{file} cannot be read ({str(err).rstrip('.')})")
-    rows, primary, reason = _primary_rows(summaries, rows)
+    variants = any(generated(r) for part in rows for r in part)  # --protocol-variants: the source's own items pair
+    rows, primary, reason = _primary_rows(summaries, [[r for r in part if not generated(r)] for part in rows])
+    if variants:
+        primary += "\nThe generated robustness variants (--protocol-variants) are not paired; the items are.\n"
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
     if specs[0].key != specs[1].key:
         reason = (f"A's predictions are one per ({', '.join(specs[0].key)}) and B's one per "

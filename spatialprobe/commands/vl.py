@@ -13,6 +13,7 @@ from spatialprobe.commands.ask import (
     ItemsOption,
     MaxNewTokensOption,
     ProtocolOption,
+    ProtocolVariantsOption,
     ScorerArgOption,
     SeedOption,
     progress_bar,
@@ -110,6 +111,7 @@ def spatialmqa_command(
     max_memory: list[str] = MaxMemoryOption,
     backend: str | None = BackendOption,
     items: Path | None = ItemsOption,
+    protocol_variants: str | None = ProtocolVariantsOption,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
@@ -120,6 +122,7 @@ def spatialmqa_command(
     from spatialprobe.datasets.spatialmqa import PARTS
     from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.spatialmqa import spatialmqa_source
+    from spatialprobe.sources.variants import parse_variants
 
     require_run_dir(out)
     if part not in PARTS:
@@ -130,11 +133,13 @@ def spatialmqa_command(
         fail(f"--method generate asks by generation; it does not apply with --protocol {protocol}.")
     spread = device_map_settings(device_map, max_memory)
     with refusals():
+        variants = parse_variants(protocol_variants)  # refused before the data is read
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
         given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
                       seed, device, batch_size, backend, parse_pairs(scorer_arg), *spread,
                       wordings=("contrastive",) if method == "clip" else None,  # options scored against the image
-                      items=None if items is None else str(items))
+                      items=None if items is None else str(items),
+                      protocol_variants=variants)
     summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():

@@ -181,9 +181,13 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
         rebuild = registry.lookup("source", name)
     except UnknownComponent as err:
         raise UsageError(f"config.json: source.name {name!r} is no registered source ({err})") from None
-    source = rebuild({k: v for k, v in settings.items() if k != "items"}, seed)
+    source = rebuild({k: v for k, v in settings.items() if k not in ("items", "protocol_variants")}, seed)
     if settings.get("items"):  # a subset (--items FILE): part of the run's identity
-        return restrict(source, settings["items"]["file"], settings["items"]["sha256"])
+        source = restrict(source, settings["items"]["file"], settings["items"]["sha256"])
+    if settings.get("protocol_variants"):  # engine-generated variants: part of the run's identity too
+        from spatialprobe.sources.variants import with_variants
+
+        source = with_variants(source, settings["protocol_variants"])
     return source
 
 
