@@ -146,7 +146,7 @@ def _register_tasks() -> None:
 
 _register_tasks()
 # Sources (issue 28): a benchmark is one module of spatialprobe/sources/ and one line here; the
-# target rebuilds the source from a run's recorded settings (spatialprobe.sources.base.replay).
+# target rebuilds the source from a run's recorded settings (spatialprobe.sources.rebuild.replay).
 register("source", "task", "spatialprobe.sources.task:replay", "a task's instances as multiple choice, over folds")
 register("source", "vsr", "spatialprobe.sources.vsr:replay", "VSR captions: yes/no question or caption vs negation")
 register("source", "spatialmqa", "spatialprobe.sources.spatialmqa:replay",

@@ -176,7 +176,7 @@ def test_the_command_audits_a_task_and_its_debiased_subset_restricts_a_source(tm
     from spatialprobe import datasets
     from spatialprobe.cli import app
     from spatialprobe.datasets.sources import builtin_source
-    from spatialprobe.sources.base import replay, restrict
+    from spatialprobe.sources.rebuild import replay, restrict
     from spatialprobe.sources.subset import read_subset
     from spatialprobe.sources.task import task_source
 

@@ -113,7 +113,7 @@ def test_a_run_restricted_to_a_subset_file_records_it_in_its_identity_and_replay
     from spatialprobe.audit.runs import run_source
     from spatialprobe.benchmarks.ask import ask_run
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.base import restrict
+    from spatialprobe.sources.rebuild import restrict
     from spatialprobe.sources.subset import write_subset
 
     source, _ = run_source(run)

@@ -22,7 +22,8 @@ from spatialprobe.benchmarks.asking import Asked, ask_kind
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.settings import Component
-from spatialprobe.sources.base import Source, SourceItem, replay
+from spatialprobe.sources.base import Source, SourceItem
+from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.variants import parse_variants, swapped, with_variants
 
 RELATIONS = ("left", "right", "above", "below")

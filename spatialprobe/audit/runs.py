@@ -13,7 +13,7 @@ def run_source(path: Path) -> tuple[Any, list[dict[str, Any]]]:
     the items of both the source's own (not the variants a run generated)."""
     from spatialprobe.errors import UsageError
     from spatialprobe.files import read_jsonl
-    from spatialprobe.sources.base import replay
+    from spatialprobe.sources.rebuild import replay
     from spatialprobe.sources.variants import generated
 
     for name in ("config.json", "predictions.jsonl"):

@@ -103,7 +103,7 @@ class AskRun(RunKind):
     Settings = AskRunSettings
 
     def __init__(self, settings: AskRunSettings, source: Source | None = None, model: Any = None):
-        from spatialprobe.sources.base import replay
+        from spatialprobe.sources.rebuild import replay
 
         s = self.settings = settings
         self.protocols = protocols_of(s.protocol)

@@ -8,8 +8,8 @@ from typing import Any
 from spatialprobe import registry
 from spatialprobe.runner import scale
 from spatialprobe.runner.settings import Component
-from spatialprobe.sources.base import replay
 from spatialprobe.sources.qa import qa_source
+from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.spatialmqa import spatialmqa_source
 from spatialprobe.sources.task import task_source
 from spatialprobe.sources.vsr import vsr_source

@@ -53,7 +53,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     from spatialprobe.models.protocols import protocols_of
 
     if given.items is not None:
-        from spatialprobe.sources.base import restrict
+        from spatialprobe.sources.rebuild import restrict
 
         source = restrict(source, given.items)
     if given.protocol_variants:

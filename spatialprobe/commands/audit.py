@@ -121,7 +121,7 @@ def blind(
         else:
             source, train = benchmark(target, data, split, part, task)
         if items is not None:
-            from spatialprobe.sources.base import restrict
+            from spatialprobe.sources.rebuild import restrict
 
             source = restrict(source, items)
         found = audit_source(source, folds, seed, train, rows).to_dict()

@@ -113,7 +113,7 @@ def bench_command(
     from spatialprobe.benchmarks.asking import Asked
     from spatialprobe.commands.ask import ask_and_print
     from spatialprobe.models.options import parse_pairs
-    from spatialprobe.sources.base import replay
+    from spatialprobe.sources.rebuild import replay
     from spatialprobe.sources.variants import parse_variants
 
     require_run_dir(out)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from dataclasses import replace as replace_
 from typing import Any
 
 from spatialprobe.metrics.intervals import Resampling
@@ -135,7 +134,7 @@ class Source:
     extras: Callable[[Any, Mapping[str, Any]], None] | None = None
     """Files beyond the table, written from the run folder and its summary (VSR's plot)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
-    """What rebuilds it (:func:`replay`): ``name`` plus the module's own keys."""
+    """What rebuilds it (:func:`spatialprobe.sources.rebuild.replay`): ``name`` plus the module's own keys."""
     variants: Mapping[str, str] = field(default_factory=dict)
     """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
     ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
@@ -171,26 +170,6 @@ def vote(labels_per_image: Sequence[str | None], scores: Sequence[Sequence[float
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if counts else None
 
 
-def replay(settings: Mapping[str, Any], seed: int) -> Source:
-    """The source a run's recorded settings name, through the registry (``spatialprobe run CONFIG``)."""
-    from spatialprobe import registry
-    from spatialprobe.errors import UnknownComponent, UsageError
-
-    name = str(settings.get("name"))
-    try:
-        rebuild = registry.lookup("source", name)
-    except UnknownComponent as err:
-        raise UsageError(f"config.json: source.name {name!r} is no registered source ({err})") from None
-    source = rebuild({k: v for k, v in settings.items() if k not in ("items", "protocol_variants")}, seed)
-    if settings.get("items"):  # a subset (--items FILE): part of the run's identity
-        source = restrict(source, settings["items"]["file"], settings["items"]["sha256"])
-    if settings.get("protocol_variants"):  # engine-generated variants: part of the run's identity too
-        from spatialprobe.sources.variants import with_variants
-
-        source = with_variants(source, settings["protocol_variants"])
-    return source
-
-
 def given(settings: Mapping[str, Any]) -> dict[str, Any]:
     """What a benchmark module is built from, whether ``settings`` come from ``spatialprobe bench``
     (``data`` a path) or from a run's config (``data`` recorded as ``{"file", "version"}``):
@@ -214,33 +193,3 @@ def recorded(name: str, found: Mapping[str, Any], data: str, version: str, **mor
             "images": str(Path(images).resolve()) if images else None, "split": found.get("split"),
             "subset": found.get("subset"), "limit": found.get("limit"), "options": dict(found.get("options") or {}),
             **more}
-
-
-def restrict(source: Source, path: Any, recorded: str | None = None) -> Source:
-    """``source`` with only the items the subset file at ``path`` keeps (and its folds' keys
-    likewise; :mod:`spatialprobe.sources.subset`); refused where the file was made from other
-    data or (``recorded``: the hash a run recorded) has changed since."""
-    from pathlib import Path
-
-    from spatialprobe.errors import DataError
-    from spatialprobe.sources.subset import read_subset
-
-    path = Path(path)  # a str or path of the subset file
-    record = read_subset(path)
-    if record.get("dataset") != source.dataset:
-        raise DataError(path, None, "dataset", f"was made from {record.get('dataset')}, not {source.dataset}")
-    if recorded is not None and recorded != record["sha256"]:
-        raise DataError(path, None, "sha256", f"has changed since the run recorded it ({recorded})")
-    keep = set(record["keys"])
-    unknown = keep - {item.key for item in source.items}
-    if unknown:
-        raise DataError(path, None, "keys", f"names {len(unknown)} item(s) {source.dataset} does not hold "
-                        f"(first: {sorted(unknown)[0]})")
-    folds = tuple((tuple(k for k in dev if k in keep), tuple(k for k in test if k in keep))
-                  for dev, test in source.folds)
-    settings = {**source.settings, "items": {"file": str(Path(path).resolve()), "sha256": record["sha256"],
-                                             "n": len(keep)}}
-    details = {**source.details, "subset": settings["items"]}
-    details.pop("coverage_detail", None)
-    return replace_(source, items=tuple(i for i in source.items if i.key in keep), folds=folds,
-                   settings=settings, details=details)

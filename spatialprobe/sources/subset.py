@@ -2,7 +2,7 @@
 ask, the dataset they come from, and how they were chosen (``spatialprobe audit blind --debias``
 records its pruning there). A run restricted to a subset records the file and its hash in its
 source settings, so the subset is part of the run's identity, and a replay applies it again
-(:func:`spatialprobe.sources.base.restrict`)."""
+(:func:`spatialprobe.sources.rebuild.restrict`)."""
 
 from __future__ import annotations
 
