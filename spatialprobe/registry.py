@@ -152,6 +152,8 @@ register("source", "vsr", "spatialprobe.sources.vsr:replay", "VSR captions: yes/
 register("source", "spatialmqa", "spatialprobe.sources.spatialmqa:replay",
          "SpatialMQA lettered questions: lenient/strict, 2PR/(P+R) F1, per perspective and axis")
 register("source", "qa", "spatialprobe.sources.qa:replay", "yes/no QA about scenarios, text or their images")
+register("source", "whatsup", "spatialprobe.sources.whatsup:replay",
+         "What'sUp: caption ranking or lettered captions; individual, pair and set accuracy (controlled A/B, COCO, VG)")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
