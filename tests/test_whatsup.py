@@ -33,13 +33,13 @@ def official_evaluate(dataset, scores, subset):
     preds = np.argmax(np.squeeze(scores, axis=1), axis=-1)
     correct_mask = (preds == 0)
     accuracy = np.mean(correct_mask)
-    for d, correct in zip(dataset, correct_mask):
+    for d, correct in zip(dataset, correct_mask):  # noqa: B905 - as transcribed
         eval_dict[(d['image_path'].split('/')[-1].split('_')[0],
                    d['image_path'].split('/')[-1].split('_')[-1][:-5])][d['image_path'].split('/')[-1].split('_')[1]] \
             = correct
     pair_correct = 0
     set_correct = 0
-    for obj_pair, correct_dict in eval_dict.items():
+    for obj_pair, correct_dict in eval_dict.items():  # noqa: B007, PERF102 - as transcribed
         if correct_dict['left'] and correct_dict['right']:
             pair_correct += 1
         if subset == 'A':
@@ -132,7 +132,7 @@ def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path)
     assert all(item.labels[item.options.index(item.wording("contrastive").options[0])] == item.gold
                for item in source.items)
     official = replay({"name": "whatsup", "data": str(data), "options": {"order": "official"}}, 0)
-    assert all(item.options[0] == row["caption_options"][0] for item, row in zip(official.items, rows))
+    assert all(item.options[0] == row["caption_options"][0] for item, row in zip(official.items, rows, strict=True))
     assert source.variants == {"pair": "pair", "set": "set"} and source.spec.clusters == ("set",)
     # COCO-QA two objects: [image id, true caption, false caption], images val2017/{id:012d}.jpg
     coco = tmp_path / "coco_qa_two_obj.json"

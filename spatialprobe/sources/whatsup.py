@@ -113,8 +113,8 @@ def official_scores(image_paths: Sequence[str], correct: Sequence[bool], subset:
     second = ("on", "under") if subset == "controlled_a" else ("in-front", "behind")
     slots: dict[tuple[str, str], dict[str, bool]] = {}
     for path in image_paths:
-        slots.setdefault(controlled_keys(path)[0], {s: False for s in ("left", "right", *second)})
-    for path, ok in zip(image_paths, correct):
+        slots.setdefault(controlled_keys(path)[0], dict.fromkeys(("left", "right", *second), False))
+    for path, ok in zip(image_paths, correct, strict=True):
         pair, slot = controlled_keys(path)
         slots[pair][slot] = bool(ok)
     pairs = sum((s["left"] and s["right"]) + (s[second[0]] and s[second[1]]) for s in slots.values())
