@@ -154,6 +154,8 @@ register("source", "spatialmqa", "spatialprobe.sources.spatialmqa:replay",
 register("source", "qa", "spatialprobe.sources.qa:replay", "yes/no QA about scenarios, text or their images")
 register("source", "whatsup", "spatialprobe.sources.whatsup:replay",
          "What'sUp: caption ranking or lettered captions; individual, pair and set accuracy (controlled A/B, COCO, VG)")
+register("source", "cv-bench", "spatialprobe.sources.cvbench:replay",
+         "CV-Bench 2-D/3-D lettered questions: accuracy per source/type/task, official 1/2((ADE20K+COCO)/2+Omni3D)")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
