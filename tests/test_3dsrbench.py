@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 from spatialprobe.cli import app
 from spatialprobe.sources.base import replay
 from spatialprobe.sources.threedsrbench import official_scores
-from tests.mllm_helpers import SHARED, build
+from tests.bench_a_helpers import a_llava
+from tests.mllm_helpers import SHARED
 from tests.vl_helpers import solid_image
 
 
@@ -141,7 +142,7 @@ def test_the_tsv_is_read_with_its_groups_and_the_authors_grouping(tmp_path):
 @pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
 def test_a_model_that_answers_a_scores_the_a_share_and_its_strict_accuracies(tmp_path):
     path, rows = _tsv(tmp_path, random.Random(2), n_base=2)
-    model = build("llava", tmp_path / "llava-a", bias_word="A")
+    model = a_llava()
     out = tmp_path / "run"
     said = CliRunner().invoke(app, ["bench", "3dsrbench", "--model", str(model), "--data", str(path), "--out",
                                     str(out), "--protocol", "generate", "--max-new-tokens", "1"])

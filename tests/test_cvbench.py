@@ -16,7 +16,8 @@ from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.sources.base import replay
 from spatialprobe.sources.cvbench import matching
-from tests.mllm_helpers import SHARED, build
+from tests.bench_a_helpers import a_llava
+from tests.mllm_helpers import SHARED
 from tests.vl_helpers import solid_image
 
 
@@ -93,7 +94,7 @@ def test_a_model_that_answers_a_scores_the_share_of_a_gold_items_from_jsonl_and_
     from_parquet = replay({"name": "cv-bench", "data": str(parquet)}, 0)
     assert [(i.key, i.gold, i.options) for i in from_jsonl.items] == [(i.key, i.gold, i.options)
                                                                        for i in from_parquet.items]
-    model = build("llava", tmp_path / "llava-a", bias_word="A")
+    model = a_llava()
     out = tmp_path / "run"
     said = CliRunner().invoke(app, ["bench", "cv-bench", "--model", str(model), "--data", str(parquet), "--out",
                                     str(out), "--protocol", "generate", "--max-new-tokens", "1"])
