@@ -158,6 +158,8 @@ register("source", "cv-bench", "spatialprobe.sources.cvbench:replay",
          "CV-Bench 2-D/3-D lettered questions: accuracy per source/type/task, official 1/2((ADE20K+COCO)/2+Omni3D)")
 register("source", "3dsrbench", "spatialprobe.sources.threedsrbench:replay",
          "3DSRBench lettered 3-D questions: vanilla, flip, circular, flip+circular (VLMEvalKit's or authors' groups)")
+register("source", "blink", "spatialprobe.sources.blink:replay",
+         "BLINK spatial subtasks (several images asked together): accuracy per subtask, mean over subtasks")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

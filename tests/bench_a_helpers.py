@@ -12,7 +12,7 @@ from pathlib import Path
 @functools.lru_cache(maxsize=1)
 def a_llava() -> Path:
     """A tiny LLaVA (tests/mllm_helpers.py) whose every reply is "A"; the caller skips without ../shared/models."""
-    from tests.mllm_helpers import build
+    from mllm_helpers import build
 
     folder = Path(tempfile.mkdtemp(prefix="a-llava-"))
     atexit.register(shutil.rmtree, folder, True)

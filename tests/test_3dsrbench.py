@@ -17,14 +17,14 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
+from bench_a_helpers import a_llava
+from mllm_helpers import SHARED
 from typer.testing import CliRunner
+from vl_helpers import solid_image
 
 from spatialprobe.cli import app
 from spatialprobe.sources.base import replay
 from spatialprobe.sources.threedsrbench import official_scores
-from tests.bench_a_helpers import a_llava
-from tests.mllm_helpers import SHARED
-from tests.vl_helpers import solid_image
 
 
 def report_acc_overall(df):

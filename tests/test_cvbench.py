@@ -10,15 +10,15 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from bench_a_helpers import a_llava
+from mllm_helpers import SHARED
 from typer.testing import CliRunner
+from vl_helpers import solid_image
 
 from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.sources.base import replay
 from spatialprobe.sources.cvbench import matching
-from tests.bench_a_helpers import a_llava
-from tests.mllm_helpers import SHARED
-from tests.vl_helpers import solid_image
 
 
 def cv_bench_default_aggregate_results(results):

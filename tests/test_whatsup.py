@@ -11,11 +11,11 @@ import random
 import numpy as np
 import pytest
 from typer.testing import CliRunner
+from vl_helpers import solid_image, tiny_clip
 
 from spatialprobe.cli import app
 from spatialprobe.sources.base import replay
 from spatialprobe.sources.whatsup import official_scores
-from tests.vl_helpers import solid_image, tiny_clip
 
 A_SLOTS = {"on": "on", "under": "under", "left": "left_of", "right": "right_of"}
 B_SLOTS = {"in-front": "in-front_of", "behind": "behind", "left": "left_of", "right": "right_of"}

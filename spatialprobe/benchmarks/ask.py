@@ -121,6 +121,9 @@ class AskRun(RunKind):
         self.partners = (shuffled_partners({i.key: i.objects for i in self.source.items}, s.seed)
                          if "shuffled" in self.conditions else {})
         self.model = model if model is not None else _load(s)
+        if any(item.views for item in self.source.items) and not getattr(self.model, "multi_image", False):
+            raise UsageError(f"{self.source.dataset} shows several images in one question, and the "
+                             f"{s.model.name} model takes one image per question: use a multimodal LLM (hf-mllm).")
         understood = declared(self.model, s.model.name, "wordings", ("question",))
         if self.wording not in understood or self.wording not in self.source.offered():
             raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
@@ -191,6 +194,11 @@ class AskRun(RunKind):
 
         if condition == "none":
             return None
+        if item.views:  # images shown together: each one as the condition has it, in order
+            shown = self.by_key[self.partners[item.key]] if condition == "shuffled" else item
+            each = "real" if condition == "shuffled" else condition  # a partner's images are shown as they are
+            return tuple(self._image(each, replace(shown, image=one, views=()), one)
+                         for one in (shown.image, *shown.views))
         if condition == "shuffled":
             return open_image(self.by_key[self.partners[item.key]].image)
         if condition == "blank" or image is None:

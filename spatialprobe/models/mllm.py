@@ -45,6 +45,8 @@ class MultimodalLLM(Declared):
     sees_images: ClassVar[bool] = True
     specificity: ClassVar[int] = 40
     judges_images: ClassVar[bool] = True
+    multi_image: ClassVar[bool] = True
+    """It can be shown several images in one question (BLINK's, MMSI-Bench's multi-view items)."""
 
     @classmethod
     def accepts(cls, config: Mapping[str, Any]) -> bool:
@@ -133,9 +135,10 @@ class MultimodalLLM(Declared):
                 "batch_size": self.batch_size, "prompt_cache": self.scorer.shares_prompt}
 
     # -- prompts -------------------------------------------------------------------------------
-    def chat_text(self, text: str, has_image: bool) -> str:
-        """The chat-templated prompt of one user turn (with the image placeholder when ``has_image``)."""
-        content = ([{"type": "image"}] if has_image else []) + [{"type": "text", "text": text}]
+    def chat_text(self, text: str, has_image: bool | int) -> str:
+        """The chat-templated prompt of one user turn: ``has_image`` image placeholders (True: one;
+        a count: the images shown together, in order), then the text."""
+        content = [{"type": "image"}] * int(has_image) + [{"type": "text", "text": text}]
         messages = [{"role": "user", "content": content}]
         if getattr(self.processor, "chat_template", None) is None:
             raise UsageError(f"The processor of {self.model_name!r} has no chat template, so the "
@@ -143,7 +146,8 @@ class MultimodalLLM(Declared):
         return self.processor.apply_chat_template(messages, add_generation_prompt=True)
 
     def encode(self, texts: Sequence[str], images: Sequence[Any] | None):
-        """The processor's batch (left-padded) for ``texts``, with ``images`` (one each) or none."""
+        """The processor's batch (left-padded) for ``texts``, with ``images`` (one each: an image or
+        a tuple of images shown together) or none."""
         from spatialprobe.vision import open_image
 
         bos = self.tokenizer.bos_token
@@ -151,7 +155,7 @@ class MultimodalLLM(Declared):
         kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt",
                                   "add_special_tokens": special}
         if images is not None:
-            kwargs["images"] = [[open_image(image)] for image in images]
+            kwargs["images"] = [[open_image(one) for one in pictures(image)] for image in images]
         return self.processor(**kwargs).to(self.input_device)
 
     @staticmethod
@@ -166,7 +170,7 @@ class MultimodalLLM(Declared):
         out: list[str] = [""] * len(requests)
         for batch in self._batches(requests):
             group = [requests[i] for i in batch]
-            has_image = group[0].image is not None
+            has_image = len(pictures(group[0].image))
             inputs = self.encode([self.chat_text(r.prompt, has_image) for r in group],
                                  [r.image for r in group] if has_image else None)
             limit = max(r.max_new_tokens for r in group)
@@ -187,7 +191,7 @@ class MultimodalLLM(Declared):
         out: list[tuple[float, ...]] = [()] * len(requests)
         for batch in self._batches(requests):
             group = [requests[i] for i in batch]
-            has_image = group[0].image is not None
+            has_image = len(pictures(group[0].image))
             prompts = [self.chat_text(self._user_text(r), has_image) for r in group]
             images = [r.image for r in group] if has_image else None
             replies = [[o + r.suffix for o in r.options] for r in group]
@@ -198,13 +202,20 @@ class MultimodalLLM(Declared):
         return out
 
     def _batches(self, requests: Sequence[Any]) -> list[list[int]]:
-        """Indices in batches of ``batch_size``, requests with and without an image kept apart (a
-        processor takes images for every text of a call or for none)."""
+        """Indices in batches of ``batch_size``, requests with one image, several (by their number)
+        and none kept apart (a processor takes the same images for every text of a call or none)."""
         batches: list[list[int]] = []
-        for with_image in (True, False):
-            ids = [i for i, r in enumerate(requests) if (r.image is not None) == with_image]
+        for count in sorted({len(pictures(r.image)) for r in requests}, key=lambda n: (n == 0, n)):
+            ids = [i for i, r in enumerate(requests) if len(pictures(r.image)) == count]
             batches += [ids[s:s + self.batch_size] for s in range(0, len(ids), self.batch_size)]
         return batches
+
+
+def pictures(image: Any) -> tuple[Any, ...]:
+    """The images of a request: none, its one image, or the tuple of images shown together."""
+    if image is None:
+        return ()
+    return tuple(image) if isinstance(image, tuple) else (image,)
 
 
 def _load_processor(loader, model: str):
