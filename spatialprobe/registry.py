@@ -160,6 +160,10 @@ register("source", "3dsrbench", "spatialprobe.sources.threedsrbench:replay",
          "3DSRBench lettered 3-D questions: vanilla, flip, circular, flip+circular (VLMEvalKit's or authors' groups)")
 register("source", "blink", "spatialprobe.sources.blink:replay",
          "BLINK spatial subtasks (several images asked together): accuracy per subtask, mean over subtasks")
+register("source", "embspatial", "spatialprobe.sources.embspatial:replay",
+         "EmbSpatial-Bench lettered questions: accuracy per source (AI2-THOR, MP3D, ScanNet) and relation")
+register("source", "site", "spatialprobe.sources.site:replay",
+         "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
