@@ -164,6 +164,8 @@ register("source", "embspatial", "spatialprobe.sources.embspatial:replay",
          "EmbSpatial-Bench lettered questions: accuracy per source (AI2-THOR, MP3D, ScanNet) and relation")
 register("source", "site", "spatialprobe.sources.site:replay",
          "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
+register("source", "mmsi", "spatialprobe.sources.mmsi:replay",
+         "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
