@@ -122,8 +122,9 @@ class AskRun(RunKind):
                          if "shuffled" in self.conditions else {})
         self.model = model if model is not None else _load(s)
         if any(item.views for item in self.source.items) and not getattr(self.model, "multi_image", False):
-            raise UsageError(f"{self.source.dataset} shows several images in one question, and the "
-                             f"{s.model.name} model takes one image per question: use a multimodal LLM (hf-mllm).")
+            raise UsageError(f"{self.source.dataset} asks several images at once (multi-view items), and the "
+                             f"{s.model.name} model takes one image a question: use a model that takes several "
+                             "(a multimodal LLM).")
         understood = declared(self.model, s.model.name, "wordings", ("question",))
         if self.wording not in understood or self.wording not in self.source.offered():
             raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "

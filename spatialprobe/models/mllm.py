@@ -46,7 +46,7 @@ class MultimodalLLM(Declared):
     specificity: ClassVar[int] = 40
     judges_images: ClassVar[bool] = True
     multi_image: ClassVar[bool] = True
-    """It can be shown several images in one question (BLINK's, MMSI-Bench's multi-view items)."""
+    """A request's image may be a tuple of images (a multi-view item), shown in one user turn."""
 
     @classmethod
     def accepts(cls, config: Mapping[str, Any]) -> bool:
@@ -136,8 +136,7 @@ class MultimodalLLM(Declared):
 
     # -- prompts -------------------------------------------------------------------------------
     def chat_text(self, text: str, has_image: bool | int) -> str:
-        """The chat-templated prompt of one user turn: ``has_image`` image placeholders (True: one;
-        a count: the images shown together, in order), then the text."""
+        """The chat-templated prompt of one user turn (with ``has_image`` image placeholders: one for True)."""
         content = [{"type": "image"}] * int(has_image) + [{"type": "text", "text": text}]
         messages = [{"role": "user", "content": content}]
         if getattr(self.processor, "chat_template", None) is None:
@@ -146,8 +145,7 @@ class MultimodalLLM(Declared):
         return self.processor.apply_chat_template(messages, add_generation_prompt=True)
 
     def encode(self, texts: Sequence[str], images: Sequence[Any] | None):
-        """The processor's batch (left-padded) for ``texts``, with ``images`` (one each: an image or
-        a tuple of images shown together) or none."""
+        """The processor's batch (left-padded) for ``texts``, with ``images`` (one each) or none."""
         from spatialprobe.vision import open_image
 
         bos = self.tokenizer.bos_token
@@ -155,7 +153,7 @@ class MultimodalLLM(Declared):
         kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt",
                                   "add_special_tokens": special}
         if images is not None:
-            kwargs["images"] = [[open_image(one) for one in pictures(image)] for image in images]
+            kwargs["images"] = [[open_image(i) for i in _shown(image)] for image in images]
         return self.processor(**kwargs).to(self.input_device)
 
     @staticmethod
@@ -170,7 +168,7 @@ class MultimodalLLM(Declared):
         out: list[str] = [""] * len(requests)
         for batch in self._batches(requests):
             group = [requests[i] for i in batch]
-            has_image = len(pictures(group[0].image))
+            has_image = len(_shown(group[0].image))
             inputs = self.encode([self.chat_text(r.prompt, has_image) for r in group],
                                  [r.image for r in group] if has_image else None)
             limit = max(r.max_new_tokens for r in group)
@@ -191,7 +189,7 @@ class MultimodalLLM(Declared):
         out: list[tuple[float, ...]] = [()] * len(requests)
         for batch in self._batches(requests):
             group = [requests[i] for i in batch]
-            has_image = len(pictures(group[0].image))
+            has_image = len(_shown(group[0].image))
             prompts = [self.chat_text(self._user_text(r), has_image) for r in group]
             images = [r.image for r in group] if has_image else None
             replies = [[o + r.suffix for o in r.options] for r in group]
@@ -202,17 +200,17 @@ class MultimodalLLM(Declared):
         return out
 
     def _batches(self, requests: Sequence[Any]) -> list[list[int]]:
-        """Indices in batches of ``batch_size``, requests with one image, several (by their number)
-        and none kept apart (a processor takes the same images for every text of a call or none)."""
+        """Indices in batches of ``batch_size``, requests with and without an image kept apart (a
+        processor takes images for every text of a call or for none)."""
         batches: list[list[int]] = []
-        for count in sorted({len(pictures(r.image)) for r in requests}, key=lambda n: (n == 0, n)):
-            ids = [i for i, r in enumerate(requests) if len(pictures(r.image)) == count]
+        for count in sorted({len(_shown(r.image)) for r in requests}, reverse=True):  # as many images each
+            ids = [i for i, r in enumerate(requests) if len(_shown(r.image)) == count]
             batches += [ids[s:s + self.batch_size] for s in range(0, len(ids), self.batch_size)]
         return batches
 
 
-def pictures(image: Any) -> tuple[Any, ...]:
-    """The images of a request: none, its one image, or the tuple of images shown together."""
+def _shown(image: Any) -> tuple[Any, ...]:
+    """A request's images: none, its one image, or the tuple of a multi-view item's."""
     if image is None:
         return ()
     return tuple(image) if isinstance(image, tuple) else (image,)
