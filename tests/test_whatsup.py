@@ -10,6 +10,8 @@ import random
 
 import numpy as np
 import pytest
+from bench_a_helpers import a_llava
+from mllm_helpers import SHARED
 from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
@@ -143,3 +145,18 @@ def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path)
     qa = replay({"name": "whatsup", "data": str(coco), "images": str(tmp_path)}, 0)
     assert [(i.gold, i.fields["preposition"]) for i in qa.items] == [("left", "left"), ("above", "above")]
     assert qa.variants == {} and qa.dataset.startswith("whatsup-coco_two@")
+
+
+@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+def test_a_model_that_answers_a_scores_the_share_of_items_whose_caption_is_a(tmp_path):
+    data, rows = _write_controlled(tmp_path / "whatsup", n_pairs=2)
+    source = replay({"name": "whatsup", "data": str(data)}, 0)
+    at_a = sum(item.labels[0] == item.gold for item in source.items)
+    for order, expected in (("shuffled", 100 * at_a / len(rows)), ("official", 100.0)):
+        out = tmp_path / order
+        said = CliRunner().invoke(app, ["bench", "whatsup", "--model", str(a_llava()), "--data", str(data), "--out",
+                                        str(out), "--protocol", "generate", "--max-new-tokens", "1",
+                                        "--option", f"order={order}"])
+        assert said.exit_code == 0, said.output
+        assert json.loads((out / "summary.json").read_text())["metrics"]["accuracy"]["mean"] == pytest.approx(expected)
+    assert 0 < at_a < len(rows)  # in the authors' order option A is always right; shuffled it is not
