@@ -6,6 +6,8 @@ transcription of lmms-eval's ``cv_bench_default_aggregate_results`` (EvolvingLMM
 from __future__ import annotations
 
 import json
+import random
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -18,7 +20,7 @@ from vl_helpers import solid_image
 from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.sources.base import replay
-from spatialprobe.sources.cvbench import matching
+from spatialprobe.sources.cvbench import lmms_letter, matching
 
 
 def cv_bench_default_aggregate_results(results):
@@ -33,6 +35,15 @@ def cv_bench_default_aggregate_results(results):
     omni_3d = source_accuracies["Omni3D"]
     cv_bench_accuracy = 1 / 2 * ((ade20k_2d + coco_2d) / 2 + omni_3d)
     return cv_bench_accuracy
+
+
+def _extract_answer_letter(text: str) -> str:
+    """Transcribed from lmms-eval @75571cf lmms_eval/tasks/cv_bench/utils.py."""
+    text = text.strip()
+    match = re.match(r'[\(\s]*([A-Z])[\)\.\s]*', text, flags=re.IGNORECASE)
+    if match:
+        return match.group(1).upper()
+    return ""
 
 
 SOURCES = ["ADE20K", "COCO", "Omni3D"]
@@ -106,3 +117,14 @@ def test_a_model_that_answers_a_scores_the_share_of_a_gold_items_from_jsonl_and_
                                                    for r, a in zip(records, gold_a, strict=True)])
     assert metrics["cv_bench"]["mean"] == pytest.approx(100 * official)
     assert set(metrics["accuracy"]["breakdown"]) >= {"source ADE20K", "source COCO", "source Omni3D"}
+    assert metrics["accuracy_reference"]["mean"] == metrics["accuracy"]["mean"]  # the reply "A" reads the same
+    assert metrics["cv_bench_reference"]["mean"] == pytest.approx(metrics["cv_bench"]["mean"])
+
+
+def test_the_reference_mode_reads_a_reply_as_lmms_eval_does():
+    rng = random.Random(0)
+    pieces = ["A", "b", "(C)", "D.", " ", "The answer is B", "(", ")", ".", "x", "1", "\n", "é", "Answer: A"]
+    for _ in range(3000):
+        reply = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+        assert lmms_letter(reply) == _extract_answer_letter(reply)
+    assert lmms_letter("The answer is B") == "T"  # the quirk the reference mode keeps
