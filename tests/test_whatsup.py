@@ -124,6 +124,9 @@ def test_bench_ranks_the_captions_with_clip_and_reports_the_authors_numbers(clip
     assert reported == pytest.approx({"individual": individual, "pair": pair, "set": set_})
     assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(individual)
     assert {r["pair"] for r in predictions} >= {"mug0|plate-0|lr", "mug0|plate-0|other"}
+    recorded = json.loads((out / "config.json").read_text())["settings"]["source"]  # what `spatialprobe run` replays
+    again = replay(recorded, 0)
+    assert again.dataset == summary["dataset"] and [i.key for i in again.items] == [str(n) for n in range(len(rows))]
 
 
 def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path):
