@@ -14,5 +14,5 @@ fi
 "$PY" -m pip install -e ".[all,dev]"
 
 if [ "${1:-}" != "--no-tests" ]; then
-  "$PY" -m pytest -q
+  "$PY" -m pytest -q -n 2   # two processes (pytest-xdist): see the README for how long it takes
 fi

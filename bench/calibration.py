@@ -2,22 +2,30 @@
 
 For each design a run kind reports - questions sharing an image, few images, object pairs whose
 errors come from the objects or from the pairs (with folds), judge scores of several images per
-prompt, an all-but-perfect run near the boundary, and the paired comparison of two runs (the
-vision gain: real against blind) - it draws ``replications`` data sets from a logit-normal model
-whose population accuracy is known (Gauss-Hermite quadrature), calls the toolkit's own functions
-(:func:`spatialprobe.metrics.intervals.metric_intervals`, :func:`spatialprobe.metrics.paired.paired_differences`)
+prompt, κ between two judges with several images per prompt (``judge compare``), an
+all-but-perfect run near the boundary, and the paired comparison of two runs (``report A B``; the
+vision gain, real against blind, of an ask run on an incomplete size-task-like design) - it draws
+``replications`` data sets from a logit-normal model whose population value is known
+(Gauss-Hermite quadrature; κ in closed form), calls the toolkit's own functions
+(:func:`spatialprobe.metrics.intervals.metric_intervals`, :func:`spatialprobe.metrics.paired.paired_differences`,
+:func:`spatialprobe.metrics.baselines.vision_gain`, :func:`spatialprobe.judging.compare_stats.group_stats`)
 with the specs the run kinds build, and counts
 
 * the coverage of the 95 % interval (± one Monte Carlo error) beside the percentile cluster
-  (pigeonhole) bootstrap used before, the instance bootstrap most tools use, and lmms-eval's
+  (pigeonhole) bootstrap used before, the instance bootstrap most tools use (for κ: the image
+  bootstrap used before), and lmms-eval's
   clustered standard error (``lmms_eval/api/metrics.py::clustered_stderr``, EvolvingLMMs-Lab/lmms-eval
   commit 75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3; Miller 2024, eq. 4), re-coded here with its
   ±1.96 SE interval;
 * the type-I error of the paired test (two models of equal true accuracy that fail on different
-  objects/images) and its power at 5 and 10 points, beside the permutation test that swapped whole
-  units (used before) and lmms-eval's row-level ``paired_ttest``.
+  objects/images) and its power at 5 and 10 points, beside an oracle z test that knows the true
+  spread of the difference (its SD over the replications at that difference), the permutation
+  test that swapped whole units (used before) and lmms-eval's row-level ``paired_ttest``.
 
-Run: ``OMP_NUM_THREADS=1 python bench/calibration.py [--replications 1000] [--seed 0]`` (prints the
+At 2000 replications one Monte Carlo error is 0.005 at a rate of 0.95 or 0.05, so the bands
+[0.92, 0.98] and ≤ 0.06 are 2–6 errors wide.
+
+Run: ``OMP_NUM_THREADS=1 python bench/calibration.py --replications 2000 --resamples 1000`` (prints the
 markdown table the README quotes). ``tests/test_calibration.py`` runs a short deterministic version.
 """
 
@@ -31,6 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
+from spatialprobe.judging.compare_stats import group_stats
+from spatialprobe.metrics.baselines import vision_gain
 from spatialprobe.metrics.intervals import Resampling, cluster_bootstrap, encode, grouped, metric_intervals, row_weights
 from spatialprobe.metrics.paired import paired_differences
 
@@ -56,6 +66,8 @@ class Data:
     rows_b: list[dict] | None = None
     lmms_cluster: str = "image"
     """The single field lmms-eval's clustered SE would be given."""
+    judged: dict | None = None
+    """Two judges' answers by (prompt id, image index), for κ (``judge compare``)."""
 
 
 @dataclass
@@ -64,6 +76,10 @@ class Design:
     make: Callable[[np.random.Generator, float], Data]
     """(rng, difference in points: 0 for the null) -> data."""
     paired: bool = False
+    through: str = "paired_differences"
+    """The toolkit's function measured: ``paired_differences`` (``report A B``), ``vision_gain``
+    (an ask run's real − blind), ``metric_intervals`` (a run's interval) or ``kappa``
+    (``judge compare``'s group statistics)."""
     results: dict = field(default_factory=dict)
 
 
@@ -89,12 +105,17 @@ def images(k: int, sd: float = 1.0, accuracy: float = 75.0) -> Callable[[np.rand
     return make
 
 
-def object_pairs(k: int, sd_object: float, sd_pair: float, accuracy: float = 75.0, folds: int = 3
-                 ) -> Callable[[np.random.Generator, float], Data]:
-    """Every pair of k objects asked in both orders, split into folds by pair; logit = mu + u_a + u_b + v_ab."""
+def object_pairs(k: int, sd_object: float, sd_pair: float, accuracy: float = 75.0, folds: int = 3,
+                 pairs: int | None = None) -> Callable[[np.random.Generator, float], Data]:
+    """Every pair of k objects (or the first ``pairs`` of them in a fixed shuffled order: an
+    incomplete design, as the size task's) asked in both orders, split into folds by pair;
+    logit = mu + u_a + u_b + v_ab."""
     sd = math.sqrt(2 * sd_object ** 2 + sd_pair ** 2)
     mu = mu_for(accuracy, sd)
     a, b = np.triu_indices(k, 1)
+    if pairs is not None:
+        keep = np.sort(np.random.default_rng(k).permutation(len(a))[:pairs])
+        a, b = a[keep], b[keep]
 
     def draw(rng: np.random.Generator, m: float) -> np.ndarray:
         u = sd_object * rng.normal(size=k)
@@ -134,6 +155,33 @@ def prompts(k: int, per: int = 4, sd: float = 1.5, share: float = 70.0) -> Calla
         spec = Resampling((), ("prompt",), key=("instance_id",), pred="score", unit="prompts",
                           metrics={"share": "share"})
         return Data(rows, spec, share, None, "prompt")
+    return make
+
+
+KAPPA_ACCURACY = 75.0
+KAPPA_TRUTH = (2 * KAPPA_ACCURACY / 100 - 1) ** 2
+"""Two judges right with probability q = 75 % each, independently given the prompt, on a gold
+label that is left or right with probability 1/2: agreement q² + (1−q)², chance agreement 1/2, so
+the population κ is (2q − 1)² = 0.25."""
+
+
+def kappa_prompts(k: int = 30, per: int = 4, sd: float = 3.0) -> Callable[[np.random.Generator, float], Data]:
+    """Two judges answer "left of"/"right of" on k prompts' ``per`` images each; whether a judge is
+    right depends on the prompt (its own effect per prompt, N(0, sd) on the logit scale), so the
+    judges' disagreement is prompt-driven: the images of a prompt are not independent."""
+    mu = mu_for(KAPPA_ACCURACY, sd)
+
+    def make(rng: np.random.Generator, delta: float) -> Data:
+        gold = rng.choice(["left of", "right of"], size=k)
+        judged: dict[str, dict] = {}
+        for judge in ("a", "b"):
+            p = special.expit(mu + sd * rng.normal(size=k))
+            right = rng.random((k, per)) < p[:, None]
+            judged[judge] = {(f"p{i:03d}", j): {"gold": str(gold[i]), "recognized": True,
+                                                "pred": str(gold[i]) if right[i, j] else
+                                                ("right of" if gold[i] == "left of" else "left of")}
+                             for i in range(k) for j in range(per)}
+        return Data([], Resampling(()), KAPPA_TRUTH, None, "prompt", judged)
     return make
 
 
@@ -224,10 +272,13 @@ def designs() -> list[Design]:
         Design("object pairs, object errors, 3 folds", object_pairs(16, 0.7, 0.0)),
         Design("object pairs, pair errors, 3 folds", object_pairs(16, 0.0, 1.2)),
         Design("judge: 4 images per prompt (30)", prompts(30)),
+        Design("κ (judge compare): 4 images per prompt (30), prompt-driven", kappa_prompts(30), through="kappa"),
         Design("boundary: n = 20 at 95 %", boundary()),
         Design("paired: images (40)", images(40), paired=True),
-        Design("paired / vision gain: object pairs, object errors", object_pairs(16, 0.7, 0.0), paired=True),
-        Design("paired / vision gain: object pairs, pair errors", object_pairs(16, 0.0, 1.2), paired=True),
+        Design("paired: object pairs, object errors", object_pairs(16, 0.7, 0.0), paired=True),
+        Design("paired: object pairs, pair errors", object_pairs(16, 0.0, 1.2), paired=True),
+        Design("vision gain (real − blind): 25 objects, 250 of 300 pairs, 5 folds, object errors",
+               object_pairs(25, 0.7, 0.0, folds=5, pairs=250), paired=True, through="vision_gain"),
     ]
 
 
@@ -236,26 +287,40 @@ def rate(hits: list[bool]) -> tuple[float, float]:
     return r, math.sqrt(max(r * (1 - r), 1e-12) / len(hits))
 
 
-def run_design(design: Design, replications: int, seed: int, resamples: int) -> dict[str, tuple[float, float]]:
+def run_design(design: Design, replications: int, seed: int, resamples: int,
+               deltas: tuple[float, ...] = (0.0, 5.0, 10.0)) -> dict[str, tuple[float, float]]:
+    """Each method's rates on ``replications`` data sets of ``design`` (± one Monte Carlo error);
+    a paired design at each true difference of ``deltas`` (0: the null; power on every other
+    replication)."""
     rng = np.random.default_rng(seed)
     out: dict[str, list[bool]] = {}
+    differences: dict[str, list[float]] = {}
 
     def count(name: str, hit: bool) -> None:
         out.setdefault(name, []).append(bool(hit))
 
     for rep in range(replications):
         if design.paired:
-            for delta in (0.0, 5.0, 10.0):
+            for delta in deltas:
                 if delta and rep % 2:  # power on half the replications: it needs less precision
                     continue
                 data = design.make(rng, delta)
                 assert data.rows_b is not None
-                (diff,) = paired_differences(data.rows, data.rows_b, data.spec)
+                difference, ci, p = paired_test(design, data)
                 tag = "type-I" if delta == 0 else f"power {delta:.0f}"
-                count(f"new {tag}", diff.p < 0.05)
-                count(f"new covers {tag}", diff.ci is not None and diff.ci[0] <= delta <= diff.ci[1])
+                differences.setdefault(tag, []).append(difference)
+                count(f"new {tag}", p < 0.05)
+                count(f"new covers {tag}", ci is not None and ci[0] <= delta <= ci[1])
                 count(f"swap {tag}", swap_units_p(data, resamples, seed + rep) < 0.05)
                 count(f"lmms {tag}", lmms_paired_p(data) < 0.05)
+        elif design.through == "kappa":
+            data = design.make(rng, 0.0)
+            assert data.judged is not None
+            ci = kappa_interval(data.judged, resamples, seed + rep)
+            count("new", ci is not None and ci[0] <= data.truth <= ci[1])
+            each = {j: {(f"{key[0]}#{key[1]}", 0): row for key, row in rows.items()} for j, rows in data.judged.items()}
+            ci = kappa_interval(each, resamples, seed + rep)
+            count("instance", ci is not None and ci[0] <= data.truth <= ci[1])
         else:
             data = design.make(rng, 0.0)
             name = next(iter(data.spec.metrics))
@@ -267,7 +332,28 @@ def run_design(design: Design, replications: int, seed: int, resamples: int) -> 
             count("instance", low <= data.truth <= high)
             low, high = lmms_interval(data)
             count("lmms", low <= data.truth <= high)
-    return {name: rate(hits) for name, hits in out.items()}
+    results = {name: rate(hits) for name, hits in out.items()}
+    for tag, values in differences.items():  # the oracle knows the difference's true spread
+        spread = float(np.std(values))
+        results[f"oracle {tag}"] = rate([abs(v) > stats.norm.ppf(0.975) * spread for v in values])
+    return results
+
+
+def paired_test(design: Design, data: Data) -> tuple[float, tuple[float, float] | None, float]:
+    """(A − B, its 95 % interval, p) as ``report A B`` or an ask run's vision gain computes them."""
+    assert data.rows_b is not None
+    if design.through == "vision_gain":
+        gain = vision_gain(data.rows, data.rows_b, data.spec)["accuracy"]
+        return gain["gain"], tuple(gain["ci"]) if gain["ci"] else None, gain["p"]
+    (diff,) = paired_differences(data.rows, data.rows_b, data.spec)
+    return diff.difference, diff.ci, diff.p
+
+
+def kappa_interval(judged: dict, resamples: int, seed: int) -> tuple[float, float] | None:
+    """``judge compare``'s κ interval of judges a and b (its group statistics, on labels)."""
+    keys = sorted(judged["a"])
+    entry = group_stats(judged, keys, "label", resamples, seed)["kappa"]["a | b"]
+    return None if entry["ci"] is None else tuple(entry["ci"])
 
 
 def table(results: dict[str, dict[str, tuple[float, float]]]) -> str:
@@ -281,11 +367,13 @@ def table(results: dict[str, dict[str, tuple[float, float]]]) -> str:
         if "new" in r:
             lines.append(f"| {name}: coverage of 95 % | {cell(r, 'new')} | {cell(r, 'pigeonhole')} | "
                          f"{cell(r, 'instance')} | {cell(r, 'lmms')} |")
-    lines += ["", "| paired design | new test: type-I | power 5 / 10 pts | CI covers the difference (null) | "
-              "swap units (before): type-I | lmms-eval paired t: type-I |", "|---|---|---|---|---|---|"]
+    lines += ["", "| paired design | spatialprobe: type-I | power 5 / 10 pts | oracle z test (true SD): power 5 / 10 "
+              "| CI covers the difference (null) | swap units (before): type-I | lmms-eval paired t: type-I |",
+              "|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         if "new type-I" in r:
             lines.append(f"| {name} | {cell(r, 'new type-I')} | {cell(r, 'new power 5')} / {cell(r, 'new power 10')} | "
+                         f"{cell(r, 'oracle power 5')} / {cell(r, 'oracle power 10')} | "
                          f"{cell(r, 'new covers type-I')} | {cell(r, 'swap type-I')} | {cell(r, 'lmms type-I')} |")
     return "\n".join(lines)
 

@@ -48,6 +48,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.run",
     "spatialprobe.commands.many",
     "spatialprobe.commands.audit",
+    "spatialprobe.commands.interop",
 )
 
 for _name in COMMAND_MODULES:
@@ -83,8 +84,21 @@ def version() -> None:
 
 def main() -> None:
     """The console script: the app, every refusal caught by :func:`refused` (its group's too)."""
-    with refused():
+    with refused(), interrupted():
         app()
+
+
+@contextmanager
+def interrupted() -> Iterator[None]:
+    """Ctrl-C (typer turns it into exit status 130): one line saying that what a run committed
+    is kept and the same command resumes it, and the status stays 130."""
+    try:
+        yield
+    except SystemExit as err:
+        if err.code == 130:
+            typer.secho("Interrupted (Ctrl-C): what a run had committed is kept; run the same command "
+                        "again to resume it.", fg=typer.colors.RED, err=True)
+        raise
 
 
 @contextmanager

@@ -23,6 +23,7 @@ EXTRA_FEATURES = {
     "ray": "Fanning a run out over Ray workers (--ray)",
     "api": "The openai-api model (an OpenAI-compatible server)",
     "benchmarks": "Reading a benchmark's Parquet or `datasets` copy (spatialprobe bench)",
+    "interop": "Importing Inspect logs and VLMEvalKit .xlsx files, exporting Parquet (spatialprobe import/export)",
 }
 
 

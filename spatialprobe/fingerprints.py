@@ -169,6 +169,14 @@ def model_fingerprint(name_or_path: str, revision: str | None = None) -> dict[st
     return {"fingerprint": f"unresolved:{name_or_path}@{revision or 'default'}", "revision": revision}
 
 
+def local_path(name_or_path: str) -> str:
+    """A model named by a local path as its absolute path (``~`` expanded), so that a run's
+    config names the same folder from any working directory, on every Ray worker and in every
+    replay; a hub id, or a path that does not exist here (the loader refuses it), as given."""
+    path = Path(str(name_or_path)).expanduser()
+    return str(path.resolve()) if path.exists() else str(name_or_path)
+
+
 def model_input(what: str, name_or_path: str, revision: str | None = None) -> dict[str, Any]:
     """A model component as a run input: ``what`` names it in a refusal ("the detector"). The
     command's ``--revision`` and ``--trust-remote-code`` (:func:`spatialprobe.loading.hub_settings`)
@@ -177,7 +185,7 @@ def model_input(what: str, name_or_path: str, revision: str | None = None) -> di
 
     asked, trust = hub_defaults()
     revision = revision or (None if Path(str(name_or_path)).exists() else asked)
-    entry = {"what": what, "model": str(name_or_path), **model_fingerprint(str(name_or_path), revision)}
+    entry = {"what": what, "model": local_path(name_or_path), **model_fingerprint(str(name_or_path), revision)}
     if revision is not None:
         entry["requested_revision"] = revision
     if trust:

@@ -152,6 +152,18 @@ register("source", "vsr", "spatialprobe.sources.vsr:replay", "VSR captions: yes/
 register("source", "spatialmqa", "spatialprobe.sources.spatialmqa:replay",
          "SpatialMQA lettered questions: lenient/strict, 2PR/(P+R) F1, per perspective and axis")
 register("source", "qa", "spatialprobe.sources.qa:replay", "yes/no QA about scenarios, text or their images")
+register("source", "posqa", "spatialprobe.sources.posqa:replay",
+         "POSQA: which of two entities is bigger (yes/no or which one), text")
+register("source", "spatialeval", "spatialprobe.sources.spatialeval:replay",
+         "SpatialEval: map, maze, grid, real; tqa/vqa/vtqa; exact match and the authors' parser")
+register("source", "ewok", "spatialprobe.sources.ewok:replay",
+         "EWoK spatial/physical minimal pairs from its password-protected archive, read in memory")
+register("source", "geneval2", "spatialprobe.sources.geneval2:replay",
+         "GenEval 2 position atoms on generated images: Soft-TIFA AM (and GM) by a multimodal LLM judge")
+register("source", "spatialgeneval", "spatialprobe.sources.spatialgeneval:replay",
+         "SpatialGenEval's ten multiple-choice questions per generated image, by a multimodal LLM judge")
+register("source", "comfort", "spatialprobe.sources.comfort:replay",
+         "COMFORT rotation sweeps: P(yes) per angle, symmetry/smoothness/std/cosine metrics per sweep")
 register("source", "whatsup", "spatialprobe.sources.whatsup:replay",
          "What'sUp: caption ranking or lettered captions; individual, pair and set accuracy (controlled A/B, COCO, VG)")
 register("source", "cv-bench", "spatialprobe.sources.cvbench:replay",
@@ -194,3 +206,16 @@ register("model", "hf-mllm", "spatialprobe.models.mllm:MultimodalLLM",
          "any AutoModelForImageTextToText chat checkpoint (LLaVA, Qwen2.5-VL, SmolVLM, Llama 3.2 Vision, ...)")
 register("model", "openai-api", "spatialprobe.models.openai_api:OpenAIServer",
          "any OpenAI-compatible server (vLLM, SGLang, TGI, transformers serve, hosted): chat + /completions")
+# Interop (issue 31): other harnesses' per-item logs read as runs (spatialprobe import FORMAT).
+register("run-kind", "imported", "spatialprobe.interop.run:ImportedRun",
+         "another harness's per-item log of one model on one benchmark (spatialprobe import)")
+register("import-format", "plain", "spatialprobe.interop.plain:read", "JSON/JSONL/CSV with a field map (--id ...)")
+register("import-format", "eee", "spatialprobe.interop.eee:read", "Every Eval Ever 0.3 instance-level JSON lines")
+register("import-format", "lm-eval", "spatialprobe.interop.lm_eval:read",
+         "lm-evaluation-harness --log_samples samples_TASK_*.jsonl (+ results_*.json)")
+register("import-format", "lmms-eval", "spatialprobe.interop.lmms_eval:read",
+         "lmms-eval --log_samples DATE_samples_TASK.jsonl, 0.6 nested and 0.7 flattened resps")
+register("import-format", "vlmeval", "spatialprobe.interop.vlmeval:read",
+         "VLMEvalKit MODEL_DATASET.xlsx/.tsv/.csv predictions or _result files (hit, circular g_index)")
+register("import-format", "inspect", "spatialprobe.interop.inspect_log:read",
+         "Inspect .eval/.json logs through inspect_ai.log.read_eval_log (extra: interop)")

@@ -168,3 +168,55 @@ def test_spatialmqa_questions_are_lettered_and_parsed_by_letter_then_the_lenient
     assert [r["pred_likelihood"] for r in rows] == ["left of", "on/above", "in front of", "on/above"]
     assert summary["metrics"]["accuracy_likelihood"]["mean"] == 75.0
     assert summary["metrics"]["accuracy_generate"]["mean"] == 100.0
+
+
+# ---- issue 34 item 1: an image run asked with other instances under the same ids is refused ----
+@pytest.fixture(scope="module")
+def size_halves(tmp_path_factory):
+    """Release files of the size set's lines 1-40 and 41-80 (ids restart: size-0000 ... in each),
+    and an image run synthesized (untrained shapes) from the first."""
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+    from spatialprobe.datasets.release import to_release_records
+
+    folder = tmp_path_factory.mktemp("halves")
+    records = to_release_records(datasets.load("size"))
+    for name, part in (("first.jsonl", records[:40]), ("second.jsonl", records[40:80])):
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in part), encoding="utf-8")
+    run = folder / "images"
+    result = CliRunner().invoke(app, ["synthesize", "--prompts", str(folder / "first.jsonl"), "--backend",
+                                      "shapes", "--size", "32", "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    return folder, run
+
+
+def test_an_image_run_of_the_same_instances_gives_each_question_its_own_picture(size_halves):
+    from spatialprobe.datasets.release import load_release
+    from spatialprobe.datasets.sources import release_source
+    from spatialprobe.imagestore import image_file
+
+    folder, run = size_halves
+    source, _ = task_source(load_release(folder / "first.jsonl"), release_source(folder / "first.jsonl"),
+                                   image=str(run), folds=2)
+    assert [item.image for item in source.items] == [str(run / image_file(f"size-{k:04d}", 0))
+                                                     for k in range(40)]
+
+
+def test_probe_refuses_an_image_run_drawn_from_other_instances_under_the_same_ids(size_halves, tmp_path):
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    folder, run = size_halves
+    model = tmp_path / "llava"  # only its config.json: the refusal comes before anything loads
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"model_type": "llava",
+                                                   "architectures": ["LlavaForConditionalGeneration"]}))
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(model), "--data", str(folder / "second.jsonl"),
+                                      "--image", str(run), "--folds", "2", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, (result.output, result.exception)
+    # line 1 of the first half is (ant, bird), of the second (nut, bird): both size-0000
+    assert (f"{run}: its image of size-0000 was drawn for another instance (obj_a 'ant') than the question "
+            "size-0000 asks of (obj_a 'nut')") in " ".join(result.output.split())
+    assert not (tmp_path / "run").exists()

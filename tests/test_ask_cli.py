@@ -127,3 +127,53 @@ def test_a_blind_run_reports_against_a_plain_run_paired_on_the_real_condition(ye
     assert "Paired on the `real` condition's rows (A also asked blank, none, shuffled: not paired)." in result.output
     # the same model on the same real images: each difference exactly 0
     assert "| +0.0 |" in result.output
+
+
+# ---- issue 34 item 4: a model that ignores the question is found out by its question-free choices ----
+def _fixed_ranking(folder, constant: float = 10.0):
+    """The tiny LLaVA in ``folder`` rewired so that its next-token distribution is the same at
+    every position whatever the input (as :func:`mllm_helpers.bias_toward`, but the head reads
+    the constant dimension with a random weight per token): options are ranked by name alone."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(folder)
+    hidden = model.get_input_embeddings().weight.shape[1]
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if isinstance(module, torch.nn.Linear) and module.out_features == hidden and not name.endswith("lm_head"):
+                module.weight[0] = 0
+                if module.bias is not None:
+                    module.bias[0] = 0
+        model.get_input_embeddings().weight[:, 0] = constant
+        head = model.get_output_embeddings().weight
+        head.zero_()
+        head[:, 0] = torch.randn(head.shape[0], generator=torch.Generator().manual_seed(0))
+    model.save_pretrained(folder)
+    return folder
+
+
+def test_a_model_whose_choices_ignore_the_question_is_warned_with_its_question_free_figures(tmp_path):
+    from spatialprobe.datasets.release import to_release_records
+
+    objects = {"ant", "coin", "bird", "cup", "chair", "dog", "sofa", "bed"}  # 2 of each of 4 levels
+    records = [r for r in to_release_records(datasets.load("size")) if {r["obj_a"], r["obj_b"]} <= objects]
+    assert len(records) == 48  # every pair of different levels, in both orders
+    data = tmp_path / "size.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    model = _fixed_ranking(build("llava", tmp_path / "llava-ranking"))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(model), "--data", str(data), "--folds", "2",
+                                      "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    found, m = summary["details"]["question_free"], summary["metrics"]
+    # a fixed ranking of names: the same choice with and without the question, every pair answered
+    # the same object in both orders (symmetry 100) along one order of the names (transitivity 100)
+    assert found["agreement"] == 100.0 and found["same"] == found["n"] > 0
+    assert found["model"] == found["question_free"]
+    assert found["model"]["symmetry"] == 100.0 and found["model"]["transitivity"] == 100.0
+    assert m["accuracy_question_free"]["mean"] == m["accuracy"]["mean"]
+    assert ("Warning: the model chose the same option without the question on all "
+            f"{found['n']} items: its choices do not depend on the question") in " ".join(result.output.split())
+    assert "| same choice with and without the question | 100.0 % |" in result.output

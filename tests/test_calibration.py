@@ -21,7 +21,7 @@ def band(rate: float, replications: int = REPLICATIONS) -> float:
 
 
 def test_every_interval_covers_and_every_paired_test_holds_its_level():
-    results = {d.name: calibration.run_design(d, REPLICATIONS, 0, 200) for d in calibration.designs()}
+    results = {d.name: calibration.run_design(d, REPLICATIONS, 0, 200, deltas=(0.0,)) for d in calibration.designs()}
     for name, r in results.items():
         if "new" in r:
             assert r["new"][0] >= 0.95 - band(0.95), (name, r["new"])
@@ -30,8 +30,16 @@ def test_every_interval_covers_and_every_paired_test_holds_its_level():
             assert r["new covers type-I"][0] >= 0.95 - band(0.95), (name, r["new covers type-I"])
     # what the new methods replace fails where issue 29 says: the boundary and swapping object pairs
     assert results["boundary: n = 20 at 95 %"]["pigeonhole"][0] < 0.80
-    assert results["paired / vision gain: object pairs, object errors"]["swap type-I"][0] > 0.2
+    assert results["paired: object pairs, object errors"]["swap type-I"][0] > 0.2
     assert "| design | spatialprobe (new) |" in calibration.table(results)
+
+
+def test_the_paired_test_on_object_pairs_holds_its_level_where_k_minus_1_df_did_not():
+    # 600 null replications (16 objects, object-driven errors, 3 folds): 0.043 here; the pair part
+    # x P/(P-1), shared part x K(K-1)/(K-2)^2 on K-1 df rejected 0.090 with these seeds
+    design = next(d for d in calibration.designs() if d.name == "paired: object pairs, object errors")
+    r = calibration.run_design(design, 600, 1, 10, deltas=(0.0,))
+    assert r["new type-I"][0] <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 600), r["new type-I"]
 
 
 def test_lmms_eval_clustered_se_recoded_matches_its_formula_by_hand():
@@ -39,3 +47,12 @@ def test_lmms_eval_clustered_se_recoded_matches_its_formula_by_hand():
     # cross term: cluster 1 (2/3)^2 - 2/9 = 2/9, cluster 2 0: SE^2 = 1/9 + (2/9) / 9
     se = calibration.lmms_clustered_stderr(np.array([1.0, 1.0, 0.0]), ["a", "a", "b"])
     assert se == pytest.approx(math.sqrt(1 / 9 + 2 / 81))
+
+
+def test_the_kappa_design_has_the_population_kappa_it_states():
+    # q = 0.75 each, independent given the prompt, gold left/right at 1/2: kappa = (2q - 1)^2
+    data = calibration.kappa_prompts(4000, 1)(np.random.default_rng(0), 0.0)
+    from sklearn.metrics import cohen_kappa_score
+    keys = sorted(data.judged["a"])
+    kappa = cohen_kappa_score([data.judged["a"][k]["pred"] for k in keys], [data.judged["b"][k]["pred"] for k in keys])
+    assert calibration.KAPPA_TRUTH == 0.25 and kappa == pytest.approx(0.25, abs=3 * 0.016)

@@ -42,7 +42,13 @@ def launch(args: list[str], calls: Path, home: Path) -> subprocess.Popen:
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
            "SPATIALPROBE_HOME": str(home), "SPATIALPROBE_CALLS": str(calls)}
     return subprocess.Popen([sys.executable, str(COUNTER), *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_as_in_a_terminal)
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child: SIGINT raises KeyboardInterrupt, as in a terminal (a pytest-xdist worker
+    ignores SIGINT, and a child inherits an ignored signal)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
@@ -173,6 +179,9 @@ def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
 
     code, output = finish(launch(args(out), log, tmp_path / "home"))
     assert code == 0, output
+    # issue 34 item 18: the resume says how much was already done
+    assert (f"{out}: resuming: {committed:,} of {PROBE_CELLS:,} items were already computed and are kept; "
+            f"{PROBE_CELLS - committed:,} left to compute.") in output
     rerun, rerun_passes = calls(log, "cells")[len(killed):], calls(log, "forward")[len(killed_passes):]
     # (a) the same rows as the uninterrupted run, each once (and the same scores)
     assert score_rows(out) == score_rows(reference)
@@ -187,6 +196,20 @@ def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
     # (c) the same bytes (provenance aside: it holds the time of the run)
     assert outputs(out) == outputs(reference)
     assert set(outputs(out)) == {"config.json", "predictions.jsonl", "summary.json", "table.md"}
+
+
+def test_ctrl_c_exits_130_with_one_line_keeping_what_was_committed(probe_setup, tmp_path):
+    # issue 34 item 18: SIGINT (Ctrl-C) in the middle of scoring
+    args, _, _ = probe_setup
+    out, log = tmp_path / "run", tmp_path / "calls"
+    proc = launch(args(out), log, tmp_path / "home")
+    wait_for_rows(proc, out / "run.sqlite", "results", CHUNK)
+    proc.send_signal(signal.SIGINT)
+    code, output = finish(proc)
+    assert code == 130, output
+    assert output.rstrip().splitlines()[-1] == ("Interrupted (Ctrl-C): what a run had committed is kept; run "
+                                                "the same command again to resume it.")
+    assert count_rows(out / "run.sqlite", "results") >= CHUNK  # kept: the rerun resumes (the test above)
 
 
 def test_two_probes_on_one_directory_one_runs_the_other_is_refused(probe_setup, tmp_path):

@@ -147,11 +147,17 @@ def base_closure() -> frozenset[str]:
     return frozenset(seen)
 
 
+PROBED = {"pyarrow"}
+"""Optional modules a base dependency probes for itself when present (pandas, which statsmodels and
+scikit-learn bring, checks for pyarrow): blocking them with ``sys.modules[name] = None`` breaks that
+probe in a way a machine without them never sees, so they are left importable here."""
+
+
 def blocked_modules() -> list[str]:
     """Top-level modules of the distributions that only an extra brings."""
     absent = optional() - base_closure()
     return sorted(m for m, dists in module_distributions().items()
-                  if any(canonicalize_name(d) in absent for d in dists) and m.isidentifier())
+                  if any(canonicalize_name(d) in absent for d in dists) and m.isidentifier() and m not in PROBED)
 
 
 def run_cli(args: list[str], block: list[str], tmp_path: Path) -> subprocess.CompletedProcess:

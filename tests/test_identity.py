@@ -328,3 +328,71 @@ def test_revision_and_trust_remote_code_are_passed_recorded_and_replayed(tmp_pat
     assert refused.exit_code == 2 and not (tmp_path / "local").exists()
     assert (f"--revision v1 applies to hub models; {str(tmp_path / 'clip')!r} is a local directory, which "
             "has no revisions.") in " ".join(refused.output.split())
+
+
+# ---- issue 34 item 2: a model given by a relative path is recorded absolute; its fingerprint decides ----
+def _size_lines(path: Path, count: int = 40) -> Path:
+    """The size set's first ``count`` release lines: all ``ant`` first, so every gold is smaller."""
+    from spatialprobe import datasets
+    from spatialprobe.datasets.release import to_release_records
+
+    records = to_release_records(datasets.load("size"))[:count]
+    assert {r["label"] for r in records} == {0}
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def two_folders(tmp_path_factory):
+    """Folders A and B, each with a tiny BERT at the same relative path ``m``: A's always says
+    smaller (100 % right here), B's always larger (0 %)."""
+    from mlm_helpers import set_output_bias, tiny_wordpiece_bert
+
+    root = tmp_path_factory.mktemp("relative")
+    for folder, word in (("A", "smaller"), ("B", "larger")):
+        set_output_bias(tiny_wordpiece_bert(root / folder / "m"), {word: 9.0})
+    _size_lines(root / "size.jsonl")
+    return root
+
+
+def _probe_relative(root: Path, out: str):
+    return invoke("probe", "size", "--model", "m", "--data", root / "size.jsonl", "--folds", "2",
+                  "--candidates", "manual", "--out", out)
+
+
+def test_a_relative_model_path_is_recorded_absolute_and_a_replay_elsewhere_runs_the_same_weights(
+        two_folders, monkeypatch):
+    root = two_folders
+    monkeypatch.chdir(root / "A")
+    assert _probe_relative(root, "run").exit_code == 0
+    config = json.loads((root / "A" / "run" / "config.json").read_text())
+    here = str((root / "A" / "m").resolve())
+    assert config["settings"]["model"] == here and config["settings"]["scorer"]["args"]["model"] == here
+    assert config["inputs"]["model"]["model"] == here
+    monkeypatch.chdir(root / "B")  # where another model sits at the relative path "m"
+    result = invoke("run", root / "A" / "run" / "config.json", "--out", root / "B" / "replay")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((root / "B" / "replay" / "summary.json").read_text())
+    assert summary["metrics"]["accuracy"]["mean"] == 100.0  # A's weights (B's score 0)
+    assert summary["identity"] == config["identity"] and "confirmed" in result.output
+
+
+def test_a_run_recorded_with_a_relative_model_path_resumes_from_its_folder(two_folders, monkeypatch):
+    from spatialprobe.runner.spec import RunSpec
+
+    root = two_folders
+    monkeypatch.chdir(root / "A")
+    assert _probe_relative(root, "old").exit_code == 0
+    path = root / "A" / "old" / "config.json"
+    here = str((root / "A" / "m").resolve())
+    old = json.loads(path.read_text().replace(json.dumps(here), json.dumps("m")))  # as runs recorded it before
+    old["identity"] = RunSpec.from_dict(old).identity
+    path.write_text(json.dumps(old))
+    monkeypatch.chdir(root / "B")  # the recorded relative path names B's weights there: refused in place
+    replay = invoke("run", path)
+    assert replay.exit_code == 2
+    assert f"the scorer's model: 'm' -> '{(root / 'B' / 'm').resolve()}'" in "".join(replay.output.split("\n"))
+    monkeypatch.chdir(root / "A")
+    result = _probe_relative(root, "old")
+    assert result.exit_code == 0, result.output
+    assert json.loads(path.read_text())["settings"]["model"] == here  # recorded absolute from now on

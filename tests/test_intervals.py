@@ -60,8 +60,11 @@ def test_a_perfect_scorer_gets_the_wilson_interval_of_its_rows_not_100_100(tmp_p
         wilson(1.0, 0.0, n, k) for n, k in zip(folds, objects, strict=True)]
     whole = summary["metrics"]["whole_set_accuracy"]
     assert whole["mean"] == 100.0 and whole["ci"] == wilson(1.0, 0.0, whole["n"], 25)
-    for name in ("macro_f1", "whole_set_macro_f1"):  # no proportion: t interval, SE 0
-        assert summary["metrics"][name]["mean"] == 100.0 and summary["metrics"][name]["ci"] == [100.0, 100.0]
+    # macro-F1 of all right: the Wilson interval of all right at L x n_min rows; larger and smaller
+    # are balanced (both orders of every pair), so it is the accuracy's own interval, not [100, 100]
+    assert summary["metrics"]["macro_f1"]["mean"] == 100.0
+    assert summary["metrics"]["macro_f1"]["ci"] == summary["accuracy"]["ci"]
+    assert summary["metrics"]["whole_set_macro_f1"]["ci"] == whole["ci"]
     assert summary["intervals"] == {
         "method": "cluster-robust standard error over objects", "interval": INTERVAL, "level": 0.95,
         "clusters": ["obj_a", "obj_b"], "group": "fold", "labels": ["larger", "smaller"],
@@ -73,7 +76,7 @@ def test_a_perfect_scorer_gets_the_wilson_interval_of_its_rows_not_100_100(tmp_p
         "also": [{"group": None, "rows": "the whole set with the hand-written prompt, one row per instance",
                   "statistics": {"whole_set_accuracy": "accuracy", "whole_set_macro_f1": "macro_f1"}}]}
     table = (tmp_path / "oracle" / "table.md").read_text()
-    assert "| mean ± σ |  | 100.0 ± 0.0 [98.7, 100.0] | 100.0 ± 0.0 [100.0, 100.0] |" in table
+    assert "| mean ± σ |  | 100.0 ± 0.0 [98.7, 100.0] | 100.0 ± 0.0 [98.7, 100.0] |" in table
     assert "cluster-robust standard error over objects (obj_a, obj_b)." in table
 
 

@@ -52,7 +52,7 @@ def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 9
     Intervals are cluster-robust over the scenes' objects (posrel: the object, not the person):
     image_run's four scenes show three (two share the bus): t on 2 df, so alice's 75 % gets a wide
     Wilson interval; bob, always right on 4 rows, gets the Wilson interval of 4 of 4 (t_2-adjusted),
-    [17.8, 100] - no longer [100, 100] (issue 29 item 4) - and his macro-F1 [100, 100] (SE 0)."""
+    [17.8, 100] - no longer [100, 100] (issue 29 item 4) - and so does his macro-F1 (boundary interval)."""
     m = summary["metrics"]
     alice = {k: m[k]["breakdown"]["alice"] for k in m}
     bob = {k: m[k]["breakdown"]["bob"] for k in m}
@@ -65,8 +65,8 @@ def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 9
     assert bob["accuracy"]["mean"] == 100.0 and bob["answered_ratio"]["mean"] == 100.0
     for name in ("accuracy", "answered_accuracy", "answered_ratio"):
         assert bob[name]["ci"] == wilson(1.0, 0.0, 4, clusters)  # 4 of 4 right, t on clusters - 1 df
-    for name in ("macro_f1", "answered_macro_f1"):
-        assert bob[name]["ci"] == [100.0, 100.0]
+    for name in ("macro_f1", "answered_macro_f1"):  # all right: Wilson at L x n_min = 4 labels x 1 row
+        assert bob[name]["ci"] == wilson(1.0, 0.0, 4, clusters)
     # the headline: mean and population σ over the two annotators, a measured spread; its interval
     # averages the two annotators in every resample, as the mean is
     assert summary["accuracy"]["mean"] == pytest.approx((alice_whole + 100) / 2)

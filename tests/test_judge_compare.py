@@ -114,9 +114,13 @@ def test_identical_judges_agree_fully_with_kappa_one(tmp_path):
     invoke("judge", "compare", a, b, "--out", tmp_path / "cmp")
     summary = summary_of(tmp_path / "cmp")
     pair = "m:a · judge rule=a | judge rule=b"
-    assert part(summary, "agreement", pair) == {"mean": 100.0, "std": None, "n": 10, "ci": [100.0, 100.0]}
+    # agreement at 100 %: Wilson over the 10 prompts (statsmodels), not the bootstrap's [100, 100]
+    from statsmodels.stats.proportion import proportion_confint
+
+    low = round(100 * proportion_confint(10, 10, alpha=0.05, method="wilson")[0], 5)
+    assert part(summary, "agreement", pair) == {"mean": 100.0, "std": None, "n": 10, "ci": [low, 100.0]}
     assert part(summary, "kappa", pair) == {"mean": 1.0, "std": None, "n": 10, "ci": [1.0, 1.0]}
-    assert "| judge rule=a | judge rule=b | 100.0 [100.0, 100.0] | 1.000 [1.000, 1.000] |" in (
+    assert f"| judge rule=a | judge rule=b | 100.0 [{low:.1f}, 100.0] | 1.000 [1.000, 1.000] |" in (
         tmp_path / "cmp" / "table.md").read_text()
 
 
@@ -130,7 +134,7 @@ def test_kappa_is_undefined_not_nan_when_both_judges_give_one_answer(tmp_path):
     why = ("judge rule=a and judge rule=b both answer 'True' for every image: chance agreement is 1, "
            "so kappa is 0/0")
     assert json.loads(text)["details"]["groups"][0]["kappa"]["judge rule=a | judge rule=b"]["undefined"] == why
-    assert f"| 100.0 [100.0, 100.0] | undefined ({why}) |" in (tmp_path / "cmp" / "table.md").read_text()
+    assert f"| 100.0 [61.0, 100.0] | undefined ({why}) |" in (tmp_path / "cmp" / "table.md").read_text()  # Wilson, 6
 
 
 def test_one_judge_with_one_answer_gets_kappa_zero_and_a_note(tmp_path):
@@ -169,7 +173,7 @@ def test_accuracy_against_people_per_relation(tmp_path):
     table = (tmp_path / "cmp" / "table.md").read_text()
     assert "| judge | score (%) | vs people (%) | vs people: above (%) | vs people: below (%) |" in table
     # scores: the judge answers every gold; the people answer 7 of 10 golds
-    assert "| judge | 100.0 [100.0, 100.0] | 70.0 [" in table and "| people | 70.0 [" in table
+    assert "| judge | 100.0 [72.2, 100.0] | 70.0 [" in table and "| people | 70.0 [" in table  # Wilson, 10
     assert "(reference)" in table
 
 

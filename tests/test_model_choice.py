@@ -127,3 +127,57 @@ def test_generated_text_is_cut_at_the_first_stop_string():
     assert cut(" left of\nQuestion: where", ("\n", "Question:")) == "left of"
     assert cut("right of.", ("\n",)) == "right of."
     assert cut(" below ", ()) == "below"
+
+
+# ---- issue 34 item 15: options that depend on the model refused from config.json, nothing loaded ----
+def _config_only(folder, config):
+    """A checkpoint folder holding only its config.json: anything that loads from it fails."""
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def nothing_loads(monkeypatch):
+    """Every loader fails the test: the refusal must come from the configuration alone."""
+    import transformers
+
+    import spatialprobe.loading
+
+    def loaded(*args, **kwargs):
+        raise AssertionError(f"a weight, processor or config loader ran: {args[:2]}")
+
+    monkeypatch.setattr(spatialprobe.loading, "load_pretrained", loaded)
+    monkeypatch.setattr(transformers.PreTrainedModel, "from_pretrained", classmethod(loaded))
+
+
+@pytest.mark.parametrize(("config", "args", "refusal"), [
+    ({"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"]}, ["--protocol", "bogus"],
+     "--protocol must be one of likelihood, generate, both, not 'bogus'."),
+    ({"model_type": "clip", "architectures": ["CLIPModel"]}, ["--protocol", "generate"],
+     "the contrastive model cannot answer by --protocol generate (it has no generate); it answers by likelihood."),
+    ({"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"]}, ["--scorer-arg", "bogus=1"],
+     "the hf-mllm model takes no option 'bogus'"),
+])
+def test_a_model_dependent_option_is_refused_before_any_weights_load(tmp_path, nothing_loads, config, args,
+                                                                     refusal):
+    from vl_helpers import solid_image
+
+    (tmp_path / "vsr" / "random").mkdir(parents=True)
+    (tmp_path / "vsr" / "random" / "test.jsonl").write_text(json.dumps(
+        {"image": "a.jpg", "caption": "The cat is left of the dog.", "label": 1, "relation": "left of"}) + "\n")
+    solid_image(tmp_path / "coco" / "a.jpg", (10, 20, 30))
+    model = _config_only(tmp_path / "model", config)
+    result = CliRunner().invoke(app, ["vsr", "--model", str(model), "--data", str(tmp_path / "vsr"), "--images",
+                                      str(tmp_path / "coco"), "--out", str(tmp_path / "run"), *args])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert refusal in " ".join(result.output.split()) and not (tmp_path / "run").exists()
+
+
+def test_probe_refuses_a_bad_protocol_of_a_multimodal_llm_before_it_loads(tmp_path, nothing_loads):
+    model = _config_only(tmp_path / "llava", {"model_type": "llava",
+                                              "architectures": ["LlavaForConditionalGeneration"]})
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(model), "--protocol", "generat",
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert "--protocol must be one of likelihood, generate, both, not 'generat'." in result.output

@@ -126,9 +126,13 @@ def test_run_with_a_memorizing_model_scores_100_and_resumes(tmp_path, posrel_qa,
     assert summary["kind"] == "ask" and summary["task"] == "posrel"
     assert summary["schema"] == "spatialprobe.summary/1" and summary["seed"] == 0
     perfect = {"mean": 100.0, "std": None, "n": 8, "ci": [100.0, 100.0]}
-    # all right: the Wilson interval of 8 of 8 at t_1 (two scenarios' objects); macro-F1 has SE 0
+    # all right: the Wilson interval of 8 of 8 at t_1 (two scenarios' objects); macro-F1 the Wilson
+    # interval of all right at L x n_min rows (labels in gold x rows of the rarer), never [100, 100]
     assert {k: summary["accuracy"][k] for k in perfect} == {**perfect, "ci": wilson(1.0, 0.0, 8, 2)}
-    assert {k: summary["macro_f1"][k] for k in perfect} == perfect
+    golds = [item.answer for item in posrel_qa.items]
+    rarest = min(golds.count(label) for label in set(golds))
+    boundary = wilson(1.0, 0.0, len(set(golds)) * rarest, 2)
+    assert {k: summary["macro_f1"][k] for k in perfect} == {**perfect, "ci": boundary}
     details = summary["details"]
     assert details["mode"] == "text" and details["n_questions"] == 8
     assert details["coverage"] == {"used": 8, "total": 8}

@@ -68,9 +68,20 @@ def test_probe_with_a_tiny_bert_whose_driver_never_loads_it_and_its_replay_on_ra
             raise AssertionError("the driver loaded the model")
         monkeypatch.setattr(MaskedLMScorer, "__init__", refuse)
 
-    done = local_and_on_ray(ray_cluster, ["probe", "size", "--model", str(bert), "--data", str(data),
+    from spatialprobe.loading import resolved_devices
+
+    resolved_devices()  # forget what earlier tests in this process resolved
+    monkeypatch.chdir(tmp_path)  # issue 34 item 10: a relative --model, resolved in the driver (the workers
+    # run in folders of their own, where "bert" names nothing)
+    done = local_and_on_ray(ray_cluster, ["probe", "size", "--model", "bert", "--data", str(data),
                                           "--device", "cpu"], tmp_path, before_ray=no_model_here)
     assert done == {"where": "ray", "workers": 2, "gpus": 0, "batches": 2, "items": 1000, "retried_batches": 0}
+    config = json.loads((tmp_path / "ray" / "config.json").read_text())
+    assert config["settings"]["model"] == str(bert.resolve())
+    # issue 34 item 18: provenance.devices says where the workers' model ran, as a local run does
+    devices = [json.loads((tmp_path / run / "summary.json").read_text())["provenance"]["devices"]
+               for run in ("local", "ray")]
+    assert devices[1] == devices[0] == [{"component": "text scorers", "device": "cpu", "dtype": "float32"}]
     replay = runner.invoke(app, ["run", str(tmp_path / "local"), "--out", str(tmp_path / "replay"),
                                  "--ray", ray_cluster, "--workers", "2"])
     assert replay.exit_code == 0, replay.output
@@ -168,3 +179,4 @@ def test_a_multimodal_llm_asked_on_ray_is_never_loaded_by_the_driver(ray_cluster
                                           str(images), "--protocol", "likelihood", "--batch-size", "2"],
                             tmp_path, before_ray=lambda: monkeypatch.setattr(registry, "build", refuse_build))
     assert done["where"] == "ray" and done["items"] == 4 and done["batches"] == 2
+

@@ -256,3 +256,69 @@ def test_mutated_file_through_the_cli_exits_0_or_2_without_a_traceback(name, tmp
     assert "Traceback" not in result.output
     if result.exit_code == 2:
         assert result.stderr.startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+# ---- issue 34: the readers its items changed ------------------------------------------------------
+
+def _image_run(folder: Path, metas: list) -> Path:
+    """An image run written by hand (as ``synthesize`` records one) whose prompts carry ``metas``."""
+    from PIL import Image
+
+    from spatialprobe.imagestore import ImageStore, PromptItem
+
+    store = ImageStore(folder)
+    store.run.start({"kind": "synthesize", "prompts": "size@test", "task": "size"})
+    store.add_prompts(PromptItem(inst.id, inst.text, meta) for inst, meta in zip(SIZE.instances, metas, strict=False))
+    for inst in SIZE.instances[:len(metas)]:
+        store.save_image(Image.new("RGB", (8, 8)), inst.id, 0, seed=0, backend="test", model="blank", settings={})
+    return folder
+
+
+@FAST
+@given(data=st.data())
+def test_an_image_runs_prompt_metadata_of_any_shape_is_matched_or_refused_in_one_sentence(tmp_path, data):
+    # issue 34 item 1: probe --image RUN reads each image's prompt metadata against its question
+    import tempfile
+
+    from spatialprobe.datasets.sources import builtin_source
+    from spatialprobe.records import Dataset
+    from spatialprobe.sources.task import task_source
+
+    two = Dataset(SIZE.name, SIZE.version, SIZE.task, SIZE.labels, tuple(SIZE.instances[:2]))
+    metas = [i.to_dict() for i in two.instances]
+    metas[data.draw(st.integers(0, 1))] = _retype(metas[0], data.draw)
+    run = _image_run(Path(tempfile.mkdtemp(dir=tmp_path)), metas)
+    try:
+        source, _ = task_source(two, builtin_source("size"), image=str(run), folds=2)
+    except SpatialprobeError as err:
+        assert "\n" not in str(err) and len(str(err)) < 600 and "drawn for another instance" in str(err)
+    else:  # accepted: every image was drawn for its own question's instance
+        assert [item.image is not None for item in source.items] == [True, True]
+
+
+@FAST
+@given(data=st.data())
+def test_report_reads_a_run_config_of_any_shape_or_skips_it_in_one_sentence(tmp_path, data):
+    # issue 34 item 20: report labels rows by every setting, the model adapter's options too
+    import tempfile
+
+    from spatialprobe.reports.runs import labels, load_runs
+    from spatialprobe.reports.tables import comparison_table
+    from spatialprobe.runner.summary import Metric, build_summary
+
+    folders = []
+    for normalize in ("sum", "char"):
+        folder = Path(tempfile.mkdtemp(dir=tmp_path))
+        summary = build_summary(kind="ask", task="size", model="m", dataset="d@1", seed=0,
+                                metrics={"accuracy": Metric(50.0, None, 4)}, details={}, identity="x",
+                                provenance={"created": "2026-01-01T00:00:00"})
+        (folder / "summary.json").write_text(json.dumps(summary))
+        config = {"kind": "ask", "identity": "x", "runtime": {}, "settings": {
+            "model": {"name": "hf-mllm", "args": {"model": "/m", "normalize": normalize}}, "protocol": "likelihood"}}
+        (folder / "config.json").write_bytes(_mutate(json.dumps(config).encode(), data.draw)
+                                             if normalize == "char" else json.dumps(config).encode())
+        folders.append(folder)
+    found, skipped = load_runs(folders)
+    assert all("\n" not in sentence for sentence in skipped) and len(found) + len(skipped) == 2
+    table = comparison_table(found, labels(found))
+    assert table.startswith("| run | ask size acc |") and table.count("\n| m") == len(found)

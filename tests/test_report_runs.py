@@ -69,15 +69,15 @@ def test_runs_of_different_datasets_never_share_a_cell(tmp_path):
     assert builtin["dataset"] != subset["dataset"]
     result = invoke("report", tmp_path / "builtin", tmp_path / "subset")
     assert result.exit_code == 0, result.output
-    header = result.output.splitlines()[0]
     assert subset["dataset"].startswith("size.jsonl@") and builtin["dataset"].startswith("size@")
-    assert header == (f"| run | probe size [{subset['dataset']}] acc | probe size [{subset['dataset']}] "
-                      f"macro-F1 | probe size [{builtin['dataset']}] acc | "
-                      f"probe size [{builtin['dataset']}] macro-F1 |")
-    assert rows_of(result.output)[:2] == [  # rows in the order of their columns
+    headers = [line for line in result.output.splitlines() if line.startswith("| run ")]
+    assert headers == [  # one table per dataset: no cell of one holds a number of the other
+        f"| run | probe size [{subset['dataset']}] acc | probe size [{subset['dataset']}] macro-F1 |",
+        f"| run | probe size [{builtin['dataset']}] acc | probe size [{builtin['dataset']}] macro-F1 |"]
+    assert rows_of(result.output)[:2] == [
         f"| B: dummy · dataset={subset['dataset']} [untrained] | {pm(subset['accuracy'])} | "
-        f"{pm(subset['macro_f1'])} | – | – |",
-        f"| A: dummy · dataset={builtin['dataset']} [untrained] | – | – | {pm(builtin['accuracy'])} | "
+        f"{pm(subset['macro_f1'])} |",
+        f"| A: dummy · dataset={builtin['dataset']} [untrained] | {pm(builtin['accuracy'])} | "
         f"{pm(builtin['macro_f1'])} |"]
 
 
@@ -143,16 +143,43 @@ def test_mixed_kinds_and_the_spatialmqa_f1_each_get_their_own_columns(seeds, tmp
                                                            "macro_f1": Metric(69.0, None, 10)})
     result = invoke("report", tmp_path / "images", tmp_path / "mqa", tmp_path / "vsr", root / "seed0")
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0] == (
-        "| run | probe size acc | probe size macro-F1 | synthesize acc | synthesize macro-F1 | "
-        "spatialmqa spatialmqa acc | spatialmqa spatialmqa F1 | vsr vsr-random acc | vsr vsr-random macro-F1 |")
+    assert [line for line in result.output.splitlines() if line.startswith("| run ")] == [
+        "| run | probe size acc | probe size macro-F1 |", "| run | synthesize acc | synthesize macro-F1 |",
+        "| run | spatialmqa spatialmqa acc | spatialmqa spatialmqa F1 |",
+        "| run | vsr vsr-random acc | vsr vsr-random macro-F1 |"]  # one table per benchmark and family
     s = summaries[0]
     assert rows_of(result.output) == [
-        f"| dummy [untrained] | {pm(s['accuracy'])} | {pm(s['macro_f1'])} | – | – | – | – | – | – |",
-        "| m | – | – | – | – | – | – | – | – |",
-        "| m | – | – | – | – | 60.0 | 57.2 | – | – |",  # the F1 spatialmqa prints, not macro-F1
-        "| m | – | – | – | – | – | – | 70.0 | 69.0 |"]
+        f"| dummy [untrained] | {pm(s['accuracy'])} | {pm(s['macro_f1'])} |",
+        "| m | – | – |",
+        "| m | 60.0 | 57.2 |",  # the F1 spatialmqa prints, not macro-F1
+        "| m | 70.0 | 69.0 |"]
     assert mqa["metrics"]["f1"]["mean"] == 57.25 and vsr["kind"] == "vsr"
+
+
+def test_many_runs_of_several_kinds_get_a_table_each_rows_labelled_by_the_adapter_option_that_differs(
+        seeds, tmp_path):
+    # issue 34 item 20: ask runs that differ in one adapter option were labelled by their folders
+    root, _ = seeds
+    runs = []
+    for normalize, accuracy in (("sum", 50.0), ("char", 62.5)):
+        path = tmp_path / f"ask-{normalize}"
+        _fake_run(path, "ask", "size", {"accuracy": Metric(accuracy, None, 8), "macro_f1": Metric(40.0, None, 8)})
+        config = json.loads((path / "config.json").read_text())
+        config["settings"] = {"model": {"name": "hf-mllm", "args": {"model": "/models/llava", "normalize": normalize,
+                                                                     "precision": "auto"}}, "protocol": "likelihood"}
+        (path / "config.json").write_text(json.dumps(config))
+        runs.append(path)
+    _fake_run(tmp_path / "vsr", "vsr", "vsr-random", {"accuracy": Metric(70.0, None, 10),
+                                                     "macro_f1": Metric(69.0, None, 10)})
+    result = invoke("report", *runs, tmp_path / "vsr", *(root / f"seed{n}" for n in range(3)))
+    assert result.exit_code == 0, result.output
+    tables = result.output.split("\n\n")
+    assert [t.splitlines()[0] for t in tables[:3]] == [
+        "| run | probe size acc | probe size macro-F1 |", "| run | ask size acc | ask size macro-F1 |",
+        "| run | vsr vsr-random acc | vsr vsr-random macro-F1 |"]
+    assert tables[1].splitlines()[2:] == ["| m · normalize=char | 62.5 | 40.0 |", "| m · normalize=sum | 50.0 | 40.0 |"]
+    assert [row.split(" | ")[0] for row in tables[0].splitlines()[2:]] == [
+        f"| dummy · seed={n} [untrained]" for n in range(3)]
 
 
 def test_runs_lists_settings_and_coverage(seeds):

@@ -7,6 +7,7 @@ import json
 import random
 
 import pytest
+from interval_helpers import wilson
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
@@ -76,7 +77,12 @@ def test_no_errors_give_ism_box_100(tmp_path, task, step, labels):
     accuracy = summary["accuracy"]
     assert {k: accuracy[k] for k in ("mean", "std", "n")} == {"mean": 100.0, "std": None, "n": len(prompts.items)}
     assert accuracy["ci"][1] == 100.0 and 93 < accuracy["ci"][0] < 94
-    assert summary["macro_f1"]["ci"] == [100.0, 100.0]
+    # macro-F1 of all right: the boundary Wilson interval at L x n_min rows (labels x the rarest's
+    # rows) on the accuracy's clusters, not [100, 100]
+    clusters = next(k for k in range(2, 500) if wilson(1.0, 0.0, len(prompts.items), k) == accuracy["ci"])
+    golds = [item.meta["label"] for item in prompts.items]
+    rarest = min(golds.count(label) for label in labels)
+    assert summary["macro_f1"]["ci"] == wilson(1.0, 0.0, len(labels) * rarest, clusters)
     assert summary["metrics"]["recognized_ratio"]["mean"] == 100.0
     assert summary["metrics"]["recognized_ratio"]["ci"] == accuracy["ci"]  # all recognized: the same Wilson
     assert summary["untrained"] is True and "shapes (UNTRAINED" in summary["model"]

@@ -369,3 +369,17 @@ def test_probe_with_allow_duplicates_runs_counts_and_replays(tmp_path):
     code, out, err = invoke("run", run / "config.json")
     assert code == 0, err
     assert out.splitlines()[-1] == f"confirmed: identity {config['identity'][:12]}"
+
+
+# ---- issue 34 item 18: posrel's person and object under two actions is its design, not a repeat ----
+def test_the_builtin_posrel_set_warns_of_no_repeats_and_a_true_repeat_names_no_flag_not_given(tmp_path):
+    data = tmp_path / "posrel.jsonl"
+    assert invoke("datasets", "export", "posrel", "--out", data)[0] == 0
+    code, out, err = invoke("datasets", "validate", data)
+    assert code == 0, err
+    assert "repeated" not in err and out.startswith(f"{data}: 256 posrel instances")
+    lines = data.read_text().splitlines(keepends=True)
+    data.write_text("".join(lines) + lines[0])  # the same person, action and object again
+    code, _, err = invoke("datasets", "validate", data)
+    assert code == 0, err
+    assert "Warning: posrel.jsonl: 1 repeated pair(s) kept: each is scored and counted\n" in err

@@ -191,11 +191,10 @@ def test_intervals_resample_images_with_known_answers(tmp_path):
     perfect = Echo({r["question"]: r["answer"] for r in records})
     m = run_spatialmqa("fixed", tmp_path / "data", tmp_path / "coco", tmp_path / "right", answerer=perfect)["metrics"]
     # all right: the accuracies get the Wilson interval of their 8 rows (t_3, four images), never
-    # [100, 100]; the F1s, P and R are no proportions of rows: t interval, SE 0
-    for name in ("accuracy", "strict_accuracy"):
+    # [100, 100]; the F1s, P and R (no proportions of rows, SE 0) the boundary Wilson interval at
+    # L x n_min = 2 labels x 4 rows: the same
+    for name in ("accuracy", "strict_accuracy", "macro_f1", "f1", "precision", "recall", "strict_f1"):
         assert (m[name]["mean"], m[name]["ci"]) == (100.0, wilson(1.0, 0.0, 8, 4)), name
-    for name in ("macro_f1", "f1", "precision", "recall", "strict_f1"):
-        assert (m[name]["mean"], m[name]["ci"]) == (100.0, [100.0, 100.0]), name
     # always "left of": each image has one right and one wrong answer, in every resample alike:
     # accuracy 50; P(left) 1/2, R(left) 1, right never said: macro P 25, R 50, F1 2PR/(P+R) 33.33,
     # macro-F1 (2/3 + 0)/2 = 33.33 - each its own value in every resample

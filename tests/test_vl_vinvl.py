@@ -148,7 +148,8 @@ def test_convert_command(tmp_path):
     result = CliRunner().invoke(app, ["convert", "vinvl", str(tmp_path / "ckpt"), str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "vocab.txt").exists() and (tmp_path / "out" / "vinvl.json").exists()
-    bad = CliRunner().invoke(app, ["convert", "vinvl", str(tmp_path / "nothing"), str(tmp_path / "o")])
+    bad = CliRunner().invoke(app, ["convert", "vinvl", str(tmp_path / "nothing"), str(tmp_path / "o")],
+                             env={"COLUMNS": "400"})  # rich's error panel wraps no word of a long path
     assert bad.exit_code != 0 and "vocab.txt" in bad.output
 
 

@@ -200,7 +200,7 @@ def test_congruent_counts_overall_and_per_relation_but_in_no_category(tmp_path):
     ({"The cat is left of the dog.": True, "The dog is left of the cat.": True}, 50.0, 100 / 3)])
 def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
     """Four images, each with a true and a false caption: a perfect scorer is 100 with the Wilson
-    interval of its 8 rows (t_3), never [100, 100]; one that always says true is right on exactly one
+    interval of its 8 rows (t_3), never [100, 100] (its macro-F1 too); one that always says true is right on exactly one
     caption of every image: 50 whatever images are drawn, variance 0, [50, 50]."""
     rows = []
     for n in range(1, 5):
@@ -215,7 +215,8 @@ def test_vsr_intervals_have_known_answers(tmp_path, wins, accuracy, macro_f1):
     assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (accuracy, expected)
     assert part["n"] == 8 and part["ci"] == expected
     assert summary["macro_f1"]["mean"] == pytest.approx(macro_f1, abs=0.005)
-    assert summary["macro_f1"]["ci"] == pytest.approx([macro_f1, macro_f1])
+    # all right: macro-F1's boundary interval at L x n_min = 2 labels x 4 rows, the accuracy's own
+    assert summary["macro_f1"]["ci"] == (expected if accuracy == 100.0 else pytest.approx([macro_f1, macro_f1]))
 
 
 def test_vsr_command_with_tiny_clip(tmp_path):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.benchmarks import question_free as free
 from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
@@ -32,6 +33,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.protocols import Question, ask, protocols_of
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
+from spatialprobe.runner.settings import model as model_field
 from spatialprobe.sources.base import Source, SourceItem, vote
 from spatialprobe.sources.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.sources.vsr import QUESTION as VSR_QUESTION
@@ -74,7 +76,7 @@ def choose_wording(model: Any, source: Source, name: str = "") -> str:
 class AskRunSettings:
     """What an ask run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
-    model: Component
+    model: Component = field(metadata=model_field("the model", "model"))
     source: dict[str, Any]
     """The items: source name, task, dataset version, files and images read."""
     protocol: str
@@ -188,7 +190,13 @@ class AskRun(RunKind):
                 if condition == "real":  # the further images of an item with several
                     out += [Item(f"{condition}/{item.key}#{n}", (condition, item, image))
                             for n, image in enumerate(item.images, 1)]
+        if self._question_free():
+            out += [Item(f"{free.CONDITION}/{item.key}", (free.CONDITION, item, None)) for item in self.source.items]
         return out
+
+    def _question_free(self) -> bool:
+        """Whether each item's options are also scored without the question (:mod:`.question_free`)."""
+        return self.source.question_free is not None and "likelihood" in self.protocols
 
     def _image(self, condition: str, item: SourceItem, image: str | None) -> Any:
         from spatialprobe.vision import blank_image, open_image
@@ -210,12 +218,22 @@ class AskRun(RunKind):
     def _question(self, condition: str, item: SourceItem, image: str | None) -> Question:
         wording = item.wording(self.wording)
         assert wording is not None  # choose_wording: every item offers it
+        if condition == free.CONDITION:
+            return Question(free.PROMPT, wording.options, None, wording.suffix)
         return Question(wording.prompt, wording.options, self._image(condition, item, image),
-                        wording.suffix, wording.passage)
+                        wording.suffix, wording.passage, wording.target,
+                        wording.contexts)
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
-        questions = [self._question(*item.payload) for item in batch]
-        return ask(self.model, questions, self.settings.protocol, self.settings.max_new_tokens, self.source.lenient)
+        asked = [item for item in batch if item.payload[0] != free.CONDITION]
+        answers = dict(zip((item.key for item in asked), ask(
+            self.model, [self._question(*item.payload) for item in asked], self.settings.protocol,
+            self.settings.max_new_tokens, self.source.lenient), strict=True)) if asked else {}
+        unasked = [item for item in batch if item.payload[0] == free.CONDITION]  # scored only
+        if unasked:
+            answers.update(zip((item.key for item in unasked), ask(
+                self.model, [self._question(*item.payload) for item in unasked], "likelihood"), strict=True))
+        return [answers[item.key] for item in batch]
 
     def _row(self, condition: str, item: SourceItem, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         wording = item.wording(self.wording)
@@ -234,6 +252,8 @@ class AskRun(RunKind):
             row["pred_likelihood"] = (vote([], rows, wording.options, wording.labels) if len(answers) > 1
                                       else label(first["likelihood"]["option"]))
             row["scores"] = first["likelihood"]["scores"]
+            if self.source.scored is not None:
+                row.update(self.source.scored(item, row["scores"]))
         if "generate" in first:
             row["pred_generate"] = (vote([label(a["generate"]["option"]) for a in answers], None, wording.options,
                                          wording.labels) if len(answers) > 1 else label(first["generate"]["option"]))
@@ -252,7 +272,12 @@ class AskRun(RunKind):
         for item in self.items():
             condition, asked, _ = item.payload
             answers.setdefault((condition, asked.key), []).append(results[item.key])
-        rows = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()]
+        unasked = {key: self._row(c, self.by_key[key], found)["pred_likelihood"]
+                   for (c, key), found in answers.items() if c == free.CONDITION}
+        rows = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()
+                if condition != free.CONDITION]
+        if unasked:
+            rows = [{**row, free.PRED: unasked[row["instance_id"]]} for row in rows]
         src, folds = self.source, bool(self.source.folds)
         if folds:
             rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
@@ -265,6 +290,11 @@ class AskRun(RunKind):
         main = [row for row in rows if row["condition"] == self.conditions[0]]
         official, specs = official_metrics(main, src.spec, src.official)
         metrics.update(official)
+        if unasked:
+            assert src.question_free is not None
+            details = {**details, "question_free": free.details(main, src.question_free)}
+            specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
+                                     rows=main))
         describe = getattr(self.model, "describe", dict)
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
                    "official": [name for declared in src.official for name in declared.metrics],
@@ -348,6 +378,7 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         lines.append(f"| answer prior (majority label) | {pm(m['answer_prior'])} |")
     lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
               if f"accuracy_{c}" in m]
+    lines += free.table_lines(d.get("question_free"), m.get("accuracy_question_free"))
     for blind, gain in (d.get("vision_gain") or {}).items():
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"

@@ -47,12 +47,14 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     from spatialprobe.benchmarks.ask_sources import load_model
     from spatialprobe.models.choice import choose
     from spatialprobe.models.options import resolve, sharding
+    from spatialprobe.models.protocols import protocols_of
 
     if given.items is not None:
         from spatialprobe.sources.base import restrict
 
         source = restrict(source, given.items)
     protocol = given.protocol or "likelihood"
+    protocols_of(protocol)  # refused from what was typed, before the configuration is read
     if given.max_new_tokens is not None and protocol == "likelihood":
         raise UsageError("--max-new-tokens applies to the generate protocol; --protocol likelihood generates nothing.")
     condition = given.condition or ("real" if any(i.image for i in source.items) else "none")
@@ -67,6 +69,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
                          "items: the source words the question, and --max-new-tokens bounds a reply.")
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
                              **given.scorer_args})
+    _answers(name, protocol)  # from the adapter's declaration: before any weights load
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
     batch_size = int(runtime.get("batch_size", given.batch_size))
     spread = sharding(name, given.device, given.device_map or "none", given.max_memory)  # refused here
@@ -78,6 +81,16 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory)
     wording = choose_wording(loaded, source, name)
     return AskRun(replace(settings, wording=None if wording == "question" else wording), source, loaded)
+
+
+def _answers(name: str, protocol: str) -> None:
+    """Refuse ``protocol`` in one sentence where the ``name`` adapter declares it cannot answer by
+    it (its class's ``protocols``), so the refusal comes before its model loads."""
+    from types import SimpleNamespace
+
+    from spatialprobe.models.protocols import check_protocol
+
+    check_protocol(SimpleNamespace(name=name, protocols=_declared(name, "protocols")), protocol)
 
 
 def _declared(name: str, attribute: str) -> tuple[str, ...]:

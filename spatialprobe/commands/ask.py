@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import refusals
+from spatialprobe.commands.errors import refusals, warn
 
 ProtocolOption = typer.Option(None, "--protocol", help="likelihood (score each option), generate (parse the "
                               "reply) or both \\[likelihood]; the model adapter must answer them.")
@@ -43,10 +43,14 @@ def ask_and_print(source: Any, model: str, given: Any, out: Any, label: str, com
     """Ask the source's items (refusals in one sentence, before anything is written), print the
     table; the run's summary."""
     from spatialprobe.benchmarks.asking import run_ask
+    from spatialprobe.benchmarks.question_free import warning as question_free_warning
 
     bar, advance = progress_bar(label)
     with refusals(), bar:
         kind, summary = run_ask(source, model, given, out, command, advance)
     typer.echo(kind.table(summary))
+    unasked = question_free_warning((summary.get("details") or {}).get("question_free"))
+    if unasked:
+        warn(unasked)
     typer.echo(f"Run written to {os.fspath(out)}")
     return summary

@@ -130,7 +130,7 @@ def _validate_data(path: Path, task: str | None, pairs: bool, first, second, ans
     task = task or ("size" if pairs else guess_task(path))
     ds, _ = task_data(task, None if pairs else path, path if pairs else None, first=first, second=second,
                       answer=answer, delimiter=delimiter, allow_duplicates=allow_duplicates)
-    for note in data_notes(ds, folds):
+    for note in data_notes(ds, folds, allow_duplicates=allow_duplicates):
         warn(note)
     made = datasets.make_folds(ds, folds)
     labels = Counter(inst.label for inst in ds.instances)

@@ -15,13 +15,13 @@ from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import SpatialprobeError
 
 
-def check_folds(dataset, folds: int, seed: int = 0) -> None:
+def check_folds(dataset, folds: int, seed: int = 0, allow_duplicates: bool = False) -> None:
     """``--folds`` against the dataset before anything is scored; repeated pairs kept and
     instances that no fold tests are said (:func:`spatialprobe.datasets.probe_data.data_notes`)."""
     from spatialprobe.commands.errors import warn
     from spatialprobe.datasets.probe_data import data_notes
 
-    for note in data_notes(dataset, folds, seed):
+    for note in data_notes(dataset, folds, seed, allow_duplicates):
         warn(note)
 
 
@@ -105,7 +105,7 @@ def probe(
     except (DataError, ValueError) as err:
         fail(str(err))
     try:
-        check_folds(dataset, folds, seed)
+        check_folds(dataset, folds, seed, allow_duplicates)
     except ValueError as err:
         fail(str(err))
     from spatialprobe.runner.folders import DefaultRunDir
@@ -253,8 +253,9 @@ def report(
                                   "all state; per relation, which runs get each fact right, with exact McNemar "
                                   "tests between them (docs/compare.md)."),
 ) -> None:
-    """Put runs side by side: one row per run, labelled by what differs between the runs (model,
-    dataset, settings); a column per kind, task and metric, with 95 % intervals. For exactly two
+    """Put runs side by side: one table per benchmark and metric family (kind, task, dataset), one
+    row per run labelled by what differs between the runs (model, dataset, every setting, the
+    adapter's options too), with 95 % intervals. For exactly two
     runs on the same items, add their paired difference and test. A damaged run is named and
     skipped."""
     from spatialprobe.files import atomic_write_text

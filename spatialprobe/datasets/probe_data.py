@@ -11,8 +11,10 @@ from spatialprobe.validate import task_name
 
 
 def repeated_pairs(dataset) -> int:
-    """How many instances repeat an earlier instance's (first, second) pair."""
-    pairs = [(i.obj_a.lower(), i.obj_b.lower()) for i in dataset.instances]
+    """How many instances repeat an earlier instance's (first, action, second): posrel's person
+    and object under another action (its design: each object comes with two actions) is no
+    repeat."""
+    pairs = [(i.obj_a.lower(), i.action.lower(), i.obj_b.lower()) for i in dataset.instances]
     return len(pairs) - len(set(pairs))
 
 
@@ -92,9 +94,11 @@ def check_folds(dataset, folds: int, seed: int = 0) -> list[str]:
             f"--folds {folds} (their objects fall in different folds; more folds test them)"]
 
 
-def data_notes(dataset, folds: int, seed: int = 0) -> list[str]:
+def data_notes(dataset, folds: int, seed: int = 0, allow_duplicates: bool = False) -> list[str]:
     """What a run of ``dataset`` with ``folds`` folds should say before it starts (refusing it
-    where the folds do not work): repeated pairs kept, instances no fold tests."""
+    where the folds do not work): repeated instances kept (naming ``--allow-duplicates`` only
+    where it was given), instances no fold tests."""
     repeats = repeated_pairs(dataset)
-    kept = [f"{dataset.name}: {repeats} repeated pair(s) kept (--allow-duplicates)"] if repeats else []
+    why = " (--allow-duplicates)" if allow_duplicates else ": each is scored and counted"
+    kept = [f"{dataset.name}: {repeats} repeated pair(s) kept{why}"] if repeats else []
     return kept + check_folds(dataset, folds, seed)

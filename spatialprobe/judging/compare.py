@@ -133,10 +133,11 @@ class JudgeCompareRun(RunKind):
                           any(bool(j.run.summary.get("untrained")) for j in self.judgements), details)
 
     def resampling(self) -> dict[str, Any]:
-        return {"method": "bootstrap over images", "interval": "percentile", "level": 0.95,
-                "resamples": self.resamples, "seed": self.seed,
-                "within an image run": "one set of resamples of the compared images for every judge and pair",
-                "kendall_tau": "each model's images resampled on their own (stratified); scores recomputed"}
+        return {"method": "bootstrap over prompts (each with its images)", "interval": "percentile",
+                "level": 0.95, "resamples": self.resamples, "seed": self.seed,
+                "estimand": "the statistic over new prompts drawn like these, each with as many images",
+                "within an image run": "one set of resamples of the compared prompts for every judge and pair",
+                "kendall_tau": "each model's prompts resampled on their own (stratified); scores recomputed"}
 
     def described(self) -> list[dict[str, Any]]:
         return [{"name": n, "path": str(j.path.resolve()), "kind": j.kind, "identity": j.run.summary.get("identity"),

@@ -2,10 +2,16 @@
 Cohen's kappa, each judge's accuracy against the people's answers per relation; across image
 runs, each judge's ranking of the models and Kendall's tau between judges' rankings.
 
-Intervals resample images. Within an image run, one set of resamples of its compared images
-(:func:`spatialprobe.metrics.intervals.cluster_bootstrap`, seeded) serves every statistic, so
-the judges and pairs are measured on the same draws. Kendall's tau resamples each model's images
-on their own (a stratified bootstrap, one seeded generator) and recomputes every judge's scores.
+Intervals resample **prompts**, the unit an image run's images share (GenEval makes 4 images of a
+prompt, T2I-CompBench 10): a resample draws the prompts with replacement and keeps every image of
+each drawn prompt (:func:`spatialprobe.metrics.intervals.cluster_bootstrap`, seeded). Where every
+prompt has one image this is the image bootstrap, draw for draw. The interval is for the
+statistic over new prompts drawn like these, each with as many images: when judges' disagreement
+depends on the prompt, the images of one prompt are not independent and resampling images
+covered κ 0.83 (issue 29; ``bench/calibration.py`` measures it). Within an image run, one set
+of resamples serves every statistic, so the judges and pairs are measured on the same draws.
+Kendall's tau resamples each model's prompts on their own (a stratified bootstrap, one seeded
+generator) and recomputes every judge's scores.
 """
 
 from __future__ import annotations
@@ -52,6 +58,23 @@ def estimate(point: float | None, low: float, high: float, n: int, enough: bool)
     return {"value": point, "ci": interval_pair(low, high) if enough and point is not None else None, "n": n}
 
 
+def boundary(value: float, units: int) -> tuple[float, float]:
+    """The 95 % Wilson interval (statsmodels) of a share at 0 or 100 %, in percent, counting each of
+    the ``units`` prompts once: images of one prompt may share their verdict, so the prompts, not
+    the images, are the effective sample (the cluster-adjusted boundary interval the run kinds
+    give an accuracy of 0 or 100, :func:`spatialprobe.metrics.robust.wilson_interval`)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(units if value else 0, units, alpha=0.05, method="wilson")
+    return 100.0 * float(low), 100.0 * float(high)
+
+
+def prompts_of(keys: Sequence[Key]) -> np.ndarray:
+    """[n]: the index of each image's prompt (its key's prompt id) among the prompts of ``keys``."""
+    index = {p: i for i, p in enumerate(dict.fromkeys(k[0] for k in keys))}
+    return np.array([index[k[0]] for k in keys], dtype=int)
+
+
 def group_stats(rows: Mapping[str, Mapping[Key, Mapping[str, Any]]], keys: Sequence[Key], on: str,
                 resamples: int, seed: int) -> dict[str, Any]:
     """Scores, pairwise agreement and kappa, accuracy against people, on one image run's images
@@ -78,21 +101,25 @@ def group_stats(rows: Mapping[str, Mapping[Key, Mapping[str, Any]]], keys: Seque
         return np.stack(out)
 
     point = weighted(np.ones((1, n)))[:, 0]
-    low, high = cluster_bootstrap(n, lambda draws: weighted(row_weights(draws, np.arange(n)[:, None], n)),
+    prompt = prompts_of(keys)
+    n_prompts = int(prompt.max()) + 1 if n else 0
+    low, high = cluster_bootstrap(n_prompts, lambda draws: weighted(row_weights(draws, prompt[:, None], n_prompts)),
                                   n, resamples, seed)
     at = iter(range(len(point)))
 
-    def take(count: int, enough: bool = n >= 2) -> dict[str, Any]:
+    def take(count: int, enough: bool = n_prompts >= 2, units: int = n_prompts, share: bool = True) -> dict[str, Any]:
         i = next(at)
         value_ = None if np.isnan(point[i]) else round(float(point[i]), 6)
+        if share and value_ in (0.0, 100.0) and enough:  # every draw the same: the bootstrap's [100, 100] says nothing
+            return estimate(value_, *boundary(value_, units), count, enough)
         return estimate(value_, low[i], high[i], count, enough)
 
-    out: dict[str, Any] = {"images": {j: len(rows[j]) for j in names}, "compared": n,
+    out: dict[str, Any] = {"images": {j: len(rows[j]) for j in names}, "compared": n, "prompts": n_prompts,
                            "scores": {j: take(n) for j in names}}
     out["agreement"] = {f"{a} | {b}": take(n) for a, b in pairs}
     out["kappa"] = {}
     for a, b in pairs:
-        entry = take(n)
+        entry = take(n, share=False)
         value_, why = A.kappa(answers[a], answers[b], (a, b))
         entry["value"] = None if value_ is None else round(value_, 6)
         if why:
@@ -104,7 +131,8 @@ def group_stats(rows: Mapping[str, Mapping[Key, Mapping[str, Any]]], keys: Seque
     if people:
         out["vs_people"] = {}
         for j in judges:
-            parts = [take(int(m.sum()), int(m.sum()) >= 2) for m in masks]
+            parts = [take(int(m.sum()), len(set(prompt[m].tolist())) >= 2, len(set(prompt[m].tolist())))
+                     for m in masks]
             out["vs_people"][j] = {"all": parts[0], "relations": dict(zip(relations, parts[1:], strict=True))}
         out["people_answered"] = int(answered.sum())
     return out
@@ -115,7 +143,7 @@ def ranking(groups: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Map
     """Each judge's ranking of the models (image runs) it judged, and Kendall's tau between every
     two judges over the models both judged, with a stratified bootstrap interval."""
     judges = list(dict.fromkeys(j for g in groups for j in g["scores"]))
-    weights = A.stratified_weights([len(k) for k in keys], resamples, seed)
+    weights = A.stratified_weights([len(k) for k in keys], resamples, seed, [prompts_of(k) for k in keys])
     scores: dict[str, dict[int, float]] = {j: {} for j in judges}
     resampled: dict[str, dict[int, np.ndarray]] = {j: {} for j in judges}
     for g, (group, group_rows) in enumerate(zip(groups, rows, strict=True)):

@@ -79,9 +79,9 @@ def ranking_section(summary: Mapping[str, Any]) -> list[str]:
 def provenance_lines(summary: Mapping[str, Any]) -> list[str]:
     details, info = summary["details"], summary["provenance"]
     r = details["resampling"]
-    lines = [f"Intervals: 95 % percentile bootstrap over images, {r['resamples']} resamples, seed {r['seed']}; "
-             "one set of resamples per image run for every judge and pair; Kendall's τ resamples each model's "
-             "images on their own.", "", "Judgements compared:"]
+    lines = [f"Intervals: 95 % percentile bootstrap over prompts (each with its images), {r['resamples']} "
+             f"resamples, seed {r['seed']}; one set of resamples per image run for every judge and pair; "
+             "Kendall's τ resamples each model's prompts on their own.", "", "Judgements compared:"]
     lines += [f"- {run['name']}: `{run['path']}` ({run['kind']}, identity {str(run['identity'])[:12]}, "
               f"images of {run['model']})" for run in details["runs"]]
     git = (info.get("git") or {}).get("commit")

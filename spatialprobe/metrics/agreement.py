@@ -96,15 +96,23 @@ def kendall_resampled(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
-def stratified_weights(sizes: Sequence[int], resamples: int, seed: int) -> list[np.ndarray]:
+def stratified_weights(sizes: Sequence[int], resamples: int, seed: int,
+                       clusters: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
     """Per stratum (a model's images) [resamples, size]: how often each image was drawn when each
-    stratum's images are resampled with replacement on their own (one generator, in order)."""
+    stratum's images are resampled with replacement on their own (one generator, in order).
+
+    ``clusters`` (per stratum, [size] indices 0..c−1: each image's prompt): the clusters are
+    drawn instead, and an image weighs as often as its cluster was drawn; with one image per
+    cluster, the same draws as without."""
     rng = np.random.default_rng(seed)
     out = []
-    for size in sizes:
-        draws = rng.integers(0, size, size=(resamples, size))
-        offsets = (draws + size * np.arange(resamples)[:, None]).ravel()
-        out.append(np.bincount(offsets, minlength=resamples * size).reshape(resamples, size).astype(float))
+    for n, size in enumerate(sizes):
+        index = np.arange(size) if clusters is None else np.asarray(clusters[n], dtype=int)
+        count = int(index.max()) + 1 if size else 0
+        draws = rng.integers(0, count, size=(resamples, count))
+        offsets = (draws + count * np.arange(resamples)[:, None]).ravel()
+        drawn = np.bincount(offsets, minlength=resamples * count).reshape(resamples, count).astype(float)
+        out.append(drawn[:, index])
     return out
 
 

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
-from spatialprobe.metrics.robust import estimates, t_interval, wilson_interval
+from spatialprobe.metrics.robust import Estimate, estimates, t_interval, wilson_interval
 from spatialprobe.metrics.statistics import get
 from spatialprobe.metrics.weighted import STATISTICS
 
@@ -73,7 +73,7 @@ DEFAULT_RESAMPLES = 1000
 LEVEL = 0.95
 ROBUST = "cluster-robust standard error"
 """How a run's intervals are computed (:mod:`.robust`); ``describe`` says over what."""
-INTERVAL = "Wilson (accuracies, shares; cluster-adjusted) or t (K-1 df)"
+INTERVAL = "Wilson (accuracies, shares; cluster-adjusted) or t (K-1 df; object pairs: Satterthwaite df)"
 MAX_CELLS = 4_000_000
 """Resamples x rows held in memory at once (about 32 MB of float64)."""
 
@@ -308,12 +308,16 @@ def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamp
     for stat in dict.fromkeys(spec.metrics.values()):
         declared = get(stat)
         found[stat] = []
-        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting)
-        for est, size, ok in zip(ests, sizes, measurable, strict=True):
+        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled)
+        for est, size, ok, rows_i in zip(ests, sizes, measurable, counting, strict=True):
             if not ok:
                 found[stat].append(None)
                 continue
-            low, high = wilson_interval(est, size) if declared.proportion else t_interval(est)
+            edge = None if declared.proportion else boundary_size(enc, stat, est, rows_i, size)
+            if declared.proportion or edge is not None:
+                low, high = wilson_interval(est, size if edge is None else edge)
+            else:
+                low, high = t_interval(est)
             if declared.percent:
                 low, high = max(low, 0.0), min(high, 100.0)
             found[stat].append(interval_pair(low, high))
@@ -322,6 +326,27 @@ def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamp
         bounds = found[stat]
         out[name] = {"": bounds[-1], **dict(zip(parts, bounds[:-1], strict=False))}
     return out
+
+
+def boundary_size(enc: Encoded, statistic: str, est: Estimate, rows: np.ndarray, size: float) -> float | None:
+    """The rows a label statistic's boundary interval counts, or None where it is not at the boundary.
+
+    A percent statistic of labels (a macro-F1, macro P or R) of rows that are all right (100) or
+    all wrong (0) has every influence 0: no variance, and θ ± t·SE would be "[100, 100]". It gets
+    the Wilson interval of all right (all wrong) instead, like accuracy, at the size L × n_min (L
+    labels in gold, n_min rows of the rarest): a macro average weighs each label alike, so one
+    error on the rarest label costs it about as much as one error in L × n_min rows costs an
+    accuracy. On balanced labels that is the accuracy's own interval; rarer labels widen it.
+    ``size`` / rows is the scale of a mean over groups (the groups' mean size)."""
+    declared = get(statistic)
+    if declared.numeric or not declared.percent or est.variance != 0 or est.value not in (0.0, 100.0):
+        return None
+    keep = rows & (enc.mask > 0)
+    right = enc.pred[keep] == enc.gold[keep]
+    if not (right.all() if est.value == 100.0 else not right.any()):
+        return None
+    counts = np.unique(enc.gold[keep], return_counts=True)[1]
+    return float(len(counts) * counts.min() * size / keep.sum()) if keep.any() else None
 
 
 def _values(enc: Encoded, statistic: str, weights: np.ndarray) -> np.ndarray:

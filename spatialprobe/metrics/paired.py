@@ -7,7 +7,8 @@ metric (run A minus run B, computed as each run's point estimate is: per fold, t
 * a 95 % interval and a two-sided p-value from **one** cluster-robust standard error of the
   difference (:mod:`.robust`): the influence of every cluster (an object, an image) and of every
   object pair on A − B, the covariance of every two rows that share a cluster summed,
-  small-sample corrected (:func:`.robust._variance`), with Student's t on K−1 degrees of freedom.
+  small-sample corrected (:func:`.robust.dyadic_variance` for object pairs: variance components
+  with Satterthwaite's degrees of freedom; K/(K−1) and K−1 degrees of freedom for one cluster).
   The interval is A − B ± t · SE and
   p = P(|t_{K−1}| ≥ |A − B| / SE), so p < 0.05 exactly where the interval excludes 0.
 
@@ -120,7 +121,7 @@ def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Map
         if units(enc, counting[0]) < 2:
             out.append(PairedDifference(name, a, b, a - b, None, float("nan"), stat))
             continue
-        (est,) = estimates(difference, enc.keys, enc.n_clusters, counting)
+        (est,) = estimates(difference, enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled)
         low, high = t_interval(est)
         if get(stat).percent:  # a difference of two percentages lies in [−100, 100]
             low, high = max(low, -100.0), min(high, 100.0)

@@ -45,6 +45,11 @@ class Question:
     """Text after each option (a contrastive or cloze template's end); ``""`` for a question."""
     passage: str = ""
     """Supporting text for reading-comprehension QA; ``""`` when there is none."""
+    target: str = ""
+    """Where set, option ``i`` is answered by the likelihood of this text after ``contexts[i]``
+    (one request per option: ``contexts[i] + " "`` then ``target``); ``""``: the options are scored."""
+    contexts: tuple[str, ...] = ()
+    """With ``target``: per option, the context the target is scored after."""
 
 
 def protocols_of(protocol: str) -> tuple[str, ...]:
@@ -77,8 +82,11 @@ def ask(model: Any, questions: Sequence[Question], protocol: str, max_new_tokens
     per protocol; the adapter batches inside."""
     wanted = check_protocol(model, protocol)
     answers: list[dict[str, Any]] = [{} for _ in questions]
+    if "generate" in wanted and any(q.target for q in questions):
+        raise UsageError("these items score each option in a context of its own: they are answered by "
+                         "--protocol likelihood, not by a generated reply.")
     if "likelihood" in wanted:
-        scores = model.score([ScoreRequest(q.prompt, q.suffix, q.options, q.image, q.passage) for q in questions])
+        scores = _scores(model, questions)
         for answer, q, row in zip(answers, questions, scores, strict=True):
             values = [float(s) for s in row]
             best = values.index(max(values))  # ties: the first
@@ -89,3 +97,25 @@ def ask(model: Any, questions: Sequence[Question], protocol: str, max_new_tokens
             parsed = parse_answer(reply, q.options, lenient)
             answer["generate"] = {"reply": reply, "option": parsed.option, "rule": parsed.rule}
     return answers
+
+
+def _scores(model: Any, questions: Sequence[Question]) -> Sequence[Sequence[float]]:
+    """Each question's option scores in one ``score`` call: a question with a ``target`` is one
+    request per option (the target after the option's context), gathered back in option order."""
+    if not any(q.target for q in questions):
+        return model.score([ScoreRequest(q.prompt, q.suffix, q.options, q.image, q.passage) for q in questions])
+    requests: list[ScoreRequest] = []
+    spans: list[tuple[int, int]] = []
+    for q in questions:
+        if q.target:
+            spans.append((len(requests), len(q.options)))
+            requests += [ScoreRequest(c if c[-1:].isspace() else f"{c} ", q.suffix, (q.target,), q.image, q.passage)
+                         for c in q.contexts]
+        else:
+            spans.append((len(requests), 0))
+            requests.append(ScoreRequest(q.prompt, q.suffix, q.options, q.image, q.passage))
+    flat = model.score(requests)
+    if len(flat) != len(requests):
+        raise ValueError(f"the model answered {len(flat)} of {len(requests)} score requests")
+    return [[float(row[0]) for row in flat[start:start + n]] if n else [float(s) for s in flat[start]]
+            for start, n in spans]

@@ -30,7 +30,7 @@ from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.scale import component
-from spatialprobe.runner.settings import OPTIONAL, models
+from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, models
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -131,7 +131,7 @@ class ProbeRunSettings:
     """What a probe run's ``config.json`` records (the probe's typed settings, see ``RunKind``)."""
 
     task: str
-    model: str
+    model: str = field(metadata=NAMES_MODEL)
     dataset: dict[str, Any]
     """Where the instances come from (``datasets.sources``), their name, version and count."""
     candidates: Candidates

@@ -95,8 +95,9 @@ def flat(value: Any, prefix: str = "") -> dict[str, str]:
 
 
 def facets(run: Run) -> dict[str, str]:
-    """What can tell runs of one kind and task apart: model, dataset and every setting (a change of
-    data file, version or path shows as the dataset its summary names)."""
+    """What can tell runs of one kind and task apart: model, dataset and every setting, the model
+    adapter's own among them (an ask run's ``backend`` and options, e.g. ``normalize``); a change of
+    data file, version or path shows as the dataset its summary names."""
     out = {"model": str(run.summary.get("model")), "dataset": str(run.summary.get("dataset"))}
     for key, value in flat(run.config.get("settings") or {}).items():
         top = key.split(".")[0]
@@ -105,7 +106,10 @@ def facets(run: Run) -> dict[str, str]:
             top = key.split(".")[0]
             if top in ("name", "file", "version") or key in out:
                 continue
-        if top not in ("task", "model", "dataset", "data", "source", "questions", "images", "prompt_set"):
+        if top == "model" and key.startswith(("model.name", "model.args.")) and key != "model.args.model":
+            option = "backend" if key == "model.name" else key.removeprefix("model.args.")  # the adapter's
+            out[option if option not in out else key] = value
+        elif top not in ("task", "model", "dataset", "data", "source", "questions", "images", "prompt_set"):
             out[key] = value
     return out
 

@@ -154,9 +154,11 @@ def _shown(kind: str, task: str) -> tuple[tuple[str, str], ...]:
 
 
 def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
-    """One row per run (``labels``, from :func:`spatialprobe.reports.runs.labels`); a column per
-    run kind, task, dataset (named where a kind and task have several) and metric, so numbers of
-    different kinds (yes/no against 4-way accuracy) never share a column."""
+    """One table per benchmark and metric family: the runs of one kind, task and dataset (named
+    where a kind and task have several) share a table whose columns are that family's metrics, so
+    numbers of different kinds (yes/no against 4-way accuracy) never share a column and no table
+    is mostly empty. A row per run, ``labels`` (:func:`spatialprobe.reports.runs.labels`: what
+    differs between the runs of its kind and task). Tables in the tasks' paper order."""
     from spatialprobe import tasks as registered
 
     datasets: dict[tuple[str, str], set[str]] = {}
@@ -164,22 +166,21 @@ def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
         datasets.setdefault(run.group, set()).add(str(run.summary.get("dataset")))
     order = registered.names()  # paper order first, as the task files state it
 
-    def column(run: Run) -> tuple[str, str, str]:
+    def benchmark(run: Run) -> tuple[str, str, str]:
         kind, task = run.group
         return kind, task, str(run.summary.get("dataset")) if len(datasets[run.group]) > 1 else ""
 
-    columns = sorted({column(r) for r in runs}, key=lambda c: (
-        order.index(c[1]) if c[1] in order else len(order), c[1], c[0] != "probe", c[0], c[2]))
-    header = ["run"] + [f"{kind} {task}".strip() + (f" [{data}]" if data else "") + f" {name}"
-                        for kind, task, data in columns for _, stat in _shown(kind, task)
-                        for name in [_column(stat)]]
-    rows = []
-    for run, label in zip(runs, labels, strict=True):
-        metrics = run.summary.get("metrics") or {}
-        cells = [pm(metrics.get(metric) or run.summary.get(metric)) if column(run) == c else "–"
-                 for c in columns for metric, _ in _shown(c[0], c[1])]
-        rows.append((columns.index(column(run)), label, [label.replace("|", "\\|"), *cells]))
-    return _markdown(header, [row for *_, row in sorted(rows, key=lambda r: (r[0], r[1]))])
+    tables = []
+    for kind, task, data in sorted({benchmark(r) for r in runs}, key=lambda c: (
+            order.index(c[1]) if c[1] in order else len(order), c[1], c[0] != "probe", c[0], c[2])):
+        name = f"{kind} {task}".strip() + (f" [{data}]" if data else "")
+        shown = _shown(kind, task)
+        rows = sorted(([label.replace("|", "\\|"), *(pm((run.summary.get("metrics") or {}).get(metric)
+                                                        or run.summary.get(metric)) for metric, _ in shown)]
+                       for run, label in zip(runs, labels, strict=True) if benchmark(run) == (kind, task, data)),
+                      key=lambda row: row[0])
+        tables.append(_markdown(["run", *(f"{name} {_column(stat)}" for _, stat in shown)], rows))
+    return "\n".join(tables)
 
 
 def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifference],
@@ -199,7 +200,8 @@ def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifferenc
     return text + (
         f"\nA − B as each run's point estimate is computed; interval and p: one cluster-robust standard "
         f"error of A − B over {method.split(' over ')[-1]} (every two rows sharing a cluster covary; "
-        "small-sample corrected, Student's t with K−1 degrees of freedom), so p < 0.05 exactly where the interval "
+        "small-sample corrected, Student's t with K−1 degrees of freedom, for object pairs variance components "
+        "with Satterthwaite's), so p < 0.05 exactly where the interval "
         "excludes 0. n.s.: not significant at 0.05.\n")
 
 

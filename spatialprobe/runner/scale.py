@@ -28,7 +28,7 @@ from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -122,6 +122,8 @@ class Execution:
     items: int = 0
     retried_batches: int = 0
     gpus: int = 0
+    devices: list[dict[str, str]] = field(default_factory=list)
+    """The device and dtype each component resolved on the Ray workers (provenance.devices)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"where": self.where, "workers": self.workers, "gpus": self.gpus,
@@ -276,15 +278,18 @@ class Worker:
 
         return hub_settings(*hub_settings_of(self.spec.inputs))  # the run's --revision
 
-    def run(self, keys: Sequence[str]) -> tuple[Any, float]:
-        """The kind's worker part of the batch of ``keys``, and the seconds it took."""
+    def run(self, keys: Sequence[str]) -> tuple[Any, float, list[dict[str, str]]]:
+        """The kind's worker part of the batch of ``keys``, the seconds it took, and the devices
+        its components resolved since the last batch (its model's, at the first)."""
         if self.kind is None:
             assert self.error is not None  # __init__ kept the error where it has no kind
             raise self.error
+        from spatialprobe.loading import resolved_devices
+
         start = time.perf_counter()
         with self._hub():
             worked = self.kind.work([self.items[key] for key in keys])
-        return worked, time.perf_counter() - start
+        return worked, time.perf_counter() - start, resolved_devices()
 
 
 def component(kind: str, spec: Any) -> Any:
@@ -294,6 +299,7 @@ def component(kind: str, spec: Any) -> Any:
     from spatialprobe import registry
 
     scale = ambient()
+    spec = _local_model(spec)  # a relative path means this folder's, not each Ray worker's
     if scale.ray is None:
         return registry.build(kind, spec)
     from spatialprobe.extras import require
@@ -307,6 +313,19 @@ def component(kind: str, spec: Any) -> Any:
         return Deferred(kind, spec, ray.get(task.remote(kind, spec, hub_defaults())))
     except ray.exceptions.RayTaskError as err:  # a model that does not load: its own sentence
         raise _original(err) from None
+
+
+def _local_model(spec: Any) -> Any:
+    """``spec`` with its ``model`` argument, where it is a local path, resolved here in the driver
+    (:func:`spatialprobe.fingerprints.local_path`): the same resolution a run's config records."""
+    from dataclasses import replace
+
+    from spatialprobe.fingerprints import local_path
+
+    model = (getattr(spec, "args", None) or {}).get("model")
+    if not isinstance(model, str) or local_path(model) == model:
+        return spec
+    return replace(spec, args={**spec.args, "model": local_path(model)})
 
 
 def _described(kind: str, spec: Any, hub: tuple[str | None, bool]) -> dict[str, Any]:
@@ -393,7 +412,7 @@ def _dispatch(ray: Any, kind: RunKind, work: Sequence[Sequence[Item]], idle: lis
         ref = ray.wait(list(pending), num_returns=1)[0][0]
         actor, index = pending.pop(ref)
         try:
-            worked, seconds = ray.get(ref)
+            worked, seconds, devices = ray.get(ref)
         except ray.exceptions.RayActorError:
             tries[index] += 1
             execution.retried_batches += 1
@@ -410,6 +429,7 @@ def _dispatch(ray: Any, kind: RunKind, work: Sequence[Sequence[Item]], idle: lis
         except ray.exceptions.RayTaskError as err:
             raise _original(err) from None
         idle.append(actor)
+        execution.devices.extend(d for d in devices if d not in execution.devices)
         done_by[actor] += len(work[index])
         busy[actor] += seconds
         log.info("Ray worker %s: %d items in %.2f s (%.1f items/s; %d items in %.1f s so far)",

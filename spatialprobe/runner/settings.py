@@ -33,7 +33,7 @@ from spatialprobe.runner.spec import RUNTIME_KEYS, RunSpec
 
 def to_spec(kind: str, settings: Any) -> RunSpec:
     """The spec of a kind whose resolved settings are the dataclass ``settings``."""
-    values = {f.name: _plain(getattr(settings, f.name)) for f in dataclasses.fields(settings)
+    values = {f.name: _local_models(f, _plain(getattr(settings, f.name))) for f in dataclasses.fields(settings)
               if not (f.metadata.get("absent_if_none") and getattr(settings, f.name) is None)}
     runtime = {k: v for k, v in values.items() if k in RUNTIME_KEYS}
     return RunSpec(kind, {k: v for k, v in values.items() if k not in RUNTIME_KEYS}, runtime)
@@ -41,13 +41,33 @@ def to_spec(kind: str, settings: Any) -> RunSpec:
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: _local_models(f, _plain(getattr(value, f.name))) for f in dataclasses.fields(value)}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
 
+
+def _local_models(f: dataclasses.Field, value: Any) -> Any:
+    """A field's plain value with each model it names (its :func:`model` or :func:`models`
+    metadata) that is a local path written absolute (:func:`spatialprobe.fingerprints.local_path`):
+    the config then names the same folder from any directory, and its fingerprint decides."""
+    from spatialprobe.fingerprints import local_path
+
+    how, named = f.metadata.get("input", ("model" if f.metadata.get("names_model") else None, {}))
+    if how == "model" and isinstance(value, str):
+        return local_path(value)
+    if how == "model" and isinstance(value, dict) and isinstance((value.get("args") or {}).get("model"), str):
+        return {**value, "args": {**value["args"], "model": local_path(value["args"]["model"])}}
+    if how == "models" and isinstance(value, dict):
+        return {k: local_path(v) if k in named and isinstance(v, str) else v for k, v in value.items()}
+    return value
+
+
+NAMES_MODEL = {"names_model": True}
+"""Metadata of a field that names a model another field records as an input (a probe's
+``model``, beside its scorer's): written absolute where it is a local path, as inputs are."""
 
 OPTIONAL = {"absent_if_none": True}
 """Metadata of a field (``field(default=None, metadata=OPTIONAL)``) left out of the config while

@@ -103,7 +103,30 @@ def same_identity(old: dict[str, Any], new: RunSpec) -> bool:
     has none: it is compared without them (its resume must not be refused for that alone)."""
     if "inputs" not in old:
         new = RunSpec(new.kind, new.settings, new.runtime)
-    return old.get("identity") == new.identity
+    if old.get("identity") == new.identity:
+        return True
+    unedited = RunSpec.from_dict(old).identity == old.get("identity")
+    return unedited and _paths_resolved(old).identity == new.identity
+
+
+def _paths_resolved(old: dict[str, Any]) -> RunSpec:
+    """A recorded spec with each model it recorded by a relative local path written absolute,
+    as runs record them now (:func:`spatialprobe.fingerprints.local_path`): a run begun before,
+    resumed from the same folder, is the same run (its inputs' fingerprints still decide)."""
+    from spatialprobe.fingerprints import local_path
+
+    spec = RunSpec.from_dict(old)
+    named = {str(e["model"]) for e in spec.inputs.values() if isinstance(e, dict) and e.get("model")}
+    moved = {name: local_path(name) for name in named if local_path(name) != name}
+
+    def absolute(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: absolute(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [absolute(v) for v in value]
+        return moved.get(value, value) if isinstance(value, str) else value
+
+    return RunSpec(spec.kind, absolute(spec.settings), spec.runtime, spec.inputs)
 
 
 def refuse_other_identity(path: Any, old: dict[str, Any], new: RunSpec) -> None:

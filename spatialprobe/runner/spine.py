@@ -21,6 +21,7 @@ does the rest, in this order, in one screen:
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -40,6 +41,8 @@ from spatialprobe.store import RunDir, provenance, register_run
 
 Progress = Callable[[int, int], None]
 """Called with (items done, items in all)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -294,12 +297,21 @@ def _summary_provenance(config: dict[str, Any], previous: dict[str, Any] | None,
     """``summary.json``'s provenance: the config's (how the run began), the device and dtype each
     component resolved, how this invocation computed (here or on Ray, how many workers, batches
     and retried batches) and, for every later invocation that computed more, when and how."""
-    info = {**config["provenance"], "devices": resolved_devices(), "execution": execution.to_dict()}
+    devices = [dict(d) for d in sorted({tuple(d.items()) for d in (*resolved_devices(), *execution.devices)})]
+    info = {**config["provenance"], "devices": devices, "execution": execution.to_dict()}
     if resumed:
         earlier = list(((previous or {}).get("provenance") or {}).get("resumed") or [])
         now = provenance()
         info["resumed"] = [*earlier, {"created": now["created"], "command": now["command"]}]
     return info
+
+
+def _resumed(path: Path, done: int, total: int) -> str:
+    """What a run that resumes says before it computes: how much of it was already done."""
+    if done == total:
+        return f"{path}: all {total:,} items were already computed; nothing left to compute."
+    return (f"{path}: resuming: {done:,} of {total:,} items were already computed and are kept; "
+            f"{total - done:,} left to compute.")
 
 
 def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dict[str, Any]:
@@ -322,6 +334,8 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     done = cache.keys()
     done -= set(kind.prepare(run, cache.get_all()))
     todo = [item for item in items if item.key not in done]
+    if resumed and len(todo) < len(items):
+        log.warning(_resumed(run.path, len(items) - len(todo), len(items)))
     if progress:
         progress(len(items) - len(todo), len(items))
     finished, execution, work = len(items) - len(todo), Execution(), list(batches(todo, kind.batch_size))

@@ -44,6 +44,11 @@ class Wording:
     """Text after the option (``contrastive``/``cloze`` templates); ``""`` for a question."""
     passage: str = ""
     """Supporting text for reading-comprehension QA; ``""`` when there is none."""
+    target: str = ""
+    """Where set, what is scored for option ``i`` is this text after ``contexts[i]`` (its
+    likelihood given the context: EWoK's minimal pairs), by likelihood only; ``""``: the options."""
+    contexts: tuple[str, ...] = ()
+    """With ``target``: per option, the context the target is scored after."""
 
 
 @dataclass(frozen=True)
@@ -75,12 +80,12 @@ class SourceItem:
 
     def wording(self, name: str) -> Wording | None:
         """The item in wording ``name``, or None where the source does not offer it."""
-        if name == "question":
+        if name == "question" and name not in self.wordings:  # a source may word it itself (EWoK's target)
             return Wording(self.question, self.options, self.labels)
         return self.wordings.get(name)
 
     def offered(self) -> tuple[str, ...]:
-        return ("question", *self.wordings)
+        return tuple(dict.fromkeys(("question", *self.wordings)))
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,9 @@ class Source:
     """Its official metrics; empty: accuracy and macro-F1 of ``pred`` (over folds where it has them)."""
     matching: Matching | None = None
     """Extra row fields from each answer (the statistics of ``official`` may read them)."""
+    scored: Callable[[SourceItem, Sequence[float]], dict[str, Any]] | None = None
+    """Extra row fields from an item's option scores (likelihood protocol): GenEval 2's Soft-TIFA
+    mass on the right answer."""
     extras: Callable[[Any, Mapping[str, Any]], None] | None = None
     """Files beyond the table, written from the run folder and its summary (VSR's plot)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
@@ -132,6 +140,11 @@ class Source:
     """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
     ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
     right for the group to count (strict accuracy beside the vanilla one). Empty: none."""
+    question_free: str | None = None
+    """The first label of a comparison whose options are the items' own objects (size, height:
+    "which is larger, A or B?"): a model that scores them is also asked each item's options
+    without the question, and its choices' consistency under this label is reported beside the
+    question-free ones (:mod:`spatialprobe.benchmarks.question_free`); None: not asked."""
 
     def offered(self) -> tuple[str, ...]:
         """The wordings every item offers."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from spatialprobe import tasks
 from spatialprobe.errors import DataError
+from spatialprobe.files import shown
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.prompts.questions import choice_question
 from spatialprobe.records import Dataset
@@ -22,14 +23,38 @@ def _run_images(run: str, dataset: Dataset, partial: bool) -> tuple[dict[str, st
 
     store, completeness = open_image_run(run, partial=partial)
     first: dict[str, str] = {}
+    shown: dict[str, dict[str, Any]] = {}
     for record in store.images():
         first.setdefault(record.prompt_id, str(record.path))
+        shown.setdefault(record.prompt_id, record.meta)
     missing = [inst.id for inst in dataset.instances if inst.id not in first]
     if missing:
         raise DataError(run, None, None, f"holds no image for {len(missing):,} of the {len(dataset.instances):,} "
                         f"instances of {dataset.name} (first: {missing[0]}); synthesize it from the same "
                         "dataset (spatialprobe synthesize --prompts TASK)")
+    for inst in dataset.instances:
+        _same_instance(run, inst, shown[inst.id])
     return first, {"path": str(Path(run).resolve()), "completeness": completeness.to_dict()}
+
+
+SHOWN_FIELDS = ("task", "obj_a", "obj_b", "label", "action")
+"""What an image run's prompt must share with the question asked of its picture (its instance)."""
+
+
+def _same_instance(run: str, inst: Any, meta: Any) -> None:
+    """Refuse the image run where the prompt its image of ``inst.id`` was drawn from is another
+    instance (other objects, label or action under the same id): a run synthesized from other
+    lines of a file, whose ids restart at each file."""
+    meta = meta if isinstance(meta, Mapping) else {}  # a run.sqlite edited by hand: nothing matches
+    fields = [f for f in SHOWN_FIELDS if getattr(inst, f)]
+    ours = inst.to_dict()
+    differ = [f for f in fields if str(meta.get(f, "")) != str(ours[f])]
+    if differ:
+        raise DataError(run, None, None, f"its image of {inst.id} was drawn for another instance "
+                        f"({', '.join(f'{f} {shown(meta.get(f))}' for f in differ)}) than the question "
+                        f"{inst.id} asks of ({', '.join(f'{f} {shown(ours[f])}' for f in differ)}); synthesize "
+                        "the images from the same instances (spatialprobe synthesize --prompts TASK, "
+                        "with the same --data)")
 
 
 def task_source(dataset: Dataset, data: dict[str, Any], image: str = "none", folds: int = 5, seed: int = 0,
@@ -55,8 +80,16 @@ def task_source(dataset: Dataset, data: dict[str, Any], image: str = "none", fol
     spec = Resampling(tuple(dataset.labels), spec_task.object_fields, group="fold", part="fold {}",
                       key=("instance_id", "fold"))
     source = Source("task", dataset.task, f"{dataset.name}@{dataset.version}", tuple(dataset.labels),
-                    tuple(items), spec, folds=split, settings=settings)
+                    tuple(items), spec, folds=split, settings=settings,
+                    question_free=_objects_first_label(dataset.task))
     return source, settings
+
+
+def _objects_first_label(task: str) -> str | None:
+    """The task's first label where its choice question's options are the pair's own objects
+    (size, height: a model may answer by ranking the names alone), else None."""
+    spec = tasks.get(task)
+    return spec.labels[0] if spec.questions.get("choice_options") == "objects" else None
 
 
 def replay(settings: Mapping[str, Any], seed: int) -> Source:

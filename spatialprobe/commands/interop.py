@@ -1,0 +1,67 @@
+"""``spatialprobe import FORMAT PATH...`` (other harnesses' per-item logs -> run folders,
+:mod:`spatialprobe.interop`) and ``spatialprobe export RUN...`` (runs -> one long table, or
+Every Eval Ever)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def import_command(
+    fmt: str = typer.Argument(..., metavar="FORMAT", help="lm-eval, lmms-eval, vlmeval, inspect, eee or plain "
+                              "(spatialprobe ls: import-format)."),
+    paths: list[Path] = typer.Argument(..., help="The log files (samples, predictions, eval logs)."),
+    out: Path = typer.Option(Path("runs/imported"), "--out",
+                             help="Folder of the run folders (one per model x benchmark)."),
+    id_field: str | None = typer.Option(None, "--id", help="plain: the field of the item id."),
+    prediction: str | None = typer.Option(None, "--prediction", help="plain: the field of the prediction."),
+    gold: str | None = typer.Option(None, "--gold", help="plain: the field of the gold answer."),
+    records: str | None = typer.Option(None, "--records",
+                                       help="plain: the key of the list of records in a JSON object."),
+    cluster: str | None = typer.Option(None, "--cluster", help="The field naming each item's cluster (an image, "
+                                       "a scene); without it (or --source) instances are the unit."),
+    model: str | None = typer.Option(None, "--model", help="plain: the model's name (default: the file's name)."),
+    benchmark: str | None = typer.Option(None, "--benchmark", help="plain: the benchmark's name."),
+    metric: str | None = typer.Option(None, "--metric", help="lmms-eval: the field of the item's score, where a "
+                                      "line holds several."),
+    source: str | None = typer.Option(None, "--source", help="Join the items to an engine source (vsr, "
+                                      "spatialmqa): its clusters and official breakdown apply."),
+    data: Path | None = typer.Option(None, "--data", help="With --source: the source's data file."),
+) -> None:
+    """Per-item logs of other harnesses become run folders that report, runs and export read."""
+    from spatialprobe.errors import UsageError
+    from spatialprobe.interop.run import import_logs
+
+    if (source is None) != (data is None):
+        raise UsageError("--source and --data go together: the engine source and its data file.")
+    if source is not None and cluster is not None:
+        raise UsageError("--cluster does not apply with --source: the source declares the clusters.")
+    options = {"id": id_field, "prediction": prediction, "gold": gold, "records": records, "cluster": cluster,
+               "model": model, "benchmark": benchmark, "metric": metric}
+    joined = {"name": source, "data": str(Path(str(data)).resolve())} if source else None
+    for folder, summary in import_logs(fmt, paths, out, {k: v for k, v in options.items() if v}, joined):
+        acc = summary["accuracy"]
+        ci = acc.get("ci")
+        interval = f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else ""
+        typer.echo(f"{folder}: {summary['model']} on {summary['task']}: accuracy {acc['mean']:.2f}{interval} "
+                   f"(n = {acc['n']}; unit: {summary['details']['unit']})")
+
+
+def export_command(
+    runs: list[Path] = typer.Argument(..., help="Run folders (native or imported)."),
+    fmt: str = typer.Option("csv", "--format", help="csv, parquet (one long table) or eee (Every Eval Ever)."),
+    out: Path = typer.Option(..., "--out", help="The table's file (csv, parquet); a folder for eee."),
+) -> None:
+    """Every run's items as one long table (pandas reads it in one line) or in Every Eval Ever."""
+    from spatialprobe.interop.eee import export_eee
+    from spatialprobe.interop.export import export
+
+    for path in (export_eee(runs, out) if fmt == "eee" else export(runs, fmt, out)):
+        typer.echo(str(path))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_command)
+    app.command("export")(export_command)

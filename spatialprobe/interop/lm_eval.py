@@ -1,0 +1,121 @@
+"""``lm-eval``: lm-evaluation-harness 0.4 ``--log_samples`` files, ``samples_TASK_DATE.jsonl``,
+with the run's ``results_DATE.json`` beside them (EleutherAI/lm-evaluation-harness @4e7e0d4
+``lm_eval/loggers/evaluation_tracker.py``: ``save_results_samples`` writes one line per document
+and filter).
+
+Fields read per line: ``doc_id`` (the item), ``target`` (gold), ``filtered_resps`` (the prediction:
+for log-likelihood tasks the index of the option of highest log-likelihood, else the first
+response), ``filter``, ``metrics`` (the first one named is the item's score; ``--metric`` is not
+needed), and the value under that metric's name; ``--cluster FIELD`` reads ``doc.FIELD``. From
+``results_DATE.json``: ``results[TASK]["METRIC,FILTER"]`` (the accuracy the harness printed),
+``configs[TASK].output_type``, ``versions[TASK]``, ``task_hashes[TASK]`` (the dataset revision),
+``lm_eval_version``, ``git_hash``, ``transformers_version``, ``model_name`` and
+``config.model_revision``. One log per task and filter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.errors import DataError
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, options_of, score_of, text, unique
+
+SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
+
+
+def results_beside(path: Path, date: str | None) -> tuple[Path | None, dict[str, Any]]:
+    """The run's ``results_DATE.json`` beside a samples file (the same date), or (None, {})."""
+    candidates = [path.parent / f"results_{date}.json"] if date else []
+    candidates += sorted(path.parent.glob("results_*.json"))
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate, load_results(candidate)
+    return None, {}
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    """A harness's aggregated results file as an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataError(path, err.lineno, None, f"is not JSON ({err.msg})") from None
+    if not isinstance(data, dict):
+        raise DataError(path, None, None, "is not a JSON object")
+    return data
+
+
+def predicted(resps: Any, output_type: str | None) -> Any:
+    """The prediction in ``filtered_resps``: the argmax option of log-likelihood tasks, else the text."""
+    if output_type in ("multiple_choice", "loglikelihood", None) and isinstance(resps, list) and len(resps) > 1 and all(
+            isinstance(r, list) and len(r) == 2 and _number(r[0]) for r in resps):  # None: no results file said
+        scores = [float(r[0]) for r in resps]
+        return str(scores.index(max(scores)))
+    while isinstance(resps, list) and len(resps) == 1:
+        resps = resps[0]
+    return text(resps)
+
+
+def _number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, bool)
+
+
+def instance(record: Mapping[str, Any], path: Path, line: int, output_type: str | None,
+             cluster: str | None) -> tuple[str, Instance]:
+    """(the metric, the item) of one samples line."""
+    metrics = field_of(record, "metrics", path, line)
+    if not isinstance(metrics, list) or not metrics:
+        raise DataError(path, line, "metrics", "must name the item's metrics")
+    metric = str(metrics[0])
+    score = score_of(field_of(record, metric, path, line), path, line, metric)
+    group = text(field_of(record, f"doc.{cluster}", path, line)) if cluster else None
+    doc: Mapping[str, Any] = record["doc"] if isinstance(record.get("doc"), Mapping) else {}
+    question = next((str(v) for k, v in doc.items() if k in ("question", "query", "text", "prompt")), None)
+    return metric, Instance(str(field_of(record, "doc_id", path, line)), text(field_of(record, "target", path, line)),
+                            predicted(field_of(record, "filtered_resps", path, line), output_type),
+                            score == 1.0, score, group, output_type, question)
+
+
+def provenance_of(results: Mapping[str, Any], task: str) -> dict[str, Any]:
+    config = results.get("config") or {}
+    args = config.get("model_args") or {}
+    return {"harness": "lm-evaluation-harness", "harness_version": results.get("lm_eval_version"),
+            "harness_commit": results.get("git_hash"), "transformers_version": results.get("transformers_version"),
+            "task_version": (results.get("versions") or {}).get(task),
+            "model_revision": config.get("model_revision") or (args.get("revision") if isinstance(args, dict)
+                                                               else None),
+            "dataset_revision": (results.get("task_hashes") or {}).get(task)}
+
+
+def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
+    """One log per task and filter of each samples file."""
+    given = options_of(options, ("cluster", "model"), "lm-eval")
+    logs: list[Log] = []
+    for path in paths:
+        match = SAMPLES.match(path.name)
+        task = match["task"] if match else path.stem.removeprefix("samples_")
+        results_file, results = results_beside(path, match["date"] if match else None)
+        output_type = ((results.get("configs") or {}).get(task) or {}).get("output_type")
+        args = (results.get("config") or {}).get("model_args")
+        model = given.get("model") or results.get("model_name") or (args.get("pretrained") if isinstance(args, dict)
+                                                                    else None)
+        if not model:
+            raise DataError(path, None, "model_name", "no results_*.json beside it names the model; give --model NAME")
+        by_filter: dict[str, tuple[str, list[Instance]]] = {}
+        for line, record in jsonl(path):
+            metric, inst = instance(record, path, line, output_type, given.get("cluster"))
+            by_filter.setdefault(str(record.get("filter", "none")), (metric, []))[1].append(inst)
+        for name, (metric, found) in by_filter.items():
+            reported = ((results.get("results") or {}).get(task) or {}).get(f"{metric},{name}")
+            logs.append(Log("lm-eval", str(model), task if len(by_filter) == 1 else f"{task}/{name}", metric,
+                            unique(found, path), provenance_of(results, task),
+                            None if reported is None else 100 * float(reported), given.get("cluster"),
+                            [path, *([results_file] if results_file else [])]))
+    return logs

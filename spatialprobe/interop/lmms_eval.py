@@ -1,0 +1,87 @@
+"""``lmms-eval``: lmms-eval ``--log_samples`` files, ``DATE_samples_TASK.jsonl``, with the run's
+``DATE_results.json`` beside them, in both layouts (EvolvingLMMs-Lab/lmms-eval
+``lmms_eval/loggers/evaluation_tracker.py`` ``save_results_samples``): 0.6 (@c7eaef37) writes
+``resps``/``filtered_resps`` as nested lists, ``[["text"]]``; 0.7 (@75571cf,
+``docs/releases/lmms-eval-0.7.md`` §12) unwraps a single instance, ``["text"]`` and ``"text"``,
+and keeps one list per option for log-likelihood tasks. Both drop ``doc`` and ``arguments``
+and keep ``input``; ``resps`` is left out where it equals ``filtered_resps``.
+
+Fields read per line: ``doc_id``, ``target``, ``filtered_resps`` (the prediction, either layout),
+``input`` (the question) and the item's score: the value under ``--metric NAME`` (a number, or an
+object's ``score``/``acc``/``correct``), or the only numeric field the line has beside those above.
+``--cluster FIELD`` reads a field of the line or of the metric's object. From ``DATE_results.json``
+(the same keys as lm-eval's): ``results[TASK]["METRIC,none"]``, ``configs[TASK].output_type``,
+``versions``, ``task_hashes``, ``lmms_eval_version``, ``git_hash``, ``model_name``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.errors import DataError
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, options_of, score_of, text, unique
+from spatialprobe.interop.lm_eval import load_results, predicted
+
+SAMPLES = re.compile(r"^(?P<date>.+?)_samples_(?P<task>.+)\.jsonl$")
+KNOWN = {"doc_id", "target", "resps", "filtered_resps", "input", "doc_hash", "prompt_hash", "target_hash",
+         "token_counts", "input_media", "filter", "metrics"}
+SCORE_KEYS = ("score", "acc", "accuracy", "correct", "exact_match")
+
+
+def _metric(record: Mapping[str, Any], wanted: str | None, path: Path, line: int) -> tuple[str, Any]:
+    if wanted:
+        return wanted, field_of(record, wanted, path, line)
+    numeric = [k for k, v in record.items() if k not in KNOWN and isinstance(v, (int, float, bool, dict))]
+    if len(numeric) != 1:
+        raise DataError(path, line, None, f"holds {len(numeric)} metric fields ({', '.join(numeric) or 'none'}); "
+                        "name the item's score with --metric NAME")
+    return numeric[0], record[numeric[0]]
+
+
+def _score(value: Any, path: Path, line: int, name: str) -> float:
+    if isinstance(value, Mapping):
+        key = next((k for k in SCORE_KEYS if k in value), None)
+        if key is None:
+            raise DataError(path, line, name, f"is an object without any of {', '.join(SCORE_KEYS)}")
+        return score_of(value[key], path, line, f"{name}.{key}")
+    return score_of(value, path, line, name)
+
+
+def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
+    """One log per samples file (a task)."""
+    from spatialprobe.interop.lm_eval import provenance_of
+
+    given = options_of(options, ("cluster", "model", "metric"), "lmms-eval")
+    logs = []
+    for path in paths:
+        match = SAMPLES.match(path.name)
+        task = match["task"] if match else path.stem
+        beside = path.parent / f"{match['date']}_results.json" if match else None
+        results_file = beside if beside is not None and beside.is_file() else None
+        results = load_results(results_file) if results_file is not None else {}
+        output_type = ((results.get("configs") or {}).get(task) or {}).get("output_type")
+        model = given.get("model") or results.get("model_name")
+        if not model:
+            raise DataError(path, None, "model_name", "no *_results.json beside it names the model; give --model NAME")
+        found, metric = [], ""
+        for line, record in jsonl(path):
+            metric, value = _metric(record, given.get("metric"), path, line)
+            score = _score(value, path, line, metric)
+            cluster = None
+            if given.get("cluster"):
+                holder = value if isinstance(value, Mapping) and given["cluster"] in value else record
+                cluster = text(field_of(holder, given["cluster"], path, line))
+            found.append(Instance(str(field_of(record, "doc_id", path, line)),
+                                  text(field_of(record, "target", path, line)),
+                                  predicted(field_of(record, "filtered_resps", path, line), output_type),
+                                  score == 1.0, score, cluster, output_type, text(record.get("input"))))
+        reported = ((results.get("results") or {}).get(task) or {}).get(f"{metric},none")
+        provenance = {**provenance_of(results, task), "harness": "lmms-eval",
+                      "harness_version": results.get("lmms_eval_version")}
+        logs.append(Log("lmms-eval", str(model), task, metric, unique(found, path), provenance,
+                        100 * float(reported) if isinstance(reported, (int, float)) else None, given.get("cluster"),
+                        [path, *([results_file] if results_file else [])]))
+    return logs

@@ -1,0 +1,188 @@
+"""COMFORT (spatialprobe/sources/comfort.py): a small copy in its own layout (CONFIGURATION/
+VARIATION/config.json + 0..36.png) through ``spatialprobe bench`` with a tiny LLaVA and through the
+engine with a model whose P(yes) follows the cosine (a perfect sweep: error, symmetry and spread 0,
+accuracy 100); the sweep metrics equal a transcription of sled-group/COMFORT @f30830d
+comfort_utils/{symmetry,smoothness,std,accuracy}_metric.py on random sweeps."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from spatialprobe.sources import comfort
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory):
+    from PIL import Image
+
+    root = tmp_path_factory.mktemp("comfort_ball")
+    for variation in ("default", "color"):
+        folder = root / "left" / variation
+        folder.mkdir(parents=True)
+        mapping = {}
+        for step in range(37):
+            Image.new("RGB", (8, 8), (step * 6, 0, 0)).save(folder / f"{step}.png")
+            mapping[f"{step}.png"] = step * 10
+        config = {"path_type": "rotate", "relation": "totheleft", "var_shape": "Sphere", "var_color": "red",
+                  "ref_shape": "Sphere", "ref_color": "blue", "mapping": mapping}
+        (folder / "config.json").write_text(json.dumps(config))
+    return root
+
+
+class Follower:
+    """P(yes) = (cos(angle) + 1) / 2, reading the angle from the image's red channel (just under
+    one half at 90° and 270°, where the cosine is 0 and the authors' ground truth is no)."""
+
+    name = "follower"
+    protocols: ClassVar[tuple[str, ...]] = ("score",)
+    wordings: ClassVar[tuple[str, ...]] = ("question",)
+
+    def score(self, requests, progress=None):
+        out = []
+        for r in requests:
+            angle = r.image.getpixel((0, 0))[0] / 6 * 10
+            cosine = math.cos(angle / 180 * math.pi)
+            p = 0.49 if abs(cosine) < 1e-9 else min(max((cosine + 1) / 2, 1e-12), 1 - 1e-12)  # 90, 270: no
+            out.append((math.log(1 - p), math.log(p)))
+        return out
+
+    def describe(self):
+        return {"model": "follower"}
+
+
+def _source(copy, **options):
+    return comfort.replay({"name": "comfort", "data": str(copy), "options": options}, 0)
+
+
+def test_sweeps_read_with_their_question_gold_and_variants(copy):
+    source = _source(copy)
+    assert len(source.items) == 74 and source.variants == {"sweep": "sweep"}
+    first = source.items[0]
+    assert first.question == "Is the red sphere to the left of the blue sphere?"
+    assert [i.gold for i in source.items[:10]] == ["yes"] * 9 + ["no"]  # cos > 0 below 90 degrees
+    from spatialprobe.errors import UsageError
+
+    with pytest.raises(UsageError, match="--option frame=sideways is not one of"):
+        _source(copy, frame="sideways")
+
+
+def test_a_model_that_follows_the_cosine_has_a_perfect_sweep(copy, tmp_path):
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.runner.settings import Component
+
+    summary = ask_run(_source(copy), Follower(), Component("fake", {"model": "follower"}), None, tmp_path / "run")
+    assert summary["metrics"]["accuracy"]["mean"] == 100.0
+    report = json.loads((tmp_path / "run" / "comfort.json").read_text())
+    assert report["mean"]["cosine_error"] == pytest.approx(math.sqrt(2 * 0.01 ** 2 / 37), abs=1e-6)
+    assert report["mean"]["symmetry"] == pytest.approx(0, abs=1e-9) and report["mean"]["accuracy"] == 1.0
+    assert report["std"] == {"left": pytest.approx(0, abs=1e-12)}
+
+
+def test_bench_with_a_tiny_llava(copy, tmp_path):
+    from bench_helpers import yes_llava
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    llava = yes_llava()
+    if llava is None:
+        pytest.skip("../shared/models is not present")
+    out = tmp_path / "run"
+    said = CliRunner().invoke(app, ["bench", "comfort", "--data", str(copy), "--model", str(llava), "--out", str(out),
+                                    "--device", "cpu", "--limit", "37"])
+    assert said.exit_code == 0, said.output
+    rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert len(rows) == 37 and all(r["p_yes"] > 0.5 for r in rows)  # wired to say Yes
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(100 * 18 / 37)  # the yes share: 0-80, 280-360
+    report = json.loads((out / "comfort.json").read_text())
+    assert list(report["sweeps"]) == ["left/color"]  # the first sweep in name order
+    assert report["sweeps"]["left/color"]["smoothness"] is None  # a flat sweep: the authors divide by 0
+
+
+# -- sled-group/COMFORT @f30830d comfort_utils, transcribed (data: [(angle, {"Yes": p})] * 37) --------
+def _normalize_data(data, epsilon=1e-6):
+    from copy import deepcopy
+
+    out = deepcopy(data)
+    for token in data[0][1]:
+        hi, lo = max(dp[1][token] for dp in data), min(dp[1][token] for dp in data)
+        span = hi - lo if hi - lo != 0 else epsilon
+        for i in range(len(data)):
+            out[i][1][token] = (data[i][1][token] - lo) / span
+    return out
+
+
+def _spatial_symmetry_metric(data, token="Yes"):
+    data = _normalize_data(data)[:-1]
+    n = len(data)
+    score = 0
+    for i in range(1, n // 2):
+        score += (data[i][1][token] - data[n - i][1][token]) ** 2
+    return np.sqrt(score / (len(data) - 2) * 2)
+
+
+def _smoothness_lowpass_metric(data):
+    from scipy.signal import butter, filtfilt
+
+    yes = np.array([d[1]["Yes"] for d in data[:-1]])
+    yes = (yes - np.min(yes)) / (np.max(yes) - np.min(yes))
+    b, a = butter(5, 100 / (0.5 * 1000), btype="low", analog=False)
+    return np.sqrt(np.mean((yes - filtfilt(b, a, yes)) ** 2))
+
+
+def _accuracy_metric(data, shift, mode):
+    this_data = _normalize_data(data)[:-1]
+    if mode != "acc":
+        error = 0
+        for angle, likelihoods in this_data:
+            cosine = np.cos((angle + shift) / 180 * np.pi)
+            if np.abs(cosine) < 1e-10:
+                cosine = 0
+            error += ((cosine + 1) / 2 - likelihoods["Yes"]) ** 2
+        return np.sqrt(error / len(data))
+    acc = []
+    for angle, likelihoods in this_data:
+        cosine = np.cos((angle + shift) / 180 * np.pi)
+        if np.abs(cosine) < 1e-10:
+            cosine = 0
+        acc.append(int((1 if cosine > 0 else 0) == (1 if likelihoods["Yes"] > 0.5 else 0)))
+    return sum(acc) / len(acc)
+
+
+def _standard_deviation(variations):
+    all_yes = []
+    for data in variations:
+        yes = np.array([d[1]["Yes"] for d in data])
+        all_yes.append(((yes - np.min(yes)) / (np.max(yes) - np.min(yes)))[:-1])
+    combined = np.stack(all_yes, axis=0)
+    return np.sqrt(np.mean(np.square(combined - np.mean(combined, axis=0))))
+
+
+def test_sweep_metrics_equal_comforts_on_random_sweeps():
+    rng = random.Random(0)
+    angles = [10.0 * k for k in range(37)]
+    for _ in range(200):
+        shift = rng.choice(list(comfort.FRAMES.values()))
+        sweeps = [[rng.random() for _ in range(37)] for _ in range(3)]
+        if rng.random() < 0.2:  # a flat stretch and the last point equal to the first, as a full turn has
+            sweeps[0][5:12] = [sweeps[0][5]] * 7
+            sweeps[0][36] = sweeps[0][0]
+        p = sweeps[0]
+        data = [(a, {"Yes": v}) for a, v in zip(angles, p, strict=True)]
+        assert comfort.symmetry(p) == pytest.approx(_spatial_symmetry_metric(data))
+        assert comfort.smoothness(p) == pytest.approx(_smoothness_lowpass_metric(data))
+        assert comfort.cosine_error(p, angles, shift) == pytest.approx(_accuracy_metric(data, shift, "normalize"))
+        assert comfort.sweep_accuracy(p, angles, shift) == pytest.approx(_accuracy_metric(data, shift, "acc"))
+        variations = [[(a, {"Yes": v}) for a, v in zip(angles, s, strict=True)] for s in sweeps]
+        assert comfort.spread(sweeps) == pytest.approx(_standard_deviation(variations))
