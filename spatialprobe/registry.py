@@ -164,6 +164,20 @@ register("source", "spatialgeneval", "spatialprobe.sources.spatialgeneval:replay
          "SpatialGenEval's ten multiple-choice questions per generated image, by a multimodal LLM judge")
 register("source", "comfort", "spatialprobe.sources.comfort:replay",
          "COMFORT rotation sweeps: P(yes) per angle, symmetry/smoothness/std/cosine metrics per sweep")
+register("source", "whatsup", "spatialprobe.sources.whatsup:replay",
+         "What'sUp: caption ranking or lettered captions; individual, pair and set accuracy (controlled A/B, COCO, VG)")
+register("source", "cv-bench", "spatialprobe.sources.cvbench:replay",
+         "CV-Bench 2-D/3-D lettered questions: accuracy per source/type/task, official 1/2((ADE20K+COCO)/2+Omni3D)")
+register("source", "3dsrbench", "spatialprobe.sources.threedsrbench:replay",
+         "3DSRBench lettered 3-D questions: vanilla, flip, circular, flip+circular (VLMEvalKit's or authors' groups)")
+register("source", "blink", "spatialprobe.sources.blink:replay",
+         "BLINK spatial subtasks (several images asked together): accuracy per subtask, mean over subtasks")
+register("source", "embspatial", "spatialprobe.sources.embspatial:replay",
+         "EmbSpatial-Bench lettered questions: accuracy per source (AI2-THOR, MP3D, ScanNet) and relation")
+register("source", "site", "spatialprobe.sources.site:replay",
+         "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
+register("source", "mmsi", "spatialprobe.sources.mmsi:replay",
+         "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

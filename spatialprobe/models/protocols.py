@@ -39,7 +39,8 @@ class Question:
     options: tuple[str, ...]
     """The replies that answer it, each meaning one label of the task."""
     image: Any = None
-    """The image shown with the question (a PIL image or a path); ``None``: a text-only turn."""
+    """The image shown with the question (a PIL image or a path), a tuple of them shown together
+    (a multi-view item; only a model whose ``multi_image`` is true takes one); ``None``: a text-only turn."""
     suffix: str = ""
     """Text after each option (a contrastive or cloze template's end); ``""`` for a question."""
     passage: str = ""

@@ -1,0 +1,76 @@
+"""EmbSpatial-Bench (Du et al. 2024): lettered questions on six spatial relations in embodied
+scenes from three sources (AI2-THOR, Matterport3D, ScanNet).
+
+Files: the authors' JSON (one list of records, ``question_id, data_source, image`` - base64 -,
+``question, answer_options, answer`` - the right option's index -, ``relation, objects``) or its
+Hugging Face copy (Parquet / ``datasets`` / ``hf:NAME``, images embedded); ``--subset`` keeps
+one source.
+
+Wording: ``question`` (the question, its lettered options, "Answer with the option's letter.");
+labels the letters. Official metrics (EvolvingLMMs-Lab/lmms-eval
+``lmms_eval/tasks/embspatial/utils.py`` ``embspatial_aggregate_results``): accuracy, with its
+per-relation breakdown (which lmms-eval logs) and per source. Resampled by image.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.errors import UsageError
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.sources.files import Records, image_file, letters, options_text, read_records
+
+OPTIONS: dict[str, str] = {}
+QUESTION = "{question}\n{options}\nAnswer with the option's letter."
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("data_source", "relation")),)
+
+
+def _image(records: Records, n: int, folders: list[Path]) -> str:
+    """Row ``n``'s image: base64 text (the authors' JSON), embedded bytes or a path (an image file name)."""
+    value = records.require(n, "image")
+    if isinstance(value, str) and not value.lower().endswith((".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif")):
+        try:
+            return image_file(base64.b64decode(value, validate=True), what=records.where[n][0])
+        except binascii.Error:
+            raise records.error(n, "image", "neither base64 nor a path") from None
+    return image_file(value, folders=folders, what=records.where[n][0])
+
+
+def replay(settings: Mapping[str, Any], seed: int) -> Source:
+    """EmbSpatial-Bench's questions from the user's copy (``seed`` unused)."""
+    found = given(settings)
+    if found["data"] is None:
+        raise UsageError("embspatial needs --data: embspatial_bench.json or its Hugging Face copy")
+    records = read_records(found["data"], split=found["split"])
+    folders = [Path(found["images"])] if found["images"] else [records.path.parent]
+    items = []
+    for n, row in enumerate(records.rows):
+        if found["subset"] and row.get("data_source") != found["subset"]:
+            continue
+        options = tuple(str(o) for o in records.require(n, "answer_options"))
+        answer = records.require(n, "answer")
+        if not (isinstance(answer, int) and 0 <= answer < len(options)):
+            raise records.error(n, "answer", f"{answer!r} is no index of the {len(options)} options")
+        image = _image(records, n, folders)
+        key = str(row.get("question_id", n))
+        question = QUESTION.format(question=records.require(n, "question"), options=options_text(options))
+        items.append(SourceItem(key, question, options, letters(len(options)), letters(len(options))[answer], image,
+                                tuple(str(o) for o in row.get("objects") or ()),
+                                {"data_source": str(row.get("data_source", "")),
+                                 "relation": str(row.get("relation", "")),
+                                 "image": hashlib.sha256(Path(image).name.encode()).hexdigest()[:12]}))
+    items = items[:found["limit"]]
+    if not items:
+        raise UsageError(f"{found['data']}: no EmbSpatial questions" + (f" of source {found['subset']!r}"
+                                                                          if found["subset"] else ""))
+    labels = letters(max(len(i.options) for i in items))
+    spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
+    return Source("embspatial", "embspatial", f"embspatial@{records.version}", labels, tuple(items), spec,
+                  official=OFFICIAL, settings=recorded("embspatial", found, found["data"], records.version),
+                  details={"total": len(records.rows), "what": "questions"})

@@ -1,0 +1,104 @@
+"""MMSI-Bench (Yang, Xu et al. 2025): lettered questions about two or more images of one scene
+(camera, object and region relations, measurement, motion, multi-step reasoning), all the
+images asked together.
+
+Files: the Hugging Face copy ``RunsenXu/MMSI-Bench`` (Parquet / ``datasets`` / ``hf:NAME``:
+``id, images`` - a list of embedded images -, ``question`` - its options written in it, "Options:
+A: ..., B: ..." -, ``answer`` (a letter), ``question_type``) or a TSV of the same fields whose
+``image`` is a JSON list of paths (under ``--images``) or base64 images. ``--subset`` keeps one
+question type.
+
+Wording: ``question`` (the question as written, its options read from it, "Answer with the
+option's letter."); labels the letters; the option texts are the text after each ``X:`` up to the
+next option (a question whose options cannot be read is refused naming its row). Official
+metric: accuracy, per question type. Resampled by item.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.errors import UsageError
+from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.sources.files import Records, image_file, letters, read_records
+
+OPTIONS: dict[str, str] = {}
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type",)),)
+OPTION = re.compile(r"(?:^|[\s,;(])([A-F])[:.)]\s*")
+
+
+def options_in(question: str) -> tuple[str, ...]:
+    """The options written after the question's last ``Options:`` (``A: x, B: y`` or one a
+    line), in letter order from A; ``()`` where they are not A, B, ... in turn."""
+    _, found, tail = question.rpartition("Options:")
+    if not found:
+        return ()
+    marks = list(OPTION.finditer(tail))
+    if [m.group(1) for m in marks] != list(letters(len(marks))) or len(marks) < 2:
+        return ()
+    ends = [m.start() for m in marks[1:]] + [len(tail)]
+    return tuple(tail[m.end():end].strip().rstrip(",;").strip() for m, end in zip(marks, ends, strict=True))
+
+
+def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
+    """Row ``n``'s images, in order: embedded, paths, or base64 (a JSON list in a TSV)."""
+    row, where = records.rows[n], records.where[n][0]
+    value: Any = row.get("images") if row.get("images") is not None else records.require(n, "image")
+    if isinstance(value, str):
+        value = json.loads(value) if value.lstrip().startswith("[") else [value]
+    shown = []
+    for one in value or ():
+        if isinstance(one, str) and not one.lower().endswith((".png", ".jpg", ".jpeg", ".webp", ".bmp")):
+            try:
+                one = base64.b64decode(one, validate=True)
+            except binascii.Error:
+                raise records.error(n, "image", "neither base64 nor an image path") from None
+        shown.append(image_file(one, folders=folders, what=where))
+    if not shown:
+        raise records.error(n, "images", "no image")
+    return shown
+
+
+def replay(settings: Mapping[str, Any], seed: int) -> Source:
+    """MMSI-Bench's questions from the user's copy (``seed`` unused)."""
+    found = given(settings)
+    if found["data"] is None:
+        raise UsageError("mmsi needs --data: RunsenXu/MMSI-Bench (Parquet, datasets folder, hf:NAME) or its TSV")
+    records = read_records(found["data"], split=found["split"])
+    folders = [Path(found["images"])] if found["images"] else [records.path if records.path.is_dir()
+                                                                  else records.path.parent]
+    items = []
+    for n, row in enumerate(records.rows):
+        kind = str(row.get("question_type") or row.get("category") or "")
+        if found["subset"] and kind != found["subset"]:
+            continue
+        question = str(records.require(n, "question"))
+        options = options_in(question)
+        if not options:
+            raise records.error(n, "question", "its options (Options: A: ..., B: ...) cannot be read")
+        gold = str(records.require(n, "answer")).strip()
+        if gold not in letters(len(options)):
+            raise records.error(n, "answer", f"{gold!r} is none of the {len(options)} options' letters")
+        shown = _images(records, n, folders)
+        key = str(row.get("id", row.get("index", n)))
+        items.append(SourceItem(key, f"{question}\nAnswer with the option's letter.", options,
+                                letters(len(options)), gold, shown[0], (),
+                                {"question_type": kind, "item": hashlib.sha256(key.encode()).hexdigest()[:12]},
+                                views=tuple(shown[1:])))
+    items = items[:found["limit"]]
+    if not items:
+        raise UsageError(f"{found['data']}: no MMSI-Bench questions" + (f" of type {found['subset']!r}"
+                                                                          if found["subset"] else ""))
+    labels = letters(max(len(i.options) for i in items))
+    spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
+    return Source("mmsi", "mmsi", f"mmsi@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
+                  settings=recorded("mmsi", found, found["data"], records.version),
+                  details={"total": len(records.rows), "what": "questions"})

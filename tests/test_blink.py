@@ -1,0 +1,118 @@
+"""BLINK (spatialprobe/sources/blink.py): its Hugging Face layout (a folder of Parquet files per
+subtask, images embedded) through the real loader and ``spatialprobe bench``, the images of a
+multi-view item shown together to a multimodal LLM; the mean over subtasks equal to a
+transcription of ``eval_prediction`` (zeyofu/BLINK_Benchmark @2d6a779 ``eval/evaluate.py``) on
+thousands of random predictions."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from bench_a_helpers import a_llava
+from mllm_helpers import SHARED
+from typer.testing import CliRunner
+from vl_helpers import solid_image
+
+from spatialprobe.cli import app
+from spatialprobe.metrics.weighted import STATISTICS
+from spatialprobe.sources.base import replay
+from spatialprobe.sources.blink import SPATIAL, matching
+
+
+def eval_prediction(split, answers, predictions, subtasks):
+    """Transcribed from eval_prediction (zeyofu/BLINK_Benchmark @2d6a779 eval/evaluate.py): the
+    answer and prediction files as dicts, the accuracy per task and their mean ("Total")."""
+    accu_by_task = {}
+    task_numbers = {}
+    errors = {}
+    for task_name in subtasks:
+        accu_by_task[task_name] = 0
+        task_numbers[task_name] = 0
+        errors[task_name] = []
+    for idx, gold_answer in answers.items():
+        task = '_'.join(idx.split(split)[1][1:].split('_')[:-1])
+        task_numbers[task] += 1
+        if idx in predictions and predictions[idx] == gold_answer:
+            accu_by_task[task] += 1
+        else:
+            errors[task].append(idx)
+    average_accu = 0
+    for task in subtasks:
+        accu_by_task[task] = accu_by_task[task] / task_numbers[task]
+        average_accu += accu_by_task[task]
+    average_accu = average_accu / len(subtasks)
+    accu_by_task["Total"] = average_accu
+    return accu_by_task
+
+
+def _copy(root, sizes=(5, 3, 4), seed=0):
+    """BLINK's layout: TASK/val-00000-of-00001.parquet, images embedded; Multi-view items show 2 images."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = random.Random(seed)
+    png = solid_image(root / "scene.png", size=16).read_bytes()
+    other = solid_image(root / "other.png", (10, 200, 10), size=16).read_bytes()
+    answers = {}
+    for task, n in zip(SPATIAL, sizes, strict=True):
+        rows = []
+        for k in range(1, n + 1):
+            choices = ["yes", "no"] if task != "Multi-view_Reasoning" else ["left", "right", "up", "down"]
+            answer = f"({rng.choice('ABCD'[:len(choices)])})"
+            idx = f"val_{task}_{k}"
+            answers[idx] = answer
+            rows.append({"idx": idx, "question": f"Question {k}?", "sub_task": task.replace("_", " "),
+                         "image_1": {"bytes": png, "path": "1.png"},
+                         "image_2": {"bytes": other, "path": "2.png"} if task == "Multi-view_Reasoning" else None,
+                         "image_3": None, "image_4": None, "choices": choices, "answer": answer,
+                         "prompt": "unused"})
+        (root / task).mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(rows), root / task / "val-00000-of-00001.parquet")
+    return answers
+
+
+def test_the_mean_over_subtasks_equals_blinks_on_random_predictions(tmp_path):
+    answers = _copy(tmp_path / "BLINK", sizes=(7, 2, 5))
+    source = replay({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
+    assert [i.key for i in source.items] == list(answers)
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        picks = {i.key: chr(65 + int(rng.integers(len(i.options)))) for i in source.items}
+        official = eval_prediction("val", answers, {k: f"({v})" for k, v in picks.items()}, list(SPATIAL))
+        values = np.array([matching(i, None, picks[i.key])["blink_value"] for i in source.items])
+        ours = STATISTICS["mean"](np.zeros(len(values)), values, np.ones((1, len(values))), 0)[0]
+        assert ours == pytest.approx(100 * official["Total"], abs=1e-9)
+
+
+@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+def test_multi_view_items_are_asked_with_their_images_together(tmp_path):
+    answers = _copy(tmp_path / "BLINK", sizes=(3, 2, 3))
+    source = replay({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
+    assert {len(i.views) for i in source.items if i.fields["sub_task"] == "Multi-view_Reasoning"} == {1}
+    out = tmp_path / "run"
+    said = CliRunner().invoke(app, ["bench", "blink", "--model", str(a_llava()), "--data", str(tmp_path / "BLINK"),
+                                    "--out", str(out), "--protocol", "generate", "--max-new-tokens", "1", "--blind"])
+    assert said.exit_code == 0, said.output
+    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    official = eval_prediction("val", answers, dict.fromkeys(answers, "(A)"), list(SPATIAL))
+    assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(a == "(A)" for a in answers.values()) / len(answers))
+    assert metrics["blink"]["mean"] == pytest.approx(100 * official["Total"])
+
+
+def test_a_model_that_takes_one_image_is_refused_in_one_sentence(tmp_path):
+    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.errors import UsageError
+    from spatialprobe.runner.settings import Component
+
+    class OneImage:
+        """Understands lettered questions, one image each (no ``multi_image``)."""
+
+        protocols = ("score",)
+        wordings = ("question",)
+
+    _copy(tmp_path / "BLINK", sizes=(1, 1, 1))
+    source = replay({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
+    with pytest.raises(UsageError, match=r"several images .* and the one-image model takes one image"):
+        ask_run(source, OneImage(), Component("one-image", {}), None, tmp_path / "run")

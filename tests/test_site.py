@@ -1,0 +1,101 @@
+"""SITE (spatialprobe/sources/site.py): its records with single- and multi-image items through
+the real loader and ``spatialprobe bench``; accuracy and the chance-adjusted accuracy equal to a
+transcription of SITE's scoring as lmms-eval carries it (EvolvingLMMs-Lab/lmms-eval
+``lmms_eval/tasks/sitebench/utils.py`` ``spatial_process_results`` / ``spatial_aggregate_results``,
+read @1309335) on thousands of random predictions."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from bench_a_helpers import a_llava
+from mllm_helpers import SHARED
+from typer.testing import CliRunner
+from vl_helpers import solid_image
+
+from spatialprobe.cli import app
+from spatialprobe.metrics.weighted import STATISTICS
+from spatialprobe.sources.base import replay
+from spatialprobe.sources.site import matching
+
+Categories = {"spatial relationship reasoning", "multi-view & cross-image reasoning"}
+
+
+def spatial_process_results(doc, pred_index):
+    """Transcribed (the reply already parsed to ``pred_index``)."""
+    all_choices = [chr(65 + i) for i in range(len(doc["options"]))]
+    gt_index = doc["answer"]
+    score = 1.0 if pred_index == gt_index else 0.0
+    category = doc["category"]
+    dataset = doc["dataset"]
+    adjusted_score = score - 1.0 / len(all_choices)
+    return ({"overall": score, category: score, dataset: score, "total": 1},
+            {"overall": adjusted_score, category: adjusted_score, dataset: adjusted_score,
+             "total": 1.0 - 1.0 / len(all_choices)})
+
+
+def spatial_aggregate_results(results):
+    """Transcribed: the overall figure (its category and dataset parts are not returned)."""
+    total_correct, total_examples = 0, 0
+    category_correct, category_total = defaultdict(int), defaultdict(int)
+    dataset_correct, dataset_total = defaultdict(int), defaultdict(int)
+    for result in results:
+        total_correct += result["overall"]
+        total_examples += result["total"]
+        for key, score in result.items():
+            if key in Categories:
+                category_correct[key] += score
+                category_total[key] += result["total"]
+            elif key != "overall":
+                dataset_correct[key] += score
+                dataset_total[key] += result["total"]
+    overall_accuracy = (total_correct / total_examples) * 100 if total_examples > 0 else 0.0
+    return round(overall_accuracy, 5)
+
+
+def _records(root, n=9, seed=0):
+    rng = random.Random(seed)
+    for name, color in (("a.png", (200, 0, 0)), ("b.png", (0, 0, 200))):
+        solid_image(root / "images" / name, color, size=16)
+    rows = []
+    for k in range(n):
+        options = [f"choice {j}" for j in range(rng.choice([2, 3, 4, 5]))]
+        multi = k % 3 == 0
+        rows.append({"id": f"site-{k}", "question": ("<image><image> " if multi else "") + f"Where is it {k}?",
+                     "options": options, "answer": chr(65 + rng.randrange(len(options))),
+                     "category": "multi-view & cross-image reasoning" if multi else "spatial relationship reasoning",
+                     "dataset": "mvdata" if multi else "single", "visual": ["a.png", "b.png"] if multi else ["a.png"]})
+    (root / "site.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
+
+
+def test_the_chance_adjusted_accuracy_equals_sites_on_random_predictions(tmp_path):
+    rows = _records(tmp_path, n=23)
+    source = replay({"name": "site", "data": str(tmp_path / "site.jsonl"), "images": str(tmp_path / "images")}, 0)
+    assert [len(i.views) for i in source.items] == [1 if k % 3 == 0 else 0 for k in range(23)]
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        picks = [chr(65 + int(rng.integers(len(r["options"])))) for r in rows]
+        done = [spatial_process_results(r, p) for r, p in zip(rows, picks, strict=True)]
+        values = np.array([matching(i, None, p)["site_value"] for i, p in zip(source.items, picks, strict=True)])
+        ours = STATISTICS["mean"](np.zeros(len(values)), values, np.ones((1, len(values))), 0)[0]
+        assert round(ours, 5) == pytest.approx(spatial_aggregate_results([d[1] for d in done]), abs=1e-5)
+
+
+@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+def test_a_model_that_answers_a_scores_the_a_share(tmp_path):
+    rows = _records(tmp_path, n=6, seed=1)
+    out = tmp_path / "run"
+    said = CliRunner().invoke(app, ["bench", "site", "--model", str(a_llava()), "--data", str(tmp_path / "site.jsonl"),
+                                    "--images", str(tmp_path / "images"), "--out", str(out), "--protocol", "generate",
+                                    "--max-new-tokens", "1"])
+    assert said.exit_code == 0, said.output
+    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    done = [spatial_process_results(r, "A") for r in rows]
+    assert metrics["accuracy"]["mean"] == pytest.approx(spatial_aggregate_results([d[0] for d in done]))
+    assert metrics["chance_adjusted_accuracy"]["mean"] == pytest.approx(
+        spatial_aggregate_results([d[1] for d in done]), abs=1e-5)
