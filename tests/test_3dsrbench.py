@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from vl_helpers import solid_image
 
 from spatialprobe.cli import app
-from spatialprobe.sources.base import replay
+from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.threedsrbench import official_scores
 
 

@@ -18,8 +18,8 @@ from vl_helpers import solid_image
 
 from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
-from spatialprobe.sources.base import replay
 from spatialprobe.sources.blink import SPATIAL, matching
+from spatialprobe.sources.rebuild import replay
 
 
 def eval_prediction(split, answers, predictions, subtasks):

@@ -19,8 +19,8 @@ from vl_helpers import solid_image
 
 from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
-from spatialprobe.sources.base import replay
 from spatialprobe.sources.cvbench import lmms_letter, matching
+from spatialprobe.sources.rebuild import replay
 
 
 def cv_bench_default_aggregate_results(results):

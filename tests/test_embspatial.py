@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from vl_helpers import solid_image
 
 from spatialprobe.cli import app
-from spatialprobe.sources.base import replay
+from spatialprobe.sources.rebuild import replay
 
 
 def embspatial_aggregate_results(results):

@@ -16,8 +16,8 @@ from vl_helpers import solid_image
 
 from spatialprobe.cli import app
 from spatialprobe.errors import DataError
-from spatialprobe.sources.base import replay
 from spatialprobe.sources.mmsi import options_in
+from spatialprobe.sources.rebuild import replay
 
 GOLD = ["A", "C", "B", "A", "D"]
 

@@ -19,7 +19,7 @@ from vl_helpers import solid_image
 
 from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
-from spatialprobe.sources.base import replay
+from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.site import matching
 
 Categories = {"spatial relationship reasoning", "multi-view & cross-image reasoning"}

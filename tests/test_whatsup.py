@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
 from spatialprobe.cli import app
-from spatialprobe.sources.base import replay
+from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.whatsup import official_scores
 
 A_SLOTS = {"on": "on", "under": "under", "left": "left_of", "right": "right_of"}
