@@ -335,6 +335,14 @@ def test_a_native_run_exported_to_eee_and_imported_back_is_the_same(native, tmp_
     rows_back = read_jsonl(next((tmp_path / "back").glob("*/predictions.jsonl")))
     assert sorted((r["instance_id"], r["fold"], r["correct"]) for r in rows_back) == keys(
         read_jsonl(native / "predictions.jsonl"))
+    # the native run and its imported copy, side by side: paired on the same items, nothing differs
+    from spatialprobe.reports.many import load_compared
+
+    back_folder = next((tmp_path / "back").glob("*/predictions.jsonl")).parent
+    compared, spec = load_compared([native, back_folder])
+    assert spec.pred == "correct" and [len(c.rows) for c in compared] == [1600, 1600]
+    invoke("report", native, back_folder, "--out", tmp_path / "r.md")
+    assert "| share (%) | 50.8 | 50.8 | +0.0 | [0.0, 0.0] | 1.000 | n.s. |" in (tmp_path / "r.md").read_text()
 
 
 def test_two_imported_models_are_paired_by_report(tmp_path):

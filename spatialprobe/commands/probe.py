@@ -318,6 +318,11 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
     if variants:
         primary += "\nThe generated robustness variants (--protocol-variants) are not paired; the items are.\n"
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
+    if (specs[0].labels, specs[0].pred) != (specs[1].labels, specs[1].pred):  # a native run beside an imported one
+        from spatialprobe.reports.many import as_correctness
+
+        scored = [as_correctness(spec, part) for spec, part in zip(specs, rows, strict=True)]
+        specs, rows = [spec for spec, _ in scored], [part for _, part in scored]
     if specs[0].key != specs[1].key:
         reason = (f"A's predictions are one per ({', '.join(specs[0].key)}) and B's one per "
                   f"({', '.join(specs[1].key)}): runs of different kinds ({summaries[0].get('kind')}, "

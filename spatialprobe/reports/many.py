@@ -87,6 +87,10 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
             raise UsageError(f"{run.path} has no predictions.jsonl: its items cannot be compared")
         found.append(primary_rows(run.summary, read_jsonl(file)))
     specs = [resampling_of(run.summary, rows) for run, (_, rows) in zip(runs, found, strict=True)]
+    if len({(spec.labels, spec.pred) for spec in specs}) > 1:  # e.g. a native run beside an imported one
+        pairs = [as_correctness(spec, rows) for spec, (_, rows) in zip(specs, found, strict=True)]
+        specs = [spec for spec, _ in pairs]
+        found = [(condition, rows) for (condition, _), (_, rows) in zip(found, pairs, strict=True)]
     first = runs[0]
     for run, (condition, rows), spec in zip(runs[1:], found[1:], specs[1:], strict=True):
         reason = _difference(first.summary, found[0], specs[0], run.summary, (condition, rows), spec)
@@ -97,6 +101,26 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
     out = [Compared(run.path, run.summary, label, sorted(rows, key=lambda r: order[row_key(r, specs[0].key)]))
            for run, (_, rows), label in zip(runs, found, named, strict=True)]
     return out, specs[0]
+
+
+def as_correctness(spec: Resampling, rows: list[dict[str, Any]]) -> tuple[Resampling, list[dict[str, Any]]]:
+    """The run scored by whether each row is right (``correct``), the form an imported run has (the
+    harness's own verdict): a run that predicts labels gets ``correct = gold == pred`` (case folded
+    where its spec folds case; a row without an answer is wrong) and the share of correct rows as
+    its accuracy - the same number - so that native and imported runs on the same items compare."""
+    from dataclasses import replace
+
+    if spec.pred == "correct" and not spec.labels:
+        return spec, rows
+
+    def right(row: Mapping[str, Any]) -> bool:
+        gold, pred = row.get(spec.gold), row.get(spec.pred)
+        if pred is None:
+            return False
+        return str(gold).lower() == str(pred).lower() if spec.fold_case else gold == pred
+
+    scored = [{**row, "correct": right(row)} for row in rows]
+    return replace(spec, labels=(), metrics={"accuracy": "share"}, pred="correct", missing=None), scored
 
 
 def _difference(summary_a: Mapping[str, Any], found_a: tuple[str | None, list[dict[str, Any]]], spec_a: Resampling,
