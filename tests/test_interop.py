@@ -51,9 +51,6 @@ def test_an_lm_eval_log_gives_the_accuracy_lm_eval_printed(tmp_path):
     assert all(r["correct"] == (r["pred"] == r["gold"]) for r in rows) and rows[0]["protocol"] == "multiple_choice"
 
 
-@pytest.mark.skipif(not os.environ.get("SPATIALPROBE_LIVE_HARNESS"),
-                    reason="runs lm-eval itself (about 40 s here, over the suite's budget): "
-                    "SPATIALPROBE_LIVE_HARNESS=1")
 def test_lm_eval_run_here_offline_imports_to_what_it_printed(tmp_path):
     """How the committed fixture was made, run again: the real harness, offline, a tiny GPT-2."""
     pytest.importorskip("lm_eval")
