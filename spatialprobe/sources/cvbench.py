@@ -25,13 +25,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.sources.files import image_file, letters, options_text, read_records
+from spatialprobe.sources.files import image_file, image_folders, letters, options_text, read_records
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -75,8 +74,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     rows = records.rows[:found["limit"]]
     if found["subset"] not in (None, "2D", "3D"):
         raise UsageError(f"--subset {found['subset']}: CV-Bench's subsets are 2D and 3D")
-    folders = [Path(found["images"])] if found["images"] else [records.path if records.path.is_dir()
-                                                                  else records.path.parent]
+    folders = image_folders(found["images"], records)
     items, seen = [], set()
     for n, row in enumerate(rows):
         if found["subset"] and row.get("type") != found["subset"]:

@@ -276,6 +276,14 @@ def _cached(data: bytes, suffix: str) -> str:
     return str(target)
 
 
+def image_folders(images: str | None, records: Records) -> list[Path]:
+    """Where an item's relative image paths are looked up: ``--images`` where given, else the
+    folder of the data (the folder itself where the copy is one)."""
+    if images:
+        return [Path(images)]
+    return [records.path if records.path.is_dir() else records.path.parent]
+
+
 def options_text(options: Sequence[str]) -> str:
     """Lettered options, one a line: ``A. first`` ... (the form every lettered benchmark is asked in)."""
     return "\n".join(f"{chr(65 + n)}. {o}" for n, o in enumerate(options))

@@ -28,7 +28,7 @@ from typing import Any
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.sources.files import Records, image_file, letters, read_records
+from spatialprobe.sources.files import Records, image_file, image_folders, letters, read_records
 
 OPTIONS: dict[str, str] = {}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type",)),)
@@ -73,8 +73,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     if found["data"] is None:
         raise UsageError("mmsi needs --data: RunsenXu/MMSI-Bench (Parquet, datasets folder, hf:NAME) or its TSV")
     records = read_records(found["data"], split=found["split"])
-    folders = [Path(found["images"])] if found["images"] else [records.path if records.path.is_dir()
-                                                                  else records.path.parent]
+    folders = image_folders(found["images"], records)
     items = []
     for n, row in enumerate(records.rows):
         kind = str(row.get("question_type") or row.get("category") or "")

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.sources.files import image_file, letters, options_text, read_records
+from spatialprobe.sources.files import image_file, image_folders, letters, options_text, read_records
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -46,8 +45,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     if found["data"] is None:
         raise UsageError("site needs --data: SITE's records (JSON/JSONL/Parquet/datasets folder or hf:NAME)")
     records = read_records(found["data"], split=found["split"])
-    folders = [Path(found["images"])] if found["images"] else [records.path if records.path.is_dir()
-                                                                  else records.path.parent]
+    folders = image_folders(found["images"], records)
     items = []
     for n, row in enumerate(records.rows):
         if found["subset"] and row.get("category") != found["subset"]:
