@@ -70,6 +70,10 @@ def test_sweeps_read_with_their_question_gold_and_variants(copy):
     first = source.items[0]
     assert first.question == "Is the red sphere to the left of the blue sphere?"
     assert [i.gold for i in source.items[:10]] == ["yes"] * 9 + ["no"]  # cos > 0 below 90 degrees
+    # the fact asked, in the camera's frame: true below 90 degrees, "not" at 90 (cos 0) and beyond
+    assert (source.items[0].fact, source.items[9].fact) == (("red sphere", "to the left of", "blue sphere"),
+                                                            ("red sphere", "not to the left of", "blue sphere"))
+    assert {i.fact for i in _source(copy, frame="addressee").items} == {None}  # another frame: another relation
     from spatialprobe.errors import UsageError
 
     with pytest.raises(UsageError, match="--option frame=sideways is not one of"):

@@ -61,6 +61,16 @@ def test_json_and_parquet_copies_give_the_same_items(tmp_path):
     assert len(replay({"name": "embspatial", "data": str(tmp_path / "test.parquet"), "subset": "mp3d"}, 0).items) == 3
 
 
+def test_an_item_states_the_fact_its_right_option_states(tmp_path):
+    rows = _json(tmp_path, n=3)
+    rows[0].update(answer_options=["The lamp is above the bed", "The lamp is below the bed"], answer=0)
+    rows[1].update(answer_options=["The sofa is to the left of the tv", "The sofa is to the right of the tv"],
+                   answer=1)
+    (tmp_path / "embspatial_bench.json").write_text(json.dumps(rows))
+    source = replay({"name": "embspatial", "data": str(tmp_path / "embspatial_bench.json")}, 0)
+    assert [i.fact for i in source.items] == [("lamp", "above", "bed"), ("sofa", "to the right of", "tv"), None]
+
+
 @pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
 def test_a_model_that_answers_a_scores_the_a_share_overall_and_per_relation(tmp_path):
     rows = _json(tmp_path, n=6)

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
 from spatialprobe.cli import app
+from spatialprobe.sources.facts import stated_fact
 from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.whatsup import official_scores
 
@@ -139,6 +140,10 @@ def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path)
     official = replay({"name": "whatsup", "data": str(data), "options": {"order": "official"}}, 0)
     assert all(item.options[0] == row["caption_options"][0] for item, row in zip(official.items, rows, strict=True))
     assert source.variants == {"pair": "pair", "set": "set"} and source.spec.clusters == ("set",)
+    # each item states its correct caption's fact: "A mug0 on a plate-0", "A mug0 under a plate-0", ...
+    assert [i.fact for i in source.items[:4]] == [("mug0", "on", "plate-0"), ("mug0", "under", "plate-0"),
+                                                  ("mug0", "to the left of", "plate-0"),
+                                                  ("mug0", "to the right of", "plate-0")]
     # COCO-QA two objects: [image id, true caption, false caption], images val2017/{id:012d}.jpg
     coco = tmp_path / "coco_qa_two_obj.json"
     coco.write_text(json.dumps([[7, "A dog to the left of a cat", "A dog to the right of a cat"],
@@ -147,6 +152,11 @@ def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path)
         solid_image(tmp_path / "val2017" / f"{image_id:012d}.jpg")
     qa = replay({"name": "whatsup", "data": str(coco), "images": str(tmp_path)}, 0)
     assert [(i.gold, i.fields["preposition"]) for i in qa.items] == [("left", "left"), ("above", "above")]
+    assert [i.fact for i in qa.items] == [("dog", "to the left of", "cat"), ("cup", "above", "table")]
+    one = tmp_path / "coco_qa_one_obj.json"  # one object: its caption relates it to no other object
+    one.write_text(json.dumps([[7, "A photo of a dog on the left", "A photo of a dog on the right"]]))
+    assert replay({"name": "whatsup", "data": str(one), "images": str(tmp_path)}, 0).items[0].fact is None
+    assert stated_fact("A cup on a table under a lamp") is None  # two relations: ambiguous, no fact
     assert qa.variants == {} and qa.dataset.startswith("whatsup-coco_two@")
 
 

@@ -20,7 +20,9 @@ written to ``comfort.json`` (point estimates, per sweep and their mean), as
 symmetry of P(yes), low-pass smoothness RMSE, the normalised-cosine RMSE (``accuracy_metric``
 mode ``normalize``), its thresholded accuracy (``acc`` on the min-max normalised sweep), and per
 configuration the standard deviation over its variations. Declares ``variants {"sweep": "sweep"}``:
-an item's sweep is the group its protocol engine holds to all-right.
+an item's sweep is the group its protocol engine holds to all-right. Under the camera frame (the
+default) each image states its fact: the relation asked of the two objects, ``not`` where the gold
+is no (``(red sphere, not to the left of, blue sphere)`` at 90°).
 """
 
 from __future__ import annotations
@@ -66,6 +68,15 @@ def _object(config: Mapping[str, Any], who: str) -> str:
     return f"{colour} {name}" if isinstance(colour, str) and shape in ("Sphere",) else name
 
 
+def _fact(subject: str, relation: str, obj: str, gold: str, frame: str) -> tuple[str, str, str] | None:
+    """The relation asked of the two objects, ``not`` where it is false (as VSR states a false
+    caption), in the camera's frame only: in another frame "left" is another relation than the one
+    the other benchmarks state, so no fact is stated there."""
+    if frame != "camera":
+        return None
+    return subject, relation if gold == "yes" else f"not {relation}", obj
+
+
 def scored(item: SourceItem, scores: Sequence[float]) -> dict[str, Any]:
     """``p_yes``: P(Yes) normalised over Yes and No (options ``No``, ``Yes``)."""
     no, yes = scores
@@ -99,8 +110,8 @@ def comfort_source(found: Mapping[str, Any]) -> Source:
         if relation not in RELATIONS:
             raise DataError(path, None, "relation", f"{relation!r} is not one of {', '.join(RELATIONS)}")
         sweep = str(path.parent.relative_to(root))
-        question = PROMPTS[prompt].format(obj1=_object(config, "var"), relation=RELATIONS[relation],
-                                          obj2=_object(config, "ref"))
+        subject, obj = _object(config, "var"), _object(config, "ref")
+        question = PROMPTS[prompt].format(obj1=subject, relation=RELATIONS[relation], obj2=obj)
         for name, angle in sorted(config["mapping"].items(), key=lambda kv: int(kv[0].split(".")[0])):
             image = path.parent / name
             if not image.is_file():
@@ -110,7 +121,7 @@ def comfort_source(found: Mapping[str, Any]) -> Source:
             fields = {"sweep": sweep, "angle": angle, "step": int(name.split(".")[0]), "relation": relation,
                       "variation": path.parent.name}
             items.append(SourceItem(f"{sweep}/{name}", question, ("No", "Yes"), ("no", "yes"), gold, str(image),
-                                    (sweep,), fields))
+                                    (sweep,), fields, fact=_fact(subject, RELATIONS[relation], obj, gold, frame)))
         if found.get("limit") and len(items) >= found["limit"]:
             break
     if not items:

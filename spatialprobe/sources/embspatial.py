@@ -9,7 +9,10 @@ one source.
 Wording: ``question`` (the question, its lettered options, "Answer with the option's letter.");
 labels the letters. Official metrics (EvolvingLMMs-Lab/lmms-eval
 ``lmms_eval/tasks/embspatial/utils.py`` ``embspatial_aggregate_results``): accuracy, with its
-per-relation breakdown (which lmms-eval logs) and per source. Resampled by image.
+per-relation breakdown (which lmms-eval logs) and per source. Resampled by image. An item states
+its fact where its right option is a sentence relating two objects ("The lamp is above the bed" ->
+``(lamp, above, bed)``, :mod:`spatialprobe.sources.facts`); an option naming one object (which is
+closest, which is left of X) states none.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.sources.facts import stated_fact
 from spatialprobe.sources.files import Records, image_file, letters, options_text, read_records
 
 OPTIONS: dict[str, str] = {}
@@ -64,7 +68,8 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
                                 tuple(str(o) for o in row.get("objects") or ()),
                                 {"data_source": str(row.get("data_source", "")),
                                  "relation": str(row.get("relation", "")),
-                                 "image": hashlib.sha256(Path(image).name.encode()).hexdigest()[:12]}))
+                                 "image": hashlib.sha256(Path(image).name.encode()).hexdigest()[:12]},
+                                fact=stated_fact(options[answer])))
     items = items[:found["limit"]]
     if not items:
         raise UsageError(f"{found['data']}: no EmbSpatial questions" + (f" of source {found['subset']!r}"

@@ -1,7 +1,9 @@
 """What'sUp (Kamath, Hessel, Chang 2023): which caption - differing only in its preposition - is
 true of the image? Controlled images A (on / under / left / right, 4 photographs of each object
 pair) and B (CLEVR-like renders: in front / behind / left / right), and the COCO-QA and VG-QA
-(GQA) one- and two-object spatial subsets (a true caption against its opposite).
+(GQA) one- and two-object spatial subsets (a true caption against its opposite). Each item of
+a controlled or two-object subset states the correct caption's fact ("A mug on a table" ->
+``(mug, on, table)``) where the caption reads unambiguously (:mod:`spatialprobe.sources.facts`).
 
 Files (the authors' JSON, read as they are): ``controlled_images_dataset.json`` /
 ``controlled_clevr_dataset.json`` - records ``image_path``, ``caption_options`` (the first is
@@ -37,6 +39,7 @@ from typing import Any
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, Wording, given, recorded
+from spatialprobe.sources.facts import stated_fact
 from spatialprobe.sources.files import options_text, read_records, version_of
 
 OPTIONS = {"order": "shuffled (default: the captions in an order drawn per item) or official (the authors' "
@@ -133,12 +136,15 @@ def _order(key: str, n: int, shuffled: bool) -> list[int]:
 
 
 def _item(key: str, captions: Sequence[str], labels: Sequence[str], image: str, fields: dict[str, Any],
-          shuffled: bool) -> SourceItem:
+          shuffled: bool, two_objects: bool = True) -> SourceItem:
+    """One image's item; its fact is the correct caption's (:func:`stated_fact`) where it relates
+    two objects and reads unambiguously (a one-object subset's caption relates none)."""
     order = _order(key, len(captions), shuffled)
     options = tuple(captions[i] for i in order)
     return SourceItem(key, QUESTION.format(options=options_text(options)), options,
                       tuple(labels[i] for i in order), labels[0], image, (), fields,
-                      {"contrastive": Wording("", tuple(captions), tuple(labels))})
+                      {"contrastive": Wording("", tuple(captions), tuple(labels))},
+                      fact=stated_fact(captions[0]) if two_objects else None)
 
 
 def _folders(data: Path, images: str | None) -> list[Path]:
@@ -193,7 +199,7 @@ def _qa(data: Path, found: Mapping[str, Any], subset: str, shuffled: bool) -> tu
         prep = qa_preposition(row[1], subset)
         labels = [prep, OPPOSITE.get(prep, f"not {prep}")]
         fields = {"image": str(image_id), "preposition": prep, "order": n}
-        items.append(_item(f"{n}", row[1:], labels, image, fields, shuffled))
+        items.append(_item(f"{n}", row[1:], labels, image, fields, shuffled, not subset.endswith("_one")))
     return items, version_of([data])
 
 
