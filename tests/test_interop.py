@@ -139,6 +139,7 @@ def test_inspect_logs_give_the_accuracy_inspect_printed(inspect_logs, tmp_path):
         assert summary["details"]["unit"] == "clusters (scene)"
         rows = read_jsonl(next((tmp_path / fmt).glob("*/predictions.jsonl")))
         assert [r["cluster"] for r in rows] == ["s0", "s0", "s1", "s1", "s2"]
+        assert {r["reply"] for r in rows} == {"Default output from mockllm/model"}  # what audit parse reads
 
 
 # --- lmms-eval: fixtures written by its own serialisation code path -----------------------------

@@ -15,7 +15,9 @@ Each extractor maps a reply and the item's options to an option index, or None (
 * ``number`` - the first number in the reply (digits or a number word), equal to a numeric option;
 * ``lenient`` - the benchmark's lenient rule alone (SpatialMQA's), where the source has one;
 * ``official <field>`` - where a benchmark grades with the gold (SpatialMQA's ``pred_lenient`` and
-  ``pred_strict``), its own grading of the reply, as the run's official metrics read it.
+  ``pred_strict``), its own grading of the reply, as the run's official metrics read it;
+* ``harness verdict`` - for a run imported from another harness's log, that harness's own
+  extraction and scoring as the log records them (right, wrong, or nothing extracted).
 
 Over a run (:func:`audit_run`): each extractor's unparsed rate and accuracy (unparsed counts
 wrong) with its clustered interval, the items whose correctness differs between extractors, and
@@ -185,17 +187,28 @@ def audit_replies(items: Sequence[Any], replies: Mapping[str, str], spec: Any,
 
 
 def audit_run(path: Path) -> dict[str, Any]:
-    """The parse audit of a run folder's generated replies (its first condition)."""
-    from spatialprobe.audit.runs import run_source
+    """The parse audit of a run folder's generated replies (its first condition). An imported run
+    (:func:`spatialprobe.audit.runs.imported_source`) is audited on the replies its log kept, with
+    the harness's own verdict as one more row (``harness verdict``: its extraction and scoring as
+    the log records them)."""
+    from spatialprobe.audit.runs import run_config, run_source
     from spatialprobe.errors import UsageError
 
     source, rows = run_source(Path(path))
+    imported = run_config(Path(path)).get("kind") == "imported"
     replies = {str(r["instance_id"]): str(r["reply"]) for r in rows if r.get("reply") is not None}
     if not replies:
-        raise UsageError(f"{path} holds no generated replies (its rows have no 'reply'): run it with "
-                         "--protocol generate or both.")
-    recorded = {str(r["instance_id"]): r.get("pred_generate") for r in rows if r.get("reply") is not None}
-    out = audit_replies(source.items, replies, source.spec, source.lenient, recorded, official_graders(source))
+        raise UsageError(f"{path} holds no generated replies (its rows have no 'reply'): " + (
+            "its log kept none (a log-likelihood task, or a log without the model's text)." if imported
+            else "run it with --protocol generate or both."))
+    graders = {} if imported and any(r.get("options") for r in rows) else official_graders(source)
+    if imported:
+        verdicts = {str(r["instance_id"]): str(r["pred"]) for r in rows}
+        graders["harness verdict"] = lambda item, reply: verdicts[item.key]
+        recorded = None
+    else:
+        recorded = {str(r["instance_id"]): r.get("pred_generate") for r in rows if r.get("reply") is not None}
+    out = audit_replies(source.items, replies, source.spec, source.lenient, recorded, graders)
     return {"run": str(Path(path).resolve()), "dataset": source.dataset, **out}
 
 

@@ -74,7 +74,8 @@ def blind_table(found: dict[str, Any]) -> str:
     if found.get("vision"):
         v = found["vision"]
         ci = v["ci"]
-        lines.append(f"| the run with its images − blind | {v['accuracy']:.1f} − {v['blind']:.1f} = "
+        label = v.get("label", "the run with its images")
+        lines.append(f"| {label} − blind | {v['accuracy']:.1f} − {v['blind']:.1f} = "
                      f"{v['difference']:+.1f}" + (f" [{ci[0]:+.1f}, {ci[1]:+.1f}]" if ci else " [–]") + " |")
     top = found["importances"][found["bias_classifier"]][:5]
     lines += ["", f"Top features ({names[found['bias_classifier']]}): "
@@ -114,7 +115,7 @@ def blind(
         if (path / "config.json").is_file():
             if data is not None or task is not None:
                 raise UsageError("--data and --task name a benchmark; a run folder's source is its own.")
-            from spatialprobe.audit.runs import run_source
+            from spatialprobe.audit.runs import run_config, run_source
 
             source, rows = run_source(path)
             train: tuple[Any, ...] = ()
@@ -125,6 +126,8 @@ def blind(
 
             source = restrict(source, items)
         found = audit_source(source, folds, seed, train, rows).to_dict()
+        if rows is not None and run_config(path).get("kind") == "imported":
+            found["vision"]["label"] = "the imported run (the harness's verdicts)"
     typer.echo(blind_table(found))
     if out is not None:
         out.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")

@@ -26,6 +26,10 @@ def import_command(
     benchmark: str | None = typer.Option(None, "--benchmark", help="plain: the benchmark's name."),
     metric: str | None = typer.Option(None, "--metric", help="lmms-eval: the field of the item's score, where a "
                                       "line holds several."),
+    reply: str | None = typer.Option(None, "--reply", help="plain: the field of the generated reply (audit parse)."),
+    question: str | None = typer.Option(None, "--question", help="plain: the field of the question (audit blind)."),
+    options_field: str | None = typer.Option(None, "--options", help="plain: the field of the list of option "
+                                             "texts, lettered A, B, ... (the audits)."),
     source: str | None = typer.Option(None, "--source", help="Join the items to an engine source (vsr, "
                                       "spatialmqa): its clusters and official breakdown apply."),
     data: Path | None = typer.Option(None, "--data", help="With --source: the source's data file."),
@@ -39,7 +43,8 @@ def import_command(
     if source is not None and cluster is not None:
         raise UsageError("--cluster does not apply with --source: the source declares the clusters.")
     options = {"id": id_field, "prediction": prediction, "gold": gold, "records": records, "cluster": cluster,
-               "model": model, "benchmark": benchmark, "metric": metric}
+               "model": model, "benchmark": benchmark, "metric": metric, "reply": reply, "question": question,
+               "options": options_field}
     joined = {"name": source, "data": str(Path(str(data)).resolve())} if source else None
     for folder, summary in import_logs(fmt, paths, out, {k: v for k, v in options.items() if v}, joined):
         acc = summary["accuracy"]

@@ -38,6 +38,12 @@ class Instance:
     """How the model was asked, where the log says (``loglikelihood``, ``generate_until``)."""
     question: str | None = None
     """The item's input text, where the log keeps it (exported to Every Eval Ever)."""
+    reply: str | None = None
+    """The model's generated text as the log keeps it, before the harness's extraction (None
+    where the model generated nothing: log-likelihood tasks); ``audit parse`` reads it."""
+    options: tuple[str, ...] | None = None
+    """The item's option texts in the order asked (lettered A, B, ...), where the log keeps them;
+    ``audit blind`` and ``audit parse`` read them."""
     fields: Mapping[str, Any] = field(default_factory=dict)
     """Further row fields the log declares (the clusters of a row of two objects, its fold)."""
 
@@ -130,6 +136,14 @@ def text(value: Any) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def option_texts(value: Any) -> tuple[str, ...] | None:
+    """A log's list of option texts as a tuple spaces stripped (None unless
+    a list of at least two strings)."""
+    if isinstance(value, (list, tuple)) and len(value) >= 2 and all(isinstance(v, str) for v in value):
+        return tuple(v.strip() for v in value)
+    return None
 
 
 def unique(instances: list[Instance], path: Path) -> list[Instance]:

@@ -5,7 +5,8 @@ instance-level JSON lines, and export any spatialprobe run as an aggregate JSON 
 ``OUT/data/spatialprobe/<developer>/<model>/<uuid>.json`` and ``<uuid>_samples.jsonl``.
 
 Fields read on import: ``schema_version`` (0.3.x), ``evaluation_id``, ``model_id``,
-``evaluation_name``, ``sample_id``, ``input.raw``, ``input.reference``,
+``evaluation_name``, ``sample_id``, ``input.raw``, ``input.reference``, ``input.choices``, ``output.raw[0]``
+(the reply),
 ``answer_attribution[-1].extracted_value`` (else ``output.raw[0]``), ``evaluation.score`` and
 ``evaluation.is_correct``; from ``metadata`` the clusters a spatialprobe export wrote
 (``spatialprobe.clusters``, ``spatialprobe.group`` and the fields they name), else ``--cluster
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError
-from spatialprobe.interop.base import Instance, Log, field_of, jsonl, options_of, unique
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, unique
 
 SCHEMA_VERSION = "0.3.0"
 REQUIRED = ("schema_version", "evaluation_id", "model_id", "evaluation_name", "sample_id", "interaction_type",
@@ -60,7 +61,9 @@ def _instance(record: Mapping[str, Any], path: Path, line: int, cluster: str | N
         fields["cluster"] = meta[cluster]
     return Instance(str(record["sample_id"]), reference[0] if len(reference) == 1 else reference, pred,
                     evaluation["is_correct"], float(evaluation["score"]), fields.pop("cluster", None),
-                    meta.get("spatialprobe.protocol"), str(field_of(record, "input.raw", path, line)), fields)
+                    meta.get("spatialprobe.protocol"), str(field_of(record, "input.raw", path, line)),
+                    output[0] if isinstance(output[0], str) else None,
+                    option_texts(record["input"].get("choices")), fields)
 
 
 def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
@@ -123,8 +126,10 @@ def instance_records(path: Path, evaluation_id: str) -> list[dict[str, Any]]:
                     "model_id": str(run.summary.get("model")), "evaluation_name": str(run.summary.get("task")),
                     "evaluation_result_id": f"{run.summary.get('task')}/accuracy", "sample_id": item["item"],
                     "interaction_type": "single_turn",
-                    "input": {"raw": "" if question is None else str(question), "reference": [str(item["gold"])]},
-                    "output": {"raw": [] if item["prediction"] is None else [item["prediction"]]},
+                    "input": {"raw": "" if question is None else str(question), "reference": [str(item["gold"])],
+                              **({"choices": [str(o) for o in row["options"]]} if row.get("options") else {})},
+                    "output": {"raw": [row["reply"]] if row.get("reply") is not None  # the generated text
+                               else [] if item["prediction"] is None else [item["prediction"]]},
                     "answer_attribution": [{"turn_idx": 0, "source": "output.raw",
                                             "extracted_value": "" if item["prediction"] is None else item["prediction"],
                                             "extraction_method": f"spatialprobe:{item['protocol'] or 'unknown'}",

@@ -1,13 +1,14 @@
 """``inspect``: Inspect (UK AISI) eval logs, ``.eval`` (zip) or ``.json``, read with Inspect's
 own reader, ``inspect_ai.log.read_eval_log`` (the optional extra ``interop``).
 
-Read per sample: ``id`` (with ``epoch`` where a log has several), ``input`` (the question, where
-it is text), ``target`` (gold), ``output.completion`` (else the score's ``answer``) and
-``scores[SCORER].value`` as Inspect's ``value_to_float`` reads it (``C`` 1, ``I`` 0, ``P`` 0.5,
-numbers as they are; the first scorer, or ``--metric SCORER``); ``--cluster FIELD`` reads
-``metadata.FIELD``. From the log: ``eval.model``, ``eval.task``, ``eval.task_version``,
-``eval.revision`` (its git commit), ``eval.packages``, ``eval.dataset`` (name, location) and
-``results.scores[SCORER].metrics.accuracy`` (what Inspect printed).
+Read per sample: ``id`` (with ``epoch`` where a log has several), ``input`` (the question, where it
+is text), ``target`` (gold), ``choices`` (the option texts, where the task has them),
+``output.completion`` (else the score's ``answer``) and ``scores[SCORER].value`` as Inspect's
+``value_to_float`` reads it (``C`` 1, ``I`` 0, ``P`` 0.5, numbers as they are; the first scorer, or
+``--metric SCORER``); ``--cluster FIELD`` reads ``metadata.FIELD``. From the log: ``eval.model``,
+``eval.task``, ``eval.task_version``, ``eval.revision`` (its git commit), ``eval.packages``,
+``eval.dataset`` (name, location) and ``results.scores[SCORER].metrics.accuracy`` (what Inspect
+printed).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError
-from spatialprobe.interop.base import Instance, Log, options_of, text, unique
+from spatialprobe.interop.base import Instance, Log, option_texts, options_of, text, unique
 
 
 def _sample(sample: Any, scorer: str | None, path: Path, to_float: Any, epochs: bool, cluster: str | None
@@ -36,7 +37,7 @@ def _sample(sample: Any, scorer: str | None, path: Path, to_float: Any, epochs: 
     ident = f"{sample.id}#{sample.epoch}" if epochs else str(sample.id)
     question = sample.input if isinstance(sample.input, str) else None
     return name, Instance(ident, text(sample.target), completion or text(scores[name].answer), score == 1.0, score,
-                          group, "generate", question)
+                          group, "generate", question, completion, option_texts(sample.choices))
 
 
 def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:

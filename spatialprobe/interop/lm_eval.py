@@ -5,8 +5,10 @@ and filter).
 
 Fields read per line: ``doc_id`` (the item), ``target`` (gold), ``filtered_resps`` (the prediction:
 for log-likelihood tasks the index of the option of highest log-likelihood, else the first
-response), ``filter``, ``metrics`` (the first one named is the item's score; ``--metric`` is not
-needed), and the value under that metric's name; ``--cluster FIELD`` reads ``doc.FIELD``. From
+response), ``resps`` (the reply as generated, before the filters), ``doc.choices`` (or
+``doc.options``, else the continuations scored, ``arguments``: the option texts), ``filter``,
+``metrics`` (the first one named is the item's score; ``--metric`` is not needed), and the value
+under that metric's name; ``--cluster FIELD`` reads ``doc.FIELD``. From
 ``results_DATE.json``: ``results[TASK]["METRIC,FILTER"]`` (the accuracy the harness printed),
 ``configs[TASK].output_type``, ``versions[TASK]``, ``task_hashes[TASK]`` (the dataset revision),
 ``lm_eval_version``, ``git_hash``, ``transformers_version``, ``model_name`` and
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError
-from spatialprobe.interop.base import Instance, Log, field_of, jsonl, options_of, score_of, text, unique
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, score_of, text, unique
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
 
@@ -48,10 +50,37 @@ def load_results(path: Path) -> dict[str, Any]:
     return data
 
 
+def likelihoods(resps: Any, output_type: str | None) -> bool:
+    """Whether ``filtered_resps`` holds one (log-likelihood, is-greedy) pair per option."""
+    return output_type in ("multiple_choice", "loglikelihood", None) and isinstance(resps, list) and len(resps) > 1 \
+        and all(isinstance(r, list) and len(r) == 2 and _number(r[0]) for r in resps)  # None: no results file said
+
+
+def generated(record: Mapping[str, Any], output_type: str | None) -> str | None:
+    """The model's first generated text, before the harness's filters (``resps``, else
+    ``filtered_resps`` where the log left ``resps`` out as equal); None for log-likelihood tasks."""
+    if likelihoods(record.get("filtered_resps"), output_type) or output_type in ("multiple_choice", "loglikelihood"):
+        return None
+    resps = record.get("resps", record.get("filtered_resps"))
+    while isinstance(resps, list) and resps:
+        resps = resps[0]
+    return resps if isinstance(resps, str) else None
+
+
+def choices(record: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The item's option texts: the document's ``choices`` or ``options``, else the continuations
+    a multiple-choice task scored (``arguments``: ``arg_1`` of each request, in order)."""
+    doc = record["doc"] if isinstance(record.get("doc"), Mapping) else {}
+    found = option_texts(doc.get("choices")) or option_texts(doc.get("options"))
+    arguments = record.get("arguments")
+    if found is None and isinstance(arguments, Mapping):
+        found = option_texts([a.get("arg_1") for a in arguments.values() if isinstance(a, Mapping)])
+    return found
+
+
 def predicted(resps: Any, output_type: str | None) -> Any:
     """The prediction in ``filtered_resps``: the argmax option of log-likelihood tasks, else the text."""
-    if output_type in ("multiple_choice", "loglikelihood", None) and isinstance(resps, list) and len(resps) > 1 and all(
-            isinstance(r, list) and len(r) == 2 and _number(r[0]) for r in resps):  # None: no results file said
+    if likelihoods(resps, output_type):
         scores = [float(r[0]) for r in resps]
         return str(scores.index(max(scores)))
     while isinstance(resps, list) and len(resps) == 1:
@@ -80,7 +109,8 @@ def instance(record: Mapping[str, Any], path: Path, line: int, output_type: str 
     question = next((str(v) for k, v in doc.items() if k in ("question", "query", "text", "prompt")), None)
     return metric, Instance(str(field_of(record, "doc_id", path, line)), text(field_of(record, "target", path, line)),
                             predicted(field_of(record, "filtered_resps", path, line), output_type),
-                            score == 1.0, score, group, output_type, question)
+                            score == 1.0, score, group, output_type, question, generated(record, output_type),
+                            choices(record))
 
 
 def provenance_of(results: Mapping[str, Any], task: str) -> dict[str, Any]:

@@ -7,8 +7,9 @@ and keeps one list per option for log-likelihood tasks. Both drop ``doc`` and ``
 and keep ``input``; ``resps`` is left out where it equals ``filtered_resps``.
 
 Fields read per line: ``doc_id``, ``target``, ``filtered_resps`` (the prediction, either layout),
-``input`` (the question) and the item's score: the value under ``--metric NAME`` (a number, or an
-object's ``score``/``acc``/``correct``), or the only numeric field the line has beside those above.
+``input`` (the question), ``resps`` (the reply as generated; else ``filtered_resps``) and the item's
+score: the value under ``--metric NAME`` (a number, or an object's ``score``/``acc``/``correct``), or
+the only numeric field the line has beside those above.
 ``--cluster FIELD`` reads a field of the line or of the metric's object. From ``DATE_results.json``
 (the same keys as lm-eval's): ``results[TASK]["METRIC,none"]``, ``configs[TASK].output_type``,
 ``versions``, ``task_hashes``, ``lmms_eval_version``, ``git_hash``, ``model_name``.
@@ -23,7 +24,7 @@ from typing import Any
 
 from spatialprobe.errors import DataError
 from spatialprobe.interop.base import Instance, Log, field_of, jsonl, options_of, score_of, text, unique
-from spatialprobe.interop.lm_eval import load_results, predicted
+from spatialprobe.interop.lm_eval import generated, load_results, predicted
 
 SAMPLES = re.compile(r"^(?P<date>.+?)_samples_(?P<task>.+)\.jsonl$")
 KNOWN = {"doc_id", "target", "resps", "filtered_resps", "input", "doc_hash", "prompt_hash", "target_hash",
@@ -77,7 +78,8 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
             found.append(Instance(str(field_of(record, "doc_id", path, line)),
                                   text(field_of(record, "target", path, line)),
                                   predicted(field_of(record, "filtered_resps", path, line), output_type),
-                                  score == 1.0, score, cluster, output_type, text(record.get("input"))))
+                                  score == 1.0, score, cluster, output_type, text(record.get("input")),
+                                  generated(record, output_type)))
         reported = ((results.get("results") or {}).get(task) or {}).get(f"{metric},none")
         provenance = {**provenance_of(results, task), "harness": "lmms-eval",
                       "harness_version": results.get("lmms_eval_version")}

@@ -1,10 +1,13 @@
 """``plain``: the per-item predictions a paper publishes, as JSON, JSON lines or CSV, read by a
 field map: ``--id``, ``--prediction``, ``--gold`` (and ``--records KEY`` for a list under a key of a
-JSON object, ``--cluster FIELD``, ``--model``, ``--benchmark``). An item is correct where its
+JSON object, ``--cluster FIELD``, ``--model``, ``--benchmark``; ``--reply``, ``--question`` and
+``--options`` name the fields of the generated text, the question and the list of option texts,
+which the audits read). An item is correct where its
 prediction equals its gold, compared as text with surrounding spaces and case ignored."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 from collections.abc import Iterator, Mapping
@@ -12,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
-from spatialprobe.interop.base import Instance, Log, field_of, jsonl, options_of, text, unique
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, text, unique
 
-OPTIONS = ("id", "prediction", "gold", "records", "cluster", "model", "benchmark")
+OPTIONS = ("id", "prediction", "gold", "records", "cluster", "model", "benchmark", "reply", "question", "options")
 
 
 def records(path: Path, key: str | None) -> Iterator[tuple[int | None, Mapping[str, Any]]]:
@@ -63,8 +66,17 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
             pred = field_of(record, given["prediction"], path, line)
             gold = field_of(record, given["gold"], path, line)
             cluster = text(field_of(record, given["cluster"], path, line)) if given.get("cluster") else None
+            more = {name: field_of(record, given[name], path, line) for name in ("reply", "question", "options")
+                    if given.get(name)}
+            listed = more.get("options")
+            if isinstance(listed, str) and listed.lstrip().startswith("["):
+                with contextlib.suppress(json.JSONDecodeError):
+                    listed = json.loads(listed)  # a CSV cell holding a JSON list
+            if "options" in more and option_texts(listed) is None:
+                raise DataError(path, line, given["options"], "must be a list of at least two option texts")
             instances.append(Instance(str(ident), text(gold), text(pred), same(pred, gold),
-                                      float(same(pred, gold)), cluster))
+                                      float(same(pred, gold)), cluster, None, text(more.get("question")),
+                                      text(more.get("reply")), option_texts(listed)))
         logs.append(Log("plain", given.get("model") or path.stem, given.get("benchmark") or "plain",
                         "exact match (case and spaces ignored)", unique(instances, path),
                         {"harness": "plain", "field_map": {k: given[k] for k in ("id", "prediction", "gold")}},

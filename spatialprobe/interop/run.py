@@ -4,17 +4,18 @@ per-item log, written as an ordinary run folder (``config.json``, ``predictions.
 native run.
 
 Each row has ``instance_id``, ``gold``, ``pred``, ``correct`` (the harness's own verdict),
-``score``, ``cluster`` and ``protocol``. Accuracy is the share of correct rows, with its
-cluster-robust interval over the clusters the log declares (``--cluster FIELD``, VLMEvalKit's
-circular ``g_index``), over the joined source's unit (``--source vsr --data FILE``: its images,
-its official breakdown), or over instances, and ``table.md`` says which. The source files are
-inputs of the run, fingerprinted by content: ``spatialprobe run config.json`` re-imports them, and
-refuses when one has changed since.
+``score``, ``cluster`` and ``protocol``, and where the log keeps them ``question``, ``reply`` (the
+generated text, before the harness's extraction) and ``options`` (the option texts as asked).
+Accuracy is the share of correct rows, with its cluster-robust interval over the clusters the log
+declares (``--cluster FIELD``, VLMEvalKit's circular ``g_index``), over the joined source's unit
+(``--source vsr --data FILE``: its images, its official breakdown), or over instances, and
+``table.md`` says which. The source files are inputs of the run, fingerprinted by content:
+``spatialprobe run config.json`` re-imports them, and refuses when one has changed since.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,22 @@ def source_of(settings: Mapping[str, Any]) -> Any:
     raise UsageError(f"--source {name} cannot be joined here: vsr and spatialmqa can (or give --cluster FIELD).")
 
 
+def joiner(source: Any, file: str | Path) -> Callable[[Any], Any]:
+    """The source's item an imported row's id names: the item's key, or (lm-eval's and lmms-eval's
+    ``doc_id``) its position in the source's file; a DataError naming ``file`` otherwise."""
+    items = source.items
+    by_key = {item.key: item for item in items}
+
+    def item_of(ident: Any) -> Any:
+        key = str(ident)
+        item = by_key.get(key) or (items[int(key)] if key.isdigit() and int(key) < len(items) else None)
+        if item is None:
+            raise DataError(file, None, "id", f"item {ident!r} is not among the {len(by_key)} items of "
+                            f"{source.dataset}")
+        return item
+    return item_of
+
+
 class ImportedRun(RunKind):
     """A harness's log of one model on one benchmark, as a run."""
 
@@ -118,25 +135,16 @@ class ImportedRun(RunKind):
         row = {"instance_id": inst.instance_id, "gold": inst.gold, "pred": inst.pred, "correct": bool(inst.correct),
                "score": inst.score, "cluster": inst.cluster if inst.cluster is not None else inst.instance_id,
                "protocol": inst.protocol, "condition": None}
-        if inst.question is not None:
-            row["question"] = inst.question
+        for name in ("question", "reply", "options"):  # where the log keeps them: the audits read them
+            if getattr(inst, name) is not None:
+                row[name] = list(inst.options) if name == "options" else getattr(inst, name)
         return {**row, **inst.fields}
 
     def _joined(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Rows with their source item's fields (clusters, groups): an id is the source item's key, or
-        (lm-eval's and lmms-eval's ``doc_id``) its position in the source's file; else refused."""
+        """Rows with their source item's fields (clusters, groups) (:func:`joiner`)."""
         assert self.source is not None
-        items = self.source.items
-        by_key = {item.key: item for item in items}
-        out = []
-        for row in rows:
-            ident = str(row["instance_id"])
-            item = by_key.get(ident) or (items[int(ident)] if ident.isdigit() and int(ident) < len(items) else None)
-            if item is None:
-                raise DataError(self.settings.files[0].file, None, "id", f"item {row['instance_id']!r} is not "
-                                f"among the {len(by_key)} items of {self.source.dataset}")
-            out.append({**row, **item.fields, "source_gold": item.gold})
-        return out
+        item_of = joiner(self.source, self.settings.files[0].file)
+        return [{**row, **(item := item_of(row["instance_id"])).fields, "source_gold": item.gold} for row in rows]
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         from spatialprobe.metrics.metric import Metric

@@ -3,12 +3,13 @@
 and the scored ``MODEL_DATASET_JUDGE_result.xlsx`` that ``vlmeval/dataset/image_mcq.py``
 (``evaluate_heuristic``) and ``vlmeval/dataset/utils/multiple_choice.py`` write.
 
-Columns read: ``index`` (the item), ``answer`` (gold, an option letter), ``prediction``,
-``question``, ``hit`` (where scored: VLMEvalKit's own verdict, which is kept) and ``g_index``
-(circular datasets: every rotation of a question's options carries its group's index). A
-scored circular file holds one row per group, hit only where every rotation was right; an
-unscored one holds every rotation, each correct where its prediction is the answer's letter
-(``A``, ``A.``, ``(A)``, ``A) ...``), and its rotations are clustered by ``g_index``.
+Columns read: ``index`` (the item), ``answer`` (gold, an option letter), ``prediction`` (the reply;
+its leading letter the prediction), ``question``, ``A``, ``B``, ... (the option texts), ``hit``
+(where scored: VLMEvalKit's own verdict, which is kept) and ``g_index`` (circular datasets: every
+rotation of a question's options carries its group's index). A scored circular file holds one row
+per group, hit only where every rotation was right; an unscored one holds every rotation, each
+correct where its prediction is the answer's letter (``A``, ``A.``, ``(A)``, ``A) ...``), and its
+rotations are clustered by ``g_index``.
 The model is the folder's name (``outputs/MODEL/``) and the benchmark the rest of the file's
 name, unless ``--model``/``--benchmark`` say.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
-from spatialprobe.interop.base import Instance, Log, options_of, score_of, text, unique
+from spatialprobe.interop.base import Instance, Log, option_texts, options_of, score_of, text, unique
 
 LETTER = re.compile(r"^\s*\(?([A-Z])(?:[).:,]|\s|$)")
 
@@ -71,7 +72,19 @@ def _instance(record: Mapping[str, Any], path: Path, line: int, scored: bool, ci
     group = text(record.get("g_index")) if circular and not scored else None
     shown = pred if pred is not None else text(record["prediction"])
     return Instance(str(record["index"]).removesuffix(".0"), gold, shown,
-                    score == 1.0, score, group, "generate", text(record.get("question")))
+                    score == 1.0, score, group, "generate", text(record.get("question")), text(record["prediction"]),
+                    option_columns(record))
+
+
+def option_columns(record: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The option texts of a row: its columns ``A``, ``B``, ... up to the first empty one."""
+    found = []
+    for letter_ in "ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        value = record.get(letter_)
+        if value is None or str(value).strip() in ("", "nan"):
+            break
+        found.append(str(value))
+    return option_texts(found)
 
 
 def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
