@@ -153,6 +153,11 @@ def _delimited(path: Path, delimiter: str) -> Records:
     return Records(rows, version_of([path]), where, path)
 
 
+def _first_line(err: Exception) -> str:
+    """An exception's message cut to its first line (pyarrow's run over several), for a one-line refusal."""
+    return (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+
+
 def _arrow_rows(table: Any) -> list[dict[str, Any]]:
     return [dict(r) for r in table.to_pylist()]
 
@@ -173,7 +178,7 @@ def _parquet(root: Path, files: Sequence[Path], split: str | None) -> Records:
         try:
             table = pq.read_table(file)
         except Exception as err:  # pyarrow raises several types for a damaged file
-            raise DataError(file, None, None, f"not a readable Parquet file ({err})") from None
+            raise DataError(file, None, None, f"not a readable Parquet file ({_first_line(err)})") from None
         part = _arrow_rows(table)
         rows += part
         where += [(f"{file} row {n + 1}", None) for n in range(len(part))]
@@ -201,7 +206,7 @@ def _from_disk(folder: Path, split: str | None) -> Records:
     try:
         loaded = datasets.load_from_disk(os.fspath(folder))
     except Exception as err:  # datasets raises FileNotFoundError/ValueError for a damaged folder
-        raise DataError(folder, None, None, f"not a readable `datasets` folder ({err})") from None
+        raise DataError(folder, None, None, f"not a readable `datasets` folder ({_first_line(err)})") from None
     if isinstance(loaded, datasets.DatasetDict):
         if split is None:
             if len(loaded) != 1:
