@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_readers_property import FAST, _csv, _jsonl, _mutate, _retype
 
@@ -134,6 +134,17 @@ def saved(tmp_path_factory):
     return {p.name: p.read_bytes() for p in folder.iterdir()}
 
 
+def test_a_datasets_folder_whose_arrow_file_lost_a_line_is_refused_in_one_line(saved, tmp_path):
+    # found by the test below: the Arrow file is read lazily, row by row, where CPython raised
+    # "SystemError: Negative size passed to PyUnicode_New"
+    for name, content in saved.items():
+        lines = content.splitlines(keepends=True)
+        (tmp_path / name).write_bytes(b"".join(lines[:8] + lines[9:]) if name.endswith(".arrow") else content)
+    with pytest.raises(SpatialprobeError, match="not a readable `datasets` folder") as err:
+        _read_records(tmp_path, {})
+    _one_line(err.value, str(tmp_path))
+
+
 @FAST
 @given(data=st.data())
 def test_a_damaged_datasets_folder_is_read_or_refused_in_one_line(saved, tmp_path, data):
@@ -147,3 +158,180 @@ def test_a_damaged_datasets_folder_is_read_or_refused_in_one_line(saved, tmp_pat
         _read_records(folder, {})
     except SpatialprobeError as err:
         _one_line(err, str(folder))
+
+
+# ---- the import formats' readers (spatialprobe import FORMAT) --------------------------------------
+
+LM_EVAL = Path(__file__).parent / "data" / "interop" / "lm_eval"
+LM_SAMPLES = "samples_spatial_tiny_2026-11-26T19-17-11.224587.jsonl"
+LM_RESULTS = {"results": {"spatial_tiny": {"acc,none": 0.6}}, "configs": {"spatial_tiny": {
+    "output_type": "multiple_choice"}}, "versions": {"spatial_tiny": 1.0}, "task_hashes": {"spatial_tiny": "ea9e"},
+    "config": {"model_args": {"pretrained": "/tmp/gpt2"}, "model_revision": "main"}, "model_name": "/tmp/gpt2",
+    "lm_eval_version": "0.4.13", "git_hash": None}
+LMMS = [{"doc_id": n, "target": gold, "filtered_resps": [reply], "resps": [[f"{reply}."]], "input": f"q{n}",
+         "doc_hash": f"h{n}", "exact_match": float(reply == gold)}
+        for n, (reply, gold) in enumerate([("yes", "yes"), ("no", "yes"), ("no", "no")])]
+LMMS_RESULTS = {"results": {"vsr_yesno": {"exact_match,none": 2 / 3}}, "configs": {"vsr_yesno": {
+    "output_type": "generate_until"}}, "versions": {"vsr_yesno": 0}, "model_name": "llava", "lmms_eval_version": "0.7"}
+VLM_HEADER = ["index", "question", "A", "B", "answer", "prediction", "category"]
+VLM_ROWS = [[1, "Is the cat left of the dog?", "yes", "no", "A", "A", "left"],
+            [2, "Is the cup on the table?", "yes", "no", "B", "A. yes", "on"],
+            [3, "Is the bird above the tree?", "yes", "no", "B", "(B) no", "above"]]
+PLAIN = [{"qid": n, "answer": gold, "output": pred, "img": f"i{n // 2}", "options": ["yes", "no"]}
+         for n, (pred, gold) in enumerate([("Yes", "yes"), ("no", "yes"), ("no", "no")])]
+PLAIN_MAP = {"id": "qid", "prediction": "output", "gold": "answer", "cluster": "img", "options": "options"}
+EEE = [{"schema_version": "0.3.0", "evaluation_id": "e1", "model_id": "org/m", "evaluation_name": "vsr",
+        "sample_id": f"s{n}", "interaction_type": "single_turn",
+        "input": {"raw": f"q{n}", "reference": [gold], "choices": ["yes", "no"]}, "output": {"raw": [pred]},
+        "answer_attribution": [{"turn_idx": 0, "source": "output.raw", "extracted_value": pred}],
+        "evaluation": {"score": float(pred == gold), "is_correct": pred == gold}, "metadata": {"img": f"i{n}"}}
+       for n, (pred, gold) in enumerate([("yes", "yes"), ("no", "yes"), ("no", "no")])]
+
+LOGS = {  # name -> (format, {file name: valid content}, the file mutated first, options)
+    "lm-eval": ("lm-eval", {LM_SAMPLES: b"".join((LM_EVAL / LM_SAMPLES).read_bytes().splitlines(True)[:3]),
+                            "results_2026-11-26T19-17-11.224587.json": json.dumps(LM_RESULTS).encode()},
+                LM_SAMPLES, {}),
+    "lmms-eval": ("lmms-eval", {"20260101_120000_samples_vsr_yesno.jsonl": _jsonl(LMMS),
+                                "20260101_120000_results.json": json.dumps(LMMS_RESULTS).encode()},
+                  "20260101_120000_samples_vsr_yesno.jsonl", {}),
+    "vlmeval-tsv": ("vlmeval", {"M_MiniSpatial.tsv": _csv([VLM_HEADER, *VLM_ROWS], "\t")}, "M_MiniSpatial.tsv", {}),
+    "vlmeval-csv": ("vlmeval", {"M_MiniSpatial_exact_matching_result.csv": _csv(
+        [[*VLM_HEADER, "hit"], *[[*r, int(r[4] == r[5][-1])] for r in VLM_ROWS]])},
+        "M_MiniSpatial_exact_matching_result.csv", {}),
+    "plain-json": ("plain", {"paper.json": json.dumps({"preds": PLAIN}).encode()}, "paper.json",
+                   {**PLAIN_MAP, "records": "preds"}),
+    "plain-jsonl": ("plain", {"paper.jsonl": _jsonl(PLAIN)}, "paper.jsonl", PLAIN_MAP),
+    "plain-csv": ("plain", {"paper.csv": _csv([["qid", "answer", "output", "img"],
+                                               *[[r["qid"], r["answer"], r["output"], r["img"]] for r in PLAIN]])},
+                  "paper.csv", {k: v for k, v in PLAIN_MAP.items() if k != "options"}),
+    "eee": ("eee", {"x_samples.jsonl": _jsonl(EEE)}, "x_samples.jsonl", {"cluster": "img"}),
+}
+
+
+def _write_log(name: str, folder: Path, contents: dict[str, bytes] | None = None) -> list[Path]:
+    """The log's files written in ``folder`` (``contents`` replacing the valid ones); the files imported."""
+    _, files, main, _ = LOGS[name]
+    for file_name, content in {**files, **(contents or {})}.items():
+        (folder / file_name).write_bytes(content)
+    return [folder / main]
+
+
+def _import(name: str, paths: list[Path], out: Path):
+    from spatialprobe.interop.run import import_logs
+
+    return import_logs(LOGS[name][0], paths, out, LOGS[name][3])
+
+
+@pytest.mark.parametrize("name", sorted(LOGS))
+def test_each_valid_log_imports(name, tmp_path):
+    (done,) = _import(name, _write_log(name, tmp_path), tmp_path / "runs")
+    assert done[1]["accuracy"]["n"] == 3
+
+
+@pytest.mark.parametrize("name", sorted(LOGS))
+@FAST
+@given(data=st.data())
+def test_a_mutated_log_imports_or_is_refused_in_one_line_naming_the_file(name, tmp_path, data):
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    files = LOGS[name][1]
+    damaged = data.draw(st.sampled_from(sorted(files)))
+    content = files[damaged]
+    for _ in range(data.draw(st.integers(1, 3))):
+        content = _mutate(content, data.draw)
+    paths = _write_log(name, folder, {damaged: content})
+    try:
+        _import(name, paths, folder / "runs")
+    except SpatialprobeError as err:
+        _one_line(err, *files)
+
+
+def _eee_line(**changed) -> bytes:
+    return _jsonl([{**EEE[0], **changed}])
+
+
+FOUND = {  # what the property test above found, each a traceback before: (log, file, content, refusal)
+    "lm-eval not UTF-8": ("lm-eval", LM_SAMPLES, b"\x80\n", r"line 1: is not UTF-8 text"),
+    "lm-eval results not UTF-8": ("lm-eval", "results_2026-11-26T19-17-11.224587.json", b"\x80",
+                                  r"results_.*\.json: is not UTF-8 text"),
+    "lm-eval results nested deep": ("lm-eval", "results_2026-11-26T19-17-11.224587.json",
+                                    b"[" * 5000 + b"]" * 5000, r"\.json: is not JSON this reads"),
+    "lmms-eval nested deep": ("lmms-eval", "20260101_120000_samples_vsr_yesno.jsonl",
+                              b"[" * 5000 + b"]" * 5000 + b"\n", r"line 1: is not JSON this reads"),
+    "lmms-eval a huge field name": ("lmms-eval", "20260101_120000_samples_vsr_yesno.jsonl",
+                                    _jsonl([{**LMMS[0], "y" * 5000: 1}]), r"line 1: holds 2 metric fields"),
+    "vlmeval tsv not UTF-8": ("vlmeval-tsv", "M_MiniSpatial.tsv", b"\x80", r"is not UTF-8 text"),
+    "vlmeval csv not UTF-8": ("vlmeval-csv", "M_MiniSpatial_exact_matching_result.csv", b"index\n\x80\n",
+                              r"is not UTF-8 text"),
+    "plain csv not UTF-8": ("plain-csv", "paper.csv", b"\x80", r"paper\.csv: is not UTF-8 text"),
+    "plain json nested deep": ("plain-json", "paper.json", b"[" * 5000 + b"]" * 5000, r"is not JSON this reads"),
+    "plain jsonl nested deep": ("plain-jsonl", "paper.jsonl", b"[" * 5000 + b"]" * 5000, r"line 1: is not JSON"),
+    "eee output not an object": ("eee", "x_samples.jsonl", _eee_line(output=True), r"field 'output': must be an"),
+    "eee output.raw not a list": ("eee", "x_samples.jsonl", _eee_line(output={"raw": {"a": 1}}),
+                                  r"field 'output.raw': must be a list"),
+    "eee attribution not a list": ("eee", "x_samples.jsonl", _eee_line(answer_attribution={"": 0}),
+                                   r"field 'answer_attribution': must be a list of objects"),
+    "eee attribution of strings": ("eee", "x_samples.jsonl", _eee_line(answer_attribution=["x"]),
+                                   r"field 'answer_attribution': must be a list of objects"),
+    "eee metadata not an object": ("eee", "x_samples.jsonl", _eee_line(metadata="[[[["),
+                                   r"field 'metadata': must be an object"),
+    "lmms-eval results configs a boolean": ("lmms-eval", "20260101_120000_results.json",
+                                            json.dumps({**LMMS_RESULTS, "configs": True}).encode(),
+                                            r"_results\.json, field 'configs': is not a JSON object"),
+    "lm-eval results of a task a list": ("lm-eval", "results_2026-11-26T19-17-11.224587.json",
+                                         json.dumps({**LM_RESULTS, "results": {"spatial_tiny": [1]}}).encode(),
+                                         r"field 'results.spatial_tiny': is not a JSON object"),
+    "lm-eval reported accuracy a word": ("lm-eval", "results_2026-11-26T19-17-11.224587.json", json.dumps(
+        {**LM_RESULTS, "results": {"spatial_tiny": {"acc,none": "high"}}}).encode(),
+        r"results_.*\.json, field 'results.spatial_tiny': must be a number"),
+    "plain a huge id repeated": ("plain-jsonl", "paper.jsonl", _jsonl([{**PLAIN[0], "qid": "[" * 5000}] * 2),
+                                 r"field 'id': repeats the item id '\[\[\["),
+    "lmms-eval empty": ("lmms-eval", "20260101_120000_samples_vsr_yesno.jsonl", b"", r"\.jsonl: holds no items"),
+    "plain csv empty": ("plain-csv", "paper.csv", b"", r"paper\.csv: holds no items"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOUND))
+def test_what_the_property_test_found_is_refused_in_one_line(case, tmp_path):
+    name, file_name, content, refusal = FOUND[case]
+    with pytest.raises(SpatialprobeError, match=refusal) as err:
+        _import(name, _write_log(name, tmp_path, {file_name: content}), tmp_path / "runs")
+    _one_line(err.value, file_name)
+
+
+def test_a_model_named_in_thousands_of_characters_is_imported_to_a_folder_name_the_os_takes(tmp_path):
+    # found by the property test: the run folder's name (model__benchmark) passed NAME_MAX (255)
+    paths = _write_log("eee", tmp_path, {"x_samples.jsonl": _jsonl([{**r, "evaluation_name": "x" * 5000}
+                                                                   for r in EEE])})
+    ((folder, summary),) = _import("eee", paths, tmp_path / "runs")
+    assert summary["accuracy"]["n"] == 3 and len(folder.name) == len("org_m__") + 100
+
+
+# ---- spatialprobe import FORMAT ... through the command line --------------------------------------
+
+IMPORT_CLI = {"lm-eval": [], "vlmeval-tsv": [], "plain-csv": ["--id", "qid", "--prediction", "output", "--gold",
+                                                               "answer"], "eee": []}
+
+
+@pytest.mark.parametrize("name", sorted(IMPORT_CLI))
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_mutated_log_through_the_cli_exits_0_or_2_without_a_traceback(name, tmp_path, data):
+    import tempfile
+
+    from typer.testing import CliRunner
+
+    from spatialprobe.cli import app
+
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    files, main = LOGS[name][1], LOGS[name][2]
+    paths = _write_log(name, folder, {main: _mutate(files[main], data.draw)})
+    result = CliRunner().invoke(app, ["import", LOGS[name][0], *map(str, paths), *IMPORT_CLI[name],
+                                      "--out", str(folder / "runs")])
+    assert result.exit_code in (0, 2), (result.output, repr(result.exception))
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        assert result.stderr.startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -17,13 +17,14 @@ name, unless ``--model``/``--benchmark`` say.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
-from spatialprobe.interop.base import Instance, Log, option_texts, options_of, score_of, text, unique
+from spatialprobe.interop.base import Instance, Log, decoded, option_texts, options_of, score_of, text, unique
 
 LETTER = re.compile(r"^\s*\(?([A-Z])(?:[).:,]|\s|$)")
 
@@ -41,8 +42,8 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         records: Iterator[tuple[int, dict[str, Any]]] = (
             (n, dict(zip(header, values, strict=False))) for n, values in enumerate(table, 2))
     elif suffix in (".tsv", ".csv"):
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed when the rows are read
-        reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+        buffer = io.StringIO(decoded(path.read_bytes(), path), newline="")
+        reader = csv.DictReader(buffer, delimiter="\t" if suffix == ".tsv" else ",")
         records = ((n, dict(r)) for n, r in enumerate(reader, 2))
     else:
         raise UsageError(f"{path}: the vlmeval format reads .xlsx, .tsv or .csv, not {suffix or 'no suffix'}.")

@@ -215,7 +215,10 @@ def _from_disk(folder: Path, split: str | None) -> Records:
         if split not in loaded:
             raise UsageError(f"{folder}: no split {split!r}; it has {sorted(loaded)}")
         loaded = loaded[split]
-    rows, where = _dataset_rows(loaded, str(folder))
+    try:
+        rows, where = _dataset_rows(loaded, str(folder))
+    except Exception as err:  # a damaged Arrow file is read lazily: pyarrow and CPython raise several types
+        raise DataError(folder, None, None, f"not a readable `datasets` folder ({_first_line(err)})") from None
     return Records(rows, version_of(folder_files(folder)), where, folder)
 
 
