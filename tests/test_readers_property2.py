@@ -335,3 +335,39 @@ def test_a_mutated_log_through_the_cli_exits_0_or_2_without_a_traceback(name, tm
     assert "Traceback" not in result.output
     if result.exit_code == 2:
         assert result.stderr.startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.fixture(scope="module")
+def xlsx() -> bytes:
+    """VLMEvalKit's prediction file as it writes one: an .xlsx workbook."""
+    import io
+
+    openpyxl = pytest.importorskip("openpyxl")
+    book, out = openpyxl.Workbook(), io.BytesIO()
+    for row in [VLM_HEADER, *VLM_ROWS]:
+        book.active.append(row)
+    book.save(out)
+    return out.getvalue()
+
+
+@FAST
+@given(data=st.data())
+def test_a_damaged_vlmeval_workbook_imports_or_is_refused_in_one_line(xlsx, tmp_path, data):
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    path = folder / "M_MiniSpatial.xlsx"
+    path.write_bytes(_mutate(xlsx, data.draw))
+    try:
+        _import("vlmeval-tsv", [path], folder / "runs")
+    except SpatialprobeError as err:
+        _one_line(err, path.name)
+
+
+def test_a_truncated_vlmeval_workbook_is_refused_in_one_line(xlsx, tmp_path):
+    # found by the test above: openpyxl's zipfile.BadZipFile escaped
+    path = tmp_path / "M_MiniSpatial.xlsx"
+    path.write_bytes(xlsx[:len(xlsx) // 2])
+    with pytest.raises(SpatialprobeError, match=r"M_MiniSpatial\.xlsx: is not a readable \.xlsx workbook") as err:
+        _import("vlmeval-tsv", [path], tmp_path / "runs")
+    _one_line(err.value, path.name)

@@ -36,11 +36,13 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         from spatialprobe.extras import require
 
         openpyxl = require("openpyxl", "interop", "Reading VLMEvalKit .xlsx files (spatialprobe import vlmeval)")
-        sheet = openpyxl.load_workbook(path, read_only=True).worksheets[0]
-        table = sheet.iter_rows(values_only=True)
-        header = [str(h) for h in next(table, ())]
+        try:
+            table = list(openpyxl.load_workbook(path, read_only=True).worksheets[0].iter_rows(values_only=True))
+        except Exception as err:  # a damaged workbook: zipfile, XML, KeyError, IndexError ...
+            raise DataError(path, None, None, f"is not a readable .xlsx workbook ({type(err).__name__})") from None
+        header = [str(h) for h in (table[0] if table else ())]
         records: Iterator[tuple[int, dict[str, Any]]] = (
-            (n, dict(zip(header, values, strict=False))) for n, values in enumerate(table, 2))
+            (n, dict(zip(header, values, strict=False))) for n, values in enumerate(table[1:], 2))
     elif suffix in (".tsv", ".csv"):
         buffer = io.StringIO(decoded(path.read_bytes(), path), newline="")
         reader = csv.DictReader(buffer, delimiter="\t" if suffix == ".tsv" else ",")
