@@ -69,7 +69,7 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
                     if given.get(name)}
             listed = more.get("options")
             if isinstance(listed, str) and listed.lstrip().startswith("["):
-                with contextlib.suppress(json.JSONDecodeError):
+                with contextlib.suppress(json.JSONDecodeError, RecursionError):
                     listed = json.loads(listed)  # a CSV cell holding a JSON list
             if "options" in more and option_texts(listed) is None:
                 raise DataError(path, line, given["options"], "must be a list of at least two option texts")

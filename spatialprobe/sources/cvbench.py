@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spatialprobe.errors import UsageError
+from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.sources.files import image_file, image_folders, letters, options_text, read_records
@@ -81,15 +81,15 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
             continue
         key = str(records.require(n, "idx"))
         if key in seen:
-            raise records.error(n, "idx", f"{key} repeats an earlier question's idx")
+            raise records.error(n, "idx", f"{key!r:.60} repeats an earlier question's idx")
         seen.add(key)
-        choices = tuple(str(c) for c in records.require(n, "choices"))
+        choices = records.options(n, "choices")
         gold = str(records.require(n, "answer")).strip("()")
         if gold not in letters(len(choices)):
-            raise records.error(n, "answer", f"{gold!r} is none of the {len(choices)} choices' letters")
+            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(choices)} choices' letters")
         source = str(records.require(n, "source"))
         if source not in SHARES:
-            raise records.error(n, "source", f"{source!r} is none of {', '.join(SHARES)}")
+            raise records.error(n, "source", f"{source!r:.60} is none of {', '.join(SHARES)}")
         where = records.where[n][0] + (f" line {records.where[n][1]}" if records.where[n][1] else "")
         image = image_file(records.require(n, "image"), folders=folders, what=where)
         name = row.get("filename") or (row["image"] if isinstance(row["image"], str) else image)
@@ -98,6 +98,9 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
                                 choices, letters(len(choices)), gold, image, (),
                                 {"image": str(name), "source": source, "type": str(row.get("type", "")),
                                  "task": str(row.get("task", ""))}))
+    if not items:
+        raise DataError(records.path, None, None, "holds no questions" + (f" of type {found['subset']}"
+                                                                          if found["subset"] else ""))
     complete = set(SHARES) <= {i.fields["source"] for i in items}  # the combination needs all three
     share = weights([i.fields["source"] for i in items])
     items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,

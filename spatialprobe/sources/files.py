@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
+from spatialprobe.files import shown
 from spatialprobe.fingerprints import digests, folder_files
 
 TABLES = (".json", ".jsonl", ".csv", ".tsv", ".parquet")
@@ -63,6 +64,19 @@ class Records:
         if value is None or value == "":
             raise self.error(index, field, "missing or empty")
         return value
+
+    def listed(self, index: int, field: str, least: int = 1) -> list[Any]:
+        """Row ``index``'s ``field``: a list of at least ``least`` texts or numbers, refused naming
+        file, line and field otherwise (a string, an object, a list holding lists or nulls)."""
+        value = self.require(index, field)
+        if not isinstance(value, (list, tuple)) or len(value) < least \
+                or any(v is None or isinstance(v, (dict, list, tuple)) for v in value):
+            raise self.error(index, field, f"expected a list of at least {least} texts, got {shown(value)}")
+        return list(value)
+
+    def options(self, index: int, field: str) -> tuple[str, ...]:
+        """Row ``index``'s option texts in ``field``: a list of at least two (:meth:`listed`)."""
+        return tuple(str(v) for v in self.listed(index, field, 2))
 
 
 def version_of(files: Sequence[Path]) -> str:
@@ -123,7 +137,7 @@ def _json(path: Path, records_key: str | None) -> Records:
     if isinstance(data, dict):
         if all(isinstance(v, dict) for v in data.values()):
             rows = [{"_key": str(k), **v} for k, v in data.items()]
-            return Records(rows, version_of([path]), [(f"{path} record {k!r}", None) for k in data], path)
+            return Records(rows, version_of([path]), [(f"{path} record {k!r:.60}", None) for k in data], path)
         raise DataError(path, None, None, "a JSON object whose values are not all records; name the list "
                         "of records with records_key")
     if not isinstance(data, list):
@@ -262,14 +276,22 @@ def image_file(value: Any, *, folders: Sequence[Path] = (), what: str = "image")
         raise DataError(what, None, None, "no image (neither a path nor embedded bytes)")
     path = Path(str(value))
     if path.is_absolute():
-        if path.is_file():
+        if _is_file(path):
             return str(path)
-        raise DataError(what, None, None, f"image {path} not found")
+        raise DataError(what, None, None, f"image {str(path)!r:.80} not found")
     for folder in folders:
-        if (folder / path).is_file():
+        if _is_file(folder / path):
             return str((folder / path).resolve())
-    raise DataError(what, None, None, f"image {str(path)!r} not found in "
+    raise DataError(what, None, None, f"image {str(path)!r:.80} not found in "
                     f"{', '.join(str(f) for f in folders) or 'any folder'}")
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a name no file system holds (too long, a NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _cached(data: bytes, suffix: str) -> str:
