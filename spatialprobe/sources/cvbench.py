@@ -90,8 +90,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
         source = str(records.require(n, "source"))
         if source not in SHARES:
             raise records.error(n, "source", f"{source!r:.60} is none of {', '.join(SHARES)}")
-        where = records.where[n][0] + (f" line {records.where[n][1]}" if records.where[n][1] else "")
-        image = image_file(records.require(n, "image"), folders=folders, what=where)
+        image = image_file(records.require(n, "image"), folders=folders, what=records.place(n, "image"))
         name = row.get("filename") or (row["image"] if isinstance(row["image"], str) else image)
         items.append(SourceItem(key, QUESTION.format(question=records.require(n, "question"),
                                                      options=options_text(choices)),

@@ -39,10 +39,10 @@ def _image(records: Records, n: int, folders: list[Path]) -> str:
     value = records.require(n, "image")
     if isinstance(value, str) and not value.lower().endswith((".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif")):
         try:
-            return image_file(base64.b64decode(value, validate=True), what=records.where[n][0])
+            return image_file(base64.b64decode(value, validate=True), what=records.place(n, "image"))
         except ValueError:  # binascii.Error, or characters base64 never holds
             raise records.error(n, "image", "neither base64 nor a path") from None
-    return image_file(value, folders=folders, what=records.where[n][0])
+    return image_file(value, folders=folders, what=records.place(n, "image"))
 
 
 def replay(settings: Mapping[str, Any], seed: int) -> Source:

@@ -58,6 +58,11 @@ class Records:
         path, line = self.where[index]
         return DataError(path, line, field, message)
 
+    def place(self, index: int, field: str | None = None) -> str:
+        """Row ``index``'s file, line and ``field`` as a refusal names them (``what`` of :func:`image_file`)."""
+        path, line = self.where[index]
+        return f"{path}" + (f", line {line}" if line else "") + (f", field '{field}'" if field else "")
+
     def require(self, index: int, field: str) -> Any:
         """Row ``index``'s ``field``, refused naming file, line and field where it is missing or empty."""
         value = self.rows[index].get(field)

@@ -60,7 +60,7 @@ def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
                 one = base64.b64decode(one, validate=True)
             except ValueError:  # binascii.Error, or characters base64 never holds
                 raise records.error(n, "image", "neither base64 nor an image path") from None
-        shown.append(image_file(one, folders=folders, what=where))
+        shown.append(image_file(one, folders=folders, what=records.place(n, "images")))
     if not shown:
         raise records.error(n, "images", "no image")
     return shown

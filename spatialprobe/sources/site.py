@@ -55,7 +55,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
         if gold not in letters(len(options)):
             raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
         visual = records.require(n, "visual")
-        shown = [image_file(v, folders=folders, what=records.where[n][0])
+        shown = [image_file(v, folders=folders, what=records.place(n, "visual"))
                  for v in (visual if isinstance(visual, list) else [visual])]
         if not shown:
             raise records.error(n, "visual", "no image")

@@ -91,7 +91,7 @@ def official_scores(qids: Sequence[str], hits: Sequence[bool]) -> dict[str, dict
 
 def _image(records: Records, n: int, by_index: Mapping[str, int], folders: Sequence[Path]) -> str:
     """Row ``n``'s image: base64 (or the index of the row that holds it), else ``image_url``."""
-    row, where = records.rows[n], records.where[n][0]
+    row, where = records.rows[n], records.place(n, "image")
     value = row.get("image")
     if isinstance(value, str) and value:
         if len(value) <= 64 and value in by_index and by_index[value] != n:  # VLMEvalKit's shortened repeat
