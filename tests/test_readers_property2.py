@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from test_readers_property import FAST as FEW
 from test_readers_property import VALUES, _csv, _jsonl, _mutate, _retype
 
-from spatialprobe.errors import SpatialprobeError
+from spatialprobe.errors import DataError, SpatialprobeError
 
 FAST = settings(FEW, max_examples=50)  # that file's settings (derandomized, no deadline), twice the examples
 
@@ -523,12 +523,15 @@ def test_a_benchmarks_mutated_rows_are_read_or_refused_in_one_line_naming_the_fi
     for _ in range(data.draw(st.integers(1, 2))):
         records = _targeted(records, data.draw)
     content = _serialised(file_name, records)
-    if data.draw(st.integers(0, 3)) == 0:  # now and then the file itself damaged
+    damaged = data.draw(st.integers(0, 3)) == 0
+    if damaged:  # now and then the file itself
         content = _mutate(content, data.draw)
     try:
         _replay(name, root, content)
     except SpatialprobeError as err:
-        _one_line(err, Path(file_name).name, str(root))
+        message = _one_line(err, Path(file_name).name, str(root))
+        if file_name.endswith(".jsonl") and not damaged and isinstance(err, DataError) and err.path.endswith(".jsonl"):
+            assert err.line is not None or "holds no" in message, message  # a record's fault names its line
 
 
 ROW_FOUND = {  # what the test above found, each a traceback (or a refusal of thousands of characters) before:
