@@ -22,12 +22,14 @@ hash, so an item's image is always a file path and its identity its bytes.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import hashlib
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -234,11 +236,30 @@ def image_cache() -> Path:
     return home() / "cache" / "images"
 
 
+_TEXT_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("text_only", default=False)
+
+
+@contextlib.contextmanager
+def text_only() -> Iterator[None]:
+    """Read a benchmark's items without its images (``audit blind``: the questions alone): inside,
+    :func:`image_file` gives each image's path as the item names it (``embedded`` for bytes),
+    neither looked for nor written."""
+    token = _TEXT_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _TEXT_ONLY.reset(token)
+
+
 def image_file(value: Any, *, folders: Sequence[Path] = (), what: str = "image") -> str:
     """The path of an item's image: a relative path found in one of ``folders`` (the first that
     holds it), an absolute path, or embedded bytes written once under :func:`image_cache`.
     Raises DataError (naming ``what``, e.g. the row's file and line) where the image is neither
-    found nor embedded."""
+    found nor embedded. Under :func:`text_only`, the path as named, unchecked."""
+    if _TEXT_ONLY.get():
+        named = value.get("path") if isinstance(value, Mapping) else None if isinstance(value, (bytes, bytearray)) \
+            else value
+        return str(named) if named and isinstance(named, (str, Path)) else "embedded"
     if isinstance(value, Mapping):
         data = value.get("bytes")
         if data:
