@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from vl_helpers import solid_image
 
 from spatialprobe.cli import app
+from spatialprobe.errors import UsageError
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.sources.cvbench import lmms_letter, matching
 from spatialprobe.sources.rebuild import replay
@@ -128,3 +129,11 @@ def test_the_reference_mode_reads_a_reply_as_lmms_eval_does():
         reply = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
         assert lmms_letter(reply) == _extract_answer_letter(reply)
     assert lmms_letter("The answer is B") == "T"  # the quirk the reference mode keeps
+
+
+def test_a_subset_the_copy_holds_no_question_of_is_refused_in_one_sentence(tmp_path):
+    data = tmp_path / "test.jsonl"
+    data.write_text(json.dumps({"idx": 0, "type": "2D", "question": "Which is closer?", "choices": ["a", "b"],
+                                "answer": "(A)", "source": "COCO", "image": "x.png"}) + "\n")
+    with pytest.raises(UsageError, match=re.escape(f"{data}: no CV-Bench questions of type '3D'")):
+        replay({"name": "cv-bench", "data": str(data), "subset": "3D"}, 0)
