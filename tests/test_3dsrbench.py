@@ -17,12 +17,9 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from bench_a_helpers import a_llava
-from mllm_helpers import SHARED
-from typer.testing import CliRunner
+from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.cli import app
 from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.threedsrbench import official_scores
 
@@ -139,15 +136,11 @@ def test_the_tsv_is_read_with_its_groups_and_the_authors_grouping(tmp_path):
                else i.fields["circular"] == i.fields["qid"] for i in authors.items)
 
 
-@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+@needs_a_llava
 def test_a_model_that_answers_a_scores_the_a_share_and_its_strict_accuracies(tmp_path):
     path, rows = _tsv(tmp_path, random.Random(2), n_base=2)
-    model = a_llava()
     out = tmp_path / "run"
-    said = CliRunner().invoke(app, ["bench", "3dsrbench", "--model", str(model), "--data", str(path), "--out",
-                                    str(out), "--protocol", "generate", "--max-new-tokens", "1"])
-    assert said.exit_code == 0, said.output
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    metrics = bench_a("3dsrbench", path, out)
     hits = [r["answer"] == "A" for r in rows]
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(hits) / len(rows))
     reported = json.loads((out / "3dsrbench.json").read_text())["real"]
