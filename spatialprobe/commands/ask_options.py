@@ -4,10 +4,11 @@
 :func:`ask_options` adds the options a command names (:data:`ASK_OPTIONS`: ``--protocol``,
 ``--image-condition``, ``--blind``, ``--max-new-tokens``, ``--scorer-arg``, ``--seed``,
 ``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``) to its
-signature, in the order named (none named: all of them), and hands the command one :class:`AskFlags` as ``flags``.
-``--max-memory`` and ``--protocol-variants`` are read there, so a bad one is refused in one
-sentence before the command reads any data; the command turns the flags into its run's
-:class:`~spatialprobe.benchmarks.asking.Asked` with :meth:`AskFlags.asked`.
+signature, in the order named (none named: all of them), and hands the command the run's
+:class:`~spatialprobe.benchmarks.asking.Asked` as ``asked``, read from them: a ``--max-memory``,
+``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in one sentence before
+the command reads any data. The command sets what is its own (``device``, ``batch_size``, a
+``--method`` that fixes the protocol) with :func:`dataclasses.replace`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from spatialprobe.commands.ask import (
     BackendOption,
@@ -32,6 +32,9 @@ from spatialprobe.commands.ask import (
 )
 from spatialprobe.commands.hub import with_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.asking import Asked
 
 ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X | None
     "protocol": (Optional[str], ProtocolOption),  # noqa: UP045
@@ -49,74 +52,45 @@ ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X 
 """Each shared option's parameter name -> (its type, its typer option: flag, default, help)."""
 
 
-@dataclass(frozen=True)
-class AskFlags:
-    """What the shared options were given; an option the command does not take keeps its default."""
-
-    protocol: str | None = None
-    image_condition: str | None = None
-    blind: bool = False
-    max_new_tokens: int | None = None
-    scorer_arg: tuple[str, ...] = ()
-    """``--scorer-arg`` as typed (KEY=VALUE), read by :meth:`asked`."""
-    seed: int = 0
-    backend: str | None = None
-    items: Path | None = None
-    device_map: str | None = None
-    max_memory: dict[str, str] | None = None
-    """``--max-memory`` read per device (None when not given)."""
-    protocol_variants: tuple[str, ...] = field(default=())
-    """``--protocol-variants`` read (:func:`spatialprobe.sources.variants.parse_variants`)."""
-
-    def asked(self, device: str, batch_size: int, scorer_defaults: Mapping[str, str] | None = None,
-              **settings: Any) -> Any:
-        """The run's :class:`~spatialprobe.benchmarks.asking.Asked`: these flags with the command's
-        ``device`` and ``batch_size``, ``--scorer-arg`` over ``scorer_defaults``, and ``settings``
-        (Asked's fields: ``protocol``, ``condition``, ``wordings``) in place of the flags'."""
-        from dataclasses import replace
-
-        from spatialprobe.benchmarks.asking import Asked
-        from spatialprobe.models.options import parse_pairs
-
-        given = Asked(self.protocol, self.image_condition, self.blind, self.max_new_tokens, self.seed, device,
-                      batch_size, self.backend, {**(scorer_defaults or {}), **parse_pairs(self.scorer_arg)},
-                      self.device_map, self.max_memory, items=None if self.items is None else str(self.items),
-                      protocol_variants=self.protocol_variants)
-        return replace(given, **settings)
-
-
-def read_flags(values: Mapping[str, Any]) -> AskFlags:
-    """The flags of the options typed (``values``: parameter name -> value); a ``--max-memory``
-    or ``--protocol-variants`` that does not read is refused in one sentence."""
+def read_asked(values: Mapping[str, Any]) -> Asked:
+    """The run's :class:`~spatialprobe.benchmarks.asking.Asked` from the shared options typed
+    (``values``: parameter name -> value; the command sets its device and batch size); a
+    ``--max-memory``, ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in
+    one sentence."""
+    from spatialprobe.benchmarks.asking import Asked
     from spatialprobe.commands.errors import refusals
     from spatialprobe.commands.model_options import device_map_settings
+    from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.variants import parse_variants
 
-    given = dict(values)
-    device_map, max_memory = device_map_settings(given.pop("device_map", None), given.pop("max_memory", []))
+    given = {name: values.get(name, default.default) for name, (_, default) in ASK_OPTIONS.items()}
+    device_map, max_memory = device_map_settings(given["device_map"], given["max_memory"])
     with refusals():
-        variants = parse_variants(given.pop("protocol_variants", None))
-    return AskFlags(**{**given, "scorer_arg": tuple(given.get("scorer_arg", ()))}, device_map=device_map,
-                    max_memory=max_memory, protocol_variants=variants)
+        variants = parse_variants(given["protocol_variants"])
+        scorer_args = parse_pairs(given["scorer_arg"])
+    items = given["items"]
+    return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
+                 backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
+                 items=None if items is None else str(items), protocol_variants=variants)
 
 
 def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator: the command (whose ``flags`` parameter takes an :class:`AskFlags`) with the
-    shared options ``names`` (keys of :data:`ASK_OPTIONS`; none named: every one) added after its
-    own, in this order."""
+    """A decorator: the command (whose keyword-only ``asked`` parameter takes the run's
+    :class:`~spatialprobe.benchmarks.asking.Asked`) with the shared options ``names`` (keys of
+    :data:`ASK_OPTIONS`; none named: every one) added after its own, in this order."""
     names = names or tuple(ASK_OPTIONS)
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(command)
-        own = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != "flags"])
+        own = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != "asked"])
         added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ASK_OPTIONS[name][0],
                                    default=ASK_OPTIONS[name][1]) for name in names]
 
         @functools.wraps(command)
         def with_ask_options(*args: Any, **kwargs: Any) -> Any:
-            flags = read_flags({name: kwargs.pop(name) for name in names})
-            return command(*args, flags=flags, **kwargs)
+            return command(*args, asked=read_asked({name: kwargs.pop(name) for name in names}), **kwargs)
 
+        with_ask_options.__annotations__ = {k: v for k, v in command.__annotations__.items() if k != "asked"}
         return with_options(with_ask_options, own, added)
 
     return decorate

@@ -10,16 +10,20 @@ Sources with a command of their own (``probe``, ``vsr``, ``spatialmqa``, ``qa``)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from spatialprobe.commands.ask_options import AskFlags, ask_options
+from spatialprobe.commands.ask_options import ask_options
 from spatialprobe.commands.errors import refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.asking import Asked
 
 OWN_COMMANDS = {"task": "probe TASK --model M", "vsr": "vsr", "spatialmqa": "spatialmqa", "qa": "qa text|image"}
 """The sources asked by a command of their own, and that command."""
@@ -84,7 +88,8 @@ def bench_command(
     option: list[str] = typer.Option([], "--option", help="KEY=VALUE: an option of the benchmark module; repeatable."),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
-    flags: AskFlags = AskFlags(),
+    *,
+    asked: Asked,
 ) -> None:
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with
@@ -94,9 +99,9 @@ def bench_command(
 
     require_run_dir(out)
     with refusals():
-        source = replay(source_settings(name, data, images, split, subset, limit, option), flags.seed)
-        given = flags.asked(device, batch_size)
-    ask_and_print(source, model, given, out, f"{name} items asked", "bench")
+        source = replay(source_settings(name, data, images, split, subset, limit, option), asked.seed)
+    ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out, f"{name} items asked",
+                  "bench")
 
 
 def register(app: typer.Typer) -> None:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from spatialprobe.commands.ask import ask_and_print
-from spatialprobe.commands.ask_options import AskFlags, ask_options
+from spatialprobe.commands.ask_options import ask_options
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.scale_options import scale_options
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.asking import Asked
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -104,7 +109,8 @@ def text(
     batch_size: int = typer.Option(16, min=1, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="= --scorer-arg use_context=...: give the scenario as "
                                  "UnifiedQA context."),
-    flags: AskFlags = AskFlags(),
+    *,
+    asked: Asked,
 ) -> None:
     """Answer the questions from text: a QA reader scores yes vs no (T5 by decoder likelihood), a
     multimodal LLM is asked them as text (either protocol)."""
@@ -113,7 +119,8 @@ def text(
     require_run_dir(out)
     with refusals():
         source, _ = qa_source(task, None if data is None else str(data.resolve()))
-        given = flags.asked(device, batch_size, {} if context else {"use_context": "false"}, condition="none")
+    given = replace(asked, condition="none", device=device, batch_size=batch_size,
+                    scorer_args={**({} if context else {"use_context": "false"}), **asked.scorer_args})
     passages = [w.passage for w in (item.wording("short") for item in source.items) if w is not None]
     if not context and not any(passages):
         fail(f"--no-context applies to questions with a scenario; the {source.dataset} questions have none.")
@@ -139,7 +146,8 @@ def image(
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
     partial: bool = typer.Option(False, "--partial", help="Read an unfinished image run (recorded)."),
-    flags: AskFlags = AskFlags(),
+    *,
+    asked: Asked,
 ) -> None:
     """Answer each question from every image synthesized for its scenario, voted over (a VQA
     classifier, or a multimodal LLM by either protocol, with the blind conditions beside it)."""
@@ -147,12 +155,12 @@ def image(
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")
-    if full_vocab and flags.protocol not in (None, "generate"):
-        fail(f"--full-vocab answers by generation; it does not apply with --protocol {flags.protocol}.")
+    if full_vocab and asked.protocol not in (None, "generate"):
+        fail(f"--full-vocab answers by generation; it does not apply with --protocol {asked.protocol}.")
     require_run_dir(out)
     with refusals():
         source, _ = qa_source(task, None if data is None else str(data.resolve()), str(images), partial)
-        given = flags.asked(device, batch_size, protocol="generate" if full_vocab else flags.protocol)
+    given = replace(asked, device=device, batch_size=batch_size, protocol="generate" if full_vocab else asked.protocol)
     target = out or _default_out("image", _source_name(source.task, data, images), model)
     summary = ask_and_print(source, model, given, target, f"qa image {source.task}", "qa image")
     cover = summary["details"]["coverage"]

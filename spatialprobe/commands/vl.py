@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from spatialprobe.commands.ask import progress_bar
-from spatialprobe.commands.ask_options import AskFlags, ask_options
+from spatialprobe.commands.ask_options import ask_options
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.scale_options import scale_options
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.asking import Asked
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -52,7 +57,8 @@ def vsr_command(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
-    flags: AskFlags = AskFlags(),
+    *,
+    asked: Asked,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
@@ -64,8 +70,8 @@ def vsr_command(
     require_run_dir(out)
     with refusals():
         source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
-        given = flags.asked(device, batch_size)
-    summary = ask_and_print(source, model, given, out, "VSR captions asked", "vsr")
+    summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out,
+                            "VSR captions asked", "vsr")
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
                f"{summary['accuracy']['n']:,} of {summary['details']['coverage']['total']:,} examples; "
@@ -85,7 +91,8 @@ def spatialmqa_command(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
-    flags: AskFlags = AskFlags(),
+    *,
+    asked: Asked,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
@@ -100,12 +107,13 @@ def spatialmqa_command(
         fail(f"part must be one of {PARTS}, got {part!r}")
     if method not in ("auto", "clip", "generate"):
         fail(f"--method must be auto, clip or generate; got {method!r}")
-    if method == "generate" and flags.protocol not in (None, "generate"):
-        fail(f"--method generate asks by generation; it does not apply with --protocol {flags.protocol}.")
+    if method == "generate" and asked.protocol not in (None, "generate"):
+        fail(f"--method generate asks by generation; it does not apply with --protocol {asked.protocol}.")
     with refusals():
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
-        given = flags.asked(device, batch_size, protocol="generate" if method == "generate" else flags.protocol,
-                            wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
+    given = replace(asked, device=device, batch_size=batch_size,
+                    protocol="generate" if method == "generate" else asked.protocol,
+                    wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
     summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():
