@@ -315,6 +315,24 @@ def letters(n: int) -> tuple[str, ...]:
     return tuple(chr(65 + i) for i in range(n))
 
 
+def read_copy(found: Mapping[str, Any], needs: str) -> Records:
+    """The records of a benchmark's local copy (``found``: :func:`spatialprobe.sources.base.given`'s
+    ``data`` and ``split``); asked without ``--data``, refused with ``needs`` (what the copy is)."""
+    if found["data"] is None:
+        raise UsageError(needs)
+    return read_records(found["data"], split=found["split"])
+
+
+def option_letters(items: Sequence[Any], found: Mapping[str, Any], what: str, kind: str) -> tuple[str, ...]:
+    """A lettered source's labels: the letters of the most options any of ``items`` has. No item
+    (the copy holds none, or none of the ``--subset`` kept) is refused in one sentence naming the
+    copy (``found["data"]``), ``what`` it holds and the subset by its ``kind`` (type, category, ...)."""
+    if not items:
+        subset = found.get("subset")
+        raise UsageError(f"{found['data']}: no {what}" + (f" of {kind} {subset!r}" if subset else ""))
+    return letters(max(len(i.options) for i in items))
+
+
 def as_json(value: Any) -> Any:
     """A JSON-safe copy of a row value (bytes dropped), for details and errors."""
     return json.loads(json.dumps(value, default=lambda _: None))
