@@ -17,12 +17,9 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-from bench_a_helpers import a_llava
-from mllm_helpers import SHARED
-from typer.testing import CliRunner
+from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.cli import app
 from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.threedsrbench import official_scores
 
@@ -90,21 +87,18 @@ def qids(n_base, rng):
     return out
 
 
-def test_strict_accuracies_equal_vlmevalkit_and_the_authors_on_random_predictions():
-    rng = random.Random(0)
-    draws = 0
-    for n_base in (1, 3, 12):
-        ids = qids(n_base, rng)
-        for _ in range(350):
-            p = rng.random()
-            hits = [int(rng.random() < p) for _ in ids]
-            expected = vlmevalkit_evaluate(pd.DataFrame({"qid": ids, "hit": hits}))
-            got = official_scores(ids, [bool(h) for h in hits])
-            assert [got["vlmevalkit"][k] for k in ("vanilla", "flip", "circular", "flip_circular")] == pytest.approx(
-                [100 * expected[k] for k in ("vanilla", "flip_eval", "circ_eval", "flip_circ_eval")], abs=1e-9)
-            assert got["authors"]["circular"] == pytest.approx(100 * authors_circular(ids, hits), abs=1e-9)
-            draws += 1
-    assert draws == 1050
+@pytest.mark.parametrize("n_base", [1, 3, 12])
+def test_strict_accuracies_equal_vlmevalkit_and_the_authors_on_random_predictions(n_base):
+    rng = random.Random(n_base)
+    ids = qids(n_base, rng)
+    for _ in range(350):
+        p = rng.random()
+        hits = [int(rng.random() < p) for _ in ids]
+        expected = vlmevalkit_evaluate(pd.DataFrame({"qid": ids, "hit": hits}))
+        got = official_scores(ids, [bool(h) for h in hits])
+        assert [got["vlmevalkit"][k] for k in ("vanilla", "flip", "circular", "flip_circular")] == pytest.approx(
+            [100 * expected[k] for k in ("vanilla", "flip_eval", "circ_eval", "flip_circ_eval")], abs=1e-9)
+        assert got["authors"]["circular"] == pytest.approx(100 * authors_circular(ids, hits), abs=1e-9)
 
 
 def _tsv(root, rng, n_base=5):
@@ -139,15 +133,11 @@ def test_the_tsv_is_read_with_its_groups_and_the_authors_grouping(tmp_path):
                else i.fields["circular"] == i.fields["qid"] for i in authors.items)
 
 
-@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+@needs_a_llava
 def test_a_model_that_answers_a_scores_the_a_share_and_its_strict_accuracies(tmp_path):
     path, rows = _tsv(tmp_path, random.Random(2), n_base=2)
-    model = a_llava()
     out = tmp_path / "run"
-    said = CliRunner().invoke(app, ["bench", "3dsrbench", "--model", str(model), "--data", str(path), "--out",
-                                    str(out), "--protocol", "generate", "--max-new-tokens", "1"])
-    assert said.exit_code == 0, said.output
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    metrics = bench_a("3dsrbench", path, out)
     hits = [r["answer"] == "A" for r in rows]
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(hits) / len(rows))
     reported = json.loads((out / "3dsrbench.json").read_text())["real"]

@@ -6,17 +6,13 @@ thousands of random predictions."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import numpy as np
 import pytest
-from bench_a_helpers import a_llava
-from mllm_helpers import SHARED
-from typer.testing import CliRunner
+from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.sources.blink import SPATIAL, matching
 from spatialprobe.sources.rebuild import replay
@@ -86,16 +82,13 @@ def test_the_mean_over_subtasks_equals_blinks_on_random_predictions(tmp_path):
         assert ours == pytest.approx(100 * official["Total"], abs=1e-9)
 
 
-@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+@needs_a_llava
 def test_multi_view_items_are_asked_with_their_images_together(tmp_path):
     answers = _copy(tmp_path / "BLINK", sizes=(3, 2, 3))
     source = replay({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
     assert {len(i.views) for i in source.items if i.fields["sub_task"] == "Multi-view_Reasoning"} == {1}
     out = tmp_path / "run"
-    said = CliRunner().invoke(app, ["bench", "blink", "--model", str(a_llava()), "--data", str(tmp_path / "BLINK"),
-                                    "--out", str(out), "--protocol", "generate", "--max-new-tokens", "1", "--blind"])
-    assert said.exit_code == 0, said.output
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    metrics = bench_a("blink", tmp_path / "BLINK", out, "--blind")
     official = eval_prediction("val", answers, dict.fromkeys(answers, "(A)"), list(SPATIAL))
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(a == "(A)" for a in answers.values()) / len(answers))
     assert metrics["blink"]["mean"] == pytest.approx(100 * official["Total"])

@@ -12,12 +12,10 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from bench_a_helpers import a_llava
-from mllm_helpers import SHARED
-from typer.testing import CliRunner
+from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.cli import app
+from spatialprobe.errors import UsageError
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.sources.cvbench import lmms_letter, matching
 from spatialprobe.sources.rebuild import replay
@@ -86,7 +84,7 @@ def test_the_combination_equals_lmms_eval_on_random_predictions(tmp_path):
             assert ours == pytest.approx(100 * official, abs=1e-9)
 
 
-@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+@needs_a_llava
 def test_a_model_that_answers_a_scores_the_share_of_a_gold_items_from_jsonl_and_parquet(tmp_path):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
@@ -105,12 +103,7 @@ def test_a_model_that_answers_a_scores_the_share_of_a_gold_items_from_jsonl_and_
     from_parquet = replay({"name": "cv-bench", "data": str(parquet)}, 0)
     assert [(i.key, i.gold, i.options) for i in from_jsonl.items] == [(i.key, i.gold, i.options)
                                                                        for i in from_parquet.items]
-    model = a_llava()
-    out = tmp_path / "run"
-    said = CliRunner().invoke(app, ["bench", "cv-bench", "--model", str(model), "--data", str(parquet), "--out",
-                                    str(out), "--protocol", "generate", "--max-new-tokens", "1"])
-    assert said.exit_code == 0, said.output
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    metrics = bench_a("cv-bench", parquet, tmp_path / "run")
     gold_a = [r["answer"] == "(A)" for r in records]
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(gold_a) / len(records))
     official = cv_bench_default_aggregate_results([{"source": r["source"], "is_correct": a}
@@ -128,3 +121,11 @@ def test_the_reference_mode_reads_a_reply_as_lmms_eval_does():
         reply = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
         assert lmms_letter(reply) == _extract_answer_letter(reply)
     assert lmms_letter("The answer is B") == "T"  # the quirk the reference mode keeps
+
+
+def test_a_subset_the_copy_holds_no_question_of_is_refused_in_one_sentence(tmp_path):
+    data = tmp_path / "test.jsonl"
+    data.write_text(json.dumps({"idx": 0, "type": "2D", "question": "Which is closer?", "choices": ["a", "b"],
+                                "answer": "(A)", "source": "COCO", "image": "x.png"}) + "\n")
+    with pytest.raises(UsageError, match=re.escape(f"{data}: no CV-Bench questions of type '3D'")):
+        replay({"name": "cv-bench", "data": str(data), "subset": "3D"}, 0)

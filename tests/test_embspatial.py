@@ -11,12 +11,9 @@ import random
 from collections import defaultdict
 
 import pytest
-from bench_a_helpers import a_llava
-from mllm_helpers import SHARED
-from typer.testing import CliRunner
+from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.cli import app
 from spatialprobe.sources.rebuild import replay
 
 
@@ -71,15 +68,11 @@ def test_an_item_states_the_fact_its_right_option_states(tmp_path):
     assert [i.fact for i in source.items] == [("lamp", "above", "bed"), ("sofa", "to the right of", "tv"), None]
 
 
-@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+@needs_a_llava
 def test_a_model_that_answers_a_scores_the_a_share_overall_and_per_relation(tmp_path):
     rows = _json(tmp_path, n=6)
     out = tmp_path / "run"
-    said = CliRunner().invoke(app, ["bench", "embspatial", "--model", str(a_llava()), "--data",
-                                    str(tmp_path / "embspatial_bench.json"), "--out", str(out), "--protocol",
-                                    "generate", "--max-new-tokens", "1"])
-    assert said.exit_code == 0, said.output
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    metrics = bench_a("embspatial", tmp_path / "embspatial_bench.json", out)
     overall, per_relation = embspatial_aggregate_results(
         [{"sub_task": r["relation"], "is_correct": r["answer"] == 0} for r in rows])
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * overall)

@@ -9,12 +9,9 @@ import csv
 import json
 
 import pytest
-from bench_a_helpers import a_llava
-from mllm_helpers import SHARED
-from typer.testing import CliRunner
+from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.cli import app
 from spatialprobe.errors import DataError
 from spatialprobe.sources.mmsi import options_in
 from spatialprobe.sources.rebuild import replay
@@ -56,13 +53,9 @@ def test_the_options_are_read_from_the_question_and_both_layouts_agree(tmp_path)
         replay({"name": "mmsi", "data": str(tmp_path / "bad.jsonl")}, 0)
 
 
-@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+@needs_a_llava
 def test_a_model_that_answers_a_scores_the_a_share(tmp_path):
     _copy(tmp_path)
     out = tmp_path / "run"
-    said = CliRunner().invoke(app, ["bench", "mmsi", "--model", str(a_llava()), "--data",
-                                    str(tmp_path / "test-00000-of-00001.parquet"), "--out", str(out),
-                                    "--protocol", "generate", "--max-new-tokens", "1"])
-    assert said.exit_code == 0, said.output
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    metrics = bench_a("mmsi", tmp_path / "test-00000-of-00001.parquet", out)
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * GOLD.count("A") / len(GOLD))

@@ -607,6 +607,6 @@ def test_what_the_benchmarks_property_test_found_is_refused_in_one_line(case, be
 
 def test_a_benchmark_copy_with_no_rows_is_refused_in_one_line(bench_copies):
     root = bench_copies["cv-bench"]
-    with pytest.raises(SpatialprobeError, match=r"test\.jsonl: holds no questions") as err:
+    with pytest.raises(SpatialprobeError, match=r"test\.jsonl: no CV-Bench questions") as err:
         _replay("cv-bench", root, b"")
     _one_line(err.value, "test.jsonl")

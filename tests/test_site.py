@@ -12,12 +12,9 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from bench_a_helpers import a_llava
-from mllm_helpers import SHARED
-from typer.testing import CliRunner
+from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.cli import app
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.sources.rebuild import replay
 from spatialprobe.sources.site import matching
@@ -86,15 +83,11 @@ def test_the_chance_adjusted_accuracy_equals_sites_on_random_predictions(tmp_pat
         assert round(ours, 5) == pytest.approx(spatial_aggregate_results([d[1] for d in done]), abs=1e-5)
 
 
-@pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
+@needs_a_llava
 def test_a_model_that_answers_a_scores_the_a_share(tmp_path):
     rows = _records(tmp_path, n=6, seed=1)
     out = tmp_path / "run"
-    said = CliRunner().invoke(app, ["bench", "site", "--model", str(a_llava()), "--data", str(tmp_path / "site.jsonl"),
-                                    "--images", str(tmp_path / "images"), "--out", str(out), "--protocol", "generate",
-                                    "--max-new-tokens", "1"])
-    assert said.exit_code == 0, said.output
-    metrics = json.loads((out / "summary.json").read_text())["metrics"]
+    metrics = bench_a("site", tmp_path / "site.jsonl", out, "--images", str(tmp_path / "images"))
     done = [spatial_process_results(r, "A") for r in rows]
     assert metrics["accuracy"]["mean"] == pytest.approx(spatial_aggregate_results([d[0] for d in done]))
     assert metrics["chance_adjusted_accuracy"]["mean"] == pytest.approx(

@@ -241,14 +241,14 @@ PIECES = ["Yes", "No", "none", "not", "no", "nine", "0", "90", "3", "12", "two",
           "Answer:** 7", ".", ",", "(B)"]
 
 
-def test_reference_mode_equals_the_authors_evaluation_on_random_replies():
-    rng = random.Random(0)
-    tasks = [("spatialmap", 0, ["northeast", "southwest"]), ("spatialmap", 1, ["oak inn", "cafe"]),
-             ("spatialmap", 2, ["0", "3", "no"]), ("spatialmap", 3, ["1"]), ("mazenav", 0, ["4", "0"]),
-             ("mazenav", 1, ["5", "2"]), ("mazenav", 2, ["yes", "no"]), ("spatialgrid", 0, ["3", "12"]),
-             ("spatialgrid", 1, ["cat", "rabbit"])]
-    for _ in range(3000):
-        task, qid, golds = rng.choice(tasks)
+@pytest.mark.parametrize("task, qid, golds", [
+    ("spatialmap", 0, ["northeast", "southwest"]), ("spatialmap", 1, ["oak inn", "cafe"]),
+    ("spatialmap", 2, ["0", "3", "no"]), ("spatialmap", 3, ["1"]), ("mazenav", 0, ["4", "0"]),
+    ("mazenav", 1, ["5", "2"]), ("mazenav", 2, ["yes", "no"]), ("spatialgrid", 0, ["3", "12"]),
+    ("spatialgrid", 1, ["cat", "rabbit"])])
+def test_reference_mode_equals_the_authors_evaluation_on_random_replies(task, qid, golds):
+    rng = random.Random(f"{task}-{qid}")
+    for _ in range(334):
         gold = rng.choice(golds)
         reply = " ".join(rng.choice(PIECES) for _ in range(rng.randint(0, 5)))
         want = _official_correct(reply, task, qid, gold)

@@ -18,12 +18,25 @@ audit_app = typer.Typer(help="Audit a benchmark (blind solvability, a debiased s
 SOURCES = ("size", "height", "posrel", "vsr", "spatialmqa", "qa")
 
 
-def benchmark(name: str, data: Path | None, split: str, part: str, task: str | None
-              ) -> tuple[Any, tuple[Any, ...]]:
+def benchmark(name: str, data: Path | None, split: str | None, part: str, task: str | None,
+              module: tuple[str | None, int | None, list[str]] = (None, None, [])) -> tuple[Any, tuple[Any, ...]]:
     """(the source ``name`` names, read without images; the items of its training split, where
-    it has one beside ``part``)."""
+    it has one beside ``part``). ``module``: a benchmark module's (subset, limit, options)."""
     from spatialprobe import datasets, tasks
+    from spatialprobe.commands.bench import benchmarks, source_settings
     from spatialprobe.errors import UsageError
+    from spatialprobe.sources.rebuild import replay
+
+    if name in benchmarks():
+        if data is None:
+            raise UsageError(f"audit blind {name} needs --data: your local copy of {name}.")
+        from spatialprobe.sources.files import text_only
+
+        with text_only():  # the questions alone: no image is looked for
+            return replay(source_settings(name, str(data), None, split, *module), 0), ()
+    if module != (None, None, []):
+        raise UsageError("--subset, --limit and --option apply to a benchmark module (spatialprobe ls source), "
+                         f"not to {name}.")
 
     if name in tasks.names():
         from spatialprobe.datasets.sources import builtin_source, release_source
@@ -37,16 +50,17 @@ def benchmark(name: str, data: Path | None, split: str, part: str, task: str | N
         return qa_source(task, None if data is None else str(data.resolve()))[0], ()
     if name not in ("vsr", "spatialmqa"):
         raise UsageError(f"{name} is neither a run folder (no config.json there) nor a benchmark: one of "
-                         f"{', '.join((*tasks.names(), 'vsr', 'spatialmqa', 'qa'))}.")
+                         f"{', '.join((*tasks.names(), 'vsr', 'spatialmqa', 'qa', *benchmarks()))}.")
     if data is None:
         raise UsageError(f"audit blind {name} needs --data: the {name} folder of JSON lines.")
     if name == "vsr":
         from spatialprobe.datasets.vsr import split_file
         from spatialprobe.sources.vsr import vsr_source
 
-        train = split_file(data, split, "train")
-        prior = vsr_source(train, None, split, "train")[0].items if part != "train" and train.is_file() else ()
-        return vsr_source(split_file(data, split, part), None, split, part)[0], prior
+        vsr_split = split or "random"
+        train = split_file(data, vsr_split, "train")
+        prior = vsr_source(train, None, vsr_split, "train")[0].items if part != "train" and train.is_file() else ()
+        return vsr_source(split_file(data, vsr_split, part), None, vsr_split, part)[0], prior
     from spatialprobe.sources.spatialmqa import spatialmqa_source
 
     train = data / "train.jsonl"
@@ -85,11 +99,16 @@ def blind_table(found: dict[str, Any]) -> str:
 
 @audit_app.command("blind")
 def blind(
-    target: str = typer.Argument(..., help="A benchmark (size, height, posrel, vsr, spatialmqa, qa) or an ask "
-                                 "run folder (its source replayed, its accuracy compared)."),
+    target: str = typer.Argument(..., help="A benchmark (size, height, posrel, vsr, spatialmqa, qa, or a benchmark "
+                                 "module: whatsup, cv-bench, ...) or a run folder, asked or imported (its source "
+                                 "replayed or its items as the log kept them, its accuracy compared)."),
     data: Path | None = typer.Option(None, "--data", help="The benchmark's data: the VSR or SpatialMQA folder, "
-                                     "a task's release-format file, a QA file."),
-    split: str = typer.Option("random", "--split", help="VSR: random or zeroshot."),
+                                     "a task's release-format file, a QA file, a benchmark module's local copy."),
+    split: str | None = typer.Option(None, "--split", help="VSR: random (default) or zeroshot; a benchmark "
+                                     "module: the split of a `datasets` copy or Parquet folder."),
+    subset: str | None = typer.Option(None, "--subset", help="A benchmark module: its subset or task."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="A benchmark module: only its first N items."),
+    option: list[str] = typer.Option([], "--option", help="A benchmark module: KEY=VALUE, one of its options."),
     part: str = typer.Option("test", "--part", help="VSR, SpatialMQA: the part audited (train, dev or test)."),
     task: str | None = typer.Option(None, "--task", help="qa: the task whose questions are audited."),
     items: Path | None = typer.Option(None, "--items", help="Audit only a subset file's items."),
@@ -113,14 +132,15 @@ def blind(
         path = Path(target)
         rows = None
         if (path / "config.json").is_file():
-            if data is not None or task is not None:
-                raise UsageError("--data and --task name a benchmark; a run folder's source is its own.")
+            if data is not None or task is not None or split is not None or (subset, limit, option) != (None, None, []):
+                raise UsageError("--data, --task, --split, --subset, --limit and --option name a benchmark; a run "
+                                 "folder's source is its own.")
             from spatialprobe.audit.runs import run_config, run_source
 
             source, rows = run_source(path)
             train: tuple[Any, ...] = ()
         else:
-            source, train = benchmark(target, data, split, part, task)
+            source, train = benchmark(target, data, split, part, task, (subset, limit, option))
         if items is not None:
             from spatialprobe.sources.rebuild import restrict
 

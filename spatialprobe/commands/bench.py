@@ -10,27 +10,20 @@ Sources with a command of their own (``probe``, ``vsr``, ``spatialmqa``, ``qa``)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from spatialprobe.commands.ask import (
-    BackendOption,
-    BlindOption,
-    ImageConditionOption,
-    ItemsOption,
-    MaxNewTokensOption,
-    ProtocolOption,
-    ProtocolVariantsOption,
-    ScorerArgOption,
-    SeedOption,
-)
+from spatialprobe.commands.ask_options import ask_options
 from spatialprobe.commands.errors import refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
-from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.asking import Asked
 
 OWN_COMMANDS = {"task": "probe TASK --model M", "vsr": "vsr", "spatialmqa": "spatialmqa", "qa": "qa text|image"}
 """The sources asked by a command of their own, and that command."""
@@ -95,37 +88,21 @@ def bench_command(
     option: list[str] = typer.Option([], "--option", help="KEY=VALUE: an option of the benchmark module; repeatable."),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
-    protocol: str | None = ProtocolOption,
-    image_condition: str | None = ImageConditionOption,
-    blind: bool = BlindOption,
-    max_new_tokens: int | None = MaxNewTokensOption,
-    scorer_arg: list[str] = ScorerArgOption,
-    seed: int = SeedOption,
-    device_map: str | None = DeviceMapOption,
-    max_memory: list[str] = MaxMemoryOption,
-    backend: str | None = BackendOption,
-    items: Path | None = ItemsOption,
-    protocol_variants: str | None = ProtocolVariantsOption,
+    *,
+    asked: Asked,
 ) -> None:
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with
     --blind, the vision gain."""
-    from spatialprobe.benchmarks.asking import Asked
     from spatialprobe.commands.ask import ask_and_print
-    from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.rebuild import replay
-    from spatialprobe.sources.variants import parse_variants
 
     require_run_dir(out)
-    spread = device_map_settings(device_map, max_memory)
     with refusals():
-        variants = parse_variants(protocol_variants)  # refused before the data is read
-        source = replay(source_settings(name, data, images, split, subset, limit, option), seed)
-        given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      parse_pairs(scorer_arg), *spread, items=None if items is None else str(items),
-                      protocol_variants=variants)
-    ask_and_print(source, model, given, out, f"{name} items asked", "bench")
+        source = replay(source_settings(name, data, images, split, subset, limit, option), asked.seed)
+    ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out, f"{name} items asked",
+                  "bench")
 
 
 def register(app: typer.Typer) -> None:
-    app.command("bench")(scale_options(hub_model_options(bench_command)))
+    app.command("bench")(scale_options(hub_model_options(ask_options()(bench_command))))

@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from spatialprobe.commands.ask import (
-    BackendOption,
-    BlindOption,
-    ImageConditionOption,
-    ItemsOption,
-    MaxNewTokensOption,
-    ProtocolOption,
-    ScorerArgOption,
-    SeedOption,
-    ask_and_print,
-)
+from spatialprobe.commands.ask import ask_and_print
+from spatialprobe.commands.ask_options import ask_options
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
-from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.scale_options import scale_options
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.asking import Asked
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -104,6 +99,7 @@ def export(
 @qa_app.command("text")
 @scale_options
 @hub_model_options
+@ask_options("scorer_arg", "protocol", "max_new_tokens", "device_map", "max_memory", "backend", "items")
 def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint or a multimodal LLM: id or directory."),
     task: str | None = typer.Option(None, help=TASK_HELP),
@@ -113,27 +109,18 @@ def text(
     batch_size: int = typer.Option(16, min=1, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="= --scorer-arg use_context=...: give the scenario as "
                                  "UnifiedQA context."),
-    scorer_arg: list[str] = ScorerArgOption,
-    protocol: str | None = ProtocolOption,
-    max_new_tokens: int | None = MaxNewTokensOption,
-    device_map: str | None = DeviceMapOption,
-    max_memory: list[str] = MaxMemoryOption,
-    backend: str | None = BackendOption,
-    items: Path | None = ItemsOption,
+    *,
+    asked: Asked,
 ) -> None:
     """Answer the questions from text: a QA reader scores yes vs no (T5 by decoder likelihood), a
     multimodal LLM is asked them as text (either protocol)."""
-    from spatialprobe.benchmarks.asking import Asked
-    from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.qa import qa_source
 
-    spread = device_map_settings(device_map, max_memory)
     require_run_dir(out)
     with refusals():
         source, _ = qa_source(task, None if data is None else str(data.resolve()))
-        args = {**({} if context else {"use_context": "false"}), **parse_pairs(scorer_arg)}
-        given = Asked(protocol, "none", False, max_new_tokens, 0, device, batch_size, backend, args, *spread,
-                      items=None if items is None else str(items))
+    given = replace(asked, condition="none", device=device, batch_size=batch_size,
+                    scorer_args={**({} if context else {"use_context": "false"}), **asked.scorer_args})
     passages = [w.passage for w in (item.wording("short") for item in source.items) if w is not None]
     if not context and not any(passages):
         fail(f"--no-context applies to questions with a scenario; the {source.dataset} questions have none.")
@@ -144,6 +131,8 @@ def text(
 @qa_app.command("image")
 @scale_options
 @hub_model_options
+@ask_options("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
+             "max_memory", "backend")
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
     model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP) or a multimodal LLM: "
@@ -157,32 +146,21 @@ def image(
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
     partial: bool = typer.Option(False, "--partial", help="Read an unfinished image run (recorded)."),
-    protocol: str | None = ProtocolOption,
-    image_condition: str | None = ImageConditionOption,
-    blind: bool = BlindOption,
-    max_new_tokens: int | None = MaxNewTokensOption,
-    scorer_arg: list[str] = ScorerArgOption,
-    seed: int = SeedOption,
-    device_map: str | None = DeviceMapOption,
-    max_memory: list[str] = MaxMemoryOption,
-    backend: str | None = BackendOption,
+    *,
+    asked: Asked,
 ) -> None:
     """Answer each question from every image synthesized for its scenario, voted over (a VQA
     classifier, or a multimodal LLM by either protocol, with the blind conditions beside it)."""
-    from spatialprobe.benchmarks.asking import Asked
-    from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.qa import qa_source
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")
-    if full_vocab and protocol not in (None, "generate"):
-        fail(f"--full-vocab answers by generation; it does not apply with --protocol {protocol}.")
-    spread = device_map_settings(device_map, max_memory)
+    if full_vocab and asked.protocol not in (None, "generate"):
+        fail(f"--full-vocab answers by generation; it does not apply with --protocol {asked.protocol}.")
     require_run_dir(out)
     with refusals():
         source, _ = qa_source(task, None if data is None else str(data.resolve()), str(images), partial)
-        given = Asked("generate" if full_vocab else protocol, image_condition, blind, max_new_tokens, seed,
-                      device, batch_size, backend, parse_pairs(scorer_arg), *spread)
+    given = replace(asked, device=device, batch_size=batch_size, protocol="generate" if full_vocab else asked.protocol)
     target = out or _default_out("image", _source_name(source.task, data, images), model)
     summary = ask_and_print(source, model, given, target, f"qa image {source.task}", "qa image")
     cover = summary["details"]["coverage"]

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from spatialprobe.commands.ask import (
-    BackendOption,
-    BlindOption,
-    ImageConditionOption,
-    ItemsOption,
-    MaxNewTokensOption,
-    ProtocolOption,
-    ProtocolVariantsOption,
-    ScorerArgOption,
-    SeedOption,
-    progress_bar,
-)
+from spatialprobe.commands.ask import progress_bar
+from spatialprobe.commands.ask_options import ask_options
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
-from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.scale_options import scale_options
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.asking import Asked
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -29,6 +23,14 @@ Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precisi
 SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
                            "some are missing (counted in the table's first line and summary.json); "
                            "else refused, naming the first missing image.")
+
+
+VSR_OPTIONS = ("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
+               "max_memory", "backend", "items")
+"""The shared ask options ``vsr`` takes (:mod:`spatialprobe.commands.ask_options`), in --help's order."""
+SPATIALMQA_OPTIONS = ("scorer_arg", "protocol", "image_condition", "blind", "max_new_tokens", "seed", "device_map",
+                      "max_memory", "backend", "items", "protocol_variants")
+"""The shared ask options ``spatialmqa`` takes, in --help's order."""
 
 
 def _report_missing(summary: dict) -> None:
@@ -55,33 +57,21 @@ def vsr_command(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
-    protocol: str | None = ProtocolOption,
-    image_condition: str | None = ImageConditionOption,
-    blind: bool = BlindOption,
-    max_new_tokens: int | None = MaxNewTokensOption,
-    scorer_arg: list[str] = ScorerArgOption,
-    seed: int = SeedOption,
-    device_map: str | None = DeviceMapOption,
-    max_memory: list[str] = MaxMemoryOption,
-    backend: str | None = BackendOption,
-    items: Path | None = ItemsOption,
+    *,
+    asked: Asked,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
     yes/no question (either protocol) - with accuracy per relation category and relation."""
-    from spatialprobe.benchmarks.asking import Asked
     from spatialprobe.commands.ask import ask_and_print
     from spatialprobe.datasets.vsr import split_file
-    from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.vsr import vsr_source
 
     require_run_dir(out)
-    spread = device_map_settings(device_map, max_memory)
     with refusals():
         source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
-        given = Asked(protocol, image_condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      parse_pairs(scorer_arg), *spread, items=None if items is None else str(items))
-    summary = ask_and_print(source, model, given, out, "VSR captions asked", "vsr")
+    summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out,
+                            "VSR captions asked", "vsr")
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
                f"{summary['accuracy']['n']:,} of {summary['details']['coverage']['total']:,} examples; "
@@ -101,45 +91,29 @@ def spatialmqa_command(
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
-    scorer_arg: list[str] = ScorerArgOption,
-    protocol: str | None = ProtocolOption,
-    image_condition: str | None = ImageConditionOption,
-    blind: bool = BlindOption,
-    max_new_tokens: int | None = MaxNewTokensOption,
-    seed: int = SeedOption,
-    device_map: str | None = DeviceMapOption,
-    max_memory: list[str] = MaxMemoryOption,
-    backend: str | None = BackendOption,
-    items: Path | None = ItemsOption,
-    protocol_variants: str | None = ProtocolVariantsOption,
+    *,
+    asked: Asked,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
     generation): strict and lenient accuracy, P/R/F1, per perspective and axis, with the blind
     conditions on request."""
-    from spatialprobe.benchmarks.asking import Asked
     from spatialprobe.commands.ask import ask_and_print
     from spatialprobe.datasets.spatialmqa import PARTS
-    from spatialprobe.models.options import parse_pairs
     from spatialprobe.sources.spatialmqa import spatialmqa_source
-    from spatialprobe.sources.variants import parse_variants
 
     require_run_dir(out)
     if part not in PARTS:
         fail(f"part must be one of {PARTS}, got {part!r}")
     if method not in ("auto", "clip", "generate"):
         fail(f"--method must be auto, clip or generate; got {method!r}")
-    if method == "generate" and protocol not in (None, "generate"):
-        fail(f"--method generate asks by generation; it does not apply with --protocol {protocol}.")
-    spread = device_map_settings(device_map, max_memory)
+    if method == "generate" and asked.protocol not in (None, "generate"):
+        fail(f"--method generate asks by generation; it does not apply with --protocol {asked.protocol}.")
     with refusals():
-        variants = parse_variants(protocol_variants)  # refused before the data is read
         source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
-        given = Asked("generate" if method == "generate" else protocol, image_condition, blind, max_new_tokens,
-                      seed, device, batch_size, backend, parse_pairs(scorer_arg), *spread,
-                      wordings=("contrastive",) if method == "clip" else None,  # options scored against the image
-                      items=None if items is None else str(items),
-                      protocol_variants=variants)
+    given = replace(asked, device=device, batch_size=batch_size,
+                    protocol="generate" if method == "generate" else asked.protocol,
+                    wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
     summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():
@@ -195,6 +169,6 @@ def vsr_train_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("vsr")(scale_options(hub_model_options(vsr_command)))
+    app.command("vsr")(scale_options(hub_model_options(ask_options(*VSR_OPTIONS)(vsr_command))))
     app.command("vsr-train")(hub_model_options(vsr_train_command))  # trains once: no --ray
-    app.command("spatialmqa")(scale_options(hub_model_options(spatialmqa_command)))
+    app.command("spatialmqa")(scale_options(hub_model_options(ask_options(*SPATIALMQA_OPTIONS)(spatialmqa_command))))

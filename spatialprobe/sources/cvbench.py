@@ -27,10 +27,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spatialprobe.errors import DataError, UsageError
+from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.sources.files import image_file, image_folders, letters, options_text, read_records
+from spatialprobe.sources.files import image_file, image_folders, letters, option_letters, options_text, read_copy
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -68,9 +68,7 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """CV-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
-    if found["data"] is None:
-        raise UsageError("cv-bench needs --data: test.jsonl, a test_2d/test_3d Parquet file or a datasets folder")
-    records = read_records(found["data"], split=found["split"])
+    records = read_copy(found, "cv-bench needs --data: test.jsonl, a test_2d/test_3d Parquet file or a datasets folder")
     rows = records.rows[:found["limit"]]
     if found["subset"] not in (None, "2D", "3D"):
         raise UsageError(f"--subset {found['subset']}: CV-Bench's subsets are 2D and 3D")
@@ -97,14 +95,11 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
                                 choices, letters(len(choices)), gold, image, (),
                                 {"image": str(name), "source": source, "type": str(row.get("type", "")),
                                  "task": str(row.get("task", ""))}))
-    if not items:
-        raise DataError(records.path, None, None, "holds no questions" + (f" of type {found['subset']}"
-                                                                          if found["subset"] else ""))
     complete = set(SHARES) <= {i.fields["source"] for i in items}  # the combination needs all three
     share = weights([i.fields["source"] for i in items])
     items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,
                         {**i.fields, "weight": share[i.fields["source"]]}) for i in items]
-    labels = letters(max(len(i.options) for i in items))
+    labels = option_letters(items, found, "CV-Bench questions", "type")
     spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
     return Source("cv-bench", "cv-bench", f"cv-bench@{records.version}", labels, tuple(items), spec,
                   official=OFFICIAL if complete else OFFICIAL[::2], matching=matching,

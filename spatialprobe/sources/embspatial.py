@@ -23,11 +23,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.sources.facts import stated_fact
-from spatialprobe.sources.files import Records, image_file, letters, options_text, read_records
+from spatialprobe.sources.files import Records, image_file, letters, option_letters, options_text, read_copy
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -48,9 +47,7 @@ def _image(records: Records, n: int, folders: list[Path]) -> str:
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """EmbSpatial-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
-    if found["data"] is None:
-        raise UsageError("embspatial needs --data: embspatial_bench.json or its Hugging Face copy")
-    records = read_records(found["data"], split=found["split"])
+    records = read_copy(found, "embspatial needs --data: embspatial_bench.json or its Hugging Face copy")
     folders = [Path(found["images"])] if found["images"] else [records.path.parent]
     items = []
     for n, row in enumerate(records.rows):
@@ -70,10 +67,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
                                  "image": hashlib.sha256(Path(image).name.encode()).hexdigest()[:12]},
                                 fact=stated_fact(options[answer])))
     items = items[:found["limit"]]
-    if not items:
-        raise UsageError(f"{found['data']}: no EmbSpatial questions" + (f" of source {found['subset']!r}"
-                                                                          if found["subset"] else ""))
-    labels = letters(max(len(i.options) for i in items))
+    labels = option_letters(items, found, "EmbSpatial questions", "source")
     spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
     return Source("embspatial", "embspatial", f"embspatial@{records.version}", labels, tuple(items), spec,
                   official=OFFICIAL, settings=recorded("embspatial", found, found["data"], records.version),

@@ -22,12 +22,14 @@ hash, so an item's image is always a file path and its identity its bytes.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import hashlib
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -261,11 +263,30 @@ def image_cache() -> Path:
     return home() / "cache" / "images"
 
 
+_TEXT_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("text_only", default=False)
+
+
+@contextlib.contextmanager
+def text_only() -> Iterator[None]:
+    """Read a benchmark's items without its images (``audit blind``: the questions alone): inside,
+    :func:`image_file` gives each image's path as the item names it (``embedded`` for bytes),
+    neither looked for nor written."""
+    token = _TEXT_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _TEXT_ONLY.reset(token)
+
+
 def image_file(value: Any, *, folders: Sequence[Path] = (), what: str = "image") -> str:
     """The path of an item's image: a relative path found in one of ``folders`` (the first that
     holds it), an absolute path, or embedded bytes written once under :func:`image_cache`.
     Raises DataError (naming ``what``, e.g. the row's file and line) where the image is neither
-    found nor embedded."""
+    found nor embedded. Under :func:`text_only`, the path as named, unchecked."""
+    if _TEXT_ONLY.get():
+        named = value.get("path") if isinstance(value, Mapping) else None if isinstance(value, (bytes, bytearray)) \
+            else value
+        return str(named) if named and isinstance(named, (str, Path)) else "embedded"
     if isinstance(value, Mapping):
         data = value.get("bytes")
         if data:
@@ -327,6 +348,24 @@ def options_text(options: Sequence[str]) -> str:
 def letters(n: int) -> tuple[str, ...]:
     """The first ``n`` option letters."""
     return tuple(chr(65 + i) for i in range(n))
+
+
+def read_copy(found: Mapping[str, Any], needs: str) -> Records:
+    """The records of a benchmark's local copy (``found``: :func:`spatialprobe.sources.base.given`'s
+    ``data`` and ``split``); asked without ``--data``, refused with ``needs`` (what the copy is)."""
+    if found["data"] is None:
+        raise UsageError(needs)
+    return read_records(found["data"], split=found["split"])
+
+
+def option_letters(items: Sequence[Any], found: Mapping[str, Any], what: str, kind: str) -> tuple[str, ...]:
+    """A lettered source's labels: the letters of the most options any of ``items`` has. No item
+    (the copy holds none, or none of the ``--subset`` kept) is refused in one sentence naming the
+    copy (``found["data"]``), ``what`` it holds and the subset by its ``kind`` (type, category, ...)."""
+    if not items:
+        subset = found.get("subset")
+        raise UsageError(f"{found['data']}: no {what}" + (f" of {kind} {subset!r}" if subset else ""))
+    return letters(max(len(i.options) for i in items))
 
 
 def as_json(value: Any) -> Any:

@@ -23,11 +23,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import UsageError
 from spatialprobe.files import parse_json
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.sources.files import Records, image_file, image_folders, letters, read_records
+from spatialprobe.sources.files import Records, image_file, image_folders, letters, option_letters, read_copy
 
 OPTIONS: dict[str, str] = {}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type",)),)
@@ -69,9 +68,7 @@ def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """MMSI-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
-    if found["data"] is None:
-        raise UsageError("mmsi needs --data: RunsenXu/MMSI-Bench (Parquet, datasets folder, hf:NAME) or its TSV")
-    records = read_records(found["data"], split=found["split"])
+    records = read_copy(found, "mmsi needs --data: RunsenXu/MMSI-Bench (Parquet, datasets folder, hf:NAME) or its TSV")
     folders = image_folders(found["images"], records)
     items = []
     for n, row in enumerate(records.rows):
@@ -92,10 +89,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
                                 {"question_type": kind, "item": hashlib.sha256(key.encode()).hexdigest()[:12]},
                                 views=tuple(shown[1:])))
     items = items[:found["limit"]]
-    if not items:
-        raise UsageError(f"{found['data']}: no MMSI-Bench questions" + (f" of type {found['subset']!r}"
-                                                                          if found["subset"] else ""))
-    labels = letters(max(len(i.options) for i in items))
+    labels = option_letters(items, found, "MMSI-Bench questions", "type")
     spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
     return Source("mmsi", "mmsi", f"mmsi@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
                   settings=recorded("mmsi", found, found["data"], records.version),

@@ -22,10 +22,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.sources.files import image_file, image_folders, letters, options_text, read_records
+from spatialprobe.sources.files import image_file, image_folders, letters, option_letters, options_text, read_copy
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -42,9 +41,7 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """SITE's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
-    if found["data"] is None:
-        raise UsageError("site needs --data: SITE's records (JSON/JSONL/Parquet/datasets folder or hf:NAME)")
-    records = read_records(found["data"], split=found["split"])
+    records = read_copy(found, "site needs --data: SITE's records (JSON/JSONL/Parquet/datasets folder or hf:NAME)")
     folders = image_folders(found["images"], records)
     items = []
     for n, row in enumerate(records.rows):
@@ -66,13 +63,10 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
                                 {"category": str(row.get("category", "")), "dataset": str(row.get("dataset", "")),
                                  "item": hashlib.sha256(key.encode()).hexdigest()[:12]}, views=tuple(shown[1:])))
     items = items[:found["limit"]]
-    if not items:
-        raise UsageError(f"{found['data']}: no SITE questions" + (f" of category {found['subset']!r}"
-                                                                    if found["subset"] else ""))
+    labels = option_letters(items, found, "SITE questions", "category")
     scale = 100.0 * len(items) / sum(1 - 1 / len(i.options) for i in items)
     items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,
                         {**i.fields, "scale": scale}, views=i.views) for i in items]
-    labels = letters(max(len(i.options) for i in items))
     spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
     return Source("site", "site", f"site@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
                   matching=matching, settings=recorded("site", found, found["data"], records.version),

@@ -24,8 +24,11 @@ def content_hash(record: Mapping[str, Any]) -> str:
 
 
 def write_subset(record: Mapping[str, Any], path: Path) -> Path:
-    """Write ``record`` (``dataset``, ``keys``, anything else) with its hash; ``path`` a folder:
-    ``subset-<hash>.json`` inside it. Returns the file written."""
+    """Write ``record`` (``dataset``, ``keys``, anything else) with its hash; ``path`` a folder
+    (made where it does not exist): ``subset-<hash>.json`` inside it; a ``.json`` path: that file.
+    Returns the file written."""
+    if path.suffix.lower() != ".json":
+        path.mkdir(parents=True, exist_ok=True)
     full = {"kind": KIND, **record}
     full["sha256"] = content_hash(full)
     target = path / f"subset-{full['sha256'][7:19]}.json" if path.is_dir() else path
