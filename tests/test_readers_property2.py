@@ -189,6 +189,19 @@ EEE = [{"schema_version": "0.3.0", "evaluation_id": "e1", "model_id": "org/m", "
         "answer_attribution": [{"turn_idx": 0, "source": "output.raw", "extracted_value": pred}],
         "evaluation": {"score": float(pred == gold), "is_correct": pred == gold}, "metadata": {"img": f"i{n}"}}
        for n, (pred, gold) in enumerate([("yes", "yes"), ("no", "yes"), ("no", "no")])]
+INSPECT = {  # an Inspect eval log in its JSON format, as inspect_ai.log.read_eval_log reads it (0.3)
+    "version": 2, "status": "success", "plan": {"name": "plan", "steps": []},
+    "eval": {"task": "tiny", "task_id": "t1", "created": "2026-01-01T00:00:00+00:00", "model": "mockllm/model",
+             "dataset": {"name": "tiny", "samples": 3}, "config": {}},
+    "results": {"total_samples": 3, "completed_samples": 3, "scores": [
+        {"name": "match", "scorer": "match", "metrics": {"accuracy": {"name": "accuracy", "value": 2 / 3}}}]},
+    "stats": {"started_at": "", "completed_at": ""},
+    "samples": [{"id": f"q{n}", "epoch": 1, "input": f"Question {n}?", "target": gold, "choices": ["yes", "no"],
+                 "messages": [], "output": {"model": "mockllm/model", "choices": [
+                     {"message": {"role": "assistant", "content": reply}, "stop_reason": "stop"}]},
+                 "scores": {"match": {"value": "C" if reply == gold else "I", "answer": reply}},
+                 "metadata": {"scene": f"s{n}"}}
+                for n, (reply, gold) in enumerate([("yes", "yes"), ("no", "yes"), ("no", "no")])]}
 
 LOGS = {  # name -> (format, {file name: valid content}, the file mutated first, options)
     "lm-eval": ("lm-eval", {LM_SAMPLES: b"".join((LM_EVAL / LM_SAMPLES).read_bytes().splitlines(True)[:3]),
@@ -208,6 +221,7 @@ LOGS = {  # name -> (format, {file name: valid content}, the file mutated first,
                                                *[[r["qid"], r["answer"], r["output"], r["img"]] for r in PLAIN]])},
                   "paper.csv", {k: v for k, v in PLAIN_MAP.items() if k != "options"}),
     "eee": ("eee", {"x_samples.jsonl": _jsonl(EEE)}, "x_samples.jsonl", {"cluster": "img"}),
+    "inspect": ("inspect", {"tiny.json": json.dumps(INSPECT).encode()}, "tiny.json", {"cluster": "scene"}),
 }
 
 
