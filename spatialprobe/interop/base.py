@@ -94,17 +94,34 @@ def raise_usage(message: str) -> None:
 def jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-empty line of a JSON-lines file; a line that is not a
     JSON object is a DataError naming it."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, 1):
+            line = decoded(raw, path, number)
             if not line.strip():
                 continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(path, number, None, f"is not JSON ({err.msg})") from None
+            value = loads(line, path, number)
             if not isinstance(value, dict):
                 raise DataError(path, number, None, f"is a JSON {type(value).__name__}, not an object")
             yield number, value
+
+
+def loads(text: str, path: Path, line: int | None = None) -> Any:
+    """``json.loads`` of a log's text; bad JSON, or JSON nested too deep to parse, is a DataError
+    naming the file and line."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(path, line or err.lineno, None, f"is not JSON ({err.msg})") from None
+    except RecursionError:
+        raise DataError(path, line, None, "is not JSON this reads (lists or objects nested thousands deep)") from None
+
+
+def decoded(raw: bytes, path: Path, line: int | None = None) -> str:
+    """``raw`` as UTF-8 text; a DataError naming the file (and line) where it is not."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(path, line, None, f"is not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
 def field_of(record: Mapping[str, Any], name: str, path: Path, line: int | None) -> Any:
@@ -151,6 +168,6 @@ def unique(instances: list[Instance], path: Path) -> list[Instance]:
     seen: set[str] = set()
     for inst in instances:
         if inst.instance_id in seen:
-            raise DataError(path, None, "id", f"repeats the item id {inst.instance_id!r}")
+            raise DataError(path, None, "id", f"repeats the item id {inst.instance_id!r:.80}")
         seen.add(inst.instance_id)
     return instances

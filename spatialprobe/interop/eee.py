@@ -47,6 +47,14 @@ def _instance(record: Mapping[str, Any], path: Path, line: int, cluster: str | N
     reference = field_of(record, "input.reference", path, line)
     if not isinstance(reference, list):
         raise DataError(path, line, "input.reference", "must be a list of strings")
+    if not isinstance(record["answer_attribution"] or [], list) or \
+            not all(isinstance(a, dict) for a in record["answer_attribution"] or []):
+        raise DataError(path, line, "answer_attribution", "must be a list of objects")
+    for name in ("output", "metadata"):
+        if not isinstance(record.get(name) or {}, dict):
+            raise DataError(path, line, name, "must be an object")
+    if not isinstance((record.get("output") or {}).get("raw") or [], list):
+        raise DataError(path, line, "output.raw", "must be a list")
     attribution = record["answer_attribution"] or []
     output = (record.get("output") or {}).get("raw") or [None]
     pred = attribution[-1].get("extracted_value") if attribution else output[0]

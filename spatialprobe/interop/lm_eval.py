@@ -17,7 +17,6 @@ under that metric's name; ``--cluster FIELD`` reads ``doc.FIELD``. From
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,12 +40,18 @@ def results_beside(path: Path, date: str | None) -> tuple[Path | None, dict[str,
 
 def load_results(path: Path) -> dict[str, Any]:
     """A harness's aggregated results file as an object."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataError(path, err.lineno, None, f"is not JSON ({err.msg})") from None
+    from spatialprobe.interop.base import decoded, loads
+
+    data = loads(decoded(path.read_bytes(), path), path)
     if not isinstance(data, dict):
         raise DataError(path, None, None, "is not a JSON object")
+    for key in ("results", "configs", "versions", "task_hashes", "config"):  # the objects read by task
+        if not isinstance(data.get(key) or {}, dict):
+            raise DataError(path, None, key, "is not a JSON object")
+    for key in ("results", "configs"):
+        for task, value in (data.get(key) or {}).items():
+            if not isinstance(value or {}, dict):
+                raise DataError(path, None, f"{key}.{task}", "is not a JSON object")
     return data
 
 
@@ -146,6 +151,8 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
             reported = ((results.get("results") or {}).get(task) or {}).get(f"{metric},{name}")
             logs.append(Log("lm-eval", str(model), task if len(by_filter) == 1 else f"{task}/{name}", metric,
                             unique(found, path), provenance_of(results, task),
-                            None if reported is None else 100 * float(reported), given.get("cluster"),
+                            None if reported is None else 100 * score_of(reported, results_file or path, None,
+                                                                            f"results.{task}"),
+                            given.get("cluster"),
                             [path, *([results_file] if results_file else [])]))
     return logs

@@ -37,7 +37,8 @@ def _metric(record: Mapping[str, Any], wanted: str | None, path: Path, line: int
         return wanted, field_of(record, wanted, path, line)
     numeric = [k for k, v in record.items() if k not in KNOWN and isinstance(v, (int, float, bool, dict))]
     if len(numeric) != 1:
-        raise DataError(path, line, None, f"holds {len(numeric)} metric fields ({', '.join(numeric) or 'none'}); "
+        listed = (", ".join(numeric) or "none")[:120]
+        raise DataError(path, line, None, f"holds {len(numeric)} metric fields ({listed}); "
                         "name the item's score with --metric NAME")
     return numeric[0], record[numeric[0]]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -22,17 +23,15 @@ OPTIONS = ("id", "prediction", "gold", "records", "cluster", "model", "benchmark
 
 def records(path: Path, key: str | None) -> Iterator[tuple[int | None, Mapping[str, Any]]]:
     """(line or None, record) of a .jsonl, .json (a list, or a list under ``key``) or .csv file."""
+    from spatialprobe.interop.base import decoded, loads
+
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         yield from jsonl(path)
     elif suffix == ".csv":
-        with open(path, encoding="utf-8", newline="") as handle:
-            yield from enumerate(csv.DictReader(handle), 2)  # line 1 is the header
+        yield from enumerate(csv.DictReader(io.StringIO(decoded(path.read_bytes(), path), newline="")), 2)
     elif suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise DataError(path, err.lineno, None, f"is not JSON ({err.msg})") from None
+        data = loads(decoded(path.read_bytes(), path), path)
         if key is not None:
             data = field_of(data, key, path, None)
         if not isinstance(data, list):
@@ -70,7 +69,7 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
                     if given.get(name)}
             listed = more.get("options")
             if isinstance(listed, str) and listed.lstrip().startswith("["):
-                with contextlib.suppress(json.JSONDecodeError):
+                with contextlib.suppress(json.JSONDecodeError, RecursionError):
                     listed = json.loads(listed)  # a CSV cell holding a JSON list
             if "options" in more and option_texts(listed) is None:
                 raise DataError(path, line, given["options"], "must be a list of at least two option texts")

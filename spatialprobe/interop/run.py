@@ -57,7 +57,11 @@ def read_logs(fmt: str, paths: Sequence[Path], options: Mapping[str, Any]) -> li
     missing = [p for p in paths if not Path(p).is_file()]
     if missing:
         raise UsageError(f"{missing[0]} is not a file.")
-    return registry.lookup("import-format", fmt)([Path(p) for p in paths], dict(options))
+    logs = registry.lookup("import-format", fmt)([Path(p) for p in paths], dict(options))
+    for log in logs:  # an empty file (lmms-eval's, a paper's) is no run
+        if not log.instances:
+            raise DataError(log.files[0] if log.files else paths[0], None, None, "holds no items")
+    return logs
 
 
 def source_of(settings: Mapping[str, Any]) -> Any:
@@ -217,6 +221,8 @@ def import_logs(fmt: str, paths: Sequence[Path], out: Path, options: Mapping[str
 
 def folder_name(name: str) -> str:
     """A model id or benchmark name as one folder-name part (``org/model`` -> ``org_model``)."""
+    import hashlib
     import re
 
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "run"
+    part = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "run"
+    return part if len(part) <= 100 else f"{part[:90]}-{hashlib.sha256(part.encode()).hexdigest()[:9]}"  # < NAME_MAX

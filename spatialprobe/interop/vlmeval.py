@@ -17,13 +17,14 @@ name, unless ``--model``/``--benchmark`` say.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
-from spatialprobe.interop.base import Instance, Log, option_texts, options_of, score_of, text, unique
+from spatialprobe.interop.base import Instance, Log, decoded, option_texts, options_of, score_of, text, unique
 
 LETTER = re.compile(r"^\s*\(?([A-Z])(?:[).:,]|\s|$)")
 
@@ -35,14 +36,16 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         from spatialprobe.extras import require
 
         openpyxl = require("openpyxl", "interop", "Reading VLMEvalKit .xlsx files (spatialprobe import vlmeval)")
-        sheet = openpyxl.load_workbook(path, read_only=True).worksheets[0]
-        table = sheet.iter_rows(values_only=True)
-        header = [str(h) for h in next(table, ())]
+        try:
+            table = list(openpyxl.load_workbook(path, read_only=True).worksheets[0].iter_rows(values_only=True))
+        except Exception as err:  # a damaged workbook: zipfile, XML, KeyError, IndexError ...
+            raise DataError(path, None, None, f"is not a readable .xlsx workbook ({type(err).__name__})") from None
+        header = [str(h) for h in (table[0] if table else ())]
         records: Iterator[tuple[int, dict[str, Any]]] = (
-            (n, dict(zip(header, values, strict=False))) for n, values in enumerate(table, 2))
+            (n, dict(zip(header, values, strict=False))) for n, values in enumerate(table[1:], 2))
     elif suffix in (".tsv", ".csv"):
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115 - closed when the rows are read
-        reader = csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ",")
+        buffer = io.StringIO(decoded(path.read_bytes(), path), newline="")
+        reader = csv.DictReader(buffer, delimiter="\t" if suffix == ".tsv" else ",")
         records = ((n, dict(r)) for n, r in enumerate(reader, 2))
     else:
         raise UsageError(f"{path}: the vlmeval format reads .xlsx, .tsv or .csv, not {suffix or 'no suffix'}.")

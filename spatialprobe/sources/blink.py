@@ -57,13 +57,14 @@ def _read(data: str, tasks: tuple[str, ...], split: str) -> list[Records]:
 
 
 def _item(records: Records, n: int, split: str) -> SourceItem:
-    row, where = records.rows[n], records.where[n][0]
+    row = records.rows[n]
     idx = str(records.require(n, "idx"))
-    choices = tuple(str(c) for c in records.require(n, "choices"))
+    choices = records.options(n, "choices")
     gold = str(records.require(n, "answer")).strip("()")
     if gold not in letters(len(choices)):
-        raise records.error(n, "answer", f"{gold!r} is none of the {len(choices)} choices' letters")
-    shown = [image_file(row[f"image_{k}"], what=where) for k in range(1, 5) if row.get(f"image_{k}")]
+        raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(choices)} choices' letters")
+    shown = [image_file(row[f"image_{k}"], what=records.place(n, f"image_{k}")) for k in range(1, 5)
+             if row.get(f"image_{k}")]
     if not shown:
         raise records.error(n, "image_1", "no image")
     task = task_of(idx, split) if split in idx else str(row.get("sub_task", "")).replace(" ", "_")

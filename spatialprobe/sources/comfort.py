@@ -28,6 +28,7 @@ is no (``(red sphere, not to the left of, blue sphere)`` at 90°).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,17 @@ SHAPES = {"Sphere": "sphere", "SmoothCube_v2": "cube", "SmoothCylinder": "cylind
 COLOURS = {(1, 0, 0, 1): "red", (0, 0, 1, 1): "blue", (0, 1, 0, 1): "green", (1, 1, 0, 1): "yellow"}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("relation", "variation")),
             Official({"mean_p_yes": "mean"}, ("relation",), pred="p_yes"))
+
+
+def _degrees(value: Any, path: Path, name: str) -> float:
+    """An image's angle in the sweep (a finite number), refused naming the config and the image."""
+    try:
+        angle = float(value)
+    except (TypeError, ValueError):
+        angle = math.nan
+    if isinstance(value, bool) or not math.isfinite(angle):
+        raise DataError(path, None, f"mapping.{name}", f"expected an angle in degrees, got {value!r:.60}")
+    return angle
 
 
 def _object(config: Mapping[str, Any], who: str) -> str:
@@ -104,19 +116,24 @@ def comfort_source(found: Mapping[str, Any]) -> Source:
     items: list[SourceItem] = []
     for path in configs:
         config = read_json_file(path)
+        if not isinstance(config, dict):
+            raise DataError(path, None, None, "expected a JSON object")
         if config.get("path_type") != "rotate":
             continue
         relation = config.get("relation")
-        if relation not in RELATIONS:
-            raise DataError(path, None, "relation", f"{relation!r} is not one of {', '.join(RELATIONS)}")
+        if not isinstance(relation, str) or relation not in RELATIONS:
+            raise DataError(path, None, "relation", f"{relation!r:.60} is not one of {', '.join(RELATIONS)}")
         sweep = str(path.parent.relative_to(root))
         subject, obj = _object(config, "var"), _object(config, "ref")
         question = PROMPTS[prompt].format(obj1=subject, relation=RELATIONS[relation], obj2=obj)
-        for name, angle in sorted(config["mapping"].items(), key=lambda kv: int(kv[0].split(".")[0])):
+        mapping = config.get("mapping")
+        if not isinstance(mapping, dict) or not all(re.fullmatch(r"[0-9]+\.[A-Za-z]+", k) for k in mapping):
+            raise DataError(path, None, "mapping", "expected {\"STEP.png\": angle in degrees, ...}")
+        for name, angle in sorted(mapping.items(), key=lambda kv: int(kv[0].split(".")[0])):
             image = path.parent / name
             if not image.is_file():
                 raise DataError(path, None, "mapping", f"image {name} not found beside it")
-            angle = float(angle[0] if isinstance(angle, list) else angle)
+            angle = _degrees(angle[0] if isinstance(angle, list) and angle else angle, path, name)
             gold = "yes" if math.cos((angle + FRAMES[frame]) / 180 * math.pi) > 1e-10 else "no"
             fields = {"sweep": sweep, "angle": angle, "step": int(name.split(".")[0]), "relation": relation,
                       "variation": path.parent.name}

@@ -79,17 +79,16 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
             continue
         key = str(records.require(n, "idx"))
         if key in seen:
-            raise records.error(n, "idx", f"{key} repeats an earlier question's idx")
+            raise records.error(n, "idx", f"{key!r:.60} repeats an earlier question's idx")
         seen.add(key)
-        choices = tuple(str(c) for c in records.require(n, "choices"))
+        choices = records.options(n, "choices")
         gold = str(records.require(n, "answer")).strip("()")
         if gold not in letters(len(choices)):
-            raise records.error(n, "answer", f"{gold!r} is none of the {len(choices)} choices' letters")
+            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(choices)} choices' letters")
         source = str(records.require(n, "source"))
         if source not in SHARES:
-            raise records.error(n, "source", f"{source!r} is none of {', '.join(SHARES)}")
-        where = records.where[n][0] + (f" line {records.where[n][1]}" if records.where[n][1] else "")
-        image = image_file(records.require(n, "image"), folders=folders, what=where)
+            raise records.error(n, "source", f"{source!r:.60} is none of {', '.join(SHARES)}")
+        image = image_file(records.require(n, "image"), folders=folders, what=records.place(n, "image"))
         name = row.get("filename") or (row["image"] if isinstance(row["image"], str) else image)
         items.append(SourceItem(key, QUESTION.format(question=records.require(n, "question"),
                                                      options=options_text(choices)),

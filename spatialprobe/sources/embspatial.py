@@ -18,7 +18,6 @@ closest, which is left of X) states none.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,10 +38,10 @@ def _image(records: Records, n: int, folders: list[Path]) -> str:
     value = records.require(n, "image")
     if isinstance(value, str) and not value.lower().endswith((".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif")):
         try:
-            return image_file(base64.b64decode(value, validate=True), what=records.where[n][0])
-        except binascii.Error:
+            return image_file(base64.b64decode(value, validate=True), what=records.place(n, "image"))
+        except ValueError:  # binascii.Error, or characters base64 never holds
             raise records.error(n, "image", "neither base64 nor a path") from None
-    return image_file(value, folders=folders, what=records.where[n][0])
+    return image_file(value, folders=folders, what=records.place(n, "image"))
 
 
 def replay(settings: Mapping[str, Any], seed: int) -> Source:
@@ -54,15 +53,15 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     for n, row in enumerate(records.rows):
         if found["subset"] and row.get("data_source") != found["subset"]:
             continue
-        options = tuple(str(o) for o in records.require(n, "answer_options"))
+        options = records.options(n, "answer_options")
         answer = records.require(n, "answer")
         if not (isinstance(answer, int) and 0 <= answer < len(options)):
-            raise records.error(n, "answer", f"{answer!r} is no index of the {len(options)} options")
+            raise records.error(n, "answer", f"{answer!r:.60} is no index of the {len(options)} options")
         image = _image(records, n, folders)
         key = str(row.get("question_id", n))
         question = QUESTION.format(question=records.require(n, "question"), options=options_text(options))
         items.append(SourceItem(key, question, options, letters(len(options)), letters(len(options))[answer], image,
-                                tuple(str(o) for o in row.get("objects") or ()),
+                                tuple(str(o) for o in (records.listed(n, "objects") if row.get("objects") else ())),
                                 {"data_source": str(row.get("data_source", "")),
                                  "relation": str(row.get("relation", "")),
                                  "image": hashlib.sha256(Path(image).name.encode()).hexdigest()[:12]},

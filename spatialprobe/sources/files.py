@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
+from spatialprobe.files import shown
 from spatialprobe.fingerprints import digests, folder_files
 
 TABLES = (".json", ".jsonl", ".csv", ".tsv", ".parquet")
@@ -59,12 +60,30 @@ class Records:
         path, line = self.where[index]
         return DataError(path, line, field, message)
 
+    def place(self, index: int, field: str | None = None) -> str:
+        """Row ``index``'s file, line and ``field`` as a refusal names them (``what`` of :func:`image_file`)."""
+        path, line = self.where[index]
+        return f"{path}" + (f", line {line}" if line else "") + (f", field '{field}'" if field else "")
+
     def require(self, index: int, field: str) -> Any:
         """Row ``index``'s ``field``, refused naming file, line and field where it is missing or empty."""
         value = self.rows[index].get(field)
         if value is None or value == "":
             raise self.error(index, field, "missing or empty")
         return value
+
+    def listed(self, index: int, field: str, least: int = 1) -> list[Any]:
+        """Row ``index``'s ``field``: a list of at least ``least`` texts or numbers, refused naming
+        file, line and field otherwise (a string, an object, a list holding lists or nulls)."""
+        value = self.require(index, field)
+        if not isinstance(value, (list, tuple)) or len(value) < least \
+                or any(v is None or isinstance(v, (dict, list, tuple)) for v in value):
+            raise self.error(index, field, f"expected a list of at least {least} texts, got {shown(value)}")
+        return list(value)
+
+    def options(self, index: int, field: str) -> tuple[str, ...]:
+        """Row ``index``'s option texts in ``field``: a list of at least two (:meth:`listed`)."""
+        return tuple(str(v) for v in self.listed(index, field, 2))
 
 
 def version_of(files: Sequence[Path]) -> str:
@@ -125,7 +144,7 @@ def _json(path: Path, records_key: str | None) -> Records:
     if isinstance(data, dict):
         if all(isinstance(v, dict) for v in data.values()):
             rows = [{"_key": str(k), **v} for k, v in data.items()]
-            return Records(rows, version_of([path]), [(f"{path} record {k!r}", None) for k in data], path)
+            return Records(rows, version_of([path]), [(f"{path} record {k!r:.60}", None) for k in data], path)
         raise DataError(path, None, None, "a JSON object whose values are not all records; name the list "
                         "of records with records_key")
     if not isinstance(data, list):
@@ -155,6 +174,11 @@ def _delimited(path: Path, delimiter: str) -> Records:
     return Records(rows, version_of([path]), where, path)
 
 
+def _first_line(err: Exception) -> str:
+    """An exception's message cut to its first line (pyarrow's run over several), for a one-line refusal."""
+    return (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+
+
 def _arrow_rows(table: Any) -> list[dict[str, Any]]:
     return [dict(r) for r in table.to_pylist()]
 
@@ -175,7 +199,7 @@ def _parquet(root: Path, files: Sequence[Path], split: str | None) -> Records:
         try:
             table = pq.read_table(file)
         except Exception as err:  # pyarrow raises several types for a damaged file
-            raise DataError(file, None, None, f"not a readable Parquet file ({err})") from None
+            raise DataError(file, None, None, f"not a readable Parquet file ({_first_line(err)})") from None
         part = _arrow_rows(table)
         rows += part
         where += [(f"{file} row {n + 1}", None) for n in range(len(part))]
@@ -203,7 +227,7 @@ def _from_disk(folder: Path, split: str | None) -> Records:
     try:
         loaded = datasets.load_from_disk(os.fspath(folder))
     except Exception as err:  # datasets raises FileNotFoundError/ValueError for a damaged folder
-        raise DataError(folder, None, None, f"not a readable `datasets` folder ({err})") from None
+        raise DataError(folder, None, None, f"not a readable `datasets` folder ({_first_line(err)})") from None
     if isinstance(loaded, datasets.DatasetDict):
         if split is None:
             if len(loaded) != 1:
@@ -212,7 +236,10 @@ def _from_disk(folder: Path, split: str | None) -> Records:
         if split not in loaded:
             raise UsageError(f"{folder}: no split {split!r}; it has {sorted(loaded)}")
         loaded = loaded[split]
-    rows, where = _dataset_rows(loaded, str(folder))
+    try:
+        rows, where = _dataset_rows(loaded, str(folder))
+    except Exception as err:  # a damaged Arrow file is read lazily: pyarrow and CPython raise several types
+        raise DataError(folder, None, None, f"not a readable `datasets` folder ({_first_line(err)})") from None
     return Records(rows, version_of(folder_files(folder)), where, folder)
 
 
@@ -275,14 +302,22 @@ def image_file(value: Any, *, folders: Sequence[Path] = (), what: str = "image")
         raise DataError(what, None, None, "no image (neither a path nor embedded bytes)")
     path = Path(str(value))
     if path.is_absolute():
-        if path.is_file():
+        if _is_file(path):
             return str(path)
-        raise DataError(what, None, None, f"image {path} not found")
+        raise DataError(what, None, None, f"image {str(path)!r:.80} not found")
     for folder in folders:
-        if (folder / path).is_file():
+        if _is_file(folder / path):
             return str((folder / path).resolve())
-    raise DataError(what, None, None, f"image {str(path)!r} not found in "
+    raise DataError(what, None, None, f"image {str(path)!r:.80} not found in "
                     f"{', '.join(str(f) for f in folders) or 'any folder'}")
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a name no file system holds (too long, a NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _cached(data: bytes, suffix: str) -> str:

@@ -68,7 +68,9 @@ def geneval2_source(found: Mapping[str, Any]) -> Source:
     items, without, other = [], 0, 0
     for n in range(min(len(records.rows), found.get("limit") or len(records.rows))):
         prompt = str(records.require(n, "prompt")).strip()
-        atoms, kinds = records.require(n, "vqa_list"), records.require(n, "skills")
+        atoms, kinds = records.require(n, "vqa_list"), records.listed(n, "skills")
+        if not isinstance(atoms, list) or not all(isinstance(a, list) and len(a) == 2 for a in atoms):
+            raise records.error(n, "vqa_list", "expected a list of [question, answer] pairs")
         if len(atoms) != len(kinds):
             raise records.error(n, "skills", f"{len(kinds)} skills for {len(atoms)} atoms")
         chosen = [(j, q, a, k) for j, ((q, a), k) in enumerate(zip(atoms, kinds, strict=True)) if k in skills]

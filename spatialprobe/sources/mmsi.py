@@ -17,14 +17,13 @@ metric: accuracy, per question type. Resampled by item.
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from spatialprobe.files import parse_json
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.sources.files import Records, image_file, image_folders, letters, option_letters, read_copy
@@ -52,15 +51,15 @@ def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
     row, where = records.rows[n], records.where[n][0]
     value: Any = row.get("images") if row.get("images") is not None else records.require(n, "image")
     if isinstance(value, str):
-        value = json.loads(value) if value.lstrip().startswith("[") else [value]
+        value = parse_json(value, where, records.where[n][1]) if value.lstrip().startswith("[") else [value]
     shown = []
-    for one in value or ():
+    for one in value if isinstance(value, list) else [value]:
         if isinstance(one, str) and not one.lower().endswith((".png", ".jpg", ".jpeg", ".webp", ".bmp")):
             try:
                 one = base64.b64decode(one, validate=True)
-            except binascii.Error:
+            except ValueError:  # binascii.Error, or characters base64 never holds
                 raise records.error(n, "image", "neither base64 nor an image path") from None
-        shown.append(image_file(one, folders=folders, what=where))
+        shown.append(image_file(one, folders=folders, what=records.place(n, "images")))
     if not shown:
         raise records.error(n, "images", "no image")
     return shown
@@ -82,7 +81,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
             raise records.error(n, "question", "its options (Options: A: ..., B: ...) cannot be read")
         gold = str(records.require(n, "answer")).strip()
         if gold not in letters(len(options)):
-            raise records.error(n, "answer", f"{gold!r} is none of the {len(options)} options' letters")
+            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
         shown = _images(records, n, folders)
         key = str(row.get("id", row.get("index", n)))
         items.append(SourceItem(key, f"{question}\nAnswer with the option's letter.", options,

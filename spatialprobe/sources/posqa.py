@@ -69,10 +69,12 @@ def _item(row: Mapping[str, Any], key: str, subset: str, where: str) -> SourceIt
     if isinstance(label, str) and label.lower() in ("true", "false"):
         label = label.lower() == "true"
     if not isinstance(label, bool):
-        raise DataError(where, None, "general_question_label", f"{label!r} is not true or false")
+        raise DataError(where, None, "general_question_label", f"{label!r:.60} is not true or false")
     head_bigger = (asks == "bigger") == label
     fact = (head, "larger" if head_bigger else "smaller", tail)
-    fields = {"obj_a": head, "obj_b": tail, "comparative": asks, "gap": str((row.get("magnitude") or ["", "", ""])[-1])}
+    magnitude = row.get("magnitude")  # [head's, tail's, the gap], where the record has it
+    gap = str(magnitude[-1]) if isinstance(magnitude, list) and magnitude else ""
+    fields = {"obj_a": head, "obj_b": tail, "comparative": asks, "gap": gap}
     if subset == "general":
         gold = "yes" if label else "no"
         cloze = _cloze(head, tail, ("yes", "no") if asks == "bigger" else ("no", "yes"))
@@ -81,7 +83,7 @@ def _item(row: Mapping[str, Any], key: str, subset: str, where: str) -> SourceIt
                           (head, tail), fields, {"short": short, "cloze": cloze}, fact=fact)
     gold = str(row["special_question_label"])
     if gold not in (head, tail):
-        raise DataError(where, None, "special_question_label", f"{gold!r} is neither h_name nor t_name")
+        raise DataError(where, None, "special_question_label", f"{gold!r:.60} is neither h_name nor t_name")
     special = str(row["special_question"]).rstrip(" ?")
     names = (head, tail)
     cloze = _cloze(head, tail, names if asks == "bigger" else (tail, head))

@@ -47,13 +47,15 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     for n, row in enumerate(records.rows):
         if found["subset"] and row.get("category") != found["subset"]:
             continue
-        options = tuple(str(o) for o in records.require(n, "options"))
+        options = records.options(n, "options")
         gold = str(records.require(n, "answer")).strip().strip("()")
         if gold not in letters(len(options)):
-            raise records.error(n, "answer", f"{gold!r} is none of the {len(options)} options' letters")
+            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
         visual = records.require(n, "visual")
-        shown = [image_file(v, folders=folders, what=records.where[n][0])
+        shown = [image_file(v, folders=folders, what=records.place(n, "visual"))
                  for v in (visual if isinstance(visual, list) else [visual])]
+        if not shown:
+            raise records.error(n, "visual", "no image")
         key = str(row.get("id", n))
         question = QUESTION.format(question=str(records.require(n, "question")).replace("<image>", "").strip(),
                                    options=options_text(options))

@@ -244,7 +244,7 @@ def spatialeval_source(found: Mapping[str, Any]) -> Source:
         if task is not None and kind != task:
             continue
         if kind not in TASKS or not qid.isdigit():
-            raise records.error(n, "id", f"{key!r} is not TASK.….QUESTION (task one of {', '.join(TASKS)})")
+            raise records.error(n, "id", f"{key!r:.60} is not TASK.….QUESTION (task one of {', '.join(TASKS)})")
         text = str(records.require(n, "text"))
         choices = lettered_options(text)
         if not choices:
@@ -254,7 +254,7 @@ def spatialeval_source(found: Mapping[str, Any]) -> Source:
         letter = str(row.get("oracle_option") or "").strip().strip("().").upper()
         gold = labels[ord(letter) - 65] if len(letter) == 1 and 0 <= ord(letter) - 65 < len(labels) else answer
         if gold not in labels:
-            raise records.error(n, "oracle_answer", f"{gold!r} is none of the options {list(labels)}")
+            raise records.error(n, "oracle_answer", f"{gold!r:.60} is none of the options {list(labels)}")
         image = None
         if mode != "tqa":
             where = records.where[n]

@@ -62,8 +62,8 @@ def spatialgeneval_source(found: Mapping[str, Any]) -> Source:
     items, without = [], 0
     for n in range(min(len(records.rows), found.get("limit") or len(records.rows))):
         prompt = str(records.require(n, "prompt")).strip()
-        questions, answers = records.require(n, "questions"), records.require(n, "answers")
-        kinds = records.rows[n].get("question_type") or [""] * len(questions)
+        questions, answers = records.listed(n, "questions"), records.listed(n, "answers")
+        kinds = records.listed(n, "question_type") if records.rows[n].get("question_type") else [""] * len(questions)
         if not len(questions) == len(answers) == len(kinds):
             raise records.error(n, "answers", f"{len(questions)} questions, {len(answers)} answers, "
                                 f"{len(kinds)} question types")
@@ -77,7 +77,7 @@ def spatialgeneval_source(found: Mapping[str, Any]) -> Source:
                 raise records.error(n, "questions", f"question {j + 1} lists no lettered options (A: …, B: …)")
             letters = tuple(chr(65 + i) for i in range(len(choices)))
             if str(answer).strip() not in letters:
-                raise records.error(n, "answers", f"answer {j + 1} {answer!r} is none of {', '.join(letters)}")
+                raise records.error(n, "answers", f"answer {j + 1} {answer!r:.60} is none of {', '.join(letters)}")
             fields = {"prompt": key, "question_type": str(kind), "part": "basic" if j < 2 else "spatial",
                       "column": j + 1, "scene": str(records.rows[n].get("scene") or "")}
             text = QUESTION.format(question=f"{head}\n{options_text(choices)}")

@@ -27,7 +27,6 @@ protocol engine's groups); default ``vlmevalkit``. Resampled by base question (q
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -69,7 +68,7 @@ def strict_vlmevalkit(qids: Sequence[str], hits: Sequence[bool], key: Callable[[
     hit_map = {qids[n]: bool(hits[n]) for n in main}
     for q, hit in zip(qids, hits, strict=True):
         if keys[q] not in hit_map:
-            raise DataError(q, None, "qid", f"its group {keys[q]!r} has no question of that qid")
+            raise DataError(q, None, "qid", f"its group {keys[q]!r:.60} has no question of that qid")
         hit_map[keys[q]] = hit_map[keys[q]] and bool(hit)
     return 100.0 * sum(hit_map[qids[n]] for n in main) / len(main)
 
@@ -92,7 +91,7 @@ def official_scores(qids: Sequence[str], hits: Sequence[bool]) -> dict[str, dict
 
 def _image(records: Records, n: int, by_index: Mapping[str, int], folders: Sequence[Path]) -> str:
     """Row ``n``'s image: base64 (or the index of the row that holds it), else ``image_url``."""
-    row, where = records.rows[n], records.where[n][0]
+    row, where = records.rows[n], records.place(n, "image")
     value = row.get("image")
     if isinstance(value, str) and value:
         if len(value) <= 64 and value in by_index and by_index[value] != n:  # VLMEvalKit's shortened repeat
@@ -100,7 +99,7 @@ def _image(records: Records, n: int, by_index: Mapping[str, int], folders: Seque
         if isinstance(value, str) and len(value) > 64:
             try:
                 return image_file(base64.b64decode(value, validate=True), what=where)
-            except binascii.Error:
+            except ValueError:  # binascii.Error, or characters base64 never holds
                 raise records.error(n, "image", "neither base64 nor the index of a row with an image") from None
     if value:
         return image_file(value, folders=folders, what=where)
@@ -127,7 +126,7 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
         options = tuple(str(row[c]) for c in "ABCD" if row.get(c) not in (None, "") and str(row[c]) != "nan")
         gold = str(records.require(n, "answer")).strip()
         if gold not in letters(len(options)):
-            raise records.error(n, "answer", f"{gold!r} is none of the {len(options)} options' letters")
+            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
         category = str(records.require(n, "category"))
         fields = {"qid": qid, "base": qid[:8], "category": category, "main_category": MAIN.get(category, "other"),
                   **{name: key(qid) for name, key in KEYS.items()}}

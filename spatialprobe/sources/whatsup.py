@@ -159,7 +159,9 @@ def _controlled(data: Path, found: Mapping[str, Any], subset: str, shuffled: boo
     folders = _folders(data, found["images"])
     items = []
     for n, row in enumerate(records.rows[:found["limit"]]):
-        path, captions = str(records.require(n, "image_path")), records.require(n, "caption_options")
+        path, captions = str(records.require(n, "image_path")), records.options(n, "caption_options")
+        if path.split("/")[-1].count("_") < 2:
+            raise records.error(n, "image_path", "expected the authors' OBJECT_PREPOSITION_OBJECT.jpeg")
         labels = [caption_preposition(c) for c in captions]
         if None in labels or len(set(labels)) != len(labels):
             raise records.error(n, "caption_options", "each caption needs exactly one preposition of "
@@ -191,6 +193,8 @@ def _qa(data: Path, found: Mapping[str, Any], subset: str, shuffled: bool) -> tu
         if not (isinstance(row, list) and len(row) == 3 and all(isinstance(c, str) for c in row[1:])):
             raise DataError(f"{data} record {n + 1}", None, None, "expected [image id, true caption, false caption]")
         image_id = row[0]
+        if subset.startswith("coco") and not (str(image_id).isascii() and str(image_id).isdigit()):
+            raise DataError(f"{data} record {n + 1}", None, None, f"image id {image_id!r:.40} is no COCO image number")
         name = pattern.format(int(image_id)) if subset.startswith("coco") else pattern.format(image_id)
         try:
             image = image_file(name, folders=folders, what=f"{data} record {n + 1}")
