@@ -5,6 +5,7 @@ benchmark's own questions and options with k-fold cross-validation; what it scor
 what the wording alone gives away. Here, for the items of any source (:mod:`spatialprobe.sources`):
 
 * **Features per option, never the gold** (:func:`option_features`): the option's label, its
+  text and each of its words (where labels are letters, the text is what an answer prior reads), its
   position and length in words, the number of options, and the item's relation, objects and
   question template (the question with its options and objects blanked) each crossed with the
   option's label - only what a reader of the question and options sees: a relation the question
@@ -13,8 +14,8 @@ what the wording alone gives away. Here, for the items of any source (:mod:`spat
   which no label permutation would reveal; objects by their place: ``object0``, ``object1``, ...;
   the template whole and each of its words, as TsT's text features read the question), so a per-option
   classifier can prefer ``yes`` for ``inside`` and ``no`` for ``left of``; and the option's
-  frequency as the answer in the training folds (:class:`AnswerFrequency`, learned in ``fit``
-  from the training rows only).
+  frequency (label and text) as the answer in the training folds (:class:`AnswerFrequency`,
+  learned in ``fit`` from the training rows only).
 * **Classifiers** (scikit-learn): logistic regression and a random forest, each a binary
   classifier of "this option is the gold one" over the rows of (item, option); an item's
   probabilities are normalised over its options, and the prediction is the most probable option.
@@ -121,7 +122,9 @@ def option_features(item: SourceItem, index: int) -> dict[str, Any]:
     label = item.labels[index]
     crossed = {"position": index, "relation": relation_of(item), "template": template(item),
                "options": len(item.options)}
-    out: dict[str, Any] = {"option": label, "length": len(item.options[index].split())}
+    text = " ".join(item.options[index].lower().split())
+    out: dict[str, Any] = {"option": label, "text": text, "length": len(item.options[index].split())}
+    out.update({f"option word={word}": 1 for word in dict.fromkeys(re.findall(r"[a-z]+", text))})
     out.update({f"{label}|{name}={value}": 1 for name, value in crossed.items()})
     out.update({f"{label}|object{k}={obj}": 1 for k, obj in enumerate(objects_of(item))})
     words = dict.fromkeys(re.findall(r"[a-z]+", str(crossed["template"]).lower()))
@@ -133,23 +136,28 @@ def _frequency_class() -> type:
     from sklearn.base import BaseEstimator, TransformerMixin
 
     class AnswerFrequency(TransformerMixin, BaseEstimator):
-        """One column: the share of training rows with the same ``option`` label that are gold
-        (its frequency as the answer in the training folds; 0 for a label never seen)."""
+        """Two columns: the share of training rows with the same ``option`` label, and with the
+        same option ``text``, that are gold (their frequencies as the answer in the training
+        folds; 0 for one never seen). Where labels are letters, the text's is the answer prior."""
+
+        KEYS = ("option", "text")
 
         def fit(self, X: Sequence[Mapping[str, Any]], y: Sequence[int]) -> AnswerFrequency:
-            seen: Counter[str] = Counter()
-            gold: Counter[str] = Counter()
-            for row, target in zip(X, y, strict=True):
-                seen[row["option"]] += 1
-                gold[row["option"]] += int(target)
-            self.frequency_ = {label: gold[label] / seen[label] for label in seen}
+            self.frequency_ = {}
+            for key in self.KEYS:
+                seen: Counter[str] = Counter()
+                gold: Counter[str] = Counter()
+                for row, target in zip(X, y, strict=True):
+                    seen[row.get(key, "")] += 1
+                    gold[row.get(key, "")] += int(target)
+                self.frequency_[key] = {value: gold[value] / seen[value] for value in seen}
             return self
 
         def transform(self, X: Sequence[Mapping[str, Any]]) -> np.ndarray:
-            return np.array([[self.frequency_.get(row["option"], 0.0)] for row in X])
+            return np.array([[self.frequency_[key].get(row.get(key, ""), 0.0) for key in self.KEYS] for row in X])
 
         def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-            return np.array(["answer frequency"], dtype=object)
+            return np.array(["answer frequency", "answer frequency of the text"], dtype=object)
 
     return AnswerFrequency
 

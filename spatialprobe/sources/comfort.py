@@ -39,6 +39,7 @@ from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.sources import base
 from spatialprobe.sources.base import Official, Source, SourceItem
+from spatialprobe.sources.files import images_checked
 
 OPTIONS: dict[str, str] = {
     "prompt": "the authors' perspective prompt: nop (default), camera1, addressee1",
@@ -131,7 +132,7 @@ def comfort_source(found: Mapping[str, Any]) -> Source:
             raise DataError(path, None, "mapping", "expected {\"STEP.png\": angle in degrees, ...}")
         for name, angle in sorted(mapping.items(), key=lambda kv: int(kv[0].split(".")[0])):
             image = path.parent / name
-            if not image.is_file():
+            if images_checked() and not image.is_file():
                 raise DataError(path, None, "mapping", f"image {name} not found beside it")
             angle = _degrees(angle[0] if isinstance(angle, list) and angle else angle, path, name)
             gold = "yes" if math.cos((angle + FRAMES[frame]) / 180 * math.pi) > 1e-10 else "no"

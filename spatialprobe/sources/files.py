@@ -278,6 +278,11 @@ def text_only() -> Iterator[None]:
         _TEXT_ONLY.reset(token)
 
 
+def images_checked() -> bool:
+    """Whether a source checks that its images exist (False inside :func:`text_only`)."""
+    return not _TEXT_ONLY.get()
+
+
 def image_file(value: Any, *, folders: Sequence[Path] = (), what: str = "image") -> str:
     """The path of an item's image: a relative path found in one of ``folders`` (the first that
     holds it), an absolute path, or embedded bytes written once under :func:`image_cache`.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
+from spatialprobe.sources.files import images_checked
 
 
 def images_by_prompt(images: str | None, what: str) -> tuple[dict[str, list[str]], dict[str, Any]]:
@@ -46,7 +47,7 @@ def _from_map(path: Path) -> dict[str, list[str]]:
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise DataError(path, None, str(prompt)[:60], "expected an image path or a list of them")
         found = [p if Path(p).is_absolute() else str((path.parent / p).resolve()) for p in paths]
-        missing = [p for p in found if not Path(p).is_file()]
+        missing = [p for p in found if images_checked() and not Path(p).is_file()]
         if missing:
             raise DataError(path, None, str(prompt)[:60], f"image {missing[0]} not found")
         out[str(prompt).strip()] = found
