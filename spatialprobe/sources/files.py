@@ -269,7 +269,7 @@ _TEXT_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("text_only", d
 @contextlib.contextmanager
 def text_only() -> Iterator[None]:
     """Read a benchmark's items without its images (``audit blind``: the questions alone): inside,
-    :func:`image_file` gives each image's path as the item names it (``embedded`` for bytes),
+    :func:`image_file` gives each image's path as the item names it (``embedded-HASH`` for bytes),
     neither looked for nor written."""
     token = _TEXT_ONLY.set(True)
     try:
@@ -283,15 +283,25 @@ def images_checked() -> bool:
     return not _TEXT_ONLY.get()
 
 
+def _named(value: Any) -> str:
+    """An image as :func:`text_only` names it: its path as given, or ``embedded-HASH`` for bytes
+    (the hash of their content, so that items of one embedded image still share it as a cluster)."""
+    if isinstance(value, Mapping):
+        value = value.get("bytes") or value.get("path")
+    if hasattr(value, "tobytes") and hasattr(value, "size"):  # a PIL image
+        value = value.tobytes()
+    if isinstance(value, (bytes, bytearray)):
+        return f"embedded-{hashlib.sha256(bytes(value)).hexdigest()[:16]}"
+    return str(value) if value else "embedded"
+
+
 def image_file(value: Any, *, folders: Sequence[Path] = (), what: str = "image") -> str:
     """The path of an item's image: a relative path found in one of ``folders`` (the first that
     holds it), an absolute path, or embedded bytes written once under :func:`image_cache`.
     Raises DataError (naming ``what``, e.g. the row's file and line) where the image is neither
     found nor embedded. Under :func:`text_only`, the path as named, unchecked."""
     if _TEXT_ONLY.get():
-        named = value.get("path") if isinstance(value, Mapping) else None if isinstance(value, (bytes, bytearray)) \
-            else value
-        return str(named) if named and isinstance(named, (str, Path)) else "embedded"
+        return _named(value)
     if isinstance(value, Mapping):
         data = value.get("bytes")
         if data:

@@ -20,10 +20,23 @@ from spatialprobe.errors import DataError, UsageError
 from spatialprobe.sources.files import images_checked
 
 
+class _Unread(dict):  # type: ignore[type-arg]
+    """Every prompt's images, not read (:func:`spatialprobe.sources.files.text_only` without
+    ``--images``): each prompt has one, named by nothing."""
+
+    def __contains__(self, prompt: object) -> bool:
+        return True
+
+    def __missing__(self, prompt: str) -> list[str]:
+        return ["unread"]
+
+
 def images_by_prompt(images: str | None, what: str) -> tuple[dict[str, list[str]], dict[str, Any]]:
     """(prompt text -> image paths, how the run records the images: path and content version)."""
     from spatialprobe.sources.files import version_of
 
+    if not images and not images_checked():  # audit blind: the prompts' questions alone
+        return _Unread(), {"path": None, "version": None}
     if not images:
         raise UsageError(f"{what} judges generated images: pass --images, a JSON object {{prompt: image path}} "
                          "or a spatialprobe synthesize run of its prompts.")
