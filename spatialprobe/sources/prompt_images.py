@@ -20,7 +20,7 @@ from spatialprobe.errors import DataError, UsageError
 from spatialprobe.sources.files import images_checked
 
 
-class _Unread(dict):  # type: ignore[type-arg]
+class _Unread(dict[str, list[str]]):
     """Every prompt's images, not read (:func:`spatialprobe.sources.files.text_only` without
     ``--images``): each prompt has one, named by nothing."""
 
