@@ -118,6 +118,9 @@ class Estimate:
     """K: the clusters the rows that count come from; degrees of freedom K − 1."""
     dof: float | None = None
     """Degrees of freedom where they are not K − 1 (object pairs: Satterthwaite's, at most K − 1)."""
+    independent: bool = False
+    """Every row that counts is a cluster of its own (rows of one cluster, one row each): the
+    rows are independent by design, a design effect of 1 that need not be estimated."""
 
     @property
     def se(self) -> float:
@@ -144,14 +147,16 @@ def estimates(function: Callable[[np.ndarray], np.ndarray], keys: np.ndarray, n_
     by_cluster, by_pair = slopes[:, :len(every.clusters)], slopes[:, len(every.clusters):]
     out = []
     for i, value in enumerate(values):
-        k = int(every.clusters[:, counting[i]].any(1).sum())
+        held = every.clusters[:, counting[i]].sum(1)
+        k = int((held > 0).sum())
         variance, df = float("nan"), float("nan")
         if keys.shape[1] == 2:
             variance, df = dyadic_variance(by_cluster[i], by_pair[i], every, counting[i],
                                            None if pooled or groups is None else groups)
         if np.isnan(variance):
             variance = _variance(by_cluster[i], by_pair[i], k)
-        out.append(Estimate(float(value), variance, k, None if np.isnan(df) else min(max(df, 1.0), k - 1.0)))
+        out.append(Estimate(float(value), variance, k, None if np.isnan(df) else min(max(df, 1.0), k - 1.0),
+                            keys.shape[1] == 1 and k > 0 and int(held.max()) == 1))
     return out
 
 
@@ -216,9 +221,10 @@ def dyadic_variance(by_cluster: np.ndarray, by_pair: np.ndarray, every: Units, c
     s_e = (a_f * observed_b - b_f * observed_a) / det
     t_f, t_e = float(np.sum((z.T @ m) ** 2)), float(np.sum(m ** 2))
     alpha, beta = (t_f * b_e - t_e * b_f) / det, (t_e * a_f - t_f * a_e) / det
-    if s_f < 0:  # the estimate is then t_e B / b_e (and t_f A / a_f where s_e < 0)
+    variance = float(s_f * t_f + s_e * t_e)  # unbiased, a negative component included
+    if variance <= 0 and s_f < 0:  # no positive estimate: the components at 0, t_e B / b_e
         s_f, s_e, alpha, beta = 0.0, observed_b / b_e, 0.0, t_e / b_e
-    elif s_e < 0:
+    elif variance <= 0 and s_e < 0:  # (t_f A / a_f)
         s_f, s_e, alpha, beta = observed_a / a_f, 0.0, t_f / a_f, 0.0
     variance = float(s_f * t_f + s_e * t_e)
     df = float("nan")
@@ -226,7 +232,7 @@ def dyadic_variance(by_cluster: np.ndarray, by_pair: np.ndarray, every: Units, c
         g = np.diag(m) - u @ v.T
         zz = z @ z.T
         q = alpha * (g.T @ zz @ g) + beta * (g.T @ g)
-        qs = q @ (s_f * zz + s_e * np.eye(n_pairs))
+        qs = q @ (max(s_f, 0.0) * zz + max(s_e, 0.0) * np.eye(n_pairs))  # Σ in its parameter space
         spread = float(np.sum(qs * qs.T))
         df = float(np.trace(qs)) ** 2 / spread if spread > 0 else float("nan")
     return variance, df
@@ -275,16 +281,29 @@ def t_test(est: Estimate) -> float:
     return float(2 * stats.t.sf(abs(est.value) / est.se, est.df))
 
 
-def effective_size(p: float, variance: float, n: float, df: float, level: float = LEVEL) -> float:
+def effective_size(p: float, variance: float, n: float, df: float, level: float = LEVEL,
+                   independent: bool = False) -> float:
     """n*: the effective size of a clustered proportion ``p`` (0-1) with ``variance`` (of p),
     n rows counted; ``n`` at 0 or 1 (Korn & Graubard 1998); shrunk by (z / t_df)²; inf where a
-    proportion strictly inside (0, 1) has variance 0."""
+    proportion strictly inside (0, 1) has variance 0.
+
+    ``independent`` rows (each its own cluster, :attr:`Estimate.independent`): the design effect
+    is 1 by design, not estimated, and Wilson's score interval uses the null variance
+    p₀(1 − p₀)/n, which is known, not estimated: n* is the rows (the variance without its
+    K/(K−1) factor, df + 1 = K, gives p(1−p)/n* where the rows are not at 0 or 1), with no t shrink
+    — Wilson (1927) as Brown, Cai & DasGupta (2001) recommend it; the shrink is Korn & Graubard's
+    correction for a design effect estimated from K clusters (and Dean & Pagano 2015 evaluate it
+    on clustered designs). With it, 17 right of 20 independent rows covered a true 95 % (the
+    interval [61.7, 95.2]), which plain Wilson excludes ([64.0, 94.8]): the binomial at n = 20
+    covers either 0.984 or 0.924, and the 0.984 was the shrink's."""
     if p <= 0 or p >= 1:
         size = n
     elif variance <= 0:
         return float("inf")
     else:
         size = p * (1 - p) / variance
+    if independent:
+        return float(size if p <= 0 or p >= 1 else size * (df + 1) / df)
     z, t = stats.norm.ppf((1 + level) / 2), stats.t.ppf((1 + level) / 2, df)
     return float(size * (z / t) ** 2)
 
@@ -294,7 +313,7 @@ def wilson_interval(est: Estimate, n: float, level: float = LEVEL, scale: float 
     if est.clusters < 2 or np.isnan(est.value) or np.isnan(est.variance) or n <= 0:
         return float("nan"), float("nan")
     p = min(max(est.value / scale, 0.0), 1.0)
-    size = effective_size(p, est.variance / scale ** 2, n, est.df, level)
+    size = effective_size(p, est.variance / scale ** 2, n, est.df, level, est.independent)
     if np.isinf(size):
         return est.value, est.value
     from statsmodels.stats.proportion import proportion_confint  # statsmodels loads pandas: only when needed
