@@ -15,8 +15,11 @@ rows twice, once through each of its objects, so they are taken off once. Rows o
 give the usual cluster-robust variance ``Σ_o S_o²``. The variance is right whether the errors come
 from the objects (rows sharing an object covary) or from the pairs (they do not): it estimates
 each component, where the pigeonhole bootstrap's count(a) × count(b) weights count the pair-level
-variance about three times (Owen 2007; Menzel 2021). A variance component that comes out
-negative counts as 0, the other then estimated alone.
+variance about three times (Owen 2007; Menzel 2021). A variance component estimated below 0
+is kept while the total variance it gives is positive (the method-of-moments estimate of the
+total is unbiased; truncating each component at 0 biased it upward and made the interval cover
+0.984 where errors come from the pairs alone); only where the total is not positive are the
+components constrained to at least 0.
 
 Small samples. Rows of one cluster: ``Σ_o S_o² · K/(K−1)`` and Student's t with K−1 degrees of
 freedom (Cameron & Miller 2015). Rows of two clusters (object pairs): the **variance components**
@@ -35,8 +38,11 @@ so that it stays inside [0, 100] and covers near the boundary: Wilson's score in
 effective size n* = p(1−p)/V (n divided by the design effect), itself shrunk by (z/t_{K−1})² for
 few clusters (Korn & Graubard 1998; Dean & Pagano 2015), via ``statsmodels``'
 ``proportion_confint``. At 0 or 100 % the variance is 0 and carries no design effect; n* is then
-the rows that count (Korn & Graubard), so an all-correct run of 20 independent rows gets [82.0, 100] (Wilson,
-t-adjusted), never the "[100, 100]" of a percentile bootstrap. A proportion strictly inside
+the rows that count (Korn & Graubard). Where every row is a cluster of its own the rows are
+independent by design: the design effect is 1, not estimated, and the interval is Wilson's own
+(Wilson 1927; Brown, Cai & DasGupta 2001), with neither K/(K−1) nor the t shrink
+(:func:`effective_size`), so an all-correct run of 20 independent rows gets [83.9, 100], never the
+"[100, 100]" of a percentile bootstrap. A proportion strictly inside
 (0, 100) whose variance is 0 (a scorer that answers "larger" to both orders of every pair is 50 %
 for any draw of objects) keeps the zero-width interval: the design fixes it.
 """
@@ -171,8 +177,15 @@ def dyadic_variance(by_cluster: np.ndarray, by_pair: np.ndarray, every: Units, c
     ``groups`` [R] is given). The two observed sums of squares ``A = Σ_o S_o²`` and ``B = Σ_p S_p²``
     have expectations linear in σ_f² and σ_e², with coefficients from the design alone (which
     objects each pair holds, how many rows each pair has in each group: traces of the centring
-    map); solving them (method of moments, each component at least 0) gives σ_f² and σ_e², and
-    the variance ``σ_f² ‖Zᵀm‖² + σ_e² ‖m‖²`` (Z: pairs × objects, m: each pair's weight). It is
+    map); solving them (method of moments) gives σ_f² and σ_e², and the variance
+    ``σ_f² ‖Zᵀm‖² + σ_e² ‖m‖²`` (Z: pairs × objects, m: each pair's weight), a component below 0
+    included as long as that total is positive (the unbiased estimate of a variance that is a
+    linear combination of components, as the ANOVA estimators and Cameron, Gelbach & Miller's
+    (2011) two-way cluster variance keep a negative part; only where the total is not positive are
+    the components constrained to at least 0, the negative one set to 0 and the other estimated
+    alone). Truncating each component at 0 instead made the interval cover 0.984 and the paired test
+    reject 0.017 where errors come from the pairs alone (σ_f² = 0, estimated below 0 about half the
+    time; measured by ``bench/calibration.py``: now 0.965 and 0.043). It is
     unbiased under the model for every design - complete or not, with folds - where
     ``Σ_o S_o² − Σ_p S_p²`` with K/(K−1)-type factors fell 17 % short at K = 16 (30 % with three
     folds; measured by ``bench/calibration.py``). NaN where a row that counts holds one object
@@ -180,9 +193,12 @@ def dyadic_variance(by_cluster: np.ndarray, by_pair: np.ndarray, every: Units, c
     objects (4 pairs of 4 objects: the caller then keeps the K/(K−1)-type factors).
 
     The degrees of freedom are Satterthwaite's for the estimate as a quadratic form of the pair
-    values (``tr(QΣ)² / tr((QΣ)²)``, Σ the estimated components; at most ``MAX_SATTERTHWAITE``
-    pairs, else NaN): the shared-object part is a difference of two sums of squares, noisier than
-    a χ² on K − 1 (at 16 objects about 10 degrees of freedom), so K − 1 rejected 6-7 % at 5 %."""
+    values (``tr(QΣ)² / tr((QΣ)²)``, Σ the estimated components in their parameter space, each
+    at least 0 - a negative one would make Σ no covariance; at most ``MAX_SATTERTHWAITE`` pairs,
+    else NaN): the shared-object part is a difference of two sums of squares, noisier than a χ²
+    on K − 1 (at 16 objects about 10 degrees of freedom), so K − 1 rejected 6-7 % at 5 %. Where a
+    negative component is kept the estimate is a difference of the two sums of squares with the
+    larger coefficient on the noisier one, and the df say so (about 3 at 16 objects)."""
     pair_of = every.pairs[:, counting]
     nothing = float("nan"), float("nan")
     if pair_of.shape[0] == 0 or not counting.any() or not pair_of.any(0).all():
