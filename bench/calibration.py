@@ -378,6 +378,20 @@ def table(results: dict[str, dict[str, tuple[float, float]]]) -> str:
     return "\n".join(lines)
 
 
+def exact_boundary_coverage(n: int = 20, accuracy: float = 95.0) -> float:
+    """The boundary design's coverage without Monte Carlo error: its interval is a function of the
+    number right alone, so the coverage is the binomial probability of the counts whose interval
+    holds the truth (at n = 20, 95 %: 18-20 right, 0.9245; 17 too would make it 0.9841)."""
+    spec = Resampling(("y", "n"), metrics={"accuracy": "accuracy"})
+    covered = 0.0
+    for right in range(n + 1):
+        rows = [{"instance_id": str(i), "gold": "y", "pred": "y" if i < right else "n"} for i in range(n)]
+        ci = metric_intervals(rows, spec)["accuracy"][""]
+        if ci is not None and ci[0] <= accuracy <= ci[1]:
+            covered += float(stats.binom.pmf(right, n, accuracy / 100))
+    return covered
+
+
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--replications", type=int, default=1000)
@@ -385,7 +399,8 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     results = {d.name: run_design(d, args.replications, args.seed, args.resamples) for d in designs()}
-    text = table(results)
+    text = table(results) + (f"\n\nboundary: n = 20 at 95 %, exact coverage over the binomial: "
+                             f"{exact_boundary_coverage():.4f}")
     print(f"replications {args.replications}, resamples {args.resamples}, seed {args.seed}\n\n{text}")
     return text
 

@@ -42,6 +42,24 @@ def test_the_paired_test_on_object_pairs_holds_its_level_where_k_minus_1_df_did_
     assert r["new type-I"][0] <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 600), r["new type-I"]
 
 
+def test_the_paired_test_on_pair_errors_is_no_longer_conservative():
+    # 600 null replications (16 objects, errors from the pairs alone, 3 folds): 0.037 with these seeds;
+    # with each variance component truncated at 0 (the unbiased total not kept) it rejected 0.017 here
+    # (0.017 in the full bench, the interval covering 0.984; now 0.043 and 0.965)
+    design = next(d for d in calibration.designs() if d.name == "paired: object pairs, pair errors")
+    r = calibration.run_design(design, 600, 2, 10, deltas=(0.0,))
+    error = 2 * math.sqrt(0.05 * 0.95 / 600)
+    assert 0.05 - error <= r["new type-I"][0] <= 0.05 + error, r["new type-I"]
+
+
+def test_the_boundary_design_covers_exactly_the_binomial_mass_of_18_to_20_right():
+    # 20 independent rows: Wilson's own interval (no t shrink) excludes 95 % at 17 right ([64.0, 94.8])
+    # and holds it from 18: P(X >= 18) = 0.9245; the t-shrunk interval took 17 in (0.9841)
+    from scipy import stats
+    assert calibration.exact_boundary_coverage() == pytest.approx(stats.binom.sf(17, 20, 0.95), abs=1e-12)
+    assert 0.92 <= calibration.exact_boundary_coverage() <= 0.98
+
+
 def test_lmms_eval_clustered_se_recoded_matches_its_formula_by_hand():
     # two clusters {1, 1} and {0}: mean 2/3, d = 1/3, 1/3, -2/3; var = (1/9 + 1/9 + 4/9) / 2 = 1/3
     # cross term: cluster 1 (2/3)^2 - 2/9 = 2/9, cluster 2 0: SE^2 = 1/9 + (2/9) / 9

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from interval_helpers import wilson
+from interval_helpers import plain_wilson, wilson
 
 from spatialprobe import datasets
 from spatialprobe.files import read_jsonl
@@ -136,11 +136,11 @@ def test_with_unit_weights_the_statistic_is_the_point_estimate_mean_over_folds(t
 
 
 def test_without_objects_instances_are_resampled():
-    # one right, one wrong: influences +-1/4, variance (1/16 + 1/16) * 2/1 = 1/4, so the effective
-    # size is 1 (shrunk by (z / t_1)^2): nearly [0, 100]
+    # one right, one wrong, each row its own cluster: independent rows, a design effect of 1 by
+    # design, so Wilson's score interval of 1 of 2 itself (no K/(K-1), no t_1 shrink)
     rows = [{"instance_id": "a", "gold": "yes", "pred": "yes"}, {"instance_id": "b", "gold": "no", "pred": "yes"}]
     intervals = metric_intervals(rows, Resampling(("yes", "no")), 1000, seed=0)
-    assert intervals["accuracy"] == {"": wilson(0.5, 0.25, 2, 2)}
+    assert intervals["accuracy"] == {"": plain_wilson(1, 2)}
     assert Resampling(("yes", "no")).describe(10, 0)["method"] == "cluster-robust standard error over instances"
 
 

@@ -10,7 +10,7 @@ import shutil
 import time
 
 import pytest
-from interval_helpers import wilson
+from interval_helpers import plain_wilson, wilson
 from judge_helpers import write_run
 from typer.testing import CliRunner
 
@@ -46,27 +46,33 @@ def answers_file(path, run, annotator, answers, list_items=False):
     return path
 
 
-def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 99.088907), clusters=3):
+def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 99.088907), clusters=3,
+                 independent=False):
     """alice: above, below, above (wrong), cannot tell; bob: all right.
 
     Intervals are cluster-robust over the scenes' objects (posrel: the object, not the person):
     image_run's four scenes show three (two share the bus): t on 2 df, so alice's 75 % gets a wide
     Wilson interval; bob, always right on 4 rows, gets the Wilson interval of 4 of 4 (t_2-adjusted),
-    [17.8, 100] - no longer [100, 100] (issue 29 item 4) - and so does his macro-F1 (boundary interval)."""
+    [17.8, 100] - no longer [100, 100] (issue 29 item 4) - and so does his macro-F1 (boundary interval).
+    Rows that are each their own cluster (alice's three answered rows; ``independent``: every row of
+    one annotator on an object of its own) are independent by design: Wilson's own interval."""
+    bob_ci = plain_wilson(4, 4) if independent else wilson(1.0, 0.0, 4, clusters)
+    alice_ci = plain_wilson(3, 4) if independent else list(alice_ci)
     m = summary["metrics"]
     alice = {k: m[k]["breakdown"]["alice"] for k in m}
     bob = {k: m[k]["breakdown"]["bob"] for k in m}
-    assert alice["answered_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 4, "ci": list(alice_ci)}
+    assert alice["answered_ratio"] == {"mean": pytest.approx(75.0), "std": None, "n": 4, "ci": alice_ci}
     assert alice["answered_accuracy"] == {"mean": pytest.approx(200 / 3), "std": None, "n": 3,
-                                          "ci": [4.382992, 98.867008]}
+                                          "ci": plain_wilson(2, 3)}
     guess = random.Random(0).choice(LABELS)  # the seeded guess for alice's "cannot tell" item
     alice_whole = 100 * (2 + (guess == "beside")) / 4
-    assert alice["accuracy"] == {"mean": pytest.approx(alice_whole), "std": None, "n": 4, "ci": list(alice_ci)}
+    assert alice["accuracy"] == {"mean": pytest.approx(alice_whole), "std": None, "n": 4,
+                                 "ci": alice_ci}
     assert bob["accuracy"]["mean"] == 100.0 and bob["answered_ratio"]["mean"] == 100.0
     for name in ("accuracy", "answered_accuracy", "answered_ratio"):
-        assert bob[name]["ci"] == wilson(1.0, 0.0, 4, clusters)  # 4 of 4 right, t on clusters - 1 df
+        assert bob[name]["ci"] == bob_ci  # 4 of 4 right, t on clusters - 1 df
     for name in ("macro_f1", "answered_macro_f1"):  # all right: Wilson at L x n_min = 4 labels x 1 row
-        assert bob[name]["ci"] == wilson(1.0, 0.0, 4, clusters)
+        assert bob[name]["ci"] == bob_ci
     # the headline: mean and population σ over the two annotators, a measured spread; its interval
     # averages the two annotators in every resample, as the mean is
     assert summary["accuracy"]["mean"] == pytest.approx((alice_whole + 100) / 2)
@@ -265,5 +271,5 @@ def test_annotation_page_survives_script_markup_in_names(hostile_run, tmp_path):
     assert set(json.loads(alice.read_text())["answers"]) == {i["id"] for i in items}
     invoke("annotate", "import", hostile_run, alice, bob, "--out", tmp_path / "human")
     # four scenes of four objects here (the renamed ones no longer share the bus): wider intervals
-    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()), (13.068958, 98.357032),
-                 (31.585014, 99.066614), clusters=4)
+    check_scores(json.loads((tmp_path / "human" / "summary.json").read_text()), (),
+                 (31.585014, 99.066614), clusters=4, independent=True)

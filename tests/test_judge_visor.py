@@ -137,9 +137,10 @@ def test_visor_runs_are_indexed_and_reported_beside_a_judge_run(sr2d_file, tmp_p
     lines = report.output.splitlines()
     # one row per run, a table per kind and task: VISOR is not a judge's accuracy
     assert lines[0] == "| run | judge posrel acc | judge posrel macro-F1 |"
-    # two objects: t on 1 df. The macro-F1 over the labels seen (1 + 0 + 0) / 3 has no slope in any
-    # cluster's weight (the label set only changes where a cluster is left out): SE 0, [33.3, 33.3]
-    assert lines[2] == "| A: test:drawn-shapes [untrained] | 50.0 [0.2, 99.8] | 33.3 [33.3, 33.3] |"
+    # two objects, one row each: independent rows, Wilson's own interval of 1 of 2. The macro-F1 over
+    # the labels seen (1 + 0 + 0) / 3 has no slope in any cluster's weight (the label set only
+    # changes where a cluster is left out): SE 0, [33.3, 33.3]
+    assert lines[2] == "| A: test:drawn-shapes [untrained] | 50.0 [9.5, 90.5] | 33.3 [33.3, 33.3] |"
     assert lines[3:7] == ["", "| run | visor sr2d acc | visor sr2d macro-F1 |", "|---|---|---|",
                           "| B: detections:det | 33.3 [–] | – |"]
 

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from interval_helpers import plain_wilson
 from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -141,7 +142,7 @@ def test_yes_biased_judge_affirms_every_claim_and_its_soft_score_is_the_hand_mas
     assert [r["answer"] for r in rows] == ["yes"] * 16
     assert all(r["pred"] == r["gold"] and r["correct"] and r["recognized"] for r in rows)
     m = summary["metrics"]
-    assert m["accuracy"]["mean"] == 100.0 and m["accuracy"]["ci"] == [77.885119, 100.0]  # Wilson of all right
+    assert m["accuracy"]["mean"] == 100.0 and m["accuracy"]["ci"] == plain_wilson(16, 16)  # all right, rows independent
     assert m["answered_ratio"]["mean"] == 100.0
     # Always "yes": right exactly on the claims the image shows (the ones not reversed)
     true_claims = [not made[(r["instance_id"], r["image_index"])]["reversed"] for r in rows]
