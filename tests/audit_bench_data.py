@@ -85,11 +85,12 @@ def planted_copy(name: str, folder: Path, n: int = 40, seed: int = 0) -> tuple[P
 @dataclass(frozen=True)
 class Copy:
     """A benchmark module's synthetic copy: its data, the further ``audit blind`` arguments, the
-    number of options of each item as written, and the accuracies its construction implies."""
+    number of answers of each item as written, and the accuracies its construction implies."""
 
     path: Path
     args: tuple[str, ...]
     options: tuple[int, ...]
+    """Each item's number of answers (its options' distinct labels)."""
     known: dict[str, float]
     why: str
     env: dict[str, str] = field(default_factory=dict)
@@ -184,7 +185,8 @@ def _geneval2(folder: Path, n: int, rng: random.Random) -> Copy:
              "vqa_list": [[f"Are there any cup{k}s in the image?", "Yes"],
                           [f"Is the cup{k} to the left of the dog{k}?", "Yes"]], "skills": ["object", "position"]}
             for k in range(n)]
-    return Copy(_lines(folder / "geneval2_data.jsonl", rows), (), tuple(len(REPLIES) for _ in rows),
+    answers = len({reply.lower() for reply in REPLIES})  # Yes/yes and No/no: two answers
+    return Copy(_lines(folder / "geneval2_data.jsonl", rows), (), tuple(answers for _ in rows),
                 {"majority": 100.0, "logistic": 100.0, "forest": 100.0}, "every position atom's answer is `Yes`")
 
 

@@ -52,6 +52,18 @@ def test_the_blind_audit_of_each_benchmark_module_gives_what_its_copy_implies(na
     assert {k: scores[k] for k in copy.known} == copy.known, copy.why
 
 
+def test_geneval2s_four_replies_are_two_answers_for_chance_and_the_guard(tmp_path):
+    """``Yes``/``yes``/``No``/``no`` carry two labels: a uniform guess is right half the time, and the
+    guard's shuffled gold is matched half the time, so at 200 prompts it passes (against a chance of
+    1/4 it refused every GenEval 2 audit of this size)."""
+    copy = build("geneval2", tmp_path / "g", 200)
+    out = tmp_path / "audit.json"
+    result = runner.invoke(app, ["audit", "blind", "geneval2", "--data", str(copy.path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    found = read_json(out)
+    assert found["n"] == 200 and found["chance"] == 50.0 and found["guard"]["passed"]
+
+
 def test_a_module_with_its_own_image_checks_reads_text_only(tmp_path):
     """COMFORT looks for each sweep's images itself, GenEval 2 needs its prompts' generated images:
     under the audit neither is looked for (GenEval 2's questions are read without --images)."""
