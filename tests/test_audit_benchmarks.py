@@ -85,3 +85,14 @@ def test_a_module_with_its_own_image_checks_reads_text_only(tmp_path):
     assert [i.key for i in geneval.items] == ["p0.1"]  # its position atom (the default --option skills)
     with pytest.raises(Exception, match="not found"):  # outside the audit the images are required
         replay({"name": "comfort", "data": str(tmp_path)}, 0)
+
+
+@pytest.mark.parametrize(("args", "refusal"), [
+    (["size", "--split", "zeroshot"], "--split applies to vsr and the benchmark modules, not to size"),
+    (["vsr", "--task", "posrel"], "--task applies to qa"),
+    (["size", "--option", "a=b"], "--subset, --limit and --option apply to a benchmark module"),
+    (["cv-bench"], "audit blind cv-bench needs --data"),
+])
+def test_a_setting_that_does_not_apply_to_the_benchmark_is_refused(args, refusal):
+    result = runner.invoke(app, ["audit", "blind", *args])
+    assert result.exit_code == 2 and refusal in result.output

@@ -27,6 +27,10 @@ def benchmark(name: str, data: Path | None, split: str | None, part: str, task: 
     from spatialprobe.errors import UsageError
     from spatialprobe.sources.rebuild import replay
 
+    if task is not None and name != "qa":
+        raise UsageError(f"--task applies to qa (the task whose questions are audited), not to {name}.")
+    if split is not None and name != "vsr" and name not in benchmarks():
+        raise UsageError(f"--split applies to vsr and the benchmark modules, not to {name}.")
     if name in benchmarks():
         if data is None:
             raise UsageError(f"audit blind {name} needs --data: your local copy of {name}.")
