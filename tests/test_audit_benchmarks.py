@@ -1,34 +1,67 @@
-"""``spatialprobe audit blind NAME --data COPY`` on the benchmark modules (issue 32): each one's
-items read text-only (no image looked for), and a planted shortcut - the gold option's text is
-always ``left`` - found at exactly 100 by both classifiers, whatever the option order, on every
-lettered benchmark (where the labels are letters, the option's text is what gives it away)."""
+"""``spatialprobe audit blind NAME --data COPY`` on every benchmark module (issue 32), each on a
+synthetic copy in its own file layout (``tests/audit_bench_data.py``) whose construction implies
+the answer: a planted shortcut (the gold option's text always ``left``, the right caption alone
+carrying a word, the head of a POSQA pair always the bigger) found at exactly 100 by both
+classifiers; a constant gold (EWoK's ``matched``, GenEval 2's ``Yes``) scored 100 by the majority
+prior; COMFORT's unchanging question scored exactly its majority share by every prior and
+classifier. Each copy's items are read text-only (no image exists anywhere)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from audit_bench_data import PLANTED, planted_copy
+from audit_bench_data import MODULES, build
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
 from spatialprobe.files import read_json
 
 runner = CliRunner()
-UNIT = {"cv-bench": "images", "embspatial": "images", "spatialeval": "scenes"}
+UNIT = {"whatsup": "object pairs", "cv-bench": "images", "3dsrbench": "questions", "blink": "questions",
+        "embspatial": "images", "site": "questions", "mmsi": "questions", "spatialeval": "scenes",
+        "comfort": "sweeps", "posqa": "entity pairs", "ewok": "EWoK items", "geneval2": "prompts",
+        "spatialgeneval": "prompts"}
+"""Each module's declared cluster unit (its Resampling's ``unit``)."""
 
 
-@pytest.mark.parametrize("name", PLANTED)
-def test_a_planted_option_text_shortcut_is_found_on_every_lettered_benchmark(name, tmp_path):
-    path, more = planted_copy(name, tmp_path / name)  # no image exists anywhere: the audit reads text only
-    extra = [x for key, value in more.items() for x in (f"--{key}", value)]
-    out = tmp_path / "a.json"
-    result = runner.invoke(app, ["audit", "blind", name, "--data", str(path), "--out", str(out), *extra])
+def test_every_registered_benchmark_module_has_a_copy():
+    """Every source but the seed's tasks and the two real-file ones (audited in the first table)."""
+    from spatialprobe import registry
+
+    others = {"task", "qa", "vsr", "spatialmqa"}
+    assert sorted(MODULES) == sorted(UNIT) == sorted(set(registry.names("source")) - others)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_the_blind_audit_of_each_benchmark_module_gives_what_its_copy_implies(name, tmp_path):
+    if name == "ewok":
+        pytest.importorskip("pyzipper")
+    copy = build(name, tmp_path / name)
+    out = tmp_path / "audit.json"
+    result = runner.invoke(app, ["audit", "blind", name, "--data", str(copy.path), "--out", str(out), *copy.args],
+                           env=copy.env)
     assert result.exit_code == 0, result.output
-    found = read_json(tmp_path / "a.json")
-    assert found["n"] == 40 and found["chance"] == 50.0 and found["grouped_by"] == UNIT.get(name, "questions")
-    assert {k: v["accuracy"] for k, v in found["classifiers"].items()} == {"logistic": 100.0, "forest": 100.0}
+    found = read_json(out)
+    assert found["n"] == len(copy.options)
+    assert found["chance"] == pytest.approx(100 * sum(1 / k for k in copy.options) / len(copy.options))
+    assert found["grouped_by"] == UNIT[name] and found["folds"] == 5
     assert found["guard"]["passed"]
+    scores = {**{k: v["accuracy"] for k, v in found["priors"].items()},
+              **{k: v["accuracy"] for k, v in found["classifiers"].items()}}
+    assert {k: scores[k] for k in copy.known} == copy.known, copy.why
+
+
+def test_geneval2s_four_replies_are_two_answers_for_chance_and_the_guard(tmp_path):
+    """``Yes``/``yes``/``No``/``no`` carry two labels: a uniform guess is right half the time, and the
+    guard's shuffled gold is matched half the time, so at 200 prompts it passes (against a chance of
+    1/4 it refused every GenEval 2 audit of this size)."""
+    copy = build("geneval2", tmp_path / "g", 200)
+    out = tmp_path / "audit.json"
+    result = runner.invoke(app, ["audit", "blind", "geneval2", "--data", str(copy.path), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    found = read_json(out)
+    assert found["n"] == 200 and found["chance"] == 50.0 and found["guard"]["passed"]
 
 
 def test_a_module_with_its_own_image_checks_reads_text_only(tmp_path):

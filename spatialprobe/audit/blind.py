@@ -26,7 +26,8 @@ what the wording alone gives away. Here, for the items of any source (:mod:`spat
   fold, and a shortcut that lives inside one scene cannot leak from training to test.
 * **The bias score** s(x) = the out-of-fold probability of the gold option (of the classifier with
   the higher blind accuracy); the **blind accuracy** with its clustered interval
-  (:func:`spatialprobe.metrics.intervals.metric_intervals`), beside chance (the mean of 1/#options)
+  (:func:`spatialprobe.metrics.intervals.metric_intervals`), beside chance (the mean of 1/#answers,
+  an item's distinct labels)
   and, for a run, beside the model's accuracy with the image (a paired difference,
   :func:`spatialprobe.metrics.paired.paired_differences`).
 * **Prior baselines** fitted on the training folds (or a training split): the option most often
@@ -320,8 +321,9 @@ def scored(items: Sequence[SourceItem], preds: Sequence[str], spec: Resampling,
 
 
 def chance(items: Sequence[SourceItem]) -> float:
-    """The accuracy of a uniform guess among each item's options, in percent."""
-    return 100 * float(np.mean([1 / len(item.options) for item in items]))
+    """The accuracy of a uniform guess among each item's answers (its distinct labels: GenEval 2's
+    ``Yes``/``yes``/``No``/``no`` are two), in percent."""
+    return 100 * float(np.mean([1 / len(set(item.labels)) for item in items]))
 
 
 @dataclass(frozen=True)
@@ -395,7 +397,7 @@ def permutation_guard(items: Sequence[SourceItem], groups: Sequence[str], name: 
         for n, pred in zip(tested, found, strict=True):
             preds[n] = pred
     result = scored(shuffled, preds, spec)
-    p = np.array([1 / len(item.options) for item in items])
+    p = np.array([item.labels.count(pred) / len(item.labels) for pred, item in zip(preds, items, strict=True)])
     hits = sum(pred == item.gold for pred, item in zip(preds, shuffled, strict=True))
     z = (hits - p.sum()) / np.sqrt((p * (1 - p)).sum())
     p_value = float(norm.sf(z))
