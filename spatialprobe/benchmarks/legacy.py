@@ -86,6 +86,20 @@ def _mqa_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return f"real/{key}", {"likelihood": {"scores": list(row["scores"]), "option": row["output"]}}
 
 
+def _mqa_generate_result(options: Mapping[str, tuple[str, ...]]
+                         ) -> Callable[[str, Mapping[str, Any]], tuple[str, dict[str, Any]]]:
+    """A SpatialMQARun row of the generate method -> the ask kind's generated answer: the old reply
+    (``output``), parsed against the item's options (``options``: item key -> its options) as the ask
+    kind parses every reply; the strict and lenient labels the old kind cached are derived from the
+    reply again by the same rules (:func:`spatialprobe.sources.spatialmqa.legacy_matching`)."""
+    from spatialprobe.models.answer_parse import parse_answer, spatialmqa_option
+
+    def result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        parsed = parse_answer(row["output"], options[key], spatialmqa_option)
+        return f"real/{key}", {"generate": {"reply": row["output"], "option": parsed.option, "rule": parsed.rule}}
+    return result
+
+
 def _qa_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """A text QARun answer -> the short wording's answer (options yes, no), asked without an image."""
     return f"none/{key}", {"likelihood": {"scores": [row["yes_score"], row["no_score"]],
@@ -133,14 +147,18 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
                                bool(s.get("skip_missing", False)))
         model, result = str(s["model"]), _vsr_result
     elif spec.kind == "spatialmqa":
-        from spatialprobe.sources.spatialmqa import spatialmqa_source
+        from spatialprobe.sources.spatialmqa import LEGACY, LEGACY_PROMPT, spatialmqa_source
 
-        if s.get("method") != "clip":
-            raise _refuse(config, "a spatialmqa run of the generate method asked its own prompt, which the "
-                                  "ask kind does not word")
+        generate = s.get("method") == "generate"
+        if generate and (s.get("answerer") or {}).get("prompt", LEGACY_PROMPT) != LEGACY_PROMPT:
+            raise _refuse(config, "this spatialmqa run of the generate method asked a prompt of its own (not "
+                                  "the kind's default one, which the spatialmqa source's legacy-generate "
+                                  "wording asks)")
         source, _ = spatialmqa_source(Path(s["data"]["file"]), Path(s["images"]), s["part"], s["limit"],
-                                      bool(s.get("skip_missing", False)))
-        model, result = str(s["model"]), _mqa_result
+                                      bool(s.get("skip_missing", False)), LEGACY if generate else None)
+        model = str(s["model"])
+        result = (_mqa_generate_result({item.key: item.options for item in source.items}) if generate
+                  else _mqa_result)
     elif spec.kind == "qa":
         from spatialprobe.sources.qa import qa_source
 
@@ -162,15 +180,20 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
         model = str(s["answerer"]["args"]["model"])
     else:
         raise UsageError(f"{config}: a {spec.kind} run is not one of the retired kinds {', '.join(RETIRED)}.")
+    generate = spec.kind == "spatialmqa" and s.get("method") == "generate"
     if spec.kind == "qa":  # the answerer it recorded, with the arguments that changed its answers
         component = Component(str(s["answerer"]["name"]), dict(s["answerer"]["args"]))
+    elif generate:  # the adapter the old generate method asked, by greedy decoding
+        component = Component("generate", {"model": model})
     else:  # the adapter that scores the contrastive wording, chosen as the ask commands choose
         component = Component(choose(model, ("contrastive",), spec.kind)[0], {"model": model})
     batch_size = int(spec.runtime.get("batch_size", 8))
     text_qa = spec.kind == "qa" and s.get("mode") == "text"
-    run = AskRun.of(source, None, component, dict(source.settings), protocol="likelihood", device=device,
-                    batch_size=batch_size, condition="none" if text_qa else "real")
-    wanted = "short" if spec.kind == "qa" else "contrastive"
+    tokens = int(((s.get("answerer") or {}).get("decoding") or {}).get("max_new_tokens", 16))
+    run = AskRun.of(source, None, component, dict(source.settings), protocol="generate" if generate else "likelihood",
+                    device=device, batch_size=batch_size, condition="none" if text_qa else "real",
+                    max_new_tokens=tokens)
+    wanted = "short" if spec.kind == "qa" else "question" if generate else "contrastive"
     if run.wording != wanted:
         raise _refuse(config, f"the {component.name} model is asked {source.name} items in the {run.wording} "
                               f"wording, not the {wanted} one the {spec.kind} run used")
