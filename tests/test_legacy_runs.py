@@ -175,7 +175,7 @@ def _predictions(run: Path) -> list[tuple]:
 
 @pytest.mark.parametrize(("kind", "settings", "why"), [
     ("spatialmqa", {"method": "generate", "answerer": {"prompt": "{question}? {options}"}}, "a prompt of its own"),
-    ("qa", {"mode": "image", "full_vocab": True, "questions": {"source": {"task": "posrel"}}}, "voted over generated"),
+    ("qa", {"mode": "image", "full_vocab": True, "questions": {"source": {"task": "posrel"}}}, "most frequent answer"),
     ("qa", {"mode": "text", "questions": {"source": {"given": "mine"}}}, "given in memory"),
 ])
 def test_a_retired_run_without_a_faithful_mapping_is_refused_in_one_sentence(kind, settings, why):

@@ -8,11 +8,15 @@ registry names :class:`Retired` for each old kind, whose ``from_spec`` maps
 * the old ``config.json`` settings to the ask kind's (:func:`ask_run_of`: the same data file,
   images, split, part, limit and checkpoint, asked by likelihood under the real image condition,
   in the wording the old kind used - the contrastive captions of CLIP for VSR and SpatialMQA,
-  the short question of T5 for text QA);
+  the short question of T5 for text QA); a SpatialMQA run of the generate method is asked by
+  the generate protocol, by the same ``generate`` adapter and ``max_new_tokens``, in the
+  spatialmqa source's ``legacy-generate`` wording (the old prompt verbatim, replies matched to
+  strict and lenient labels as the old kind matched them);
 * each cached result to the ask kind's (:class:`Migration`): key ``ID`` -> ``real/ID`` (text QA:
   ``none/ID``, asked without an image), and the old
   row's scores -> ``{"likelihood": {"scores": [...], "option": ...}}`` with the option the old kind
-  chose, so the predictions are the old ones, never recomputed.
+  chose, so the predictions are the old ones, never recomputed; a generated reply (``output``) ->
+  ``{"generate": {"reply", "option", "rule"}}``, parsed as the ask kind parses replies.
 
 ``spatialprobe run OLD/config.json`` migrates the folder in place (:meth:`Migration.translate`,
 called by the spine's ``start``): its cache is translated in one transaction, its ``config.json``
@@ -22,8 +26,9 @@ names the config it came from). Ask folders written before the sources resume as
 kind and its keys did not change). Image QA maps too: its per-image answers (``ID#IMAGE_INDEX``)
 become the ask kind's (``real/ID``, ``real/ID#N``), and the old average of yes/no scores over a
 scenario's images is the ask kind's vote. What has no faithful mapping is refused in one sentence:
-a SpatialMQA run of the generate method (it asked its own prompt), a ``--full-vocab`` image QA
-run (it voted over generated words), questions given in memory.
+a SpatialMQA generate run given a prompt of its own (``--scorer-arg prompt=...``), a ``--full-vocab``
+image QA run (it took the most frequent answer word over a scenario's images, any word counted,
+where the ask kind votes over replies parsed to yes or no), questions given in memory.
 """
 
 from __future__ import annotations
@@ -163,10 +168,15 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
         from spatialprobe.sources.qa import qa_source
 
         asked = s["questions"]["source"]
-        if s.get("mode") not in ("text", "image") or s.get("full_vocab") or "given" in asked:
+        if s.get("full_vocab"):
+            raise _refuse(config, "a --full-vocab image QA run answered each question with the most frequent "
+                                  "answer word (the VQA model's argmax class) over its scenario's images, "
+                                  "words other than yes and no counted too, where the ask kind votes over "
+                                  "the replies parsed to yes or no and counts any other word as a parse "
+                                  "failure, so the two differ on a scenario whose images disagree")
+        if s.get("mode") not in ("text", "image") or "given" in asked:
             raise _refuse(config, "only QA runs of questions read from a task, a file or an image run's own "
-                                  "prompts, answered yes or no, map to the ask kind (a --full-vocab run voted "
-                                  "over generated words; questions given in memory cannot be read again)")
+                                  "prompts map to the ask kind (questions given in memory cannot be read again)")
         if s["mode"] == "image":
             images = s.get("images") or {}
             partial = bool((images.get("completeness") or {}).get("partial"))
