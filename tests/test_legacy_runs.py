@@ -117,6 +117,8 @@ def test_a_spatialmqa_run_of_the_generate_method_migrates_with_its_replies_and_o
     copy = CliRunner().invoke(app, ["run", str(run / "config.json"), "--out", str(tmp_path / "copy")])
     assert copy.exit_code == 0, copy.output
     assert _replies(tmp_path / "copy") == expected  # recomputed: the old prompt asked again, the same replies
+    parsed = [(r["pred"], r["parse_rule"]) for r in read_jsonl(run / "predictions.jsonl")]
+    assert [(r["pred"], r["parse_rule"]) for r in read_jsonl(tmp_path / "copy" / "predictions.jsonl")] == parsed
     assert [r["question"] for r in read_jsonl(tmp_path / "copy" / "predictions.jsonl")] == asked
     assert _means(tmp_path / "copy", old_metrics) == _rounded(old_metrics)
 
