@@ -4,7 +4,8 @@ change, so that tests/test_legacy_runs.py can resume and replay them with the ne
 
     PYTHONPATH=/path/to/old/checkout python tests/legacy_runs.py DIR
 
-DIR gets models/, data/ and runs/{vsr,spatialmqa,qa,qa-image} (a few KB of configs, caches and rows besides
+DIR gets models/, data/ and runs/{vsr,spatialmqa,qa,qa-image} (and, with ../shared/models, ask and
+spatialmqa-generate, tiny LLaVAs) (a few KB of configs, caches and rows besides
 the tiny models); nothing is copied from shared data.
 """
 
@@ -60,6 +61,11 @@ def build(root: Path) -> dict[str, list[str]]:
         asked["ask"] = ["vsr", "--model", str(llava), "--data", str(root / "data" / "vsr"), "--images", images,
                         "--out", str(runs / "ask"), "--device", "cpu", "--protocol", "both", "--blind",
                         "--max-new-tokens", "2"]
+        below = build_mllm("llava", root / "models" / "llava-below", bias_word="below")
+        asked["spatialmqa-generate"] = ["spatialmqa", "--model", str(below), "--data", str(root / "data" / "mqa"),
+                                        "--images", images, "--out", str(runs / "spatialmqa-generate"),
+                                        "--device", "cpu", "--method", "generate", "--scorer-arg",
+                                        "max_new_tokens=1"]
     return {**asked, "vsr": ["vsr", "--model", str(clip), "--data", str(root / "data" / "vsr"), "--images", images,
                     "--out", str(runs / "vsr"), "--device", "cpu"],
             "spatialmqa": ["spatialmqa", "--model", str(clip), "--data", str(root / "data" / "mqa"), "--images",

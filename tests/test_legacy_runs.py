@@ -85,6 +85,59 @@ def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, 
     assert [row[2] for row in fresh] == [pytest.approx(row[2], abs=1e-4) for row in expected]
 
 
+MQA_METRICS = ("accuracy", "macro_f1", "f1", "precision", "recall")
+
+
+def test_a_spatialmqa_run_of_the_generate_method_migrates_with_its_replies_and_official_metrics(legacy, tmp_path):
+    """The generate method's folder becomes an ask run (protocol generate, the spatialmqa source's
+    legacy-generate wording): each row's reply, strict and lenient label are the old row's output,
+    strict_label and lenient_label, and the official metrics (lenient and strict_) the old ones;
+    replayed into a new folder, the tiny LLaVA is asked the old prompt again: the same rows."""
+    run = legacy / "runs" / "spatialmqa-generate"
+    if not run.is_dir():
+        pytest.skip("the generate run needs ../shared/models (the genuine LLaVA processor files)")
+    old_config = json.loads((run / "config.json").read_text())
+    old = read_jsonl(run / "predictions.jsonl")
+    expected = [(r["id"], r["output"], r["strict_label"], r["lenient_label"]) for r in old]
+    assert [row[1:] for row in expected] == [("below", "--", "below"), ("below", "below", "below")]  # the old run
+    prompt = old_config["settings"]["answerer"]["prompt"]  # the prompt the old kind recorded it asked
+    asked = [prompt.format(question=r["question"], options="; ".join(r["options"]))
+             for r in old]
+    old_metrics = _means(run, [*MQA_METRICS, *(f"strict_{m}" for m in MQA_METRICS)])
+    moved = CliRunner().invoke(app, ["run", str(run / "config.json")])
+    assert moved.exit_code == 0, moved.output
+    assert f"migrated: a spatialmqa run (identity {old_config['identity'][:12]})" in moved.output
+    config = json.loads((run / "config.json").read_text())
+    settings = config["settings"]
+    assert (config["kind"], settings["protocol"], settings["max_new_tokens"]) == ("ask", "generate", 1)
+    assert config["settings"]["source"]["wording"] == "legacy-generate"
+    assert _replies(run) == expected
+    assert [r["question"] for r in read_jsonl(run / "predictions.jsonl")] == asked
+    assert _means(run, old_metrics) == _rounded(old_metrics)
+    copy = CliRunner().invoke(app, ["run", str(run / "config.json"), "--out", str(tmp_path / "copy")])
+    assert copy.exit_code == 0, copy.output
+    assert _replies(tmp_path / "copy") == expected  # recomputed: the old prompt asked again, the same replies
+    parsed = [(r["pred"], r["parse_rule"]) for r in read_jsonl(run / "predictions.jsonl")]
+    assert [(r["pred"], r["parse_rule"]) for r in read_jsonl(tmp_path / "copy" / "predictions.jsonl")] == parsed
+    assert [r["question"] for r in read_jsonl(tmp_path / "copy" / "predictions.jsonl")] == asked
+    assert _means(tmp_path / "copy", old_metrics) == _rounded(old_metrics)
+
+
+def _rounded(old: dict) -> dict:
+    """The old kind's metrics were rounded to 2 decimals; the ask kind's are not."""
+    return {name: pytest.approx(value, abs=0.005) for name, value in old.items()}
+
+
+def _replies(run: Path) -> list[tuple]:
+    return [(r["instance_id"], r["reply"], r["pred_strict"], r["pred_lenient"])
+            for r in read_jsonl(run / "predictions.jsonl")]
+
+
+def _means(run: Path, names) -> dict:
+    metrics = json.loads((run / "summary.json").read_text())["metrics"]
+    return {name: metrics[name]["mean"] for name in names}
+
+
 def _old_answers(kind: str, rows: list[dict]) -> list[tuple]:
     """(item, prediction in the ask kind's labels, scores in its option order) of an old kind's rows,
     written out independently of spatialprobe.benchmarks.legacy."""
@@ -123,8 +176,8 @@ def _predictions(run: Path) -> list[tuple]:
 
 
 @pytest.mark.parametrize(("kind", "settings", "why"), [
-    ("spatialmqa", {"method": "generate"}, "asked its own prompt"),
-    ("qa", {"mode": "image", "full_vocab": True, "questions": {"source": {"task": "posrel"}}}, "voted over generated"),
+    ("spatialmqa", {"method": "generate", "answerer": {"prompt": "{question}? {options}"}}, "a prompt of its own"),
+    ("qa", {"mode": "image", "full_vocab": True, "questions": {"source": {"task": "posrel"}}}, "most frequent answer"),
     ("qa", {"mode": "text", "questions": {"source": {"given": "mine"}}}, "given in memory"),
 ])
 def test_a_retired_run_without_a_faithful_mapping_is_refused_in_one_sentence(kind, settings, why):

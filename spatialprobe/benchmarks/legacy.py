@@ -8,11 +8,15 @@ registry names :class:`Retired` for each old kind, whose ``from_spec`` maps
 * the old ``config.json`` settings to the ask kind's (:func:`ask_run_of`: the same data file,
   images, split, part, limit and checkpoint, asked by likelihood under the real image condition,
   in the wording the old kind used - the contrastive captions of CLIP for VSR and SpatialMQA,
-  the short question of T5 for text QA);
+  the short question of T5 for text QA); a SpatialMQA run of the generate method is asked by
+  the generate protocol, by the same ``generate`` adapter and ``max_new_tokens``, in the
+  spatialmqa source's ``legacy-generate`` wording (the old prompt verbatim, replies matched to
+  strict and lenient labels as the old kind matched them);
 * each cached result to the ask kind's (:class:`Migration`): key ``ID`` -> ``real/ID`` (text QA:
   ``none/ID``, asked without an image), and the old
   row's scores -> ``{"likelihood": {"scores": [...], "option": ...}}`` with the option the old kind
-  chose, so the predictions are the old ones, never recomputed.
+  chose, so the predictions are the old ones, never recomputed; a generated reply (``output``) ->
+  ``{"generate": {"reply", "option", "rule"}}``, parsed as the ask kind parses replies.
 
 ``spatialprobe run OLD/config.json`` migrates the folder in place (:meth:`Migration.translate`,
 called by the spine's ``start``): its cache is translated in one transaction, its ``config.json``
@@ -22,8 +26,9 @@ names the config it came from). Ask folders written before the sources resume as
 kind and its keys did not change). Image QA maps too: its per-image answers (``ID#IMAGE_INDEX``)
 become the ask kind's (``real/ID``, ``real/ID#N``), and the old average of yes/no scores over a
 scenario's images is the ask kind's vote. What has no faithful mapping is refused in one sentence:
-a SpatialMQA run of the generate method (it asked its own prompt), a ``--full-vocab`` image QA
-run (it voted over generated words), questions given in memory.
+a SpatialMQA generate run given a prompt of its own (``--scorer-arg prompt=...``), a ``--full-vocab``
+image QA run (it took the most frequent answer word over a scenario's images, any word counted,
+where the ask kind votes over replies parsed to yes or no), questions given in memory.
 """
 
 from __future__ import annotations
@@ -86,6 +91,20 @@ def _mqa_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return f"real/{key}", {"likelihood": {"scores": list(row["scores"]), "option": row["output"]}}
 
 
+def _mqa_generate_result(options: Mapping[str, tuple[str, ...]]
+                         ) -> Callable[[str, Mapping[str, Any]], tuple[str, dict[str, Any]]]:
+    """A SpatialMQARun row of the generate method -> the ask kind's generated answer: the old reply
+    (``output``), parsed against the item's options (``options``: item key -> its options) as the ask
+    kind parses every reply; the strict and lenient labels the old kind cached are derived from the
+    reply again by the same rules (:func:`spatialprobe.sources.spatialmqa.legacy_matching`)."""
+    from spatialprobe.models.answer_parse import parse_answer, spatialmqa_option
+
+    def result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        parsed = parse_answer(row["output"], options[key], spatialmqa_option)
+        return f"real/{key}", {"generate": {"reply": row["output"], "option": parsed.option, "rule": parsed.rule}}
+    return result
+
+
 def _qa_result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """A text QARun answer -> the short wording's answer (options yes, no), asked without an image."""
     return f"none/{key}", {"likelihood": {"scores": [row["yes_score"], row["no_score"]],
@@ -133,22 +152,31 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
                                bool(s.get("skip_missing", False)))
         model, result = str(s["model"]), _vsr_result
     elif spec.kind == "spatialmqa":
-        from spatialprobe.sources.spatialmqa import spatialmqa_source
+        from spatialprobe.sources.spatialmqa import LEGACY, LEGACY_PROMPT, spatialmqa_source
 
-        if s.get("method") != "clip":
-            raise _refuse(config, "a spatialmqa run of the generate method asked its own prompt, which the "
-                                  "ask kind does not word")
+        generate = s.get("method") == "generate"
+        if generate and (s.get("answerer") or {}).get("prompt", LEGACY_PROMPT) != LEGACY_PROMPT:
+            raise _refuse(config, "this spatialmqa run of the generate method asked a prompt of its own (not "
+                                  "the kind's default one, which the spatialmqa source's legacy-generate "
+                                  "wording asks)")
         source, _ = spatialmqa_source(Path(s["data"]["file"]), Path(s["images"]), s["part"], s["limit"],
-                                      bool(s.get("skip_missing", False)))
-        model, result = str(s["model"]), _mqa_result
+                                      bool(s.get("skip_missing", False)), LEGACY if generate else None)
+        model = str(s["model"])
+        result = (_mqa_generate_result({item.key: item.options for item in source.items}) if generate
+                  else _mqa_result)
     elif spec.kind == "qa":
         from spatialprobe.sources.qa import qa_source
 
         asked = s["questions"]["source"]
-        if s.get("mode") not in ("text", "image") or s.get("full_vocab") or "given" in asked:
+        if s.get("full_vocab"):
+            raise _refuse(config, "a --full-vocab image QA run answered each question with the most frequent "
+                                  "answer word (the VQA model's argmax class) over its scenario's images, "
+                                  "words other than yes and no counted too, where the ask kind votes over "
+                                  "the replies parsed to yes or no and counts any other word as a parse "
+                                  "failure, so the two differ on a scenario whose images disagree")
+        if s.get("mode") not in ("text", "image") or "given" in asked:
             raise _refuse(config, "only QA runs of questions read from a task, a file or an image run's own "
-                                  "prompts, answered yes or no, map to the ask kind (a --full-vocab run voted "
-                                  "over generated words; questions given in memory cannot be read again)")
+                                  "prompts map to the ask kind (questions given in memory cannot be read again)")
         if s["mode"] == "image":
             images = s.get("images") or {}
             partial = bool((images.get("completeness") or {}).get("partial"))
@@ -162,15 +190,20 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
         model = str(s["answerer"]["args"]["model"])
     else:
         raise UsageError(f"{config}: a {spec.kind} run is not one of the retired kinds {', '.join(RETIRED)}.")
+    generate = spec.kind == "spatialmqa" and s.get("method") == "generate"
     if spec.kind == "qa":  # the answerer it recorded, with the arguments that changed its answers
         component = Component(str(s["answerer"]["name"]), dict(s["answerer"]["args"]))
+    elif generate:  # the adapter the old generate method asked, by greedy decoding
+        component = Component("generate", {"model": model})
     else:  # the adapter that scores the contrastive wording, chosen as the ask commands choose
         component = Component(choose(model, ("contrastive",), spec.kind)[0], {"model": model})
     batch_size = int(spec.runtime.get("batch_size", 8))
     text_qa = spec.kind == "qa" and s.get("mode") == "text"
-    run = AskRun.of(source, None, component, dict(source.settings), protocol="likelihood", device=device,
-                    batch_size=batch_size, condition="none" if text_qa else "real")
-    wanted = "short" if spec.kind == "qa" else "contrastive"
+    tokens = int(((s.get("answerer") or {}).get("decoding") or {}).get("max_new_tokens", 16))
+    run = AskRun.of(source, None, component, dict(source.settings), protocol="generate" if generate else "likelihood",
+                    device=device, batch_size=batch_size, condition="none" if text_qa else "real",
+                    max_new_tokens=tokens)
+    wanted = "short" if spec.kind == "qa" else "question" if generate else "contrastive"
     if run.wording != wanted:
         raise _refuse(config, f"the {component.name} model is asked {source.name} items in the {run.wording} "
                               f"wording, not the {wanted} one the {spec.kind} run used")

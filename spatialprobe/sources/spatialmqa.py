@@ -7,6 +7,12 @@ relations in gold, macro precision and recall and the benchmark's F1 = 2PR/(P+R)
 ``strict_`` twin and broken down per perspective and per axis (``Code/eval/calculate_prf1.py``).
 A row's ``pred_lenient`` is the gold answer where the reply is leniently correct, else the first
 relation containing it; ``pred_strict`` the option it equals; a chosen option is both.
+
+``wording="legacy-generate"`` (recorded in the source settings only where given): the ``question``
+wording is the retired spatialmqa kind's generate prompt, verbatim (:data:`LEGACY_PROMPT`, options
+joined by ``; ``), and every reply is matched as that kind matched it (strict and lenient labels of
+the reply, even one that equals an option), so that a migrated run of its generate method
+(:mod:`spatialprobe.benchmarks.legacy`) asks and scores exactly as it did.
 """
 
 from __future__ import annotations
@@ -20,6 +26,11 @@ from spatialprobe.sources.base import Official, Source, SourceItem, Wording
 
 QUESTION = "{question}\nOptions:\n{options}\nAnswer with the option's letter."
 TEMPLATE = "{option}: {question}"
+LEGACY_PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
+                 "question by choosing exactly one of the options. Reply with the option only, no "
+                 "explanation.\nQuestion: {question}\nOptions: {options}")
+"""The retired spatialmqa kind's generate prompt (commit 6125a7a, ``models/mqa_models.py``)."""
+LEGACY = "legacy-generate"
 STATISTICS = {"accuracy": "accuracy", "macro_f1": "macro_f1_gold", "f1": "pr_f1_gold",
               "precision": "precision_gold", "recall": "recall_gold"}
 OFFICIAL = (Official(STATISTICS, ("perspective", "axis"), pred="pred_lenient"),
@@ -36,10 +47,24 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     return {"pred_strict": strict_label(output, item.options), "pred_lenient": lenient_label(output, item.gold)}
 
 
+def legacy_matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
+    """The retired kind's matching: the reply's strict and lenient labels, whatever it is."""
+    from spatialprobe.models.answer_parse import lenient_label, strict_label
+
+    if output is None:
+        return matching(item, output, label)
+    return {"pred_strict": strict_label(output, item.options), "pred_lenient": lenient_label(output, item.gold)}
+
+
 def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", limit: int | None = None,
-                      skip_missing: bool = False) -> tuple[Source, dict[str, Any]]:
+                      skip_missing: bool = False, wording: str | None = None) -> tuple[Source, dict[str, Any]]:
     """SpatialMQA's questions with their images (those found; ``skip_missing`` or refused);
-    ``images_dir`` None: the questions alone (a blind audit, ``spatialprobe audit blind``)."""
+    ``images_dir`` None: the questions alone (a blind audit, ``spatialprobe audit blind``);
+    ``wording`` :data:`LEGACY`: the retired kind's generate prompt and matching (module docstring)."""
+    from spatialprobe.errors import UsageError
+
+    if wording not in (None, LEGACY):
+        raise UsageError(f"the spatialmqa source's wording is {LEGACY} or none, not {wording!r}.")
     from spatialprobe.datasets import spatialmqa
     from spatialprobe.datasets.vsr import file_version, usable_images, without_images
     from spatialprobe.models.answer_parse import SPATIALMQA_LABEL_ORDER, spatialmqa_option
@@ -58,7 +83,9 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
         lettered = "\n".join(f"{chr(65 + n)}. {o}" for n, o in enumerate(e.options))
         contrastive = Wording(before.format(question=e.question), e.options, e.options,
                               after.format(question=e.question))
-        items.append(SourceItem(e.id, QUESTION.format(question=e.question, options=lettered), e.options,
+        asked = (LEGACY_PROMPT.format(question=e.question, options="; ".join(e.options)) if wording
+                 else QUESTION.format(question=e.question, options=lettered))
+        items.append(SourceItem(e.id, asked, e.options,
                                 e.options, e.answer, None if found[e.id] is None else str(found[e.id]), (e.image,),
                                 {"image": e.image, "perspective": e.perspective, "axis": e.axis},
                                 {"contrastive": contrastive}))
@@ -69,10 +96,11 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
                       unit="images", fold_case=True)
     settings = {"name": "spatialmqa", "data": {"file": str(path.resolve()), "version": file_version(path)},
                 "images": images_dir and str(images_dir.resolve()), "part": part, "limit": limit,
-                "skip_missing": skip_missing}
+                "skip_missing": skip_missing, **({"wording": wording} if wording else {})}
     source = Source("spatialmqa", "spatialmqa", f"spatialmqa-{part}@{file_version(path)}",
                     tuple(SPATIALMQA_LABEL_ORDER), tuple(items), spec, prior_labels=prior,
-                    lenient=spatialmqa_option, official=OFFICIAL, matching=matching, settings=settings,
+                    lenient=spatialmqa_option, official=OFFICIAL,
+                    matching=legacy_matching if wording else matching, settings=settings,
                     details={"total": coverage["total"], "coverage_detail": coverage, "what": "questions",
                              "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
                              "extra_keys": spatialmqa.extra_key_report(examples)})
@@ -83,4 +111,4 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     images = settings["images"]
     return spatialmqa_source(Path(settings["data"]["file"]), images and Path(images), settings["part"],
-                             settings["limit"], settings["skip_missing"])[0]
+                             settings["limit"], settings["skip_missing"], settings.get("wording"))[0]
