@@ -70,8 +70,8 @@ def test_a_planted_shortcut_in_an_imported_log_is_found_and_set_against_the_harn
     assert found["guard"]["passed"]
     vision = found["vision"]
     assert (vision["accuracy"], vision["blind"], vision["difference"]) == (75.0, 100.0, -25.0)
-    subset = invoke("audit", "blind", run, "--debias", tmp_path / "sub", "--max-pruned", "0.2")
-    assert "Debiased subset: 32 of 40 items kept" in subset
+    refused = runner.invoke(app, ["audit", "blind", str(run), "--debias", str(tmp_path / "sub")])
+    assert refused.exit_code == 2 and "no source here asks the items" in refused.output  # no run could take it
 
 
 def vlmeval_tsv(path: Path) -> list[tuple[str, str]]:
@@ -146,3 +146,11 @@ def test_a_log_joined_to_vsr_is_audited_on_its_items_grouped_by_image(tmp_path):
     parsed = audit_run(run)  # the replies read against the source's own wording (yes / no)
     assert parsed["extractors"]["yes/no words"]["accuracy"] == pytest.approx(100 * gold.count("yes") / 300)
     assert parsed["extractors"]["harness verdict"]["accuracy"] == parsed["extractors"]["yes/no words"]["accuracy"]
+
+
+def test_a_log_value_json_has_no_type_for_is_kept_as_text():
+    import datetime
+
+    from spatialprobe.interop.base import text
+
+    assert text(datetime.date(2026, 11, 26)) == '"2026-11-26"' and text(["a", 1]) == '["a", 1]'

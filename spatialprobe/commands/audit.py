@@ -142,6 +142,9 @@ def blind(
             from spatialprobe.audit.runs import run_config, run_source
 
             source, rows = run_source(path)
+            if debias is not None and source.name == "imported":
+                raise UsageError(f"--debias writes a subset that a run asks again, and no source here asks the items "
+                                 f"of {path}: import it joined to its benchmark (--source), or audit the benchmark.")
             train: tuple[Any, ...] = ()
         else:
             source, train = benchmark(target, data, split, part, task, (subset, limit, option))

@@ -149,10 +149,11 @@ def score_of(value: Any, path: Path, line: int | None, name: str) -> float:
 
 
 def text(value: Any) -> str | None:
-    """A value as the text a row keeps (None stays None)."""
+    """A value as the text a row keeps (None stays None; a value JSON has no type for, such as an
+    .xlsx cell's date, as its ``str``)."""
     if value is None:
         return None
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def option_texts(value: Any) -> tuple[str, ...] | None:
