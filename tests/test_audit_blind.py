@@ -236,7 +236,7 @@ def test_metadata_that_names_the_answer_is_no_feature():
     """The size task's fact is (ant, smaller, bird): its relation is the gold, which no question
     states. A feature built from it would score 100 on random gold and pass the permutation guard
     (the replaced gold leaves the fact as it was); the audit reads only what a reader sees."""
-    from spatialprobe.audit.blind import objects_of, relation_of
+    from spatialprobe.audit.features import objects_of, relation_of
 
     rng = np.random.default_rng(6)
     items = []
