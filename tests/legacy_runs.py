@@ -4,7 +4,7 @@ change, so that tests/test_legacy_runs.py can resume and replay them with the ne
 
     PYTHONPATH=/path/to/old/checkout python tests/legacy_runs.py DIR
 
-DIR gets models/, data/ and runs/{vsr,spatialmqa,qa,qa-image} (and, with ../shared/models, ask and
+DIR gets models/, data/ and runs/{vsr,spatialmqa,qa,qa-image,qa-image-full-vocab} (and, with ../shared/models, ask and
 spatialmqa-generate, tiny LLaVAs) (a few KB of configs, caches and rows besides
 the tiny models); nothing is copied from shared data.
 """
@@ -33,7 +33,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def build(root: Path) -> dict[str, list[str]]:
     """The models and data, and each legacy run's command line (after ``spatialprobe``)."""
-    from qa_helpers import make_t5, make_vilt
+    from qa_helpers import make_t5, make_vilt, make_vilt_by_image
     from vl_helpers import solid_image, tiny_clip
 
     from spatialprobe import datasets
@@ -52,6 +52,8 @@ def build(root: Path) -> dict[str, list[str]]:
     store = _image_store(root / "data" / "synth")
     vilt = make_vilt(root / "models" / "vilt-vqa", [r["question"] + " " + r.get("context", "") for r in records],
                      {"yes": 0.2, "no": 0.9})
+    by_image = make_vilt_by_image(root / "models" / "vilt-by-image", [r["question"] for r in records],
+                                  {"yes": 0.0, "no": 0.0, "two": 0.0}, _image_answers(store, records))
     asked = {}
     from mllm_helpers import SHARED
     from mllm_helpers import build as build_mllm
@@ -74,7 +76,27 @@ def build(root: Path) -> dict[str, list[str]]:
                    "--out", str(runs / "qa"), "--device", "cpu"],
             "qa-image": ["qa", "image", "--images", str(store), "--model", str(vilt), "--data",
                          str(root / "data" / "qa.jsonl"), "--out", str(runs / "qa-image"), "--device", "cpu",
-                         "--partial"]}
+                         "--partial"],
+            "qa-image-full-vocab": ["qa", "image", "--images", str(store), "--model", str(by_image), "--data",
+                                    str(root / "data" / "qa.jsonl"), "--out", str(runs / "qa-image-full-vocab"),
+                                    "--device", "cpu", "--partial", "--full-vocab"]}
+
+
+WORDS = ("two", "yes", "no", "yes", "two")
+"""The full-vocabulary ViLT's answer about each image of :func:`_image_store`, in its order: the
+first scenario's two images disagree (``two``, ``yes``), so the old kind's vote over answer words
+(``two``, the first of equal counts) differs from a vote over replies parsed to yes or no (``yes``)."""
+
+
+def _image_answers(store: Path, records: list[dict]) -> list[tuple[str, Path, str]]:
+    """(question, image, answer word) for every question asked about an image of the store (the
+    questions of its scenario: the image's file is named for the instance), worded as image QA asks
+    it (a release record's question starts with its context, which image QA leaves out)."""
+    images = sorted(store.rglob("*.png"))
+    assert len(images) == len(WORDS), images
+    return [(r["question"].removeprefix(r["context"]).strip(), image, word)
+            for image, word in zip(images, WORDS, strict=True) for r in records
+            if image.name.startswith(f"{r['instance_id']}_")]
 
 
 def _image_store(path: Path) -> Path:

@@ -97,6 +97,36 @@ def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int 
     return path
 
 
+def make_vilt_by_image(path: Path, texts, answers: dict[str, float], pairs) -> Path:
+    """A 1-layer ViLT-VQA (:func:`make_vilt`'s, classes ``answers``) whose last classifier layer is
+    fitted (least squares, exactly) so that each ``(question, image path, word)`` of ``pairs`` is
+    answered ``word`` by a margin of 10 logits: a model whose answer depends on the image. Give only
+    the pairs it will be asked: a random ViLT's features vary little with the image, so a fit to
+    many pairs needs weights large enough to amplify batching's rounding."""
+    import torch
+    from PIL import Image
+    from transformers import ViltForQuestionAnswering, ViltProcessor
+
+    make_vilt(path, texts, answers)
+    processor = ViltProcessor.from_pretrained(path)
+    model = ViltForQuestionAnswering.from_pretrained(path).eval()
+    head, features = model.classifier[-1], []
+    hook = head.register_forward_hook(lambda _m, inputs, _out: features.append(inputs[0][0]))
+    with torch.no_grad():
+        for question, image, _ in pairs:
+            model(**processor(images=[Image.open(image).convert("RGB")], text=[question], return_tensors="pt"))
+    hook.remove()
+    labels = list(answers)
+    x = torch.cat([torch.stack(features), torch.ones(len(pairs), 1)], dim=1).double()  # with the bias
+    target = torch.tensor([[10.0 if label == word else 0.0 for label in labels] for _, _, word in pairs]).double()
+    solution = torch.linalg.lstsq(x, target, driver="gelsd").solution  # (features + 1) x classes
+    with torch.no_grad():
+        head.weight.copy_(solution[:-1].T.float())
+        head.bias.copy_(solution[-1].float())
+    model.save_pretrained(path)
+    return path
+
+
 def make_blip(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
     """A 1-layer BLIP-VQA whose answer decoder outputs fixed logits: ``answer_bias`` per word."""
     import torch

@@ -260,8 +260,12 @@ class AskRun(RunKind):
             if self.source.scored is not None:
                 row.update(self.source.scored(item, row["scores"]))
         if "generate" in first:
-            row["pred_generate"] = (vote([label(a["generate"]["option"]) for a in answers], None, wording.options,
-                                         wording.labels) if len(answers) > 1 else label(first["generate"]["option"]))
+            if self.source.combine is not None:
+                row["replies"] = [a["generate"]["reply"] for a in answers]
+                row["pred_generate"] = self.source.combine(row["replies"], wording.labels)
+            else:
+                parsed = [label(a["generate"]["option"]) for a in answers]
+                row["pred_generate"] = vote(parsed, None, wording.options, wording.labels)  # one: itself
             row["reply"], row["parse_rule"] = first["generate"]["reply"], first["generate"]["rule"]
         if len(answers) > 1:
             row["images"] = len(answers)

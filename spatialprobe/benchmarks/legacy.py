@@ -25,10 +25,12 @@ nothing is computed. With ``--out NEW`` the ask run is computed there afresh (it
 names the config it came from). Ask folders written before the sources resume as they are (the
 kind and its keys did not change). Image QA maps too: its per-image answers (``ID#IMAGE_INDEX``)
 become the ask kind's (``real/ID``, ``real/ID#N``), and the old average of yes/no scores over a
-scenario's images is the ask kind's vote. What has no faithful mapping is refused in one sentence:
-a SpatialMQA generate run given a prompt of its own (``--scorer-arg prompt=...``), a ``--full-vocab``
-image QA run (it took the most frequent answer word over a scenario's images, any word counted,
-where the ask kind votes over replies parsed to yes or no), questions given in memory.
+scenario's images is the ask kind's vote. A ``--full-vocab`` image QA run (each image answered by
+the VQA model's argmax class, the most frequent word over a scenario's images taken, any word
+counted) becomes a generate run of the qa source with ``vote: words``
+(:func:`spatialprobe.sources.qa.word_vote`): each image's word is its reply, combined as the old
+kind combined them. What has no faithful mapping is refused in one sentence: a SpatialMQA generate
+run given a prompt of its own (``--scorer-arg prompt=...``), questions given in memory.
 """
 
 from __future__ import annotations
@@ -135,6 +137,18 @@ def _image_qa_result(keys: Mapping[str, str]) -> Callable[[str, Mapping[str, Any
     return result
 
 
+def _image_qa_word(keys: Mapping[str, str]) -> Callable[[str, Mapping[str, Any]], tuple[str, dict[str, Any]]]:
+    """A ``--full-vocab`` image QA answer about one image -> the short wording's generated answer: the
+    old answer word (the argmax class) is the reply, parsed to yes or no as the ask kind parses
+    replies; the old kind's yes/no scores are dropped (the generate run asks none)."""
+    from spatialprobe.models.answer_parse import parse_answer
+
+    def result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        parsed = parse_answer(str(row["answer"]), ("yes", "no"))
+        return keys[key], {"generate": {"reply": str(row["answer"]), "option": parsed.option, "rule": parsed.rule}}
+    return result
+
+
 def _refuse(config: str | Path, why: str) -> UsageError:
     return UsageError(f"{config}: {why}; rerun it with today's command into a new --out.")
 
@@ -144,6 +158,7 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
     from spatialprobe.models.choice import choose
 
     s, device = spec.settings, str(spec.runtime.get("device", "auto"))
+    words = spec.kind == "qa" and bool(s.get("full_vocab"))  # the argmax class's word as a generated reply
     result: Callable[[str, Mapping[str, Any]], tuple[str, dict[str, Any]]]
     if spec.kind == "vsr":
         from spatialprobe.sources.vsr import vsr_source
@@ -168,12 +183,6 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
         from spatialprobe.sources.qa import qa_source
 
         asked = s["questions"]["source"]
-        if s.get("full_vocab"):
-            raise _refuse(config, "a --full-vocab image QA run answered each question with the most frequent "
-                                  "answer word (the VQA model's argmax class) over its scenario's images, "
-                                  "words other than yes and no counted too, where the ask kind votes over "
-                                  "the replies parsed to yes or no and counts any other word as a parse "
-                                  "failure, so the two differ on a scenario whose images disagree")
         if s.get("mode") not in ("text", "image") or "given" in asked:
             raise _refuse(config, "only QA runs of questions read from a task, a file or an image run's own "
                                   "prompts map to the ask kind (questions given in memory cannot be read again)")
@@ -182,15 +191,16 @@ def ask_run_of(spec: RunSpec, config: str | Path = "config.json") -> AskRun:
             partial = bool((images.get("completeness") or {}).get("partial"))
             own = asked.get("images") is True  # the image run's own prompts
             source, _ = qa_source(None if own else asked.get("task"), None if own else asked.get("data"),
-                                  str(images.get("path")), partial, vote=True)
-            result = _image_qa_result(_image_keys(source, str(images.get("path")), partial))
+                                  str(images.get("path")), partial, vote=True, words=words)
+            keys = _image_keys(source, str(images.get("path")), partial)
+            result = _image_qa_word(keys) if words else _image_qa_result(keys)
         else:
             source, _ = qa_source(asked.get("task"), asked.get("data"))
             result = _qa_result
         model = str(s["answerer"]["args"]["model"])
     else:
         raise UsageError(f"{config}: a {spec.kind} run is not one of the retired kinds {', '.join(RETIRED)}.")
-    generate = spec.kind == "spatialmqa" and s.get("method") == "generate"
+    generate = (spec.kind == "spatialmqa" and s.get("method") == "generate") or words
     if spec.kind == "qa":  # the answerer it recorded, with the arguments that changed its answers
         component = Component(str(s["answerer"]["name"]), dict(s["answerer"]["args"]))
     elif generate:  # the adapter the old generate method asked, by greedy decoding

@@ -128,6 +128,10 @@ class Source:
     """Its official metrics; empty: accuracy and macro-F1 of ``pred`` (over folds where it has them)."""
     matching: Matching | None = None
     """Extra row fields from each answer (the statistics of ``official`` may read them)."""
+    combine: Callable[[Sequence[str], Sequence[str]], str | None] | None = None
+    """The benchmark's own way from an item's generated replies (one per image) and its labels to one
+    label, where it has one (image QA's runs of the retired kind's ``--full-vocab``: the most frequent
+    reply, any word counted); None: the replies parsed to labels and voted over (:func:`vote`)."""
     scored: Callable[[SourceItem, Sequence[float]], dict[str, Any]] | None = None
     """Extra row fields from an item's option scores (likelihood protocol): GenEval 2's Soft-TIFA
     mass on the right answer."""

@@ -1,6 +1,7 @@
 """Yes/no questions about the scenarios of a task (``qa text``), or about the images a synthesis
 run drew for them (``qa image``: every image of a scenario is asked, the answers voted over, see
-:func:`spatialprobe.sources.base.vote`).
+:func:`spatialprobe.sources.base.vote`; a migrated ``--full-vocab`` run of the retired qa kind
+combines its replies by :func:`word_vote`, as that kind did).
 
 Wordings: ``question`` (context and question with "Answer yes or no.", replies ``Yes``/``No``:
 chat models) and ``short`` (the bare question, the scenario as its passage for text QA, answer
@@ -12,8 +13,8 @@ per relation.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +49,11 @@ def _images(path: str, partial: bool, vote: bool) -> tuple[Any, dict[str, Any]]:
 
 
 def qa_source(task: str | None, data: str | None, images: str | None = None,
-              partial: bool = False, vote: bool = True) -> tuple[Source, dict[str, Any]]:
+              partial: bool = False, vote: bool = True, words: bool = False) -> tuple[Source, dict[str, Any]]:
     """The questions of a task or file, or of the instances a synthesis run drew, each with every
     image of its scenario (``images``; ``vote`` False: its first image only, as ask runs before
-    the sources recorded no ``vote``)."""
+    the sources recorded no ``vote``; ``words``: generated replies combined by :func:`word_vote`,
+    as the retired qa kind's ``--full-vocab`` runs combined them, which migrate to it)."""
     from spatialprobe import tasks
     from spatialprobe.datasets.qa import asked_objects, questions_for
 
@@ -60,7 +62,7 @@ def qa_source(task: str | None, data: str | None, images: str | None = None,
     if images is not None:
         (store, records), settings["images"] = _images(images, partial, vote)
         if vote:
-            settings["vote"] = True
+            settings["vote"] = "words" if words else True
         qa, label = questions_from_images(store) if task is None and data is None else questions_for(task, data)
         matched = {k: [str(r.path) for r in v] for k, v in match_images(qa.items, records).items()}
     else:
@@ -88,11 +90,22 @@ def qa_source(task: str | None, data: str | None, images: str | None = None,
     spec = Resampling(("yes", "no"), clusters, key=("instance_id",), pooled=True,
                       unit=None if known else "scenarios")
     source = Source("qa", str(qa.task), label, ("yes", "no"), tuple(items), spec, official=OFFICIAL,
+                    combine=word_vote if images is not None and vote and words else None,
                     settings=settings, details={"total": len(qa.items), "n_questions": len(qa.items),
                              "mode": "text" if images is None else "image",
                              **({"image_run": settings["images"]["completeness"]} if images else {}),
                              "questions": f"{qa.name}@{qa.version}"})
     return source, settings
+
+
+def word_vote(replies: Sequence[str], labels: Sequence[str]) -> str | None:
+    """The most frequent of a question's replies about its scenario's images, any word counted (ties:
+    the first in alphabetical order), as the label it is in lower case, else None (wrong): how the
+    retired qa kind's ``--full-vocab`` answered, so ``two, yes`` is ``two`` (wrong) where the vote
+    over replies parsed to yes or no is ``yes``."""
+    counts = Counter(replies)
+    word = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0].lower()
+    return word if word in labels else None
 
 
 def _scenario(record) -> str:
@@ -148,5 +161,6 @@ def replay(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     images = settings.get("images") or None
     partial = bool(((images or {}).get("completeness") or {}).get("partial"))
+    vote = settings.get("vote", False)
     return qa_source(settings.get("task"), settings.get("data"), images and images["path"], partial,
-                     bool(settings.get("vote", False)))[0]
+                     bool(vote), vote == "words")[0]
