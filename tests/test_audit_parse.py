@@ -86,9 +86,10 @@ def test_a_run_with_known_replies_gets_known_scores_flips_and_range(run):
     assert (e["final answer"]["accuracy"], e["final answer"]["unparsed"]) == (87.5, 12.5)
     assert (e["strict letter"]["accuracy"], e["strict letter"]["unparsed"]) == (12.5, 87.5)
     assert set(found["not_applicable"]) == {"yes/no words", "number"}
-    # the benchmark's own gold-aware grading, as the run's official metrics read it
+    # the benchmark's own gold-aware grading, as the run's official metrics read it: a letter is the
+    # option it names (the wording asks for one), other replies graded as they are ("below, I think")
     summary = json.loads((run / "summary.json").read_text())["metrics"]
-    assert e["official pred_lenient"]["accuracy"] == summary["accuracy"]["mean"] == 25.0
+    assert e["official pred_lenient"]["accuracy"] == summary["accuracy"]["mean"] == 75.0
     assert e["official pred_strict"]["accuracy"] == summary["strict_accuracy"]["mean"]
     assert found["range"]["best"] == "final answer" and found["range"]["difference"] == 87.5 - min(
         v["accuracy"] for k, v in e.items() if k not in found["not_applicable"])
@@ -124,8 +125,8 @@ def test_a_run_restricted_to_a_subset_file_records_it_in_its_identity_and_replay
     config = json.loads((tmp_path / "sub" / "config.json").read_text())
     assert config["settings"]["source"]["items"]["sha256"].startswith("sha256:")
     assert config["identity"] != json.loads((run / "config.json").read_text())["identity"]
-    # SpatialMQA's official accuracy is its lenient rule's: "right of" is right, the bare letter "A" is not
-    assert summary["metrics"]["accuracy"]["n"] == 2 and summary["metrics"]["accuracy"]["mean"] == 50.0
+    # SpatialMQA's official accuracy: "right of" is right, and so is the letter "A" (the gold "left of")
+    assert summary["metrics"]["accuracy"]["n"] == 2 and summary["metrics"]["accuracy"]["mean"] == 100.0
     replayed, rows = run_source(tmp_path / "sub")  # the subset applied again from config.json
     assert [i.key for i in replayed.items] == ["test-00000", "test-00004"] and len(rows) == 2
 

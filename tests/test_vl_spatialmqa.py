@@ -84,6 +84,29 @@ def test_strict_and_lenient_matching():
     assert lenient_label("", "left of") == "--" and lenient_label("purple", "below") == "--"
 
 
+@pytest.mark.parametrize(("reply", "chosen", "gold", "strict", "lenient"), [
+    ("B", "below", "behind", "below", "below"),  # a letter is the option it names, never its own substring
+    ("D", "behind", "behind", "behind", "behind"),
+    ("(D) behind", "behind", "behind", "behind", "behind"),
+    ("behind, I think", "behind", "behind", "--", "behind"),  # a free reply graded as it is
+    ("in front of", "in front of", "on/above", "in front of", "on/above"),  # the quirk, as for a free reply
+    ("It is in front of the car.", "in front of", "on/above", "--", "on/above"),
+    (None, "in front of", "on/above", "in front of", "on/above"),  # an option chosen by likelihood: its text
+    (None, "below", "behind", "below", "below"),
+    ("purple", None, "behind", "--", "--"),
+])
+def test_an_answer_is_graded_as_the_text_it_gives(reply, chosen, gold, strict, lenient):
+    """SpatialMQA's official matching grades the answer's text by the benchmark's rules: a reply as it
+    is, but a letter (the question wording asks for one) and an option chosen by likelihood are that
+    option's text; the lenient quirk applies to every one alike."""
+    from spatialprobe.sources.base import SourceItem
+    from spatialprobe.sources.spatialmqa import matching
+
+    options = ("on/above", "below", "in front of", "behind")
+    item = SourceItem("test-0", "q", options, options, gold, None, (), {})
+    assert matching(item, reply, chosen) == {"pred_strict": strict, "pred_lenient": lenient}
+
+
 def classification_metrics(gold, pred):
     """SpatialMQA's official statistics (the registry's, as the runs compute them), in percent to 2 places."""
     from spatialprobe.metrics.estimates import point_estimates

@@ -5,13 +5,14 @@ lenient rule) and ``contrastive`` (each option in the template ``{option}: {ques
 against the image). The official metrics, for every family: lenient accuracy, macro-F1 over the
 relations in gold, macro precision and recall and the benchmark's F1 = 2PR/(P+R), each with its
 ``strict_`` twin and broken down per perspective and per axis (``Code/eval/calculate_prf1.py``).
-A row's ``pred_lenient`` is the gold answer where the reply is leniently correct, else the first
-relation containing it; ``pred_strict`` the option it equals; a chosen option is both.
+A row's ``pred_lenient`` is the gold answer where the answer's text is leniently correct, else the
+first relation containing it; ``pred_strict`` the option it equals. The text is the reply, the
+option its letter names, or the option chosen by likelihood (:func:`matching`).
 
 ``wording="legacy-generate"`` (recorded in the source settings only where given): the ``question``
 wording is the retired spatialmqa kind's generate prompt, verbatim (:data:`LEGACY_PROMPT`, options
 joined by ``; ``), and every reply is matched as that kind matched it (strict and lenient labels of
-the reply, even one that equals an option), so that a migrated run of its generate method
+the reply as it is, even a bare letter), so that a migrated run of its generate method
 (:mod:`spatialprobe.benchmarks.legacy`) asks and scores exactly as it did.
 """
 
@@ -37,23 +38,30 @@ OFFICIAL = (Official(STATISTICS, ("perspective", "axis"), pred="pred_lenient"),
             Official({f"strict_{k}": v for k, v in STATISTICS.items()}, ("perspective", "axis"), pred="pred_strict"))
 
 
-def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """``pred_strict`` and ``pred_lenient`` of an answer: a chosen option is both; a reply is
-    matched by the benchmark's rules (:mod:`spatialprobe.models.answer_parse`)."""
+def _graded(item: SourceItem, text: str | None) -> dict[str, Any]:
+    """``pred_strict`` and ``pred_lenient`` of an answer's text by the benchmark's rules
+    (:mod:`spatialprobe.models.answer_parse`); no text: neither."""
     from spatialprobe.models.answer_parse import lenient_label, strict_label
 
-    if output is None or output in item.options:
-        return {"pred_strict": label or "--", "pred_lenient": label or "--"}
-    return {"pred_strict": strict_label(output, item.options), "pred_lenient": lenient_label(output, item.gold)}
+    if text is None:
+        return {"pred_strict": "--", "pred_lenient": "--"}
+    return {"pred_strict": strict_label(text, item.options), "pred_lenient": lenient_label(text, item.gold)}
+
+
+def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
+    """``pred_strict`` and ``pred_lenient`` of an answer, graded as the benchmark grades an output
+    text: a reply as it is, except that a reply giving an option's letter (the ``question`` wording
+    asks for one; the authors' prompt had none) is that option's text, and so is an option chosen
+    by likelihood or by a contrastive model (``output`` None)."""
+    from spatialprobe.models.answer_parse import parse_answer
+
+    letter = output is not None and parse_answer(output, item.options).rule == "letter"
+    return _graded(item, label if output is None or letter else output)
 
 
 def legacy_matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The retired kind's matching: the reply's strict and lenient labels, whatever it is."""
-    from spatialprobe.models.answer_parse import lenient_label, strict_label
-
-    if output is None:
-        return matching(item, output, label)
-    return {"pred_strict": strict_label(output, item.options), "pred_lenient": lenient_label(output, item.gold)}
+    """The retired kind's matching: the reply graded as it is, whatever it is."""
+    return _graded(item, label if output is None else output)
 
 
 def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", limit: int | None = None,
