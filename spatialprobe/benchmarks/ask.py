@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks import question_free as free
-from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics
-from spatialprobe.benchmarks.robustness import variant_metrics, variants_lines
+from spatialprobe.benchmarks.ask_table import ask_table
+from spatialprobe.benchmarks.asked import asked_metrics, chosen, official_metrics, resamplings
+from spatialprobe.benchmarks.robustness import variant_metrics
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
-from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.protocols import Question, ask, protocols_of
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
@@ -322,9 +322,8 @@ class AskRun(RunKind):
         asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
         return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
                           src.dataset, self.settings.seed, False, details,
-                          (_with_rows(src.spec, main), *_protocol_specs(src.spec, main, self.protocols),
-                           *_condition_specs(src.spec, rows, self.conditions), *specs,
-                           *_prior_spec(src.spec, main, details.get("answer_prior"), folds)))
+                          resamplings(src.spec, main, rows, self.protocols, self.conditions, specs,
+                                      details.get("answer_prior"), folds))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
@@ -348,85 +347,9 @@ def _load(settings: AskRunSettings) -> Any:
     return load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory)
 
 
-def _with_rows(spec: Resampling, rows: Sequence[Mapping[str, Any]]) -> Resampling:
-    return replace(spec, rows=list(rows))
-
-
-def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protocols: Sequence[str]
-                    ) -> tuple[Resampling, ...]:
-    """The resamplings that give ``accuracy_<protocol>`` its interval where a run asked by both
-    protocols: the first condition's rows, each protocol's chosen label (``--`` where none)."""
-    if len(protocols) < 2:
-        return ()
-    return tuple(replace(spec, pred="chosen", metrics={f"accuracy_{p}": "accuracy"},
-                         rows=[{**r, "chosen": chosen(r, p)} for r in rows]) for p in protocols)
-
-
-def _condition_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], conditions: Sequence[str]
-                     ) -> tuple[Resampling, ...]:
-    """The resamplings that measure ``accuracy_<condition>`` (the first protocol) with its interval
-    for each blind condition run beside the first: the vision gains' other component."""
-    return tuple(replace(spec, metrics={f"accuracy_{c}": "accuracy"},
-                         rows=[r for r in rows if r["condition"] == c]) for c in conditions[1:])
-
-
-def _prior_spec(spec: Resampling, rows: Sequence[Mapping[str, Any]], prior: Any, folds: bool
-                ) -> tuple[Resampling, ...]:
-    """The resampling that gives ``answer_prior`` its interval over the source's unit: every row
-    answered with the majority label (pooled rows; over folds the prior is a mean ± σ)."""
-    if folds or not isinstance(prior, Mapping) or "label" not in prior or not rows:
-        return ()
-    return (replace(spec, pred="prior", metrics={"answer_prior": "accuracy"},
-                    rows=[{**r, "prior": prior["label"]} for r in rows]),)
-
-
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
             out: Any, progress: Callable[[int, int], None] | None = None, **options: Any) -> dict[str, Any]:
     """Ask every item of ``source`` under each condition; write the run and return its summary."""
     from spatialprobe.runner import execute
 
     return execute(AskRun.of(source, model, model_spec, source_settings, **options), out, progress)
-
-
-def ask_table(summary: Mapping[str, Any]) -> str:
-    """table.md: coverage, each protocol's accuracy, the source's other official metrics, the parse
-    failures, the answer prior, the vision gain of each blind condition (paired 95 % interval and
-    p-value), then the official breakdown (per category, perspective, relation ...)."""
-    from spatialprobe.imagestore import Completeness
-    from spatialprobe.reports.tables import coverage_line, intervals_line, pm
-
-    d, m = summary["details"], summary["metrics"]
-    protocols, conditions = d["protocols"], d["conditions"]
-    cover = d["coverage"]
-    first = (coverage_line(d["coverage_detail"], d.get("what", "items")) if d.get("coverage_detail")
-             else f"Coverage: {cover['used']:,} of {cover['total']:,} items.")
-    lines = [f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
-             f"Wording: {d.get('wording', 'question')}.", "",
-             "| metric | value |", "|---|---|",
-             f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
-             f"| macro-F1 ({protocols[0]}, {conditions[0]}) | {pm(m['macro_f1'])} |"]
-    lines += [f"| {name} | {pm(m[name])} |" for name in d.get("official", []) if name not in ("accuracy", "macro_f1")]
-    if len(protocols) > 1:
-        lines += [f"| accuracy ({p}, {conditions[0]}) | {pm(m[f'accuracy_{p}'])} |" for p in protocols[1:]]
-        agree = d.get("protocol_comparison", {}).get("agreement")
-        lines.append(f"| protocols agree | {'–' if agree is None else f'{agree:.1f} %'} |")
-    if "parse_failure_rate" in m:
-        lines.append(f"| parse failures (generate) | {pm(m['parse_failure_rate'])} % |")
-    if "answer_prior" in m:
-        where = (d.get("answer_prior") or {}).get("from", "the training split") if isinstance(
-            d.get("answer_prior"), dict) else "the dev folds"
-        lines.append(f"| answer prior (majority label of {where}) | {pm(m['answer_prior'])} |")
-    lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
-              if f"accuracy_{c}" in m]
-    lines += variants_lines(summary)
-    lines += free.table_lines(d.get("question_free"), m.get("accuracy_question_free"))
-    for blind, gain in (d.get("vision_gain") or {}).items():
-        ci = gain["ci"]
-        interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
-        lines.append(f"| vision gain: real − {blind} | {gain['gain']:+.1f} {interval}, p = {gain['p']:.3g} |")
-    if d.get("official"):
-        parts = m["accuracy"].get("breakdown", {})
-        lines += ["", "| group | accuracy | n |", "|---|---|---|"]
-        lines += [f"| {part} | {pm(value)} | {value['n']} |" for part, value in parts.items()]
-    text = Completeness.line(d.get("image_run")) + "\n".join(lines) + "\n"
-    return text + (f"\n{intervals_line(summary)}\n" if summary.get("intervals") else "")

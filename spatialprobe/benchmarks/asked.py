@@ -123,3 +123,41 @@ def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, offici
             metrics[name] = Metric(overall[name].mean, None, len(rows), breakdown)
         specs += ([replace(base, group=g, part=f"{g} {{}}") for g in declared.groups] or [base])
     return metrics, tuple(specs)
+
+
+def resamplings(spec: Resampling, main: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
+                protocols: Sequence[str], conditions: Sequence[str], official: Sequence[Resampling],
+                prior: Any, folds: bool) -> tuple[Resampling, ...]:
+    """Every resampling of an asked-items run's intervals: the headline on ``main`` (the first
+    condition's rows), each protocol's accuracy, each blind condition's (of ``rows``), the
+    source's ``official`` ones and the answer prior's."""
+    return (replace(spec, rows=list(main)), *_protocol_specs(spec, main, protocols),
+            *_condition_specs(spec, rows, conditions), *official, *_prior_spec(spec, main, prior, folds))
+
+
+def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protocols: Sequence[str]
+                    ) -> tuple[Resampling, ...]:
+    """The resamplings that give ``accuracy_<protocol>`` its interval where a run asked by both
+    protocols: the first condition's rows, each protocol's chosen label (``--`` where none)."""
+    if len(protocols) < 2:
+        return ()
+    return tuple(replace(spec, pred="chosen", metrics={f"accuracy_{p}": "accuracy"},
+                         rows=[{**r, "chosen": chosen(r, p)} for r in rows]) for p in protocols)
+
+
+def _condition_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], conditions: Sequence[str]
+                     ) -> tuple[Resampling, ...]:
+    """The resamplings that measure ``accuracy_<condition>`` (the first protocol) with its interval
+    for each blind condition run beside the first: the vision gains' other component."""
+    return tuple(replace(spec, metrics={f"accuracy_{c}": "accuracy"},
+                         rows=[r for r in rows if r["condition"] == c]) for c in conditions[1:])
+
+
+def _prior_spec(spec: Resampling, rows: Sequence[Mapping[str, Any]], prior: Any, folds: bool
+                ) -> tuple[Resampling, ...]:
+    """The resampling that gives ``answer_prior`` its interval over the source's unit: every row
+    answered with the majority label (pooled rows; over folds the prior is a mean ± σ)."""
+    if folds or not isinstance(prior, Mapping) or "label" not in prior or not rows:
+        return ()
+    return (replace(spec, pred="prior", metrics={"answer_prior": "accuracy"},
+                    rows=[{**r, "prior": prior["label"]} for r in rows]),)
