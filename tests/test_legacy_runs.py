@@ -66,6 +66,7 @@ def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, 
     run = legacy / "runs" / kind
     old_config = json.loads((run / "config.json").read_text())
     expected = _old_answers(kind, read_jsonl(run / "predictions.jsonl"))
+    old_metrics = _means(run, json.loads((run / "summary.json").read_text())["metrics"])  # every one it had
     moved = CliRunner().invoke(app, ["run", str(run / "config.json")])
     assert moved.exit_code == 0, moved.output
     assert f"migrated: a {old_config['kind']} run (identity {old_config['identity'][:12]})" in moved.output
@@ -74,6 +75,7 @@ def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, 
     assert config["provenance"]["migrated_from"] == {"kind": old_config["kind"], "identity": old_config["identity"]}
     assert config["provenance"]["created"] == old_config["provenance"]["created"]
     assert _answers(run) == expected  # the cached answers, translated: exactly the old ones
+    assert _means(run, old_metrics) == _rounded(old_metrics)  # and its metrics, official ones included
     assert "resumed" not in json.loads((run / "summary.json").read_text())["provenance"]  # nothing computed
     again = CliRunner().invoke(app, ["run", str(run / "config.json")])
     assert again.exit_code == 0, again.output
@@ -83,6 +85,7 @@ def test_a_retired_kinds_folder_migrates_in_place_and_replays_elsewhere(legacy, 
     fresh = _answers(tmp_path / "copy")
     assert [row[:2] for row in fresh] == [row[:2] for row in expected]  # recomputed: the same predictions
     assert [row[2] for row in fresh] == [pytest.approx(row[2], abs=1e-4) for row in expected]
+    assert _means(tmp_path / "copy", old_metrics) == _rounded(old_metrics)
 
 
 MQA_METRICS = ("accuracy", "macro_f1", "f1", "precision", "recall")
