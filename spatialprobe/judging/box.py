@@ -47,7 +47,7 @@ from spatialprobe.judging.box_scores import (
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec, lookup
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
-from spatialprobe.runner.scale import component
+from spatialprobe.runner.components import component
 from spatialprobe.runner.settings import Component, model, recorded
 from spatialprobe.store import RunDir
 from spatialprobe.vision import open_image

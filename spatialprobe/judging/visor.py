@@ -30,7 +30,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
-from spatialprobe.runner.scale import component  # under --ray: loaded on the cluster only
+from spatialprobe.runner.components import component  # under --ray: loaded on the cluster only
 from spatialprobe.runner.settings import OPTIONAL, Component, model, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir

@@ -47,7 +47,7 @@ from spatialprobe.judging.box import (
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
-from spatialprobe.runner.scale import component
+from spatialprobe.runner.components import component
 from spatialprobe.runner.settings import OPTIONAL, Component, model
 
 METRICS = {"accuracy": "correct", "soft_tifa": "soft_score", "geneval2_soft_tifa": "yes_mass_score",
@@ -101,7 +101,7 @@ def answer_tokens(adapter: Any, judge: Spec, answers: Mapping[str, Any]) -> Q.An
     """The answer words' tokens, from the judge's tokenizer. Under ``--ray`` the adapter is a
     stand-in the driver must not load (the model lives on the workers): its processor alone,
     a few files, is loaded here instead."""
-    from spatialprobe.runner.scale import Deferred
+    from spatialprobe.runner.components import Deferred
 
     if not isinstance(adapter, Deferred):
         return Q.AnswerTokens.of(adapter.tokenizer, answers)
