@@ -247,7 +247,7 @@ class HumanRunSettings:
     """What a human run's ``config.json`` records (its typed settings, see ``RunKind``)."""
 
     source: dict[str, Any]
-    """The image run annotated: its path and identity (a command gives ``box.image_run``)."""
+    """The image run annotated: its path and identity (a command gives ``judged_images.image_run``)."""
     answers: dict[str, AnswerFile] = field(metadata={"nonempty": True})
     """Keyed by annotator, so a refusal names whose file changed (a command keys them by position)."""
     task: str | None = None
@@ -313,7 +313,7 @@ class HumanRun(RunKind):
         return out
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
-        from spatialprobe.judging.box import source_dataset
+        from spatialprobe.judging.judged_images import source_dataset
 
         answers = {name: {r["item"]: r["answer"] for r in res["rows"] if r["answer"] is not None}
                    for name, res in results.items()}
@@ -368,7 +368,7 @@ def import_answers(run: str | Path, answer_files: Sequence[str | Path], out: Run
                    task: str | None = None, seed: int = 0, partial: bool = False,
                    min_answered: float | None = None) -> dict[str, Any]:
     """Score annotators' answer files; write the run at ``out`` and return its summary."""
-    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.judged_images import image_run
 
     files = {str(n): AnswerFile(n, str(path)) for n, path in enumerate(answer_files)}
     return execute(HumanRun(HumanRunSettings(image_run(run, partial), files, task, seed=seed,

@@ -33,8 +33,8 @@ from spatialprobe.extras import require
 from spatialprobe.imagestore import Completeness, missing_record, present_images
 from spatialprobe.judging import vqa_floor as floor
 from spatialprobe.judging import vqa_questions as Q
-from spatialprobe.judging.box import (
-    TASK_LABELS,
+from spatialprobe.judging.box import TASK_LABELS
+from spatialprobe.judging.judged_images import (
     image_key,
     image_run,
     image_run_source,
@@ -61,7 +61,7 @@ class VqaJudgeSettings:
 
     task: str
     source: dict[str, Any]
-    """The image run judged (:func:`box.image_run_source`)."""
+    """The image run judged (:func:`judged_images.image_run_source`)."""
     judge: Component = field(metadata=model("the judge model", "judge_model"))
     """The multimodal LLM (``hf-mllm`` and its arguments: ``model``, ``precision``, ...)."""
     questions: dict[str, str] | None = None
