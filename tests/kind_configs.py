@@ -51,7 +51,7 @@ def _images(root: Path) -> dict[str, Path]:
 
 
 def _answers(path: Path, run: Path, annotator: str, answers: list[str]) -> Path:
-    from spatialprobe.judging.human import annotation_items, page_id
+    from spatialprobe.judging.annotation_page import annotation_items, page_id
 
     task, items = annotation_items(run)
     path.write_text(json.dumps({

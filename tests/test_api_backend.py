@@ -26,7 +26,8 @@ pytest.importorskip("httpx", reason="the api extra (httpx) is not installed")
 
 from api_helpers import MODEL, Script, start
 
-from spatialprobe.models.openai_api import OpenAIServer, request_key
+from spatialprobe.models.openai_api import OpenAIServer
+from spatialprobe.models.openai_client import request_key
 
 
 # -- a scripted server ------------------------------------------------------------------------------

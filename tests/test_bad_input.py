@@ -263,7 +263,7 @@ def test_judge_skip_missing_judges_the_rest_and_records_the_gap(tmp_path):
 
 
 def test_annotate_import_warns_about_unknown_ids_and_non_text_answers(tmp_path):
-    from spatialprobe.judging.human import annotation_items, page_id
+    from spatialprobe.judging.annotation_page import annotation_items, page_id
 
     run = _image_run(tmp_path / "images", None)
     task, items = annotation_items(run)

@@ -15,7 +15,7 @@ from judge_helpers import write_run
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
-from spatialprobe.judging.human import annotation_items, page_id
+from spatialprobe.judging.annotation_page import annotation_items, page_id
 from spatialprobe.synthesis import load_prompts
 
 runner = CliRunner()

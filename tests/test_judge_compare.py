@@ -276,7 +276,7 @@ def posrel_prompts(path: Path, count: int) -> Path:
 
 def test_shapes_colour_end_to_end(tmp_path):
     from spatialprobe.imagestore import ImageStore
-    from spatialprobe.judging.human import annotation_items, page_id
+    from spatialprobe.judging.annotation_page import annotation_items, page_id
 
     images = tmp_path / "images"
     invoke("synthesize", "--prompts", posrel_prompts(tmp_path / "posrel.jsonl", 32), "--backend", "shapes",

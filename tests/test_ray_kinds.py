@@ -156,7 +156,7 @@ def test_workers_without_ray_is_one_sentence(tmp_path):
 
 def test_bare_ray_means_a_local_cluster_and_a_deferred_component_loads_only_when_used():
     from spatialprobe.commands.scale_options import bare_ray_means_local
-    from spatialprobe.runner.scale import Deferred
+    from spatialprobe.runner.components import Deferred
 
     assert bare_ray_means_local(["judge", "size", "run", "--ray", "--workers", "2"]) == [
         "judge", "size", "run", "--ray", "local", "--workers", "2"]

@@ -151,7 +151,7 @@ def test_a_kind_whose_batches_need_this_process_refuses_ray_before_writing(tmp_p
 # ---- issue 34 items 8 and 9: an address that cannot serve fails fast; bare --ray is private ----
 
 CONNECT = ("import sys, time\nfrom spatialprobe.errors import UsageError\n"
-           "from spatialprobe.runner.scale import connect\n"
+           "from spatialprobe.runner.cluster import connect\n"
            "try:\n    connect(sys.argv[1] or None)\nexcept UsageError as err:\n    print('REFUSED', err)\n"
            "    sys.exit(2)\nimport ray\nprint('GCS', ray.get_runtime_context().gcs_address)\n"
            "print('SESSION', ray._private.worker._global_node.get_session_dir_path())\n")

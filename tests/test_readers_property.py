@@ -26,7 +26,8 @@ from spatialprobe.datasets.spatialmqa import load_spatialmqa_file
 from spatialprobe.datasets.sr2d import build_sr2d, load_sr2d
 from spatialprobe.datasets.vsr import load_vsr_file
 from spatialprobe.errors import SpatialprobeError
-from spatialprobe.judging.human import CANT_TELL, FORMAT, check_answered, page_items, read_answers, usable_answers
+from spatialprobe.judging.annotation_page import CANT_TELL
+from spatialprobe.judging.human import FORMAT, check_answered, page_items, read_answers, usable_answers
 from spatialprobe.metrics.visor import released_records
 from spatialprobe.prompts.templates import builtin, load_candidates
 from spatialprobe.synthesis.prompts import load_prompts

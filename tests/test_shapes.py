@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from spatialprobe.cli import app
 from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
 from spatialprobe.imagestore import ImageStore
-from spatialprobe.judging.box import JudgeConfig, image_run, judge_run, unscorable_prompts
+from spatialprobe.judging.box import JudgeConfig, judge_run
+from spatialprobe.judging.judged_images import image_run, unscorable_prompts
 from spatialprobe.judging.visor import VisorRun, VisorRunSettings
 from spatialprobe.registry import Spec
 from spatialprobe.runner import execute

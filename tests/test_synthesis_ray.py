@@ -40,7 +40,7 @@ def test_ray_workers_fill_the_same_store(ray_cluster, tmp_path):
 
 
 def test_worker_plan_never_asks_for_more_than_the_cluster_holds():
-    from spatialprobe.runner.scale import worker_plan
+    from spatialprobe.runner.cluster import worker_plan
 
     assert worker_plan({"CPU": 16.0, "GPU": 4.0}, None) == ({"num_gpus": 1}, 4)
     assert worker_plan({"CPU": 16.0, "GPU": 4.0}, 2) == ({"num_gpus": 1}, 2)

@@ -19,7 +19,8 @@ from spatialprobe.cli import app
 from spatialprobe.datasets.qa import build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
 from spatialprobe.imagestore import ImageStore, PromptItem
-from spatialprobe.judging.human import FORMAT, annotation_items, page_id
+from spatialprobe.judging.annotation_page import annotation_items, page_id
+from spatialprobe.judging.human import FORMAT
 
 SIZE_RECORDS = datasets.to_release_records(datasets.load("size"))[:4]  # "Is an ant larger than ...?"
 SIZES = ["ant", "cup", "dog", "house"]  # smallest first

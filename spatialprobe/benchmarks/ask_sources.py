@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from spatialprobe import registry
-from spatialprobe.runner import scale
+from spatialprobe.runner import components
 from spatialprobe.runner.settings import Component
 from spatialprobe.sources.qa import qa_source
 from spatialprobe.sources.rebuild import replay
@@ -26,7 +26,7 @@ def load_model(component: Component, device: str, batch_size: int, device_map: s
     runtime: dict[str, Any] = {"device": device, **sharding(component.name, device, device_map, max_memory)}
     if _takes(component.name, "batch_size"):
         runtime["batch_size"] = batch_size
-    return scale.component("model", registry.Spec(component.name, {**component.args, **runtime}))  # --ray: cluster
+    return components.component("model", registry.Spec(component.name, {**component.args, **runtime}))  # --ray: cluster
 
 
 def _takes(name: str, argument: str) -> bool:

@@ -22,7 +22,7 @@ def export(
     skip_missing: bool = SKIP_MISSING,
 ) -> None:
     """Write a self-contained annotation page: one image at a time, keyboard answers, saved to JSON."""
-    from spatialprobe.judging.human import export_page
+    from spatialprobe.judging.annotation_page import export_page
 
     require_image_run(run)
     require_out_file(out)
@@ -44,7 +44,8 @@ def import_(
         "answer (an option or 'cannot tell'); a file below it is refused [0.9]."),
 ) -> None:
     """ISM (Human) per annotator, Cohen's kappa between annotators, and the mean over annotators."""
-    from spatialprobe.judging.human import annotation_items, import_answers
+    from spatialprobe.judging.annotation_page import annotation_items
+    from spatialprobe.judging.human import import_answers
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner.folders import DefaultRunDir
 

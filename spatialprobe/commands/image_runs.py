@@ -58,7 +58,7 @@ def execute_judging(make_kind: Callable[[], Any], target: Any, task: str,
     progress bar and print its table: (summary, run folder)."""
     from rich.progress import Progress
 
-    from spatialprobe.judging.box import unscorable_note
+    from spatialprobe.judging.judged_images import unscorable_note
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute
 

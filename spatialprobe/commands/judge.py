@@ -29,7 +29,8 @@ def _judge_settings(task: str, run: Path, detector: str, detector_model: str | N
                   batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None,
                   partial: bool = False, mode: str = "corrected"):
     """The judge's settings; options that do not apply to ``task`` are refused, not ignored."""
-    from spatialprobe.judging.box import FIXED_RULES, JudgeRunSettings, image_run
+    from spatialprobe.judging.box import FIXED_RULES, JudgeRunSettings
+    from spatialprobe.judging.judged_images import image_run
     from spatialprobe.judging.modes import check_rule, default_rule, reads_depth
 
     if task in FIXED_RULES and (rule is not None or rule_arg):
@@ -197,7 +198,7 @@ def visor(
                                       "--threshold": threshold})
         return judge_vqa.run_vqa_visor(run, prompts, out, judge_model, judge_arg, batch_size or 8,
                                        device or "auto", partial, skip_missing)
-    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.judged_images import image_run
     from spatialprobe.judging.visor import VisorRun, VisorRunSettings
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute

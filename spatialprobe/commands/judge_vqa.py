@@ -63,7 +63,7 @@ def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | Non
                   batch_size: int, device: str, skip_missing: bool, partial: bool, floor: bool = False,
                   contrast: bool = False) -> None:
     """``judge TASK RUN --rule vqa``: the ``vqa-judge`` run kind, its table printed."""
-    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.judged_images import image_run
     from spatialprobe.judging.vqa import VqaJudgeRun, VqaJudgeSettings
     from spatialprobe.runner.folders import DefaultRunDir
     from spatialprobe.runner.settings import Component
@@ -85,7 +85,7 @@ def run_vqa_judge(task: str, run: Path, out: Path | None, judge_model: str | Non
 def run_vqa_visor(run: Path | None, prompts: Path | None, out: Path | None, judge_model: str | None,
                   judge_arg: list[str], batch_size: int, device: str, partial: bool, skip_missing: bool) -> None:
     """``visor RUN --rule vqa``: the ``vqa-visor`` run kind, its table printed."""
-    from spatialprobe.judging.box import image_run
+    from spatialprobe.judging.judged_images import image_run
     from spatialprobe.judging.vqa_visor import VqaVisorRun, VqaVisorSettings
     from spatialprobe.reports.tables import print_table
     from spatialprobe.runner import execute

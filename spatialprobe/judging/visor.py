@@ -30,7 +30,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.reports.tables import ci_suffix, intervals_line
 from spatialprobe.runner import Evaluation, Item, RunKind
-from spatialprobe.runner.scale import component  # under --ray: loaded on the cluster only
+from spatialprobe.runner.components import component  # under --ray: loaded on the cluster only
 from spatialprobe.runner.settings import OPTIONAL, Component, model, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
@@ -117,7 +117,7 @@ class VisorRun(RunKind):
     def _read_image_run(self, run: str, table: dict[int, dict] | None, detector: Spec, partial: bool) -> None:
         """An image run's images of spatial SR2D prompts (their meta, or --prompts by unique_id);
         a deleted image file is refused, or skipped and counted with --skip-missing."""
-        from spatialprobe.judging.box import image_run_source, source_dataset
+        from spatialprobe.judging.judged_images import image_run_source, source_dataset
 
         store, self.completeness = open_image_run(run, partial=partial)
         self.store = store

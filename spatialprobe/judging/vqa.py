@@ -33,8 +33,8 @@ from spatialprobe.extras import require
 from spatialprobe.imagestore import Completeness, missing_record, present_images
 from spatialprobe.judging import vqa_floor as floor
 from spatialprobe.judging import vqa_questions as Q
-from spatialprobe.judging.box import (
-    TASK_LABELS,
+from spatialprobe.judging.box import TASK_LABELS
+from spatialprobe.judging.judged_images import (
     image_key,
     image_run,
     image_run_source,
@@ -47,7 +47,7 @@ from spatialprobe.judging.box import (
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
-from spatialprobe.runner.scale import component
+from spatialprobe.runner.components import component
 from spatialprobe.runner.settings import OPTIONAL, Component, model
 
 METRICS = {"accuracy": "correct", "soft_tifa": "soft_score", "geneval2_soft_tifa": "yes_mass_score",
@@ -61,7 +61,7 @@ class VqaJudgeSettings:
 
     task: str
     source: dict[str, Any]
-    """The image run judged (:func:`box.image_run_source`)."""
+    """The image run judged (:func:`judged_images.image_run_source`)."""
     judge: Component = field(metadata=model("the judge model", "judge_model"))
     """The multimodal LLM (``hf-mllm`` and its arguments: ``model``, ``precision``, ...)."""
     questions: dict[str, str] | None = None
@@ -101,7 +101,7 @@ def answer_tokens(adapter: Any, judge: Spec, answers: Mapping[str, Any]) -> Q.An
     """The answer words' tokens, from the judge's tokenizer. Under ``--ray`` the adapter is a
     stand-in the driver must not load (the model lives on the workers): its processor alone,
     a few files, is loaded here instead."""
-    from spatialprobe.runner.scale import Deferred
+    from spatialprobe.runner.components import Deferred
 
     if not isinstance(adapter, Deferred):
         return Q.AnswerTokens.of(adapter.tokenizer, answers)

@@ -43,7 +43,7 @@ class VqaVisorSettings:
     """What a ``vqa-visor`` run's ``config.json`` records."""
 
     source: dict[str, Any]
-    """``{"image_run": ...}`` (:func:`box.image_run_source`)."""
+    """``{"image_run": ...}`` (:func:`judged_images.image_run_source`)."""
     prompts: dict[str, str] | None
     """The SR2D prompt file (``file_version``; a command gives its ``path``), if one was given."""
     judge: Component = field(metadata=model("the judge model", "judge_model"))

@@ -120,10 +120,10 @@ def sharding(name: str, device: str, device_map: str | None, max_memory: Mapping
 
 
 def scaled_adapter(name: str, model: str, given: Any, **runtime: Any) -> Any:
-    """:func:`build` through :func:`spatialprobe.runner.scale.component`: the ``model`` adapter
+    """:func:`build` through :func:`spatialprobe.runner.components.component`: the ``model`` adapter
     ``name`` for checkpoint ``model``, described on the cluster under ``--ray`` (never loaded by
     the driver there)."""
     from spatialprobe.registry import Spec
-    from spatialprobe.runner.scale import component
+    from spatialprobe.runner.components import component
 
     return component("model", Spec(name, {"model": model, **runtime, **resolve(name, given)}))

@@ -28,8 +28,8 @@ from spatialprobe.prompts.templates import Candidates, check_labels
 from spatialprobe.records import Dataset, Prediction
 from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
+from spatialprobe.runner.components import component
 from spatialprobe.runner.folders import RunOut
-from spatialprobe.runner.scale import component
 from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, models
 
 CELLS_PER_COMMIT = 512

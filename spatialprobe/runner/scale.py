@@ -15,6 +15,9 @@ A worker that dies (its node lost, killed, out of memory) has its batch handed t
 worker, at most :data:`RETRIES` times per batch; each retry is counted in the summary's
 ``provenance.execution``. An exception the kind raises is not retried (it would raise again):
 it is raised in the driver as the one sentence it is.
+
+Joining the cluster and planning its workers is :mod:`spatialprobe.runner.cluster`'s; the
+models the driver describes on the cluster without loading them, :mod:`spatialprobe.runner.components`'.
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from spatialprobe.errors import SpatialprobeError, UsageError
+from spatialprobe.runner.cluster import connect, original_error, worker_plan
 from spatialprobe.runner.spec import RunSpec, what_differs
 
 log = logging.getLogger(__name__)
@@ -131,117 +134,6 @@ class Execution:
                 "retried_batches": self.retried_batches}
 
 
-def worker_plan(resources: dict[str, float], workers: int | None, gpus_each: int = 1) -> tuple[dict[str, int], int]:
-    """Ray options of one worker and how many to start: ``gpus_each`` GPUs a worker (what the
-    model adapter declares, :class:`~spatialprobe.models.base.Declared`), else one CPU a worker
-    (no GPU in the cluster, or an adapter that needs none: a server's client), and never more than
-    the cluster holds (a worker that cannot be placed would keep its batch forever)."""
-    from spatialprobe.errors import UsageError
-
-    gpus = int(resources.get("GPU", 0))
-    if gpus and gpus_each > 0:
-        if gpus_each > gpus:
-            raise UsageError(f"one worker of this model needs {gpus_each} GPUs; the Ray cluster holds {gpus}.")
-        capacity = gpus // gpus_each
-        return {"num_gpus": gpus_each}, min(workers or capacity, capacity)
-    capacity = max(1, int(resources.get("CPU", 1)))
-    return {"num_cpus": 1}, min(workers or capacity, capacity)
-
-
-def connect(address: str | None) -> bool:
-    """Join or start a cluster; True if this call started (and so must stop) it.
-
-    Bare ``--ray`` (``None``, ``""``, ``"local"``) starts this run's OWN cluster in a fresh temp
-    directory: never one a ``ray start`` left on the machine (``RAY_ADDRESS`` and Ray's
-    current-cluster file are not read). An address is checked first (:func:`check_address`), so
-    nothing listening or a cluster that needs Ray's token fails within seconds in one sentence
-    instead of Ray's minute-long retries."""
-    from spatialprobe.extras import require
-
-    ray = require("ray", "ray", "--ray")
-    if ray.is_initialized():
-        return False
-    if address in (None, "", "local"):  # workers import this very checkout
-        import tempfile
-
-        package_root = str(Path(__file__).resolve().parents[2])
-        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
-        ambient_address = os.environ.pop("RAY_ADDRESS", None)  # the workers must not inherit it
-        try:
-            ray.init(address="local", _temp_dir=tempfile.mkdtemp(prefix="sp-ray-"), include_dashboard=False,
-                     runtime_env={"env_vars": {"PYTHONPATH": path}})
-        finally:
-            if ambient_address is not None:
-                os.environ["RAY_ADDRESS"] = ambient_address
-    else:
-        check_address(address)
-        ray.init(address=address)
-    return True
-
-
-PROBE_SECONDS = 10.0
-"""How long an address may take to answer as a Ray cluster before the run is refused."""
-
-
-def _host_port(address: str) -> tuple[str, int] | None:
-    """``(host, port)`` of ``HOST:PORT`` or ``ray://HOST:PORT`` (None for ``auto`` and the like)."""
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    return (host.strip("[]"), int(port)) if sep and host and port.isdigit() else None
-
-
-def check_address(address: str) -> None:
-    """Refuse, in one sentence and within seconds, an address where nothing listens, where no
-    Ray cluster answers, or whose cluster needs Ray's authentication token this process lacks."""
-    where = _host_port(address)
-    if where is None:
-        return
-    try:
-        socket.create_connection(where, timeout=5).close()
-    except OSError as err:
-        raise UsageError(f"--ray {address}: nothing answers there ({err.strerror or err}); start a cluster "
-                         "with `ray start --head` and give its address, or give --ray alone for a private "
-                         "local cluster.") from None
-    if address.startswith("ray://"):
-        return  # a Ray client server: ray.init reports its own errors
-    _probe_gcs(address)
-
-
-def _probe_gcs(address: str) -> None:
-    """Ask the cluster's GCS one cheap question (in a thread, given :data:`PROBE_SECONDS`): Ray's
-    own connect retries for 20 to 60 s and turns a missing token into a bare ConnectionError."""
-    import threading
-
-    import ray
-
-    try:
-        from ray._raylet import GcsClient  # type: ignore[attr-defined]
-    except ImportError:  # another Ray: leave it to ray.init
-        return
-    outcome: list[BaseException | None] = []
-
-    def ask() -> None:
-        try:
-            GcsClient(address=address).internal_kv_get(b"spatialprobe-probe", None, timeout=PROBE_SECONDS)
-            outcome.append(None)
-        except BaseException as err:  # reported in the driver
-            outcome.append(err)
-
-    thread = threading.Thread(target=ask, daemon=True)
-    thread.start()
-    thread.join(PROBE_SECONDS)
-    if not outcome:
-        raise UsageError(f"--ray {address}: something listens there but no Ray cluster answered within "
-                         f"{PROBE_SECONDS:g} s; give the address `ray start --head` printed.")
-    err = outcome[0]
-    if isinstance(err, ray.exceptions.AuthenticationError):
-        raise UsageError(f"--ray {address}: the cluster needs Ray's authentication token; set RAY_AUTH_MODE=token "
-                         "and the cluster's token in RAY_AUTH_TOKEN (or a file named by RAY_AUTH_TOKEN_PATH) and "
-                         "rerun.")
-    if err is not None:
-        raise UsageError(f"--ray {address}: no Ray cluster answered there ({type(err).__name__}: "
-                         f"{str(err).splitlines()[0] if str(err) else 'no message'}).")
-
-
 class Worker:
     """A Ray actor: one copy of the run kind (and so of its model), built once. A build failure
     (a model path missing on this node, ...) is kept and raised by :meth:`run`, so the driver
@@ -290,82 +182,6 @@ class Worker:
         with self._hub():
             worked = self.kind.work([self.items[key] for key in keys])
         return worked, time.perf_counter() - start, resolved_devices()
-
-
-def component(kind: str, spec: Any) -> Any:
-    """``registry.build(kind, spec)`` here; under a command's ``--ray`` (:func:`scaled`) a
-    :class:`Deferred` instead, described by a Ray task that loads it on the cluster: the driver,
-    which only commits and evaluates, never loads the model (a 70B model stays on the GPUs)."""
-    from spatialprobe import registry
-
-    scale = ambient()
-    spec = _local_model(spec)  # a relative path means this folder's, not each Ray worker's
-    if scale.ray is None:
-        return registry.build(kind, spec)
-    from spatialprobe.extras import require
-    from spatialprobe.loading import hub_defaults
-
-    ray = require("ray", "ray", "--ray")
-    connect(scale.ray)  # a cluster it starts stays up for the run's workers (stopped at exit)
-    options, _ = worker_plan(ray.cluster_resources(), 1, int(getattr(registry.lookup(kind, spec.name), "gpus", 1)))
-    task = ray.remote(_described).options(**options, max_retries=RETRIES)
-    try:
-        return Deferred(kind, spec, ray.get(task.remote(kind, spec, hub_defaults())))
-    except ray.exceptions.RayTaskError as err:  # a model that does not load: its own sentence
-        raise _original(err) from None
-
-
-def _local_model(spec: Any) -> Any:
-    """``spec`` with its ``model`` argument, where it is a local path, resolved here in the driver
-    (:func:`spatialprobe.fingerprints.local_path`): the same resolution a run's config records."""
-    from dataclasses import replace
-
-    from spatialprobe.fingerprints import local_path
-
-    model = (getattr(spec, "args", None) or {}).get("model")
-    if not isinstance(model, str) or local_path(model) == model:
-        return spec
-    return replace(spec, args={**spec.args, "model": local_path(model)})
-
-
-def _described(kind: str, spec: Any, hub: tuple[str | None, bool]) -> dict[str, Any]:
-    """On a Ray worker: what the component describes (its weights' hash, dtype, ...)."""
-    from spatialprobe import registry
-    from spatialprobe.loading import hub_settings
-
-    with hub_settings(*hub):
-        return dict(registry.build(kind, spec).describe())
-
-
-class Deferred:
-    """A component the driver has described but not loaded: ``describe()`` is the cluster's
-    answer; any other attribute loads it here (not on the Ray path, which computes on workers)."""
-
-    def __init__(self, kind: str, spec: Any, described: dict[str, Any]):
-        self.__dict__.update(_kind=kind, _spec=spec, _described=described, _built=None)
-
-    def describe(self) -> dict[str, Any]:
-        return dict(self._described)
-
-    @property
-    def device(self) -> Any:
-        """Where the cluster placed it, as it describes it (else where it would be placed here)."""
-        return self._described["device"] if "device" in self._described else self.__getattr__("device")
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if self._built is None:
-            from spatialprobe import registry
-
-            self.__dict__["_built"] = registry.build(self._kind, self._spec)
-        return getattr(self._built, name)
-
-
-def _original(err: BaseException) -> BaseException:
-    """The worker's own exception inside Ray's wrapper, where Ray kept it."""
-    cause = getattr(err, "cause", None)
-    return cause if isinstance(cause, Exception) else err
 
 
 def stream_on_ray(kind: RunKind, spec: RunSpec, work: Sequence[Sequence[Item]], scale: Scale,
@@ -427,7 +243,7 @@ def _dispatch(ray: Any, kind: RunKind, work: Sequence[Sequence[Item]], idle: lis
             idle.append(fresh())
             continue
         except ray.exceptions.RayTaskError as err:
-            raise _original(err) from None
+            raise original_error(err) from None
         idle.append(actor)
         execution.devices.extend(d for d in devices if d not in execution.devices)
         done_by[actor] += len(work[index])
