@@ -29,8 +29,8 @@ Run it through ``bench/gpu_suite.sh`` (docs/gpu-suite.md says which device call 
 the other workloads are real-shape models meant for a GPU. Exit status 0 when every stage ran or
 was skipped for a stated reason, 1 when one failed or ran past its limit.
 
-This script runs the stages; ``_suite_parse.py`` reads what each bench prints and
-``_suite_report.py`` writes the goals and the files under ``--out``.
+This script runs the stages that ``_suite_stages.py`` lists; ``_suite_parse.py`` reads what
+each bench prints and ``_suite_report.py`` writes the goals and the files under ``--out``.
 """
 
 from __future__ import annotations
@@ -47,16 +47,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _suite_parse import last_line, parse_judge, parse_mllm, parse_probe, parse_synthesis
+from _suite_parse import last_line
 from _suite_report import headline, markdown, write_outputs
+from _suite_stages import Stage, stages
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "bench"
 SKIPPED = 3
 """The exit status of a stage that cannot apply here (it prints why as its last line)."""
 DEADLINES = {"full": 470, "quick": 115, "tiny": 900}
@@ -74,74 +72,6 @@ def source_hash(package: Path) -> str:
         if "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-# ---- stages --------------------------------------------------------------------------------------
-@dataclass
-class Stage:
-    """One bench run: its command in each mode (absent: not run in that mode) and time limits."""
-
-    name: str
-    what: str
-    argv: dict[str, list[str]]
-    cap: dict[str, int]
-    parse: Callable[[str], dict[str, Any]] | None = None
-
-
-def stages(device: str, work: Path, python: str) -> list[Stage]:
-    """The suite, in the order it runs: the goals' benches first, then the profiles, the CLI."""
-    bench = [python, "-u"]
-    synth = [*bench, str(BENCH / "synthesis_throughput.py"), "--device", device, "--compare"]
-    judge = [*bench, str(BENCH / "judge_throughput.py"), "--device", device]
-    probe = [*bench, str(BENCH / "probe_throughput.py"), "--device", device]
-    mllm = [*bench, str(BENCH / "mllm_throughput.py"), "--device", device, "--family", "llava"]
-    steps = [*bench, str(BENCH / "gpu_steps.py")]
-    cli = [*steps, "cli-probe", "--device", device, "--work", str(work)]
-    profile = [*steps, "profile", "--device", device, "--work", str(work), "--dir", str(work / "profiles")]
-    return [
-        Stage("env", "the machine, the installation, matmul peaks",
-              {m: [*steps, "env", "--device", device, "--json", str(work / "env.json")] for m in DEADLINES},
-              {"full": 40, "quick": 25, "tiny": 120}),
-        Stage("synthesis", "VQGAN+CLIP at the paper preset, plain vs fast, batch 16",
-              {"full": [*synth, "--batch-sizes", "16", "--measure-iterations", "3"],
-               "quick": [*synth, "--batch-sizes", "16", "--measure-iterations", "2"],
-               "tiny": [*synth, "--batch-sizes", "2", "--measure-iterations", "1"]},
-              {"full": 120, "quick": 70, "tiny": 180}, parse_synthesis),
-        Stage("synthesis-checkpoint", "VQGAN+CLIP, decoder checkpointed, plain vs fast, batches 32 and 64",
-              {"full": [*synth, "--checkpoint", "--batch-sizes", "32,64", "--measure-iterations", "2"],
-               "tiny": [*synth, "--checkpoint", "--batch-sizes", "2", "--measure-iterations", "1"]},
-              {"full": 150, "tiny": 180}, parse_synthesis),
-        Stage("judge", "OWL-ViT B/32 at 768 px + DPT B/16 at 384 px, plain vs fast",
-              {"full": [*judge, "--shape", "base", "--batches", "1,16,32", "--images", "64"],
-               "quick": [*judge, "--shape", "base", "--batches", "16", "--images", "32"],
-               "tiny": [*judge, "--shape", "tiny", "--batches", "1,2", "--images", "2"]},
-              {"full": 60, "quick": 30, "tiny": 180}, parse_judge),
-        Stage("probe", "probe size, BERT-large shape, 5,000 cells: new vs previous scoring, naive baselines",
-              {"full": [*probe, "--compare-reference", "--sample", "20"],
-               "quick": [*probe, "--sample", "0"],
-               "tiny": [*probe, "--layers", "1", "--hidden", "16", "--sample", "0"]},
-              {"full": 90, "quick": 45, "tiny": 180}, parse_probe),
-        Stage("mllm", "multimodal-LLM adapter, LLaVA-1.5-7B shape: batched vs one at a time",
-              {"full": [*mllm, "--shape", "real", "--items", "16", "--batch-size", "8", "--new-tokens", "8"],
-               "quick": [*mllm, "--shape", "real", "--items", "8", "--batch-size", "8", "--new-tokens", "4"],
-               "tiny": [*mllm, "--shape", "tiny", "--items", "2", "--batch-size", "2", "--options", "2",
-                        "--new-tokens", "2"]},
-              {"full": 80, "quick": 45, "tiny": 180}, parse_mllm),
-        Stage("profile", "torch.profiler: one step of each bench's fast path",
-              {"full": [*profile, "--size", "full", "--budget", "50,20,30,40"],
-               "tiny": [*profile, "--size", "tiny", "--budget", "120,120,120,120"]},
-              {"full": 150, "tiny": 300}),
-        Stage("probe-cli", "spatialprobe probe size end to end (BERT-large shape, 5,000 cells)",
-              {"full": [*cli, "--json", str(work / "probe-cli.json")],
-               "tiny": [*cli, "--layers", "1", "--hidden", "16", "--candidates", "manual",
-                        "--json", str(work / "probe-cli.json")]},
-              {"full": 70, "tiny": 180}),
-        Stage("ray", "the probe CLI over Ray, one GPU per worker (more than one GPU only)",
-              {"full": [*cli, "--ray", "--json", str(work / "probe-cli-ray.json")],
-               "tiny": [*cli, "--ray", "--layers", "1", "--hidden", "16", "--candidates", "manual",
-                        "--json", str(work / "probe-cli-ray.json")]},
-              {"full": 90, "tiny": 180}),
-    ]
 
 
 # ---- running ------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import gpu_suite
 from _limits import Peak
 from _suite_parse import parse_judge, parse_mllm, parse_probe, parse_synthesis
 from _suite_report import OUTPUTS, goals
-from gpu_suite import Stage
+from _suite_stages import Stage
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "models"
