@@ -13,28 +13,28 @@
   time, kernels, small kernels, host syncs, copies) per part, each part with its own time budget.
 
 Each step writes a JSON file (``--json`` or ``--dir``) that the suite reads; what it prints is for
-the log. Usage: ``python bench/gpu_steps.py env|cli-probe|profile --help``.
+the log. Usage: ``python bench/gpu_steps.py env|cli-probe|profile --help``. The profiled workloads
+are in ``_profile_parts.py``, the profiling and its summary in ``_profile_summary.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import gzip
 import json
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from _limits import bench_device, peak_matmul, synchronize
+from _limits import bench_device, peak_matmul
+from _profile_parts import PARTS, bert_dir
+from _profile_summary import PartTimeout, budget, profile_one
 from gpu_suite import SKIPPED, source_hash
 
 # No sys.path change here: ``env`` reports the spatialprobe that PYTHONPATH gives (the installed
@@ -141,19 +141,6 @@ def env_step(args: argparse.Namespace) -> int:
 
 
 # ---- cli-probe ---------------------------------------------------------------------------------
-def bert_dir(work: Path, layers: int, hidden: int) -> tuple[Path, float]:
-    """A random BERT of this shape (genuine bert-base-uncased tokenizer) under ``work``, built once
-    per suite run (shared by the probe profile and the CLI stages): its directory, seconds built."""
-    from probe_throughput import build_model
-
-    directory = work / f"bert-{layers}x{hidden}"
-    if (directory / "config.json").is_file():
-        return directory, 0.0
-    start = time.perf_counter()
-    build_model(directory, layers, hidden)
-    return directory, time.perf_counter() - start
-
-
 def ray_skip_reason(device: str) -> str | None:
     """Why ``--ray`` with one GPU per worker cannot run here, or None."""
     import importlib.util
@@ -208,200 +195,6 @@ def cli_probe_step(args: argparse.Namespace) -> int:
 
 
 # ---- profile -----------------------------------------------------------------------------------
-class PartTimeout(BaseException):
-    """A profile part ran past its budget (a BaseException: code that catches ``Exception`` to
-    fall back, as the compiled step does, must not swallow it)."""
-
-
-@contextmanager
-def budget(seconds: int):
-    def expire(signum, frame):
-        raise PartTimeout(f"past its {seconds} s budget")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-Step = tuple[str, str, Callable[[], Any]]  # (name, what one step is, the step)
-
-
-def part_synthesis(size: str, device, root: Path, work: Path) -> list[Step]:
-    """The VQGAN+CLIP fast path at the paper preset, batch 16 (tiny: the test models, batch 2)."""
-    import dataclasses
-
-    import torch
-    from synthesis_throughput import build_models
-
-    from spatialprobe.synthesis.vqgan_clip import VQGANCLIP
-
-    tiny = size == "tiny"
-    vq, clip = build_models(root, real_shapes=not tiny)
-    settings = {"size": 32, "cutouts": 8, "large_cutouts": 1} if tiny else {}
-    synth = VQGANCLIP(vq, clip, settings={**settings, "speed": "fast"}, device=str(device))
-    synth.settings = dataclasses.replace(synth.settings, iterations=2)
-    batch = 2 if tiny else 16
-    prompts, seeds = [f"A man number {i} washes the car." for i in range(batch)], list(range(batch))
-    step, run = synth._step, synth._step.run
-
-    def labelled(*args, **kwargs):  # each optimisation step as one row of the table
-        with torch.profiler.record_function("vqgan_clip.step"):
-            return run(*args, **kwargs)
-
-    step.run = labelled
-    synth.optimize(prompts, seeds)  # warm-up: compilation, allocator, kernel selection
-    s = synth.settings
-    return [("synthesis", f"VQGAN+CLIP fast path ({synth.speed}, {synth.amp_dtype}), batch {batch}, {s.size} px, "
-             f"{s.cutouts} cutouts: optimize() of 2 iterations (text encoding, latents, 2 steps, "
-             "final decode and similarity); rows 'vqgan_clip.step' are the steps",
-             lambda: synth.optimize(prompts, seeds))]
-
-
-def part_judge(size: str, device, root: Path, work: Path) -> list[Step]:
-    """Detector + depth + size rule on a batch of 16 (tiny: 2), the fast path."""
-    from judge_helpers import scene
-    from judge_throughput import build_models, judge_once
-
-    from spatialprobe.detectors.hf import HFDepth, OwlDetector
-    from spatialprobe.judging.box import JudgeConfig
-    from spatialprobe.registry import Spec
-
-    shape = "tiny" if size == "tiny" else "base"
-    owl, dpt = build_models(root, shape)
-    detector = OwlDetector(str(owl), threshold=0.0, device=str(device), preprocess="tensor")
-    depth = HFDepth(str(dpt), device=str(device), preprocess="tensor")
-    cfg = JudgeConfig(task="size", rule="area*depth^2",
-                      detector=Spec("owlvit", {"model": str(owl), "threshold": 0.0, "device": str(device)}),
-                      depth=Spec("dpt", {"model": str(dpt), "device": str(device)}))
-    meta = {"obj_a": "ant", "obj_b": "dog", "label": "smaller"}
-    batch = 2 if size == "tiny" else 16
-    images = [scene("size", "ant", "dog", "smaller").resize((256, 256)) for _ in range(batch)]
-    judge_once(detector, depth, cfg, images, meta)  # warm-up
-    return [("judge", f"judge fast path (tensor preprocessing), {shape} shapes, one batch of {batch} images: "
-             "detect + depth + size rule", lambda: judge_once(detector, depth, cfg, images, meta))]
-
-
-def part_probe(size: str, device, root: Path, work: Path) -> list[Step]:
-    """The masked-LM scorer on one commit's chunk of size cells (BERT-large shape; tiny: 1x16)."""
-    from _scorer_compare import size_requests
-
-    from spatialprobe.models.masked_lm import MaskedLMScorer
-    from spatialprobe.probing.run import CELLS_PER_COMMIT
-
-    layers, hidden = (1, 16) if size == "tiny" else (24, 1024)
-    model, _ = bert_dir(work, layers, hidden)
-    scorer = MaskedLMScorer(str(model), device=str(device), batch_size=64)
-    requests = size_requests()
-    scorer.score(requests[CELLS_PER_COMMIT:CELLS_PER_COMMIT + 64])  # warm-up on other cells
-    chunk = requests[:CELLS_PER_COMMIT]
-    return [("probe", f"probe scoring, random BERT {layers}x{hidden} ({'fp16' if scorer.half else 'fp32'}), "
-             f"one chunk of {len(chunk)} size cells x {len(chunk[0].options)} answer words (one commit of a run)",
-             lambda: scorer.score(chunk))]
-
-
-def part_mllm(size: str, device, root: Path, work: Path) -> list[Step]:
-    """The multimodal-LLM adapter, batch 8: option scoring and generation (LLaVA-1.5-7B shape)."""
-    from mllm_throughput import OPTIONS, build
-    from PIL import Image
-
-    from spatialprobe.models.base import GenerateRequest, ScoreRequest
-    from spatialprobe.models.mllm import MultimodalLLM
-
-    shape, batch = ("tiny", 2) if size == "tiny" else ("real", 8)
-    model, processor = build("llava", shape, device)
-    adapter = MultimodalLLM("bench", device=str(device), batch_size=batch, prompt_cache="on",
-                            model_obj=model, processor=processor)
-    images = [Image.new("RGB", (64, 64), ((37 * i) % 256, (91 * i) % 256, (151 * i) % 256)) for i in range(batch + 1)]
-    questions = [f"Where is object {i} relative to the box?" for i in range(batch + 1)]
-    score = [ScoreRequest(q, "", OPTIONS[:4], im) for q, im in zip(questions, images, strict=True)]
-    generate = [GenerateRequest(q, im, max_new_tokens=8) for q, im in zip(questions, images, strict=True)]
-    adapter.score(score[-1:])  # warm-up on an item not profiled
-    adapter.generate(generate[-1:])
-    what = f"multimodal LLM adapter, random llava ({shape}), batch {batch}, one 64x64 image each"
-    return [("mllm-score", f"{what}: score() of 4 options each (shared prompt pass)",
-             lambda: adapter.score(score[:-1])),
-            ("mllm-generate", f"{what}: generate() of 8 new tokens each", lambda: adapter.generate(generate[:-1]))]
-
-
-PARTS: dict[str, Callable[..., list[Step]]] = {
-    "synthesis": part_synthesis, "judge": part_judge, "probe": part_probe, "mllm": part_mllm}
-
-HOST_SYNCS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "aten::_local_scalar_dense")
-CONVERSIONS = ("aten::to", "aten::_to_copy", "aten::copy_")
-LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx")
-
-
-def device_time(avg) -> float:
-    """Self device time (µs) of a key_averages row, whatever this torch calls it."""
-    return float(getattr(avg, "self_device_time_total", getattr(avg, "self_cuda_time_total", 0.0)))
-
-
-def summarize(prof, wall_s: float, gpu: bool) -> dict[str, Any]:
-    """The numbers that say what bounds one step: device busy share, kernel counts and sizes,
-    host syncs, conversions, and the busiest operators on the device and on the host."""
-    from torch.autograd import DeviceType
-
-    events = prof.events()
-    on_device = [e for e in events if e.device_type == DeviceType.CUDA]
-    on_host = [e for e in events if e.device_type == DeviceType.CPU]
-    durations = [e.time_range.elapsed_us() for e in on_device]
-    averages = prof.key_averages()
-    by_device = sorted(averages, key=device_time, reverse=True)
-    by_host = sorted(averages, key=lambda a: a.self_cpu_time_total, reverse=True)
-    kernel_s = sum(durations) / 1e6
-    labelled = [a for a in averages if a.key == "vqgan_clip.step"]
-    return {
-        "wall_s": wall_s,
-        "device_time_s": kernel_s if gpu else None,
-        "device_busy": kernel_s / wall_s if gpu and wall_s else None,
-        "device_events": len(on_device),
-        "device_events_under_10us": sum(d < 10 for d in durations),
-        "kernel_launches": sum(e.name in LAUNCHES for e in on_host),
-        "memcpy_host_to_device": sum("HtoD" in e.name for e in on_device),
-        "memcpy_device_to_host": sum("DtoH" in e.name for e in on_device),
-        "host_syncs": sum(e.name in HOST_SYNCS for e in on_host),
-        "conversions": sum(e.name in CONVERSIONS for e in on_host),
-        "host_ops": sum(not e.name.startswith("cuda") for e in on_host),
-        "step_s": labelled[0].cpu_time_total / labelled[0].count / 1e6 if labelled else None,
-        "top_device": [{"op": a.key, "calls": a.count, "self_ms": device_time(a) / 1e3}
-                       for a in by_device[:12] if device_time(a) > 0],
-        "top_host": [{"op": a.key, "calls": a.count, "self_ms": a.self_cpu_time_total / 1e3} for a in by_host[:12]],
-    }
-
-
-def profile_one(name: str, what: str, fn: Callable[[], Any], device, directory: Path) -> dict[str, Any]:
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-
-    gpu = device.type == "cuda"
-    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if gpu else [])]
-    synchronize(device)
-    with profile(activities=activities) as prof:
-        start = time.perf_counter()
-        fn()
-        synchronize(device)
-        wall = time.perf_counter() - start
-    summary = {"part": name, "status": "ok", "what": what, **summarize(prof, wall, gpu)}
-    if gpu:
-        summary["peak_memory_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
-    sort = "self_device_time_total" if gpu else "self_cpu_time_total"
-    try:
-        table = prof.key_averages().table(sort_by=sort, row_limit=30, max_name_column_width=70)
-    except (AttributeError, KeyError):  # an older torch names it after CUDA
-        table = prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=30, max_name_column_width=70)
-    (directory / f"{name}.txt").write_text(f"== {name}: {what}\n{table}\n")
-    with tempfile.TemporaryDirectory() as tmp:
-        trace = Path(tmp) / "trace.json"
-        prof.export_chrome_trace(str(trace))
-        with trace.open("rb") as source, gzip.open(directory / f"{name}.trace.json.gz", "wb") as target:
-            shutil.copyfileobj(source, target)
-    return summary
-
-
 def profile_step(args: argparse.Namespace) -> int:
     import torch
 

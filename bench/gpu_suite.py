@@ -28,6 +28,9 @@ Run it through ``bench/gpu_suite.sh`` (docs/gpu-suite.md says which device call 
 ``--device cuda``, a smoke test of seconds). ``--device cpu`` is refused without ``--tiny``:
 the other workloads are real-shape models meant for a GPU. Exit status 0 when every stage ran or
 was skipped for a stated reason, 1 when one failed or ran past its limit.
+
+This script runs the stages that ``_suite_stages.py`` lists; ``_suite_parse.py`` reads what
+each bench prints and ``_suite_report.py`` writes the goals and the files under ``--out``.
 """
 
 from __future__ import annotations
@@ -37,22 +40,21 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _suite_parse import last_line
+from _suite_report import headline, markdown, write_outputs
+from _suite_stages import Stage, stages
+
 REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "bench"
 SKIPPED = 3
 """The exit status of a stage that cannot apply here (it prints why as its last line)."""
 DEADLINES = {"full": 470, "quick": 115, "tiny": 900}
@@ -60,7 +62,6 @@ DEADLINES = {"full": 470, "quick": 115, "tiny": 900}
 MIN_STAGE_S = 10
 """A stage is not started with less time than this left before the deadline."""
 SHARED_MODELS = ("bert-base-uncased", "llava-1.5-7b-hf")
-OUTPUTS = ("summary.json", "summary.md", "stages.log", "profiles.txt", "traces.tar.gz")
 
 
 def source_hash(package: Path) -> str:
@@ -71,175 +72,6 @@ def source_hash(package: Path) -> str:
         if "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-# ---- stages --------------------------------------------------------------------------------------
-@dataclass
-class Stage:
-    """One bench run: its command in each mode (absent: not run in that mode) and time limits."""
-
-    name: str
-    what: str
-    argv: dict[str, list[str]]
-    cap: dict[str, int]
-    parse: Callable[[str], dict[str, Any]] | None = None
-
-
-def stages(device: str, work: Path, python: str) -> list[Stage]:
-    """The suite, in the order it runs: the goals' benches first, then the profiles, the CLI."""
-    bench = [python, "-u"]
-    synth = [*bench, str(BENCH / "synthesis_throughput.py"), "--device", device, "--compare"]
-    judge = [*bench, str(BENCH / "judge_throughput.py"), "--device", device]
-    probe = [*bench, str(BENCH / "probe_throughput.py"), "--device", device]
-    mllm = [*bench, str(BENCH / "mllm_throughput.py"), "--device", device, "--family", "llava"]
-    steps = [*bench, str(BENCH / "gpu_steps.py")]
-    cli = [*steps, "cli-probe", "--device", device, "--work", str(work)]
-    profile = [*steps, "profile", "--device", device, "--work", str(work), "--dir", str(work / "profiles")]
-    return [
-        Stage("env", "the machine, the installation, matmul peaks",
-              {m: [*steps, "env", "--device", device, "--json", str(work / "env.json")] for m in DEADLINES},
-              {"full": 40, "quick": 25, "tiny": 120}),
-        Stage("synthesis", "VQGAN+CLIP at the paper preset, plain vs fast, batch 16",
-              {"full": [*synth, "--batch-sizes", "16", "--measure-iterations", "3"],
-               "quick": [*synth, "--batch-sizes", "16", "--measure-iterations", "2"],
-               "tiny": [*synth, "--batch-sizes", "2", "--measure-iterations", "1"]},
-              {"full": 120, "quick": 70, "tiny": 180}, parse_synthesis),
-        Stage("synthesis-checkpoint", "VQGAN+CLIP, decoder checkpointed, plain vs fast, batches 32 and 64",
-              {"full": [*synth, "--checkpoint", "--batch-sizes", "32,64", "--measure-iterations", "2"],
-               "tiny": [*synth, "--checkpoint", "--batch-sizes", "2", "--measure-iterations", "1"]},
-              {"full": 150, "tiny": 180}, parse_synthesis),
-        Stage("judge", "OWL-ViT B/32 at 768 px + DPT B/16 at 384 px, plain vs fast",
-              {"full": [*judge, "--shape", "base", "--batches", "1,16,32", "--images", "64"],
-               "quick": [*judge, "--shape", "base", "--batches", "16", "--images", "32"],
-               "tiny": [*judge, "--shape", "tiny", "--batches", "1,2", "--images", "2"]},
-              {"full": 60, "quick": 30, "tiny": 180}, parse_judge),
-        Stage("probe", "probe size, BERT-large shape, 5,000 cells: new vs previous scoring, naive baselines",
-              {"full": [*probe, "--compare-reference", "--sample", "20"],
-               "quick": [*probe, "--sample", "0"],
-               "tiny": [*probe, "--layers", "1", "--hidden", "16", "--sample", "0"]},
-              {"full": 90, "quick": 45, "tiny": 180}, parse_probe),
-        Stage("mllm", "multimodal-LLM adapter, LLaVA-1.5-7B shape: batched vs one at a time",
-              {"full": [*mllm, "--shape", "real", "--items", "16", "--batch-size", "8", "--new-tokens", "8"],
-               "quick": [*mllm, "--shape", "real", "--items", "8", "--batch-size", "8", "--new-tokens", "4"],
-               "tiny": [*mllm, "--shape", "tiny", "--items", "2", "--batch-size", "2", "--options", "2",
-                        "--new-tokens", "2"]},
-              {"full": 80, "quick": 45, "tiny": 180}, parse_mllm),
-        Stage("profile", "torch.profiler: one step of each bench's fast path",
-              {"full": [*profile, "--size", "full", "--budget", "50,20,30,40"],
-               "tiny": [*profile, "--size", "tiny", "--budget", "120,120,120,120"]},
-              {"full": 150, "tiny": 300}),
-        Stage("probe-cli", "spatialprobe probe size end to end (BERT-large shape, 5,000 cells)",
-              {"full": [*cli, "--json", str(work / "probe-cli.json")],
-               "tiny": [*cli, "--layers", "1", "--hidden", "16", "--candidates", "manual",
-                        "--json", str(work / "probe-cli.json")]},
-              {"full": 70, "tiny": 180}),
-        Stage("ray", "the probe CLI over Ray, one GPU per worker (more than one GPU only)",
-              {"full": [*cli, "--ray", "--json", str(work / "probe-cli-ray.json")],
-               "tiny": [*cli, "--ray", "--layers", "1", "--hidden", "16", "--candidates", "manual",
-                        "--json", str(work / "probe-cli-ray.json")]},
-              {"full": 90, "tiny": 180}),
-    ]
-
-
-# ---- parsing what the benches print ------------------------------------------------------------
-NUMBER = r"([-+]?\d[\d,]*\.?\d*(?:e[-+]?\d+)?)"
-SI = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-
-
-def number(text: str | None) -> float | None:
-    return None if text is None else float(text.replace(",", ""))
-
-
-def flops_per_s(line: str) -> float | None:
-    """The measured peak of a bench's header line (``measured peak 37.7 GFLOP/s``), in FLOP/s."""
-    found = re.search(r"measured peak ([\d.]+) ?([kMGTP]?)FLOP/s", line)
-    return float(found.group(1)) * SI[found.group(2)] if found else None
-
-
-def peak_percent(line: str) -> float | None:
-    found = re.search(r"= ([\d.]+) % of the measured peak", line)
-    return float(found.group(1)) if found else None
-
-
-def last_line(text: str) -> str | None:
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[-1].strip() if lines else None
-
-
-def parse_synthesis(text: str) -> dict[str, Any]:
-    """bench/synthesis_throughput.py: one row per batch size and path."""
-    rows, oom = [], None
-    pattern = re.compile(rf"^batch\s+(\d+)(?: (plain|fast|auto)\s*)?:\s+{NUMBER} ms/iteration,\s+{NUMBER} "
-                         rf"images/hour(?:, peak\s+{NUMBER} GiB)?(?:, fast/plain {NUMBER}x)?")
-    for line in text.splitlines():
-        if found := pattern.search(line):
-            batch, speed, ms, rate, gib, ratio = found.groups()
-            rows.append({"batch": int(batch), "speed": speed or "auto", "ms_per_iteration": number(ms),
-                         "images_per_hour": number(rate), "peak_gib": number(gib),
-                         "fast_over_plain": number(ratio), "peak_percent": peak_percent(line)})
-        elif found := re.search(r"^batch\s+(\d+): out of GPU memory", line):
-            oom = int(found.group(1))
-    header = next((line for line in text.splitlines() if "measured peak" in line), "")
-    return {"rows": rows, "out_of_memory_at_batch": oom, "peak_flops": flops_per_s(header),
-            "checkpointed": "decoder checkpointed" in header}
-
-
-def parse_judge(text: str) -> dict[str, Any]:
-    """bench/judge_throughput.py: images/s of each path at each batch size."""
-    rows = []
-    for line in text.splitlines():
-        if found := re.search(r"^batch\s+(\d+): (.*?)\(", line):
-            rates = dict(re.findall(rf"(plain|fast)\s+{NUMBER} images/s", found.group(2)))
-            ratio = re.search(rf"fast/plain {NUMBER}x", line)
-            rows.append({"batch": int(found.group(1)), "plain_images_per_s": number(rates.get("plain")),
-                         "fast_images_per_s": number(rates.get("fast")),
-                         "fast_over_plain": number(ratio.group(1)) if ratio else None,
-                         "peak_percent": peak_percent(line)})
-    header = next((line for line in text.splitlines() if "measured peak" in line), "")
-    return {"rows": rows, "peak_flops": flops_per_s(header)}
-
-
-def search(pattern: str, text: str, group: int = 1) -> float | None:
-    found = re.search(pattern, text, re.MULTILINE)
-    return number(found.group(group)) if found else None
-
-
-def parse_probe(text: str) -> dict[str, Any]:
-    """bench/probe_throughput.py: the run, its scoring, the previous code, the baselines."""
-    scoring = next((line for line in text.splitlines() if line.startswith("scoring:")), "")
-    header = next((line for line in text.splitlines() if "measured peak" in line), "")
-    return {
-        "run_s": search(rf"^spatialprobe: {NUMBER} s for the full 5-fold search", text),
-        "scoring_s": search(rf"s for the full 5-fold search, {NUMBER} s of it scoring", text),
-        "cells_per_s": search(rf"{NUMBER} cells/s; accuracy", text),
-        "scoring_peak_percent": peak_percent(scoring),
-        "previous_s": search(rf"alternating: {NUMBER} s against", text),
-        "new_s": search(rf"alternating: {NUMBER} s against {NUMBER} s", text, 2),
-        "over_previous": search(rf"^scoring speed-up over the previous code: {NUMBER}x", text),
-        "over_naive": search(rf"^speed-up over the naive baseline: {NUMBER}x", text),
-        "peak_flops": flops_per_s(header),
-    }
-
-
-def parse_mllm(text: str) -> dict[str, Any]:
-    """bench/mllm_throughput.py: generate batched vs one at a time, the four ways of scoring."""
-    generate = re.search(rf"^generate: batch (\d+) {NUMBER} s \({NUMBER} items/s\) \| one at a time {NUMBER} s "
-                         rf"\({NUMBER} items/s\) \| ratio {NUMBER}x; replies (\w+)", text, re.MULTILINE)
-    score = [{"way": way.strip(), "seconds": number(s), "items_per_s": number(rate), "shipped_faster": number(x)}
-             for way, s, rate, x in re.findall(rf"^score: (.+?)\s+{NUMBER} s \(\s*{NUMBER} items/s\), shipped "
-                                               rf"{NUMBER}x faster", text, re.MULTILINE)]
-    lines = text.splitlines()
-    return {
-        "generate": None if generate is None else {
-            "batch": int(generate.group(1)), "batched_s": number(generate.group(2)),
-            "batched_items_per_s": number(generate.group(3)), "single_s": number(generate.group(4)),
-            "single_items_per_s": number(generate.group(5)), "batched_over_single": number(generate.group(6)),
-            "replies": generate.group(7)},
-        "score": score,
-        "largest_difference": search(rf"largest difference between the four ways {NUMBER}", text),
-        "generate_peak_percent": peak_percent(next((x for x in lines if x.startswith("batched generate:")), "")),
-        "score_peak_percent": peak_percent(next((x for x in lines if x.startswith("batched score:")), "")),
-    }
 
 
 # ---- running ------------------------------------------------------------------------------------
@@ -309,148 +141,6 @@ def child_env(work: Path, site: Path | None) -> dict[str, str]:
 
 def read_json(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
-
-
-# ---- the files under --out ----------------------------------------------------------------------
-def best_fast(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    fast = [r for r in rows if r["speed"] != "plain" and r["images_per_hour"] is not None]
-    return max(fast, key=lambda r: r["images_per_hour"]) if fast else None
-
-
-def fmt(value: float | None, spec: str = ".1f", unit: str = "") -> str:
-    return "—" if value is None else f"{value:{spec}}{unit}"
-
-
-def goals(records: dict[str, dict[str, Any]], mode: str) -> list[dict[str, Any]]:
-    """The goals of issue 33 against what the stages measured (``None``: not measured; ``met``
-    is left out in the tiny mode, whose models are not the goals' workloads)."""
-    def figures(name: str) -> dict[str, Any]:
-        return records.get(name, {}).get("figures") or {}
-
-    synthesis = [r for name in ("synthesis", "synthesis-checkpoint") for r in figures(name).get("rows", [])]
-    best = best_fast(synthesis) or {}
-    judge = figures("judge").get("rows", [])
-    at16 = next((r for r in judge if r["batch"] == 16), max(judge, key=lambda r: r["batch"], default={}))
-    probe, cli, mllm = figures("probe"), figures("probe-cli"), figures("mllm")
-    generate = mllm.get("generate") or {}
-    shipped = next((s for s in mllm.get("score", []) if "shipped" in s["way"]), {})
-    slowest = max((s["shipped_faster"] for s in mllm.get("score", []) if s["shipped_faster"]), default=None)
-
-    def row(goal: str, target: str, value: float | None, met: Callable[[float], bool] | None = None,
-            detail: str | None = None, peak: float | None = None, ratio: float | None = None) -> dict[str, Any]:
-        return {"goal": goal, "target": target, "value": value,
-                "met": None if value is None or met is None else met(value),
-                "detail": detail, "peak_percent": peak, "ratio": ratio}
-
-    rows = [
-        row("VQGAN+CLIP images/hour, paper preset (best batch, fast path)", ">= 1,000",
-            best.get("images_per_hour"), lambda v: v >= 1000, f"batch {best['batch']}" if best else None,
-            best.get("peak_percent"), best.get("fast_over_plain")),
-        row("judge images/s (batch 16, fast path)", ">= 300", at16.get("fast_images_per_s"), lambda v: v >= 300,
-            f"batch {at16['batch']}" if at16 else None, at16.get("peak_percent"), at16.get("fast_over_plain")),
-        row("probe scoring seconds (size, 5,000 cells)", "<= 1", probe.get("scoring_s"), lambda v: v <= 1,
-            f"whole search {probe['run_s']} s" if probe.get("run_s") else None, probe.get("scoring_peak_percent"),
-            probe.get("over_previous")),
-        row("probe CLI seconds end to end", "(was 21.5)", cli.get("seconds")),
-        row("multimodal LLM generate items/s (batched)", "(measure)", generate.get("batched_items_per_s"),
-            detail=f"batch {generate['batch']}, replies {generate['replies']}" if generate else None,
-            peak=mllm.get("generate_peak_percent"), ratio=generate.get("batched_over_single")),
-        row("multimodal LLM score items/s (shipped)", "(measure)", shipped.get("items_per_s"),
-            peak=mllm.get("score_peak_percent"), ratio=slowest),
-    ]
-    if mode == "tiny":
-        for row in rows:
-            row["met"] = None
-    return rows
-
-
-def headline(record: dict[str, Any]) -> str:
-    """One cell of what a stage measured."""
-    f = record.get("figures") or {}
-    name = record["name"]
-    if name.startswith("synthesis"):
-        return "; ".join(f"b{r['batch']} {r['speed']} {fmt(r['images_per_hour'])} img/h"
-                         + (f" ({r['fast_over_plain']}x)" if r["fast_over_plain"] else "") for r in f.get("rows", [])) \
-            + (f"; OOM at b{f['out_of_memory_at_batch']}" if f.get("out_of_memory_at_batch") else "")
-    if name == "judge":
-        return "; ".join(f"b{r['batch']} plain {fmt(r['plain_images_per_s'])} fast {fmt(r['fast_images_per_s'])} img/s"
-                         for r in f.get("rows", []))
-    if name == "probe":
-        return (f"scoring {fmt(f.get('scoring_s'))} s, run {fmt(f.get('run_s'))} s, "
-                f"vs previous {fmt(f.get('over_previous'), '.2f', 'x')}")
-    if name == "mllm":
-        g, shipped = f.get("generate") or {}, (f.get("score") or [{}])[0]
-        return (f"generate batched {fmt(g.get('batched_items_per_s'), '.2f')} vs one at a time "
-                f"{fmt(g.get('single_items_per_s'), '.2f')} items/s; score shipped "
-                f"{fmt(shipped.get('items_per_s'), '.2f')} items/s")
-    if name.startswith("probe-cli") or name == "ray":
-        return f"{fmt(f.get('seconds'))} s end to end" if f else ""
-    if name == "env":
-        missing = ", ".join(f.get("missing", [])) or "none"
-        return f"{f.get('device_name')} x{f.get('gpus')}, missing requirements: {missing}" if f else ""
-    if name == "profile":
-        return ", ".join(f"{p['part']} {p['status']}" for p in f.get("parts", []))
-    if name == "install":
-        return ", ".join(f"{k} {v}" for k, v in (record.get("installed") or {}).items())
-    return ""
-
-
-def markdown(summary: dict[str, Any]) -> str:
-    suite, records = summary["suite"], summary["stages"]
-    env = (records.get("env") or {}).get("figures") or {}
-    lines = [f"# GPU suite: {suite['mode']}, {env.get('device_name', suite['device'])}, {suite['started']}", "",
-             f"`{suite['command']}` at commit {suite['commit']}; {suite['seconds']:.0f} s of a {suite['deadline_s']} s "
-             f"deadline. Installed spatialprobe is the checkout's code: "
-             f"{(env.get('spatialprobe') or {}).get('matches_checkout', 'unknown')}.", ""]
-    if suite["mode"] == "tiny":
-        lines += ["Tiny models: the figures test the suite, they are not the goals' workloads.", ""]
-    lines += ["## Goals (issue 33)", "",
-              "| goal | target | measured | met | share of measured peak | fast / plain | detail |",
-              "|---|---|---|---|---|---|---|"]
-    for g in summary["goals"]:
-        met = {True: "yes", False: "**no**", None: ""}[g["met"]]
-        lines.append(f"| {g['goal']} | {g['target']} | {fmt(g['value'], '.2f')} | {met} | "
-                     f"{fmt(g['peak_percent'], '.1f', ' %')} | {fmt(g['ratio'], '.2f', 'x')} | {g['detail'] or ''} |")
-    lines += ["", "## Stages", "", "| stage | status | seconds (limit) | measured |", "|---|---|---|---|"]
-    for record in records.values():
-        reason = f" ({record['reason']})" if record.get("reason") else ""
-        lines.append(f"| {record['name']} | {record['status']}{reason} | {fmt(record.get('seconds'), '.0f')} "
-                     f"({record.get('cap_s', '—')}) | {headline(record)} |")
-    profiles = summary.get("profiles") or []
-    if profiles:
-        lines += ["", "## Profiles (one step each; tables in profiles.txt, traces in traces.tar.gz)", "",
-                  "| part | status | wall ms | device busy | device events (< 10 µs) | host syncs | conversions | "
-                  "busiest op (self time on the device; on the host without one) |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for p in profiles:
-            if p["status"] != "ok":
-                lines.append(f"| {p['part']} | {p['status']}: {p.get('error', '')} | | | | | | |")
-                continue
-            top = (p["top_device"] or p["top_host"] or [None])[0]
-            busiest = f"{top['op'][:60]} {top['self_ms']:.1f} ms" if top else ""
-            busy = fmt(p["device_busy"] and 100 * p["device_busy"], ".0f", " %")
-            lines.append(f"| {p['part']} | ok | {1000 * p['wall_s']:.1f} | {busy} | {p['device_events']} "
-                         f"({p['device_events_under_10us']}) | {p['host_syncs']} | {p['conversions']} | {busiest} |")
-    return "\n".join(lines) + "\n"
-
-
-def write_outputs(out: Path, summary: dict[str, Any], work: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    tables = sorted((work / "profiles").glob("*.txt"))
-    if tables:
-        (out / "profiles.txt").write_text("\n".join(t.read_text() for t in tables))
-    traces = sorted((work / "profiles").glob("*.trace.json.gz"))
-    if traces:
-        with tarfile.open(out / "traces.tar.gz", "w:gz") as tar:
-            budget = 15 * 2**20  # the device tool brings back files of at most 16 MiB
-            for trace in sorted(traces, key=lambda t: t.stat().st_size):
-                if trace.stat().st_size <= budget:
-                    tar.add(trace, arcname=trace.name)
-                    budget -= trace.stat().st_size
-    summary["goals"] = goals(summary["stages"], summary["suite"]["mode"])
-    summary["suite"]["outputs"] = [*OUTPUTS[:2], *(name for name in OUTPUTS[2:] if (out / name).is_file())]
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
-    (out / "summary.md").write_text(markdown(summary))
 
 
 def profiles(work: Path) -> list[dict[str, Any]]:

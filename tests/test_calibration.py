@@ -1,5 +1,6 @@
 """The calibration bench, short and deterministic: the intervals cover and the paired test holds its
-level on every design, where the methods they replace do not (issue 29; bench/calibration.py)."""
+level on every design, where the methods they replace do not (issue 29; bench/calibration.py,
+bench/_calibration_designs.py, bench/_calibration_baselines.py)."""
 
 import math
 import sys
@@ -11,6 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import calibration
+from _calibration_baselines import lmms_clustered_stderr
+from _calibration_designs import KAPPA_TRUTH, designs, kappa_prompts
 
 REPLICATIONS = 60
 
@@ -21,7 +24,7 @@ def band(rate: float, replications: int = REPLICATIONS) -> float:
 
 
 def test_every_interval_covers_and_every_paired_test_holds_its_level():
-    results = {d.name: calibration.run_design(d, REPLICATIONS, 0, 200, deltas=(0.0,)) for d in calibration.designs()}
+    results = {d.name: calibration.run_design(d, REPLICATIONS, 0, 200, deltas=(0.0,)) for d in designs()}
     for name, r in results.items():
         if "new" in r:
             assert r["new"][0] >= 0.95 - band(0.95), (name, r["new"])
@@ -37,7 +40,7 @@ def test_every_interval_covers_and_every_paired_test_holds_its_level():
 def test_the_paired_test_on_object_pairs_holds_its_level_where_k_minus_1_df_did_not():
     # 600 null replications (16 objects, object-driven errors, 3 folds): 0.043 here; the pair part
     # x P/(P-1), shared part x K(K-1)/(K-2)^2 on K-1 df rejected 0.090 with these seeds
-    design = next(d for d in calibration.designs() if d.name == "paired: object pairs, object errors")
+    design = next(d for d in designs() if d.name == "paired: object pairs, object errors")
     r = calibration.run_design(design, 600, 1, 10, deltas=(0.0,))
     assert r["new type-I"][0] <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 600), r["new type-I"]
 
@@ -46,7 +49,7 @@ def test_the_paired_test_on_pair_errors_is_no_longer_conservative():
     # 600 null replications (16 objects, errors from the pairs alone, 3 folds): 0.037 with these seeds;
     # with each variance component truncated at 0 (the unbiased total not kept) it rejected 0.017 here
     # (0.017 in the full bench, the interval covering 0.984; now 0.043 and 0.965)
-    design = next(d for d in calibration.designs() if d.name == "paired: object pairs, pair errors")
+    design = next(d for d in designs() if d.name == "paired: object pairs, pair errors")
     r = calibration.run_design(design, 600, 2, 10, deltas=(0.0,))
     error = 2 * math.sqrt(0.05 * 0.95 / 600)
     assert 0.05 - error <= r["new type-I"][0] <= 0.05 + error, r["new type-I"]
@@ -63,14 +66,14 @@ def test_the_boundary_design_covers_exactly_the_binomial_mass_of_18_to_20_right(
 def test_lmms_eval_clustered_se_recoded_matches_its_formula_by_hand():
     # two clusters {1, 1} and {0}: mean 2/3, d = 1/3, 1/3, -2/3; var = (1/9 + 1/9 + 4/9) / 2 = 1/3
     # cross term: cluster 1 (2/3)^2 - 2/9 = 2/9, cluster 2 0: SE^2 = 1/9 + (2/9) / 9
-    se = calibration.lmms_clustered_stderr(np.array([1.0, 1.0, 0.0]), ["a", "a", "b"])
+    se = lmms_clustered_stderr(np.array([1.0, 1.0, 0.0]), ["a", "a", "b"])
     assert se == pytest.approx(math.sqrt(1 / 9 + 2 / 81))
 
 
 def test_the_kappa_design_has_the_population_kappa_it_states():
     # q = 0.75 each, independent given the prompt, gold left/right at 1/2: kappa = (2q - 1)^2
-    data = calibration.kappa_prompts(4000, 1)(np.random.default_rng(0), 0.0)
+    data = kappa_prompts(4000, 1)(np.random.default_rng(0), 0.0)
     from sklearn.metrics import cohen_kappa_score
     keys = sorted(data.judged["a"])
     kappa = cohen_kappa_score([data.judged["a"][k]["pred"] for k in keys], [data.judged["b"][k]["pred"] for k in keys])
-    assert calibration.KAPPA_TRUTH == 0.25 and kappa == pytest.approx(0.25, abs=3 * 0.016)
+    assert KAPPA_TRUTH == 0.25 and kappa == pytest.approx(0.25, abs=3 * 0.016)

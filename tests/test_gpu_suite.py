@@ -20,7 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import gpu_suite
 from _limits import Peak
-from gpu_suite import Stage, goals, parse_judge, parse_mllm, parse_probe, parse_synthesis
+from _suite_parse import parse_judge, parse_mllm, parse_probe, parse_synthesis
+from _suite_report import OUTPUTS, goals
+from _suite_stages import Stage
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "models"
@@ -211,8 +213,8 @@ def test_tiny_suite_runs_every_stage(tiny_suite):
     done, out, _, _ = tiny_suite
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.loads((out / "summary.json").read_text())
-    assert sorted(p.name for p in out.iterdir()) == sorted(gpu_suite.OUTPUTS)
-    assert summary["suite"]["outputs"] == list(gpu_suite.OUTPUTS)
+    assert sorted(p.name for p in out.iterdir()) == sorted(OUTPUTS)
+    assert summary["suite"]["outputs"] == list(OUTPUTS)
     assert (summary["suite"]["mode"], summary["suite"]["device"], summary["suite"]["deadline_s"]) == \
         ("tiny", "cpu", 900)
     stages = summary["stages"]
