@@ -13,7 +13,7 @@ per relation.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from spatialprobe.datasets.corpus_filter import normalize_phrase
 from spatialprobe.datasets.qa import QAItem, QASet
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.sources.base import Official, Source, SourceItem, Wording
+from spatialprobe.sources.base import Official, Source, SourceItem, Wording, vote
 
 QUESTION = "{text} Answer yes or no."
 OFFICIAL = (Official({"accuracy": "accuracy", "macro_f1": "macro_f1"}, ("relation",)),)
@@ -103,8 +103,7 @@ def word_vote(replies: Sequence[str], labels: Sequence[str]) -> str | None:
     the first in alphabetical order), as the label it is in lower case, else None (wrong): how the
     retired qa kind's ``--full-vocab`` answered, so ``two, yes`` is ``two`` (wrong) where the vote
     over replies parsed to yes or no is ``yes``."""
-    counts = Counter(replies)
-    word = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0].lower()
+    word = (vote(replies, None, (), ()) or "").lower()  # the most frequent reply, ties alphabetical
     return word if word in labels else None
 
 
