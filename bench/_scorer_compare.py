@@ -39,12 +39,12 @@ def arguments(doc: str, batch_size: int, what: str):
 
 
 def size_requests(instances: int | None = None, chat: bool = False):
-    from spatialprobe import datasets
     from spatialprobe.models import chat as chat_format
     from spatialprobe.models.base import ScoreRequest
     from spatialprobe.prompts.templates import builtin, fill
+    from spatialprobe.tasks import data as task_data
 
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     chosen = ds.instances[:instances] if instances else ds.instances
     if chat:
         template = chat_format.question_template("size")

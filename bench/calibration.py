@@ -8,7 +8,7 @@ vision gain, real against blind, of an ask run on an incomplete size-task-like d
 ``replications`` data sets from a logit-normal model whose population value is known
 (Gauss-Hermite quadrature; κ in closed form), calls the toolkit's own functions
 (:func:`spatialprobe.metrics.intervals.metric_intervals`, :func:`spatialprobe.metrics.paired.paired_differences`,
-:func:`spatialprobe.metrics.baselines.vision_gain`, :func:`spatialprobe.judging.compare_stats.group_stats`)
+:func:`spatialprobe.metrics.baselines.vision_gain`, :func:`spatialprobe.judging.judge_compare_stats.group_stats`)
 with the specs the run kinds build, and counts
 
 * the coverage of the 95 % interval (± one Monte Carlo error) beside the percentile cluster
@@ -41,7 +41,7 @@ from _calibration_baselines import instance_bootstrap, lmms_interval, lmms_paire
 from _calibration_designs import Data, Design, designs
 from scipy import stats
 
-from spatialprobe.judging.compare_stats import group_stats
+from spatialprobe.judging.judge_compare_stats import group_stats
 from spatialprobe.metrics.baselines import vision_gain
 from spatialprobe.metrics.intervals import Resampling, metric_intervals
 from spatialprobe.metrics.paired import paired_differences

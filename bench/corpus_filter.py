@@ -29,7 +29,7 @@ from pathlib import Path
 
 from _limits import bench_device
 
-from spatialprobe.datasets.corpus_filter import CorpusFilter, normalize, normalize_phrase
+from spatialprobe.generalize.corpus_filter import CorpusFilter, normalize, normalize_phrase
 
 PERSONS = ["man", "woman", "boy", "girl", "wizard", "enchantress", "ballerina", "archer", "nun",
            "pilot", "sailor", "farmer", "knight", "queen", "monk", "chef", "doctor", "miner"]

@@ -27,11 +27,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # this checkout's package; the 
 
 
 def text_requests():
-    from spatialprobe import datasets
     from spatialprobe.models.base import ScoreRequest
+    from spatialprobe.tasks import data as task_data
 
     return [ScoreRequest(f"The {i.obj_a} is", f" than the {i.obj_b}.", ("larger", "smaller"))
-            for i in datasets.load("size").instances]
+            for i in task_data.load("size").instances]
 
 
 def image_requests():

@@ -134,15 +134,15 @@ def main() -> None:
 
     import torch
 
-    from spatialprobe import datasets
     from spatialprobe.models.masked_lm import MaskedLMScorer
     from spatialprobe.probing.run import CELLS_PER_COMMIT, ProbeSettings, run_probe
     from spatialprobe.prompts.templates import builtin
+    from spatialprobe.tasks import data as task_data
 
     work = Path(tempfile.mkdtemp(prefix="probe-bench-"))
     model_dir = work / "bert-large-random"
     build_model(model_dir, args.layers, args.hidden)
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     cands = builtin("size")
     cells = len(cands.templates) * len(ds)
     scorer = MaskedLMScorer(str(model_dir), device=str(device), batch_size=args.batch_size)
@@ -213,15 +213,15 @@ def baselines(model_dir, ds, cands, device, half, sample, ours) -> None:
     import transformers
     from transformers import pipeline
 
-    from spatialprobe import datasets
     from spatialprobe.prompts.templates import fill
+    from spatialprobe.tasks import data as task_data
 
     transformers.logging.set_verbosity_error()  # not one warning per call for the 2-piece targets
     fill_mask = pipeline("fill-mask", model=str(model_dir), device=device,
                          dtype=torch.float16 if half else torch.float32)
     mask = fill_mask.tokenizer.mask_token
     answer_sets = cands.answer_sets(ds.labels)
-    folds = datasets.make_folds(ds)
+    folds = task_data.make_folds(ds)
     by_id = {i.id: i for i in ds.instances}
     fold_instances = [by_id[i] for f in folds for i in f.dev + f.test]
     rng = random.Random(0)

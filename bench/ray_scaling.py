@@ -34,13 +34,13 @@ from probe_throughput import ROOT, SHARED_TOKENIZER, build_model  # the same ran
 
 def timed_run(model: Path, out: Path, workers: int | None) -> tuple[float, int]:
     """(seconds, cells) of one probe run into ``out``, here (``workers`` None) or over Ray."""
-    from spatialprobe import datasets
-    from spatialprobe.datasets.sources import builtin_source
     from spatialprobe.probing.run import ProbeSettings, run_probe
     from spatialprobe.prompts.templates import builtin
     from spatialprobe.runner.scale import scaled
+    from spatialprobe.tasks import data as task_data
+    from spatialprobe.tasks.origin import builtin_source
 
-    ds, cands = datasets.load("size"), builtin("size")
+    ds, cands = task_data.load("size"), builtin("size")
     settings = ProbeSettings(model=str(model), device="cpu")
     start = time.perf_counter()
     with scaled("local" if workers else None, workers):

@@ -45,8 +45,8 @@ COMMAND_MODULES = (
     "spatialprobe.commands.synthesis",
     "spatialprobe.commands.judge",
     "spatialprobe.commands.annotate",
-    "spatialprobe.commands.run",
-    "spatialprobe.commands.many",
+    "spatialprobe.commands.replay",
+    "spatialprobe.commands.compare",
     "spatialprobe.commands.audit",
     "spatialprobe.commands.interop",
 )

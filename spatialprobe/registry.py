@@ -88,9 +88,9 @@ register("model", "contrastive", "spatialprobe.models.clip_scoring:ClipSimilarit
          "CLIP / SigLIP / SigLIP 2: each option's sentence scored against the image")
 register("model", "generate", "spatialprobe.models.mqa_models:GenerativeAnswerer",
          "any AutoModelForImageTextToText checkpoint with its processor: greedy generation")
-register("subterms", "conceptnet", "spatialprobe.datasets.subterms:ConceptNetSubterms",
+register("subterms", "conceptnet", "spatialprobe.generalize.subterms:ConceptNetSubterms",
          "IsA subterms from a conceptnet-lite database file (no download)")
-register("subterms", "wordnet", "spatialprobe.datasets.subterms:WordNetSubterms",
+register("subterms", "wordnet", "spatialprobe.generalize.subterms:WordNetSubterms",
          "WordNet hyponyms through nltk (data directory given or found; no download)")
 # synthesis (issue 3): text-to-image synthesizers used as probes
 register("synthesizer", "vqgan-clip", "spatialprobe.synthesis.vqgan_clip:VQGANCLIP",
@@ -145,38 +145,40 @@ def _register_tasks() -> None:
 
 
 _register_tasks()
-# Sources (issue 28): a benchmark is one module of spatialprobe/sources/ and one line here; the
-# target rebuilds the source from a run's recorded settings (spatialprobe.sources.rebuild.replay).
-register("source", "task", "spatialprobe.sources.task:replay", "a task's instances as multiple choice, over folds")
-register("source", "vsr", "spatialprobe.sources.vsr:replay", "VSR captions: yes/no question or caption vs negation")
-register("source", "spatialmqa", "spatialprobe.sources.spatialmqa:replay",
+# Sources (issue 28): a benchmark is one module of spatialprobe/benchmarks/ and one line here; the
+# target rebuilds the source from a run's recorded settings (spatialprobe.engine.rebuild.rebuild_source).
+register("source", "task", "spatialprobe.benchmarks.commonsense:from_settings",
+         "a task's instances as multiple choice, over folds")
+register("source", "vsr", "spatialprobe.benchmarks.vsr:from_settings",
+         "VSR captions: yes/no question or caption vs negation")
+register("source", "spatialmqa", "spatialprobe.benchmarks.spatialmqa:from_settings",
          "SpatialMQA lettered questions: lenient/strict, 2PR/(P+R) F1, per perspective and axis")
-register("source", "qa", "spatialprobe.sources.qa:replay", "yes/no QA about scenarios, text or their images")
-register("source", "posqa", "spatialprobe.sources.posqa:replay",
+register("source", "qa", "spatialprobe.benchmarks.qa:from_settings", "yes/no QA about scenarios, text or their images")
+register("source", "posqa", "spatialprobe.benchmarks.posqa:from_settings",
          "POSQA: which of two entities is bigger (yes/no or which one), text")
-register("source", "spatialeval", "spatialprobe.sources.spatialeval:replay",
+register("source", "spatialeval", "spatialprobe.benchmarks.spatialeval:from_settings",
          "SpatialEval: map, maze, grid, real; tqa/vqa/vtqa; exact match and the authors' parser")
-register("source", "ewok", "spatialprobe.sources.ewok:replay",
+register("source", "ewok", "spatialprobe.benchmarks.ewok:from_settings",
          "EWoK spatial/physical minimal pairs from its password-protected archive, read in memory")
-register("source", "geneval2", "spatialprobe.sources.geneval2:replay",
+register("source", "geneval2", "spatialprobe.benchmarks.geneval2:from_settings",
          "GenEval 2 position atoms on generated images: Soft-TIFA AM (and GM) by a multimodal LLM judge")
-register("source", "spatialgeneval", "spatialprobe.sources.spatialgeneval:replay",
+register("source", "spatialgeneval", "spatialprobe.benchmarks.spatialgeneval:from_settings",
          "SpatialGenEval's ten multiple-choice questions per generated image, by a multimodal LLM judge")
-register("source", "comfort", "spatialprobe.sources.comfort:replay",
+register("source", "comfort", "spatialprobe.benchmarks.comfort:from_settings",
          "COMFORT rotation sweeps: P(yes) per angle, symmetry/smoothness/std/cosine metrics per sweep")
-register("source", "whatsup", "spatialprobe.sources.whatsup:replay",
+register("source", "whatsup", "spatialprobe.benchmarks.whatsup:from_settings",
          "What'sUp: caption ranking or lettered captions; individual, pair and set accuracy (controlled A/B, COCO, VG)")
-register("source", "cv-bench", "spatialprobe.sources.cvbench:replay",
+register("source", "cv-bench", "spatialprobe.benchmarks.cvbench:from_settings",
          "CV-Bench 2-D/3-D lettered questions: accuracy per source/type/task, official 1/2((ADE20K+COCO)/2+Omni3D)")
-register("source", "3dsrbench", "spatialprobe.sources.threedsrbench:replay",
+register("source", "3dsrbench", "spatialprobe.benchmarks.threedsrbench:from_settings",
          "3DSRBench lettered 3-D questions: vanilla, flip, circular, flip+circular (VLMEvalKit's or authors' groups)")
-register("source", "blink", "spatialprobe.sources.blink:replay",
+register("source", "blink", "spatialprobe.benchmarks.blink:from_settings",
          "BLINK spatial subtasks (several images asked together): accuracy per subtask, mean over subtasks")
-register("source", "embspatial", "spatialprobe.sources.embspatial:replay",
+register("source", "embspatial", "spatialprobe.benchmarks.embspatial:from_settings",
          "EmbSpatial-Bench lettered questions: accuracy per source (AI2-THOR, MP3D, ScanNet) and relation")
-register("source", "site", "spatialprobe.sources.site:replay",
+register("source", "site", "spatialprobe.benchmarks.site:from_settings",
          "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
-register("source", "mmsi", "spatialprobe.sources.mmsi:replay",
+register("source", "mmsi", "spatialprobe.benchmarks.mmsi:from_settings",
          "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
@@ -187,7 +189,7 @@ register("run-kind", "judge", "spatialprobe.judging.box:JudgeRun",
          "ISM (Box): detector + depth + rule on an image run's images")
 register("run-kind", "human", "spatialprobe.judging.human:HumanRun",
          "ISM (Human): annotators' answer files scored against gold, Cohen's kappa")
-register("run-kind", "judge-compare", "spatialprobe.judging.compare:JudgeCompareRun",
+register("run-kind", "judge-compare", "spatialprobe.judging.judge_compare:JudgeCompareRun",
          "judge compare: judgements of the same images side by side (agreement, kappa, vs people, ranking)")
 register("run-kind", "visor", "spatialprobe.judging.visor:VisorRun",
          "VISOR: OA, VISOR, VISOR_cond, VISOR_1..N of an SR2D image run or released detections")
@@ -196,18 +198,18 @@ register("run-kind", "vqa-judge", "spatialprobe.judging.vqa:VqaJudgeRun",
 register("run-kind", "vqa-visor", "spatialprobe.judging.vqa_visor:VqaVisorRun",
          "VISOR with a multimodal LLM asked whether each object is there and the relation holds")
 for _retired in ("qa", "vsr", "spatialmqa"):  # issue 28: their folders are read as ask runs (one mapping)
-    register("run-kind", _retired, "spatialprobe.benchmarks.legacy:Retired",
+    register("run-kind", _retired, "spatialprobe.engine.legacy:Retired",
              "retired: a folder of this kind is migrated to an ask run (spatialprobe run CONFIG)")
-register("run-kind", "ask", "spatialprobe.benchmarks.ask:AskRun",
+register("run-kind", "ask", "spatialprobe.engine.run:AskRun",
          "questions to a multimodal LLM (any task, VSR, SpatialMQA): both protocols, blind baselines")
-register("run-kind", "vsr-train", "spatialprobe.benchmarks.vsr_train:VSRTrainRun",
+register("run-kind", "vsr-train", "spatialprobe.training.vilt_vsr:VSRTrainRun",
          "fine-tune ViLT on a VSR split (best dev checkpoint), then test it")
 register("model", "hf-mllm", "spatialprobe.models.mllm:MultimodalLLM",
          "any AutoModelForImageTextToText chat checkpoint (LLaVA, Qwen2.5-VL, SmolVLM, Llama 3.2 Vision, ...)")
 register("model", "openai-api", "spatialprobe.models.openai_api:OpenAIServer",
          "any OpenAI-compatible server (vLLM, SGLang, TGI, transformers serve, hosted): chat + /completions")
 # Interop (issue 31): other harnesses' per-item logs read as runs (spatialprobe import FORMAT).
-register("run-kind", "imported", "spatialprobe.interop.run:ImportedRun",
+register("run-kind", "imported", "spatialprobe.interop.imported_run:ImportedRun",
          "another harness's per-item log of one model on one benchmark (spatialprobe import)")
 register("import-format", "plain", "spatialprobe.interop.plain:read", "JSON/JSONL/CSV with a field map (--id ...)")
 register("import-format", "eee", "spatialprobe.interop.eee:read", "Every Eval Ever 0.3 instance-level JSON lines")

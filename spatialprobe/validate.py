@@ -1,9 +1,9 @@
 """Every input checked against its task before anything runs: one check per input kind.
 
-The readers (``datasets.release``, ``datasets.pairs``, ``datasets.qa``, ``prompts.templates``,
+The readers (``tasks.release``, ``tasks.pairs``, ``tasks.yes_no``, ``prompts.templates``,
 ``synthesis.prompts``, ``judging.human``) check each record's fields with the helpers here, and
 the commands and ``spatialprobe datasets validate`` call the same entry points
-(:mod:`spatialprobe.datasets.probe_data`: ``task_data``, ``check_folds``), so ``validate``
+(:mod:`spatialprobe.tasks.probe_data`: ``task_data``, ``check_folds``), so ``validate``
 passes exactly what a run accepts.
 
 What is checked, and where the rule lives:
@@ -12,7 +12,7 @@ What is checked, and where the rule lives:
   characters), :func:`string_list` (SR2D attributes); nesting depth and the byte-order mark in
   :mod:`spatialprobe.files`;
 * labels are the task's: :func:`task_label`; a release file's question asks the task's question
-  (``datasets.release``);
+  (``tasks.release``);
 * ids are unique: :class:`Unique` names both lines;
 * comparison pairs: :func:`pair_problems` (an object with itself, repeated and contradicting
   rows);

@@ -179,7 +179,7 @@ def _ewok(folder: Path, n: int, rng: random.Random) -> Copy:
 def _geneval2(folder: Path, n: int, rng: random.Random) -> Copy:
     """GenEval 2 records whose position atoms all answer ``Yes`` (as the release's do); each atom's
     options are the four replies ``Yes``/``yes``/``No``/``no``."""
-    from spatialprobe.sources.geneval2 import REPLIES
+    from spatialprobe.benchmarks.geneval2 import REPLIES
 
     rows = [{"prompt": f"a cup{k} to the left of a dog{k}", "atom_count": 3,
              "vqa_list": [[f"Are there any cup{k}s in the image?", "Yes"],

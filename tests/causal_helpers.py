@@ -33,11 +33,11 @@ def gpt2_tokenizer(shared: Path, chat_template: str | None = None):
 def size_texts(tokenizer, chat: bool) -> list[str]:
     """Every size instance stated as a sentence (``An ant is smaller than a bird.``), and with
     ``chat`` also asked as the chat question with the larger object as the reply."""
-    from spatialprobe import datasets
     from spatialprobe.models import chat as chat_format
     from spatialprobe.prompts.templates import render
+    from spatialprobe.tasks import data as task_data
 
-    dataset = datasets.load("size")
+    dataset = task_data.load("size")
     texts = [tokenizer.eos_token + render("[A] is [MASK] than [B].", inst, inst.label)
              for inst in dataset.instances]
     if chat:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spatialprobe import datasets
 from spatialprobe.detectors.colour import draw_scene
 from spatialprobe.imagestore import ImageStore, PromptItem
+from spatialprobe.tasks import data as task_data
 
 NEAR, FAR = 1.0, 64 / 255  # disparities: depth 1 and depth 255/64 = 3.98
 
@@ -35,7 +35,7 @@ def scene(task: str, a: str, b: str, answer: str, recognized: bool = True):
 
 def instances(task: str, golds: list[str]) -> list[dict]:
     """One dataset instance dict per wanted gold label, in order, all different instances."""
-    pool = list(datasets.load(task).instances)
+    pool = list(task_data.load(task).instances)
     out, used = [], set()
     for gold in golds:
         inst = next(i for i in pool if i.label == gold and i.id not in used)
@@ -45,7 +45,7 @@ def instances(task: str, golds: list[str]) -> list[dict]:
 
 
 def dataset_id(task: str) -> str:
-    ds = datasets.load(task)
+    ds = task_data.load(task)
     return f"{ds.name}@{ds.version}"
 
 

@@ -33,8 +33,8 @@ def invoke(*args: Any) -> None:
 
 def _images(root: Path) -> dict[str, Path]:
     """A posrel image run written by hand and shapes runs of size and SR2D prompts."""
-    from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
     from spatialprobe.synthesis import load_prompts, synthesize
+    from spatialprobe.tasks.sr2d import build_sr2d, is_spatial, prompt_lines
 
     posrel = root / "posrel"
     write_run(posrel, "posrel", [(g, g, True) for g in ("above", "below", "beside", "inside")])

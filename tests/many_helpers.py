@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from spatialprobe.benchmarks.ask import ask_run
+from spatialprobe.benchmarks.base import Source, SourceItem
+from spatialprobe.engine.run import ask_run
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.settings import Component
-from spatialprobe.sources.base import Source, SourceItem
 
 
 class Planted:

@@ -1,4 +1,4 @@
-"""3DSRBench (spatialprobe/sources/threedsrbench.py): a VLMEvalKit-style TSV through the real
+"""3DSRBench (spatialprobe/benchmarks/threedsrbench.py): a VLMEvalKit-style TSV through the real
 loader and ``spatialprobe bench``; vanilla, flip, circular and flip+circular accuracy equal to a
 transcription of VLMEvalKit's ``_3DSRBench.evaluate`` (open-compass/VLMEvalKit @e8e78f0
 ``vlmeval/dataset/image_mcq.py`` l. 2662 on) and the circular accuracy of the authors' script
@@ -20,8 +20,8 @@ import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.sources.rebuild import replay
-from spatialprobe.sources.threedsrbench import official_scores
+from spatialprobe.benchmarks.threedsrbench import official_scores
+from spatialprobe.engine.rebuild import rebuild_source
 
 
 def report_acc_overall(df):
@@ -121,14 +121,14 @@ def _tsv(root, rng, n_base=5):
 
 def test_the_tsv_is_read_with_its_groups_and_the_authors_grouping(tmp_path):
     path, rows = _tsv(tmp_path, random.Random(1))
-    source = replay({"name": "3dsrbench", "data": str(path)}, 0)
+    source = rebuild_source({"name": "3dsrbench", "data": str(path)}, 0)
     assert [i.gold for i in source.items] == [r["answer"] for r in rows]
     assert all(len(i.options) == (2 if r["C"] == "" else 4) for i, r in zip(source.items, rows, strict=True))
     assert len({i.image for i in source.items}) == 1 and source.variants["circular"] == "circular"
     flipped = next(i for i in source.items if "-flip-" in i.fields["qid"])
     assert flipped.fields["circular"] == flipped.fields["qid"][:13] and flipped.fields["flip_circular"] == \
         flipped.fields["qid"][:8]
-    authors = replay({"name": "3dsrbench", "data": str(path), "options": {"grouping": "authors"}}, 0)
+    authors = rebuild_source({"name": "3dsrbench", "data": str(path), "options": {"grouping": "authors"}}, 0)
     assert all(i.fields["circular"] == i.fields["qid"].rsplit("-", 1)[0] if i.fields["qid"][-2] == "-"
                else i.fields["circular"] == i.fields["qid"] for i in authors.items)
 

@@ -13,12 +13,13 @@ from typing import ClassVar
 import pytest
 from vl_helpers import solid_image
 
-from spatialprobe import datasets
-from spatialprobe.benchmarks.ask import AskRun, ask_run
-from spatialprobe.benchmarks.ask_sources import task_source, vsr_source
-from spatialprobe.datasets.sources import builtin_source
+from spatialprobe.benchmarks.commonsense import task_source
+from spatialprobe.benchmarks.vsr import vsr_source
+from spatialprobe.engine.run import AskRun, ask_run
 from spatialprobe.errors import UsageError
 from spatialprobe.runner.settings import Component
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.origin import builtin_source
 
 CAPTIONS = [("cat", "dog", "left of"), ("car", "bus", "on"), ("cup", "table", "near"),
             ("bird", "tree", "above"), ("boat", "fish", "below"), ("horse", "fence", "behind")]
@@ -100,7 +101,7 @@ def test_a_blind_model_gains_exactly_0(vsr_files, tmp_path):
 
 
 def test_a_task_without_images_is_asked_over_the_probe_folds_and_the_prior_is_the_dev_majority(tmp_path):
-    dataset = datasets.load("size")
+    dataset = task_data.load("size")
     source, settings = task_source(dataset, builtin_source("size"), image="none", folds=5, seed=0)
     summary = _run(source, settings, tmp_path / "run", Looker(), condition="none")
     acc = summary["metrics"]["accuracy"]
@@ -112,7 +113,7 @@ def test_a_task_without_images_is_asked_over_the_probe_folds_and_the_prior_is_th
 
 
 def test_conditions_that_do_not_apply_are_refused(tmp_path, vsr_files):
-    dataset = datasets.load("size")
+    dataset = task_data.load("size")
     source, settings = task_source(dataset, builtin_source("size"), image="none")
     with pytest.raises(UsageError, match="has no images here, so there is no real image condition"):
         AskRun.of(source, Looker(), Component("fake", {}), settings, condition="real")
@@ -138,7 +139,7 @@ def test_the_run_resumes_and_computes_nothing_twice(vsr_files, tmp_path):
 
 
 def test_spatialmqa_questions_are_lettered_and_parsed_by_letter_then_the_lenient_rule(tmp_path):
-    from spatialprobe.benchmarks.ask_sources import spatialmqa_source
+    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
 
     records = [{"image": "a.jpg", "question": "Where is the cup relative to the plate?",
                 "options": ["left of", "right of"], "answer": "left of"},
@@ -178,10 +179,10 @@ def size_halves(tmp_path_factory):
     from typer.testing import CliRunner
 
     from spatialprobe.cli import app
-    from spatialprobe.datasets.release import to_release_records
+    from spatialprobe.tasks.release import to_release_records
 
     folder = tmp_path_factory.mktemp("halves")
-    records = to_release_records(datasets.load("size"))
+    records = to_release_records(task_data.load("size"))
     for name, part in (("first.jsonl", records[:40]), ("second.jsonl", records[40:80])):
         (folder / name).write_text("".join(json.dumps(r) + "\n" for r in part), encoding="utf-8")
     run = folder / "images"
@@ -192,9 +193,9 @@ def size_halves(tmp_path_factory):
 
 
 def test_an_image_run_of_the_same_instances_gives_each_question_its_own_picture(size_halves):
-    from spatialprobe.datasets.release import load_release
-    from spatialprobe.datasets.sources import release_source
     from spatialprobe.imagestore import image_file
+    from spatialprobe.tasks.origin import release_source
+    from spatialprobe.tasks.release import load_release
 
     folder, run = size_halves
     source, _ = task_source(load_release(folder / "first.jsonl"), release_source(folder / "first.jsonl"),

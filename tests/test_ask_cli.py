@@ -11,9 +11,9 @@ from mllm_helpers import SHARED, build
 from typer.testing import CliRunner
 from vl_helpers import solid_image
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
-from spatialprobe.datasets import make_folds
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.data import make_folds
 
 pytestmark = pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(),
                                 reason="../shared/models (genuine LLaVA processor files) is absent")
@@ -65,7 +65,7 @@ def test_probe_asks_a_multimodal_llm_the_task_question_over_the_object_disjoint_
     result = CliRunner().invoke(app, ["probe", "posrel", "--model", str(model), "--out", str(out),
                                       "--protocol", protocol, *tokens])
     assert result.exit_code == 0, result.output
-    dataset = datasets.load("posrel")
+    dataset = task_data.load("posrel")
     gold = {inst.id: inst.label for inst in dataset.instances}
     shares = [100.0 * sum(gold[i] == "above" for i in fold.test) / len(fold.test) for fold in make_folds(dataset)]
     summary = json.loads((out / "summary.json").read_text())
@@ -154,10 +154,10 @@ def _fixed_ranking(folder, constant: float = 10.0):
 
 
 def test_a_model_whose_choices_ignore_the_question_is_warned_with_its_question_free_figures(tmp_path):
-    from spatialprobe.datasets.release import to_release_records
+    from spatialprobe.tasks.release import to_release_records
 
     objects = {"ant", "coin", "bird", "cup", "chair", "dog", "sofa", "bed"}  # 2 of each of 4 levels
-    records = [r for r in to_release_records(datasets.load("size")) if {r["obj_a"], r["obj_b"]} <= objects]
+    records = [r for r in to_release_records(task_data.load("size")) if {r["obj_a"], r["obj_b"]} <= objects]
     assert len(records) == 48  # every pair of different levels, in both orders
     data = tmp_path / "size.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -1,4 +1,4 @@
-"""The options the ask commands share (spatialprobe/commands/ask_options.py): each command takes
+"""The options the ask commands share (spatialprobe/commands/engine_options.py): each command takes
 them with the same flag, help and default, and a value that does not read is refused in one
 sentence before the command reads any data or writes its run folder."""
 
@@ -7,7 +7,7 @@ import typer
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
-from spatialprobe.commands.ask_options import ASK_OPTIONS
+from spatialprobe.commands.engine_options import ASK_OPTIONS
 
 COMMANDS = {  # command -> the arguments it needs besides the shared options (none of them exists)
     ("bench",): ["whatsup", "--model", "m", "--data", "missing.json"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spatialprobe.benchmarks.asked import asked_metrics
+from spatialprobe.engine.metrics import asked_metrics
 from spatialprobe.metrics.intervals import Resampling
 
 LABELS = ("yes", "no")

@@ -67,8 +67,8 @@ def test_geneval2s_four_replies_are_two_answers_for_chance_and_the_guard(tmp_pat
 def test_a_module_with_its_own_image_checks_reads_text_only(tmp_path):
     """COMFORT looks for each sweep's images itself, GenEval 2 needs its prompts' generated images:
     under the audit neither is looked for (GenEval 2's questions are read without --images)."""
-    from spatialprobe.sources.files import text_only
-    from spatialprobe.sources.rebuild import replay
+    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.engine.rebuild import rebuild_source
 
     config = {"path_type": "rotate", "relation": "totheleft", "var_shape": "Sphere", "var_color": "red",
               "ref_shape": "Sphere", "ref_color": "blue", "mapping": {"0.png": 0, "1.png": 90, "2.png": 180}}
@@ -79,12 +79,12 @@ def test_a_module_with_its_own_image_checks_reads_text_only(tmp_path):
             ["Are there any cats in the image?", "Yes"], ["Is the cat to the left of the dog?", "Yes"]],
          "skills": ["object", "position"]}) + "\n")
     with text_only():
-        comfort = replay({"name": "comfort", "data": str(tmp_path)}, 0)
-        geneval = replay({"name": "geneval2", "data": str(tmp_path / "geneval2_data.jsonl")}, 0)  # no --images
+        comfort = rebuild_source({"name": "comfort", "data": str(tmp_path)}, 0)
+        geneval = rebuild_source({"name": "geneval2", "data": str(tmp_path / "geneval2_data.jsonl")}, 0)  # no --images
     assert len(comfort.items) == 3 and [i.gold for i in comfort.items] == ["yes", "no", "no"]
     assert [i.key for i in geneval.items] == ["p0.1"]  # its position atom (the default --option skills)
     with pytest.raises(Exception, match="not found"):  # outside the audit the images are required
-        replay({"name": "comfort", "data": str(tmp_path)}, 0)
+        rebuild_source({"name": "comfort", "data": str(tmp_path)}, 0)
 
 
 @pytest.mark.parametrize(("args", "refusal"), [

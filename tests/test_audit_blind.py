@@ -31,8 +31,8 @@ from spatialprobe.audit.blind import (
     prior_predictions,
     splitter,
 )
+from spatialprobe.benchmarks.base import SourceItem
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.sources.base import SourceItem
 
 SPEC = Resampling(("yes", "no"), ("image",), key=("instance_id",), pooled=True, unit="images")
 NAMES = ["cat", "dog", "cup", "car", "bus", "tree", "bird", "boat", "horse", "chair"]
@@ -137,7 +137,7 @@ def _majority(counts: Counter, first: str) -> str:
 
 @pytest.mark.skipif(not (DATA / "vsr" / "random" / "train.jsonl").is_file(), reason="no VSR copy in ../shared/data")
 def test_vsr_split_priors_equal_the_per_relation_majority_counted_here():
-    from spatialprobe.sources.vsr import vsr_source
+    from spatialprobe.benchmarks.vsr import vsr_source
 
     folder = DATA / "vsr" / "random"
     train, test = _lines(folder / "train.jsonl"), _lines(folder / "test.jsonl")
@@ -157,7 +157,7 @@ def test_vsr_split_priors_equal_the_per_relation_majority_counted_here():
 
 @pytest.mark.skipif(not (DATA / "spatialmqa" / "train.jsonl").is_file(), reason="no SpatialMQA copy")
 def test_spatialmqa_split_priors_equal_the_option_most_often_gold_counted_here():
-    from spatialprobe.sources.spatialmqa import spatialmqa_source
+    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
 
     folder = DATA / "spatialmqa"
     train, test = _lines(folder / "train.jsonl"), _lines(folder / "test.jsonl")
@@ -177,12 +177,12 @@ def test_spatialmqa_split_priors_equal_the_option_most_often_gold_counted_here()
 def test_the_command_audits_a_task_and_its_debiased_subset_restricts_a_source(tmp_path):
     from typer.testing import CliRunner
 
-    from spatialprobe import datasets
+    from spatialprobe.benchmarks.commonsense import task_source
     from spatialprobe.cli import app
-    from spatialprobe.datasets.sources import builtin_source
-    from spatialprobe.sources.rebuild import replay, restrict
-    from spatialprobe.sources.subset import read_subset
-    from spatialprobe.sources.task import task_source
+    from spatialprobe.engine.rebuild import rebuild_source, restrict
+    from spatialprobe.engine.subset import read_subset
+    from spatialprobe.tasks import data as task_data
+    from spatialprobe.tasks.origin import builtin_source
 
     result = CliRunner().invoke(app, ["audit", "blind", "posrel", "--out", str(tmp_path / "a.json"),
                                       "--debias", str(tmp_path), "--step", "0.15"])
@@ -194,10 +194,10 @@ def test_the_command_audits_a_task_and_its_debiased_subset_restricts_a_source(tm
     assert len(record["keys"]) == rounds[-1]["items"] < 256 and "stop" in rounds[-1]
     removed = {key for r in rounds[:-1] for key, _ in r["removed"]}
     assert len(removed) + len(record["keys"]) == 256
-    source = restrict(task_source(datasets.load("posrel"), builtin_source("posrel"), "none")[0], written)
+    source = restrict(task_source(task_data.load("posrel"), builtin_source("posrel"), "none")[0], written)
     assert sorted(i.key for i in source.items) == sorted(record["keys"])
     assert {k for _, test in source.folds for k in test} <= set(record["keys"])
-    again = replay(source.settings, 0)  # the subset is part of the recorded settings, applied on replay
+    again = rebuild_source(source.settings, 0)  # the subset is part of the recorded settings, applied on replay
     assert [i.key for i in again.items] == [i.key for i in source.items]
     written.write_text(written.read_text().replace(record["keys"][0], "posrel-x"))
     with pytest.raises(Exception, match="edited after it was written"):
@@ -208,9 +208,9 @@ def test_vsr_items_asks_only_the_subset_and_a_replay_confirms_it(tmp_path):
     from typer.testing import CliRunner
     from vl_helpers import solid_image, tiny_clip
 
+    from spatialprobe.benchmarks.vsr import vsr_source
     from spatialprobe.cli import app
-    from spatialprobe.sources.subset import write_subset
-    from spatialprobe.sources.vsr import vsr_source
+    from spatialprobe.engine.subset import write_subset
 
     rows = [{"image": f"{n:012d}.jpg", "caption": f"The cat is {rel} the dog.", "label": n % 2, "relation": rel}
             for n, rel in enumerate(("left of", "on", "near"))]

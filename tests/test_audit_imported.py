@@ -15,7 +15,7 @@ from spatialprobe.audit.parse import audit_run
 from spatialprobe.audit.runs import gold_index, run_source
 from spatialprobe.cli import app
 from spatialprobe.files import read_json
-from spatialprobe.interop.run import import_logs
+from spatialprobe.interop.imported_run import import_logs
 
 runner = CliRunner()
 DATA = Path(__file__).parent / "data" / "interop"

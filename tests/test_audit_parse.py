@@ -9,7 +9,7 @@ import json
 import pytest
 
 from spatialprobe.audit.parse import audit_run, extractors, parse_table
-from spatialprobe.models.answer_parse import spatialmqa_option
+from spatialprobe.readers.parse import spatialmqa_option
 
 MC = ("left of", "right of", "above", "below")
 YN = ("Yes", "No")
@@ -63,9 +63,9 @@ class Replier:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """A SpatialMQA-format run (8 questions, no images) whose replies are REPLIES."""
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.spatialmqa import spatialmqa_source
 
     folder = tmp_path_factory.mktemp("parse")
     path = folder / "mqa" / "test.jsonl"
@@ -112,10 +112,10 @@ def test_the_commands_audit_a_runs_replies_and_set_its_accuracy_against_the_blin
 
 def test_a_run_restricted_to_a_subset_file_records_it_in_its_identity_and_replays_it(run, tmp_path):
     from spatialprobe.audit.runs import run_source
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.engine.rebuild import restrict
+    from spatialprobe.engine.run import ask_run
+    from spatialprobe.engine.subset import write_subset
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.rebuild import restrict
-    from spatialprobe.sources.subset import write_subset
 
     source, _ = run_source(run)
     subset = write_subset({"dataset": source.dataset, "keys": ["test-00000", "test-00004"]}, tmp_path)

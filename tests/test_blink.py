@@ -1,4 +1,4 @@
-"""BLINK (spatialprobe/sources/blink.py): its Hugging Face layout (a folder of Parquet files per
+"""BLINK (spatialprobe/benchmarks/blink.py): its Hugging Face layout (a folder of Parquet files per
 subtask, images embedded) through the real loader and ``spatialprobe bench``, the images of a
 multi-view item shown together to a multimodal LLM; the mean over subtasks equal to a
 transcription of ``eval_prediction`` (zeyofu/BLINK_Benchmark @2d6a779 ``eval/evaluate.py``) on
@@ -13,9 +13,9 @@ import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
+from spatialprobe.benchmarks.blink import SPATIAL, matching
+from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.metrics.weighted import STATISTICS
-from spatialprobe.sources.blink import SPATIAL, matching
-from spatialprobe.sources.rebuild import replay
 
 
 def eval_prediction(split, answers, predictions, subtasks):
@@ -71,7 +71,7 @@ def _copy(root, sizes=(5, 3, 4), seed=0):
 
 def test_the_mean_over_subtasks_equals_blinks_on_random_predictions(tmp_path):
     answers = _copy(tmp_path / "BLINK", sizes=(7, 2, 5))
-    source = replay({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
+    source = rebuild_source({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
     assert [i.key for i in source.items] == list(answers)
     rng = np.random.default_rng(0)
     for _ in range(2000):
@@ -85,7 +85,7 @@ def test_the_mean_over_subtasks_equals_blinks_on_random_predictions(tmp_path):
 @needs_a_llava
 def test_multi_view_items_are_asked_with_their_images_together(tmp_path):
     answers = _copy(tmp_path / "BLINK", sizes=(3, 2, 3))
-    source = replay({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
+    source = rebuild_source({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
     assert {len(i.views) for i in source.items if i.fields["sub_task"] == "Multi-view_Reasoning"} == {1}
     out = tmp_path / "run"
     metrics = bench_a("blink", tmp_path / "BLINK", out, "--blind")
@@ -95,7 +95,7 @@ def test_multi_view_items_are_asked_with_their_images_together(tmp_path):
 
 
 def test_a_model_that_takes_one_image_is_refused_in_one_sentence(tmp_path):
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.errors import UsageError
     from spatialprobe.runner.settings import Component
 
@@ -106,6 +106,6 @@ def test_a_model_that_takes_one_image_is_refused_in_one_sentence(tmp_path):
         wordings = ("question",)
 
     _copy(tmp_path / "BLINK", sizes=(1, 1, 1))
-    source = replay({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
+    source = rebuild_source({"name": "blink", "data": str(tmp_path / "BLINK")}, 0)
     with pytest.raises(UsageError, match=r"several images .* and the one-image model takes one image"):
         ask_run(source, OneImage(), Component("one-image", {}), None, tmp_path / "run")

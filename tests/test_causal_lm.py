@@ -8,11 +8,11 @@ from causal_helpers import CHAT_TEMPLATE, gpt2_tokenizer, size_texts, trained_gp
 from conftest import SHARED
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.models import chat
 from spatialprobe.models.base import ScoreRequest
 from spatialprobe.models.choice import auto_scorer
+from spatialprobe.tasks import data as task_data
 
 runner = CliRunner()
 V = 50265  # GPT-2's byte-level BPE as ../shared/models/roberta-base's vocab.json holds it
@@ -97,12 +97,12 @@ def test_chat_wraps_the_question_in_the_template_and_scores_the_reply(flat_dir, 
 
 
 def test_questions_and_options_come_from_the_task_files():
-    size = datasets.load("size").instances[0]  # an ant, a bird: "smaller"
+    size = task_data.load("size").instances[0]  # an ant, a bird: "smaller"
     assert chat.requests([(chat.question_template("size"), size)], "size", ("larger", "smaller")) == [
         ScoreRequest("Which is larger: an ant or a bird?", "", ("An ant", "A bird"))]
     assert chat.question_template("height") == "Which is taller: [A] or [B]?"
     assert chat.question_template("weight") == "Which is heavier: [A] or [B]?"
-    posrel = datasets.load("posrel")
+    posrel = task_data.load("posrel")
     request = chat.requests([(chat.question_template("posrel"), posrel.instances[0])], "posrel",
                             posrel.labels)[0]
     assert request == ScoreRequest("A man drives the bus. Where is the man relative to the bus: above, "
@@ -177,7 +177,7 @@ def test_untrained_chat_model_prefers_the_shorter_reply_and_ties_go_to_the_first
         assert r["pred"] == expected, r
     from transformers import AutoTokenizer
 
-    from spatialprobe.datasets.scale import capitalize_first, with_article
+    from spatialprobe.tasks.levels import capitalize_first, with_article
 
     first = rows(tmp_path / "run")[0]  # the row says what was scored: the objects, as the model saw them
     question = f"Which is larger: {with_article(first['obj_a'])} or {with_article(first['obj_b'])}?"

@@ -1,4 +1,4 @@
-"""COMFORT (spatialprobe/sources/comfort.py): a small copy in its own layout (CONFIGURATION/
+"""COMFORT (spatialprobe/benchmarks/comfort.py): a small copy in its own layout (CONFIGURATION/
 VARIATION/config.json + 0..36.png) through ``spatialprobe bench`` with a tiny LLaVA and through the
 engine with a model whose P(yes) follows the cosine (a perfect sweep: error, symmetry and spread 0,
 accuracy 100); the sweep metrics equal a transcription of sled-group/COMFORT @f30830d
@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spatialprobe.sources import comfort
+from spatialprobe.benchmarks import comfort
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ class Follower:
 
 
 def _source(copy, **options):
-    return comfort.replay({"name": "comfort", "data": str(copy), "options": options}, 0)
+    return comfort.from_settings({"name": "comfort", "data": str(copy), "options": options}, 0)
 
 
 def test_sweeps_read_with_their_question_gold_and_variants(copy):
@@ -81,7 +81,7 @@ def test_sweeps_read_with_their_question_gold_and_variants(copy):
 
 
 def test_a_model_that_follows_the_cosine_has_a_perfect_sweep(copy, tmp_path):
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
 
     summary = ask_run(_source(copy), Follower(), Component("fake", {"model": "follower"}), None, tmp_path / "run")

@@ -27,7 +27,7 @@ from spatialprobe.cli import app
 from spatialprobe.errors import UsageError
 from spatialprobe.files import read_jsonl
 from spatialprobe.metrics.paired import paired_differences, resampling_of
-from spatialprobe.reports.many import compare
+from spatialprobe.reports.compare import compare
 
 KEYS = [f"q{n:02d}" for n in range(40)]
 GOLDS = ["yes" if n % 2 == 0 else "no" for n in range(40)]

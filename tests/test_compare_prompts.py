@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
-from spatialprobe.judging import compare_stats as S
+from spatialprobe.judging import judge_compare_stats as S
 
 
 def judged(images_per_prompt: int, seed: int = 3) -> dict[str, dict[S.Key, dict]]:

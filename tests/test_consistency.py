@@ -1,7 +1,7 @@
 import json
 
-from spatialprobe import datasets
 from spatialprobe.metrics.consistency import consistency, object_bias
+from spatialprobe.tasks import data as task_data
 
 
 def rows(preds, fold=0):
@@ -62,7 +62,7 @@ def test_consistency_command_writes_json_and_chart(tmp_path):
         assert low < data[name] < high
     assert data["symmetry_pairs"] == 5 * 160  # every test pair of every fold, both orders
     assert (out / "consistency_objects.png").stat().st_size > 1000
-    height = datasets.load("height")  # one bias entry for each of the set's 25 objects
+    height = task_data.load("height")  # one bias entry for each of the set's 25 objects
     assert set(data["objects"]) == {o for i in height.instances for o in (i.obj_a, i.obj_b)}
     assert len(data["objects"]) == 25
     posrel = tmp_path / "posrel"

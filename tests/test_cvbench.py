@@ -1,4 +1,4 @@
-"""CV-Bench (spatialprobe/sources/cvbench.py): test.jsonl + img/ and the Parquet test_2d/test_3d
+"""CV-Bench (spatialprobe/benchmarks/cvbench.py): test.jsonl + img/ and the Parquet test_2d/test_3d
 through the real loader and ``spatialprobe bench``; the official combination equal to a
 transcription of lmms-eval's ``cv_bench_default_aggregate_results`` (EvolvingLMMs-Lab/lmms-eval
 @75571cf ``lmms_eval/tasks/cv_bench/utils.py`` l. 67-79) on thousands of random predictions."""
@@ -15,10 +15,10 @@ import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
+from spatialprobe.benchmarks.cvbench import lmms_letter, matching
+from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.weighted import STATISTICS
-from spatialprobe.sources.cvbench import lmms_letter, matching
-from spatialprobe.sources.rebuild import replay
 
 
 def cv_bench_default_aggregate_results(results):
@@ -71,7 +71,7 @@ def test_the_combination_equals_lmms_eval_on_random_predictions(tmp_path):
         for r in records:
             solid_image(tmp / r["image"], size=8)
         (tmp / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-        source = replay({"name": "cv-bench", "data": str(tmp / "test.jsonl")}, 0)
+        source = rebuild_source({"name": "cv-bench", "data": str(tmp / "test.jsonl")}, 0)
         rng = np.random.default_rng(seed)
         for _ in range(1000):
             picks = [chr(65 + int(rng.integers(len(i.options)))) for i in source.items]
@@ -99,8 +99,8 @@ def test_a_model_that_answers_a_scores_the_share_of_a_gold_items_from_jsonl_and_
         part = [{**r, "image": {"bytes": (copy / r["image"]).read_bytes(), "path": r["image"].split("/")[-1]}}
                 for r in records if r["type"] == kind]
         pq.write_table(pa.Table.from_pylist(part), parquet / f"test_{kind.lower()}.parquet")
-    from_jsonl = replay({"name": "cv-bench", "data": str(copy / "test.jsonl")}, 0)
-    from_parquet = replay({"name": "cv-bench", "data": str(parquet)}, 0)
+    from_jsonl = rebuild_source({"name": "cv-bench", "data": str(copy / "test.jsonl")}, 0)
+    from_parquet = rebuild_source({"name": "cv-bench", "data": str(parquet)}, 0)
     assert [(i.key, i.gold, i.options) for i in from_jsonl.items] == [(i.key, i.gold, i.options)
                                                                        for i in from_parquet.items]
     metrics = bench_a("cv-bench", parquet, tmp_path / "run")
@@ -128,4 +128,4 @@ def test_a_subset_the_copy_holds_no_question_of_is_refused_in_one_sentence(tmp_p
     data.write_text(json.dumps({"idx": 0, "type": "2D", "question": "Which is closer?", "choices": ["a", "b"],
                                 "answer": "(A)", "source": "COCO", "image": "x.png"}) + "\n")
     with pytest.raises(UsageError, match=re.escape(f"{data}: no CV-Bench questions of type '3D'")):
-        replay({"name": "cv-bench", "data": str(data), "subset": "3D"}, 0)
+        rebuild_source({"name": "cv-bench", "data": str(data), "subset": "3D"}, 0)

@@ -3,32 +3,32 @@ from collections import defaultdict
 
 import pytest
 
-from spatialprobe import datasets
-from spatialprobe.datasets import DataError
-from spatialprobe.datasets.scale import article
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.data import DataError
+from spatialprobe.tasks.levels import article
 
 
 @pytest.mark.parametrize("task,first", [("size", "larger"), ("height", "taller")])
 def test_scale_sets_have_every_cross_level_pair_in_both_orders(task, first):
-    ds = datasets.load(task)
+    ds = task_data.load(task)
     assert len(ds) == 500
     pairs = {(i.obj_a, i.obj_b) for i in ds.instances}
     assert len(pairs) == 500 and all((b, a) in pairs for a, b in pairs)
     assert all(i.level_a != i.level_b for i in ds.instances)
     assert all((i.label == first) == (i.level_a > i.level_b) for i in ds.instances)
     assert sum(i.label == first for i in ds.instances) == 250
-    assert datasets.load(task).version == ds.version  # deterministic
+    assert task_data.load(task).version == ds.version  # deterministic
 
 
 def test_articles():
     assert [article(w) for w in ("ant", "insect", "apartment", "house", "hour", "university", "bird")] == \
         ["an", "an", "an", "a", "an", "a", "a"]
-    texts = {i.text for i in datasets.load("size").instances}
+    texts = {i.text for i in task_data.load("size").instances}
     assert "An ant and a bird." in texts and "A house and an ant." in texts
 
 
 def test_builtin_posrel_follows_the_paper_design():
-    ds = datasets.load("posrel")
+    ds = task_data.load("posrel")
     assert len(ds) >= 200
     assert {i.obj_a for i in ds.instances} == {"man", "woman", "boy", "girl"}
     assert set(ds.labels) == {i.label for i in ds.instances} == {"above", "below", "inside", "beside"}
@@ -48,12 +48,12 @@ def test_builtin_posrel_follows_the_paper_design():
 def test_release_files_load_and_match_builtin(shared_dir):
     base = shared_dir / "data" / "spatial-commonsense"
     for task in ("size", "height"):
-        release = datasets.load(str(base / f"{task}.jsonl"))
+        release = task_data.load(str(base / f"{task}.jsonl"))
         assert release.task == task and len(release) == 500
-        built = datasets.load(task)
+        built = task_data.load(task)
         assert {(i.obj_a, i.obj_b, i.label, i.text) for i in release.instances} == \
                {(i.obj_a, i.obj_b, i.label, i.text) for i in built.instances}
-    posrel = datasets.load(str(base / "posrel.jsonl"))
+    posrel = task_data.load(str(base / "posrel.jsonl"))
     assert posrel.task == "posrel" and len(posrel) == 224
     first = posrel.instances[0]
     assert (first.text, first.label, first.action, first.pronoun) == ("A man drives the car.", "inside", "drives", "He")
@@ -77,7 +77,7 @@ def test_malformed_release_line_names_file_line_and_field(tmp_path, line, field,
                        "obj_a": "ant", "obj_b": "cup", "label": 0})
     path = _write(tmp_path, [good, good, line])
     with pytest.raises(DataError) as err:
-        datasets.load_release(path, task="size")
+        task_data.load_release(path, task="size")
     assert err.value.line == 3 and err.value.field == field and str(path) in str(err.value)
     assert message in str(err.value)
 
@@ -86,26 +86,26 @@ def test_non_utf8_and_empty_files(tmp_path):
     path = tmp_path / "latin1.jsonl"
     path.write_bytes('{"text": "caf\xe9", "obj_a": "a", "obj_b": "b", "label": 1}\n'.encode("latin-1"))
     with pytest.raises(DataError, match="not UTF-8") as err:
-        datasets.load_release(path, task="size")
+        task_data.load_release(path, task="size")
     assert err.value.line == 1
     with pytest.raises(DataError, match="no records"):
-        datasets.load_release(_write(tmp_path, [""], "empty.jsonl"), task="size")
+        task_data.load_release(_write(tmp_path, [""], "empty.jsonl"), task="size")
 
 
 def test_posrel_label_range_checked(tmp_path):
     path = _write(tmp_path, ['{"text": "A man drives the car. ", "label": 5, "obj_a": "man", "obj_b": "car"}'])
     with pytest.raises(DataError, match=r"label.*0-3"):
-        datasets.load_release(path, task="posrel")
+        task_data.load_release(path, task="posrel")
 
 
 def test_export_round_trips(tmp_path):
     from spatialprobe.files import write_jsonl
 
-    for name in datasets.builtin_names():
-        ds = datasets.load(name)
+    for name in task_data.builtin_names():
+        ds = task_data.load(name)
         path = tmp_path / f"{name}.jsonl"
-        write_jsonl(path, datasets.to_release_records(ds))
-        back = datasets.load(str(path))
+        write_jsonl(path, task_data.to_release_records(ds))
+        back = task_data.load(str(path))
         assert back.task == ds.task
         assert [(i.obj_a, i.obj_b, i.label, i.text, i.action, i.pronoun) for i in back.instances] == \
                [(i.obj_a, i.obj_b, i.label, i.text, i.action, i.pronoun) for i in ds.instances]
@@ -114,26 +114,26 @@ def test_export_round_trips(tmp_path):
 def test_pair_files_with_column_mapping(tmp_path):
     csv_path = tmp_path / "rs.csv"
     csv_path.write_text("big,small,answer\nelephant,mouse,elephant\ncup,house,house\n")
-    ds = datasets.load_pairs(csv_path, "size", first="big", second="small", answer="answer")
+    ds = task_data.load_pairs(csv_path, "size", first="big", second="small", answer="answer")
     assert [(i.obj_a, i.obj_b, i.label) for i in ds.instances] == \
         [("elephant", "mouse", "larger"), ("cup", "house", "smaller")]
     tsv_path = tmp_path / "rs.tsv"
     tsv_path.write_text("o1\to2\tfirst_taller\ngiraffe\tant\t1\nant\tgiraffe\tno\n")
-    ds = datasets.load_pairs(tsv_path, "height", first="o1", second="o2", answer="first_taller")
+    ds = task_data.load_pairs(tsv_path, "height", first="o1", second="o2", answer="first_taller")
     assert [i.label for i in ds.instances] == ["taller", "shorter"]
     jsonl = _write(tmp_path, ['{"a": "ant", "b": "bus", "which": "b"}'], "p.jsonl")
-    assert datasets.load_pairs(jsonl, "size", first="a", second="b", answer="which").instances[0].label == "smaller"
+    assert task_data.load_pairs(jsonl, "size", first="a", second="b", answer="which").instances[0].label == "smaller"
     bad = tmp_path / "bad.csv"
     bad.write_text("obj_a,obj_b,label\nant,bus,maybe\n")
     with pytest.raises(DataError) as err:
-        datasets.load_pairs(bad)
+        task_data.load_pairs(bad)
     assert err.value.line == 2 and err.value.field == "label"
 
 
 # ---- issue 34 item 14: readers refuse what they used to accept or report without a place ----
 
 def test_spatialmqa_repeated_options_are_refused_naming_file_line_and_field(tmp_path):
-    from spatialprobe.datasets.spatialmqa import load_spatialmqa_file
+    from spatialprobe.benchmarks.spatialmqa import load_spatialmqa_file
 
     good = {"image": "a.jpg", "question": "Where is the cat?", "options": ["left of", "right of"], "answer": "left of"}
     path = _write(tmp_path, [json.dumps(good), json.dumps({**good, "options": ["left of", "right of", " left of"]})],
@@ -145,7 +145,7 @@ def test_spatialmqa_repeated_options_are_refused_naming_file_line_and_field(tmp_
 
 
 def test_a_vsr_caption_without_its_relation_is_refused_with_file_and_line(tmp_path):
-    from spatialprobe.datasets.vsr import load_vsr_file
+    from spatialprobe.benchmarks.vsr import load_vsr_file
 
     good = {"image": "a.jpg", "caption": "The cat is inside the fridge.", "relation": "inside", "label": 1}
     path = _write(tmp_path, [json.dumps(good), json.dumps({**good, "caption": "The cat is near the fridge."})],

@@ -1,4 +1,4 @@
-"""EmbSpatial-Bench (spatialprobe/sources/embspatial.py): the authors' JSON (base64 images) and
+"""EmbSpatial-Bench (spatialprobe/benchmarks/embspatial.py): the authors' JSON (base64 images) and
 a Parquet copy through the real loader and ``spatialprobe bench``; accuracy, per source and per
 relation, as lmms-eval's ``embspatial_aggregate_results`` (EvolvingLMMs-Lab/lmms-eval
 ``lmms_eval/tasks/embspatial/utils.py``, read @2bb5e98)."""
@@ -14,7 +14,7 @@ import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
-from spatialprobe.sources.rebuild import replay
+from spatialprobe.engine.rebuild import rebuild_source
 
 
 def embspatial_aggregate_results(results):
@@ -51,11 +51,12 @@ def test_json_and_parquet_copies_give_the_same_items(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     rows = _json(tmp_path)
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "test.parquet")
-    a = replay({"name": "embspatial", "data": str(tmp_path / "embspatial_bench.json")}, 0)
-    b = replay({"name": "embspatial", "data": str(tmp_path / "test.parquet")}, 0)
+    a = rebuild_source({"name": "embspatial", "data": str(tmp_path / "embspatial_bench.json")}, 0)
+    b = rebuild_source({"name": "embspatial", "data": str(tmp_path / "test.parquet")}, 0)
     assert [(i.key, i.gold, i.options) for i in a.items] == [(i.key, i.gold, i.options) for i in b.items]
     assert [i.gold for i in a.items] == ["ABCD"[r["answer"]] for r in rows]
-    assert len(replay({"name": "embspatial", "data": str(tmp_path / "test.parquet"), "subset": "mp3d"}, 0).items) == 3
+    settings = {"name": "embspatial", "data": str(tmp_path / "test.parquet"), "subset": "mp3d"}
+    assert len(rebuild_source(settings, 0).items) == 3
 
 
 def test_an_item_states_the_fact_its_right_option_states(tmp_path):
@@ -64,7 +65,7 @@ def test_an_item_states_the_fact_its_right_option_states(tmp_path):
     rows[1].update(answer_options=["The sofa is to the left of the tv", "The sofa is to the right of the tv"],
                    answer=1)
     (tmp_path / "embspatial_bench.json").write_text(json.dumps(rows))
-    source = replay({"name": "embspatial", "data": str(tmp_path / "embspatial_bench.json")}, 0)
+    source = rebuild_source({"name": "embspatial", "data": str(tmp_path / "embspatial_bench.json")}, 0)
     assert [i.fact for i in source.items] == [("lamp", "above", "bed"), ("sofa", "to the right of", "tv"), None]
 
 

@@ -16,12 +16,12 @@ from mllm_helpers import SHARED, build
 from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
-from spatialprobe.benchmarks.ask import ask_run
+from spatialprobe.benchmarks.vsr import vsr_source
 from spatialprobe.cli import app
+from spatialprobe.engine.run import ask_run
 from spatialprobe.errors import UsageError
 from spatialprobe.files import read_jsonl
 from spatialprobe.runner.settings import Component
-from spatialprobe.sources.vsr import vsr_source
 
 CAPTIONS = [("cat", "dog", "left of"), ("car", "bus", "on"), ("cup", "table", "near"),
             ("bird", "tree", "above"), ("boat", "fish", "below"), ("horse", "fence", "congruent")]
@@ -63,7 +63,7 @@ def test_the_contrastive_wording_gives_the_clip_baselines_predictions_and_offici
     per relation and macro-F1 equal scikit-learn's on the same predictions."""
     from sklearn.metrics import accuracy_score, f1_score
 
-    from spatialprobe.datasets.vsr import relations
+    from spatialprobe.benchmarks.vsr import relations
 
     path, images, rows = vsr_files
     # right on every true caption and on half the false ones (whose caption it also calls true)
@@ -140,8 +140,7 @@ def _mqa_sklearn(gold, pred):
 def test_the_spatialmqa_contrastive_wording_gives_the_benchmarks_official_metrics(tmp_path):
     """A fake similarity that prefers one option per question: the engine's lenient/strict accuracy,
     macro-F1, P, R and F1 = 2PR/(P+R), per perspective and axis, equal scikit-learn's."""
-    from spatialprobe.datasets.spatialmqa import axis, perspective
-    from spatialprobe.sources.spatialmqa import spatialmqa_source
+    from spatialprobe.benchmarks.spatialmqa import axis, perspective, spatialmqa_source
 
     records = [{"image": f"{n}.jpg", "question": q, "options": o, "answer": a} for n, (q, o, a) in enumerate([
         ("Where is the cup relative to the plate?", ["left of", "right of"], "left of"),
@@ -192,13 +191,13 @@ def test_a_vilt_and_a_t5_run_on_the_same_qa_items_pair_in_report(tmp_path):
     blank image (exactly 50 on a balanced set): the same rows, and report A B pairs them (+50.0)."""
     from qa_helpers import make_t5, make_vilt, train_t5
 
-    from spatialprobe import datasets
-    from spatialprobe.datasets.qa import QASet, asked_objects, build_qa, to_qa_records
+    from spatialprobe.benchmarks.qa import qa_source
     from spatialprobe.files import write_jsonl
     from spatialprobe.models.qa_models import unifiedqa_input
-    from spatialprobe.sources.qa import qa_source
+    from spatialprobe.tasks import data as task_data
+    from spatialprobe.tasks.yes_no import QASet, asked_objects, build_qa, to_qa_records
 
-    qa = build_qa(datasets.load("posrel"))
+    qa = build_qa(task_data.load("posrel"))
     by_object: dict[str, list] = {}
     for item in qa.items:  # 4 questions about each of 3 objects: the clusters
         by_object.setdefault(asked_objects(item.question)[1], []).append(item)

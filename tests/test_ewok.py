@@ -1,4 +1,4 @@
-"""EWoK (spatialprobe/sources/ewok.py): a password-protected archive the test encrypts itself (its
+"""EWoK (spatialprobe/benchmarks/ewok.py): a password-protected archive the test encrypts itself (its
 compiled test suites as ``ewok.compile`` writes them) read in memory through ``spatialprobe bench``
 with a tiny GPT-2; known answers (a model that knows scores 100, one that knows one target of
 each pair 50); the score equals a transcription of EWoK's logprobs scoring on random scores, ties
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 pyzipper = pytest.importorskip("pyzipper")
 
-from spatialprobe.sources.ewok import replay  # noqa: E402
+from spatialprobe.benchmarks.ewok import from_settings  # noqa: E402
 
 PASSWORD = "not-the-real-one"
 ITEMS = [  # (domain, Context1, Context2, Target1, Target2)
@@ -80,30 +80,30 @@ def _settings(path, **options):
 
 def test_the_archive_is_read_in_memory_with_its_spatial_and_physical_items(archive, monkeypatch):
     monkeypatch.setenv("EWOK_PW", PASSWORD)
-    source = replay(_settings(archive), 0)
+    source = from_settings(_settings(archive), 0)
     assert len(source.items) == len({i.key for i in source.items}) == 6  # two targets of three items
     assert {i.fields["domain"] for i in source.items} == {"spatial-relations", "physical-dynamics"}
     assert source.settings["options"] == {"password_env": "EWOK_PW"}  # the variable's name, never the password
     first = next(i for i in source.items if i.key == "testsuite-spatial_relations-1/1").wording("cloze")
     assert first.target == ITEMS[0][3] and first.contexts == (ITEMS[0][2], ITEMS[0][1])  # (mismatched, matched)
-    social = replay(_settings(archive, domains="social-relations"), 0)
+    social = from_settings(_settings(archive, domains="social-relations"), 0)
     assert len(social.items) == 2
     from spatialprobe.errors import UsageError
 
     monkeypatch.setenv("EWOK_PW", "wrong")
     with pytest.raises(UsageError, match="the password in --option password_env does not open it"):
-        replay(_settings(archive), 0)
+        from_settings(_settings(archive), 0)
     monkeypatch.delenv("EWOK_PW")
     with pytest.raises(UsageError, match="the environment variable EWOK_PW is not set"):
-        replay(_settings(archive), 0)
+        from_settings(_settings(archive), 0)
 
 
 def test_a_knowing_model_scores_100_and_a_half_knowing_one_50(archive, tmp_path, monkeypatch):
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
 
     monkeypatch.setenv("EWOK_PW", PASSWORD)
-    source = replay(_settings(archive), 0)
+    source = from_settings(_settings(archive), 0)
     for model, want in ((Knower(), 100.0), (Knower(half=True), 50.0)):
         summary = ask_run(source, model, Component("fake", {"model": "knower"}), None, tmp_path / str(want),
                           condition="none")
@@ -144,11 +144,11 @@ def _official(s11, s12, s21, s22):
 
 
 def test_the_score_equals_ewoks_on_random_scores_with_ties(archive, monkeypatch):
-    from spatialprobe.benchmarks.asked import official_metrics
-    from spatialprobe.models.protocols import Question, ask
+    from spatialprobe.engine.metrics import official_metrics
+    from spatialprobe.engine.protocols import Question, ask
 
     monkeypatch.setenv("EWOK_PW", PASSWORD)
-    source = replay(_settings(archive), 0)
+    source = from_settings(_settings(archive), 0)
     rng = random.Random(0)
 
     class Random:

@@ -1,7 +1,7 @@
 import pytest
 
-from spatialprobe import datasets
-from spatialprobe.datasets import make_folds
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.data import make_folds
 
 
 def _check_disjoint(ds, folds):
@@ -18,7 +18,7 @@ def _check_disjoint(ds, folds):
 
 @pytest.mark.parametrize("task", ["size", "height"])
 def test_scale_folds_are_object_disjoint_and_span_levels(task):
-    ds = datasets.load(task)
+    ds = task_data.load(task)
     folds = make_folds(ds, 5, seed=0)
     _check_disjoint(ds, folds)
     levels = dict(ds.object_levels)
@@ -28,13 +28,13 @@ def test_scale_folds_are_object_disjoint_and_span_levels(task):
 
 
 def test_seed_is_deterministic_and_matters():
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     assert make_folds(ds, seed=3) == make_folds(ds, seed=3)
     assert make_folds(ds, seed=3) != make_folds(ds, seed=4)
 
 
 def test_posrel_folds_split_objects_not_persons():
-    ds = datasets.load("posrel")
+    ds = task_data.load("posrel")
     folds = make_folds(ds, 5, seed=0)
     _check_disjoint(ds, folds)
     assert all(f.dev and f.test for f in folds)
@@ -46,7 +46,7 @@ def test_folds_without_levels_stratify_by_larger_share(tmp_path):
     rows = ["first,second,label"] + [f"{a},{b},{int(a > b)}" for a in objects for b in objects if a != b]
     path = tmp_path / "pairs.csv"
     path.write_text("\n".join(rows) + "\n")
-    ds = datasets.load_pairs(path, first="first", second="second")
+    ds = task_data.load_pairs(path, first="first", second="second")
     folds = make_folds(ds, 5, seed=1)
     _check_disjoint(ds, folds)
     for fold in folds:  # one object from the smaller half and one from the larger half
@@ -58,4 +58,4 @@ def test_too_few_objects_is_a_clear_error(tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text("obj_a,obj_b,label\nant,bus,0\nbus,ant,1\n")
     with pytest.raises(ValueError, match="2 objects cannot make 5"):
-        make_folds(datasets.load_pairs(path))
+        make_folds(task_data.load_pairs(path))

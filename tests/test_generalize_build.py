@@ -8,10 +8,10 @@ import pytest
 from generalize_helpers import make_conceptnet_db, make_wordnet_dir, write_corpus
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
-from spatialprobe.datasets.generalize import generalize, generalize_records, scenario_text
-from spatialprobe.datasets.subterms import WordNetSubterms
+from spatialprobe.generalize.scenarios import generalize, generalize_records, scenario_text
+from spatialprobe.generalize.subterms import WordNetSubterms
+from spatialprobe.tasks import data as task_data
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +26,7 @@ def test_scenario_text_fixes_the_article():
 
 def test_records_keep_action_label_and_pronoun(tmp_path):
     terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"))
-    rows, missing = generalize_records(datasets.load("posrel"), terms, replace="both")
+    rows, missing = generalize_records(task_data.load("posrel"), terms, replace="both")
     # Only "bus" has subterms among the built-in objects: man -> 2, woman -> 3 persons, 4 actions.
     assert len(rows) == 4 * 2 + 4 * 3
     assert {"boy", "girl", "camel", "taxi"} <= missing
@@ -40,7 +40,7 @@ def test_records_keep_action_label_and_pronoun(tmp_path):
 
 def test_person_only_keeps_the_object(tmp_path):
     terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"))
-    rows, _ = generalize_records(datasets.load("posrel"), terms, replace="person", max_per_scenario=1)
+    rows, _ = generalize_records(task_data.load("posrel"), terms, replace="person", max_per_scenario=1)
     assert all(r["obj_b"] == r["source_obj_b"] for r in rows)
     assert len({r["source_text"] for r in rows}) == len(rows)  # one per source scenario
 
@@ -49,9 +49,9 @@ def test_generalize_drops_corpus_scenarios_and_loads_as_a_dataset(tmp_path):
     terms = WordNetSubterms(make_wordnet_dir(tmp_path / "wn"))
     corpus = write_corpus(tmp_path / "books.txt", ["Then a wizard\ndrives the minibus home."])
     out = tmp_path / "general.jsonl"
-    report = generalize(datasets.load("posrel"), terms, out, corpus=[corpus])
+    report = generalize(task_data.load("posrel"), terms, out, corpus=[corpus])
     assert (report.candidates, report.in_corpus, report.kept) == (20, 1, 19)
-    ds = datasets.load(str(out))
+    ds = task_data.load(str(out))
     assert ds.task == "posrel" and len(ds) == 19
     assert "A wizard drives the minibus." not in {i.text for i in ds.instances}
     inst = next(i for i in ds.instances if i.text == "A ballerina is driving the minibus.")
@@ -70,7 +70,7 @@ def test_cli_with_conceptnet(tmp_path):
     result = CliRunner().invoke(app, ["generalize", "--conceptnet", str(db), "--corpus", str(corpus),
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
-    texts = {i.text for i in datasets.load(str(out)).instances}
+    texts = {i.text for i in task_data.load(str(out)).instances}
     # ConceptNet: man -> wizard, woman -> ballerina, enchantress; bus -> minibus; 4 actions each.
     assert len(texts) == 4 * 3 - 1
     assert "A ballerina cleans the minibus." not in texts
@@ -97,7 +97,7 @@ class _Subterms:
 
 def test_source_scenarios_are_never_re_emitted():
     terms = _Subterms({"man": ["boy", "wizard"]})  # ConceptNet holds "boy IsA man"
-    rows, _ = generalize_records(datasets.load("posrel"), terms, replace="person")
+    rows, _ = generalize_records(task_data.load("posrel"), terms, replace="person")
     texts = {r["text"] for r in rows}
     assert "A boy drives the bus." not in texts  # already in the source set
     assert "A wizard drives the bus." in texts
@@ -134,7 +134,7 @@ def test_gendered_subterms_get_their_own_pronoun_others_inherit():
     # IsA data is noisy: a policewoman listed under "man" is still "She".
     terms = _Subterms({"man": ["policewoman", "archer", "human"], "woman": ["fireman", "dancer"],
                        "bus": ["minibus"]})
-    rows, _ = generalize_records(datasets.load("posrel"), terms, replace="both")
+    rows, _ = generalize_records(task_data.load("posrel"), terms, replace="both")
     pronoun = {(r["obj_a"], r["source_obj_a"]): r["pronoun"] for r in rows}
     assert pronoun == {("policewoman", "man"): "She", ("archer", "man"): "He", ("human", "man"): "He",
                        ("fireman", "woman"): "He", ("dancer", "woman"): "She"}

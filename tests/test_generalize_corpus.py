@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from generalize_helpers import write_corpus
 
-from spatialprobe.datasets.corpus_filter import CorpusFilter, filter_phrases, normalize, normalize_phrase
+from spatialprobe.generalize.corpus_filter import CorpusFilter, filter_phrases, normalize, normalize_phrase
 
 PHRASES = ["A wizard drives the ambulance.", "An enchantress rides the camel.",
            "A ballerina paints the canoe.", "A wizard drives the car."]

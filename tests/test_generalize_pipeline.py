@@ -10,10 +10,10 @@ from qa_helpers import make_vilt
 from synthesis_helpers import one_torch_thread, tiny_stable_diffusion  # noqa: F401
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.files import write_jsonl
 from spatialprobe.imagestore import ImageStore
+from spatialprobe.tasks import data as task_data
 
 pytest.importorskip("torch")
 pytest.importorskip("diffusers")
@@ -33,15 +33,15 @@ def _invoke(args):
 def test_generalized_file_probes_synthesizes_and_answers(tmp_path):
     # Source: the man/woman scenarios of three objects of the built-in set (12 scenarios).
     objects = ("bus", "camel", "kite")
-    source = [i for i in datasets.load("posrel").instances
+    source = [i for i in task_data.load("posrel").instances
               if i.obj_b in objects and i.obj_a in ("man", "woman")]
-    write_jsonl(tmp_path / "source.jsonl", datasets.to_release_records(
-        datasets.Dataset("s", "v", "posrel", datasets.load("posrel").labels, tuple(source))))
+    write_jsonl(tmp_path / "source.jsonl", task_data.to_release_records(
+        task_data.Dataset("s", "v", "posrel", task_data.load("posrel").labels, tuple(source))))
     corpus = write_corpus(tmp_path / "books.txt", ["An enchantress flies the kite."])
     gen = tmp_path / "general.jsonl"
     _invoke(["generalize", "--source", tmp_path / "source.jsonl", "--wordnet", make_wordnet_dir(tmp_path / "wn"),
              "--replace", "person", "--max-per-scenario", 1, "--corpus", corpus, "--out", gen])
-    data = datasets.load(str(gen))
+    data = task_data.load(str(gen))
     assert {i.obj_b for i in data.instances} == set(objects)
     assert "An enchantress flies the kite." not in {i.text for i in data.instances}
     assert all(i.pronoun == ("She" if i.obj_a in ("ballerina", "enchantress", "sorceress") else "He")

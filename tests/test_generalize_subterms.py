@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from generalize_helpers import make_conceptnet_db, make_wordnet_dir
 
-from spatialprobe.datasets.subterms import ConceptNetSubterms, WordNetSubterms, find_wordnet
+from spatialprobe.generalize.subterms import ConceptNetSubterms, WordNetSubterms, find_wordnet
 
 pytest.importorskip("conceptnet_lite")
 
@@ -91,8 +91,8 @@ def test_wordnet_from_nltks_zip_found_on_its_data_path(tmp_path, monkeypatch):
 
 
 def test_a_wordnet_folder_without_lexnames_is_one_sentence(tmp_path):
-    from spatialprobe.datasets.subterms import WordNetSubterms
     from spatialprobe.errors import DataError
+    from spatialprobe.generalize.subterms import WordNetSubterms
 
     for name in ("index.noun", "data.noun"):
         (tmp_path / name).write_text("")

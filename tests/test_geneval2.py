@@ -1,4 +1,4 @@
-"""GenEval 2 (spatialprobe/sources/geneval2.py): a small ``geneval2_data.jsonl`` and its images
+"""GenEval 2 (spatialprobe/benchmarks/geneval2.py): a small ``geneval2_data.jsonl`` and its images
 given as GenEval 2's own ``{prompt: image}`` JSON, through ``spatialprobe bench`` with a tiny
 LLaVA and through the engine with a judge whose probabilities are known; Soft-TIFA AM and GM equal
 a transcription of facebookresearch/GenEval2 @a6e82d2 (evaluation.py, soft_tifa_analysis.py) on
@@ -17,7 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spatialprobe.sources.geneval2 import geometric_means, replay
+from spatialprobe.benchmarks.geneval2 import from_settings, geometric_means
 
 DATA = [
     {"prompt": "a cat to the left of a dog", "atom_count": 3,
@@ -65,7 +65,7 @@ class Judge:
 
 
 def _source(files, **options):
-    return replay({"name": "geneval2", "data": str(files / "geneval2_data.jsonl"),
+    return from_settings({"name": "geneval2", "data": str(files / "geneval2_data.jsonl"),
                    "images": str(files / "images.json"), "options": options}, 0)
 
 
@@ -80,7 +80,7 @@ def test_position_atoms_of_prompts_with_images_and_their_facts(files):
 
 
 def test_a_known_judge_gives_the_soft_tifa_it_puts_on_yes(files, tmp_path):
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
 
     summary = ask_run(_source(files), Judge(), Component("fake", {"model": "judge"}), None, tmp_path / "run")
@@ -127,7 +127,7 @@ def _official(all_score_lists, all_skill_lists):
 
 
 def test_soft_tifa_am_and_gm_equal_geneval2s_on_random_atom_scores(files):
-    from spatialprobe.benchmarks.asked import official_metrics
+    from spatialprobe.engine.metrics import official_metrics
 
     source = _source(files)
     declared = tuple(o for o in source.official if "soft_tifa_am" in o.metrics)

@@ -157,11 +157,11 @@ def test_vsr_resume_with_its_clip_replaced_in_place_is_refused_naming_it(tmp_pat
 def qa_setup(tmp_path_factory):
     from qa_helpers import make_t5, train_t5
 
-    from spatialprobe import datasets
-    from spatialprobe.datasets.qa import QASet, build_qa
     from spatialprobe.models.qa_models import unifiedqa_input
+    from spatialprobe.tasks import data as task_data
+    from spatialprobe.tasks.yes_no import QASet, build_qa
 
-    qa = build_qa(datasets.load("posrel"))
+    qa = build_qa(task_data.load("posrel"))
     items = tuple(i for i in qa.items if i.context in ("A man drives the bus.", "A man cleans the bus."))
     qa = QASet(qa.name, "test", qa.task, items)
     path = make_t5(tmp_path_factory.mktemp("t5") / "t5", [i.full_text for i in qa.items])
@@ -172,8 +172,8 @@ def qa_setup(tmp_path_factory):
 def _qa_run(tmp_path, qa_setup, *extra):
     import shutil
 
-    from spatialprobe.datasets.qa import to_qa_records
     from spatialprobe.files import write_jsonl
+    from spatialprobe.tasks.yes_no import to_qa_records
 
     qa, t5 = qa_setup
     model = tmp_path / "t5"
@@ -333,10 +333,10 @@ def test_revision_and_trust_remote_code_are_passed_recorded_and_replayed(tmp_pat
 # ---- issue 34 item 2: a model given by a relative path is recorded absolute; its fingerprint decides ----
 def _size_lines(path: Path, count: int = 40) -> Path:
     """The size set's first ``count`` release lines: all ``ant`` first, so every gold is smaller."""
-    from spatialprobe import datasets
-    from spatialprobe.datasets.release import to_release_records
+    from spatialprobe.tasks import data as task_data
+    from spatialprobe.tasks.release import to_release_records
 
-    records = to_release_records(datasets.load("size"))[:count]
+    records = to_release_records(task_data.load("size"))[:count]
     assert {r["label"] for r in records} == {0}
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path

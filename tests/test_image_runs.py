@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 from vl_helpers import solid_image
 
 from spatialprobe.cli import app
-from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, load_sr2d, prompt_lines
 from spatialprobe.errors import DataError, RunInUse
 from spatialprobe.imagestore import Completeness, PromptItem, open_image_run
 from spatialprobe.synthesis import PromptSet, load_prompts, synthesize
+from spatialprobe.tasks.sr2d import build_sr2d, is_spatial, load_sr2d, prompt_lines
 
 SHAPES = {"size": 64, "device": "cpu", "precision": "auto"}
 COLOUR = ["--detector", "colour", "--depth", "colour", "--no-gallery"]
@@ -298,14 +298,14 @@ def test_skip_missing_also_leaves_out_damaged_images_counted_with_the_reason(tmp
 def test_qa_image_refuses_a_damaged_image_in_one_sentence(tmp_path):
     from qa_helpers import make_vilt
 
-    from spatialprobe import datasets
-    from spatialprobe.datasets.qa import build_qa
+    from spatialprobe.tasks import data as task_data
+    from spatialprobe.tasks.yes_no import build_qa
 
     posrel = load_prompts("posrel")
     synthesize(dataclasses.replace(posrel, items=posrel.items[:2]), tmp_path / "images", "shapes", SHAPES)
     bad = sorted((tmp_path / "images").glob("images/*.png"))[0]
     bad.write_bytes(b"")
-    texts = [i.full_text for i in build_qa(datasets.load("posrel")).items]
+    texts = [i.full_text for i in build_qa(task_data.load("posrel")).items]
     model = make_vilt(tmp_path / "vilt", texts, {"yes": 1.0, "no": 0.0})
     result = invoke("qa", "image", "--images", tmp_path / "images", "--model", model, "--out", tmp_path / "qa",
                     "--device", "cpu")

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from spatialprobe.cli import app
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.files import read_json, read_jsonl
-from spatialprobe.interop.run import import_logs
+from spatialprobe.interop.imported_run import import_logs
 
 runner = CliRunner()
 DATA = Path(__file__).parent / "data" / "interop"
@@ -303,12 +303,12 @@ def test_hostile_lines_are_refused_naming_file_line_and_field(tmp_path):
 @pytest.fixture(scope="module")
 def native(tmp_path_factory):
     """A native probe run (dummy scorer: folds, rows of two objects)."""
-    from spatialprobe import datasets
     from spatialprobe.probing.run import ProbeSettings, run_probe
     from spatialprobe.prompts.templates import resolve
+    from spatialprobe.tasks import data as task_data
 
     out = tmp_path_factory.mktemp("native") / "size-dummy"
-    run_probe(datasets.load("size"), resolve("manual", "size"), ProbeSettings(model="dummy", seed=0), out)
+    run_probe(task_data.load("size"), resolve("manual", "size"), ProbeSettings(model="dummy", seed=0), out)
     return out
 
 
@@ -334,7 +334,7 @@ def test_a_native_run_exported_to_eee_and_imported_back_is_the_same(native, tmp_
     assert sorted((r["instance_id"], r["fold"], r["correct"]) for r in rows_back) == keys(
         read_jsonl(native / "predictions.jsonl"))
     # the native run and its imported copy, side by side: paired on the same items, nothing differs
-    from spatialprobe.reports.many import load_compared
+    from spatialprobe.reports.compare import load_compared
 
     back_folder = next((tmp_path / "back").glob("*/predictions.jsonl")).parent
     compared, spec = load_compared([native, back_folder])

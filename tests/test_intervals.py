@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from interval_helpers import plain_wilson, wilson
 
-from spatialprobe import datasets
 from spatialprobe.files import read_jsonl
 from spatialprobe.metrics.classification import accuracy_f1
 from spatialprobe.metrics.intervals import INTERVAL, Resampling, encode, grouped, metric_intervals, row_weights
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.runner.summary import Metric, check_summary
+from spatialprobe.tasks import data as task_data
 
 CANDS = Candidates("size", ("[A] is [MASK] than [B].",), {"larger": ("larger",), "smaller": ("smaller",)}, "test")
 
@@ -42,7 +42,7 @@ class FirstLabel(Oracle):
 
 
 def probe(tmp_path, scorer_class, name, seed=0, task="size"):
-    ds = datasets.load(task)
+    ds = task_data.load(task)
     return run_probe(ds, CANDS, ProbeSettings(model=scorer_class.name, seed=seed), tmp_path / name,
                      scorer=scorer_class(ds))
 
@@ -93,7 +93,7 @@ def test_an_order_blind_scorer_is_exactly_50_in_every_resample(tmp_path):
 
 
 def test_the_interval_is_the_same_for_every_seed_nothing_is_drawn(tmp_path):
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     rows = [{"instance_id": i.id, "obj_a": i.obj_a, "obj_b": i.obj_b, "gold": i.label,
              "pred": i.label if n % 3 else "larger"} for n, i in enumerate(ds.instances)]
     spec = Resampling(ds.labels, ("obj_a", "obj_b"))
@@ -122,7 +122,7 @@ def test_rows_of_two_objects_count_as_often_as_the_pair_can_be_formed():
 def test_with_unit_weights_the_statistic_is_the_point_estimate_mean_over_folds(tmp_path):
     from spatialprobe.files import read_jsonl
 
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     summary = run_probe(ds, CANDS, ProbeSettings(model="dummy"), tmp_path / "dummy")
     rows = read_jsonl(tmp_path / "dummy" / "predictions.jsonl")
     enc = encode(rows, Resampling(ds.labels, ("obj_a", "obj_b"), group="fold"))
@@ -158,7 +158,7 @@ def test_the_summary_schema_carries_intervals_and_refuses_a_reversed_one():
 
 
 def test_posrel_resamples_objects_not_persons(tmp_path):
-    ds = datasets.load("posrel")
+    ds = task_data.load("posrel")
     cands = Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
                        {label: (label,) for label in ds.labels}, "manual")
     run_probe(ds, cands, ProbeSettings(model="dummy"), tmp_path / "posrel")

@@ -260,10 +260,10 @@ def test_an_order_blind_judge_is_exactly_50_in_every_resample(tmp_path):
     # resample of the objects (count(a) * count(b)), so accuracy is 50 in every resample.
     from judge_helpers import dataset_id, scene
 
-    from spatialprobe import datasets
     from spatialprobe.imagestore import ImageStore, PromptItem
+    from spatialprobe.tasks import data as task_data
 
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     by_pair = {(i.obj_a, i.obj_b): i for i in ds.instances}
     first = [i for i in ds.instances if i.label == "larger"][:6]
     metas = [inst.to_dict() for i in first for inst in (i, by_pair[(i.obj_b, i.obj_a)])]

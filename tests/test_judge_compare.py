@@ -324,8 +324,8 @@ def test_shapes_colour_end_to_end(tmp_path):
 
 
 def test_visor_of_shapes_sr2d_images_reads_by_image_and_replays(tmp_path, monkeypatch):
-    from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
     from spatialprobe.imagestore import ImageStore
+    from spatialprobe.tasks.sr2d import build_sr2d, is_spatial, prompt_lines
 
     records = [r for r in build_sr2d() if is_spatial(r)][:12]
     (tmp_path / "sr2d.jsonl").write_text("".join(json.dumps(line) + "\n" for line in prompt_lines(records)))

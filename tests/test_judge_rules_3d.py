@@ -18,7 +18,7 @@ from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.judging.box import JudgeConfig, judge_image, judge_run
 from spatialprobe.registry import Spec
 from spatialprobe.synthesis import synthesize
-from spatialprobe.synthesis.prompts import PromptSet
+from spatialprobe.synthesis.prompt_sets import PromptSet
 
 pytestmark = pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value encountered")
 COLOUR = Spec("colour", {})

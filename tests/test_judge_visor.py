@@ -8,7 +8,7 @@ from spatialprobe.cli import app
 from spatialprobe.detectors.colour import draw_scene
 from spatialprobe.files import DataError
 from spatialprobe.imagestore import ImageStore, PromptItem
-from spatialprobe.metrics import visor
+from spatialprobe.judging import visor_metrics as visor
 
 runner = CliRunner()
 

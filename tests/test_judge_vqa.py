@@ -261,8 +261,8 @@ def no_model(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sr2d_images(tmp_path_factory):
     """8 spatial SR2D prompts (every 50th of the first 400), one shapes image each."""
-    from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
     from spatialprobe.synthesis import load_prompts, synthesize
+    from spatialprobe.tasks.sr2d import build_sr2d, is_spatial, prompt_lines
 
     records = [r for r in build_sr2d() if is_spatial(r)][:400:50]
     folder = tmp_path_factory.mktemp("sr2d")

@@ -1,6 +1,6 @@
 """Run folders written by the main branch before issue 28 resume and replay with this code: those of
 the retired kinds (vsr, spatialmqa, qa) migrate to ask runs in place with their cached answers
-(spatialprobe.benchmarks.legacy) and are recomputed elsewhere with identical predictions; an ask folder
+(spatialprobe.engine.legacy) and are recomputed elsewhere with identical predictions; an ask folder
 is confirmed in place (the same identity, nothing computed).
 
 The folders are written by tests/legacy_runs.py run, in a subprocess, with the package as it was
@@ -174,7 +174,7 @@ def _means(run: Path, names) -> dict:
 
 def _old_answers(kind: str, rows: list[dict]) -> list[tuple]:
     """(item, prediction in the ask kind's labels, scores in its option order) of an old kind's rows,
-    written out independently of spatialprobe.benchmarks.legacy."""
+    written out independently of spatialprobe.engine.legacy."""
     if kind == "vsr":
         return [(r["id"], "yes" if r["pred"] == 1 else "no", [r["score_negation"], r["score_caption"]])
                 for r in rows]
@@ -214,7 +214,7 @@ def _predictions(run: Path) -> list[tuple]:
     ("qa", {"mode": "text", "questions": {"source": {"given": "mine"}}}, "given in memory"),
 ])
 def test_a_retired_run_without_a_faithful_mapping_is_refused_in_one_sentence(kind, settings, why):
-    from spatialprobe.benchmarks.legacy import ask_run_of
+    from spatialprobe.engine.legacy import ask_run_of
     from spatialprobe.errors import UsageError
     from spatialprobe.runner import RunSpec
 

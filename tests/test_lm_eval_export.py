@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.prompts.lm_eval_export import lm_eval_docs, task_name
+from spatialprobe.tasks import data as task_data
 
 lm_eval_tasks = pytest.importorskip("lm_eval.tasks", reason="lm-eval is a dev extra")
 hf_datasets = pytest.importorskip("datasets")
@@ -40,7 +40,7 @@ def seen(task, doc_id):
 
 def test_lm_eval_loads_every_built_in_set_with_exact_docs(tmp_path):
     out = tmp_path / "lm"
-    for name in datasets.builtin_names():
+    for name in task_data.builtin_names():
         export(name, "--format", "lm-eval", "--out", out)
     export("posrel", "--format", "lm-eval", "--style", "question", "--out", out)
     export("size", "--format", "lm-eval", "--style", "question", "--out", out)
@@ -50,7 +50,7 @@ def test_lm_eval_loads_every_built_in_set_with_exact_docs(tmp_path):
     size, posrel = loaded["spatialprobe_size"], loaded["spatialprobe_posrel"]
     assert [len(task.test_docs()) for task in (size, posrel)] == [500, 256]
     assert size.OUTPUT_TYPE == "multiple_choice" and size.config.target_delimiter == " "
-    assert datasets.load("size").version == size.VERSION
+    assert task_data.load("size").version == size.VERSION
     assert sorted(size._metric_fn_list) == ["acc", "acc_norm"]
     assert size.higher_is_better() == {"acc": True, "acc_norm": True}
 
@@ -73,8 +73,8 @@ def test_lm_eval_loads_every_built_in_set_with_exact_docs(tmp_path):
 
 
 def test_every_gold_index_names_the_instance_label():
-    for name in datasets.builtin_names():
-        data = datasets.load(name)
+    for name in task_data.builtin_names():
+        data = task_data.load(name)
         for style in ("cloze", "question"):
             docs = lm_eval_docs(data, style)
             assert [d["id"] for d in docs] == [i.id for i in data.instances]
@@ -94,7 +94,7 @@ def test_the_yaml_states_data_metrics_and_version(tmp_path):
         "output_type": "multiple_choice"}
     assert config["metric_list"] == [{"metric": m, "aggregation": "mean", "higher_is_better": True}
                                      for m in ("acc", "acc_norm")]
-    assert config["metadata"]["version"] == datasets.load("posrel").version
+    assert config["metadata"]["version"] == task_data.load("posrel").version
     first = json.loads(data_file.read_text().splitlines()[0])
     assert first["context"] == "A man drives the bus. He is" and first["gold"] == 2
 
@@ -165,7 +165,7 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     release = tmp_path / "my_pairs.jsonl"
     release.write_text("".join(json.dumps(r) + "\n" for r in RELEASE_RECORDS))
     export(release, "--format", "lm-eval", "--out", tmp_path / "lm")
-    task = task_name(datasets.load(str(release)))
+    task = task_name(task_data.load(str(release)))
     model, tokenizer = tiny_gpt2(tmp_path / "gpt2", shared_dir)
     manager = lm_eval_tasks.TaskManager(include_path=str(tmp_path / "lm"))
     limit = 4
@@ -173,7 +173,7 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
                                       tasks=[task], task_manager=manager, limit=limit,
                                       device="cpu", batch_size=4, log_samples=True)
 
-    docs = lm_eval_docs(datasets.load(str(release)))[:limit]
+    docs = lm_eval_docs(task_data.load(str(release)))[:limit]
     by_hand = [[loglikelihood(model, tokenizer, d["context"], " " + c) for c in d["choices"]] for d in docs]
     assert all(abs(a - b) > 1e-3 for a, b in by_hand)  # no near-ties: the argmax is well defined
     pairs = list(zip(by_hand, docs, strict=True))
@@ -182,10 +182,10 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     acc_norm = sum(argmax([ll / len(c) for ll, c in zip(lls, d["choices"], strict=True)]) == d["gold"]
                    for lls, d in pairs) / limit
 
-    version = datasets.load(str(release)).version
+    version = task_data.load(str(release)).version
     assert task == f"spatialprobe_file_my_pairs_{version.rsplit('-', 1)[1][:8]}"
     assert results["n-samples"][task] == {"original": 6, "effective": limit}
-    assert results["versions"][task] == datasets.load(str(release)).version
+    assert results["versions"][task] == task_data.load(str(release)).version
     assert results["results"][task]["acc,none"] == acc
     assert results["results"][task]["acc_norm,none"] == acc_norm
     samples = sorted(results["samples"][task], key=lambda sample: sample["doc_id"])
@@ -193,7 +193,7 @@ def test_simple_evaluate_matches_the_models_own_loglikelihoods(tmp_path, shared_
     assert [ll for lls in logged for ll in lls] == pytest.approx([ll for lls in by_hand for ll in lls], abs=1e-4)
     # the toolkit's likelihood protocol with the same model gives lm-eval's log-likelihoods
     from spatialprobe import registry
-    from spatialprobe.models.protocols import Question, ask
+    from spatialprobe.engine.protocols import Question, ask
 
     causal = registry.build("model", registry.Spec("hf-causal", {"model": str(tmp_path / "gpt2"), "device": "cpu",
                                                                  "bos": False}))  # lm-eval adds no BOS
@@ -214,25 +214,25 @@ def test_two_exports_never_collide(tmp_path):
     built_in = (tmp_path / "lm" / "spatialprobe_posrel.yaml").read_text()
     paper = tmp_path / "paper" / "posrel.jsonl"
     paper.parent.mkdir()
-    shutil.copy(Path(spatialprobe.__file__).parent / "data" / "posrel.jsonl", paper)
-    version = datasets.load(str(paper)).version
+    shutil.copy(Path(spatialprobe.__file__).parent / "tasks" / "posrel.jsonl", paper)
+    version = task_data.load(str(paper)).version
     file_task = f"spatialprobe_file_posrel_{version.rsplit('-', 1)[1][:8]}"
     assert "wrote lm-eval task " + file_task in export(paper, "--format", "lm-eval", "--out", tmp_path / "lm").output
     assert (tmp_path / "lm" / "spatialprobe_posrel.yaml").read_text() == built_in  # untouched
     other = tmp_path / "other" / "posrel.jsonl"
     other.parent.mkdir()
     other.write_text("".join(paper.read_text().splitlines(keepends=True)[:-1]))
-    other_task = task_name(datasets.load(str(other)))
+    other_task = task_name(task_data.load(str(other)))
     assert other_task.startswith("spatialprobe_file_posrel_") and other_task != file_task
     export(other, "--format", "lm-eval", "--out", tmp_path / "lm")
     loaded = load_tasks(tmp_path / "lm", ["spatialprobe_posrel", file_task, other_task])
     sizes = {name: len(list(task.test_docs())) for name, task in loaded.items()}
-    n = len(datasets.load("posrel"))
+    n = len(task_data.load("posrel"))
     assert sizes == {"spatialprobe_posrel": n, file_task: n, other_task: n - 1}
     yaml_file = tmp_path / "lm" / "spatialprobe_posrel.yaml"
-    yaml_file.write_text(built_in.replace(datasets.load("posrel").version, "posrel-000000000000"))
+    yaml_file.write_text(built_in.replace(task_data.load("posrel").version, "posrel-000000000000"))
     stale = CliRunner().invoke(app, ["datasets", "export", "posrel", "--format", "lm-eval", "--out",
                                      str(tmp_path / "lm")])
     assert stale.exit_code == 2
     assert (f"{yaml_file} already defines the lm-eval task spatialprobe_posrel with other data than "
-            f"posrel ({datasets.load('posrel').version})") in " ".join(stale.output.split())
+            f"posrel ({task_data.load('posrel').version})") in " ".join(stale.output.split())

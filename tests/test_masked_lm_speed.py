@@ -13,12 +13,12 @@ import pytest
 from mlm_helpers import tiny_bpe_roberta, tiny_distilbert, tiny_wordpiece_bert
 from mlm_reference import ReferenceMaskedLM
 
-from spatialprobe import datasets
 from spatialprobe.models.base import ScoreRequest
 from spatialprobe.models.masked_lm import MaskedLMScorer
 from spatialprobe.models.mlm_batches import pack
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, builtin, fill
+from spatialprobe.tasks import data as task_data
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def roberta_dir(tmp_path_factory):
 
 def size_requests(instances: int) -> list[ScoreRequest]:
     """The probe's requests on the size task: every built-in prompt x the first instances."""
-    ds, cands = datasets.load("size"), builtin("size")
+    ds, cands = task_data.load("size"), builtin("size")
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
     return [ScoreRequest(*fill(t, inst), options=words) for t in cands.templates for inst in ds.instances[:instances]]
 
@@ -81,7 +81,7 @@ def test_models_without_a_single_head_module_score_as_before(bert_dir, tmp_path)
 
 
 def test_probe_run_predictions_and_summary_are_unchanged(bert_dir, tmp_path):
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     cands = Candidates("size", ("[A] is [MASK] than [B].", "[A] is much [MASK] than [B]."),
                        {"larger": ("larger", "huger"), "smaller": ("smaller", "tinier")}, "test")
     scorer = MaskedLMScorer(str(bert_dir), device="cpu", batch_size=32)

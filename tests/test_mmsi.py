@@ -1,4 +1,4 @@
-"""MMSI-Bench (spatialprobe/sources/mmsi.py): its Hugging Face Parquet layout (a list of embedded
+"""MMSI-Bench (spatialprobe/benchmarks/mmsi.py): its Hugging Face Parquet layout (a list of embedded
 images per question, the options written in the question) and a TSV of base64 images through
 the real loader and ``spatialprobe bench``, every image of a question asked together."""
 
@@ -12,9 +12,9 @@ import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
+from spatialprobe.benchmarks.mmsi import options_in
+from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.errors import DataError
-from spatialprobe.sources.mmsi import options_in
-from spatialprobe.sources.rebuild import replay
 
 GOLD = ["A", "C", "B", "A", "D"]
 
@@ -43,14 +43,14 @@ def test_the_options_are_read_from_the_question_and_both_layouts_agree(tmp_path)
     assert options_in("Which?\nOptions:\nA. yes\nB. no") == ("yes", "no")
     assert options_in("Which? Options: B: x, A: y") == ()
     _copy(tmp_path)
-    a = replay({"name": "mmsi", "data": str(tmp_path / "test-00000-of-00001.parquet")}, 0)
-    b = replay({"name": "mmsi", "data": str(tmp_path / "MMSI_bench.tsv")}, 0)
+    a = rebuild_source({"name": "mmsi", "data": str(tmp_path / "test-00000-of-00001.parquet")}, 0)
+    b = rebuild_source({"name": "mmsi", "data": str(tmp_path / "MMSI_bench.tsv")}, 0)
     assert [(i.gold, i.options, len(i.views)) for i in a.items] == [(i.gold, i.options, len(i.views)) for i in b.items]
     assert [len(i.views) for i in a.items] == [1, 2, 1, 2, 1]
     (tmp_path / "bad.jsonl").write_text(json.dumps({"id": 1, "images": ["0.png"], "question": "No options?",
                                                     "answer": "A"}) + "\n")
     with pytest.raises(DataError, match="cannot be read"):
-        replay({"name": "mmsi", "data": str(tmp_path / "bad.jsonl")}, 0)
+        rebuild_source({"name": "mmsi", "data": str(tmp_path / "bad.jsonl")}, 0)
 
 
 @needs_a_llava

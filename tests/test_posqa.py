@@ -1,4 +1,4 @@
-"""POSQA (spatialprobe/sources/posqa.py): a small file in its own format (a JSON object keyed by id,
+"""POSQA (spatialprobe/benchmarks/posqa.py): a small file in its own format (a JSON object keyed by id,
 and the Parquet layout of its Hugging Face copy) through the real loader and ``spatialprobe bench``
 with tiny masked and causal LMs (cloze) and a chat stand-in (question, both protocols); known
 answers; the official metrics equal a transcription of the authors' script on random predictions;
@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spatialprobe.sources.posqa import replay
+from spatialprobe.benchmarks.posqa import from_settings
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "posqa" / "datasets" / "posqa.json"
 PAIRS = [("ant", "house", False), ("plane", "cup", True), ("bus", "bird", True), ("dog", "bottle", True)]
@@ -77,12 +77,12 @@ def _settings(path, subset=None):
 
 
 def test_the_file_and_its_parquet_copy_give_the_same_items_with_their_facts(files):
-    keyed = replay(_settings(files / "posqa.json"), 0)
-    parquet = replay(_settings(files), 0)
+    keyed = from_settings(_settings(files / "posqa.json"), 0)
+    parquet = from_settings(_settings(files), 0)
     assert [(i.key, i.gold, i.fact) for i in keyed.items] == [(i.key, i.gold, i.fact) for i in parquet.items]
     assert [i.gold for i in keyed.items] == ["no", "yes", "yes", "no", "yes", "no", "yes", "no"]
     assert keyed.items[0].fact == ("ant", "smaller", "house") and keyed.items[2].fact == ("plane", "larger", "cup")
-    special = replay(_settings(files / "posqa.json", "special"), 0)
+    special = from_settings(_settings(files / "posqa.json", "special"), 0)
     assert [i.gold for i in special.items[:2]] == ["house", "ant"] and special.labels == tuple(sorted(
         {x for h, t, _ in PAIRS for x in (h, t)}))
     assert special.items[1].wording("cloze").labels == ("house", "ant")  # "smaller" names the head
@@ -120,15 +120,15 @@ def test_bench_with_tiny_masked_and_causal_lms_through_the_cloze(files, tmp_path
 
 
 def test_a_yes_sayer_scores_the_yes_share_by_both_protocols(files, tmp_path):
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
 
-    general = replay(_settings(files / "posqa.json"), 0)
+    general = from_settings(_settings(files / "posqa.json"), 0)
     summary = ask_run(general, Sayer("Yes"), Component("fake", {"model": "sayer"}), None, tmp_path / "g",
                       protocol="both", condition="none")
     yes = 100 * sum(i.gold == "yes" for i in general.items) / len(general.items)
     assert summary["metrics"]["accuracy"]["mean"] == summary["metrics"]["accuracy_generate"]["mean"] == yes == 50.0
-    special = replay(_settings(files / "posqa.json", "special"), 0)
+    special = from_settings(_settings(files / "posqa.json", "special"), 0)
     summary = ask_run(special, Sayer("A"), Component("fake", {"model": "sayer"}), None, tmp_path / "s",
                       protocol="both", condition="none")
     heads = 100 * sum(i.gold == i.options[0] for i in special.items) / len(special.items)
@@ -148,9 +148,9 @@ def _official(preds, golds):
 def test_official_metrics_equal_the_authors_script_on_random_predictions(files, subset):
     from dataclasses import replace
 
-    from spatialprobe.benchmarks.asked import official_metrics
+    from spatialprobe.engine.metrics import official_metrics
 
-    source = replay(_settings(files / "posqa.json", subset), 0)
+    source = from_settings(_settings(files / "posqa.json", subset), 0)
     declared = (replace(source.official[0], groups=()),)
     rng = random.Random(0)
     for _ in range(150):
@@ -165,8 +165,8 @@ def test_official_metrics_equal_the_authors_script_on_random_predictions(files, 
 
 @pytest.mark.skipif(not REAL.is_file(), reason="../shared/data/posqa is not present")
 def test_the_real_release_reads_whole_with_consistent_facts():
-    general = replay(_settings(REAL), 0)
-    special = replay(_settings(REAL, "special"), 0)
+    general = from_settings(_settings(REAL), 0)
+    special = from_settings(_settings(REAL, "special"), 0)
     assert len(general.items) == len(special.items) == 6000
     assert sum(i.gold == "yes" for i in general.items) == 2970  # a yes-sayer scores 49.5
     for g, s in zip(general.items, special.items, strict=True):  # the larger entity answers "which is bigger"

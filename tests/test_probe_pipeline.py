@@ -3,12 +3,12 @@ import json
 import pytest
 from mlm_helpers import tiny_wordpiece_bert
 
-from spatialprobe import datasets
 from spatialprobe.files import read_jsonl
 from spatialprobe.models.masked_lm import MaskedLMScorer
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.store import list_runs
+from spatialprobe.tasks import data as task_data
 
 
 class OracleForOneTemplate:
@@ -41,7 +41,7 @@ CANDS = Candidates("size", ("[A] is [MASK] than [B].", "[A] is usually [MASK] th
 
 
 def test_selection_picks_the_template_that_works_on_dev(tmp_path):
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     scorer = OracleForOneTemplate(ds, {"larger": ("larger", "bigger"), "smaller": ("smaller", "tinier")})
     summary = run_probe(ds, CANDS, ProbeSettings(model="oracle"), tmp_path / "run", scorer=scorer)
     assert scorer.calls == 2 * 500  # every template x instance once, for all five folds
@@ -54,7 +54,7 @@ def test_selection_picks_the_template_that_works_on_dev(tmp_path):
 
 
 def test_rerun_on_the_same_directory_scores_nothing_again(tmp_path):
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     words = {"larger": ("larger", "bigger"), "smaller": ("smaller", "tinier")}
     first = OracleForOneTemplate(ds, words)
     run_probe(ds, CANDS, ProbeSettings(model="oracle"), tmp_path / "run", scorer=first)
@@ -64,7 +64,7 @@ def test_rerun_on_the_same_directory_scores_nothing_again(tmp_path):
 
 
 def test_interrupted_scoring_resumes_where_it_stopped(tmp_path):
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     words = {"larger": ("larger", "bigger"), "smaller": ("smaller", "tinier")}
 
     class Crashing(OracleForOneTemplate):
@@ -81,7 +81,7 @@ def test_interrupted_scoring_resumes_where_it_stopped(tmp_path):
 
 
 def test_a_run_directory_refuses_another_model(tmp_path):
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     run_probe(ds, CANDS, ProbeSettings(model="dummy"), tmp_path / "run")
     with pytest.raises(ValueError, match="settings that differ: model: 'dummy' -> 'oracle'"):
         run_probe(ds, CANDS, ProbeSettings(model="oracle"), tmp_path / "run",
@@ -98,7 +98,7 @@ def _counting(forward, rows: list[int]):
 
 def test_five_fold_search_costs_no_more_forward_passes_than_one_fold(tmp_path):
     model_dir = tiny_wordpiece_bert(tmp_path / "bert")
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     cands = Candidates("size", ("[A] is [MASK] than [B].", "[A] is much [MASK] than [B]."),
                        {"larger": ("larger", "huger"), "smaller": ("smaller", "tinier")}, "test")
     counts = {}
@@ -116,7 +116,7 @@ def test_five_fold_search_costs_no_more_forward_passes_than_one_fold(tmp_path):
 
 
 def test_summary_contract_and_index(tmp_path):
-    ds = datasets.load("posrel")
+    ds = task_data.load("posrel")
     summary = run_probe(ds, Candidates("posrel", ("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].",),
                                        {label: (label,) for label in ds.labels}, "manual"),
                         ProbeSettings(model="dummy", seed=1), tmp_path / "run")
@@ -135,7 +135,7 @@ def test_summary_contract_and_index(tmp_path):
 
 
 def test_same_answer_share_counts_pairs_of_actions(tmp_path):
-    ds = datasets.load("posrel")
+    ds = task_data.load("posrel")
 
     class AlwaysInside:
         name = "inside"

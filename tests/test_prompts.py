@@ -2,15 +2,15 @@ import json
 
 import pytest
 
-from spatialprobe import datasets
-from spatialprobe.datasets import DataError
 from spatialprobe.prompts import templates
 from spatialprobe.prompts.backtranslate import backtranslate, round_trip
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.data import DataError
 
 
 @pytest.mark.parametrize("task", ["size", "height", "posrel"])
 def test_builtin_candidates_are_complete_and_distinct(task):
-    ds = datasets.load(task)
+    ds = task_data.load(task)
     cands = templates.builtin(task)
     assert len(cands.templates) == 10 and len(set(cands.templates)) == 10
     for answers in cands.answer_sets(ds.labels):
@@ -20,10 +20,10 @@ def test_builtin_candidates_are_complete_and_distinct(task):
 
 
 def test_fill_uses_articles_pronouns_and_capitals():
-    size = datasets.load("size").instances[0]
+    size = task_data.load("size").instances[0]
     assert templates.fill("Compared to [B], [A] is [MASK].", size) == ("Compared to a bird, an ant is ", ".")
     assert templates.fill("[A] is [MASK] than [B].", size) == ("An ant is ", " than a bird.")
-    woman = next(i for i in datasets.load("posrel").instances if i.obj_a == "woman")
+    woman = next(i for i in task_data.load("posrel").instances if i.obj_a == "woman")
     prefix, suffix = templates.fill("[SCENARIO] [PRONOUN] is [MASK] the [OBJECT].", woman)
     assert prefix == f"{woman.text} She is " and suffix == f" the {woman.obj_b}."
 
@@ -53,7 +53,7 @@ class DictTranslator:
 
 
 def test_backtranslation_keeps_placeholders_and_drops_broken_candidates():
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     forward = DictTranslator({"An ant is smaller than a bird.": ["Eine Ameise ist kleiner als ein Vogel.",
                                                                  "Ameise kleiner Vogel."],
                               "An ant is larger than a bird.": ["Eine Ameise ist größer als ein Vogel."],

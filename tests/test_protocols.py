@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import pytest
 
+from spatialprobe.engine.protocols import Question, ask, check_protocol, protocols_of
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.metrics.protocols import agreement, parse_failure_rate, protocol_comparison
-from spatialprobe.models.protocols import Question, ask, check_protocol, protocols_of
+from spatialprobe.metrics.protocol_comparison import agreement, parse_failure_rate, protocol_comparison
 
 
 class Fixed:

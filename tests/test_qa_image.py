@@ -8,14 +8,14 @@ import pytest
 from qa_helpers import make_blip, make_vilt
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
+from spatialprobe.benchmarks.qa import match_images
 from spatialprobe.cli import app
-from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.models.qa_models import load_vqa
-from spatialprobe.sources.qa import match_images
-from spatialprobe.synthesis.prompts import load_prompts
+from spatialprobe.synthesis.prompt_sets import load_prompts
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.yes_no import QASet, build_qa, to_qa_records
 
 pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
@@ -24,9 +24,9 @@ Image = pytest.importorskip("PIL.Image")
 def run_image_qa(qa, store, model, out, protocol="likelihood"):
     """The questions of ``qa`` (written to a file beside ``out``) asked of the ViLT-VQA ``model`` about
     every image of their scenario in ``store`` (voted over), through the ask kind."""
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.benchmarks.qa import qa_source
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.qa import qa_source
 
     path = out.parent / f"{out.name}-questions.jsonl"
     write_jsonl(path, to_qa_records(qa))
@@ -43,7 +43,7 @@ def _home(tmp_path, monkeypatch):
 @pytest.fixture()
 def synthesis_run(tmp_path):
     """An image store as synthesis writes it: 3 posrel scenarios, 2 images for the first, none for the 4th."""
-    instances = datasets.load("posrel").instances[:4]
+    instances = task_data.load("posrel").instances[:4]
     store = ImageStore(tmp_path / "synth")
     store.add_prompts(PromptItem(i.id, i.text, i.to_dict()) for i in instances)
     for index, inst in enumerate(instances[:3]):
@@ -55,7 +55,7 @@ def synthesis_run(tmp_path):
 
 @pytest.fixture(scope="module")
 def posrel_qa():
-    qa = build_qa(datasets.load("posrel"))
+    qa = build_qa(task_data.load("posrel"))
     return QASet(qa.name, "test", qa.task, qa.items[:8])
 
 
@@ -96,7 +96,7 @@ def test_full_vocabulary_argmax(tmp_path, synthesis_run, posrel_qa, vilt_yes):
 
 
 def test_cli_image_infers_the_task_from_the_store(tmp_path, synthesis_run, tmp_path_factory):
-    texts = [i.full_text for i in build_qa(datasets.load("posrel")).items]
+    texts = [i.full_text for i in build_qa(task_data.load("posrel")).items]
     model = make_vilt(tmp_path_factory.mktemp("vilt_no") / "m", texts, {"yes": 0.0, "no": 2.0})
     out = tmp_path / "qa-run"
     args = ["qa", "image", "--images", str(synthesis_run.path), "--model", str(model), "--out", str(out),

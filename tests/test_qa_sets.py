@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
-from spatialprobe.datasets.qa import build_qa, load_qa, posrel_distractor, questions_for, to_qa_records
 from spatialprobe.files import write_jsonl
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.yes_no import build_qa, load_qa, posrel_distractor, questions_for, to_qa_records
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "spatial-commonsense"
 
@@ -24,20 +24,20 @@ def _home(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("task, n", [("size", 1000), ("height", 1000), ("posrel", 512)])
 def test_sets_are_balanced(task, n):
-    qa = build_qa(datasets.load(task))
+    qa = build_qa(task_data.load(task))
     assert len(qa) == n
     assert Counter(item.answer for item in qa.items) == {"yes": n // 2, "no": n // 2}
 
 
 def test_size_questions_ask_both_comparatives():
-    first, second = build_qa(datasets.load("size")).items[:2]  # ant vs bird
+    first, second = build_qa(task_data.load("size")).items[:2]  # ant vs bird
     assert (first.question, first.answer) == ("Is an ant larger than a bird?", "no")
     assert (second.question, second.answer) == ("Is an ant smaller than a bird?", "yes")
     assert first.context == "An ant and a bird." and first.instance_id == "size-0000"
 
 
 def test_posrel_true_question_then_distractor():
-    qa = build_qa(datasets.load("posrel"))
+    qa = build_qa(task_data.load("posrel"))
     first, second = qa.items[:2]
     assert first.full_text == "A man drives the bus. Is the man inside the bus?"
     assert (first.answer, second.answer) == ("yes", "no")
@@ -53,7 +53,7 @@ def test_distractor_rule():
 
 
 def test_export_round_trip(tmp_path):
-    qa = build_qa(datasets.load("height"))
+    qa = build_qa(task_data.load("height"))
     path = tmp_path / "qa.jsonl"
     write_jsonl(path, to_qa_records(qa))
     loaded = load_qa(path)
@@ -62,7 +62,7 @@ def test_export_round_trip(tmp_path):
 
 def test_questions_for_a_dataset_file_and_a_qa_file(tmp_path):
     data = tmp_path / "posrel.jsonl"
-    write_jsonl(data, datasets.to_release_records(datasets.load("posrel")))
+    write_jsonl(data, task_data.to_release_records(task_data.load("posrel")))
     qa, label = questions_for(None, data)
     assert qa.task == "posrel" and len(qa) == 512 and label.startswith("posrel.jsonl@")
     release_like = tmp_path / "qa.jsonl"
@@ -78,7 +78,7 @@ def test_bad_qa_record_names_file_line_and_field(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"question": "A man drives the car. Is the man inside the car?", "label": 1}\n'
                     '{"question": "A man drives the car.", "label": 1}\n')
-    with pytest.raises(datasets.DataError, match=r"bad.jsonl, line 2, field 'question'"):
+    with pytest.raises(task_data.DataError, match=r"bad.jsonl, line 2, field 'question'"):
         load_qa(path)
 
 
@@ -88,7 +88,7 @@ def test_qa_context_null_is_absent_and_a_non_string_is_refused(tmp_path):
                        {"question": "A man drives the car. Is the man on the car?", "label": 0}])
     assert [i.context for i in load_qa(path).items] == ["A man drives the car.", "A man drives the car."]
     write_jsonl(path, [{"question": "Is the man inside the car?", "label": 1, "context": 5}])
-    with pytest.raises(datasets.DataError, match=r"qa\.jsonl, line 1, field 'context': expected str, got 5"):
+    with pytest.raises(task_data.DataError, match=r"qa\.jsonl, line 1, field 'context': expected str, got 5"):
         load_qa(path)
 
 
@@ -97,7 +97,7 @@ def test_release_posrel_qa_loads_and_is_reproduced_exactly():
     released = load_qa(SHARED / "posrel_qa.jsonl")
     assert len(released) == 448
     assert Counter(i.answer for i in released.items) == {"yes": 224, "no": 224}
-    built = build_qa(datasets.load_release(SHARED / "posrel.jsonl"))
+    built = build_qa(task_data.load_release(SHARED / "posrel.jsonl"))
     assert [(i.full_text, i.answer) for i in built.items] == [(i.full_text, i.answer) for i in released.items]
     assert [i.instance_id for i in built.items] == [i.instance_id for i in released.items]
 

@@ -9,12 +9,12 @@ from interval_helpers import wilson
 from qa_helpers import make_t5, train_t5
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
-from spatialprobe.datasets.qa import QASet, build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
 from spatialprobe.models.qa_models import T5YesNo, unifiedqa_input
 from spatialprobe.store import list_runs
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.yes_no import QASet, build_qa, to_qa_records
 
 torch = pytest.importorskip("torch")
 
@@ -26,7 +26,7 @@ def _home(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def posrel_qa():
-    qa = build_qa(datasets.load("posrel"))
+    qa = build_qa(task_data.load("posrel"))
     # Two scenarios of different objects (4 questions) and their pairs with other actions.
     items = tuple(i for i in qa.items if i.context in (
         "A man drives the bus.", "A man cleans the bus.", "A girl rides the camel.", "A girl leads the camel."))
@@ -43,9 +43,9 @@ def trained_t5(tmp_path_factory, posrel_qa):
 def run_text_qa(qa, answerer, out, dataset=None):
     """The questions of ``qa`` (written to a file beside ``out``) asked of ``answerer`` without an
     image through the ask kind, in the short wording (``dataset``: unused, the file names it)."""
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.benchmarks.qa import qa_source
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.qa import qa_source
 
     path = out.parent / f"{out.name}-questions.jsonl"
     if not path.exists():
@@ -71,7 +71,7 @@ class AlwaysYes:
 def test_a_blind_answerer_is_exactly_50_in_every_resample(tmp_path, task, clusters):
     # Every scenario (posrel) or pair (size) gives one yes and one no question about the same objects:
     # in every resample they weigh alike, so always "yes" is right exactly half the time.
-    qa = build_qa(datasets.load(task))
+    qa = build_qa(task_data.load(task))
     qa = QASet(qa.name, "test", qa.task, qa.items[:40])
     summary = run_text_qa(qa, AlwaysYes(), tmp_path / "run", dataset=f"{task}@test")
     assert (summary["accuracy"]["mean"], summary["accuracy"]["ci"]) == (50.0, [50.0, 50.0])
@@ -82,7 +82,7 @@ def test_a_blind_answerer_is_exactly_50_in_every_resample(tmp_path, task, cluste
 
 
 def test_questions_without_objects_resample_scenarios(tmp_path):
-    from spatialprobe.datasets.qa import QAItem, asked_objects
+    from spatialprobe.tasks.yes_no import QAItem, asked_objects
 
     assert asked_objects("Is a fire truck larger than an ant?") == ("fire truck", "ant")
     assert asked_objects("Where is the cat?") is None

@@ -15,11 +15,12 @@ from qa_helpers import make_t5
 from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
-from spatialprobe import datasets, registry
+from spatialprobe import registry
 from spatialprobe.cli import app
-from spatialprobe.datasets.qa import build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
 from spatialprobe.models.masked_lm import MaskedLMScorer
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.yes_no import build_qa, to_qa_records
 
 pytest.importorskip("ray")
 runner = CliRunner()
@@ -135,7 +136,7 @@ def test_vsr_and_spatialmqa_with_a_tiny_clip(ray_cluster, tmp_path, monkeypatch)
 
 
 def test_qa_text_with_a_tiny_t5(ray_cluster, tmp_path):
-    qa = build_qa(datasets.load("posrel"))
+    qa = build_qa(task_data.load("posrel"))
     items = qa.items[:6]
     data = tmp_path / "qa.jsonl"
     write_jsonl(data, to_qa_records(type(qa)(qa.name, "test", qa.task, items)))

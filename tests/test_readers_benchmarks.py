@@ -1,5 +1,5 @@
-"""The benchmark modules' row parsing (:mod:`spatialprobe.sources`) fed mutated copies, through
-:func:`spatialprobe.sources.rebuild.replay`, each from a minimal copy as its own test builds one: a
+"""The benchmark modules' row parsing (:mod:`spatialprobe.benchmarks`) fed mutated copies, through
+:func:`spatialprobe.engine.rebuild.rebuild_source`, each from a minimal copy as its own test builds one: a
 load or one sentence naming the file (the discipline of tests/test_readers_property2.py, whose
 settings and checks it reuses)."""
 
@@ -114,12 +114,12 @@ def bench_copies(tmp_path_factory):
 
 
 def _replay(name: str, root: Path, content: bytes):
-    from spatialprobe.sources.rebuild import replay
+    from spatialprobe.engine.rebuild import rebuild_source
 
     file_name, _, more = _bench_rows(root)[name]
     (root / file_name).write_bytes(content)
     data = root if name == "comfort" else root / file_name
-    return replay({"name": name, "data": str(data), **more}, 0)
+    return rebuild_source({"name": name, "data": str(data), **more}, 0)
 
 
 def _targeted(records, draw):

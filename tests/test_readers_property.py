@@ -19,23 +19,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
+from spatialprobe.benchmarks.spatialmqa import load_spatialmqa_file
+from spatialprobe.benchmarks.vsr import load_vsr_file
 from spatialprobe.cli import app
-from spatialprobe.datasets.qa import build_qa, load_qa, to_qa_records
-from spatialprobe.datasets.spatialmqa import load_spatialmqa_file
-from spatialprobe.datasets.sr2d import build_sr2d, load_sr2d
-from spatialprobe.datasets.vsr import load_vsr_file
 from spatialprobe.errors import SpatialprobeError
 from spatialprobe.judging.annotation_page import CANT_TELL
 from spatialprobe.judging.human import FORMAT, check_answered, page_items, read_answers, usable_answers
-from spatialprobe.metrics.visor import released_records
+from spatialprobe.judging.visor_metrics import released_records
 from spatialprobe.prompts.templates import builtin, load_candidates
-from spatialprobe.synthesis.prompts import load_prompts
+from spatialprobe.synthesis.prompt_sets import load_prompts
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.sr2d import build_sr2d, load_sr2d
+from spatialprobe.tasks.yes_no import build_qa, load_qa, to_qa_records
 from spatialprobe.validate import read_run_config
 
 FAST = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-SIZE = datasets.load("size")
+SIZE = task_data.load("size")
 SR2D = build_sr2d()[:6]
 PAGE = "size-0123456789ab"
 ITEMS = [{"id": f"size-{n:04d}#0"} for n in range(4)]
@@ -53,7 +53,7 @@ def _csv(rows, delimiter=",") -> bytes:
 
 
 def _release() -> bytes:
-    return _jsonl(datasets.to_release_records(SIZE)[:5])
+    return _jsonl(task_data.to_release_records(SIZE)[:5])
 
 
 def _pairs(delimiter: str) -> bytes:
@@ -63,7 +63,7 @@ def _pairs(delimiter: str) -> bytes:
 
 EXAMPLES = {  # name -> (file name, valid content)
     "release": ("data.jsonl", _release()),
-    "release-posrel": ("posrel.jsonl", _jsonl(datasets.to_release_records(datasets.load("posrel"))[:5])),
+    "release-posrel": ("posrel.jsonl", _jsonl(task_data.to_release_records(task_data.load("posrel"))[:5])),
     "pairs-csv": ("pairs.csv", _pairs(",")),
     "pairs-tsv": ("pairs.tsv", _pairs("\t")),
     "candidates": ("candidates.json", json.dumps(builtin("size").to_dict()).encode()),
@@ -106,9 +106,9 @@ EXAMPLES = {  # name -> (file name, valid content)
 def _read(name: str, path: Path, tmp: Path):
     """The reader (or readers) a command runs on a file of this kind."""
     if name.startswith("release"):
-        return datasets.load_release(path, "posrel" if name.endswith("posrel") else "size")
+        return task_data.load_release(path, "posrel" if name.endswith("posrel") else "size")
     if name.startswith("pairs"):
-        return datasets.load_pairs(path, "size")
+        return task_data.load_pairs(path, "size")
     if name == "candidates":
         return load_candidates(path, "size")
     if name.startswith("prompts"):
@@ -281,9 +281,9 @@ def test_an_image_runs_prompt_metadata_of_any_shape_is_matched_or_refused_in_one
     # issue 34 item 1: probe --image RUN reads each image's prompt metadata against its question
     import tempfile
 
-    from spatialprobe.datasets.sources import builtin_source
+    from spatialprobe.benchmarks.commonsense import task_source
     from spatialprobe.records import Dataset
-    from spatialprobe.sources.task import task_source
+    from spatialprobe.tasks.origin import builtin_source
 
     two = Dataset(SIZE.name, SIZE.version, SIZE.task, SIZE.labels, tuple(SIZE.instances[:2]))
     metas = [i.to_dict() for i in two.instances]

@@ -4,7 +4,7 @@ The same discipline and the same mutations (reused from that file): each reader 
 valid minimal file, hypothesis mutates it (lines dropped, repeated or cut, fields removed or given
 other types, a byte-order mark, random bytes) or replaces it, and the outcome must be a load or a
 :class:`SpatialprobeError` whose message is one line naming the file; any other exception is a
-traceback a user would see. Covered here: :func:`spatialprobe.sources.files.read_records` in each
+traceback a user would see. Covered here: :func:`spatialprobe.benchmarks.local_copy.read_records` in each
 layout, the ``import`` formats' readers (:mod:`spatialprobe.interop`) and, through the CLI, a few of
 them; the benchmark modules' row parsing is in tests/test_readers_benchmarks.py.
 """
@@ -50,7 +50,7 @@ LAYOUTS = {  # name -> (file name, valid content, read_records keywords)
 
 
 def _read_records(path: Path, keywords: dict):
-    from spatialprobe.sources.files import read_records
+    from spatialprobe.benchmarks.local_copy import read_records
 
     records = read_records(path, **keywords)
     assert len(records.rows) == len(records.where)
@@ -233,7 +233,7 @@ def _write_log(name: str, folder: Path, contents: dict[str, bytes] | None = None
 
 
 def _import(name: str, paths: list[Path], out: Path):
-    from spatialprobe.interop.run import import_logs
+    from spatialprobe.interop.imported_run import import_logs
 
     return import_logs(LOGS[name][0], paths, out, LOGS[name][3])
 

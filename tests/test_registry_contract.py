@@ -34,18 +34,19 @@ def test_every_registered_component_resolves(kind, name):
 def test_every_task_file_is_complete(name):
     """A task's candidates load with every label answered and every template holding its
     placeholders; its built-in data (if any) loads with the task's labels, both labels occurring."""
-    from spatialprobe import datasets, tasks
+    from spatialprobe import tasks
     from spatialprobe.prompts.templates import builtin, check_labels
+    from spatialprobe.tasks import data as task_data
 
     task = tasks.get(name)
     candidates = builtin(name)
     assert all(p in t for t in candidates.templates for p in task.placeholders)
     if task.has_builtin_data:
-        data = datasets.load(name)
+        data = task_data.load(name)
         check_labels(candidates, data)
         assert data.labels == task.labels and data.task == name
         assert {inst.label for inst in data.instances} == set(task.labels)
-        assert len(datasets.make_folds(data, 5, 0)) == 5
+        assert len(task_data.make_folds(data, 5, 0)) == 5
 
 
 def test_unknown_names_suggest_close_ones():

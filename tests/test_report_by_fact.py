@@ -18,16 +18,16 @@ from scipy import stats
 from test_intervals import Oracle
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
-from spatialprobe.benchmarks.ask import ask_run
-from spatialprobe.benchmarks.ask_sources import task_source
+from spatialprobe.benchmarks.commonsense import task_source
 from spatialprobe.cli import app
-from spatialprobe.datasets.sources import builtin_source
+from spatialprobe.engine.run import ask_run
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import fill, resolve
 from spatialprobe.reports.facts import by_fact, normalise, row_fact, row_right
 from spatialprobe.runner.settings import Component
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.origin import builtin_source
 
 GOLDS = ["above", "below", "inside", "beside"] * 2
 TEXT = [True, True, True, True, True, True, False, False]
@@ -67,7 +67,7 @@ class PlantedCloze(Oracle):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("facts")
-    dataset = datasets.load("posrel")
+    dataset = task_data.load("posrel")
     picked = chosen(dataset)
     # text: the probe over every posrel instance
     wrong = {fact(i) for i, ok in zip(picked, TEXT, strict=True) if not ok}

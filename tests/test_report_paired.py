@@ -5,7 +5,6 @@ from scipy import stats
 from test_intervals import CANDS, FirstLabel, Oracle
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
 from spatialprobe.errors import UsageError
 from spatialprobe.files import read_json, read_jsonl
@@ -14,12 +13,13 @@ from spatialprobe.metrics.paired import paired_differences, unpaired_reason
 from spatialprobe.probing.run import ProbeSettings, run_probe
 from spatialprobe.prompts.templates import resolve
 from spatialprobe.reports.tables import p_text
+from spatialprobe.tasks import data as task_data
 
 runner = CliRunner()
 
 
 def run(tmp_path, scorer_class, name, seed=0, task="size"):
-    ds = datasets.load(task)
+    ds = task_data.load(task)
     scorer = scorer_class(ds) if scorer_class else None
     model = scorer_class.name if scorer_class else "dummy"
     cands = CANDS if task == "size" else resolve("manual", task)

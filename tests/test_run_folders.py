@@ -70,15 +70,15 @@ def test_a_model_checkpoint_given_as_out_is_refused_and_left_as_it_was(bert_fold
 def test_the_spine_itself_refuses_a_foreign_folder_for_every_kind(bert_folder, tmp_path):
     """The command's early check aside, the one rule sits in the spine (RunDir.claim), before the
     lock file: a run kind called from Python is refused the same way."""
-    from spatialprobe import datasets
     from spatialprobe.probing.run import ProbeSettings, run_probe
     from spatialprobe.prompts.templates import resolve
+    from spatialprobe.tasks import data as task_data
 
     copy = tmp_path / "bertcopy"
     shutil.copytree(bert_folder, copy)
     before = fingerprint(copy)
     with pytest.raises(OutputError) as err:
-        run_probe(datasets.load("size"), resolve("manual", "size"), ProbeSettings(model="dummy"), copy)
+        run_probe(task_data.load("size"), resolve("manual", "size"), ProbeSettings(model="dummy"), copy)
     assert str(err.value).endswith(f"a run would overwrite {copy / 'config.json'}, which has no 'kind'; "
                                    "use a new or empty directory.")
     assert fingerprint(copy) == before

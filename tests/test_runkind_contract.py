@@ -43,8 +43,8 @@ def test_every_kind_is_a_runkind_with_a_settings_dataclass(name):
 
 @pytest.mark.parametrize("name", ["qa", "vsr", "spatialmqa"])
 def test_a_retired_kind_is_registered_as_its_mapping_to_the_ask_kind(name):
-    from spatialprobe.benchmarks.ask import AskRunSettings
-    from spatialprobe.benchmarks.legacy import RETIRED, Retired
+    from spatialprobe.engine.legacy import RETIRED, Retired
+    from spatialprobe.engine.run import AskRunSettings
 
     assert name in RETIRED and registry.lookup("run-kind", name) is Retired
     assert Retired.Settings is AskRunSettings  # a replay overrides the ask kind's runtime settings

@@ -17,13 +17,13 @@ from causal_reference import MaterializedHead, ReferenceCausalLM, materialized
 from conftest import SHARED
 from vilt_reference import ReferenceVilt
 
-from spatialprobe import datasets
 from spatialprobe.models import chat
 from spatialprobe.models.base import ScoreRequest
 from spatialprobe.models.causal_lm import CausalLMScorer
 from spatialprobe.models.causal_prefix import HeadLogProbs, SharedPrefix
 from spatialprobe.models.vilt import ViltMaskedLMScorer
 from spatialprobe.prompts.templates import builtin, fill
+from spatialprobe.tasks import data as task_data
 
 CAUSAL_BOUND = 5e-5
 """|log-likelihood difference|, float32: a few units in the last place of numbers near -50."""
@@ -33,7 +33,7 @@ VILT_BOUND = 1e-5
 
 
 def size_requests(instances: int) -> list[ScoreRequest]:
-    ds, cands = datasets.load("size"), builtin("size")
+    ds, cands = task_data.load("size"), builtin("size")
     words = tuple(dict.fromkeys(w for answers in cands.answer_sets(ds.labels) for w in answers))
     return [ScoreRequest(*fill(t, inst), words) for t in cands.templates for inst in ds.instances[:instances]]
 
@@ -80,7 +80,7 @@ def test_causal_scores_of_the_size_probe_equal_the_previous_path(gpt2_dir, batch
 
 
 def test_causal_chat_and_normalized_scores_equal_the_previous_path(gpt2_dir):
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     template = chat.question_template("size")
     requests = chat.requests([(template, inst) for inst in ds.instances[:12]], "size", ds.labels)
     for normalize in ("sum", "token", "char"):
@@ -198,7 +198,7 @@ def test_causal_scores_equal_the_whole_logits_path(gpt2_dir, format):
     if format == "plain":
         requests = size_requests(3)
     else:
-        ds = datasets.load("size")
+        ds = task_data.load("size")
         requests = chat.requests([(chat.question_template("size"), inst) for inst in ds.instances[:20]],
                                  "size", ds.labels)
     assert_same(scorer.score(requests), materialized(scorer).score(requests), HEAD_BOUND)

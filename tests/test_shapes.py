@@ -11,7 +11,6 @@ from interval_helpers import wilson
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
-from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
 from spatialprobe.imagestore import ImageStore
 from spatialprobe.judging.box import JudgeConfig, judge_run
 from spatialprobe.judging.judged_images import image_run, unscorable_prompts
@@ -20,8 +19,9 @@ from spatialprobe.registry import Spec
 from spatialprobe.runner import execute
 from spatialprobe.runner.settings import Component
 from spatialprobe.synthesis import load_prompts, synthesize
-from spatialprobe.synthesis.prompts import line_meta
+from spatialprobe.synthesis.prompt_sets import line_meta
 from spatialprobe.synthesis.shapes import MODEL, ShapesSynthesizer
+from spatialprobe.tasks.sr2d import build_sr2d, is_spatial, prompt_lines
 
 runner = CliRunner()
 SHAPES = {"size": 64, "device": "cpu", "precision": "auto"}

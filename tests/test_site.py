@@ -1,4 +1,4 @@
-"""SITE (spatialprobe/sources/site.py): its records with single- and multi-image items through
+"""SITE (spatialprobe/benchmarks/site.py): its records with single- and multi-image items through
 the real loader and ``spatialprobe bench``; accuracy and the chance-adjusted accuracy equal to a
 transcription of SITE's scoring as lmms-eval carries it (EvolvingLMMs-Lab/lmms-eval
 ``lmms_eval/tasks/sitebench/utils.py`` ``spatial_process_results`` / ``spatial_aggregate_results``,
@@ -15,9 +15,9 @@ import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
+from spatialprobe.benchmarks.site import matching
+from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.metrics.weighted import STATISTICS
-from spatialprobe.sources.rebuild import replay
-from spatialprobe.sources.site import matching
 
 Categories = {"spatial relationship reasoning", "multi-view & cross-image reasoning"}
 
@@ -72,7 +72,8 @@ def _records(root, n=9, seed=0):
 
 def test_the_chance_adjusted_accuracy_equals_sites_on_random_predictions(tmp_path):
     rows = _records(tmp_path, n=23)
-    source = replay({"name": "site", "data": str(tmp_path / "site.jsonl"), "images": str(tmp_path / "images")}, 0)
+    source = rebuild_source({"name": "site", "data": str(tmp_path / "site.jsonl"),
+                             "images": str(tmp_path / "images")}, 0)
     assert [len(i.views) for i in source.items] == [1 if k % 3 == 0 else 0 for k in range(23)]
     rng = np.random.default_rng(0)
     for _ in range(2000):

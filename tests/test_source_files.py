@@ -1,6 +1,6 @@
 """A benchmark's local copy in every layout it is distributed in gives the same rows, its content
 version changes with its content only, embedded images become files by their hash, and bad input
-is refused naming file, line and field (spatialprobe/sources/files.py); ``spatialprobe bench``
+is refused naming file, line and field (spatialprobe/benchmarks/local_copy.py); ``spatialprobe bench``
 refuses what does not apply before anything loads."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from spatialprobe.benchmarks.local_copy import image_file, read_records
 from spatialprobe.errors import DataError, UsageError
-from spatialprobe.sources.files import image_file, read_records
 
 ROWS = [{"id": "q1", "question": "Is the cat left of the dog?", "answer": "A"},
         {"id": "q2", "question": "Which is closer?", "answer": "B"},

@@ -1,4 +1,4 @@
-"""SpatialEval (spatialprobe/sources/spatialeval.py): a small copy in its Hugging Face layout
+"""SpatialEval (spatialprobe/benchmarks/spatialeval.py): a small copy in its Hugging Face layout
 (``tqa/`` and ``vqa/`` folders of Parquet files, images embedded) through the real loader and
 ``spatialprobe bench`` with a tiny LLaVA; the exact-match parser against the authors' quirk; the
 reference mode equals a transcription of the authors' evals/evaluation.py on random replies."""
@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spatialprobe.sources.spatialeval import reference_prediction, replay
+from spatialprobe.benchmarks.spatialeval import from_settings, reference_prediction
 
 QUESTIONS = [  # (id, text's question, options, gold letter)
     ("spatialmap.1.0", "In which direction is the Inn relative to the Cafe?",
@@ -63,7 +63,7 @@ def copy(tmp_path_factory):
 
 
 def _source(copy, mode="tqa", **options):
-    return replay({"name": "spatialeval", "data": str(copy), "subset": mode, "options": options}, 0)
+    return from_settings({"name": "spatialeval", "data": str(copy), "subset": mode, "options": options}, 0)
 
 
 def test_the_layout_reads_with_options_gold_scenes_and_images(copy, tmp_path, monkeypatch):
@@ -81,13 +81,13 @@ def test_the_layout_reads_with_options_gold_scenes_and_images(copy, tmp_path, mo
 
 
 def test_exact_match_does_not_count_none_as_no_nor_90_as_0_where_the_authors_parser_does(copy):
-    from spatialprobe.sources.spatialeval import matching
+    from spatialprobe.benchmarks.spatialeval import matching
 
     items = {i.key: i for i in _source(copy).items}
     maze, count = items["mazenav.1.2"], items["spatialmap.1.2"]
     assert matching(maze, "None of the paths.", None)["pred_reference"] == "no"  # the quirk: counted right
     assert matching(count, "There are 90 objects.", None)["pred_reference"] == "0"
-    from spatialprobe.models.answer_parse import parse_answer
+    from spatialprobe.readers.parse import parse_answer
 
     assert parse_answer("None of the paths.", maze.options).option is None  # exact match: wrong
     assert parse_answer("There are 90 objects.", count.options).option != "0"

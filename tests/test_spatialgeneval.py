@@ -1,4 +1,4 @@
-"""SpatialGenEval (spatialprobe/sources/spatialgeneval.py): a small prompts file in its own JSONL
+"""SpatialGenEval (spatialprobe/benchmarks/spatialgeneval.py): a small prompts file in its own JSONL
 format with images given as ``{prompt: image}``, through ``spatialprobe bench`` with a tiny LLaVA
 and through the engine with a judge that always answers A; avg/basic/spatial accuracy equal a
 transcription of AMAP-ML/SpatialGenEval @8b294b5 scripts/spatialgeneval_stage2_acc.py on random
@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spatialprobe.sources.spatialgeneval import options_of, replay
+from spatialprobe.benchmarks.spatialgeneval import from_settings, options_of
 
 TYPES = ["Object", "Attribute", "Position", "Orientation", "Layout", "Comparison", "Proximity", "Occlusion",
          "Motion", "Causal"]
@@ -47,7 +47,7 @@ def files(tmp_path_factory):
 
 
 def _source(files):
-    return replay({"name": "spatialgeneval", "data": str(files / "SpatialGenEval_T2I_Prompts.jsonl"),
+    return from_settings({"name": "spatialgeneval", "data": str(files / "SpatialGenEval_T2I_Prompts.jsonl"),
                    "images": str(files / "images.json")}, 0)
 
 
@@ -77,7 +77,7 @@ def test_questions_with_their_lettered_options(files):
 
 
 def test_a_judge_that_answers_a_scores_the_share_of_a(files, tmp_path):
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
 
     summary = ask_run(_source(files), SaysA(), Component("fake", {"model": "says-a"}), None, tmp_path / "run",
@@ -128,7 +128,7 @@ def _check_qa_model_preds(answers, all_preds, min_count=3):
 
 
 def test_avg_basic_and_spatial_accuracy_equal_the_authors_vote_on_random_answers(files):
-    from spatialprobe.benchmarks.asked import official_metrics
+    from spatialprobe.engine.metrics import official_metrics
 
     source = _source(files)
     rng = random.Random(0)

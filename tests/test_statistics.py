@@ -192,13 +192,13 @@ class Erratic:
 def test_a_probe_run_reports_per_fold_scikit_learn_figures_and_their_mean_and_population_sigma(tmp_path):
     import json
 
-    from spatialprobe import datasets
     from spatialprobe.probing.run import ProbeSettings, run_probe
     from spatialprobe.prompts.templates import Candidates
+    from spatialprobe.tasks import data as task_data
 
     cands = Candidates("size", ("[A] is [MASK] than [B].",), {"larger": ("larger",), "smaller": ("smaller",)},
                        "test")
-    ds = datasets.load("size")
+    ds = task_data.load("size")
     summary = run_probe(ds, cands, ProbeSettings(model="erratic"), tmp_path / "run", scorer=Erratic(ds))
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     labels = ["larger", "smaller"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from spatialprobe.datasets import DataError
 from spatialprobe.synthesis import load_prompts
+from spatialprobe.tasks.data import DataError
 
 
 def test_text_file_skips_blanks_and_drops_duplicates(tmp_path):

@@ -60,7 +60,7 @@ def test_worker_plan_never_asks_for_more_than_the_cluster_holds():
 
 def test_an_ask_run_asks_ray_for_the_gpus_its_adapter_declares():
     from spatialprobe import registry
-    from spatialprobe.benchmarks.ask import AskRun, AskRunSettings
+    from spatialprobe.engine.run import AskRun, AskRunSettings
     from spatialprobe.runner.settings import Component
 
     for name, gpus in (("openai-api", 0), ("hf-mllm", 1)):

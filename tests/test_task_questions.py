@@ -6,14 +6,15 @@ import json
 
 import pytest
 
-from spatialprobe import datasets, tasks
+from spatialprobe import tasks
 from spatialprobe.errors import UsageError
 from spatialprobe.prompts.questions import choice_question, yes_no_question
 from spatialprobe.tasks import _from_json
+from spatialprobe.tasks import data as task_data
 
 
 def _inst(task: str, obj_a: str, obj_b: str):
-    return next(i for i in datasets.load(task).instances if (i.obj_a, i.obj_b) == (obj_a, obj_b))
+    return next(i for i in task_data.load(task).instances if (i.obj_a, i.obj_b) == (obj_a, obj_b))
 
 
 def test_comparison_questions_name_the_objects_and_mean_the_labels():
@@ -28,7 +29,7 @@ def test_comparison_questions_name_the_objects_and_mean_the_labels():
 
 
 def test_position_questions_carry_the_scenario_and_the_yes_no_words_of_the_file():
-    inst = next(i for i in datasets.load("posrel").instances if i.text == "A woman is driving the bus.")
+    inst = next(i for i in task_data.load("posrel").instances if i.text == "A woman is driving the bus.")
     asked = choice_question("posrel", inst)
     assert asked.prompt == ("A woman is driving the bus. Where is the woman relative to the bus: "
                             "above, below, inside or beside?")

@@ -6,10 +6,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from spatialprobe import datasets, tasks
+from spatialprobe import tasks
 from spatialprobe.cli import app
 from spatialprobe.prompts.templates import builtin, fill
 from spatialprobe.tasks import _from_json
+from spatialprobe.tasks import data as task_data
 
 
 class WeightOracle:
@@ -32,7 +33,7 @@ class WeightOracle:
 
 
 def test_weight_built_in_set_follows_its_levels():
-    data = datasets.load("weight")
+    data = task_data.load("weight")
     levels = {obj: n for n, level in enumerate(tasks.get("weight").levels) for obj in level}
     assert len(data) == 500 and data.labels == ("heavier", "lighter")
     for inst in data.instances:
@@ -42,7 +43,7 @@ def test_weight_built_in_set_follows_its_levels():
 def test_weight_probe_with_a_model_that_knows_the_facts_scores_100(tmp_path):
     from spatialprobe.probing.run import ProbeSettings, run_probe
 
-    data = datasets.load("weight")
+    data = task_data.load("weight")
     candidates = builtin("weight")
     summary = run_probe(data, candidates, ProbeSettings(model="oracle"), tmp_path / "run",
                         scorer=WeightOracle(data, candidates))
@@ -57,9 +58,9 @@ def test_weight_release_file_round_trips_through_export_and_probe(tmp_path):
     assert runner.invoke(app, ["datasets", "export", "weight", "--out", str(out)]).exit_code == 0
     first = json.loads(out.read_text().splitlines()[0])
     assert first["question"] == "Is an ant heavier than a bird?" and first["label"] == 0
-    loaded = datasets.load_release(out)  # the task is told by the question word
+    loaded = task_data.load_release(out)  # the task is told by the question word
     assert loaded.task == "weight" and [i.label for i in loaded.instances] == [
-        i.label for i in datasets.load("weight").instances]
+        i.label for i in task_data.load("weight").instances]
     result = runner.invoke(app, ["probe", "weight", "--model", "dummy", "--data", str(out),
                                  "--candidates", "manual", "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output

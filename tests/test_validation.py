@@ -14,15 +14,15 @@ import pytest
 from judge_helpers import instances, scene
 from typer.testing import CliRunner
 
-from spatialprobe import datasets
 from spatialprobe.cli import app
-from spatialprobe.datasets.qa import build_qa, to_qa_records
 from spatialprobe.files import write_jsonl
 from spatialprobe.imagestore import ImageStore, PromptItem
 from spatialprobe.judging.annotation_page import annotation_items, page_id
 from spatialprobe.judging.human import FORMAT
+from spatialprobe.tasks import data as task_data
+from spatialprobe.tasks.yes_no import build_qa, to_qa_records
 
-SIZE_RECORDS = datasets.to_release_records(datasets.load("size"))[:4]  # "Is an ant larger than ...?"
+SIZE_RECORDS = task_data.to_release_records(task_data.load("size"))[:4]  # "Is an ant larger than ...?"
 SIZES = ["ant", "cup", "dog", "house"]  # smallest first
 
 
@@ -76,12 +76,12 @@ def test_a_size_file_is_refused_as_another_task_naming_line_and_label(tmp_path, 
     sentence = f"Error: {data}, line 1, field 'question': {expected}"
     assert probe_refuses(tmp_path, task, "--data", data) == sentence
     assert refused("datasets", "validate", data, "--task", task) == sentence
-    assert datasets.load_release(data).task == "size"  # what the file is, guessed from its question
+    assert task_data.load_release(data).task == "size"  # what the file is, guessed from its question
 
 
 def test_a_posrel_file_is_refused_as_a_comparison_at_its_first_line(tmp_path):
     data = tmp_path / "posrel.jsonl"
-    write_jsonl(data, datasets.to_release_records(datasets.load("posrel"))[:3])
+    write_jsonl(data, task_data.to_release_records(task_data.load("posrel"))[:3])
     sentence = (f"Error: {data}, line 1, field 'text': 'A man drives the bus.' is a posrel scenario, not a size "
                 "comparison, so its label 0 is not a size label; is this a posrel file?")
     assert probe_refuses(tmp_path, "size", "--data", data) == sentence
@@ -104,7 +104,7 @@ def test_candidates_keyed_by_other_labels_are_refused(tmp_path):
 
 
 def test_prompt_file_with_an_integer_label_on_a_size_prompt_is_refused(tmp_path):
-    meta = datasets.load("size").instances[0].to_dict()
+    meta = task_data.load("size").instances[0].to_dict()
     path = tmp_path / "prompts.jsonl"
     write_jsonl(path, [{"id": "p0", **meta}, {"id": "p1", **{**meta, "label": 1}}])
     sentence = f"Error: {path.resolve()}, line 2, field 'label': 1 is not a size label (larger, smaller)"
@@ -125,7 +125,7 @@ def test_sr2d_prompt_without_attributes_is_refused(tmp_path):
 # ---- ids unique, field types and sizes -----------------------------------------------------------
 
 def _qa(tmp_path: Path, change) -> Path:
-    records = to_qa_records(build_qa(datasets.load("size")))[:4]
+    records = to_qa_records(build_qa(task_data.load("size")))[:4]
     change(records)
     path = tmp_path / "qa.jsonl"
     write_jsonl(path, records)
@@ -214,7 +214,7 @@ def test_json_files_with_a_byte_order_mark_are_read(tmp_path):
     assert out == f"{cands}: 10 templates, 10 answer sets for size\n"
     lines = "".join(json.dumps(r) + "\n" for r in SIZE_RECORDS)
     data = write(tmp_path / "size.jsonl", b"\xef\xbb\xbf" + lines.encode())
-    assert len(datasets.load_release(data)) == 4
+    assert len(task_data.load_release(data)) == 4
 
 
 def test_unbalanced_quote_is_reported_at_its_line(tmp_path):

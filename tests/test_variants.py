@@ -1,5 +1,5 @@
-"""Robustness protocols on the ask engine (:mod:`spatialprobe.sources.variants`,
-:mod:`spatialprobe.benchmarks.robustness`): known answers on a tiny lettered source.
+"""Robustness protocols on the ask engine (:mod:`spatialprobe.engine.variants`,
+:mod:`spatialprobe.engine.robustness`): known answers on a tiny lettered source.
 
 Twelve questions with four lettered options (relation words) about six images (two questions an
 image: the cluster). A model wired to answer ``A`` scores the share of ``A``-gold items and 0
@@ -17,14 +17,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from spatialprobe.benchmarks.ask import ask_run
-from spatialprobe.benchmarks.asking import Asked, ask_kind
+from spatialprobe.benchmarks.base import Source, SourceItem
+from spatialprobe.engine.build import Asked, ask_kind
+from spatialprobe.engine.rebuild import rebuild_source
+from spatialprobe.engine.run import ask_run
+from spatialprobe.engine.variants import parse_variants, swapped, with_variants
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.settings import Component
-from spatialprobe.sources.base import Source, SourceItem
-from spatialprobe.sources.rebuild import replay
-from spatialprobe.sources.variants import parse_variants, swapped, with_variants
 
 RELATIONS = ("left", "right", "above", "below")
 OBJECTS = ("cup", "fork", "lamp", "book", "vase", "shoe")
@@ -192,14 +192,14 @@ def test_settings_that_do_not_apply_are_refused_and_a_replay_makes_the_same_item
     from spatialprobe import registry
 
     monkeypatch.setattr(registry, "lookup", lambda kind, name: lambda settings, seed: lettered_source())
-    again = replay(with_variants(lettered_source(), ["circular", "swap"]).settings, 0)
+    again = rebuild_source(with_variants(lettered_source(), ["circular", "swap"]).settings, 0)
     assert [i.key for i in again.items] == [i.key for i in with_variants(lettered_source(), ["circular", "swap"]).items]
     assert again.details["protocol_variants"]["swap"] == {"generated": 12, "skipped": 0}
 
 
 def test_the_ask_path_generates_variants_from_asked(monkeypatch):
-    import spatialprobe.benchmarks.ask_sources as ask_sources
-    import spatialprobe.benchmarks.asking as asking
+    import spatialprobe.engine.build as asking
+    import spatialprobe.engine.load as ask_sources
     import spatialprobe.models.choice as choice
     import spatialprobe.models.options as options
 
@@ -317,7 +317,7 @@ class Captions:
 
 
 def test_a_contrastive_wording_is_rotated_alike_and_its_order_blind_scorer_loses_nothing(tmp_path):
-    from spatialprobe.sources.base import Wording
+    from spatialprobe.benchmarks.base import Wording
 
     items = [replace(i, wordings={"contrastive": Wording("", tuple(f"the cup is {o}" for o in i.options), i.labels)})
              for i in lettered_source().items]
@@ -339,7 +339,7 @@ def views_benchmark(settings, seed):
     """The multi-view source as a benchmark module builds it: from ``--data`` (a folder), ``--limit``."""
     from pathlib import Path
 
-    from spatialprobe.sources.base import given, recorded
+    from spatialprobe.benchmarks.base import given, recorded
 
     found = given(settings)
     source = _views_source(Path(found["data"]))

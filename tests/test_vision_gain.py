@@ -5,7 +5,7 @@ left of a blue one. The images are drawn with PIL (40 to train, 24 to test); the
 linear layer (torch) on the image downsampled to 8 x 1 pixels (a column profile), trained by
 full-batch gradient descent. It is saved as a folder (``config.json`` with a test-only ``model_type``, ``weights.pt``),
 chosen from that configuration by its adapter's own ``accepts`` (registered for this file only),
-and asked the test items through :func:`spatialprobe.benchmarks.asking.run_ask` with ``--blind``:
+and asked the test items through :func:`spatialprobe.engine.build.run_ask` with ``--blind``:
 
 * the seeing model scores exactly 100 on the real images and its gain over each blind condition
   (blank, none, shuffled) has an interval that excludes 0;
@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from spatialprobe.benchmarks.asking import Asked, run_ask
+from spatialprobe.benchmarks.base import Source, SourceItem
+from spatialprobe.engine.build import Asked, run_ask
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
-from spatialprobe.sources.base import Source, SourceItem
 
 MODEL_TYPE = "spatialprobe-test-red-left-of-blue"
 """The test-only ``model_type`` the adapter accepts."""

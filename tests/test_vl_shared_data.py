@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from vl_helpers import shared_dir
 
-from spatialprobe.datasets.spatialmqa import extra_key_report, load_spatialmqa
-from spatialprobe.datasets.vsr import load_vsr, negate_caption, relations
+from spatialprobe.benchmarks.spatialmqa import extra_key_report, load_spatialmqa
+from spatialprobe.benchmarks.vsr import load_vsr, negate_caption, relations
 
 DATA = shared_dir() / "data"
 VSR_COUNTS = {("random", "train"): 7680, ("random", "dev"): 1097, ("random", "test"): 2195,
@@ -67,11 +67,11 @@ def test_spatialmqa_official_metrics_grade_a_letter_reply_as_the_option_it_names
     replier sees only the text."""
     from collections import Counter
 
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
+    from spatialprobe.engine.rebuild import restrict
+    from spatialprobe.engine.run import ask_run
+    from spatialprobe.engine.subset import write_subset
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.rebuild import restrict
-    from spatialprobe.sources.spatialmqa import spatialmqa_source
-    from spatialprobe.sources.subset import write_subset
 
     source, _ = spatialmqa_source(DATA / "spatialmqa" / "test.jsonl", None)
     golds = Counter((item.question, item.gold) for item in source.items)

@@ -8,9 +8,15 @@ import pytest
 from interval_helpers import wilson
 from vl_helpers import solid_image
 
-from spatialprobe.datasets.spatialmqa import axis, extra_key_report, load_spatialmqa, load_spatialmqa_file, perspective
+from spatialprobe.benchmarks.spatialmqa import (
+    axis,
+    extra_key_report,
+    load_spatialmqa,
+    load_spatialmqa_file,
+    perspective,
+)
 from spatialprobe.files import DataError
-from spatialprobe.models.answer_parse import lenient_correct, lenient_label, strict_label
+from spatialprobe.readers.parse import lenient_correct, lenient_label, strict_label
 
 RECORDS = [
     {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",
@@ -99,8 +105,8 @@ def test_an_answer_is_graded_as_the_text_it_gives(reply, chosen, gold, strict, l
     """SpatialMQA's official matching grades the answer's text by the benchmark's rules: a reply as it
     is, but a letter (the question wording asks for one) and an option chosen by likelihood are that
     option's text; the lenient quirk applies to every one alike."""
-    from spatialprobe.sources.base import SourceItem
-    from spatialprobe.sources.spatialmqa import matching
+    from spatialprobe.benchmarks.base import SourceItem
+    from spatialprobe.benchmarks.spatialmqa import matching
 
     options = ("on/above", "below", "in front of", "behind")
     item = SourceItem("test-0", "q", options, options, gold, None, (), {})
@@ -109,10 +115,10 @@ def test_an_answer_is_graded_as_the_text_it_gives(reply, chosen, gold, strict, l
 
 def classification_metrics(gold, pred):
     """SpatialMQA's official statistics (the registry's, as the runs compute them), in percent to 2 places."""
+    from spatialprobe.benchmarks.spatialmqa import STATISTICS
     from spatialprobe.metrics.estimates import point_estimates
     from spatialprobe.metrics.intervals import Resampling
-    from spatialprobe.models.answer_parse import SPATIALMQA_LABEL_ORDER
-    from spatialprobe.sources.spatialmqa import STATISTICS
+    from spatialprobe.readers.parse import SPATIALMQA_LABEL_ORDER
 
     rows = [{"instance_id": n, "gold": g, "pred": p} for n, (g, p) in enumerate(zip(gold, pred, strict=True))]
     spec = Resampling(tuple(SPATIALMQA_LABEL_ORDER), ("instance_id",), key=("instance_id",), metrics=STATISTICS)
@@ -154,9 +160,9 @@ class Echo:
 
 def run_spatialmqa(model, data, images, out, *, answerer=None, part="test", skip_missing=False, **options):
     """SpatialMQA's ``part`` asked of ``answerer`` (an Echo: by generation) through the ask kind."""
-    from spatialprobe.benchmarks.ask import ask_run
+    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.spatialmqa import spatialmqa_source
 
     source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, None, skip_missing)
     name = getattr(answerer, "name", "generate")

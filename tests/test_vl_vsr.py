@@ -8,7 +8,8 @@ import pytest
 from interval_helpers import plain_wilson, wilson
 from vl_helpers import solid_image
 
-from spatialprobe.datasets.vsr import CATEGORIES, find_images, load_vsr, load_vsr_file, negate_caption, relations
+from spatialprobe.benchmarks.coco_images import find_images
+from spatialprobe.benchmarks.vsr import CATEGORIES, load_vsr, load_vsr_file, negate_caption, relations
 from spatialprobe.files import DataError
 
 RANDOM = [
@@ -108,10 +109,9 @@ class FixedClip:
 
 def run_vsr(root, clip, out, skip_missing=False):
     """The random/test split of ``root`` asked of ``clip`` through the ask kind (contrastive wording)."""
-    from spatialprobe.benchmarks.ask import ask_run
-    from spatialprobe.datasets.vsr import split_file
+    from spatialprobe.benchmarks.vsr import split_file, vsr_source
+    from spatialprobe.engine.run import ask_run
     from spatialprobe.runner.settings import Component
-    from spatialprobe.sources.vsr import vsr_source
 
     source, _ = vsr_source(split_file(root, "random", "test"), root / "coco", skip_missing=skip_missing)
     return ask_run(source, clip, Component("contrastive", {"model": "fixed"}), None, out)

@@ -22,7 +22,7 @@ def records(n):
 
 
 def test_defaults_are_the_papers():
-    from spatialprobe.benchmarks.vsr_train import TrainSettings
+    from spatialprobe.training.vilt_vsr import TrainSettings
 
     s = TrainSettings()
     assert (s.learning_rate, s.batch_size, s.epochs, s.eval_steps, s.max_text_length, s.seed) == \
@@ -31,7 +31,7 @@ def test_defaults_are_the_papers():
 
 def test_trainer_arguments_follow_the_authors_loop(tmp_path):
     """torch AdamW (weight decay 0.01), constant lr, no warm-up, no clipping, best dev accuracy."""
-    from spatialprobe.benchmarks.vsr_train import TrainSettings, training_arguments
+    from spatialprobe.training.vilt_vsr import TrainSettings, training_arguments
 
     args = training_arguments(TrainSettings(), tmp_path, "cpu")
     assert (args.learning_rate, args.per_device_train_batch_size, args.num_train_epochs) == (1e-5, 12, 30)
@@ -148,9 +148,9 @@ def test_missing_training_images_are_refused_or_skipped_and_counted(tmp_path):
     is refused before a model loads, naming it; --skip-missing counts every part's gap."""
     from typer.testing import CliRunner
 
-    from spatialprobe.benchmarks.vsr_train import TrainData, TrainSettings, VSRTrainRun, VSRTrainRunSettings
     from spatialprobe.cli import app
     from spatialprobe.reports.tables import coverage_line
+    from spatialprobe.training.vilt_vsr import TrainData, TrainSettings, VSRTrainRun, VSRTrainRunSettings
 
     rows, colors = records(4)
     for part in ("train", "dev", "test"):
@@ -186,7 +186,7 @@ def test_vsr_train_metrics_leave_a_relation_without_category_out_of_every_catego
     the values are scikit-learn's accuracy and macro-F1 on the same rows."""
     from sklearn.metrics import accuracy_score, f1_score
 
-    from spatialprobe.benchmarks.vsr_train import vsr_metrics
+    from spatialprobe.training.vilt_vsr import vsr_metrics
 
     rows = [{"id": f"r{n}", "image": f"{n // 2}.jpg", "label": label, "pred": pred, "relation": relation,
              "category": category}

@@ -1,4 +1,4 @@
-"""What'sUp (spatialprobe/sources/whatsup.py): the authors' files through the real loader and
+"""What'sUp (spatialprobe/benchmarks/whatsup.py): the authors' files through the real loader and
 ``spatialprobe bench``, and its pair and set accuracy equal to a transcription of the authors'
 ``Controlled_Images.evaluate_scores`` (amitakamath/whatsup_vlms @7c1f255
 ``dataset_zoo/aro_datasets.py`` l. 449-500) on thousands of random predictions."""
@@ -15,10 +15,10 @@ from mllm_helpers import SHARED
 from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
+from spatialprobe.benchmarks.sentence_facts import stated_fact
+from spatialprobe.benchmarks.whatsup import official_scores
 from spatialprobe.cli import app
-from spatialprobe.sources.facts import stated_fact
-from spatialprobe.sources.rebuild import replay
-from spatialprobe.sources.whatsup import official_scores
+from spatialprobe.engine.rebuild import rebuild_source
 
 A_SLOTS = {"on": "on", "under": "under", "left": "left_of", "right": "right_of"}
 B_SLOTS = {"in-front": "in-front_of", "behind": "behind", "left": "left_of", "right": "right_of"}
@@ -126,18 +126,18 @@ def test_bench_ranks_the_captions_with_clip_and_reports_the_authors_numbers(clip
     assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(individual)
     assert {r["pair"] for r in predictions} >= {"mug0|plate-0|lr", "mug0|plate-0|other"}
     recorded = json.loads((out / "config.json").read_text())["settings"]["source"]  # what `spatialprobe run` replays
-    again = replay(recorded, 0)
+    again = rebuild_source(recorded, 0)
     assert again.dataset == summary["dataset"] and [i.key for i in again.items] == [str(n) for n in range(len(rows))]
 
 
 def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path):
     data, rows = _write_controlled(tmp_path / "whatsup", n_pairs=6)
-    source = replay({"name": "whatsup", "data": str(data)}, 0)
+    source = rebuild_source({"name": "whatsup", "data": str(data)}, 0)
     gold_letters = [item.options.index(item.wording("contrastive").options[0]) for item in source.items]
     assert 0 < gold_letters.count(0) < len(rows)  # option A is right only sometimes
     assert all(item.labels[item.options.index(item.wording("contrastive").options[0])] == item.gold
                for item in source.items)
-    official = replay({"name": "whatsup", "data": str(data), "options": {"order": "official"}}, 0)
+    official = rebuild_source({"name": "whatsup", "data": str(data), "options": {"order": "official"}}, 0)
     assert all(item.options[0] == row["caption_options"][0] for item, row in zip(official.items, rows, strict=True))
     assert source.variants == {"pair": "pair", "set": "set"} and source.spec.clusters == ("set",)
     # each item states its correct caption's fact: "A mug0 on a plate-0", "A mug0 under a plate-0", ...
@@ -150,12 +150,12 @@ def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path)
                                 [9, "A cup above a table", "A cup below a table"]]))
     for image_id in (7, 9):
         solid_image(tmp_path / "val2017" / f"{image_id:012d}.jpg")
-    qa = replay({"name": "whatsup", "data": str(coco), "images": str(tmp_path)}, 0)
+    qa = rebuild_source({"name": "whatsup", "data": str(coco), "images": str(tmp_path)}, 0)
     assert [(i.gold, i.fields["preposition"]) for i in qa.items] == [("left", "left"), ("above", "above")]
     assert [i.fact for i in qa.items] == [("dog", "to the left of", "cat"), ("cup", "above", "table")]
     one = tmp_path / "coco_qa_one_obj.json"  # one object: its caption relates it to no other object
     one.write_text(json.dumps([[7, "A photo of a dog on the left", "A photo of a dog on the right"]]))
-    assert replay({"name": "whatsup", "data": str(one), "images": str(tmp_path)}, 0).items[0].fact is None
+    assert rebuild_source({"name": "whatsup", "data": str(one), "images": str(tmp_path)}, 0).items[0].fact is None
     assert stated_fact("A cup on a table under a lamp") is None  # two relations: ambiguous, no fact
     assert qa.variants == {} and qa.dataset.startswith("whatsup-coco_two@")
 
@@ -163,7 +163,7 @@ def test_the_lettered_order_is_drawn_per_item_and_the_subsets_are_read(tmp_path)
 @pytest.mark.skipif(not (SHARED / "llava-1.5-7b-hf").is_dir(), reason="../shared/models (LLaVA processor) is absent")
 def test_a_model_that_answers_a_scores_the_share_of_items_whose_caption_is_a(tmp_path):
     data, rows = _write_controlled(tmp_path / "whatsup", n_pairs=2)
-    source = replay({"name": "whatsup", "data": str(data)}, 0)
+    source = rebuild_source({"name": "whatsup", "data": str(data)}, 0)
     at_a = sum(item.labels[0] == item.gold for item in source.items)
     for order, expected in (("shuffled", 100 * at_a / len(rows)), ("official", 100.0)):
         out = tmp_path / order

@@ -2,7 +2,7 @@
 
 Test-set stress-testing (TsT, arXiv 2511.04655): a text-only classifier is trained on the
 benchmark's own questions and options with k-fold cross-validation; what it scores out of fold is
-what the wording alone gives away. Here, for the items of any source (:mod:`spatialprobe.sources`):
+what the wording alone gives away. Here, for the items of any source (:mod:`spatialprobe.benchmarks`):
 
 * **Features per option, never the gold** (:func:`spatialprobe.audit.features.option_features`): the option's label, its
   text and each of its words (where labels are letters, the text is what an answer prior reads), its
@@ -59,9 +59,9 @@ from spatialprobe.audit.features import (
     option_features,
     relation_of,
 )
+from spatialprobe.benchmarks.base import Source, SourceItem
 from spatialprobe.errors import SpatialprobeError, UsageError
 from spatialprobe.metrics.intervals import Resampling, metric_intervals
-from spatialprobe.sources.base import Source, SourceItem
 
 PRIORS = ("majority", "per relation", "per object", "per position")
 """The prior baselines, by name (:func:`prior_predictions`)."""

@@ -4,7 +4,7 @@ Each round measures the bias score s(x) (the out-of-fold probability of the gold
 :mod:`.blind`) of the items left, with the folds drawn again over them, and removes the ``step``
 share (of the original items) with the highest scores (ties: by key); it stops when the blind
 accuracy's clustered interval reaches chance, or when ``max_pruned`` of the items are gone. The
-subset file (:mod:`spatialprobe.sources.subset`) records every round: the items removed with their
+subset file (:mod:`spatialprobe.engine.subset`) records every round: the items removed with their
 scores and the blind accuracy before it, so the pruning can be read and repeated.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.audit.blind import chance, cluster_of, fold_splits, option_rows, out_of_fold, per_item, scored
+from spatialprobe.benchmarks.base import Source, SourceItem
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.sources.base import Source, SourceItem
 
 
 def prune(items: Sequence[SourceItem], spec: Resampling, name: str = "logistic", folds: int = 5, seed: int = 0,
@@ -51,7 +51,7 @@ def debiased_subset(source: Source, path: Path, name: str = "logistic", folds: i
                     step: float = 0.05, max_pruned: float = 0.3) -> tuple[Path, Mapping[str, Any]]:
     """Prune ``source``'s items and write the subset file at ``path`` (a folder: a file named by
     its hash inside it); (the file, its pruning record)."""
-    from spatialprobe.sources.subset import write_subset
+    from spatialprobe.engine.subset import write_subset
 
     kept, rounds = prune(source.items, source.spec, name, folds, seed, step, max_pruned)
     pruning = {"method": "iterative bias pruning (TsT, arXiv 2511.04655)", "classifier": name, "folds": folds,

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from spatialprobe.benchmarks.base import SourceItem
 from spatialprobe.errors import UsageError
-from spatialprobe.sources.base import SourceItem
 
 CLASSIFIERS = ("logistic", "forest")
 """The text-only classifiers, by name (:func:`classifier`)."""

@@ -1,7 +1,7 @@
 """A run folder as the audits read it: the source its config.json names, and its rows.
 
-A native ask run replays its source (:func:`spatialprobe.sources.rebuild.replay`). An ``imported``
-run (:mod:`spatialprobe.interop.run`) has the items its log kept: where it was joined to an engine
+A native ask run replays its source (:func:`spatialprobe.engine.rebuild.rebuild_source`). An ``imported``
+run (:mod:`spatialprobe.interop.imported_run`) has the items its log kept: where it was joined to an engine
 source (``--source vsr --data FILE``), that source's items, keyed by their id or their position
 in the file as the import joined them; where its rows keep the option texts as asked (VLMEvalKit's
 ``A``, ``B``, ... columns, lm-eval's ``doc.choices``, Inspect's ``choices``, Every Eval Ever's
@@ -43,10 +43,10 @@ def run_source(path: Path) -> tuple[Any, list[dict[str, Any]]]:
     """(the source a run folder's config.json names, replayed; its rows of the first condition),
     the items of both the source's own (not the variants a run generated); for an imported run,
     :func:`imported_source`."""
+    from spatialprobe.engine.rebuild import rebuild_source
+    from spatialprobe.engine.variants import generated
     from spatialprobe.errors import UsageError
     from spatialprobe.files import read_jsonl
-    from spatialprobe.sources.rebuild import replay
-    from spatialprobe.sources.variants import generated
 
     config = run_config(path)
     settings = config.get("settings") or {}
@@ -55,7 +55,7 @@ def run_source(path: Path) -> tuple[Any, list[dict[str, Any]]]:
     if "source" not in settings:
         raise UsageError(f"{path} is a {config.get('kind')} run, which asks no source's items; audit an ask "
                          "run (vsr, spatialmqa, qa, probe with a multimodal LLM) or an imported one.")
-    source = replay(settings["source"], int(settings.get("seed", 0)))
+    source = rebuild_source(settings["source"], int(settings.get("seed", 0)))
     first = (settings.get("conditions") or [None])[0]
     rows = [r for r in read_jsonl(path / "predictions.jsonl") if first is None or r.get("condition") == first]
     # a run's --protocol-variants are no items of the source: the audits read its own
@@ -85,11 +85,11 @@ def imported_source(path: Path, settings: dict[str, Any]) -> tuple[Any, list[dic
     see the module. Refused where the log kept neither option texts nor a join to a source."""
     from string import ascii_uppercase
 
+    from spatialprobe.benchmarks.base import Source, SourceItem
     from spatialprobe.errors import DataError, UsageError
     from spatialprobe.files import read_json, read_jsonl
-    from spatialprobe.interop.run import joiner, source_of
+    from spatialprobe.interop.imported_run import joiner, source_of
     from spatialprobe.metrics.intervals import Resampling
-    from spatialprobe.sources.base import Source, SourceItem
 
     rows = read_jsonl(path / "predictions.jsonl")
     joined = source_of(settings["source"]) if settings.get("source") else None

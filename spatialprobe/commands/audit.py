@@ -22,10 +22,11 @@ def benchmark(name: str, data: Path | None, split: str | None, part: str, task: 
               module: tuple[str | None, int | None, list[str]] = (None, None, [])) -> tuple[Any, tuple[Any, ...]]:
     """(the source ``name`` names, read without images; the items of its training split, where
     it has one beside ``part``). ``module``: a benchmark module's (subset, limit, options)."""
-    from spatialprobe import datasets, tasks
+    from spatialprobe import tasks
     from spatialprobe.commands.bench import benchmarks, source_settings
+    from spatialprobe.engine.rebuild import rebuild_source
     from spatialprobe.errors import UsageError
-    from spatialprobe.sources.rebuild import replay
+    from spatialprobe.tasks import data as task_data
 
     if task is not None and name != "qa":
         raise UsageError(f"--task applies to qa (the task whose questions are audited), not to {name}.")
@@ -34,22 +35,22 @@ def benchmark(name: str, data: Path | None, split: str | None, part: str, task: 
     if name in benchmarks():
         if data is None:
             raise UsageError(f"audit blind {name} needs --data: your local copy of {name}.")
-        from spatialprobe.sources.files import text_only
+        from spatialprobe.benchmarks.local_copy import text_only
 
         with text_only():  # the questions alone: no image is looked for
-            return replay(source_settings(name, str(data), None, split, *module), 0), ()
+            return rebuild_source(source_settings(name, str(data), None, split, *module), 0), ()
     if module != (None, None, []):
         raise UsageError("--subset, --limit and --option apply to a benchmark module (spatialprobe ls source), "
                          f"not to {name}.")
 
     if name in tasks.names():
-        from spatialprobe.datasets.sources import builtin_source, release_source
-        from spatialprobe.sources.task import task_source
+        from spatialprobe.benchmarks.commonsense import task_source
+        from spatialprobe.tasks.origin import builtin_source, release_source
 
-        dataset = datasets.load(name) if data is None else datasets.load_release(data, task=name)
+        dataset = task_data.load(name) if data is None else task_data.load_release(data, task=name)
         return task_source(dataset, builtin_source(name) if data is None else release_source(data), "none")[0], ()
     if name == "qa":
-        from spatialprobe.sources.qa import qa_source
+        from spatialprobe.benchmarks.qa import qa_source
 
         return qa_source(task, None if data is None else str(data.resolve()))[0], ()
     if name not in ("vsr", "spatialmqa"):
@@ -58,14 +59,13 @@ def benchmark(name: str, data: Path | None, split: str | None, part: str, task: 
     if data is None:
         raise UsageError(f"audit blind {name} needs --data: the {name} folder of JSON lines.")
     if name == "vsr":
-        from spatialprobe.datasets.vsr import split_file
-        from spatialprobe.sources.vsr import vsr_source
+        from spatialprobe.benchmarks.vsr import split_file, vsr_source
 
         vsr_split = split or "random"
         train = split_file(data, vsr_split, "train")
         prior = vsr_source(train, None, vsr_split, "train")[0].items if part != "train" and train.is_file() else ()
         return vsr_source(split_file(data, vsr_split, part), None, vsr_split, part)[0], prior
-    from spatialprobe.sources.spatialmqa import spatialmqa_source
+    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
 
     train = data / "train.jsonl"
     prior = spatialmqa_source(train, None, "train")[0].items if part != "train" and train.is_file() else ()
@@ -149,7 +149,7 @@ def blind(
         else:
             source, train = benchmark(target, data, split, part, task, (subset, limit, option))
         if items is not None:
-            from spatialprobe.sources.rebuild import restrict
+            from spatialprobe.engine.rebuild import restrict
 
             source = restrict(source, items)
         found = audit_source(source, folds, seed, train, rows).to_dict()

@@ -1,9 +1,9 @@
 """``spatialprobe bench NAME``: any benchmark that is one source module on the engine, read from
 the user's local copy and asked of any model that understands its items.
 
-A benchmark module (``spatialprobe/sources/NAME.py``) is registered once as a ``source``; it
+A benchmark module (``spatialprobe/benchmarks/NAME.py``) is registered once as a ``source``; it
 declares ``OPTIONS`` (its ``--option KEY=VALUE`` keys, each with a sentence of help) and a
-``replay(settings, seed)`` that builds its items from :func:`spatialprobe.sources.base.given`.
+``rebuild_source(settings, seed)`` that builds its items from :func:`spatialprobe.benchmarks.base.given`.
 Sources with a command of their own (``probe``, ``vsr``, ``spatialmqa``, ``qa``) declare no
 ``OPTIONS`` and are named here to be asked there.
 """
@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from spatialprobe.commands.ask_options import ask_options
+from spatialprobe.commands.engine_options import ask_options
 from spatialprobe.commands.errors import refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
 
 if TYPE_CHECKING:
-    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.engine.build import Asked
 
 OWN_COMMANDS = {"task": "probe TASK --model M", "vsr": "vsr", "spatialmqa": "spatialmqa", "qa": "qa text|image"}
 """The sources asked by a command of their own, and that command."""
@@ -94,12 +94,12 @@ def bench_command(
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with
     --blind, the vision gain."""
-    from spatialprobe.commands.ask import ask_and_print
-    from spatialprobe.sources.rebuild import replay
+    from spatialprobe.commands.engine_options import ask_and_print
+    from spatialprobe.engine.rebuild import rebuild_source
 
     require_run_dir(out)
     with refusals():
-        source = replay(source_settings(name, data, images, split, subset, limit, option), asked.seed)
+        source = rebuild_source(source_settings(name, data, images, split, subset, limit, option), asked.seed)
     ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out, f"{name} items asked",
                   "bench")
 

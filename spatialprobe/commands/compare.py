@@ -1,39 +1,62 @@
-"""``spatialprobe judge compare RUN...``: judgements of the same images side by side."""
+"""``spatialprobe compare RUN...`` (many models on the same items) and ``spatialprobe plan RUN``
+(the difference a benchmark can detect, or the items a difference needs)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import require_run_dir
-
 
 def compare(
-    runs: list[Path] = typer.Argument(..., help="Finished judgement run folders (judge, vqa-judge, visor, "
-                                      "human from `annotate import`), of one or more image runs."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (default: runs/judge-compare-IDENTITY8)."),
-    on: str = typer.Option("verdict", "--on", help="What judges agree on: verdict (does the image show the "
-                           "relation asked?) or label (the relation read; not with VISOR runs)."),
-    unrecognized: str = typer.Option("guess", "--unrecognized", help="An image a judge did not recognize: "
-                                     "guess (its seeded guess counts, as in its score) or exclude (compare "
-                                     "on the images every judge recognized)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap resamples."),
-    resamples: int = typer.Option(1000, "--resamples", min=100, help="Bootstrap resamples of the images."),
+    runs: list[Path] = typer.Argument(..., help="Finished run folders on the same items (native or imported)."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for compare.json, table.md and ranks.png "
+                                    "\\[runs/compare-HASH8 of the runs' identities]."),
+    plot: Path | None = typer.Option(None, "--plot", help="Write the scores-with-intervals plot here "
+                                     "\\[OUT/ranks.png]."),
+    reported: float | None = typer.Option(None, "--reported", help="A published score (in points): say "
+                                          "whether it lies in each run's 95 % interval and by how much it misses."),
+    resamples: int = typer.Option(2000, "--resamples", min=100, help="Joint cluster resamples of the rank intervals."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the rank intervals' resamples."),
 ) -> None:
-    """Each judge's score, pairwise agreement and Cohen's kappa, accuracy against people per
-    relation, and (several models' images) the models' ranking under each judge with Kendall's
-    tau; all with 95 % intervals resampled by image. Writes table.md, compare.json and plots."""
-    from spatialprobe.judging.compare import CompareSettings, JudgeCompareRun, JudgementRef
+    """Every model's score with its clustered interval; for every pair the paired difference, its
+    interval and p (as `report A B`), the exact McNemar p, Holm and Benjamini-Hochberg adjusted p;
+    rank intervals and groups of models not told apart; a plot in rank order. Runs on different
+    items, benchmarks or conditions are refused, naming what differs."""
+    from spatialprobe.commands.errors import require_out_dir, require_out_file
+    from spatialprobe.reports.compare import compare as compare_runs
+    from spatialprobe.reports.compare import compare_table, write_compare
     from spatialprobe.reports.tables import print_table
-    from spatialprobe.runner import execute
-    from spatialprobe.runner.folders import DefaultRunDir
 
-    require_run_dir(out)
-    target = out or DefaultRunDir()
-    settings = CompareSettings([JudgementRef(str(run)) for run in runs], on, unrecognized, seed, resamples)
-    execute(JudgeCompareRun(settings), target)
-    folder = Path(target)
-    print_table((folder / "table.md").read_text(encoding="utf-8"))
-    typer.echo(f"wrote {folder} (table.md, compare.json, agreement.png"
-               + (", ranking.png" if (folder / "ranking.png").exists() else "") + ")")
+    require_out_dir(out)
+    require_out_file(plot, "--plot")
+    result = compare_runs(runs, resamples, seed, reported)
+    ids = "".join(str(r["identity"] or r["path"]) for r in result["provenance"]["runs"])
+    folder = out or Path("runs") / f"compare-{hashlib.sha256(ids.encode()).hexdigest()[:8]}"
+    written = write_compare(result, folder, plot)
+    print_table(compare_table(result))
+    typer.echo(f"wrote {folder} ({', '.join(written)})")
+
+
+def plan(
+    runs: list[Path] = typer.Argument(..., help="A pilot run (with --discordance), or two runs of the same items."),
+    diff: float | None = typer.Option(None, "--diff", help="A paired difference in points: the items it needs."),
+    items: int | None = typer.Option(None, "--items", min=2, help="Items: the smallest paired difference they "
+                                     "detect \\[the pilot's rows]."),
+    discordance: float | None = typer.Option(None, "--discordance", help="With one run: the share of items (0-1) "
+                                             "exactly one of the two models gets right, assumed."),
+    alpha: float = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Two-sided level of the test."),
+    power: float = typer.Option(0.8, "--power", min=0.5, max=0.9999, help="Power wanted."),
+) -> None:
+    """The minimum detectable paired difference (or the items a difference needs) on a benchmark,
+    from a pilot's discordance and cluster design effect (Connor 1987, times the design effect)."""
+    from spatialprobe.reports.plan import plan as plan_items
+    from spatialprobe.reports.plan import plan_text
+
+    typer.echo(plan_text(plan_items(runs, diff, items, discordance, alpha, power)).rstrip("\n"))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)
+    app.command("plan")(plan)

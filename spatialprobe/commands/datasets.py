@@ -17,11 +17,11 @@ def list_datasets() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from spatialprobe import datasets
+    from spatialprobe.tasks import data as task_data
 
     table = Table("name", "task", "instances", "labels", "version")
-    for name in datasets.builtin_names():
-        ds = datasets.load(name)
+    for name in task_data.builtin_names():
+        ds = task_data.load(name)
         table.add_row(name, ds.task, str(len(ds)), ", ".join(ds.labels), ds.version)
     Console().print(table)
 
@@ -41,7 +41,7 @@ def export(
                               "cut at its mask) or question (\"Question: ... Answer:\")."),
 ) -> None:
     """Write a dataset in the release format (JSON lines) or as an lm-evaluation-harness task."""
-    from spatialprobe import datasets
+    from spatialprobe.tasks import data as task_data
 
     if fmt not in EXPORT_FORMATS:
         fail(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}.")
@@ -58,13 +58,13 @@ def export(
         if out.suffix in (".jsonl", ".json", ".yaml", ".yml") and not out.is_dir():
             fail(f"--out {out} names a file; --format lm-eval writes a folder (its YAML and JSON lines).")
     try:
-        ds = datasets.load(name)
+        ds = task_data.load(name)
     except ValueError as err:  # DataError included: names the file, line and field
         fail(str(err))
     if fmt == "release":
         from spatialprobe.files import write_jsonl
 
-        write_jsonl(out, datasets.to_release_records(ds))
+        write_jsonl(out, task_data.to_release_records(ds))
         typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
         return
     from spatialprobe.errors import OutputError
@@ -121,10 +121,10 @@ def _validate_data(path: Path, task: str | None, pairs: bool, first, second, ans
                    allow_duplicates: bool, folds: int) -> None:
     from collections import Counter
 
-    from spatialprobe import datasets
     from spatialprobe.commands.errors import warn
-    from spatialprobe.datasets.probe_data import data_notes, pair_options, task_data
-    from spatialprobe.datasets.release import guess_task
+    from spatialprobe.tasks.folds import make_folds
+    from spatialprobe.tasks.probe_data import data_notes, pair_options, task_data
+    from spatialprobe.tasks.release import guess_task
 
     pair_options(pairs, first, second, answer, delimiter, allow_duplicates)
     task = task or ("size" if pairs else guess_task(path))
@@ -132,7 +132,7 @@ def _validate_data(path: Path, task: str | None, pairs: bool, first, second, ans
                       answer=answer, delimiter=delimiter, allow_duplicates=allow_duplicates)
     for note in data_notes(ds, folds, allow_duplicates=allow_duplicates):
         warn(note)
-    made = datasets.make_folds(ds, folds)
+    made = make_folds(ds, folds)
     labels = Counter(inst.label for inst in ds.instances)
     keys = {key for inst in ds.instances for key in inst.fold_keys}
     typer.echo(f"{path}: {len(ds)} {ds.task} instances, version {ds.version}")
@@ -143,7 +143,7 @@ def _validate_data(path: Path, task: str | None, pairs: bool, first, second, ans
 
 def _validate_other(path: Path, task: str | None, kind: str) -> None:
     if kind == "qa":
-        from spatialprobe.datasets.qa import questions_for
+        from spatialprobe.tasks.yes_no import questions_for
 
         qa, name = questions_for(task, path)
         typer.echo(f"{path}: {len(qa)} {qa.task} questions ({name})")
@@ -158,7 +158,7 @@ def _validate_other(path: Path, task: str | None, kind: str) -> None:
         typer.echo(f"{path}: {len(cands.templates)} templates, "
                    f"{len(cands.answer_sets(tasks.labels_of(task)))} answer sets for {task}")
     else:
-        from spatialprobe.synthesis.prompts import load_prompts
+        from spatialprobe.synthesis.prompt_sets import load_prompts
 
         if task is not None:
             fail("--task does not apply to --kind prompts: each prompt line names its own task.")
@@ -177,8 +177,8 @@ def build(
                              "scores; ids stay the released unique_ids)."),
 ) -> None:
     """Build a generated prompt set (sr2d: VISOR's SR2D over the 80 COCO classes)."""
-    from spatialprobe.datasets.sr2d import build_sr2d, is_spatial, prompt_lines
     from spatialprobe.files import write_json, write_jsonl
+    from spatialprobe.tasks.sr2d import build_sr2d, is_spatial, prompt_lines
 
     if name != "sr2d":
         raise typer.BadParameter(f"unknown buildable dataset {name!r}; choose from: sr2d")

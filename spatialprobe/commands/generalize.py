@@ -25,9 +25,9 @@ def generalize_command(
     seed: int = typer.Option(0, help="Seed for sampling substitutions."),
 ) -> None:
     """Replace persons and objects of posrel scenarios by subterms; drop those the corpus contains."""
-    from spatialprobe import datasets
-    from spatialprobe.datasets.generalize import generalize
-    from spatialprobe.datasets.subterms import ConceptNetSubterms, SubtermSource, WordNetSubterms
+    from spatialprobe.generalize.scenarios import generalize
+    from spatialprobe.generalize.subterms import ConceptNetSubterms, SubtermSource, WordNetSubterms
+    from spatialprobe.tasks import data as task_data
 
     require_out_file(out)
     if (conceptnet is None) == (wordnet is None):
@@ -44,7 +44,7 @@ def generalize_command(
         typer.echo("warning: no --corpus given; no scenario is checked against a reference corpus.",
                    err=True)
     try:
-        report = generalize(datasets.load(source, task="posrel"), terms, out, corpus=corpus,
+        report = generalize(task_data.load(source, task="posrel"), terms, out, corpus=corpus,
                             replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
                             show_progress=True)
     except (ValueError, FileNotFoundError) as err:  # DataError is a ValueError

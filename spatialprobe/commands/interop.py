@@ -36,7 +36,7 @@ def import_command(
 ) -> None:
     """Per-item logs of other harnesses become run folders that report, runs and export read."""
     from spatialprobe.errors import UsageError
-    from spatialprobe.interop.run import import_logs
+    from spatialprobe.interop.imported_run import import_logs
 
     if (source is None) != (data is None):
         raise UsageError("--source and --data go together: the engine source and its data file.")

@@ -242,7 +242,7 @@ def visor(
 
 
 def register(app: typer.Typer) -> None:
-    from spatialprobe.commands.compare import compare
+    from spatialprobe.commands.judge_compare import compare
 
     judge_app.command("compare")(compare)
     app.add_typer(judge_app, name="judge")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.ask import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.engine_options import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
@@ -17,9 +17,9 @@ from spatialprobe.errors import SpatialprobeError
 
 def check_folds(dataset, folds: int, seed: int = 0, allow_duplicates: bool = False) -> None:
     """``--folds`` against the dataset before anything is scored; repeated pairs kept and
-    instances that no fold tests are said (:func:`spatialprobe.datasets.probe_data.data_notes`)."""
+    instances that no fold tests are said (:func:`spatialprobe.tasks.probe_data.data_notes`)."""
     from spatialprobe.commands.errors import warn
-    from spatialprobe.datasets.probe_data import data_notes
+    from spatialprobe.tasks.probe_data import data_notes
 
     for note in data_notes(dataset, folds, seed, allow_duplicates):
         warn(note)
@@ -77,13 +77,13 @@ def probe(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from spatialprobe import tasks
-    from spatialprobe.datasets import DataError
-    from spatialprobe.datasets.probe_data import task_data
     from spatialprobe.models import chat
     from spatialprobe.models.options import parse_pairs
     from spatialprobe.probing.run import ProbeSettings, run_probe
     from spatialprobe.prompts.templates import resolve
     from spatialprobe.reports.tables import probe_table
+    from spatialprobe.tasks.data import DataError
+    from spatialprobe.tasks.probe_data import task_data
 
     if task not in tasks.names():
         fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
@@ -157,9 +157,9 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
                 folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None) -> None:
     """A model that answers questions asked the task's own question (``questions.choice``) over the
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
-    from spatialprobe.benchmarks.asking import Asked
-    from spatialprobe.commands.ask import ask_and_print
-    from spatialprobe.sources.task import task_source
+    from spatialprobe.benchmarks.commonsense import task_source
+    from spatialprobe.commands.engine_options import ask_and_print
+    from spatialprobe.engine.build import Asked
 
     if not plain:
         fail("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
@@ -180,7 +180,7 @@ def consistency(
     plot: bool = typer.Option(True, help="Write the per-object chart consistency_objects.png."),
 ) -> None:
     """Symmetry and transitivity of a size/height run's predictions, and a per-object chart."""
-    from spatialprobe.reports.consistency import consistency_report
+    from spatialprobe.reports.consistency_table import consistency_report
 
     try:
         result = consistency_report(run, plot=plot)
@@ -300,10 +300,10 @@ def _by_fact(run_dirs: list[Path] | None, by: str, out: Path | None) -> None:
 
 def _paired(paths: list[Path], summaries: list[dict]) -> str:
     """The paired section of ``report A B``, or a note saying why the two runs cannot be paired."""
+    from spatialprobe.engine.variants import generated
     from spatialprobe.files import read_jsonl
     from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
     from spatialprobe.reports.tables import paired_table, unpaired_note
-    from spatialprobe.sources.variants import generated
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
     rows = []
@@ -319,7 +319,7 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
         primary += "\nThe generated robustness variants (--protocol-variants) are not paired; the items are.\n"
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
     if (specs[0].labels, specs[0].pred) != (specs[1].labels, specs[1].pred):  # a native run beside an imported one
-        from spatialprobe.reports.many import as_correctness
+        from spatialprobe.reports.compare import as_correctness
 
         scored = [as_correctness(spec, part) for spec, part in zip(specs, rows, strict=True)]
         specs, rows = [spec for spec, _ in scored], [part for _, part in scored]

@@ -34,15 +34,15 @@ def backtranslate_cmd(
     device: str = typer.Option("auto", help="auto, cpu or cuda."),
 ) -> None:
     """Back-translate (en->de->en, WMT19) the prompt template and answer words into candidates."""
-    from spatialprobe import datasets
     from spatialprobe.files import write_json
     from spatialprobe.models.masked_lm import ModelLoadError
     from spatialprobe.prompts.backtranslate import FSMTTranslator, backtranslate
     from spatialprobe.store import provenance
+    from spatialprobe.tasks import data as task_data
 
     require_out_file(out)
     try:
-        dataset = datasets.load_release(data, task) if data else datasets.load(task)
+        dataset = task_data.load_release(data, task) if data else task_data.load(task)
         result = backtranslate(dataset, FSMTTranslator(forward, device), FSMTTranslator(backward, device), n,
                                source=f"backtranslate:{forward}+{backward}")
     except (ModelLoadError, ValueError) as err:

@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spatialprobe.commands.ask import ask_and_print
-from spatialprobe.commands.ask_options import ask_options
+from spatialprobe.commands.engine_options import ask_and_print, ask_options
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.scale_options import scale_options
 
 if TYPE_CHECKING:
-    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.engine.build import Asked
 
 qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
                      no_args_is_help=True)
@@ -26,8 +25,8 @@ DATA_HELP = "A QA file (e.g. the release's posrel_qa.jsonl) or a dataset file to
 
 
 def _questions(task: str | None, data: Path | None):
-    from spatialprobe.datasets.qa import questions_for
     from spatialprobe.files import DataError
+    from spatialprobe.tasks.yes_no import questions_for
 
     try:
         return questions_for(task, data)
@@ -86,8 +85,8 @@ def export(
     out: Path = typer.Option(..., "--out", help="JSON lines file (release posrel_qa format + our fields)."),
 ) -> None:
     """Write the balanced yes/no question set of a dataset."""
-    from spatialprobe.datasets.qa import to_qa_records
     from spatialprobe.files import write_jsonl
+    from spatialprobe.tasks.yes_no import to_qa_records
 
     require_out_file(out)
     qa, label = _questions(task, data)
@@ -114,7 +113,7 @@ def text(
 ) -> None:
     """Answer the questions from text: a QA reader scores yes vs no (T5 by decoder likelihood), a
     multimodal LLM is asked them as text (either protocol)."""
-    from spatialprobe.sources.qa import qa_source
+    from spatialprobe.benchmarks.qa import qa_source
 
     require_run_dir(out)
     with refusals():
@@ -151,7 +150,7 @@ def image(
 ) -> None:
     """Answer each question from every image synthesized for its scenario, voted over (a VQA
     classifier, or a multimodal LLM by either protocol, with the blind conditions beside it)."""
-    from spatialprobe.sources.qa import qa_source
+    from spatialprobe.benchmarks.qa import qa_source
 
     if not (images / "run.sqlite").exists():
         fail(f"{images} is not a synthesis run (no run.sqlite).")

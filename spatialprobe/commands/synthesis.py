@@ -101,9 +101,9 @@ def synthesize_command(
     """Generate images for prompts into an image store (resumes an existing --out)."""
     from rich.progress import Progress
 
-    from spatialprobe.datasets import DataError
     from spatialprobe.loading import ModelLoadError
     from spatialprobe.synthesis import load_prompts, synthesize
+    from spatialprobe.tasks.data import DataError
 
     if backend in BACKEND_OPTIONS:
         refuse_other_backend_options(ctx, backend)

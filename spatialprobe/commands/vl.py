@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spatialprobe.commands.ask import progress_bar
-from spatialprobe.commands.ask_options import ask_options
+from spatialprobe.commands.engine_options import ask_options, progress_bar
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.scale_options import scale_options
 
 if TYPE_CHECKING:
-    from spatialprobe.benchmarks.asking import Asked
+    from spatialprobe.engine.build import Asked
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -27,7 +26,7 @@ SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples 
 
 VSR_OPTIONS = ("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
                "max_memory", "backend", "items")
-"""The shared ask options ``vsr`` takes (:mod:`spatialprobe.commands.ask_options`), in --help's order."""
+"""The shared ask options ``vsr`` takes (:mod:`spatialprobe.commands.engine_options`), in --help's order."""
 SPATIALMQA_OPTIONS = ("scorer_arg", "protocol", "image_condition", "blind", "max_new_tokens", "seed", "device_map",
                       "max_memory", "backend", "items", "protocol_variants")
 """The shared ask options ``spatialmqa`` takes, in --help's order."""
@@ -63,9 +62,8 @@ def vsr_command(
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
     yes/no question (either protocol) - with accuracy per relation category and relation."""
-    from spatialprobe.commands.ask import ask_and_print
-    from spatialprobe.datasets.vsr import split_file
-    from spatialprobe.sources.vsr import vsr_source
+    from spatialprobe.benchmarks.vsr import split_file, vsr_source
+    from spatialprobe.commands.engine_options import ask_and_print
 
     require_run_dir(out)
     with refusals():
@@ -98,9 +96,8 @@ def spatialmqa_command(
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
     generation): strict and lenient accuracy, P/R/F1, per perspective and axis, with the blind
     conditions on request."""
-    from spatialprobe.commands.ask import ask_and_print
-    from spatialprobe.datasets.spatialmqa import PARTS
-    from spatialprobe.sources.spatialmqa import spatialmqa_source
+    from spatialprobe.benchmarks.spatialmqa import PARTS, spatialmqa_source
+    from spatialprobe.commands.engine_options import ask_and_print
 
     require_run_dir(out)
     if part not in PARTS:
@@ -142,10 +139,10 @@ def vsr_train_command(
     skip_missing: bool = SkipMissing,
 ) -> None:
     """Fine-tune ViLT on VSR's training split (best dev checkpoint), then evaluate on test."""
-    from spatialprobe.benchmarks.vsr_train import TrainSettings, train_vsr_vilt
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
     from spatialprobe.reports.tables import coverage_line
+    from spatialprobe.training.vilt_vsr import TrainSettings, train_vsr_vilt
 
     if epochs is not None and max_steps > 0:
         fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")

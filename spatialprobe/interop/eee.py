@@ -182,7 +182,7 @@ def aggregate(summary: Mapping[str, Any], evaluation_id: str, samples: str, chec
 def export_eee(paths: Sequence[Path], out: Path) -> list[Path]:
     """Each run as ``out/data/spatialprobe/<developer>/<model>/<uuid>.json`` + ``_samples.jsonl``."""
     from spatialprobe.files import write_json
-    from spatialprobe.interop.run import folder_name
+    from spatialprobe.interop.imported_run import folder_name
     from spatialprobe.reports.runs import load_run
 
     written = []

@@ -21,11 +21,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.datasets.sr2d import check_records, is_spatial, load_sr2d
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.files import write_json
 from spatialprobe.imagestore import Completeness, ImageStore, missing_record, open_image_run, present_images
-from spatialprobe.metrics import visor as V
+from spatialprobe.judging import visor_metrics as V
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.reports.tables import ci_suffix, intervals_line
@@ -34,6 +33,7 @@ from spatialprobe.runner.components import component  # under --ray: loaded on t
 from spatialprobe.runner.settings import OPTIONAL, Component, model, recorded
 from spatialprobe.runner.summary import Metric, single
 from spatialprobe.store import RunDir
+from spatialprobe.tasks.sr2d import check_records, is_spatial, load_sr2d
 
 HEADLINE = ("accuracy is VISOR (unconditional): correct images / all images; VISOR_cond = correct "
             "images / images with both objects")

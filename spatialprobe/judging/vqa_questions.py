@@ -29,8 +29,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from spatialprobe.datasets.scale import with_article
 from spatialprobe.errors import ModelLoadError, UsageError
+from spatialprobe.tasks.levels import with_article
 
 SPACE_MARKS = "▁Ġ \n\tĊ"
 """What a token carries for a leading space or newline (SentencePiece, byte-level BPE)."""

@@ -6,7 +6,7 @@ image of a spatial SR2D prompt (A REL B) the judge is asked three questions (the
 templates of :mod:`.vqa_questions`): ``Is there a A in the image?``, ``Is there a B in the
 image?`` and the claim ``Is the A REL the B?``. An object counts as detected where the hard
 answer (the most probable token) is yes; the relation holds where the claim's hard answer is
-yes. :func:`spatialprobe.metrics.visor.image_outcome` then scores the image as VISOR does (correct
+yes. :func:`spatialprobe.judging.visor_metrics.image_outcome` then scores the image as VISOR does (correct
 = both objects and the relation), so OA, VISOR, VISOR_cond, VISOR_n and the object accuracies
 are computed by the same code as with a detector; the table adds the judge's yes-rate over the
 three questions of every image (a judge that answers yes to everything scores 100). Each row
@@ -19,16 +19,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spatialprobe.datasets.sr2d import SR2D_RELATIONS
 from spatialprobe.errors import UsageError
+from spatialprobe.judging import visor_metrics as V
 from spatialprobe.judging import vqa_questions as Q
 from spatialprobe.judging.visor import VisorRun
 from spatialprobe.judging.vqa import answer_tokens, build_judge
-from spatialprobe.metrics import visor as V
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item
 from spatialprobe.runner.settings import Component, model
 from spatialprobe.store import RunDir
+from spatialprobe.tasks.sr2d import SR2D_RELATIONS
 
 
 def visor_questions() -> dict[str, Any]:

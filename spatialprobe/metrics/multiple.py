@@ -10,7 +10,7 @@
   the better rank) and each model's 95 % rank interval is the 2.5th and 97.5th percentiles;
 * :func:`groups`: a compact letter display of the models not told apart.
 
-``spatialprobe compare`` (:mod:`spatialprobe.reports.many`) reads runs and calls these.
+``spatialprobe compare`` (:mod:`spatialprobe.reports.compare`) reads runs and calls these.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from spatialprobe import tasks
-from spatialprobe.datasets.scale import capitalize_first, with_article
 from spatialprobe.models.base import ScoreRequest
 from spatialprobe.prompts.templates import Candidates, fill
 from spatialprobe.records import Instance
+from spatialprobe.tasks.levels import capitalize_first, with_article
 
 
 def question_template(task: str) -> str:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from spatialprobe import registry, tasks
-from spatialprobe.datasets import make_folds
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.classification import confusion
 from spatialprobe.metrics.estimates import point_estimates
@@ -31,6 +30,7 @@ from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.components import component
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, models
+from spatialprobe.tasks.data import make_folds
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -155,7 +155,7 @@ class ProbeRun(RunKind):
     def __init__(self, settings: ProbeRunSettings, dataset: Dataset | None = None, scorer: Any = None):
         """``dataset``: the instances themselves, where given in Python; else loaded from
         ``settings.dataset``. ``scorer``: a scorer object, where given in Python."""
-        from spatialprobe.datasets.sources import load_source
+        from spatialprobe.tasks.origin import load_source
 
         s, candidates = settings, settings.candidates
         dataset = dataset or load_source(s.dataset, s.task)

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from spatialprobe import tasks
-from spatialprobe.datasets.scale import with_article
 from spatialprobe.prompts.templates import MASK, Candidates, manual, render
 from spatialprobe.records import Dataset, Instance
+from spatialprobe.tasks.levels import with_article
 
 
 class Translator(Protocol):

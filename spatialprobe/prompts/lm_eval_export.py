@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe import __version__, tasks
-from spatialprobe.datasets import builtin_names
-from spatialprobe.datasets.scale import with_article
 from spatialprobe.errors import OutputError, UsageError
 from spatialprobe.records import Dataset, Instance
+from spatialprobe.tasks.data import builtin_names
+from spatialprobe.tasks.levels import with_article
 
 STYLES = ("cloze", "question")
 TAG = "spatialprobe"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spatialprobe import tasks
-from spatialprobe.datasets.scale import capitalize_first, with_article
 from spatialprobe.prompts.templates import fill
 from spatialprobe.records import Instance
+from spatialprobe.tasks.levels import capitalize_first, with_article
 
 
 @dataclass(frozen=True)

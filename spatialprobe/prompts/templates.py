@@ -25,10 +25,10 @@ from importlib import resources
 from pathlib import Path
 
 from spatialprobe import tasks
-from spatialprobe.datasets.scale import capitalize_first, with_article
 from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, read_json_file, shown
 from spatialprobe.records import Dataset, Instance, PromptConfig
+from spatialprobe.tasks.levels import capitalize_first, with_article
 
 MASK = "[MASK]"
 PLACEHOLDERS = ("[A]", "[B]", "[OBJECT]", "[PERSON]", "[SCENARIO]", "[PRONOUN]", MASK)
@@ -67,8 +67,8 @@ def manual(task: str) -> Candidates:
 
 
 def builtin(task: str) -> Candidates:
-    """The candidate file shipped with the package (``spatialprobe/data/candidates/TASK.json``)."""
-    ref = resources.files("spatialprobe") / "data" / "candidates" / tasks.get(task).candidates
+    """The candidate file shipped with the package (``spatialprobe/tasks/candidates/TASK.json``)."""
+    ref = resources.files("spatialprobe.tasks") / "candidates" / tasks.get(task).candidates
     if not ref.is_file():
         raise UsageError(f"No built-in candidates for task {task!r} (have size, height, posrel).")
     with resources.as_file(ref) as path:

@@ -118,7 +118,7 @@ class FactRun:
 def fact_run(path: str | Path, label: str) -> FactRun:
     """The facts a finished run states and whether it gets each right (every row stating it right)."""
     from spatialprobe.files import read_jsonl
-    from spatialprobe.reports.many import primary_rows
+    from spatialprobe.reports.compare import primary_rows
     from spatialprobe.reports.runs import load_run
 
     run = load_run(path)

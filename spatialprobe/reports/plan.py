@@ -95,7 +95,7 @@ def pair_design(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[st
 def pilot(paths: Sequence[str | Path], discordance: float | None = None) -> dict[str, Any]:
     """ψ, δ, n and the design effect from one run (with an assumed ``discordance``) or a pair."""
     from spatialprobe.metrics.multiple import correct
-    from spatialprobe.reports.many import load_compared
+    from spatialprobe.reports.compare import load_compared
 
     if len(paths) not in (1, 2):
         raise UsageError("plan takes one pilot run (with --discordance) or two runs of the same items.")

@@ -27,7 +27,7 @@ from spatialprobe.runner.scale import Scale
 from spatialprobe.runner.settings import OPTIONAL, models
 from spatialprobe.store import RunDir, require_own_folder
 from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
-from spatialprobe.synthesis.prompts import PromptSet, load_prompts
+from spatialprobe.synthesis.prompt_sets import PromptSet, load_prompts
 
 RUNTIME_ARGS = ("device", "precision", "compile", "checkpoint")
 """Backend arguments that say where or how a run executes, not what it makes; they may change on

@@ -2,7 +2,7 @@
 
 A task file says everything the toolkit needs to know about a task (fields of :class:`Task`):
 its labels, the question word of the release format, the placeholders a template must hold, its
-candidates file (``spatialprobe/data/candidates/``), the rule that judges its images, the question
+candidates file (``spatialprobe/tasks/candidates/``), the rule that judges its images, the question
 a human annotator is asked, and its built-in data: the object levels of a comparison task (every
 cross-level pair in both orders is an instance) or a release-format file of a position task.
 Adding a task is adding a file here and its candidates file; no code changes.
@@ -37,7 +37,7 @@ class Task:
     placeholders: tuple[str, ...]
     """Placeholders every prompt template of the task must hold."""
     candidates: str
-    """File name of the built-in candidates in ``spatialprobe/data/candidates/``."""
+    """File name of the built-in candidates in ``spatialprobe/tasks/candidates/``."""
     questions: Mapping[str, Any]
     """How the task is asked of a model that answers questions, and of a person (data, so a new
     task needs no code; :mod:`spatialprobe.prompts.questions` reads it):
@@ -62,7 +62,7 @@ class Task:
     levels: tuple[tuple[str, ...], ...] = ()
     """Comparisons: the built-in objects by level, smallest first."""
     data: str | None = None
-    """Position tasks: the built-in dataset, a release-format file in ``spatialprobe/data/``."""
+    """Position tasks: the built-in dataset, a release-format file in ``spatialprobe/tasks/``."""
 
     @property
     def is_comparison(self) -> bool:

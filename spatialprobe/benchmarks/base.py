@@ -1,0 +1,199 @@
+"""What a source is: its items, each worded for every way a model can be asked, and what the
+benchmark itself declares (label vocabulary, clusters, folds, answer prior, official metrics,
+hooks).
+
+Wordings (an adapter lists those it understands in ``wordings``, next to ``protocols``; the run
+takes the first of the adapter's that the source's items offer):
+
+* ``question`` - a chat turn: the question with the instruction and, for multiple choice, the
+  lettered options; the options are the replies (``Yes``/``No``, the option texts). Multimodal LLMs.
+* ``short`` - the bare question, its passage apart, the options answer words (``yes``/``no``):
+  reading-comprehension QA (T5/UnifiedQA) and VQA classifiers (ViLT, BLIP).
+* ``contrastive`` - one sentence per option, scored against the image (CLIP, SigLIP): VSR's caption
+  and its negation, a SpatialMQA option in its template.
+* ``cloze`` - a sentence with the option in a blank (masked LMs).
+
+Every wording's options map to labels of the source's one vocabulary (``Wording.labels``), so the
+same item gives the same row (key, gold, pred, clusters) whatever the model family.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from spatialprobe.metrics.intervals import Resampling
+
+WORDINGS = ("question", "short", "contrastive", "cloze")
+"""Every wording a source may offer, in the order the docstring describes them."""
+
+
+@dataclass(frozen=True)
+class Wording:
+    """One way to put an item to a model: ``prompt + option + suffix`` per option."""
+
+    prompt: str
+    """The question (chat turn, bare question), or the text before the option (``contrastive``, ``cloze``)."""
+    options: tuple[str, ...]
+    """What the model scores or names: replies, answer words or whole sentences."""
+    labels: tuple[str, ...]
+    """``labels[i]``: the source's label ``options[i]`` means."""
+    suffix: str = ""
+    """Text after the option (``contrastive``/``cloze`` templates); ``""`` for a question."""
+    passage: str = ""
+    """Supporting text for reading-comprehension QA; ``""`` when there is none."""
+    target: str = ""
+    """Where set, what is scored for option ``i`` is this text after ``contexts[i]`` (its
+    likelihood given the context: EWoK's minimal pairs), by likelihood only; ``""``: the options."""
+    contexts: tuple[str, ...] = ()
+    """With ``target``: per option, the context the target is scored after."""
+
+
+@dataclass(frozen=True)
+class SourceItem:
+    """One item as its source words it (``question``, ``options``, ``labels``: its ``question`` wording)."""
+
+    key: str
+    """Stable within the source: the row's ``instance_id`` and the cache key's tail."""
+    question: str
+    options: tuple[str, ...]
+    labels: tuple[str, ...]
+    """``labels[i]`` is the label ``options[i]`` means."""
+    gold: str
+    image: str | None
+    """The item's own image (a path), or None where it has none."""
+    objects: tuple[str, ...]
+    """What its image shows (never shown to it under ``shuffled``)."""
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    """Row fields: the resampling clusters (``obj_a``/``obj_b``, ``image``) and groups."""
+    wordings: Mapping[str, Wording] = field(default_factory=dict)
+    """Its other wordings by name (``short``, ``contrastive``, ``cloze``)."""
+    images: tuple[str, ...] = ()
+    """Further images of the same item (several images of one scenario), voted over (:func:`vote`)."""
+    fact: tuple[str, str, str] | None = None
+    """The canonical spatial fact (subject, relation, object), where the item states one."""
+    views: tuple[str, ...] = ()
+    """Images shown together with ``image`` in the same question (BLINK's multi-view items,
+    MMSI-Bench): unlike ``images``, not voted over but asked at once; ``()`` for one image."""
+
+    def wording(self, name: str) -> Wording | None:
+        """The item in wording ``name``, or None where the source does not offer it."""
+        if name == "question" and name not in self.wordings:  # a source may word it itself (EWoK's target)
+            return Wording(self.question, self.options, self.labels)
+        return self.wordings.get(name)
+
+    def offered(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(("question", *self.wordings)))
+
+
+@dataclass(frozen=True)
+class Official:
+    """A benchmark's official metrics: summary name -> statistic of
+    :data:`spatialprobe.metrics.weighted.STATISTICS`, on the row field ``pred``, overall and
+    broken down by each row field in ``groups`` (rows whose field is empty count in no group)."""
+
+    metrics: Mapping[str, str]
+    groups: tuple[str, ...] = ()
+    pred: str = "pred"
+
+
+Matching = Callable[[SourceItem, "str | None", "str | None"], dict[str, Any]]
+"""A source's hook: (item, the generated reply or None, the chosen label) -> extra row fields
+(SpatialMQA's strict and lenient labels)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the items come from and how they are resampled and scored."""
+
+    name: str
+    """Its registered name (``task``, ``vsr``, ``spatialmqa``, ``qa``)."""
+    task: str
+    dataset: str
+    """name@content-version of the items."""
+    labels: tuple[str, ...]
+    """The one label vocabulary of gold and predictions."""
+    items: tuple[SourceItem, ...]
+    spec: Resampling
+    """The cluster declaration its intervals and paired tests resample."""
+    folds: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    """Per fold (dev item keys, test item keys); empty: every item is tested once, pooled."""
+    prior_labels: tuple[str, ...] | None = None
+    """Gold labels of a training split (the answer prior) where the source has one."""
+    lenient: Callable[[str, Sequence[str]], str | None] | None = None
+    """The benchmark's lenient parse of a generated reply (SpatialMQA), the parser's last rule."""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    official: tuple[Official, ...] = ()
+    """Its official metrics; empty: accuracy and macro-F1 of ``pred`` (over folds where it has them)."""
+    matching: Matching | None = None
+    """Extra row fields from each answer (the statistics of ``official`` may read them)."""
+    combine: Callable[[Sequence[str], Sequence[str]], str | None] | None = None
+    """The benchmark's own way from an item's generated replies (one per image) and its labels to one
+    label, where it has one (image QA's runs of the retired kind's ``--full-vocab``: the most frequent
+    reply, any word counted); None: the replies parsed to labels and voted over (:func:`vote`)."""
+    scored: Callable[[SourceItem, Sequence[float]], dict[str, Any]] | None = None
+    """Extra row fields from an item's option scores (likelihood protocol): GenEval 2's Soft-TIFA
+    mass on the right answer."""
+    extras: Callable[[Any, Mapping[str, Any]], None] | None = None
+    """Files beyond the table, written from the run folder and its summary (VSR's plot)."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """What rebuilds it (:func:`spatialprobe.engine.rebuild.rebuild_source`): ``name`` plus the module's own keys."""
+    variants: Mapping[str, str] = field(default_factory=dict)
+    """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
+    ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
+    right for the group to count (strict accuracy beside the vanilla one). Empty: none."""
+    question_free: str | None = None
+    """The first label of a comparison whose options are the items' own objects (size, height:
+    "which is larger, A or B?"): a model that scores them is also asked each item's options
+    without the question, and its choices' consistency under this label is reported beside the
+    question-free ones (:mod:`spatialprobe.engine.question_free`); None: not asked."""
+
+    def offered(self) -> tuple[str, ...]:
+        """The wordings every item offers."""
+        if not self.items:
+            return ("question",)
+        common = set(self.items[0].offered())
+        for item in self.items[1:]:
+            common &= set(item.offered())
+        return tuple(w for w in self.items[0].offered() if w in common)
+
+
+def vote(labels_per_image: Sequence[str | None], scores: Sequence[Sequence[float]] | None,
+         options: Sequence[str], labels: Sequence[str]) -> str | None:
+    """One answer from an item's several images: the options' scores averaged (the best, the first
+    of equal ones) where the model scored them, else the most frequent answer (ties: the first in
+    alphabetical order), as image QA has always combined them."""
+    if scores:
+        mean = [sum(row[i] for row in scores) / len(scores) for i in range(len(options))]
+        return labels[mean.index(max(mean))]
+    counts: dict[str, int] = {}
+    for label in labels_per_image:
+        if label is not None:
+            counts[label] = counts.get(label, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if counts else None
+
+
+def given(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """What a benchmark module is built from, whether ``settings`` come from ``spatialprobe bench``
+    (``data`` a path) or from a run's config (``data`` recorded as ``{"file", "version"}``):
+    ``data``, ``images``, ``split``, ``subset``, ``limit`` and the module's ``options``."""
+    data = settings.get("data")
+    if isinstance(data, Mapping):
+        data = data.get("file")
+    return {"data": str(data) if data is not None else None, "images": settings.get("images"),
+            "split": settings.get("split"), "subset": settings.get("subset"), "limit": settings.get("limit"),
+            "options": dict(settings.get("options") or {})}
+
+
+def recorded(name: str, found: Mapping[str, Any], data: str, version: str, **more: Any) -> dict[str, Any]:
+    """The ``source`` settings a benchmark module records: :func:`given`'s keys with the data's path
+    resolved (a folder or file; ``hf:NAME`` as named) and its content version, plus ``more``."""
+    from pathlib import Path
+
+    path = data if data.startswith("hf:") else str(Path(data).resolve())
+    images = found.get("images")
+    return {"name": name, "data": {"file": path, "version": version},
+            "images": str(Path(images).resolve()) if images else None, "split": found.get("split"),
+            "subset": found.get("subset"), "limit": found.get("limit"), "options": dict(found.get("options") or {}),
+            **more}

@@ -1,0 +1,99 @@
+"""BLINK (Fu et al. 2024), its spatial subtasks: Spatial Relation, Relative Depth and Multi-view
+Reasoning (``--subset`` one of them, or any other BLINK subtask by its name), lettered
+questions about one to four images asked together.
+
+Files: the Hugging Face copy ``BLINK-Benchmark/BLINK`` - one folder of Parquet files per subtask
+(``Spatial_Relation/val-*.parquet``, ...) with ``idx, question, sub_task, image_1..image_4
+(embedded), choices, answer ("(A)")`` - or a ``datasets`` folder, or any one file of
+:func:`spatialprobe.benchmarks.local_copy.read_records`; ``--split`` val (default; the test answers are
+hidden). Where the copy holds one folder per subtask, only the chosen subtasks' folders are read.
+
+Wording: ``question`` (the question, the lettered choices, "Answer with the option's letter."),
+its images shown together (``SourceItem.views``: only a multimodal LLM that takes several images
+answers it); labels the letters. Official metrics (zeyofu/BLINK_Benchmark @2d6a779
+``eval/evaluate.py`` ``eval_prediction``): accuracy per subtask and ``blink`` = the mean of the
+subtasks' accuracies (each subtask weighs the same, whatever its size): a weighted mean of the
+rows' correctness, each row carrying 100 × N / (T × n_subtask) where right (``blink_value``).
+Resampled by item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
+from spatialprobe.errors import UsageError
+from spatialprobe.metrics.intervals import Resampling
+
+OPTIONS: dict[str, str] = {}
+SPATIAL = ("Spatial_Relation", "Relative_Depth", "Multi-view_Reasoning")
+"""The spatial subtasks asked by default."""
+QUESTION = "{question}\n{options}\nAnswer with the option's letter."
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("sub_task",)), Official({"blink": "mean"}, pred="blink_value"))
+
+
+def task_of(idx: str, split: str) -> str:
+    """The subtask of an ``idx`` as ``eval_prediction`` reads it (``val_Spatial_Relation_1`` ->
+    ``Spatial_Relation``)."""
+    return "_".join(idx.split(split)[1][1:].split("_")[:-1])
+
+
+def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
+    """The row's share of the mean over subtasks: its weight where right, else 0."""
+    return {"blink_value": item.fields["weight"] if label == item.gold else 0.0}
+
+
+def _read(data: str, tasks: tuple[str, ...], split: str) -> list[Records]:
+    """The chosen subtasks' folders where the copy has one per subtask, else the whole copy."""
+    root = Path(data)
+    if root.is_dir() and all((root / task).is_dir() for task in tasks):
+        return [read_records(root / task, split=split) for task in tasks]
+    return [read_records(data, split=split)]
+
+
+def _item(records: Records, n: int, split: str) -> SourceItem:
+    row = records.rows[n]
+    idx = str(records.require(n, "idx"))
+    choices = records.options(n, "choices")
+    gold = str(records.require(n, "answer")).strip("()")
+    if gold not in letters(len(choices)):
+        raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(choices)} choices' letters")
+    shown = [image_file(row[f"image_{k}"], what=records.place(n, f"image_{k}")) for k in range(1, 5)
+             if row.get(f"image_{k}")]
+    if not shown:
+        raise records.error(n, "image_1", "no image")
+    task = task_of(idx, split) if split in idx else str(row.get("sub_task", "")).replace(" ", "_")
+    question = QUESTION.format(question=records.require(n, "question"), options=options_text(choices))
+    return SourceItem(idx, question, choices, letters(len(choices)), gold, shown[0], (),
+                      {"sub_task": task, "item": hashlib.sha256(idx.encode()).hexdigest()[:12]},
+                      views=tuple(shown[1:]))
+
+
+def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
+    """BLINK's chosen subtasks from the user's copy (``seed`` unused)."""
+    found = given(settings)
+    if found["data"] is None:
+        raise UsageError("blink needs --data: the BLINK-Benchmark/BLINK folder (Parquet per subtask) or hf:NAME")
+    split = found["split"] or "val"
+    tasks = (found["subset"],) if found["subset"] else SPATIAL
+    parts = _read(found["data"], tasks, split)
+    items = [_item(records, n, split) for records in parts for n in range(len(records.rows))]
+    items = [i for i in items if i.fields["sub_task"] in tasks][:found["limit"]]
+    if not items:
+        raise UsageError(f"{found['data']}: no {split} questions of {', '.join(tasks)}")
+    counts = Counter(i.fields["sub_task"] for i in items)
+    weight = {t: 100.0 * len(items) / (len(counts) * c) for t, c in counts.items()}
+    items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,
+                        {**i.fields, "weight": weight[i.fields["sub_task"]]}, views=i.views) for i in items]
+    version = parts[0].version if len(parts) == 1 else \
+        hashlib.sha256("\n".join(p.version for p in parts).encode()).hexdigest()[:12]
+    labels = letters(max(len(i.options) for i in items))
+    spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
+    return Source("blink", "blink", f"blink-{split}@{version}", labels, tuple(items), spec, official=OFFICIAL,
+                  matching=matching, settings=recorded("blink", {**found, "split": split}, found["data"], version),
+                  details={"total": len(items), "what": "questions", "sub_tasks": dict(counts)})

@@ -1,0 +1,96 @@
+"""MMSI-Bench (Yang, Xu et al. 2025): lettered questions about two or more images of one scene
+(camera, object and region relations, measurement, motion, multi-step reasoning), all the
+images asked together.
+
+Files: the Hugging Face copy ``RunsenXu/MMSI-Bench`` (Parquet / ``datasets`` / ``hf:NAME``:
+``id, images`` - a list of embedded images -, ``question`` - its options written in it, "Options:
+A: ..., B: ..." -, ``answer`` (a letter), ``question_type``) or a TSV of the same fields whose
+``image`` is a JSON list of paths (under ``--images``) or base64 images. ``--subset`` keeps one
+question type.
+
+Wording: ``question`` (the question as written, its options read from it, "Answer with the
+option's letter."); labels the letters; the option texts are the text after each ``X:`` up to the
+next option (a question whose options cannot be read is refused naming its row). Official
+metric: accuracy, per question type. Resampled by item.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.local_copy import Records, image_file, image_folders, letters, option_letters, read_copy
+from spatialprobe.files import parse_json
+from spatialprobe.metrics.intervals import Resampling
+
+OPTIONS: dict[str, str] = {}
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type",)),)
+OPTION = re.compile(r"(?:^|[\s,;(])([A-F])[:.)]\s*")
+
+
+def options_in(question: str) -> tuple[str, ...]:
+    """The options written after the question's last ``Options:`` (``A: x, B: y`` or one a
+    line), in letter order from A; ``()`` where they are not A, B, ... in turn."""
+    _, found, tail = question.rpartition("Options:")
+    if not found:
+        return ()
+    marks = list(OPTION.finditer(tail))
+    if [m.group(1) for m in marks] != list(letters(len(marks))) or len(marks) < 2:
+        return ()
+    ends = [m.start() for m in marks[1:]] + [len(tail)]
+    return tuple(tail[m.end():end].strip().rstrip(",;").strip() for m, end in zip(marks, ends, strict=True))
+
+
+def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
+    """Row ``n``'s images, in order: embedded, paths, or base64 (a JSON list in a TSV)."""
+    row, where = records.rows[n], records.where[n][0]
+    value: Any = row.get("images") if row.get("images") is not None else records.require(n, "image")
+    if isinstance(value, str):
+        value = parse_json(value, where, records.where[n][1]) if value.lstrip().startswith("[") else [value]
+    shown = []
+    for one in value if isinstance(value, list) else [value]:
+        if isinstance(one, str) and not one.lower().endswith((".png", ".jpg", ".jpeg", ".webp", ".bmp")):
+            try:
+                one = base64.b64decode(one, validate=True)
+            except ValueError:  # binascii.Error, or characters base64 never holds
+                raise records.error(n, "image", "neither base64 nor an image path") from None
+        shown.append(image_file(one, folders=folders, what=records.place(n, "images")))
+    if not shown:
+        raise records.error(n, "images", "no image")
+    return shown
+
+
+def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
+    """MMSI-Bench's questions from the user's copy (``seed`` unused)."""
+    found = given(settings)
+    records = read_copy(found, "mmsi needs --data: RunsenXu/MMSI-Bench (Parquet, datasets folder, hf:NAME) or its TSV")
+    folders = image_folders(found["images"], records)
+    items = []
+    for n, row in enumerate(records.rows):
+        kind = str(row.get("question_type") or row.get("category") or "")
+        if found["subset"] and kind != found["subset"]:
+            continue
+        question = str(records.require(n, "question"))
+        options = options_in(question)
+        if not options:
+            raise records.error(n, "question", "its options (Options: A: ..., B: ...) cannot be read")
+        gold = str(records.require(n, "answer")).strip()
+        if gold not in letters(len(options)):
+            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
+        shown = _images(records, n, folders)
+        key = str(row.get("id", row.get("index", n)))
+        items.append(SourceItem(key, f"{question}\nAnswer with the option's letter.", options,
+                                letters(len(options)), gold, shown[0], (),
+                                {"question_type": kind, "item": hashlib.sha256(key.encode()).hexdigest()[:12]},
+                                views=tuple(shown[1:])))
+    items = items[:found["limit"]]
+    labels = option_letters(items, found, "MMSI-Bench questions", "type")
+    spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
+    return Source("mmsi", "mmsi", f"mmsi@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
+                  settings=recorded("mmsi", found, found["data"], records.version),
+                  details={"total": len(records.rows), "what": "questions"})

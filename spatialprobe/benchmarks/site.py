@@ -1,0 +1,80 @@
+"""SITE (Wang et al. 2025): lettered spatial questions about one or several images, drawn from
+many datasets, with a chance-adjusted accuracy.
+
+Files: the authors' / lmms-eval copy (HF ``franky-veteran/SITE-Bench``): records ``id``,
+``question``, ``options`` (a list), ``answer`` (a letter), ``category``, ``dataset``, ``visual``
+(a list of image paths under ``--images``, or embedded images); any layout of
+:func:`spatialprobe.benchmarks.local_copy.read_records`. ``--subset`` keeps one category.
+
+Wording: ``question`` (the question, its lettered options, "Answer with the option's letter."),
+every image shown together before the text (an ``<image>`` placed inside a question is not
+interleaved: the placeholders are removed and the images come first); labels the letters.
+Official metrics (SITE's ``eval_scripts/sitebench/utils.py`` as lmms-eval carries it,
+EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/sitebench/utils.py`` and ``site_image.yaml``):
+accuracy (per category and per source dataset) and the chance-adjusted accuracy
+Σ(right − 1/k) / Σ(1 − 1/k) over the items (k options each), a weighted mean of the rows'
+``site_value``. Resampled by item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.local_copy import (
+    image_file,
+    image_folders,
+    letters,
+    option_letters,
+    options_text,
+    read_copy,
+)
+from spatialprobe.metrics.intervals import Resampling
+
+OPTIONS: dict[str, str] = {}
+QUESTION = "{question}\n{options}\nAnswer with the option's letter."
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("category", "dataset")),
+            Official({"chance_adjusted_accuracy": "mean"}, pred="site_value"))
+
+
+def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
+    """The row's term of the chance-adjusted accuracy, scaled so that their mean is it."""
+    k = len(item.options)
+    return {"site_value": item.fields["scale"] * ((label == item.gold) - 1.0 / k)}
+
+
+def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
+    """SITE's questions from the user's copy (``seed`` unused)."""
+    found = given(settings)
+    records = read_copy(found, "site needs --data: SITE's records (JSON/JSONL/Parquet/datasets folder or hf:NAME)")
+    folders = image_folders(found["images"], records)
+    items = []
+    for n, row in enumerate(records.rows):
+        if found["subset"] and row.get("category") != found["subset"]:
+            continue
+        options = records.options(n, "options")
+        gold = str(records.require(n, "answer")).strip().strip("()")
+        if gold not in letters(len(options)):
+            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
+        visual = records.require(n, "visual")
+        shown = [image_file(v, folders=folders, what=records.place(n, "visual"))
+                 for v in (visual if isinstance(visual, list) else [visual])]
+        if not shown:
+            raise records.error(n, "visual", "no image")
+        key = str(row.get("id", n))
+        question = QUESTION.format(question=str(records.require(n, "question")).replace("<image>", "").strip(),
+                                   options=options_text(options))
+        items.append(SourceItem(key, question, options, letters(len(options)), gold, shown[0], (),
+                                {"category": str(row.get("category", "")), "dataset": str(row.get("dataset", "")),
+                                 "item": hashlib.sha256(key.encode()).hexdigest()[:12]}, views=tuple(shown[1:])))
+    items = items[:found["limit"]]
+    labels = option_letters(items, found, "SITE questions", "category")
+    scale = 100.0 * len(items) / sum(1 - 1 / len(i.options) for i in items)
+    items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,
+                        {**i.fields, "scale": scale}, views=i.views) for i in items]
+    spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
+    return Source("site", "site", f"site@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
+                  matching=matching, settings=recorded("site", found, found["data"], records.version),
+                  details={"total": len(records.rows), "what": "questions"})

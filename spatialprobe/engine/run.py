@@ -1,0 +1,355 @@
+"""The one asked-items run kind: any source (:mod:`spatialprobe.benchmarks`) put to any model adapter
+that can score or generate, by either protocol, under any image condition, with the blind
+baselines and the source's official metrics beside the score.
+
+The adapter declares the wordings it understands (``wordings``, next to ``protocols``); the run
+takes the first of them that the source's items offer (:func:`choose_wording`) - a multimodal LLM
+the ``question``, CLIP the ``contrastive`` captions, T5 and the VQA classifiers the ``short``
+question - and refuses in one sentence where none fits. Whatever the wording, a row has one schema:
+``instance_id``, ``condition``, ``gold`` and ``pred`` in the source's label vocabulary, its cluster
+and group fields; so two runs of different families on the same items pair in ``spatialprobe
+report A B``.
+
+Each item is asked under every condition of the run: ``real`` (its own image; every image of an
+item that has several, voted over by :func:`spatialprobe.benchmarks.base.vote`), and with ``--blind``
+the three blind ones (``blank``, ``none``, ``shuffled``: another item's image that shows none of
+its objects, :mod:`spatialprobe.image_conditions`), so the table reports the vision gain of each
+with its paired interval, and the answer prior beside the accuracy
+(:mod:`spatialprobe.engine.metrics`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from spatialprobe.benchmarks.base import Source, SourceItem, vote
+from spatialprobe.benchmarks.spatialmqa import QUESTION as MQA_QUESTION
+from spatialprobe.benchmarks.vsr import QUESTION as VSR_QUESTION
+from spatialprobe.engine import question_free as free
+from spatialprobe.engine.metrics import asked_metrics, chosen, official_metrics, resamplings
+from spatialprobe.engine.protocols import Question, ask, protocols_of
+from spatialprobe.engine.robustness import variant_metrics
+from spatialprobe.engine.table import ask_table
+from spatialprobe.engine.variants import generated
+from spatialprobe.errors import UsageError
+from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
+from spatialprobe.runner import Evaluation, Item, RunKind
+from spatialprobe.runner.settings import OPTIONAL, Component
+from spatialprobe.runner.settings import model as model_field
+
+AskItem = SourceItem
+"""The earlier name of a source's item."""
+AskSource = Source
+"""The earlier name of a source."""
+__all__ = ["MQA_QUESTION", "VSR_QUESTION", "AskItem", "AskRun", "AskRunSettings", "AskSource", "ask_run",
+           "ask_table", "choose_wording"]
+
+
+def declared(model: Any, name: str, attribute: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """What an adapter declares (``wordings``, ``protocols``): read from its registered class, so
+    that a model deferred to a Ray cluster is never built by the driver to answer; from the object
+    where ``name`` is no registered adapter (a stand-in in a test)."""
+    from spatialprobe import registry
+    from spatialprobe.errors import UnknownComponent
+
+    try:
+        return tuple(getattr(registry.lookup("model", name), attribute, default))
+    except UnknownComponent:
+        return tuple(getattr(model, attribute, default))
+
+
+def choose_wording(model: Any, source: Source, name: str = "") -> str:
+    """The first wording the adapter understands (its ``wordings``; ``question`` where it declares
+    none) that every item of ``source`` offers; one sentence where none fits."""
+    understood = declared(model, name, "wordings", ("question",))
+    offered = source.offered()
+    for wording in understood:
+        if wording in offered:
+            return wording
+    who = name or getattr(model, "name", type(model).__name__)
+    raise UsageError(f"the {who} model cannot be asked {source.name} items: it understands "
+                     f"{', '.join(understood)} wording, and {source.name} offers {', '.join(offered)}.")
+
+
+@dataclass(frozen=True)
+class AskRunSettings:
+    """What an ask run's ``config.json`` records (its typed settings, see ``RunKind``)."""
+
+    model: Component = field(metadata=model_field("the model", "model"))
+    source: dict[str, Any]
+    """The items: source name, task, dataset version, files and images read."""
+    protocol: str
+    conditions: list[str]
+    seed: int
+    max_new_tokens: int
+    device: str = "auto"
+    batch_size: int = 8
+    device_map: str = "none"
+    """``auto``: accelerate spreads the model over every GPU (runtime: the same numbers)."""
+    max_memory: dict[str, str] | None = field(default=None, metadata=OPTIONAL)
+    """With ``device_map``: at most this much of the model per device (runtime)."""
+    wording: str | None = field(default=None, metadata=OPTIONAL)
+    """How the items were put to the model (:mod:`spatialprobe.benchmarks.base`); None: ``question``."""
+
+
+class AskRun(RunKind):
+    """A model adapter on a source's items, under each image condition: the kind is its settings,
+    plus the source and the model they name (built from them, or given)."""
+
+    kind = "ask"
+    Settings = AskRunSettings
+
+    def __init__(self, settings: AskRunSettings, source: Source | None = None, model: Any = None):
+        from spatialprobe.engine.rebuild import rebuild_source
+
+        s = self.settings = settings
+        self.protocols = protocols_of(s.protocol)
+        for condition in s.conditions:
+            check_condition(condition)
+        self.source = source if source is not None else rebuild_source(s.source, s.seed)
+        self.wording = s.wording or "question"
+        has_images = any(item.image is not None for item in self.source.items)
+        blind = len(s.conditions) > 1
+        if (s.conditions[0] == "real" or blind) and not has_images:
+            raise UsageError(f"{self.source.dataset} has no images here, so there is no real image condition "
+                             "to ask under (nor a blind one to compare it with): give the items' images, or "
+                             "use --image-condition none or blank.")
+        if blind and s.conditions[0] != "real":
+            raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
+                             f"with --image-condition {s.conditions[0]}.")
+        self.conditions, self.batch_size = tuple(s.conditions), s.batch_size
+        self.by_key = {item.key: item for item in self.source.items}
+        self.partners = (_partners(self.source.items, s.seed)
+                         if "shuffled" in self.conditions else {})
+        self.model = model if model is not None else _load(s)
+        if any(item.views for item in self.source.items) and not getattr(self.model, "multi_image", False):
+            raise UsageError(f"{self.source.dataset} asks several images at once (multi-view items), and the "
+                             f"{s.model.name} model takes one image a question: use a model that takes several "
+                             "(a multimodal LLM).")
+        understood = declared(self.model, s.model.name, "wordings", ("question",))
+        if self.wording not in understood or self.wording not in self.source.offered():
+            raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
+                             f"understands ({', '.join(understood)}) and {self.source.name} offers "
+                             f"({', '.join(self.source.offered())}).")
+
+    @classmethod
+    def of(cls, source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None = None,
+           *, protocol: str = "likelihood", condition: str = "real", blind: bool = False, seed: int = 0,
+           max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8, device_map: str = "none",
+           max_memory: dict[str, str] | None = None) -> AskRun:
+        """The run of ``source`` asked of a model built already (``model``; None: built from
+        ``model_spec``), in the first wording both offer."""
+        check_condition(condition)
+        if blind and condition != "real":
+            raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
+                             f"with --image-condition {condition}.")
+        settings = AskRunSettings(model_spec, dict(source_settings or source.settings), protocol,
+                                  list(("real", *BLIND) if blind else (condition,)), seed, max_new_tokens,
+                                  device, batch_size, device_map, max_memory)
+        if model is None:
+            model = _load(settings)
+        wording = choose_wording(model, source, model_spec.name)
+        return cls(replace(settings, wording=None if wording == "question" else wording), source, model)
+
+    def resolved(self) -> AskRunSettings:
+        """The settings, with the source as it was built now (a changed data file or image run
+        shows as a setting that differs, named, when a run resumes or replays)."""
+        return replace(self.settings, source=dict(self.source.settings))
+
+    @classmethod
+    def from_settings(cls, settings: AskRunSettings) -> AskRun:
+        return cls(settings)
+
+    @property
+    def model_spec(self) -> Component:
+        return self.settings.model
+
+    def inputs(self) -> dict[str, Any]:
+        from spatialprobe.fingerprints import file_input, model_input
+
+        found = {"model": model_input("the model", str(self.model_spec.args.get("model")))}
+        recorded = self.settings.source
+        data = recorded.get("data") or recorded.get("dataset")
+        if isinstance(data, dict) and data.get("version") and not Path(str(data.get("file"))).is_file():
+            found["data"] = {"what": f"the {self.source.name} data", "file": str(data.get("file")),  # a folder, hf:NAME
+                             "fingerprint": f"sha256:{data['version']}"}
+        elif isinstance(data, dict) and data.get("file"):
+            found["data"] = file_input(f"the {self.source.name} data file", data["file"])
+        elif isinstance(data, dict) and data.get("path"):  # a task's release-format or pairs file
+            found["data"] = file_input(f"the {self.source.task} data file", data["path"])
+        elif isinstance(data, str):  # a QA or dataset file
+            found["data"] = file_input("the QA data file", data)
+        return found
+
+    def items(self) -> list[Item]:
+        out = []
+        for condition in self.conditions:
+            for item in self.source.items:
+                if condition != self.conditions[0] and generated(item):
+                    continue  # an engine-generated variant is asked under the run's first condition only
+                out.append(Item(f"{condition}/{item.key}", (condition, item, item.image)))
+                if condition == "real":  # the further images of an item with several
+                    out += [Item(f"{condition}/{item.key}#{n}", (condition, item, image))
+                            for n, image in enumerate(item.images, 1)]
+        if self._question_free():
+            out += [Item(f"{free.CONDITION}/{item.key}", (free.CONDITION, item, None)) for item in self.source.items
+                    if not generated(item)]
+        return out
+
+    def _question_free(self) -> bool:
+        """Whether each item's options are also scored without the question (:mod:`.question_free`)."""
+        return self.source.question_free is not None and "likelihood" in self.protocols
+
+    def _image(self, condition: str, item: SourceItem, image: str | None) -> Any:
+        from spatialprobe.vision import blank_image, open_image
+
+        if condition == "none":
+            return None
+        if item.views:  # images shown together: each one as the condition has it, in order
+            shown = self.by_key[self.partners[item.key]] if condition == "shuffled" else item
+            each = "real" if condition == "shuffled" else condition  # a partner's images are shown as they are
+            return tuple(self._image(each, replace(shown, image=one, views=()), one)
+                         for one in (shown.image, *shown.views))
+        if condition == "shuffled":
+            return open_image(self.by_key[self.partners[item.key]].image)
+        if condition == "blank" or image is None:
+            size = open_image(item.image).size if item.image is not None else (384, 384)
+            return blank_image(size[0]).resize(size)
+        return open_image(image)
+
+    def _question(self, condition: str, item: SourceItem, image: str | None) -> Question:
+        wording = item.wording(self.wording)
+        assert wording is not None  # choose_wording: every item offers it
+        if condition == free.CONDITION:
+            return Question(free.PROMPT, wording.options, None, wording.suffix)
+        return Question(wording.prompt, wording.options, self._image(condition, item, image),
+                        wording.suffix, wording.passage, wording.target,
+                        wording.contexts)
+
+    def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
+        asked = [item for item in batch if item.payload[0] != free.CONDITION]
+        answers = dict(zip((item.key for item in asked), ask(
+            self.model, [self._question(*item.payload) for item in asked], self.settings.protocol,
+            self.settings.max_new_tokens, self.source.lenient), strict=True)) if asked else {}
+        unasked = [item for item in batch if item.payload[0] == free.CONDITION]  # scored only
+        if unasked:
+            answers.update(zip((item.key for item in unasked), ask(
+                self.model, [self._question(*item.payload) for item in unasked], "likelihood"), strict=True))
+        return [answers[item.key] for item in batch]
+
+    def _row(self, condition: str, item: SourceItem, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        wording = item.wording(self.wording)
+        assert wording is not None
+
+        def label(option: str | None) -> str | None:
+            return None if option is None else wording.labels[wording.options.index(option)]
+
+        row: dict[str, Any] = {"instance_id": item.key, "condition": condition, "gold": item.gold,
+                               "question": wording.prompt or " | ".join(wording.options), **item.fields}
+        if item.fact is not None:  # the fact the item states, joined across run kinds by `report --by fact`
+            row["fact"] = list(item.fact)
+        first = answers[0]
+        if "likelihood" in first:
+            rows = [a["likelihood"]["scores"] for a in answers]
+            row["pred_likelihood"] = (vote([], rows, wording.options, wording.labels) if len(answers) > 1
+                                      else label(first["likelihood"]["option"]))
+            row["scores"] = first["likelihood"]["scores"]
+            if self.source.scored is not None:
+                row.update(self.source.scored(item, row["scores"]))
+        if "generate" in first:
+            if self.source.combine is not None:
+                row["replies"] = [a["generate"]["reply"] for a in answers]
+                row["pred_generate"] = self.source.combine(row["replies"], wording.labels)
+            else:
+                parsed = [label(a["generate"]["option"]) for a in answers]
+                row["pred_generate"] = vote(parsed, None, wording.options, wording.labels)  # one: itself
+            row["reply"], row["parse_rule"] = first["generate"]["reply"], first["generate"]["rule"]
+        if len(answers) > 1:
+            row["images"] = len(answers)
+        row["pred"] = chosen(row, self.protocols[0])
+        if self.source.matching is not None:
+            output = row.get("reply") if self.protocols[0] == "generate" else None
+            pred = row.get(f"pred_{self.protocols[0]}")
+            row.update(self.source.matching(item, output, pred))
+        return row
+
+    def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
+        answers: dict[tuple[str, str], list[Any]] = {}
+        for item in self.items():
+            condition, asked, _ = item.payload
+            answers.setdefault((condition, asked.key), []).append(results[item.key])
+        unasked = {key: self._row(c, self.by_key[key], found)["pred_likelihood"]
+                   for (c, key), found in answers.items() if c == free.CONDITION}
+        every = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()
+                 if condition != free.CONDITION]
+        rows = [row for row in every if not generated(row)]  # the headline metrics: the source's own items
+        if unasked:
+            rows = [{**row, free.PRED: unasked[row["instance_id"]]} for row in rows]
+        src, folds = self.source, bool(self.source.folds)
+        if folds:
+            rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
+                    for row in rows if row["instance_id"] in set(test)]
+            prior: Any = {k: [self.by_key[key].gold for key in dev] for k, (dev, _) in enumerate(src.folds)}
+        else:  # a training split's labels; else the test items' own (said in details)
+            prior = src.prior_labels if src.prior_labels is not None else [row["gold"] for row in rows
+                                                                             if row["condition"] == self.conditions[0]]
+        metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec, prior,
+                                         folds=folds, seed=self.settings.seed)
+        main = [row for row in rows if row["condition"] == self.conditions[0]]
+        official, specs = official_metrics(main, src.spec, src.official)
+        metrics.update(official)
+        if isinstance(details.get("answer_prior"), dict):
+            details["answer_prior"]["from"] = ("the training split" if src.prior_labels is not None
+                                               else "the test items (no training split)")
+        if src.variants:  # the robustness protocols: vanilla, strict and their gap, per declared group
+            first = [row for row in every if row["condition"] == self.conditions[0]]
+            found, details["variants"] = variant_metrics(first, src.variants, src.spec)
+            metrics.update(found)
+        if unasked:
+            assert src.question_free is not None
+            details = {**details, "question_free": free.details(main, src.question_free)}
+            specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
+                                     rows=main))
+        describe = getattr(self.model, "describe", dict)
+        own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
+        details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
+                   "official": [name for declared in src.official for name in declared.metrics],
+                   "coverage": src.details.get("coverage_detail") or {"used": own,
+                                                                      "total": src.details.get("total", own)}}
+        asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
+        return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
+                          src.dataset, self.settings.seed, False, details,
+                          resamplings(src.spec, main, rows, self.protocols, self.conditions, specs,
+                                      details.get("answer_prior"), folds))
+
+    def table(self, summary: Mapping[str, Any]) -> str:
+        return ask_table(summary)
+
+    def write_extras(self, run: Any, summary: Mapping[str, Any], evaluation: Evaluation) -> None:
+        if self.source.extras is not None:
+            self.source.extras(run, summary)
+
+
+def _partners(items: Sequence[SourceItem], seed: int) -> dict[str, str]:
+    """The shuffled condition's partner of every item: drawn among the source's own items, an
+    engine-generated variant shown its original's partner (the draw the same with or without variants)."""
+    partners = shuffled_partners({i.key: i.objects for i in items if not generated(i)}, seed)
+    return {**partners, **{i.key: partners[i.key.rsplit("~", 1)[0]] for i in items if generated(i)}}
+
+
+def _load(settings: AskRunSettings) -> Any:
+    from spatialprobe.engine.load import load_model
+
+    s = settings
+    return load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory)
+
+
+def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,
+            out: Any, progress: Callable[[int, int], None] | None = None, **options: Any) -> dict[str, Any]:
+    """Ask every item of ``source`` under each condition; write the run and return its summary."""
+    from spatialprobe.runner import execute
+
+    return execute(AskRun.of(source, model, model_spec, source_settings, **options), out, progress)

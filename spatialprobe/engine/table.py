@@ -1,0 +1,54 @@
+"""table.md of an asked-items run (:mod:`spatialprobe.engine.run`): coverage, the metrics of
+each protocol and condition, the source's official metrics and their breakdown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from spatialprobe.engine import question_free as free
+from spatialprobe.engine.robustness import variants_lines
+
+
+def ask_table(summary: Mapping[str, Any]) -> str:
+    """table.md: coverage, each protocol's accuracy, the source's other official metrics, the parse
+    failures, the answer prior, the vision gain of each blind condition (paired 95 % interval and
+    p-value), then the official breakdown (per category, perspective, relation ...)."""
+    from spatialprobe.imagestore import Completeness
+    from spatialprobe.reports.tables import coverage_line, intervals_line, pm
+
+    d, m = summary["details"], summary["metrics"]
+    protocols, conditions = d["protocols"], d["conditions"]
+    cover = d["coverage"]
+    first = (coverage_line(d["coverage_detail"], d.get("what", "items")) if d.get("coverage_detail")
+             else f"Coverage: {cover['used']:,} of {cover['total']:,} items.")
+    lines = [f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
+             f"Wording: {d.get('wording', 'question')}.", "",
+             "| metric | value |", "|---|---|",
+             f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
+             f"| macro-F1 ({protocols[0]}, {conditions[0]}) | {pm(m['macro_f1'])} |"]
+    lines += [f"| {name} | {pm(m[name])} |" for name in d.get("official", []) if name not in ("accuracy", "macro_f1")]
+    if len(protocols) > 1:
+        lines += [f"| accuracy ({p}, {conditions[0]}) | {pm(m[f'accuracy_{p}'])} |" for p in protocols[1:]]
+        agree = d.get("protocol_comparison", {}).get("agreement")
+        lines.append(f"| protocols agree | {'–' if agree is None else f'{agree:.1f} %'} |")
+    if "parse_failure_rate" in m:
+        lines.append(f"| parse failures (generate) | {pm(m['parse_failure_rate'])} % |")
+    if "answer_prior" in m:
+        where = (d.get("answer_prior") or {}).get("from", "the training split") if isinstance(
+            d.get("answer_prior"), dict) else "the dev folds"
+        lines.append(f"| answer prior (majority label of {where}) | {pm(m['answer_prior'])} |")
+    lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
+              if f"accuracy_{c}" in m]
+    lines += variants_lines(summary)
+    lines += free.table_lines(d.get("question_free"), m.get("accuracy_question_free"))
+    for blind, gain in (d.get("vision_gain") or {}).items():
+        ci = gain["ci"]
+        interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
+        lines.append(f"| vision gain: real − {blind} | {gain['gain']:+.1f} {interval}, p = {gain['p']:.3g} |")
+    if d.get("official"):
+        parts = m["accuracy"].get("breakdown", {})
+        lines += ["", "| group | accuracy | n |", "|---|---|---|"]
+        lines += [f"| {part} | {pm(value)} | {value['n']} |" for part, value in parts.items()]
+    text = Completeness.line(d.get("image_run")) + "\n".join(lines) + "\n"
+    return text + (f"\n{intervals_line(summary)}\n" if summary.get("intervals") else "")
