@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from official import blink, comfort, mmsi, site, spatialeval, spatialmqa, viewspatial, vlmeval, vlmeval_spatial, whatsup
 from official import lmms_first_letter as lmms
-from official.replies import SHAPES, every_shape, replies
+from official.replies import SHAPES, every_shape, replies, reply
 
 OPTIONS = ["left", "right", "above", "below"]
 LETTERS = list("ABCD")
@@ -337,15 +337,15 @@ def test_readers_on_random_replies(name):
     read = READERS[name]
     differ, shapes = Counter(), Counter()
     for gold, options in (("B", OPTIONS), ("A", ["yes", "no"])):
-        for reply in replies(options, gold, 1000, seed=name):
-            shapes[reply.shape] += 1
-            got = read(reply.text, options)
+        for drawn in replies(options, gold, 1000, seed=name):
+            shapes[drawn.shape] += 1
+            got = read(drawn.text, options)
             # a capital letter, not always an option's: lmms-eval's "T", VLMEvalKit's 'Z', MMSI's "E"
-            assert got is None or (len(got) == 1 and got in string.ascii_uppercase), reply
-            if reply.shape == "bare":
-                assert got == reply.text, reply
-            if got != strict(reply.text, options):
-                differ[reply.shape] += 1
+            assert got is None or (len(got) == 1 and got in string.ascii_uppercase), drawn
+            if drawn.shape == "bare":
+                assert got == drawn.text, drawn
+            if got != strict(drawn.text, options):
+                differ[drawn.shape] += 1
     table = ", ".join(f"{shape} {differ[shape]}/{shapes[shape]}" for shape in SHAPES if differ[shape])
     print(f"\n{name}: differs from strict on {sum(differ.values())} of 2000 ({table})")
 
@@ -354,12 +354,11 @@ def reading_table(n=200):
     """Per shape (rows) and reader (columns, the strict reader first), the share of ``n`` random
     replies to a four-option item (gold B) read as the letter their writer meant (nothing, where
     the writer meant no single letter)."""
-    batch = [r for shape in SHAPES for r in replies(OPTIONS, "B", n * len(SHAPES), seed=shape)
-             if r.shape == shape][: n * len(SHAPES)]
     readers = {"strict": strict, **READERS}
     table = {}
     for shape in SHAPES:
-        rows = [r for r in batch if r.shape == shape]
+        rng = random.Random(shape)
+        rows = [reply(rng, OPTIONS, "B", shape) for _ in range(n)]
         table[shape] = {name: sum(read(r.text, OPTIONS) == r.meant for r in rows) / len(rows)
                         for name, read in readers.items()}
     return table

@@ -9,7 +9,7 @@ Source: open-compass/VLMEvalKit @e8e78f0
   ``eval_vanilla`` (l. 431-437), ``mcq_vanilla_eval`` (l. 475-507);
 - ``vlmeval/smp/vlm.py`` ``build_option_str`` (l. 174-179);
 - ``vlmeval/dataset/image_mcq.py``: ``ImageMCQDataset.evaluate_heuristic`` (l. 255-378) and
-  ``_3DSRBench.evaluate`` (l. 2662-2747).
+  ``_3DSRBench.evaluate`` (l. 2662-2746).
 
 What happens to a reply (``extract_answer_from_item``): ``can_infer(prediction, choices)``; if it
 gives a letter (or 'Z'), that is the prediction. Otherwise, with **no judge** (``--judge
@@ -242,7 +242,7 @@ def report_acc(rows):
 
 
 def _grouped(rows, qid2key):
-    """The four blocks of ``_3DSRBench.evaluate`` (image_mcq.py l. 2708-2733), one grouping each:
+    """The four blocks of ``_3DSRBench.evaluate`` (image_mcq.py l. 2706-2732), one grouping each:
     the rows whose qid is a key, each hit multiplied by the hits of every row mapped to it (a row
     mapped to a key that no row carries raises ``KeyError``, as theirs)."""
     key_set = set(qid2key.values())
@@ -257,7 +257,7 @@ def _grouped(rows, qid2key):
 
 def threedsr_settings(rows):
     """Transcribed from ``_3DSRBench.evaluate`` after ``mcq_vanilla_eval`` (image_mcq.py
-    l. 2704-2733): ``rows`` are dicts with ``qid``, ``hit`` (and optionally ``category``), sorted by
+    l. 2705-2732): ``rows`` are dicts with ``qid``, ``hit`` (and optionally ``category``), sorted by
     ``index`` as theirs; returns ``report_acc`` for ``vanilla``, ``flip_eval``, ``circ_eval`` and
     ``flip_circ_eval``."""
     qids = [r['qid'] for r in rows]
