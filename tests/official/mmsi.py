@@ -1,7 +1,7 @@
 """MMSI-Bench: the authors' prompt and letter extraction, in the three forms the authors published.
 
-1. The code the authors' repository runs. OpenRobotLab/MMSI-Bench (the VLMEvalKit fork the
-   README's "Quick Start" installs; also reached as RunsenXu/MMSI-Bench / InternRobotics/MMSI-Bench)
+1. The code the authors' repository runs. OpenRobotLab/MMSI-Bench (the VLMEvalKit fork that the
+   README's "Installation" clones; a snapshot of RunsenXu/MMSI-Bench was not available here)
    @4e28bff ``vlmeval/dataset/mmsi_bench.py``: ``MMSIBenchDataset.build_prompt`` (l. 100-129),
    ``evaluate`` (l. 131-208) and ``extract_single_choice_with_word_boundary`` (l. 210-242), the same
    at every commit of the file (c4b16dc on): the text between double, then single backticks, then
