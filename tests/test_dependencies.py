@@ -23,7 +23,8 @@ from packaging.utils import canonicalize_name
 from spatialprobe.extras import EXTRA_FEATURES, MissingExtra, require
 
 ROOT = Path(__file__).resolve().parents[1]
-OWN = {"spatialprobe"} | {p.stem for folder in ("tests", "bench") for p in (ROOT / folder).glob("*.py")}
+OWN = ({"spatialprobe"} | {p.stem for folder in ("tests", "bench") for p in (ROOT / folder).glob("*.py")}
+       | {p.parent.name for p in (ROOT / "tests").glob("*/__init__.py")})  # test packages: official/
 
 
 @cache
