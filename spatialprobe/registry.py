@@ -180,6 +180,23 @@ register("source", "site", "spatialprobe.benchmarks.site:from_settings",
          "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
 register("source", "mmsi", "spatialprobe.benchmarks.mmsi:from_settings",
          "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
+# Readers: a reply (or the options' scores) -> a label, or nothing, with the reason. Each benchmark
+# names its official reader (its authors' code, transcribed); every benchmark is also read by strict.
+for _name, _target, _summary in (
+        ("strict", "strict:STRICT", "the reply is exactly an option's letter or text; else nothing"),
+        ("toolkit", "strict:TOOLKIT", "the engine's parser: letter forms, 'Answer: B', option text, yes/no"),
+        ("site", "site:SITE", "SITE's parse_multi_choice_response: (X), a lone capital, X., X:; else a seeded draw"),
+        ("mmsi", "mmsi:MMSI", "MMSI-Bench's README extraction: ``X``, `X`, {X}, then a lone A-D"),
+        ("mmsi-code", "mmsi:MMSI_CODE", "MMSI-Bench's mmsi_bench.py extraction: ``X``, `X`, then a lone A-D"),
+        ("lmms-first-letter", "lmms:FIRST_LETTER", "lmms-eval's _extract_answer_letter (CV-Bench, EmbSpatial)"),
+        ("vlmeval-can-infer", "can_infer:CAN_INFER", "VLMEvalKit's can_infer (3DSRBench, VLMEvalKit MCQ sets)"),
+        ("blink", "blink:BLINK", "BLINK's analyze_answer: 'X', '(X)' or one (X) word; its GPT-3.5 matcher not run"),
+        ("spatialeval", "spatialeval:SPATIALEVAL", "SpatialEval's extractors and substring verdict"),
+        ("spatialmqa", "spatialmqa:LENIENT", "SpatialMQA's lenient verdict as its scripts run (substring either way)"),
+        ("spatialmqa-legacy", "spatialmqa:LEGACY", "the retired spatialmqa kind's lenient rule (on/above clause)"),
+        ("whatsup", "ranking:WHATSUP", "What'sUp: the best-scored caption, ties with the right one right"),
+        ("comfort", "ranking:COMFORT", "COMFORT: yes where P(yes) > 0.5")):
+    register("reader", _name, f"spatialprobe.readers.{_target}", _summary)
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")

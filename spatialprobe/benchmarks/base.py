@@ -91,16 +91,24 @@ class SourceItem:
 class Official:
     """A benchmark's official metrics: summary name -> statistic of
     :data:`spatialprobe.metrics.weighted.STATISTICS`, on the row field ``pred``, overall and
-    broken down by each row field in ``groups`` (rows whose field is empty count in no group)."""
+    broken down by each row field in ``groups`` (rows whose field is empty count in no group).
+
+    The source's ``official`` declarations are the one list of what it reports: the run's table,
+    ``report``'s columns, the paired test of ``report A B`` and ``compare``'s headline (the first
+    metric) read it. Each metric is measured under the source's official reader (``pred``: its
+    reading; another field: what :attr:`Source.matching` derives from it) and again under
+    ``strict`` as ``strict_<name>`` (on ``<pred>_strict``)."""
 
     metrics: Mapping[str, str]
     groups: tuple[str, ...] = ()
     pred: str = "pred"
+    only: str | None = None
+    """A row field that must be true for a row to count (COMFORT's 36 scored points of a sweep); None: every row."""
 
 
 Matching = Callable[[SourceItem, "str | None", "str | None"], dict[str, Any]]
-"""A source's hook: (item, the generated reply or None, the chosen label) -> extra row fields
-(SpatialMQA's strict and lenient labels)."""
+"""A source's hook: (item, the generated reply or None, the label a reader read) -> extra row
+fields (SITE's term of the chance-adjusted accuracy); called once per reader."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,9 @@ class Source:
     """Gold labels of a training split (the answer prior) where the source has one."""
     lenient: Callable[[str, Sequence[str]], str | None] | None = None
     """The benchmark's lenient parse of a generated reply (SpatialMQA), the parser's last rule."""
+    reader: str = "toolkit"
+    """Its official reader (:mod:`spatialprobe.readers`, by registered name): its authors' code,
+    transcribed; ``toolkit`` where the authors publish none. Every source is also read by ``strict``."""
     details: Mapping[str, Any] = field(default_factory=dict)
     official: tuple[Official, ...] = ()
     """Its official metrics; empty: accuracy and macro-F1 of ``pred`` (over folds where it has them)."""
@@ -177,13 +188,14 @@ def vote(labels_per_image: Sequence[str | None], scores: Sequence[Sequence[float
 def given(settings: Mapping[str, Any]) -> dict[str, Any]:
     """What a benchmark module is built from, whether ``settings`` come from ``spatialprobe bench``
     (``data`` a path) or from a run's config (``data`` recorded as ``{"file", "version"}``):
-    ``data``, ``images``, ``split``, ``subset``, ``limit`` and the module's ``options``."""
+    ``data``, ``images``, ``split``, ``subset``, ``limit``, the module's ``options`` and the
+    ``wording`` asked (``--wording``: one of the module's ``WORDINGS``; None: the toolkit's)."""
     data = settings.get("data")
     if isinstance(data, Mapping):
         data = data.get("file")
     return {"data": str(data) if data is not None else None, "images": settings.get("images"),
             "split": settings.get("split"), "subset": settings.get("subset"), "limit": settings.get("limit"),
-            "options": dict(settings.get("options") or {})}
+            "options": dict(settings.get("options") or {}), "wording": settings.get("wording")}
 
 
 def recorded(name: str, found: Mapping[str, Any], data: str, version: str, **more: Any) -> dict[str, Any]:
@@ -196,4 +208,4 @@ def recorded(name: str, found: Mapping[str, Any], data: str, version: str, **mor
     return {"name": name, "data": {"file": path, "version": version},
             "images": str(Path(images).resolve()) if images else None, "split": found.get("split"),
             "subset": found.get("subset"), "limit": found.get("limit"), "options": dict(found.get("options") or {}),
-            **more}
+            **({"wording": found["wording"]} if found.get("wording") else {}), **more}

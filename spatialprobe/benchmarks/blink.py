@@ -1,6 +1,6 @@
 """BLINK (Fu et al. 2024), its spatial subtasks: Spatial Relation, Relative Depth and Multi-view
-Reasoning (``--subset`` one of them, or any other BLINK subtask by its name), lettered
-questions about one to four images asked together.
+Reasoning (``--subset`` one of them, any other BLINK subtask by its name, or ``all``: the 14),
+lettered questions about one to four images asked together.
 
 Files: the Hugging Face copy ``BLINK-Benchmark/BLINK`` - one folder of Parquet files per subtask
 (``Spatial_Relation/val-*.parquet``, ...) with ``idx, question, sub_task, image_1..image_4
@@ -11,10 +11,14 @@ hidden). Where the copy holds one folder per subtask, only the chosen subtasks' 
 Wording: ``question`` (the question, the lettered choices, "Answer with the option's letter."),
 its images shown together (``SourceItem.views``: only a multimodal LLM that takes several images
 answers it); labels the letters. Official metrics (zeyofu/BLINK_Benchmark @2d6a779
-``eval/evaluate.py`` ``eval_prediction``): accuracy per subtask and ``blink`` = the mean of the
-subtasks' accuracies (each subtask weighs the same, whatever its size): a weighted mean of the
-rows' correctness, each row carrying 100 × N / (T × n_subtask) where right (``blink_value``).
-Resampled by item.
+``eval/evaluate.py`` ``eval_prediction``): accuracy per subtask; ``blink_spatial`` = the mean of
+the three spatial subtasks' accuracies (each subtask weighs the same, whatever its size), where
+all three were asked; and ``blink`` = the mean over all 14 subtasks, the authors' ``Total``, only
+where all 14 were asked (``--subset all``). Each mean is a weighted mean of the rows' correctness,
+a row carrying 100 × N / (T × n_subtask) where right (``blink_value``, ``blink_spatial_value``).
+Replies are read by the authors' ``analyze_answer`` (``blink``, :mod:`spatialprobe.readers.blink`:
+``X``, ``(X)`` or one ``(X)`` word; their GPT-3.5 fallback is not run, so anything else counts
+wrong) and by ``strict``. Resampled by item.
 """
 
 from __future__ import annotations
@@ -33,8 +37,14 @@ from spatialprobe.metrics.intervals import Resampling
 OPTIONS: dict[str, str] = {}
 SPATIAL = ("Spatial_Relation", "Relative_Depth", "Multi-view_Reasoning")
 """The spatial subtasks asked by default."""
+ALL = ("Visual_Similarity", "Counting", "Relative_Depth", "Jigsaw", "Art_Style", "Functional_Correspondence",
+       "Semantic_Correspondence", "Spatial_Relation", "Object_Localization", "Visual_Correspondence",
+       "Multi-view_Reasoning", "Relative_Reflectance", "Forensic_Detection", "IQ_Test")
+"""The 14 subtasks the authors' ``Total`` averages (``eval/evaluate.py`` l. 81-83)."""
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
-OFFICIAL = (Official({"accuracy": "accuracy"}, ("sub_task",)), Official({"blink": "mean"}, pred="blink_value"))
+ACCURACY = Official({"accuracy": "accuracy"}, ("sub_task",))
+SPATIAL_MEAN = Official({"blink_spatial": "mean"}, pred="blink_spatial_value", only="spatial")
+TOTAL = Official({"blink": "mean"}, pred="blink_value")
 
 
 def task_of(idx: str, split: str) -> str:
@@ -44,8 +54,10 @@ def task_of(idx: str, split: str) -> str:
 
 
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The row's share of the mean over subtasks: its weight where right, else 0."""
-    return {"blink_value": item.fields["weight"] if label == item.gold else 0.0}
+    """The row's share of each mean over subtasks: its weight where right, else 0."""
+    right = label == item.gold
+    return {"blink_value": item.fields["weight"] if right else 0.0,
+            "blink_spatial_value": item.fields["spatial_weight"] if right else 0.0}
 
 
 def _read(data: str, tasks: tuple[str, ...], split: str) -> list[Records]:
@@ -80,7 +92,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     if found["data"] is None:
         raise UsageError("blink needs --data: the BLINK-Benchmark/BLINK folder (Parquet per subtask) or hf:NAME")
     split = found["split"] or "val"
-    tasks = (found["subset"],) if found["subset"] else SPATIAL
+    tasks = ALL if found["subset"] == "all" else (found["subset"],) if found["subset"] else SPATIAL
     parts = _read(found["data"], tasks, split)
     items = [_item(records, n, split) for records in parts for n in range(len(records.rows))]
     items = [i for i in items if i.fields["sub_task"] in tasks][:found["limit"]]
@@ -88,12 +100,20 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
         raise UsageError(f"{found['data']}: no {split} questions of {', '.join(tasks)}")
     counts = Counter(i.fields["sub_task"] for i in items)
     weight = {t: 100.0 * len(items) / (len(counts) * c) for t, c in counts.items()}
+    spatial = sum(counts[t] for t in SPATIAL)
+    spatial_weight = {t: 100.0 * spatial / (len(SPATIAL) * counts[t]) for t in SPATIAL if counts[t]}
     items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,
-                        {**i.fields, "weight": weight[i.fields["sub_task"]]}, views=i.views) for i in items]
+                        {**i.fields, "weight": weight[i.fields["sub_task"]],
+                         "spatial": i.fields["sub_task"] in SPATIAL,
+                         "spatial_weight": spatial_weight.get(i.fields["sub_task"], 0.0)}, views=i.views)
+             for i in items]
+    official = (ACCURACY, *((SPATIAL_MEAN,) if set(SPATIAL) <= set(counts) else ()),
+                *((TOTAL,) if set(ALL) <= set(counts) else ()))
     version = parts[0].version if len(parts) == 1 else \
         hashlib.sha256("\n".join(p.version for p in parts).encode()).hexdigest()[:12]
     labels = letters(max(len(i.options) for i in items))
     spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
-    return Source("blink", "blink", f"blink-{split}@{version}", labels, tuple(items), spec, official=OFFICIAL,
-                  matching=matching, settings=recorded("blink", {**found, "split": split}, found["data"], version),
+    return Source("blink", "blink", f"blink-{split}@{version}", labels, tuple(items), spec,
+                  official=official, matching=matching, reader="blink",
+                  settings=recorded("blink", {**found, "split": split}, found["data"], version),
                   details={"total": len(items), "what": "questions", "sub_tasks": dict(counts)})

@@ -14,8 +14,10 @@ sweeps only; ``--option prompt=`` picks the authors' perspective prompt (``nop``
 Each image is an item (options ``No``/``Yes``, asked of a multimodal LLM by likelihood), with
 ``p_yes`` = P(Yes) normalised over yes and no (the authors' ``sum_to_one``) and gold ``yes`` where
 the cosine of (angle + the frame's shift) is positive. The engine's accuracy is the authors'
-``accuracy_metric(mode="acc", normalize=False)``; the sweep metrics need a whole sweep, so they are
-written to ``comfort.json`` (point estimates, per sweep and their mean), as
+``accuracy_metric(mode="acc", normalize=False)``: yes where P(yes) > 0.5 (the ``comfort`` reader),
+over the first 36 images of each 37-image sweep - the authors drop the 37th (360°, a repeat of
+0°: ``data[:-1]``), so its row carries ``scored`` false and counts in no accuracy; the sweep
+metrics need a whole sweep, so they are written to ``comfort.json`` (point estimates, per sweep and their mean), as
 ``comfort_utils/{symmetry,smoothness,std,accuracy}_metric.py`` (@f30830d) compute them: spatial
 symmetry of P(yes), low-pass smoothness RMSE, the normalised-cosine RMSE (``accuracy_metric``
 mode ``normalize``), its thresholded accuracy (``acc`` on the min-max normalised sweep), and per
@@ -57,7 +59,7 @@ SHAPES = {"Sphere": "sphere", "SmoothCube_v2": "cube", "SmoothCylinder": "cylind
           "Laptop": "laptop", "Sofa": "sofa", "Basketball": "basketball", "Chair": "chair", "Dog": "dog",
           "Bed": "bed", "Duck": "duck", "car_sedan": "car", "bicycle_mountain": "bicycle", "Sophia": "woman"}
 COLOURS = {(1, 0, 0, 1): "red", (0, 0, 1, 1): "blue", (0, 1, 0, 1): "green", (1, 1, 0, 1): "yellow"}
-OFFICIAL = (Official({"accuracy": "accuracy"}, ("relation", "variation")),
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("relation", "variation"), only="scored"),
             Official({"mean_p_yes": "mean"}, ("relation",), pred="p_yes"))
 
 
@@ -95,6 +97,16 @@ def scored(item: SourceItem, scores: Sequence[float]) -> dict[str, Any]:
     no, yes = scores
     top = max(no, yes)
     return {"p_yes": math.exp(yes - top) / (math.exp(yes - top) + math.exp(no - top))}
+
+
+def _drop_repeat(items: list[SourceItem], steps: int) -> None:
+    """Mark the sweep just read (the last ``steps`` items) ``scored``: all but its 37th image where
+    it has 37 (the authors' ``data[:-1]``), every image otherwise."""
+    for n in range(len(items) - steps, len(items)):
+        item = items[n]
+        scored = not (steps == 37 and n == len(items) - 1)
+        items[n] = SourceItem(item.key, item.question, item.options, item.labels, item.gold, item.image,
+                              item.objects, {**item.fields, "scored": scored}, fact=item.fact)
 
 
 def comfort_source(found: Mapping[str, Any]) -> Source:
@@ -140,6 +152,7 @@ def comfort_source(found: Mapping[str, Any]) -> Source:
                       "variation": path.parent.name}
             items.append(SourceItem(f"{sweep}/{name}", question, ("No", "Yes"), ("no", "yes"), gold, str(image),
                                     (sweep,), fields, fact=_fact(subject, RELATIONS[relation], obj, gold, frame)))
+        _drop_repeat(items, len(mapping))
         if found.get("limit") and len(items) >= found["limit"]:
             break
     if not items:
@@ -147,7 +160,7 @@ def comfort_source(found: Mapping[str, Any]) -> Source:
     spec = Resampling(("yes", "no"), ("sweep",), key=("instance_id",), pooled=True, unit="sweeps")
     settings = base.recorded("comfort", found, str(root), version_of(configs))
     return Source("comfort", "comfort", f"comfort@{settings['data']['version']}", ("yes", "no"), tuple(items), spec,
-                  official=OFFICIAL, scored=scored, extras=sweep_report, settings=settings,
+                  official=OFFICIAL, scored=scored, extras=sweep_report, settings=settings, reader="comfort",
                   variants={"sweep": "sweep"}, details={"total": len(items), "what": "images", "frame": frame,
                                                          "prompt": prompt})
 

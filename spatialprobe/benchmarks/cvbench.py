@@ -14,15 +14,14 @@ a row of source ``s`` weighs 1/4 (ADE20K, COCO) or 1/2 (Omni3D) divided by the n
 of ``s`` - so each row carries ``cv_bench`` = its correctness × 100 × N × its weight and the
 metric is their mean (with its interval). It needs all three sources (not reported otherwise); the
 weights are those of the items read (a ``--items`` subset keeps the full copy's weights).
-Reference mode, beside them: ``accuracy_reference`` and ``cv_bench_reference`` read a generated
-reply as lmms-eval does (:func:`lmms_letter`: its first letter, so "The answer is B" counts as
-``T``), where the engine's parser reads the option.
+Official reader: lmms-eval's ``_extract_answer_letter`` (``lmms-first-letter``,
+:mod:`spatialprobe.readers.lmms`: the reply's first letter, so "The answer is B" counts as ``T``);
+every metric again under ``strict`` (``strict_accuracy``, ``strict_cv_bench``).
 Resampled by image.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -44,10 +43,7 @@ QUESTION = "{question}\n{options}\nAnswer with the option's letter."
 SHARES = {"ADE20K": 0.25, "COCO": 0.25, "Omni3D": 0.5}
 """Each source's share of the official combination."""
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("source", "type", "task")),
-            Official({"cv_bench": "mean"}, pred="cv_bench_value"),
-            Official({"accuracy_reference": "accuracy"}, pred="pred_reference"),
-            Official({"cv_bench_reference": "mean"}, pred="cv_bench_reference_value"))
-LETTER = re.compile(r"[\(\s]*([A-Z])[\)\.\s]*", flags=re.IGNORECASE)
+            Official({"cv_bench": "mean"}, pred="cv_bench_value"))
 
 
 def weights(sources: Sequence[str]) -> dict[str, float]:
@@ -56,20 +52,9 @@ def weights(sources: Sequence[str]) -> dict[str, float]:
     return {s: 100.0 * len(sources) * SHARES[s] / counts[s] for s in counts}
 
 
-def lmms_letter(reply: str) -> str:
-    """The letter lmms-eval's ``_extract_answer_letter`` reads: the reply's first letter after
-    any ``(`` or spaces, whatever follows ("The answer is B" reads ``T``); ``""`` where none."""
-    match = LETTER.match(reply.strip())
-    return match.group(1).upper() if match else ""
-
-
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The row's share of the official combination (its weight where right, else 0), and the
-    reference mode's prediction: the reply read as lmms-eval reads it (a chosen option as it is)."""
-    reference = (label or "--") if output is None else (lmms_letter(output) or "--")
-    weight = item.fields["weight"]
-    return {"cv_bench_value": weight if label == item.gold else 0.0, "pred_reference": reference,
-            "cv_bench_reference_value": weight if reference == item.gold else 0.0}
+    """The row's share of the official combination: its weight where right, else 0."""
+    return {"cv_bench_value": item.fields["weight"] if label == item.gold else 0.0}
 
 
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
@@ -109,7 +94,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     labels = option_letters(items, found, "CV-Bench questions", "type")
     spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
     return Source("cv-bench", "cv-bench", f"cv-bench@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL if complete else OFFICIAL[::2], matching=matching,
+                  official=OFFICIAL if complete else OFFICIAL[:1], matching=matching, reader="lmms-first-letter",
                   settings=recorded("cv-bench", found, found["data"], records.version),
                   details={"total": len(rows), "what": "questions",
                            **({} if complete else {"cv_bench": "not computed: it needs ADE20K, COCO and Omni3D "

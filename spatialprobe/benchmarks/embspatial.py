@@ -9,7 +9,9 @@ one source.
 Wording: ``question`` (the question, its lettered options, "Answer with the option's letter.");
 labels the letters. Official metrics (EvolvingLMMs-Lab/lmms-eval
 ``lmms_eval/tasks/embspatial/utils.py`` ``embspatial_aggregate_results``): accuracy, with its
-per-relation breakdown (which lmms-eval logs) and per source. Resampled by image. An item states
+per-relation breakdown (which lmms-eval logs) and per source, under lmms-eval's reader
+(``lmms-first-letter``: the reply's first letter, "The answer is B" reads ``T``) and under
+``strict``. Resampled by image. An item states
 its fact where its right option is a sentence relating two objects ("The lamp is above the bed" ->
 ``(lamp, above, bed)``, :mod:`spatialprobe.benchmarks.sentence_facts`); an option naming one object (which is
 closest, which is left of X) states none.
@@ -70,5 +72,6 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     labels = option_letters(items, found, "EmbSpatial questions", "source")
     spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
     return Source("embspatial", "embspatial", f"embspatial@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, settings=recorded("embspatial", found, found["data"], records.version),
+                  official=OFFICIAL, reader="lmms-first-letter",
+                  settings=recorded("embspatial", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})

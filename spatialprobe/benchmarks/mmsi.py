@@ -10,8 +10,13 @@ question type.
 
 Wording: ``question`` (the question as written, its options read from it, "Answer with the
 option's letter."); labels the letters; the option texts are the text after each ``X:`` up to the
-next option (a question whose options cannot be read is refused naming its row). Official
-metric: accuracy, per question type. Resampled by item.
+next option (a question whose options cannot be read is refused naming its row).
+``--wording official``: the authors' prompt (``MMSIBenchDataset.build_prompt``,
+OpenRobotLab/MMSI-Bench @4e28bff ``vlmeval/dataset/mmsi_bench.py`` l. 100-129): the question as
+written, then "Answer with the option's letter from the given choices directly. Enclose the
+option's letter within ``." on its own line. Official metric: accuracy, per question type, under
+the authors' reader (``mmsi``, :mod:`spatialprobe.readers.mmsi`: the letter within backticks or
+braces, else the first lone A-D not followed by a word) and under ``strict``. Resampled by item.
 """
 
 from __future__ import annotations
@@ -25,10 +30,13 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import Records, image_file, image_folders, letters, option_letters, read_copy
+from spatialprobe.errors import UsageError
 from spatialprobe.files import parse_json
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.readers.mmsi import POST_PROMPT
 
 OPTIONS: dict[str, str] = {}
+WORDINGS = {"official": "the authors' prompt: the question, then their instruction to enclose the letter in ``"}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type",)),)
 OPTION = re.compile(r"(?:^|[\s,;(])([A-F])[:.)]\s*")
 
@@ -68,6 +76,8 @@ def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """MMSI-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
+    if found["wording"] not in (None, *WORDINGS):
+        raise UsageError(f"mmsi's wording is official or the toolkit's, not {found['wording']!r}")
     records = read_copy(found, "mmsi needs --data: RunsenXu/MMSI-Bench (Parquet, datasets folder, hf:NAME) or its TSV")
     folders = image_folders(found["images"], records)
     items = []
@@ -84,7 +94,9 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
             raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
         shown = _images(records, n, folders)
         key = str(row.get("id", row.get("index", n)))
-        items.append(SourceItem(key, f"{question}\nAnswer with the option's letter.", options,
+        prompt = (f"{question}\n{POST_PROMPT}" if found["wording"] == "official"
+                  else f"{question}\nAnswer with the option's letter.")
+        items.append(SourceItem(key, prompt, options,
                                 letters(len(options)), gold, shown[0], (),
                                 {"question_type": kind, "item": hashlib.sha256(key.encode()).hexdigest()[:12]},
                                 views=tuple(shown[1:])))
@@ -92,5 +104,6 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     labels = option_letters(items, found, "MMSI-Bench questions", "type")
     spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
     return Source("mmsi", "mmsi", f"mmsi@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
+                  reader="mmsi",
                   settings=recorded("mmsi", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})

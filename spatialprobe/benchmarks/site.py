@@ -13,7 +13,9 @@ Official metrics (SITE's ``eval_scripts/sitebench/utils.py`` as lmms-eval carrie
 EvolvingLMMs-Lab/lmms-eval ``lmms_eval/tasks/sitebench/utils.py`` and ``site_image.yaml``):
 accuracy (per category and per source dataset) and the chance-adjusted accuracy
 Σ(right − 1/k) / Σ(1 − 1/k) over the items (k options each), a weighted mean of the rows'
-``site_value``. Resampled by item.
+``site_value``, each under SITE's reader (``site``, :mod:`spatialprobe.readers.site`: a lone
+capital anywhere, the last of several, a seeded random letter where none) and under ``strict``.
+Resampled by item.
 """
 
 from __future__ import annotations
@@ -76,5 +78,5 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                         {**i.fields, "scale": scale}, views=i.views) for i in items]
     spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
     return Source("site", "site", f"site@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
-                  matching=matching, settings=recorded("site", found, found["data"], records.version),
+                  matching=matching, reader="site", settings=recorded("site", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})

@@ -12,15 +12,14 @@ ends with its lettered options (``A. northeast, B. …``), which become the item
 Wording ``question``: the text with the authors' instruction ("First, provide a concise answer in
 one sentence. Then, elaborate …", ``inference_lm.py``); a chat model answers by likelihood (the
 options as replies) or by generation. Labels: the option texts, lower-cased; gold the
-``oracle_answer``. Two scorings of a reply, side by side:
+``oracle_answer``. Two readings of a reply, side by side:
 
-* ``accuracy`` - exact match: the reply parsed by the engine's parser (an option letter, an
-  option's text as a whole word, yes/no), so "none" is not "no" and "90" is not "0";
-* ``accuracy_reference`` - the authors' ``evals/evaluation.py`` (@d82ba38), reproduced with its
-  quirk: their per-task extractor, then ``oracle_answer in str(extracted).lower()`` - a substring
-  test, so "none" (also what an unparsed reply becomes) counts for "no" and "90" for "0"
-  (SpatialEval PR #3). Spatial-Real has no extractor there (the authors judged it with GPT-4o,
-  issue #2): its reference prediction is ``--``.
+* ``accuracy`` - the authors' ``evals/evaluation.py`` (@d82ba38, the ``spatialeval`` reader,
+  :mod:`spatialprobe.readers.spatialeval`), with its quirk: their per-task extractor, then
+  ``oracle_answer in str(extracted).lower()`` - a substring test, so "none" (also what an
+  unparsed reply becomes) counts for "no" and "90" for "0" (SpatialEval PR #3). Spatial-Real has
+  no extractor there (the authors judged it with GPT-4o, issue #2): nothing is read, wrong;
+* ``strict_accuracy`` - the reply is exactly an option's letter or text (``strict``).
 
 Both broken down per task; resampled by the map/maze/grid a question is about (an id without its
 last part). ``--option reference_model=NAME`` passes a model name to the extractor's
@@ -47,8 +46,7 @@ MODES = ("tqa", "vqa", "vtqa")
 TASKS = ("spatialmap", "mazenav", "spatialgrid", "spatialreal")
 INSTRUCTION = ("First, provide a concise answer in one sentence. Then, elaborate on the reasoning behind your "
                "answer in a detailed, step-by-step explanation.")
-OFFICIAL = (Official({"accuracy": "accuracy"}, ("task",)),
-            Official({"accuracy_reference": "accuracy"}, ("task",), pred="pred_reference"))
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("task",)),)
 _OPTION = re.compile(r"(?:^|[\s:,(])([A-H])[.)]\s*(.+?)(?=,?\s+[A-H][.)]\s|[\n]|$)")
 
 
@@ -65,151 +63,6 @@ def lettered_options(text: str) -> tuple[str, ...]:
             break
         options.append(option.strip().rstrip(".,;").strip())
     return tuple(options) if len(options) >= 2 else ()
-
-
-def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """``pred_reference``: the authors' scoring of a reply (the chosen option's text, where the
-    model was scored rather than asked to reply, read as its reply)."""
-    reply = output if output is not None else (label or "")
-    task, qid = item.fields["task"], int(item.fields["question"])
-    answer = item.fields["oracle_answer"]
-    verdict = reference_prediction(reply, answer, task, qid, item.fields.get("reference_model", ""))
-    return {"pred_reference": item.gold if verdict == answer else verdict}
-
-
-def reference_prediction(reply: str, gold: str, task: str, qid: int, model_name: str = "") -> str:
-    """The authors' verdict as a label: ``gold`` where ``gold in str(extract(reply)).lower()``
-    (evals/evaluation.py ``evaluate_model_accuracy``), else what was extracted (``--`` where their
-    code raises ValueError or has no extractor)."""
-    extract = {"spatialmap": extract_spatialmap, "mazenav": extract_mazenav,
-               "spatialgrid": extract_spatialgrid}.get(task)
-    if extract is None:
-        return "--"
-    try:
-        found = str(extract(reply, qid, model_name)).lower()
-    except (ValueError, KeyError):  # theirs skips a ValueError (counted wrong); a KeyError stops their script
-        return "--"
-    return gold if str(gold).lower() in found else found
-
-
-# -- the authors' extractors (jiayuww/SpatialEval @d82ba38 evals/evaluation.py), rule for rule --
-_NUMBERS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9}
-_DIRS = ["southeast", "northeast", "northwest", "southwest"]
-_DIR = rf"\b({'|'.join(_DIRS)})\b"
-
-
-def _to_int(value: str) -> Any:
-    try:
-        return int(value)
-    except ValueError:
-        return value
-
-
-def _earliest_number(text: str) -> int | None:
-    found = [(m.start(), n) for word, n in _NUMBERS.items() for m in re.finditer(rf"\b{word}\b", text, re.IGNORECASE)]
-    text = re.sub(r"^\n\n\d+\.\s", "", text)
-    found += [(m.start(), int(m.group(0))) for m in re.finditer(r"\d+", text)]
-    return sorted(found, key=lambda x: x[0])[0][1] if found else None
-
-
-def extract_spatialmap(text: str, qid: int, model_name: str = "") -> Any:
-    """``extract_answer_from_text_spatialmap``."""
-    if qid == 0:
-        match = re.search(r"\b[A-D]\.\s*(" + "|".join(_DIRS) + r")\b", text, re.IGNORECASE)
-        if match:
-            return match.group(1).lower()
-        match = re.search(_DIR, text, re.IGNORECASE)
-        return match.group(1) if match else None
-    if qid == 1:
-        return _spatialmap_object(text, model_name)
-    if qid == 2:
-        match = re.search(r"\b[A-D]\.\s*(\d+)", text)
-        return _to_int(match.group(1)) if match else _earliest_number(text)
-    raise ValueError(f"Question ID {qid} is not supported.")
-
-
-def _spatialmap_object(text: str, model_name: str) -> Any:
-    word = r"[\w\s\'’]"
-    located = r"(?:located\s+|in\s+the\s+|located\s+to\s+the\s+)"
-    match = re.search(rf"^({word}+?)\s+is\s+{located}({_DIR})", text, re.IGNORECASE)
-    if match:
-        return match.group(1)
-    match = re.search(r"\b[A-D]\.\s*(.*)", text)
-    if match:
-        return match.group(1).replace("**", "").replace(".", "").split(" is", 1)[0].strip()
-    match = re.search(r"\b([ABCD][.,]|[(][abcdABCD][)])\s*(.*?)(?=\sis\b|\.|,|<|$)", text)
-    if match:
-        return re.sub(r"[\.,\?!<]+$", "", match.group(1).strip())
-    match = re.search(rf"Therefore, the object in the {_DIR} of {word}+ is ({word}+)", text, re.IGNORECASE)
-    if match:
-        return match.group(2)
-    name = model_name.lower()
-    within = r"(?:located\s+|in\s+the\s+|in\s+|located\s+to\s+the\s+)"
-    if "claude" in name:
-        match = re.search(rf"^({word}+?)\s+is\s+(to\s+the\s+)({_DIR})", text, re.IGNORECASE)
-        if match:
-            return match.group(1)
-    if "geminiv" in name:
-        for pattern in (rf"\*\*Concise Answer:\*\*\n({word}+?)\s+is\s+{within}({_DIR})",
-                        rf"\*\*Answer:\*\*\s+({word}+?)\s+is\s+in\s+the\s+({_DIR})\s+of\s+({word}+)",
-                        rf"\*\*Answer:\*\*\n({word}+)", rf"\*\*Answer\*\*:\s+({word}+)",
-                        rf"\*\*Answer:\*\*\s+({word}+)"):
-            match = re.search(pattern, text, re.IGNORECASE)
-            if match:
-                return match.group(1)
-    if "gpt4o" in name:
-        match = re.search(rf"Concise Answer:\s+({word}+?)\s+is\s+{within}({_DIR})", text, re.IGNORECASE)
-        if match:
-            return match.group(1)
-    match = re.search(r"\bis\b\s+(.*?)(?=\.|,|<|$)", text)
-    return re.sub(r"[\.,\?!<]+$", "", match.group(1).strip()) if match else None
-
-
-_TURNS = {
-    0: [r"\bThere are\s*(\d+)\s*right turns\b", r"\bThere is\s*(\d+)\s*right turn\b", r"\b(\d+)\s+right turn(s)?",
-        r"answer is\s+(\d+)", r"answer is:\s*\n*\s*(\d+)", r"from S to E is\s+(\d+)", r"Answer:\*\*\s*(\d+)\b"],
-    1: [r"\bThere are\s*(\d+)\s*total turns\b", r"\bThere are\s*(\d+)\s*turns\b", r"There is\s*(\d+)\s*turn\b",
-        r"There is\s*(\d+)\s*total turn\b", r"answer is\s+(\d+)", r"answer is:\s*\n*\s*(\d+)",
-        r"from S to E is\s+(\d+)",
-        r"\btotal of\s+(\d+)\s+turn(s)?", r"Answer:\*\*\s*(\d+)\b", r"(\d+)\s+total turn(s)?", r"\b(\d+)\s+turn(s)?"]}
-
-
-def extract_mazenav(text: str, qid: int, model_name: str = "") -> Any:
-    """``extract_answer_from_text_mazenav``: a word number in the mapping's order first (not the
-    earliest in the text), then the question's patterns, then the first digits."""
-    if qid == 2:
-        for pattern in (r"\byes\b", r"the answer is yes", r"\"yes\"", r"\'yes\'", r"is the shortest path"):
-            if re.search(pattern, text, re.IGNORECASE):
-                return "Yes"
-        for pattern in (r"\bno\b", r"the answer is no", r"\"no\"", r"\'no\'", r"\bnot\b"):
-            if re.search(pattern, text, re.IGNORECASE):
-                return "No"
-        return None
-    for word, n in _NUMBERS.items():
-        if re.search(rf"\b{word}\b", text, re.IGNORECASE):
-            return n
-    for pattern in _TURNS[qid]:  # a question id other than 0-2 raises KeyError there too
-        match = re.search(pattern, text, re.IGNORECASE)
-        if match:
-            return int(match.group(1))
-    match = re.search(r"\d+", text)
-    return int(match.group(0)) if match else None
-
-
-def extract_spatialgrid(text: str, qid: int, model_name: str = "") -> Any:
-    """``extract_answer_from_text_spatialgrid``."""
-    if qid >= 1:
-        match = re.search(r"\b(giraffe|cat|dog|elephant|rabbit)\b", text, re.IGNORECASE)
-        return match.group(1) if match else None
-    if "claude" in model_name.lower():
-        match = None
-        for pattern in (r"\bthere are\s*(\d+)\s*blocks\b", r"\bthere appear to be\s*(\d+)\s*blocks\b",
-                        r"\bcontains\s*(\d+)\s*blocks\b"):
-            match = re.search(pattern, text, re.IGNORECASE)
-        if match:  # the authors test only the last pattern's match (their indentation)
-            return int(match.group(1))
-    return _earliest_number(text)
 
 
 # -- the source ----------------------------------------------------------------------------------
@@ -271,7 +124,7 @@ def spatialeval_source(found: Mapping[str, Any]) -> Source:
     spec = Resampling(labels, ("scene",), key=("instance_id",), pooled=True, unit="scenes")
     settings = base.recorded("spatialeval", found, data, records.version, mode=mode)
     return Source("spatialeval", f"spatialeval-{mode}", f"spatialeval-{mode}@{records.version}", labels, tuple(items),
-                  spec, official=OFFICIAL, matching=matching, settings=settings,
+                  spec, official=OFFICIAL, reader="spatialeval", settings=settings,
                   details={"total": len(records.rows), "what": "questions", "mode": mode})
 
 

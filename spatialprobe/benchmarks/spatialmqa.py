@@ -1,19 +1,25 @@
 """SpatialMQA (Liu et al. 2025): a question about a COCO image with 2-6 lettered options.
 
-Wordings: ``question`` (lettered options, the reply parsed by letter, text, then the benchmark's
-lenient rule) and ``contrastive`` (each option in the template ``{option}: {question}`` scored
-against the image). The official metrics, for every family: lenient accuracy, macro-F1 over the
-relations in gold, macro precision and recall and the benchmark's F1 = 2PR/(P+R), each with its
-``strict_`` twin and broken down per perspective and per axis (``Code/eval/calculate_prf1.py``).
-A row's ``pred_lenient`` is the gold answer where the answer's text is leniently correct, else the
-first relation containing it; ``pred_strict`` the option it equals. The text is the reply, the
-option its letter names, or the option chosen by likelihood (:func:`matching`).
+Wordings: ``question`` (lettered options) and ``contrastive`` (each option in the template
+``{option}: {question}`` scored against the image). The official metrics, for every family:
+accuracy, macro-F1 over the relations in gold, macro precision and recall and the benchmark's
+F1 = 2PR/(P+R) (``Code/eval/calculate_prf1.py``), broken down per perspective and per axis, under
+the authors' lenient reader (``spatialmqa``, :mod:`spatialprobe.readers.spatialmqa`: right where
+the lower-cased reply is part of the gold answer or holds it, as the experiment scripts and
+``calculate_xyz.py`` run - its on/above clause changes nothing as the file runs; a reply that is
+an option's letter stands for its text) and each again as its ``strict_`` twin (``strict``: the
+reply is exactly an option's letter or text). The paper's table is the lenient one: the
+experiment scripts write the lenient verdict (``result``) that ``calculate_xyz.py`` and
+``calculate_prf1.py`` read. A row's ``pred`` is the lenient reading (the gold answer where right,
+else the first relation holding the reply; also kept as ``pred_lenient``), ``pred_strict`` the
+strict one.
 
 ``wording="legacy-generate"`` (recorded in the source settings only where given): the ``question``
 wording is the retired spatialmqa kind's generate prompt, verbatim (:data:`LEGACY_PROMPT`, options
-joined by ``; ``), and every reply is matched as that kind matched it (strict and lenient labels of
-the reply as it is, even a bare letter), so that a migrated run of its generate method
-(:mod:`spatialprobe.engine.legacy`) asks and scores exactly as it did.
+joined by ``; ``), and every reply is read as that kind read it (``spatialmqa-legacy``: its
+lenient rule with the on/above clause applied; ``strict`` as for every source, which reads a bare
+letter as its option where the retired kind read none), so that a migrated run of its generate
+method (:mod:`spatialprobe.engine.legacy`) asks and scores as it did.
 
 The records:
 Records are JSON lines ``{"image", "question", "options", "answer"}`` (2-6 options; answers
@@ -167,34 +173,12 @@ LEGACY_PROMPT = ("You are an expert in spatial relation reasoning. Look at the i
 LEGACY = "legacy-generate"
 STATISTICS = {"accuracy": "accuracy", "macro_f1": "macro_f1_gold", "f1": "pr_f1_gold",
               "precision": "precision_gold", "recall": "recall_gold"}
-OFFICIAL = (Official(STATISTICS, ("perspective", "axis"), pred="pred_lenient"),
-            Official({f"strict_{k}": v for k, v in STATISTICS.items()}, ("perspective", "axis"), pred="pred_strict"))
-
-
-def _graded(item: SourceItem, text: str | None) -> dict[str, Any]:
-    """``pred_strict`` and ``pred_lenient`` of an answer's text by the benchmark's rules
-    (:mod:`spatialprobe.readers.parse`); no text: neither."""
-    from spatialprobe.readers.parse import lenient_label, strict_label
-
-    if text is None:
-        return {"pred_strict": "--", "pred_lenient": "--"}
-    return {"pred_strict": strict_label(text, item.options), "pred_lenient": lenient_label(text, item.gold)}
+OFFICIAL = (Official(STATISTICS, ("perspective", "axis")),)
 
 
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """``pred_strict`` and ``pred_lenient`` of an answer, graded as the benchmark grades an output
-    text: a reply as it is, except that a reply giving an option's letter (the ``question`` wording
-    asks for one; the authors' prompt had none) is that option's text, and so is an option chosen
-    by likelihood or by a contrastive model (``output`` None)."""
-    from spatialprobe.readers.parse import parse_answer
-
-    letter = output is not None and parse_answer(output, item.options).rule == "letter"
-    return _graded(item, label if output is None or letter else output)
-
-
-def legacy_matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The retired kind's matching: the reply graded as it is, whatever it is."""
-    return _graded(item, label if output is None else output)
+    """``pred_lenient``: the official (lenient) reading under the name earlier runs gave it."""
+    return {"pred_lenient": label or "--"}
 
 
 def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", limit: int | None = None,
@@ -237,7 +221,8 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
     source = Source("spatialmqa", "spatialmqa", f"spatialmqa-{part}@{file_version(path)}",
                     tuple(SPATIALMQA_LABEL_ORDER), tuple(items), spec, prior_labels=prior,
                     lenient=spatialmqa_option, official=OFFICIAL,
-                    matching=legacy_matching if wording else matching, settings=settings,
+                    matching=matching, reader="spatialmqa-legacy" if wording else "spatialmqa",
+                    settings=settings,
                     details={"total": coverage["total"], "coverage_detail": coverage, "what": "questions",
                              "missing_images": sorted({e.image for e in examples if e.id in set(missing)})[:50],
                              "extra_keys": extra_key_report(examples)})

@@ -8,8 +8,10 @@ category``, and ``image`` - base64, or the ``index`` of the row holding it as VL
 shortens repeated images - or ``image_url``, found by its file name under ``--images``); any
 layout of :func:`spatialprobe.benchmarks.local_copy.read_records`.
 
-Wording: ``question`` (the question and its lettered options); labels the letters. Official
-metrics: accuracy over every row (VLMEvalKit's "vanilla" Overall) per category and main
+Wording: ``question`` (the question and its lettered options); labels the letters. Replies are
+read as VLMEvalKit reads them (``vlmeval-can-infer``, :mod:`spatialprobe.readers.vlmeval`; its
+judge LLM is not run, so a reply it cannot read counts wrong, as under ``exact_matching``) and by
+``strict``. Official metrics: accuracy over every row (VLMEvalKit's "vanilla" Overall) per category and main
 category, and in the run's ``3dsrbench.json`` (:func:`extras`, :func:`official_scores`) the
 strict accuracies of ``_3DSRBench.evaluate`` (open-compass/VLMEvalKit @e8e78f0
 ``vlmeval/dataset/image_mcq.py`` l. 2662 on; lmms-eval's ``tasks/3dsrbench/utils.py`` groups the
@@ -139,7 +141,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
         raise DataError(records.path, None, "index", "two rows share index and qid")
     spec = Resampling(letters(4), ("base",), key=("instance_id",), pooled=True, unit="questions")
     return Source("3dsrbench", "3dsrbench", f"3dsrbench@{records.version}", letters(4), tuple(items), spec,
-                  official=OFFICIAL, extras=extras,
+                  official=OFFICIAL, extras=extras, reader="vlmeval-can-infer",
                   settings=recorded("3dsrbench", found, found["data"], records.version),
                   variants={name: name for name in KEYS},
                   details={"total": len(records.rows), "what": "questions", "grouping": grouping})

@@ -25,7 +25,10 @@ the controlled subsets pair accuracy (left+right and on+under / in-front+behind 
 N/2) and set accuracy (all four right, over N/4), computed by :func:`official_scores` and written
 to the run's ``whatsup.json`` (:func:`extras`); the rows carry ``pair`` and ``set`` (declared as
 ``Source.variants``) for the protocol engine's strict accuracies. Resampled by object pair (the
-four images of a set) or by image (COCO / VG).
+four images of a set) or by image (COCO / VG). Official reader ``whatsup``
+(:mod:`spatialprobe.readers.ranking`): the best-scored caption, a tie that includes the right one
+counted right as the authors' ``np.argmax`` over their order counts it, whatever order the
+captions were asked in; ``strict`` takes the first of equal scores as asked.
 """
 
 from __future__ import annotations
@@ -225,7 +228,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     spec = Resampling(labels, (cluster,), key=("instance_id",), pooled=True,
                       unit="object pairs" if controlled else "images")
     return Source("whatsup", f"whatsup-{subset}", f"whatsup-{subset}@{version}", labels, tuple(items), spec,
-                  official=OFFICIAL, extras=extras if controlled else None,
+                  official=OFFICIAL, extras=extras if controlled else None, reader="whatsup",
                   settings=recorded("whatsup", {**found, "subset": subset}, str(data), version),
                   variants={"pair": "pair", "set": "set"} if controlled else {},
                   details={"total": len(items), "what": "images", "subset": subset, "option_order": order})

@@ -57,9 +57,10 @@ def benchmarks() -> list[str]:
 
 
 def source_settings(name: str, data: str, images: Path | None, split: str | None, subset: str | None,
-                    limit: int | None, option: list[str]) -> dict[str, Any]:
+                    limit: int | None, option: list[str], wording: str | None = None) -> dict[str, Any]:
     """The settings ``spatialprobe bench`` builds the source from; an ``--option`` key the module
-    does not declare is refused, naming those it does."""
+    does not declare is refused, naming those it does, and so is a ``--wording`` it does not offer
+    (a module's ``WORDINGS``: its authors' prompts)."""
     from spatialprobe.models.options import parse_pairs
 
     module = module_of(name)
@@ -68,8 +69,12 @@ def source_settings(name: str, data: str, images: Path | None, split: str | None
     if unknown:
         known = ", ".join(sorted(module.OPTIONS)) or "none"
         raise UsageError(f"--option {unknown[0]} does not apply to {name}; its options are: {known}")
+    offered = getattr(module, "WORDINGS", {})
+    if wording is not None and wording not in offered:
+        raise UsageError(f"--wording {wording} does not apply to {name}; "
+                         + (f"it offers: {', '.join(offered)}" if offered else "it asks the toolkit's wording only"))
     return {"name": name, "data": data, "images": str(images) if images else None, "split": split,
-            "subset": subset, "limit": limit, "options": options}
+            "subset": subset, "limit": limit, "options": options, **({"wording": wording} if wording else {})}
 
 
 def bench_command(
@@ -86,6 +91,8 @@ def bench_command(
     subset: str | None = typer.Option(None, "--subset", help="The benchmark's subset or task, where it has several."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items (smoke tests)."),
     option: list[str] = typer.Option([], "--option", help="KEY=VALUE: an option of the benchmark module; repeatable."),
+    wording: str | None = typer.Option(None, "--wording", help="official: the benchmark authors' own prompt, where "
+                                       "the module offers it (mmsi) \\[the toolkit's lettered question]."),
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     *,
@@ -99,7 +106,8 @@ def bench_command(
 
     require_run_dir(out)
     with refusals():
-        source = rebuild_source(source_settings(name, data, images, split, subset, limit, option), asked.seed)
+        source = rebuild_source(source_settings(name, data, images, split, subset, limit, option, wording),
+                                asked.seed)
     ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out, f"{name} items asked",
                   "bench")
 

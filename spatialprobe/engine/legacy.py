@@ -98,7 +98,7 @@ def _mqa_generate_result(options: Mapping[str, tuple[str, ...]]
     """A SpatialMQARun row of the generate method -> the ask kind's generated answer: the old reply
     (``output``), parsed against the item's options (``options``: item key -> its options) as the ask
     kind parses every reply; the strict and lenient labels the old kind cached are derived from the
-    reply again by the same rules (:func:`spatialprobe.benchmarks.spatialmqa.legacy_matching`)."""
+    reply again by the same rules (the ``spatialmqa-legacy`` reader, :mod:`spatialprobe.readers.spatialmqa`)."""
     from spatialprobe.readers.parse import parse_answer, spatialmqa_option
 
     def result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -3,7 +3,8 @@
 A run that asks a model questions (:mod:`spatialprobe.engine.protocols`) writes one prediction
 row per (item, image condition[, fold]) with the label each protocol chose. From those rows:
 
-* ``accuracy`` / ``macro_f1``: the first protocol asked (``likelihood`` under ``both``) in the
+* ``accuracy`` / ``macro_f1`` (and ``strict_accuracy`` / ``strict_macro_f1``: the replies read by
+  ``strict`` instead of the source's official reader): the first protocol asked (``likelihood`` under ``both``) in the
   first condition (``real`` when the run has it), pooled, or mean ± σ over the test folds of a task
   split into object-disjoint folds (as the probe is);
 * ``accuracy_likelihood`` / ``accuracy_generate`` and the generate protocol's
@@ -65,6 +66,7 @@ def asked_metrics(rows: Sequence[Mapping[str, Any]], labels: Sequence[str], prot
     main = [r for r in rows if r["condition"] == first]
     metrics: dict[str, Metric] = {}
     metrics["accuracy"], metrics["macro_f1"] = _score(main, protocols[0], labels, folds)
+    metrics["strict_accuracy"], metrics["strict_macro_f1"] = _score(main, f"{protocols[0]}_strict", labels, folds)
     for protocol in protocols:
         if len(protocols) > 1:
             metrics[f"accuracy_{protocol}"] = _score(main, protocol, labels, folds)[0]
@@ -102,17 +104,26 @@ def _prior(rows: Sequence[Mapping[str, Any]], prior_labels: Sequence[str] | Mapp
     return metric, {f"fold {k}": p for k, p in parts.items()}
 
 
+def strict_twin(declared: Any) -> Any:
+    """The declaration measuring ``declared``'s metrics under the ``strict`` reader: each named
+    ``strict_<name>``, on the row field ``<pred>_strict``."""
+    return replace(declared, metrics={f"strict_{k}": v for k, v in declared.metrics.items()},
+                   pred=f"{declared.pred}_strict")
+
+
 def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, official: Sequence[Any]
                      ) -> tuple[dict[str, Metric], tuple[Resampling, ...]]:
-    """A source's official metrics (:class:`spatialprobe.benchmarks.base.Official`) over ``rows``, each
-    broken down by its groups (rows whose group is empty in none), and the resamplings that give
-    them intervals (one per grouping, on the same draws)."""
+    """A source's official metrics (:class:`spatialprobe.benchmarks.base.Official`) over ``rows``,
+    each under the official reader and again under ``strict`` (:func:`strict_twin`), broken down
+    by its groups (rows whose group is empty in none), and the resamplings that give them
+    intervals (one per grouping, on the same draws)."""
     from spatialprobe.metrics.estimates import point_estimates
 
     metrics: dict[str, Metric] = {}
     specs: list[Resampling] = []
-    for declared in official:
-        base = replace(spec, pred=declared.pred, metrics=dict(declared.metrics), rows=list(rows), group=None)
+    for declared in (*official, *(strict_twin(d) for d in official)):
+        base = replace(spec, pred=declared.pred, metrics=dict(declared.metrics), rows=list(rows), group=None,
+                       only=declared.only)
         overall = point_estimates(rows, base)
         for name in declared.metrics:
             breakdown: dict[str, Metric] = {}
@@ -120,19 +131,44 @@ def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, offici
                 grouped = [row for row in rows if row.get(group) not in (None, "")]
                 parts = point_estimates(grouped, replace(base, group=group, part=f"{group} {{}}", pooled=True))
                 breakdown.update(sorted(parts[name].breakdown.items()))
-            metrics[name] = Metric(overall[name].mean, None, len(rows), breakdown)
+            metrics[name] = Metric(overall[name].mean, None, overall[name].n, breakdown)
         specs += ([replace(base, group=g, part=f"{g} {{}}") for g in declared.groups] or [base])
     return metrics, tuple(specs)
+
+
+def disagreements(rows: Sequence[Mapping[str, Any]], examples: int = 3) -> dict[str, Any]:
+    """Where the official reader and ``strict`` read a row differently (``pred`` vs ``pred_strict``):
+    how many, by kind (only the official reader read an option; only strict did; they read
+    different ones), and the first ``examples`` replies of each kind."""
+    kinds = {"official only": [], "strict only": [], "different": []}  # type: dict[str, list[dict[str, Any]]]
+    for row in rows:
+        official, strict = str(row.get("pred")), str(row.get("pred_strict"))
+        if official == strict:
+            continue
+        kind = "official only" if strict == FAILED else "strict only" if official == FAILED else "different"
+        kinds[kind].append({"instance_id": row["instance_id"], "reply": row.get("reply"), "official": official,
+                            "strict": strict, "gold": row.get("gold"), "why": row.get("read")})
+    return {"n": sum(len(v) for v in kinds.values()), "of": len(rows),
+            "by_kind": {k: len(v) for k, v in kinds.items()},
+            "examples": {k: v[:examples] for k, v in kinds.items() if v}}
 
 
 def resamplings(spec: Resampling, main: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
                 protocols: Sequence[str], conditions: Sequence[str], official: Sequence[Resampling],
                 prior: Any, folds: bool) -> tuple[Resampling, ...]:
-    """Every resampling of an asked-items run's intervals: the headline on ``main`` (the first
-    condition's rows), each protocol's accuracy, each blind condition's (of ``rows``), the
-    source's ``official`` ones and the answer prior's."""
-    return (replace(spec, rows=list(main)), *_protocol_specs(spec, main, protocols),
-            *_condition_specs(spec, rows, conditions), *official, *_prior_spec(spec, main, prior, folds))
+    """Every resampling of an asked-items run's intervals: the source's ``official`` ones first (the
+    first of them heads ``intervals`` in the summary: what ``report A B`` and ``compare`` pair by
+    default), the headline on ``main`` (the first condition's rows) for the metrics the official
+    list does not name, each protocol's accuracy, each blind condition's (of ``rows``) and the
+    answer prior's."""
+    named = {name for s in official for name in s.metrics}
+    rest = {k: v for k, v in spec.metrics.items() if k not in named}
+    headline: tuple[Resampling, ...] = (replace(spec, rows=list(main), metrics=rest),) if rest or not official else ()
+    strict = {f"strict_{k}": v for k, v in spec.metrics.items() if f"strict_{k}" not in named}
+    if strict:  # the headline under strict, where the official list does not name it
+        headline += (replace(spec, rows=list(main), pred="pred_strict", metrics=strict),)
+    return (*official, *headline, *_protocol_specs(spec, main, protocols),
+            *_condition_specs(spec, rows, conditions), *_prior_spec(spec, main, prior, folds))
 
 
 def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protocols: Sequence[str]

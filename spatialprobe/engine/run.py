@@ -29,13 +29,22 @@ from spatialprobe.benchmarks.base import Source, SourceItem, vote
 from spatialprobe.benchmarks.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.benchmarks.vsr import QUESTION as VSR_QUESTION
 from spatialprobe.engine import question_free as free
-from spatialprobe.engine.metrics import asked_metrics, chosen, official_metrics, resamplings
+from spatialprobe.engine.metrics import (
+    asked_metrics,
+    chosen,
+    disagreements,
+    official_metrics,
+    resamplings,
+    strict_twin,
+)
 from spatialprobe.engine.protocols import Question, ask, protocols_of
 from spatialprobe.engine.robustness import variant_metrics
 from spatialprobe.engine.table import ask_table
 from spatialprobe.engine.variants import generated
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
+from spatialprobe.readers import base as readers
+from spatialprobe.readers.base import Asked
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.runner.settings import model as model_field
@@ -121,6 +130,7 @@ class AskRun(RunKind):
             raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                              f"with --image-condition {s.conditions[0]}.")
         self.conditions, self.batch_size = tuple(s.conditions), s.batch_size
+        self.reader, self.strict = readers.get(self.source.reader), readers.get("strict")
         self.by_key = {item.key: item for item in self.source.items}
         self.partners = (_partners(self.source.items, s.seed)
                          if "shuffled" in self.conditions else {})
@@ -243,37 +253,43 @@ class AskRun(RunKind):
     def _row(self, condition: str, item: SourceItem, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         wording = item.wording(self.wording)
         assert wording is not None
-
-        def label(option: str | None) -> str | None:
-            return None if option is None else wording.labels[wording.options.index(option)]
-
         row: dict[str, Any] = {"instance_id": item.key, "condition": condition, "gold": item.gold,
                                "question": wording.prompt or " | ".join(wording.options), **item.fields}
         if item.fact is not None:  # the fact the item states, joined across run kinds by `report --by fact`
             row["fact"] = list(item.fact)
+        asked = Asked(item.key, wording.options, wording.labels, item.gold, item.fields)
         first = answers[0]
+        read = {"": self.reader, "_strict": self.strict}
         if "likelihood" in first:
             rows = [a["likelihood"]["scores"] for a in answers]
-            row["pred_likelihood"] = (vote([], rows, wording.options, wording.labels) if len(answers) > 1
-                                      else label(first["likelihood"]["option"]))
+            mean = [sum(r[i] for r in rows) / len(rows) for i in range(len(wording.options))]
+            for suffix, reader in read.items():  # several images: their mean scores, as vote() averages them
+                row[f"pred_likelihood{suffix}"] = reader.scores(mean if len(answers) > 1 else rows[0], asked).label
             row["scores"] = first["likelihood"]["scores"]
             if self.source.scored is not None:
                 row.update(self.source.scored(item, row["scores"]))
         if "generate" in first:
+            replies = [a["generate"]["reply"] for a in answers]
             if self.source.combine is not None:
-                row["replies"] = [a["generate"]["reply"] for a in answers]
-                row["pred_generate"] = self.source.combine(row["replies"], wording.labels)
+                row["replies"] = replies
+                row["pred_generate"] = row["pred_generate_strict"] = self.source.combine(replies, wording.labels)
             else:
-                parsed = [label(a["generate"]["option"]) for a in answers]
-                row["pred_generate"] = vote(parsed, None, wording.options, wording.labels)  # one: itself
+                for suffix, reader in read.items():
+                    readings = [reader.reply(reply, asked) for reply in replies]
+                    row[f"pred_generate{suffix}"] = vote([r.label for r in readings], None, wording.options,
+                                                         wording.labels)  # one: itself
+                    row[f"read{suffix}"] = readings[0].reason
             row["reply"], row["parse_rule"] = first["generate"]["reply"], first["generate"]["rule"]
         if len(answers) > 1:
             row["images"] = len(answers)
         row["pred"] = chosen(row, self.protocols[0])
+        row["pred_strict"] = chosen(row, f"{self.protocols[0]}_strict")
         if self.source.matching is not None:
             output = row.get("reply") if self.protocols[0] == "generate" else None
-            pred = row.get(f"pred_{self.protocols[0]}")
-            row.update(self.source.matching(item, output, pred))
+            row.update(self.source.matching(item, output, row.get(f"pred_{self.protocols[0]}")))
+            twinned = {o.pred for o in self.source.official}
+            strict = self.source.matching(item, output, row.get(f"pred_{self.protocols[0]}_strict"))
+            row.update({f"{k}_strict": v for k, v in strict.items() if k in twinned})
         return row
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
@@ -301,6 +317,8 @@ class AskRun(RunKind):
         main = [row for row in rows if row["condition"] == self.conditions[0]]
         official, specs = official_metrics(main, src.spec, src.official)
         metrics.update(official)
+        details["readers"] = {"official": src.reader, "strict": "strict", "cited": self.reader.cited,
+                              "unread": self.reader.unread, **disagreements(main)}
         if isinstance(details.get("answer_prior"), dict):
             details["answer_prior"]["from"] = ("the training split" if src.prior_labels is not None
                                                else "the test items (no training split)")
@@ -316,7 +334,8 @@ class AskRun(RunKind):
         describe = getattr(self.model, "describe", dict)
         own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
-                   "official": [name for declared in src.official for name in declared.metrics],
+                   "official": [name for declared in (*src.official, *map(strict_twin, src.official))
+                                for name in declared.metrics],
                    "coverage": src.details.get("coverage_detail") or {"used": own,
                                                                       "total": src.details.get("total", own)}}
         asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
