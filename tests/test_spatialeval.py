@@ -1,7 +1,7 @@
 """SpatialEval (spatialprobe/benchmarks/spatialeval.py): a small copy in its Hugging Face layout
 (``tqa/`` and ``vqa/`` folders of Parquet files, images embedded) through the real loader and
 ``spatialprobe bench`` with a tiny LLaVA; the exact-match parser against the authors' quirk; the
-reference mode equals a transcription of the authors' evals/evaluation.py on random replies."""
+official reader equals a transcription of the authors' evals/evaluation.py on random replies."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spatialprobe.benchmarks.spatialeval import from_settings, reference_prediction
+from spatialprobe.benchmarks.spatialeval import from_settings
+from spatialprobe.readers.spatialeval import reference_prediction
 
 QUESTIONS = [  # (id, text's question, options, gold letter)
     ("spatialmap.1.0", "In which direction is the Inn relative to the Cafe?",
@@ -80,22 +81,23 @@ def test_the_layout_reads_with_options_gold_scenes_and_images(copy, tmp_path, mo
         _source(copy, task="maze")
 
 
-def test_exact_match_does_not_count_none_as_no_nor_90_as_0_where_the_authors_parser_does(copy):
-    from spatialprobe.benchmarks.spatialeval import matching
+def test_strict_does_not_count_none_as_no_nor_90_as_0_where_the_authors_parser_does(copy):
+    from spatialprobe.readers.base import Asked
+    from spatialprobe.readers.spatialeval import read_spatialeval
+    from spatialprobe.readers.strict import read_strict
 
     items = {i.key: i for i in _source(copy).items}
-    maze, count = items["mazenav.1.2"], items["spatialmap.1.2"]
-    assert matching(maze, "None of the paths.", None)["pred_reference"] == "no"  # the quirk: counted right
-    assert matching(count, "There are 90 objects.", None)["pred_reference"] == "0"
-    from spatialprobe.readers.parse import parse_answer
-
-    assert parse_answer("None of the paths.", maze.options).option is None  # exact match: wrong
-    assert parse_answer("There are 90 objects.", count.options).option != "0"
+    maze, count = (Asked(i.key, i.options, i.labels, i.gold, i.fields)
+                   for i in (items["mazenav.1.2"], items["spatialmap.1.2"]))
+    assert read_spatialeval("None of the paths.", maze).label == "no" == maze.gold  # the quirk: counted right
+    assert read_spatialeval("There are 90 objects.", count).label == "0" == count.gold
+    assert read_strict("None of the paths.", maze).label is None  # strict: nothing read, wrong
+    assert read_strict("There are 90 objects.", count).label is None
 
 
 def test_bench_with_a_tiny_llava_that_always_says_yes(copy, tmp_path, monkeypatch):
-    """By generation, a model that replies "Yes" to everything is right on the one yes question of
-    six under exact match; the authors' parser agrees here (no digits, no "no" in "yes")."""
+    """By generation, a model that replies "Yes Yes" to everything is right on the one yes question
+    of six under the authors' parser (no digits, no "no" in "yes"), on none under strict."""
     from bench_helpers import yes_llava
     from typer.testing import CliRunner
 
@@ -114,7 +116,9 @@ def test_bench_with_a_tiny_llava_that_always_says_yes(copy, tmp_path, monkeypatc
     rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert {r["reply"].strip(" .").lower()[:3] for r in rows} == {"yes"}
     assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(100 / 6)
-    assert summary["metrics"]["accuracy_reference"]["mean"] == pytest.approx(100 / 6)
+    assert summary["metrics"]["strict_accuracy"]["mean"] == 0.0  # "Yes Yes" is no option's text: strict reads none
+    read = [r for r in rows if r["pred"] != "--"]  # what the authors' extractor read something in
+    assert summary["details"]["readers"]["n"] == len(read) == 5  # all of them strict reads nothing in
 
 
 # -- jiayuww/SpatialEval @d82ba38 evals/evaluation.py, transcribed (model_name None-safe: the
