@@ -25,26 +25,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Source, SourceItem, vote
+from spatialprobe.benchmarks.base import Source, SourceItem
 from spatialprobe.benchmarks.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.benchmarks.vsr import QUESTION as VSR_QUESTION
 from spatialprobe.engine import question_free as free
 from spatialprobe.engine.metrics import (
     asked_metrics,
-    chosen,
     disagreements,
     official_metrics,
     resamplings,
     strict_twin,
 )
 from spatialprobe.engine.protocols import Question, ask, protocols_of
+from spatialprobe.engine.reading import read_answers
 from spatialprobe.engine.robustness import variant_metrics
 from spatialprobe.engine.table import ask_table
 from spatialprobe.engine.variants import generated
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
 from spatialprobe.readers import base as readers
-from spatialprobe.readers.base import Asked
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.runner.settings import model as model_field
@@ -257,39 +256,9 @@ class AskRun(RunKind):
                                "question": wording.prompt or " | ".join(wording.options), **item.fields}
         if item.fact is not None:  # the fact the item states, joined across run kinds by `report --by fact`
             row["fact"] = list(item.fact)
-        asked = Asked(item.key, wording.options, wording.labels, item.gold, item.fields)
-        first = answers[0]
-        read = {"": self.reader, "_strict": self.strict}
-        if "likelihood" in first:
-            rows = [a["likelihood"]["scores"] for a in answers]
-            mean = [sum(r[i] for r in rows) / len(rows) for i in range(len(wording.options))]
-            for suffix, reader in read.items():  # several images: their mean scores, as vote() averages them
-                row[f"pred_likelihood{suffix}"] = reader.scores(mean if len(answers) > 1 else rows[0], asked).label
-            row["scores"] = first["likelihood"]["scores"]
-            if self.source.scored is not None:
-                row.update(self.source.scored(item, row["scores"]))
-        if "generate" in first:
-            replies = [a["generate"]["reply"] for a in answers]
-            if self.source.combine is not None:
-                row["replies"] = replies
-                row["pred_generate"] = row["pred_generate_strict"] = self.source.combine(replies, wording.labels)
-            else:
-                for suffix, reader in read.items():
-                    readings = [reader.reply(reply, asked) for reply in replies]
-                    row[f"pred_generate{suffix}"] = vote([r.label for r in readings], None, wording.options,
-                                                         wording.labels)  # one: itself
-                    row[f"read{suffix}"] = readings[0].reason
-            row["reply"], row["parse_rule"] = first["generate"]["reply"], first["generate"]["rule"]
+        row.update(read_answers(self.source, item, wording, answers, self.protocols[0], self.reader, self.strict))
         if len(answers) > 1:
             row["images"] = len(answers)
-        row["pred"] = chosen(row, self.protocols[0])
-        row["pred_strict"] = chosen(row, f"{self.protocols[0]}_strict")
-        if self.source.matching is not None:
-            output = row.get("reply") if self.protocols[0] == "generate" else None
-            row.update(self.source.matching(item, output, row.get(f"pred_{self.protocols[0]}")))
-            twinned = {o.pred for o in self.source.official}
-            strict = self.source.matching(item, output, row.get(f"pred_{self.protocols[0]}_strict"))
-            row.update({f"{k}_strict": v for k, v in strict.items() if k in twinned})
         return row
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:

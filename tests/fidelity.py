@@ -1,0 +1,453 @@
+"""The fidelity measurements behind docs/fidelity.md's reader table: each benchmark's official
+reader, run through the engine (:func:`spatialprobe.engine.reading.read_answers`,
+:func:`spatialprobe.engine.metrics.official_metrics`) on a small copy of the benchmark read by its
+own module, against the authors' code as transcribed in tests/official/ (which imports nothing of
+spatialprobe), on random replies of every shape (tests/official/replies.py).
+
+Each :func:`measure_*` draws ``ROUNDS`` runs of random replies over its items and returns a
+:class:`Measured`: the replies compared, the shapes among them, the replies read differently
+(the option, or right/wrong, where the authors' code gives only a verdict), and per metric the
+largest difference between the engine's number and the authors' over the runs.
+
+``python tests/fidelity.py`` rewrites the table in docs/fidelity.md (between its markers);
+tests/test_fidelity.py fails where the committed table is not the one these measurements give.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import string
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from official import blink as o_blink  # noqa: E402
+from official import comfort as o_comfort  # noqa: E402
+from official import lmms_first_letter as o_lmms  # noqa: E402
+from official import mmsi as o_mmsi  # noqa: E402
+from official import site as o_site  # noqa: E402
+from official import spatialeval as o_spatialeval  # noqa: E402
+from official import spatialmqa as o_mqa  # noqa: E402
+from official import vlmeval as o_vlmeval  # noqa: E402
+from official import whatsup as o_whatsup  # noqa: E402
+from official.replies import SHAPES, reply  # noqa: E402
+
+WRAP = "*_`\"' \t\r\n"
+LETTER = r"\(([A-Z])\)|\[([A-Z])\]|([A-Z])\)?"
+ROUNDS = 30
+"""Random runs per benchmark (each a fresh reply to every item)."""
+WORDS = ["left", "right", "above", "below", "behind", "in front", "near", "far", "inside", "on top"]
+DOCS = HERE.parent / "docs" / "fidelity.md"
+BEGIN, END = "<!-- readers table: begin (python tests/fidelity.py) -->", "<!-- readers table: end -->"
+
+
+@dataclass
+class Measured:
+    """One benchmark's official reader against its authors' code."""
+
+    benchmark: str
+    reader: str
+    cases: int = 0
+    shapes: set[str] = field(default_factory=set)
+    read_differently: int = 0
+    strict_differs: int = 0
+    """Replies ``strict`` reads otherwise than the official reader (the run's disagreement count)."""
+    differences: dict[str, float] = field(default_factory=dict)
+    """Metric -> the largest |engine − authors| over the runs, in points."""
+    note: str = ""
+
+    def add(self, metric: str, ours: float | None, theirs: float) -> None:
+        """One run's metric, the engine's against the authors'."""
+        diff = abs((ours if ours is not None else float("nan")) - theirs)
+        self.differences[metric] = max(self.differences.get(metric, 0.0), diff if diff == diff else float("inf"))
+
+    @property
+    def identical(self) -> bool:
+        return self.read_differently == 0 and all(d < 1e-6 for d in self.differences.values())
+
+
+# -- running the engine's reading on a source ------------------------------------------------------
+def engine_metrics(source: Any, answers: Mapping[str, Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict]:
+    """The rows the engine writes for ``answers`` (item key -> one answer) and its official metrics."""
+    from spatialprobe.engine.metrics import official_metrics
+    from spatialprobe.engine.reading import read_answers
+    from spatialprobe.readers.base import get
+
+    official, strict = get(source.reader), get("strict")
+    protocol = "generate" if "generate" in next(iter(answers.values())) else "likelihood"
+    rows = []
+    for item in source.items:
+        wording = item.wording("question")
+        rows.append({"instance_id": item.key, "gold": item.gold, **item.fields,
+                     **read_answers(source, item, wording, [answers[item.key]], protocol, official, strict)})
+    metrics, _ = official_metrics(rows, source.spec, source.official)
+    found = {name: m.mean for name, m in metrics.items()}
+    found["__disagree"] = sum(r["pred"] != r["pred_strict"] for r in rows)
+    return rows, found
+
+
+def built(name: str, data: Path, **settings: Any) -> Any:
+    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.engine.rebuild import rebuild_source
+
+    with text_only():
+        return rebuild_source({"name": name, "data": str(data), **settings}, 0)
+
+
+def _jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _options(rng: random.Random, k: int) -> list[str]:
+    return rng.sample(WORDS, k)
+
+
+def _replies(source: Any, rng: random.Random, measured: Measured) -> dict[str, Any]:
+    """A random reply (of a random shape) to every item, meaning its gold letter about half the time."""
+    out = {}
+    for item in source.items:
+        options = list(item.wording("question").options)
+        drawn = reply(rng, options, string.ascii_uppercase[item.labels.index(item.gold)])
+        measured.cases += 1
+        measured.shapes.add(drawn.shape)
+        out[item.key] = drawn.text
+    return out
+
+
+def _generated(texts: Mapping[str, str]) -> dict[str, Any]:
+    return {key: {"generate": {"reply": text, "rule": None}} for key, text in texts.items()}
+
+
+# -- the benchmarks -------------------------------------------------------------------------------
+def measure_site(root: Path) -> Measured:
+    rng = random.Random(1)
+    cats = sorted(o_site.Categories)
+    docs = []
+    for n in range(40):
+        k = rng.randint(2, 5)
+        docs.append({"id": f"s{n}", "question": f"Where is thing {n}?", "options": _options(rng, k),
+                     "answer": rng.choice(string.ascii_uppercase[:k]), "category": rng.choice(cats),
+                     "dataset": rng.choice(["d1", "d2"]), "visual": [f"{n}.png"]})
+    source = built("site", _jsonl(root / "site.jsonl", docs))
+    measured = Measured("SITE", source.reader)
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        out = [o_site.spatial_process_results(d, [texts[d["id"]]], rng=random.Random(f"site|{d['id']}"))
+               for d in docs]
+        measured.read_differently += sum(
+            (r["pred"] == r["gold"]) != bool(o["accuracy"]["overall"]) for r, o in zip(rows, out, strict=True))
+        measured.add("accuracy", round(ours["accuracy"], 5),
+                     o_site.spatial_aggregate_results([o["accuracy"] for o in out]))
+        measured.add("chance_adjusted_accuracy", round(ours["chance_adjusted_accuracy"], 5),
+                     o_site.spatial_aggregate_results([o["chance_adjusted_acc"] for o in out]))
+    measured.note = "to their 5 decimals; an unread reply: the authors' random letter, seeded by the item"
+    return measured
+
+
+def _mmsi_source(root: Path, rng: random.Random) -> tuple[Any, list[dict[str, Any]]]:
+    docs = []
+    for n in range(40):
+        options = _options(rng, 4)
+        text = ", ".join(f"{c}: {o}" for c, o in zip("ABCD", options, strict=True))
+        docs.append({"id": f"m{n}", "question": f"Which one, {n}? Options: {text}", "answer": rng.choice("ABCD"),
+                     "question_type": rng.choice(["camera", "object"]), "images": [f"{n}a.png", f"{n}b.png"]})
+    return built("mmsi", _jsonl(root / "mmsi.jsonl", docs)), docs
+
+
+def measure_mmsi(root: Path, code: bool = False) -> Measured:
+    rng = random.Random(2 + code)
+    source, docs = _mmsi_source(root, rng)
+    if code:
+        source = replace(source, reader="mmsi-code")
+    measured = Measured("MMSI-Bench" + (" (the fork's code)" if code else ""), source.reader)
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        if code:
+            scores = [o_mmsi.evaluate_code_row(texts[d["id"]], d["answer"]) for d in docs]
+        else:
+            scores = [o_mmsi.extract_readme(texts[d["id"]], d["answer"]) or 0.0 for d in docs]
+        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(s) for r, s in zip(rows, scores, strict=True))
+        measured.add("accuracy", ours["accuracy"], 100 * sum(scores) / len(scores))
+    measured.note = "nothing extracted scores 0 (the README's LLM fallback is not run)"
+    return measured
+
+
+def measure_cvbench(root: Path) -> Measured:
+    rng = random.Random(4)
+    docs = []
+    for n in range(45):
+        k = rng.randint(2, 6)
+        docs.append({"idx": n, "type": rng.choice(["2D", "3D"]), "task": rng.choice(["Count", "Depth"]),
+                     "source": ("ADE20K", "COCO", "Omni3D")[n % 3], "image": f"img/{n}.png",
+                     "question": f"Question {n}?", "choices": _options(rng, k),
+                     "answer": f"({rng.choice(string.ascii_uppercase[:k])})"})
+    source = built("cv-bench", _jsonl(root / "cvbench.jsonl", docs))
+    measured = Measured("CV-Bench", source.reader)
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        out = [o_lmms.cv_bench_process_results(d, [texts[str(d["idx"])]])["cv_bench_acc"] for d in docs]
+        measured.read_differently += sum(r["pred"] != o["pred_parsed"] and (r["pred"], o["pred_parsed"]) != ("--", "")
+                                         for r, o in zip(rows, out, strict=True))
+        measured.add("accuracy", ours["accuracy"], 100 * o_lmms.cv_bench_aggregate_results(out))
+        measured.add("cv_bench", ours["cv_bench"], 100 * o_lmms.cv_bench_default_aggregate_results(out))
+    return measured
+
+
+def measure_embspatial(root: Path) -> Measured:
+    rng = random.Random(5)
+    docs = [{"question_id": n, "data_source": rng.choice(o_lmms.DATA_SOURCES), "image": f"{n}.png",
+             "question": f"Which is left, {n}?", "answer_options": _options(rng, 4), "answer": rng.randrange(4),
+             "relation": rng.choice(["left", "above"]), "objects": ["a", "b"]} for n in range(40)]
+    source = built("embspatial", _jsonl(root / "embspatial.jsonl", docs))
+    measured = Measured("EmbSpatial-Bench", source.reader)
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        out = [o_lmms.embspatial_process_results(d, [texts[str(d["question_id"])]])["embspatial_acc"] for d in docs]
+        measured.read_differently += sum((r["pred"] == r["gold"]) != o["is_correct"] for r, o in zip(rows, out, strict=True))
+        measured.add("accuracy", ours["accuracy"], 100 * o_lmms.embspatial_aggregate_results(out))
+    return measured
+
+
+def measure_blink(root: Path) -> Measured:
+    rng = random.Random(6)
+    docs = []
+    for task in o_blink.SUBTASKS:
+        for n in range(1, rng.randint(2, 4) + 1):
+            k = rng.randint(2, 4)
+            docs.append({"idx": f"val_{task}_{n}", "question": f"{task} {n}?", "sub_task": task.replace("_", " "),
+                         "choices": _options(rng, k), "answer": f"({rng.choice(string.ascii_uppercase[:k])})",
+                         "image_1": f"{task}{n}.png"})
+    source = built("blink", _jsonl(root / "blink.jsonl", docs), subset="all", split="val")
+    measured = Measured("BLINK", source.reader)
+    spatial = ["Spatial_Relation", "Relative_Depth", "Multi-view_Reasoning"]
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        predictions = {d["idx"]: o_blink.read(texts[d["idx"]], d) for d in docs}
+        answers = {d["idx"]: d["answer"] for d in docs}
+        measured.read_differently += sum((r["pred"] == r["gold"]) != (predictions[r["instance_id"]] == answers[r["instance_id"]])
+                                         for r in rows)
+        total = o_blink.eval_prediction(answers, predictions, o_blink.SUBTASKS)["Total"]
+        three = {k: v for k, v in answers.items() if any(f"val_{t}_" in k for t in spatial)}
+        measured.add("blink", ours["blink"], 100 * total)
+        measured.add("blink_spatial", ours["blink_spatial"], 100 * o_blink.eval_prediction(three, predictions, spatial)["Total"])
+    measured.note = "their GPT-3.5 matcher not run: such a reply counts wrong, as their stored '(Z) Failed...'"
+    return measured
+
+
+def measure_3dsrbench(root: Path) -> Measured:
+    rng = random.Random(7)
+    docs = []
+    for n in range(40):
+        k = rng.randint(2, 4)
+        options = _options(rng, k)
+        docs.append({"index": n, "qid": f"q{n:07d}", "question": f"Is it {n}?", "category": "height_higher",
+                     "answer": rng.choice(string.ascii_uppercase[:k]), "image": f"{n}.png",
+                     **dict(zip("ABCD", options, strict=False))})
+    source = built("3dsrbench", _jsonl(root / "3dsr.jsonl", docs))
+    measured = Measured("3DSRBench", source.reader)
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        hits = o_vlmeval.mcq_vanilla_hits([{**d, "prediction": texts[f"{d['index']}|{d['qid']}"]} for d in docs],
+                                          verbose=False)
+        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(h) for r, h in zip(rows, hits, strict=True))
+        measured.add("accuracy", ours["accuracy"], 100 * o_vlmeval.report_acc([{"hit": h} for h in hits])["Overall"])
+    measured.note = "no judge (--judge exact_matching): a reply can_infer cannot read is 'Z', wrong"
+    return measured
+
+
+def measure_spatialeval(root: Path) -> Measured:
+    rng = random.Random(8)
+    kinds = [("spatialmap", 0, ["northeast", "northwest", "southeast", "southwest"]),
+             ("spatialmap", 2, ["0", "1", "2", "3"]), ("mazenav", 0, ["0", "1", "2", "3"]),
+             ("mazenav", 2, ["yes", "no"]), ("spatialgrid", 1, ["cat", "dog", "rabbit", "giraffe"])]
+    docs = []
+    for n in range(40):
+        task, qid, options = kinds[n % len(kinds)]
+        letter = rng.randrange(len(options))
+        listed = ", ".join(f"{c}. {o}" for c, o in zip(string.ascii_uppercase, options, strict=False))
+        docs.append({"id": f"{task}.{n}.{qid}", "text": f"Question {n}? Available options: {listed}.",
+                     "oracle_answer": options[letter], "oracle_option": string.ascii_uppercase[letter]})
+    source = built("spatialeval", _jsonl(root / "spatialeval.jsonl", docs))
+    measured = Measured("SpatialEval", source.reader)
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        verdicts = [o_spatialeval.official_correct(texts[d["id"]], d["id"], d["oracle_answer"]) for d in docs]
+        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(v) for r, v in zip(rows, verdicts, strict=True))
+        measured.add("accuracy", ours["accuracy"], 100 * o_spatialeval.accuracy(verdicts))
+    measured.note = "the verdict is theirs: 'none' (also an unread reply) counts for 'no', '90' for '0'"
+    return measured
+
+
+def measure_spatialmqa(root: Path) -> Measured:
+    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
+
+    rng = random.Random(9)
+    labels = o_mqa.LABELS
+    docs = []
+    for n in range(48):
+        options = rng.sample(labels, rng.randint(2, 4))
+        answer = labels[n % 6] if labels[n % 6] in options else rng.choice(options)
+        docs.append({"image": f"{n}.jpg", "question": f"Where is the cup {n}?", "options": options, "answer": answer})
+    source, _ = spatialmqa_source(_jsonl(root / "test.jsonl", docs), None)
+    measured = Measured("SpatialMQA", source.reader)
+    for _ in range(ROUNDS):
+        texts = _replies(source, rng, measured)
+        rows, ours = engine_metrics(source, _generated(texts))
+        measured.strict_differs += ours.pop("__disagree")
+        records = []
+        for n, (row, item) in enumerate(zip(rows, source.items, strict=True)):
+            text = texts[item.key]
+            letters = string.ascii_uppercase[:len(item.options)]
+            bare = re.fullmatch(LETTER, text.strip(WRAP).removesuffix(".").strip(WRAP))  # strict's letter forms
+            named = next((g for g in bare.groups() if g), "") if bare else ""
+            said = item.options[letters.index(named)] if named in letters and named else text
+            result, output = o_mqa.experiment_result(said, item.gold)
+            records.append({"id": n + 1, "result": result, "output": output, "answer": item.gold})
+            measured.read_differently += (row["pred"] == row["gold"]) != bool(result)
+        xyz = o_mqa.xyz_as_run(records)
+        measured.add("accuracy", ours["accuracy"], 100 * xyz["overall"])
+        prf1 = o_mqa.prf1(records)
+        for name in ("precision", "recall", "f1"):
+            measured.add(name, ours[name], 100 * prf1[name])
+    measured.note = ("calculate_xyz.py as it runs (its on/above clause discarded); a reply that is an option's "
+                     "letter (our lettered wording) is that option's text")
+    return measured
+
+
+def measure_whatsup(root: Path) -> Measured:
+    rng = random.Random(10)
+    slots = {"left": "left_of", "right": "right_of", "on": "on", "under": "under"}
+    words = {"left": "to the left of", "right": "to the right of", "on": "on", "under": "under"}
+    dataset = []
+    for k in range(6):
+        for slot, in_name in slots.items():
+            others = [s for s in slots if s != slot]
+            dataset.append({"image_path": f"data/controlled_images/mug{k}_{in_name}_plate-{k}.jpeg",
+                            "caption_options": [f"A mug{k} {words[s]} a plate-{k}" for s in (slot, *others)]})
+    data = root / "controlled_images_dataset.json"
+    data.write_text(json.dumps(dataset))
+    source = built("whatsup", data)
+    measured = Measured("What'sUp", source.reader)
+    for _ in range(ROUNDS * 4):
+        scores = [[float(rng.choice([0, 1, 2])) for _ in range(4)] for _ in dataset]
+        answers = {}
+        for item, row, values in zip(source.items, dataset, scores, strict=True):
+            asked = item.wording("question").options
+            answers[item.key] = {"likelihood": {"scores": [values[row["caption_options"].index(c)] for c in asked]}}
+            measured.cases += 1
+        measured.shapes.add("scores")
+        rows, ours = engine_metrics(source, answers)
+        measured.strict_differs += ours.pop("__disagree")
+        import numpy as np
+
+        (individual, _, _), _ = o_whatsup.evaluate_scores(dataset, np.array(scores)[:, None, :], "A")
+        right = np.argmax(np.array(scores), axis=-1) == 0
+        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(x) for r, x in zip(rows, right, strict=True))
+        measured.add("accuracy", ours["accuracy"], individual)
+    measured.note = "random caption scores in {0, 1, 2} (ties frequent), captions asked in a shuffled order"
+    return measured
+
+
+def measure_comfort(root: Path) -> Measured:
+    rng = random.Random(11)
+    folder = root / "comfort" / "comfort_ball" / "left" / "color"
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {"path_type": "rotate", "relation": "totheleft", "var_shape": "Sphere", "ref_shape": "Sphere",
+              "var_color": [1, 0, 0, 1], "ref_color": [0, 0, 1, 1],
+              "mapping": {f"{n}.png": 10 * n for n in range(37)}}
+    (folder / "config.json").write_text(json.dumps(config))
+    source = built("comfort", root / "comfort")
+    measured = Measured("COMFORT", source.reader)
+    for _ in range(ROUNDS * 4):
+        p_yes = [rng.choice([0.2, 0.5, 0.7, rng.random()]) for _ in range(37)]
+        import math
+
+        answers = {item.key: {"likelihood": {"scores": [math.log(1 - p + 1e-12), math.log(p + 1e-12)]}}
+                   for item, p in zip(source.items, p_yes, strict=True)}
+        measured.cases += 37
+        measured.shapes.add("scores")
+        rows, ours = engine_metrics(source, answers)
+        measured.strict_differs += ours.pop("__disagree")
+        data = [(10 * n, {"Yes": p, "No": 1 - p}) for n, p in enumerate(p_yes)]
+        theirs = o_comfort.accuracy_metric(data, {"relation": "totheleft"}, "camera", mode="acc", normalize=False)
+        measured.add("accuracy", ours["accuracy"], 100 * theirs)
+    measured.note = "random P(yes), a quarter exactly 0.5; the 37th image (360°) dropped as theirs"
+    return measured
+
+
+MEASURES: dict[str, Callable[[Path], Measured]] = {
+    "site": measure_site, "mmsi": measure_mmsi, "mmsi-code": lambda root: measure_mmsi(root, code=True),
+    "cv-bench": measure_cvbench, "embspatial": measure_embspatial, "blink": measure_blink,
+    "3dsrbench": measure_3dsrbench, "spatialeval": measure_spatialeval, "spatialmqa": measure_spatialmqa,
+    "whatsup": measure_whatsup, "comfort": measure_comfort}
+
+
+def measure_all(root: Path) -> list[Measured]:
+    out = []
+    for name, measure in MEASURES.items():
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        out.append(measure(folder))
+    return out
+
+
+# -- the table -------------------------------------------------------------------------------------
+def table(measured: Sequence[Measured]) -> str:
+    from spatialprobe.readers.base import get
+
+    lines = [BEGIN, "", "| benchmark | official reader (code cited) | cases compared | result | strict reads otherwise |",
+             "|---|---|---|---|---|"]
+    for m in measured:
+        reader = get(m.reader)
+        cases = (f"{m.cases:,} random answers by likelihood (option scores, ties frequent)" if m.shapes == {"scores"}
+                 else f"{m.cases:,} random replies ({len(m.shapes)} of the {len(SHAPES)} shapes)")
+        result = ("identical" if m.identical else
+                  f"{m.read_differently} replies read differently; " +
+                  ", ".join(f"{k} differs by up to {v:.4g} points" for k, v in m.differences.items() if v >= 1e-6))
+        if m.identical:
+            result += " (" + ", ".join(m.differences) + ")"
+        lines.append(f"| {m.benchmark} | `{m.reader}`: {reader.cited} | {cases} "
+                     f"| {result}{'; ' + m.note if m.note else ''} "
+                     f"| {m.strict_differs:,} ({100 * m.strict_differs / m.cases:.1f} %) |")
+    return "\n".join([*lines, "", END])
+
+
+def rewritten(text: str, new_table: str) -> str:
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    return text[:start] + new_table + text[end:]
+
+
+def main() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        new = table(measure_all(Path(tmp)))
+    DOCS.write_text(rewritten(DOCS.read_text(encoding="utf-8"), new), encoding="utf-8")
+    print(f"wrote the readers table of {DOCS}")
+
+
+if __name__ == "__main__":
+    main()
