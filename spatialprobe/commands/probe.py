@@ -303,6 +303,7 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
     from spatialprobe.engine.variants import generated
     from spatialprobe.files import read_jsonl
     from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
+    from spatialprobe.reports.paired import official_differences
     from spatialprobe.reports.tables import paired_table, unpaired_note
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
@@ -318,7 +319,8 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
     if variants:
         primary += "\nThe generated robustness variants (--protocol-variants) are not paired; the items are.\n"
     specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
-    if (specs[0].labels, specs[0].pred) != (specs[1].labels, specs[1].pred):  # a native run beside an imported one
+    imported = (specs[0].labels, specs[0].pred) != (specs[1].labels, specs[1].pred)
+    if imported:  # a native run beside an imported one
         from spatialprobe.reports.compare import as_correctness
 
         scored = [as_correctness(spec, part) for spec, part in zip(specs, rows, strict=True)]
@@ -332,7 +334,10 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
         reason = "their runs resample different clusters or labels"
     if reason is not None:
         return unpaired_note(names[0], names[1], reason)
-    differences = paired_differences(rows[0], rows[1], specs[0])  # one robust SE: nothing is drawn
+    if imported:  # scored by correctness: the one share both have
+        differences = paired_differences(rows[0], rows[1], specs[0])  # one robust SE: nothing is drawn
+    else:
+        differences = official_differences(summaries, rows, specs[0])
     method = specs[0].describe(0, 0)["method"]
     return paired_table(names[0], names[1], differences, 0, 0, method) + primary
 

@@ -27,7 +27,8 @@ def ask_table(summary: Mapping[str, Any]) -> str:
              "| metric | value |", "|---|---|",
              f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
              f"| macro-F1 ({protocols[0]}, {conditions[0]}) | {pm(m['macro_f1'])} |"]
-    lines += [f"| {name} | {pm(m[name])} |" for name in d.get("official", []) if name not in ("accuracy", "macro_f1")]
+    lines += [f"| {name} | {pm(m[name])} |" for name in d.get("official", [])
+              if name not in ("accuracy", "macro_f1") and not name.startswith("strict_")]
     if len(protocols) > 1:
         lines += [f"| accuracy ({p}, {conditions[0]}) | {pm(m[f'accuracy_{p}'])} |" for p in protocols[1:]]
         agree = d.get("protocol_comparison", {}).get("agreement")
@@ -50,5 +51,33 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         parts = m["accuracy"].get("breakdown", {})
         lines += ["", "| group | accuracy | n |", "|---|---|---|"]
         lines += [f"| {part} | {pm(value)} | {value['n']} |" for part, value in parts.items()]
+    lines += readers_lines(summary)
     text = Completeness.line(d.get("image_run")) + "\n".join(lines) + "\n"
     return text + (f"\n{intervals_line(summary)}\n" if summary.get("intervals") else "")
+
+
+def readers_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The official metrics under the benchmark's official reader and under ``strict``, side by
+    side, the replies they read differently and a few of each kind (``details.readers``)."""
+    from spatialprobe.reports.tables import pm
+    from spatialprobe.runner.summary import reported
+
+    d, m = summary["details"], summary["metrics"]
+    readers = d.get("readers")
+    if not readers:
+        return []
+    pairs = [(name, f"strict_{name}") for name, _ in reported(summary) if f"strict_{name}" in m and name in m]
+    lines = ["", f"Read by `{readers['official']}` (the benchmark's own reader: {readers['cited']}) and by "
+             f"`strict` (the reply is exactly an option's letter or text): they read {readers['n']:,} of "
+             f"{readers['of']:,} answers differently ({', '.join(f'{k} {v}' for k, v in readers['by_kind'].items())}).",
+             "", f"| official metric | {readers['official']} | strict |", "|---|---|---|"]
+    lines += [f"| {name} | {pm(m[name])} | {pm(m[twin])} |" for name, twin in pairs]
+    for kind, examples in (readers.get("examples") or {}).items():
+        lines += [f"- {kind}: {_quoted(e['reply'])} read {e['official']} (strict {e['strict']}, gold {e['gold']}): "
+                  f"{e['why']}" for e in examples]
+    return lines
+
+
+def _quoted(reply: Any) -> str:
+    text = " ".join(str(reply).split()) if reply is not None else "(scored)"
+    return "`" + (text if len(text) <= 60 else text[:57] + "...").replace("`", "'") + "`"

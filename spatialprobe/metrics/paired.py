@@ -138,3 +138,17 @@ def resampling_of(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]])
     labels = (summary.get("details") or {}).get("confusion", {}).get("labels")
     labels = labels or sorted({str(r["gold"]) for r in rows if "gold" in r})
     return Resampling(tuple(labels), ("instance_id",), "fold" if all("fold" in r for r in rows) else None)
+
+
+def resampling_for(summary: Mapping[str, Any], metric: str) -> Resampling | None:
+    """The resampling a finished run measured ``metric`` with (its summary's ``intervals``: the
+    first resampling, or one of ``also``, that declares it), restricted to that metric; None where
+    none does."""
+    info = summary.get("intervals")
+    if not info:
+        return None
+    for entry in (info, *({**info, **other} for other in info.get("also") or ())):
+        stats = entry.get("statistics") or {}
+        if metric in stats:
+            return Resampling.described({**entry, "statistics": {metric: stats[metric]}})
+    return None

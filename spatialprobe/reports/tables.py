@@ -125,15 +125,6 @@ def probe_table(summary: Mapping[str, Any]) -> str:
     return text
 
 
-REPORT_METRICS: dict[str, tuple[tuple[str, str], ...]] = {
-    "spatialmqa": (("accuracy", "accuracy"), ("f1", "pr_f1_gold")),  # the F1 its command prints (2PR/(P+R))
-}
-"""The metrics ``report`` shows of a kind or of a task (an ask run's source): (metric, the
-registered statistic it is measured with, whose short header heads its column); others: accuracy
-and macro-F1."""
-DEFAULT_METRICS = (("accuracy", "accuracy"), ("macro_f1", "macro_f1"))
-
-
 def header_of(summary: Mapping[str, Any], metric: str) -> str:
     """A metric's header: that of the registered statistic the summary declares it measured with
     (else the statistic of its name), else the metric's name."""
@@ -143,14 +134,16 @@ def header_of(summary: Mapping[str, Any], metric: str) -> str:
     return found.header if found else metric
 
 
-def _column(stat: str) -> str:
-    from spatialprobe.metrics.statistics import get
+def _shown(runs: Sequence[Run]) -> list[tuple[str, str]]:
+    """The columns of one benchmark's table: what its runs report (:func:`spatialprobe.runner.summary.reported`,
+    the benchmark's official list under its official reader), in the first run's order."""
+    from spatialprobe.runner.summary import reported
 
-    return get(stat).column
-
-
-def _shown(kind: str, task: str) -> tuple[tuple[str, str], ...]:
-    return REPORT_METRICS.get(kind) or REPORT_METRICS.get(task) or DEFAULT_METRICS
+    shown: dict[str, str] = {}
+    for run in runs:
+        for metric, stat in reported(run.summary):
+            shown.setdefault(metric, stat)
+    return list(shown.items())
 
 
 def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
@@ -160,6 +153,7 @@ def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
     is mostly empty. A row per run, ``labels`` (:func:`spatialprobe.reports.runs.labels`: what
     differs between the runs of its kind and task). Tables in the tasks' paper order."""
     from spatialprobe import tasks as registered
+    from spatialprobe.runner.summary import display_name
 
     datasets: dict[tuple[str, str], set[str]] = {}
     for run in runs:
@@ -174,12 +168,12 @@ def comparison_table(runs: Sequence[Run], labels: Sequence[str]) -> str:
     for kind, task, data in sorted({benchmark(r) for r in runs}, key=lambda c: (
             order.index(c[1]) if c[1] in order else len(order), c[1], c[0] != "probe", c[0], c[2])):
         name = f"{kind} {task}".strip() + (f" [{data}]" if data else "")
-        shown = _shown(kind, task)
+        shown = _shown([run for run in runs if benchmark(run) == (kind, task, data)])
         rows = sorted(([label.replace("|", "\\|"), *(pm((run.summary.get("metrics") or {}).get(metric)
                                                         or run.summary.get(metric)) for metric, _ in shown)]
                        for run, label in zip(runs, labels, strict=True) if benchmark(run) == (kind, task, data)),
                       key=lambda row: row[0])
-        tables.append(_markdown(["run", *(f"{name} {_column(stat)}" for _, stat in shown)], rows))
+        tables.append(_markdown(["run", *(f"{name} {display_name(metric, stat)}" for metric, stat in shown)], rows))
     return "\n".join(tables)
 
 
@@ -191,7 +185,8 @@ def paired_table(name_a: str, name_b: str, differences: Sequence[PairedDifferenc
 
     headers = [get(d.statistic).header if d.statistic else d.metric for d in differences]
     shared = {h for h in headers if headers.count(h) > 1}  # two metrics of one statistic: name them
-    labels = [f"{d.metric} ({h})" if h in shared else h for d, h in zip(differences, headers, strict=True)]
+    labels = [f"{d.metric} ({h})" if h in shared and d.metric != d.statistic else h
+              for d, h in zip(differences, headers, strict=True)]
     rows = [[label, f"{d.a:.1f}", f"{d.b:.1f}", f"{d.difference:+.1f}",
              ci_text(d.ci), p_text(d.p), "significant" if d.significant else "n.s."]
             for d, label in zip(differences, labels, strict=True)]

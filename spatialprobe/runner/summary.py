@@ -40,7 +40,7 @@ from spatialprobe.metrics.metric import STD_DDOF, Metric, over_parts, single
 from spatialprobe.metrics.statistics import Statistic, get
 
 __all__ = ["HEADLINE", "SCHEMA", "STD_DDOF", "Metric", "build_summary", "check_summary", "declared",
-           "headline", "over_parts", "single", "statistic_of"]
+           "display_name", "headline", "over_parts", "reported", "single", "statistic_of"]
 
 SCHEMA = "spatialprobe.summary/1"
 HEADLINE = ("accuracy", "macro_f1")
@@ -123,3 +123,48 @@ def statistic_of(summary: Mapping[str, Any], metric: str) -> Statistic | None:
         return get(name)
     except ValueError:
         return None
+
+
+def _declared_by_benchmark(summary: Mapping[str, Any]) -> dict[str, str]:
+    """Metric -> statistic of the registered benchmark the summary's task names (its module's
+    ``OFFICIAL``), for a summary that does not record its official list (a retired kind's run)."""
+    import importlib
+
+    from spatialprobe import registry
+    from spatialprobe.errors import UnknownComponent
+
+    try:
+        module = importlib.import_module(registry.lookup("source", str(summary.get("task"))).__module__)
+    except (UnknownComponent, ImportError):
+        return {}
+    return {name: stat for declared in getattr(module, "OFFICIAL", ()) for name, stat in declared.metrics.items()}
+
+
+def reported(summary: Mapping[str, Any], strict: bool = False) -> list[tuple[str, str]]:
+    """(metric, registered statistic) of what a run reports, in order: its benchmark's official
+    list (``details.official``, as the run recorded it; for a run that recorded none, the list its
+    benchmark module declares), else the headline (accuracy, macro-F1). The one list the run's
+    table, ``report``'s columns, the paired test of ``report A B`` and ``compare`` read.
+    ``strict``: with the ``strict_`` twins (each metric under the strict reader); else without."""
+    recorded = list((summary.get("details") or {}).get("official") or [])
+    by_module = {} if recorded else _declared_by_benchmark(summary)
+    names = recorded or list(by_module) or list(HEADLINE)
+    out = []
+    for name in names:
+        if name.startswith("strict_") and not strict and name.removeprefix("strict_") in names:
+            continue
+        stat = declared(summary.get("intervals")).get(name) or by_module.get(name)
+        if stat is None:
+            found = statistic_of(summary, name)
+            stat = found.name if found else None
+        if stat is not None:
+            out.append((name, stat))
+    return out
+
+
+def display_name(metric: str, stat: str) -> str:
+    """How tables head a metric: its registered statistic's short header, one per statistic
+    (``acc``, ``macro-F1``, ``F1``, ``P``, ``R``); the metric's own name where the statistic is a
+    plain mean or share of a row value (``cv_bench``, ``chance_adjusted_accuracy``)."""
+    statistic = get(stat)
+    return metric if statistic.numeric else statistic.column
