@@ -81,16 +81,18 @@ def run(tmp_path_factory):
 def test_a_run_with_known_replies_gets_known_scores_flips_and_range(run):
     found = audit_run(run)
     e = found["extractors"]
-    assert found["n"] == 8 and found["toolkit_matches_run"]
+    assert found["n"] == 8 and found["reader_matches_run"] and found["official_reader"] == "spatialmqa"
     assert (e["toolkit"]["accuracy"], e["toolkit"]["unparsed"]) == (75.0, 25.0)
     assert (e["final answer"]["accuracy"], e["final answer"]["unparsed"]) == (87.5, 12.5)
     assert (e["strict letter"]["accuracy"], e["strict letter"]["unparsed"]) == (12.5, 87.5)
-    assert set(found["not_applicable"]) == {"yes/no words", "number"}
-    # the benchmark's own gold-aware grading, as the run's official metrics read it: a letter is the
-    # option it names (the wording asks for one), other replies graded as they are ("below, I think")
+    assert set(found["not_applicable"]) == {"yes/no words", "number", "reader spatialeval"}
+    # every registered reader; the benchmark's own (SpatialMQA's lenient verdict as its scripts run it:
+    # a letter is the option it names, other replies graded as they are, "below, I think" right) and
+    # strict give the run's two numbers
     summary = json.loads((run / "summary.json").read_text())["metrics"]
-    assert e["official pred_lenient"]["accuracy"] == summary["accuracy"]["mean"] == 75.0
-    assert e["official pred_strict"]["accuracy"] == summary["strict_accuracy"]["mean"]
+    assert e["reader spatialmqa (official)"]["accuracy"] == summary["accuracy"]["mean"] == 37.5
+    assert e["reader strict"]["accuracy"] == summary["strict_accuracy"]["mean"] == 25.0
+    assert "reader spatialeval" in found["not_applicable"]  # it needs SpatialEval's task fields
     assert found["range"]["best"] == "final answer" and found["range"]["difference"] == 87.5 - min(
         v["accuracy"] for k, v in e.items() if k not in found["not_applicable"])
     assert found["flips"]["n"] == 7 and "test-00006" not in found["flips"]["keys"]  # all wrong alike
@@ -105,9 +107,10 @@ def test_the_commands_audit_a_runs_replies_and_set_its_accuracy_against_the_blin
     parsed = CliRunner().invoke(app, ["audit", "parse", str(run)])
     assert parsed.exit_code == 0, parsed.output
     assert "| toolkit | 25.0 | 75.0 [" in parsed.output
+    assert "| reader spatialmqa (official) | 62.5 | 37.5 [" in parsed.output
     blind = CliRunner().invoke(app, ["audit", "blind", str(run), "--folds", "2"])
     assert blind.exit_code == 0, blind.output
-    assert "| the run with its images − blind | 75.0 − " in blind.output  # the run's own accuracy
+    assert "| the run with its images − blind | 37.5 − " in blind.output  # the run's own accuracy
 
 
 def test_a_run_restricted_to_a_subset_file_records_it_in_its_identity_and_replays_it(run, tmp_path):

@@ -145,13 +145,14 @@ def test_mixed_kinds_and_the_spatialmqa_f1_each_get_their_own_columns(seeds, tmp
     assert result.exit_code == 0, result.output
     assert [line for line in result.output.splitlines() if line.startswith("| run ")] == [
         "| run | probe size acc | probe size macro-F1 |", "| run | synthesize acc | synthesize macro-F1 |",
-        "| run | spatialmqa spatialmqa acc | spatialmqa spatialmqa F1 |",
+        "| run | spatialmqa spatialmqa acc | spatialmqa spatialmqa macro-F1 | spatialmqa spatialmqa F1 "
+        "| spatialmqa spatialmqa P | spatialmqa spatialmqa R |",  # its module's official list (the run recorded none)
         "| run | vsr vsr-random acc | vsr vsr-random macro-F1 |"]  # one table per benchmark and family
     s = summaries[0]
     assert rows_of(result.output) == [
         f"| dummy [untrained] | {pm(s['accuracy'])} | {pm(s['macro_f1'])} |",
         "| m | – | – |",
-        "| m | 60.0 | 57.2 |",  # the F1 spatialmqa prints, not macro-F1
+        "| m | 60.0 | 41.0 | 57.2 | – | – |",  # F1: the benchmark's 2PR/(P+R), beside macro-F1
         "| m | 70.0 | 69.0 |"]
     assert mqa["metrics"]["f1"]["mean"] == 57.25 and vsr["kind"] == "vsr"
 

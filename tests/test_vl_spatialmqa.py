@@ -90,27 +90,36 @@ def test_strict_and_lenient_matching():
     assert lenient_label("", "left of") == "--" and lenient_label("purple", "below") == "--"
 
 
-@pytest.mark.parametrize(("reply", "chosen", "gold", "strict", "lenient"), [
-    ("B", "below", "behind", "below", "below"),  # a letter is the option it names, never its own substring
-    ("D", "behind", "behind", "behind", "behind"),
-    ("(D) behind", "behind", "behind", "behind", "behind"),
-    ("behind, I think", "behind", "behind", "--", "behind"),  # a free reply graded as it is
-    ("in front of", "in front of", "on/above", "in front of", "on/above"),  # the quirk, as for a free reply
-    ("It is in front of the car.", "in front of", "on/above", "--", "on/above"),
-    (None, "in front of", "on/above", "in front of", "on/above"),  # an option chosen by likelihood: its text
-    (None, "below", "behind", "below", "below"),
-    ("purple", None, "behind", "--", "--"),
+@pytest.mark.parametrize(("reply", "gold", "strict", "official"), [
+    ("B", "behind", "below", "below"),  # a letter is the option it names, never its own substring
+    ("D", "behind", "behind", "behind"),
+    ("(D) behind", "behind", "--", "behind"),  # strict: not exactly an option; the authors: "behind" is in it
+    ("behind, I think", "behind", "--", "behind"),  # a free reply graded as it is
+    ("in front of", "on/above", "in front of", "in front of"),  # the on/above clause changes nothing as run
+    ("It is in front of the car.", "on/above", "--", "--"),
+    ("b", "on/above", "--", "on/above"),  # "b" is in "above": the authors' substring test
+    ("", "behind", "--", "--"),
+    ("purple", "behind", "--", "--"),
 ])
-def test_an_answer_is_graded_as_the_text_it_gives(reply, chosen, gold, strict, lenient):
-    """SpatialMQA's official matching grades the answer's text by the benchmark's rules: a reply as it
-    is, but a letter (the question wording asks for one) and an option chosen by likelihood are that
-    option's text; the lenient quirk applies to every one alike."""
-    from spatialprobe.benchmarks.base import SourceItem
-    from spatialprobe.benchmarks.spatialmqa import matching
+def test_an_answer_is_read_as_the_authors_scripts_read_it(reply, gold, strict, official):
+    """SpatialMQA's official reader is the experiment scripts' lenient verdict as calculate_xyz.py
+    runs it (substring either way, the on/above clause discarded); a letter (the question wording
+    asks for one) is that option's text; ``strict`` reads only an option's exact letter or text."""
+    from spatialprobe.readers.base import Asked, get
 
     options = ("on/above", "below", "in front of", "behind")
-    item = SourceItem("test-0", "q", options, options, gold, None, (), {})
-    assert matching(item, reply, chosen) == {"pred_strict": strict, "pred_lenient": lenient}
+    asked = Asked("test-0", options, options, gold)
+    assert get("strict").reply(reply, asked).pred == strict
+    assert get("spatialmqa").reply(reply, asked).pred == official
+
+
+def test_an_option_chosen_by_likelihood_is_read_as_itself():
+    from spatialprobe.readers.base import Asked, get
+
+    options = ("on/above", "below", "in front of", "behind")
+    asked = Asked("test-0", options, options, "on/above")
+    for name in ("strict", "spatialmqa"):
+        assert get(name).scores([-3.0, -2.0, -1.0, -4.0], asked).pred == "in front of"
 
 
 def classification_metrics(gold, pred):
@@ -286,13 +295,14 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     config = json.loads((tmp_path / "run-clip" / "config.json").read_text())
     assert config["kind"] == "ask" and config["settings"]["wording"] == "contrastive"
     assert config["settings"]["model"]["name"] == "contrastive" and "device" not in config["settings"]["model"]["args"]
-    # report shows the F1 the command printed (the benchmark's 2PR/(P+R)), read from summary.json
     f1 = json.loads((tmp_path / "run-clip" / "summary.json").read_text())["metrics"]["f1"]
     assert f"(F1 {f1['mean']}% as the benchmark computes it)" in " ".join(result.output.split())
     report = CliRunner().invoke(app, ["report", str(tmp_path / "run-clip")])
     assert report.exit_code == 0, report.output
-    assert report.output.splitlines()[0] == "| run | ask spatialmqa acc | ask spatialmqa F1 |"
-    assert report.output.splitlines()[2].endswith(f" | {pm(f1)} |")
+    # the columns are the benchmark's official list (its F1 is 2PR/(P+R)), headed by each statistic's name
+    assert report.output.splitlines()[0] == ("| run | ask spatialmqa acc | ask spatialmqa macro-F1 | ask spatialmqa F1 "
+                                             "| ask spatialmqa P | ask spatialmqa R |")
+    assert report.output.splitlines()[2].split(" | ")[3] == pm(f1)
 
     llava_dir = tiny_llava(tmp_path / "llava", always_left=True)
     summary = run_spatialmqa(str(llava_dir), tmp_path / "data", tmp_path / "coco", tmp_path / "run-gen",

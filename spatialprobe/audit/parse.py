@@ -17,7 +17,11 @@ Each extractor maps a reply and the item's options to an option index, or None (
 * ``official <field>`` - where a benchmark grades with the gold (SpatialMQA's ``pred_lenient`` and
   ``pred_strict``), its own grading of the reply, as the run's official metrics read it;
 * ``harness verdict`` - for a run imported from another harness's log, that harness's own
-  extraction and scoring as the log records them (right, wrong, or nothing extracted).
+  extraction and scoring as the log records them (right, wrong, or nothing extracted);
+* ``reader NAME`` - every registered reader (:mod:`spatialprobe.readers`: ``strict``, ``toolkit``
+  and each benchmark's official reader), the benchmark's own marked ``(official)``; a reader that
+  cannot read these items (SpatialEval's needs its task fields) reads nothing and is listed as not
+  applicable.
 
 Over a run (:func:`audit_run`): each extractor's unparsed rate and accuracy (unparsed counts
 wrong) with its clustered interval, the items whose correctness differs between extractors, and
@@ -147,13 +151,37 @@ def official_graders(source: Any) -> dict[str, Grader]:
     return {f"official {field}": grader(field) for field in fields}
 
 
+def reader_name(name: str, official: str | None) -> str:
+    """A registered reader's row in the audit: ``reader NAME``, ``(official)`` for the benchmark's own."""
+    return f"reader {name}" + (" (official)" if name == official else "")
+
+
+def reader_graders(official: str | None = None) -> dict[str, Grader]:
+    """Every registered reader as a grader of a source item's reply (its question wording)."""
+    from spatialprobe.readers.base import Asked, get, names
+
+    def grader(name: str) -> Grader:
+        reader = get(name)
+
+        def grade(item: Any, reply: str) -> str:
+            asked = Asked(item.key, item.options, item.labels, item.gold, item.fields)
+            try:
+                return reader.reply(reply, asked).pred
+            except (KeyError, ValueError, IndexError, TypeError):  # fields of another benchmark
+                return "--"
+        return grade
+
+    return {reader_name(name, official): grader(name) for name in names()}
+
+
 def audit_replies(items: Sequence[Any], replies: Mapping[str, str], spec: Any,
                   lenient: ap.Lenient | None = None, recorded: Mapping[str, Any] | None = None,
-                  graders: Mapping[str, Grader] | None = None) -> dict[str, Any]:
+                  graders: Mapping[str, Grader] | None = None, own: str = "toolkit") -> dict[str, Any]:
     """The audit of ``replies`` (item key -> reply) to ``items`` (source items, their question
     wording's options): see the module. ``recorded``: the run's own label per key, checked
-    against the ``toolkit`` extractor (they must agree: the run parsed with it); ``graders``: the
-    benchmark's own gold-aware gradings (:func:`official_graders`), reported beside the extractors."""
+    against the ``own`` extractor or grader (they must agree: the run read its replies with it);
+    ``graders``: more readings (the registered readers, the benchmark's own gold-aware gradings,
+    :func:`official_graders`), reported beside the extractors."""
     from spatialprobe.audit.blind import item_rows, resampling, scored
     from spatialprobe.metrics.paired import paired_differences
 
@@ -169,10 +197,10 @@ def audit_replies(items: Sequence[Any], replies: Mapping[str, str], spec: Any,
         out["extractors"][name] = {"unparsed": round(100 * preds[name].count("--") / len(asked), 6),
                                    "accuracy": result.accuracy, "ci": list(result.ci) if result.ci else None}
     if recorded is not None:
-        differ = [item.key for item, p in zip(asked, preds["toolkit"], strict=True)
+        differ = [item.key for item, p in zip(asked, preds[own], strict=True)
                   if (recorded.get(item.key) or "--") != p]
-        out["toolkit_matches_run"] = not differ
-        out["toolkit_differs_from_run"] = differ[:20]
+        out["reader_matches_run"] = not differ
+        out["reader_differs_from_run"] = differ[:20]
     flips = [item.key for n, item in enumerate(asked) if len({correct[name][n] for name in correct}) > 1]
     out["flips"] = {"n": len(flips), "share": round(100 * len(flips) / len(asked), 6), "keys": flips[:50]}
     applicable = [name for name, v in out["extractors"].items() if v["unparsed"] < 100]
@@ -202,19 +230,24 @@ def audit_run(path: Path) -> dict[str, Any]:
             "its log kept none (a log-likelihood task, or a log without the model's text)." if imported
             else "run it with --protocol generate or both."))
     graders = {} if imported and any(r.get("options") for r in rows) else official_graders(source)
+    graders.update(reader_graders(None if imported else source.reader))
     if imported:
         verdicts = {str(r["instance_id"]): str(r["pred"]) for r in rows}
         graders["harness verdict"] = lambda item, reply: verdicts[item.key]
         recorded = None
     else:
         recorded = {str(r["instance_id"]): r.get("pred_generate") for r in rows if r.get("reply") is not None}
-    out = audit_replies(source.items, replies, source.spec, source.lenient, recorded, graders)
-    return {"run": str(Path(path).resolve()), "dataset": source.dataset, **out}
+    own = reader_name(source.reader, source.reader)
+    out = audit_replies(source.items, replies, source.spec, source.lenient, recorded, graders, own)
+    return {"run": str(Path(path).resolve()), "dataset": source.dataset,
+            "official_reader": None if imported else source.reader, **out}
 
 
 def parse_table(found: Mapping[str, Any]) -> str:
     """The parse audit as a markdown table."""
-    lines = [f"Answer extraction audit of {found.get('run', 'the replies')}: {found['n']:,} replies.", "",
+    own = found.get("official_reader")
+    lines = [f"Answer extraction audit of {found.get('run', 'the replies')}: {found['n']:,} replies"
+             + (f"; the benchmark's own reader is `{own}` (its row marked official)." if own else "."), "",
              "| extractor | unparsed % | accuracy [95 % interval] |", "|---|---|---|"]
     for name, v in found["extractors"].items():
         ci = v["ci"]

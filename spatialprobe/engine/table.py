@@ -72,6 +72,8 @@ def readers_lines(summary: Mapping[str, Any]) -> list[str]:
              f"{readers['of']:,} answers differently ({', '.join(f'{k} {v}' for k, v in readers['by_kind'].items())}).",
              "", f"| official metric | {readers['official']} | strict |", "|---|---|---|"]
     lines += [f"| {name} | {pm(m[name])} | {pm(m[twin])} |" for name, twin in pairs]
+    if readers.get("examples"):
+        lines.append("")
     for kind, examples in (readers.get("examples") or {}).items():
         lines += [f"- {kind}: {_quoted(e['reply'])} read {e['official']} (strict {e['strict']}, gold {e['gold']}): "
                   f"{e['why']}" for e in examples]
