@@ -16,6 +16,7 @@ tests/test_fidelity.py fails where the committed table is not the one these meas
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import string
@@ -24,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -220,7 +223,8 @@ def measure_embspatial(root: Path) -> Measured:
         rows, ours = engine_metrics(source, _generated(texts))
         measured.strict_differs += ours.pop("__disagree")
         out = [o_lmms.embspatial_process_results(d, [texts[str(d["question_id"])]])["embspatial_acc"] for d in docs]
-        measured.read_differently += sum((r["pred"] == r["gold"]) != o["is_correct"] for r, o in zip(rows, out, strict=True))
+        measured.read_differently += sum((r["pred"] == r["gold"]) != o["is_correct"]
+                                         for r, o in zip(rows, out, strict=True))
         measured.add("accuracy", ours["accuracy"], 100 * o_lmms.embspatial_aggregate_results(out))
     return measured
 
@@ -243,12 +247,13 @@ def measure_blink(root: Path) -> Measured:
         measured.strict_differs += ours.pop("__disagree")
         predictions = {d["idx"]: o_blink.read(texts[d["idx"]], d) for d in docs}
         answers = {d["idx"]: d["answer"] for d in docs}
-        measured.read_differently += sum((r["pred"] == r["gold"]) != (predictions[r["instance_id"]] == answers[r["instance_id"]])
-                                         for r in rows)
+        measured.read_differently += sum((r["pred"] == r["gold"]) != (predictions[key] == answers[key])
+                                         for r in rows for key in [r["instance_id"]])
         total = o_blink.eval_prediction(answers, predictions, o_blink.SUBTASKS)["Total"]
         three = {k: v for k, v in answers.items() if any(f"val_{t}_" in k for t in spatial)}
         measured.add("blink", ours["blink"], 100 * total)
-        measured.add("blink_spatial", ours["blink_spatial"], 100 * o_blink.eval_prediction(three, predictions, spatial)["Total"])
+        measured.add("blink_spatial", ours["blink_spatial"],
+                     100 * o_blink.eval_prediction(three, predictions, spatial)["Total"])
     measured.note = "their GPT-3.5 matcher not run: such a reply counts wrong, as their stored '(Z) Failed...'"
     return measured
 
@@ -295,7 +300,8 @@ def measure_spatialeval(root: Path) -> Measured:
         rows, ours = engine_metrics(source, _generated(texts))
         measured.strict_differs += ours.pop("__disagree")
         verdicts = [o_spatialeval.official_correct(texts[d["id"]], d["id"], d["oracle_answer"]) for d in docs]
-        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(v) for r, v in zip(rows, verdicts, strict=True))
+        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(v)
+                                         for r, v in zip(rows, verdicts, strict=True))
         measured.add("accuracy", ours["accuracy"], 100 * o_spatialeval.accuracy(verdicts))
     measured.note = "the verdict is theirs: 'none' (also an unread reply) counts for 'no', '90' for '0'"
     return measured
@@ -361,8 +367,6 @@ def measure_whatsup(root: Path) -> Measured:
         measured.shapes.add("scores")
         rows, ours = engine_metrics(source, answers)
         measured.strict_differs += ours.pop("__disagree")
-        import numpy as np
-
         (individual, _, _), _ = o_whatsup.evaluate_scores(dataset, np.array(scores)[:, None, :], "A")
         right = np.argmax(np.array(scores), axis=-1) == 0
         measured.read_differently += sum((r["pred"] == r["gold"]) != bool(x) for r, x in zip(rows, right, strict=True))
@@ -383,13 +387,11 @@ def measure_comfort(root: Path) -> Measured:
     measured = Measured("COMFORT", source.reader)
     for _ in range(ROUNDS * 4):
         p_yes = [rng.choice([0.2, 0.5, 0.7, rng.random()]) for _ in range(37)]
-        import math
-
         answers = {item.key: {"likelihood": {"scores": [math.log(1 - p + 1e-12), math.log(p + 1e-12)]}}
                    for item, p in zip(source.items, p_yes, strict=True)}
         measured.cases += 37
         measured.shapes.add("scores")
-        rows, ours = engine_metrics(source, answers)
+        _, ours = engine_metrics(source, answers)
         measured.strict_differs += ours.pop("__disagree")
         data = [(10 * n, {"Yes": p, "No": 1 - p}) for n, p in enumerate(p_yes)]
         theirs = o_comfort.accuracy_metric(data, {"relation": "totheleft"}, "camera", mode="acc", normalize=False)
@@ -418,7 +420,8 @@ def measure_all(root: Path) -> list[Measured]:
 def table(measured: Sequence[Measured]) -> str:
     from spatialprobe.readers.base import get
 
-    lines = [BEGIN, "", "| benchmark | official reader (code cited) | cases compared | result | strict reads otherwise |",
+    lines = [BEGIN, "",
+             "| benchmark | official reader (code cited) | cases compared | result | strict reads otherwise |",
              "|---|---|---|---|---|"]
     for m in measured:
         reader = get(m.reader)
