@@ -108,7 +108,8 @@ def test_bench_with_a_tiny_llava(copy, tmp_path):
     rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 37 and all(r["p_yes"] > 0.5 for r in rows)  # wired to say Yes
     summary = json.loads((out / "summary.json").read_text())
-    # the yes share of the 36 scored images (0-80, 280-350): the 37th (360°, a repeat of 0°) is dropped as the authors drop it
+    # the yes share of the 36 scored images (0-80, 280-350): the 37th (360°, a repeat of 0°) is
+    # dropped as the authors drop it
     assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(100 * 17 / 36)
     report = json.loads((out / "comfort.json").read_text())
     assert list(report["sweeps"]) == ["left/color"]  # the first sweep in name order

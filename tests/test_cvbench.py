@@ -16,10 +16,10 @@ from bench_a_helpers import bench_a, needs_a_llava
 from vl_helpers import solid_image
 
 from spatialprobe.benchmarks.cvbench import matching
-from spatialprobe.readers.lmms import first_letter as lmms_letter
 from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.weighted import STATISTICS
+from spatialprobe.readers.lmms import first_letter as lmms_letter
 
 
 def cv_bench_default_aggregate_results(results):
