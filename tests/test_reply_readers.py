@@ -96,7 +96,8 @@ def test_every_benchmark_names_a_registered_official_reader():
     for name in registry.names("source"):
         module = importlib.import_module(registry.lookup("source", name).__module__)
         text = Path(str(module.__file__)).read_text(encoding="utf-8")
-        named = {n for line in re.findall(r"reader=(.*)", text) for n in re.findall(r'"([\w-]+)"', line)}
+        named = {n.strip('"') for pair in re.findall(r'reader=("[\w-]+")(?: if \w+ else ("[\w-]+"))?', text)
+                 for n in pair if n}
         assert named <= set(names()), name
         if name in own:
             assert own[name] in named, name
