@@ -147,3 +147,33 @@ def test_audit_parse_tabulates_every_reader_naming_the_benchmarks_own(runs):
     assert f"| {summary['metrics']['accuracy']['mean']:.1f} [" in line
     strict = next(x for x in parsed.output.splitlines() if x.startswith("| reader strict |"))
     assert f"| {summary['metrics']['strict_accuracy']['mean']:.1f} [" in strict
+
+
+def test_mmsi_asks_its_authors_prompt_under_wording_official_and_reads_their_backticks(tmp_path):
+    from spatialprobe.readers.mmsi import POST_PROMPT
+
+    docs = []
+    for n in range(6):
+        solid_image(tmp_path / f"{n}a.png", size=8)
+        solid_image(tmp_path / f"{n}b.png", size=8)
+        docs.append({"id": f"m{n}", "question": f"Which is nearer in scene {n}? Options: A: cup, B: chair, C: lamp, "
+                     "D: bed", "answer": "ABCD"[n % 4], "question_type": "camera", "images": [f"{n}a.png", f"{n}b.png"]})
+    (tmp_path / "mmsi.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    said = {d["question"].split("?")[0] + "?": f"The answer is ``{d['answer']}``." for d in docs}
+    model = scripted_replier.write(tmp_path / "model", {q + " Options: A: cup, B: chair, C: lamp, D: bed": r
+                                                        for q, r in said.items()})
+    with scripted_replier.registered():
+        run = CliRunner().invoke(app, ["bench", "mmsi", "--data", str(tmp_path / "mmsi.jsonl"), "--images",
+                                       str(tmp_path), "--model", str(model), "--protocol", "generate",
+                                       "--wording", "official", "--out", str(tmp_path / "run")])
+        assert run.exit_code == 0, run.output
+        refused = CliRunner().invoke(app, ["bench", "site", "--data", str(tmp_path / "mmsi.jsonl"), "--model",
+                                           str(model), "--wording", "official", "--out", str(tmp_path / "no")])
+    assert refused.exit_code == 2 and "--wording official does not apply to site" in refused.output
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert all(r["question"].endswith("\n" + POST_PROMPT) for r in rows)  # the authors' prompt, verbatim
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["metrics"]["accuracy"]["mean"] == 100.0  # the letter within double backticks, as theirs
+    assert summary["metrics"]["strict_accuracy"]["mean"] == 0.0  # not a bare letter
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["settings"]["source"]["wording"] == "official"  # part of the run's identity
