@@ -188,6 +188,7 @@ for _name, _target, _summary in (
         ("site", "site:SITE", "SITE's parse_multi_choice_response: (X), a lone capital, X., X:; else a seeded draw"),
         ("mmsi", "mmsi:MMSI", "MMSI-Bench's README extraction: ``X``, `X`, {X}, then a lone A-D"),
         ("mmsi-code", "mmsi:MMSI_CODE", "MMSI-Bench's mmsi_bench.py extraction: ``X``, `X`, then a lone A-D"),
+        ("mmsi-lmms", "mmsi:MMSI_LMMS", "lmms-eval's mmsi_bench extraction: as the README's, A-F in any case"),
         ("lmms-first-letter", "lmms:FIRST_LETTER", "lmms-eval's _extract_answer_letter (CV-Bench, EmbSpatial)"),
         ("vlmeval-can-infer", "can_infer:CAN_INFER", "VLMEvalKit's can_infer (3DSRBench, VLMEvalKit MCQ sets)"),
         ("blink", "blink:BLINK", "BLINK's analyze_answer: 'X', '(X)' or one (X) word; its GPT-3.5 matcher not run"),

@@ -157,7 +157,8 @@ def test_mmsi_asks_its_authors_prompt_under_wording_official_and_reads_their_bac
         solid_image(tmp_path / f"{n}a.png", size=8)
         solid_image(tmp_path / f"{n}b.png", size=8)
         docs.append({"id": f"m{n}", "question": f"Which is nearer in scene {n}? Options: A: cup, B: chair, C: lamp, "
-                     "D: bed", "answer": "ABCD"[n % 4], "question_type": "camera", "images": [f"{n}a.png", f"{n}b.png"]})
+                     "D: bed", "answer": "ABCD"[n % 4], "question_type": "camera",
+                     "images": [f"{n}a.png", f"{n}b.png"]})
     (tmp_path / "mmsi.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
     said = {d["question"].split("?")[0] + "?": f"The answer is ``{d['answer']}``." for d in docs}
     model = scripted_replier.write(tmp_path / "model", {q + " Options: A: cup, B: chair, C: lamp, D: bed": r

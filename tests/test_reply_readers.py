@@ -38,6 +38,7 @@ THEIRS = {
                                                                    random.Random(f"site|{asked.key}")),
     "mmsi": lambda text, asked: o_mmsi.letter_readme(text),
     "mmsi-code": lambda text, asked: o_mmsi.extract_code(text),
+    "mmsi-lmms": lambda text, asked: o_mmsi.letter_lmms(text),
     "lmms-first-letter": lambda text, asked: o_lmms._extract_answer_letter(text) or None,
     "vlmeval-can-infer": lambda text, asked: o_vlmeval.can_infer(
         text, dict(zip(asked.letters, asked.options, strict=True)), verbose=False) or None,
