@@ -71,4 +71,5 @@ MMSI_CODE = Reader("mmsi-code", read_mmsi_code,
                    "OpenRobotLab/MMSI-Bench @4e28bff vlmeval/dataset/mmsi_bench.py l. 210-242",
                    "``X``, then `X`, then the first lone A-D not followed by a word (no braces)")
 MMSI_LMMS = Reader("mmsi-lmms", read_mmsi_lmms,
-                   "EvolvingLMMs-Lab/lmms-eval @75571cf lmms_eval/tasks/mmsi_bench/utils.py l. 79-120", "``X``, then `X`, then {X}, then the first lone A-F in any case not followed by a word")
+                   "EvolvingLMMs-Lab/lmms-eval @75571cf lmms_eval/tasks/mmsi_bench/utils.py l. 79-120",
+                   "``X``, then `X`, then {X}, then the first lone A-F in any case not followed by a word")
