@@ -168,20 +168,23 @@ def _mmsi_source(root: Path, rng: random.Random) -> tuple[Any, list[dict[str, An
     return built("mmsi", _jsonl(root / "mmsi.jsonl", docs)), docs
 
 
-def measure_mmsi(root: Path, code: bool = False) -> Measured:
-    rng = random.Random(2 + code)
+def measure_mmsi(root: Path, variant: str = "") -> Measured:
+    """``variant``: "" (the README's extraction, the official reader), "code" (the fork's code) or
+    "lmms" (lmms-eval's task)."""
+    rng = random.Random(2 + len(variant))
     source, docs = _mmsi_source(root, rng)
-    if code:
-        source = replace(source, reader="mmsi-code")
-    measured = Measured("MMSI-Bench" + (" (the fork's code)" if code else ""), source.reader)
+    if variant:
+        source = replace(source, reader=f"mmsi-{variant}")
+    measured = Measured("MMSI-Bench" + {"": "", "code": " (the fork's code)", "lmms": " (lmms-eval)"}[variant],
+                        source.reader)
+    score = {"": lambda text, gold: o_mmsi.extract_readme(text, gold) or 0.0,
+             "code": o_mmsi.evaluate_code_row,
+             "lmms": lambda text, gold: o_mmsi.extract_lmms(text, gold) or 0.0}[variant]
     for _ in range(ROUNDS):
         texts = _replies(source, rng, measured)
         rows, ours = engine_metrics(source, _generated(texts))
         measured.strict_differs += ours.pop("__disagree")
-        if code:
-            scores = [o_mmsi.evaluate_code_row(texts[d["id"]], d["answer"]) for d in docs]
-        else:
-            scores = [o_mmsi.extract_readme(texts[d["id"]], d["answer"]) or 0.0 for d in docs]
+        scores = [score(texts[d["id"]], d["answer"]) for d in docs]
         measured.read_differently += sum((r["pred"] == r["gold"]) != bool(s) for r, s in zip(rows, scores, strict=True))
         measured.add("accuracy", ours["accuracy"], 100 * sum(scores) / len(scores))
     measured.note = "nothing extracted scores 0 (the README's LLM fallback is not run)"
@@ -401,7 +404,8 @@ def measure_comfort(root: Path) -> Measured:
 
 
 MEASURES: dict[str, Callable[[Path], Measured]] = {
-    "site": measure_site, "mmsi": measure_mmsi, "mmsi-code": lambda root: measure_mmsi(root, code=True),
+    "site": measure_site, "mmsi": measure_mmsi, "mmsi-code": lambda root: measure_mmsi(root, "code"),
+    "mmsi-lmms": lambda root: measure_mmsi(root, "lmms"),
     "cv-bench": measure_cvbench, "embspatial": measure_embspatial, "blink": measure_blink,
     "3dsrbench": measure_3dsrbench, "spatialeval": measure_spatialeval, "spatialmqa": measure_spatialmqa,
     "whatsup": measure_whatsup, "comfort": measure_comfort}
