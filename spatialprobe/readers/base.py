@@ -108,6 +108,10 @@ class Reader:
     unread: str = "nothing read: counted wrong"
     """What the authors' code does where this reader reads nothing (a judge, a random draw), in words."""
 
+    def __call__(self, reply: str, asked: Asked) -> Reading:
+        """The reading of a generated reply (:attr:`reply`)."""
+        return self.reply(reply, asked)
+
 
 def get(name: str) -> Reader:
     """The registered reader ``name``; an unknown name is refused listing the known ones."""
