@@ -47,11 +47,11 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         ci = gain["ci"]
         interval = "[–]" if ci is None else f"[{ci[0]:+.1f}, {ci[1]:+.1f}]"
         lines.append(f"| vision gain: real − {blind} | {gain['gain']:+.1f} {interval}, p = {gain['p']:.3g} |")
+    lines += readers_lines(summary)
     if d.get("official"):
         parts = m["accuracy"].get("breakdown", {})
         lines += ["", "| group | accuracy | n |", "|---|---|---|"]
         lines += [f"| {part} | {pm(value)} | {value['n']} |" for part, value in parts.items()]
-    lines += readers_lines(summary)
     text = Completeness.line(d.get("image_run")) + "\n".join(lines) + "\n"
     return text + (f"\n{intervals_line(summary)}\n" if summary.get("intervals") else "")
 
@@ -67,13 +67,14 @@ def readers_lines(summary: Mapping[str, Any]) -> list[str]:
     if not readers:
         return []
     pairs = [(name, f"strict_{name}") for name, _ in reported(summary) if f"strict_{name}" in m and name in m]
-    lines = ["", f"Read by `{readers['official']}` (the benchmark's own reader: {readers['cited']}) and by "
+    own = ("the engine's parser: the benchmark's authors publish no reply reader" if readers["official"] == "toolkit"
+           else f"the benchmark's own reader: {readers['cited']}")
+    lines = ["", f"Read by `{readers['official']}` ({own}) and by "
              f"`strict` (the reply is exactly an option's letter or text): they read {readers['n']:,} of "
              f"{readers['of']:,} answers differently ({', '.join(f'{k} {v}' for k, v in readers['by_kind'].items())}).",
              "", f"| official metric | {readers['official']} | strict |", "|---|---|---|"]
     lines += [f"| {name} | {pm(m[name])} | {pm(m[twin])} |" for name, twin in pairs]
-    if readers.get("examples"):
-        lines.append("")
+    lines += [""] if readers.get("examples") else []
     for kind, examples in (readers.get("examples") or {}).items():
         lines += [f"- {kind}: {_quoted(e['reply'])} read {e['official']} (strict {e['strict']}, gold {e['gold']}): "
                   f"{e['why']}" for e in examples]
