@@ -61,4 +61,5 @@ def test_the_issue_replies_read_as_vlmevalkit_reads_them():
     assert [ours.can_infer(r, choices) for r in ("(B)", "B. right", "The answer is B", "right", "B or A")] == [
         "B", "B", "B", "B", None]
     assert ours.can_infer("Cannot determine the answer", choices) == "Z"
-    assert ours.reads_with("MMSIBench_wo_circular") == "can_match_option" and ours.reads_with("3DSRBench") == "can_infer"
+    assert ours.reads_with("MMSIBench_wo_circular") == "can_match_option"
+    assert ours.reads_with("3DSRBench") == "can_infer"

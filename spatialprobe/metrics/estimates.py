@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode, grouped, with_intervals
+from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode, grouped, metric_intervals
 from spatialprobe.metrics.metric import Metric, over_parts, single
 
-__all__ = ["measured", "point_estimates"]
+__all__ = ["measured", "point_estimates", "with_intervals"]
 
 
 def _value(x: float) -> float | None:
@@ -81,3 +81,34 @@ def measured(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
             declared[name] = metric if first is None else replace(
                 first, breakdown={**first.breakdown, **metric.breakdown})
     return with_intervals({**declared, **metrics}, specs, predictions, seed, resamples)
+
+
+def with_intervals(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
+                   predictions: Sequence[Mapping[str, Any]], seed: int | None,
+                   resamples: int = DEFAULT_RESAMPLES) -> tuple[dict[str, Metric], dict[str, Any] | None]:
+    """The spine's hook: ``metrics`` with the intervals ``specs`` ask for, and their description.
+
+    The seed is the run's seed (0 where the run has none), so a run's intervals are reproducible.
+    Returns ``(metrics, None)`` for a kind that gives no :class:`Resampling`.
+    """
+    if not specs:
+        return dict(metrics), None
+    seed = 0 if seed is None else int(seed)
+    out = dict(metrics)
+    for spec in specs:
+        rows = predictions if spec.rows is None else spec.rows
+        found = metric_intervals(rows, spec, resamples, seed) if rows else {}
+        for name in spec.metrics:
+            if name in out:  # nothing to resample (no rows): the interval is null
+                bounds = dict(found.get(name) or {"": None})
+                out[name] = out[name].with_intervals(bounds.pop(""), bounds)
+    description = specs[0].describe(resamples, seed)
+    description["metrics"] = [name for spec in specs for name in spec.metrics if name in out]
+    others = []
+    for spec in specs[1:]:
+        other = spec.describe(resamples, seed)
+        differs = {k: v for k, v in other.items() if k != "statistics" and description.get(k) != v}
+        others.append({**differs, "statistics": other["statistics"]})
+    if others:
+        description["also"] = others
+    return out, description

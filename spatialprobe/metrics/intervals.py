@@ -56,17 +56,15 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from spatialprobe.metrics.linear import mean_gradient
 from spatialprobe.metrics.robust import Estimate, estimates, t_interval, wilson_interval
 from spatialprobe.metrics.statistics import get
 from spatialprobe.metrics.weighted import STATISTICS
-
-if TYPE_CHECKING:
-    from spatialprobe.metrics.metric import Metric
 
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples (and permutations) unless told otherwise."""
@@ -308,7 +306,8 @@ def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamp
     for stat in dict.fromkeys(spec.metrics.values()):
         declared = get(stat)
         found[stat] = []
-        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled)
+        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled,
+                         linear_gradient(enc, stat, enc.pred))
         for est, size, ok, rows_i in zip(ests, sizes, measurable, counting, strict=True):
             if not ok:
                 found[stat].append(None)
@@ -349,6 +348,16 @@ def boundary_size(enc: Encoded, statistic: str, est: Estimate, rows: np.ndarray,
     return float(len(counts) * counts.min() * size / keep.sum()) if keep.any() else None
 
 
+def linear_gradient(enc: Encoded, statistic: str, pred: np.ndarray) -> np.ndarray | None:
+    """[G + 1, R]: the derivative of :func:`grouped`'s values along each row's weight, for a
+    statistic that is a weighted mean of a row value (:func:`.linear.mean_gradient`); else None."""
+    declared = get(statistic)
+    if declared.mean_of is None:
+        return None
+    return mean_gradient(declared.mean_of(enc.gold, pred), enc.mask, enc.groups, len(enc.group_names), enc.pooled,
+                         declared.scale)
+
+
 def _values(enc: Encoded, statistic: str, weights: np.ndarray) -> np.ndarray:
     """[G + 1, b]: the statistic of the run's predictions under ``weights`` (:func:`grouped`)."""
     return grouped(enc, statistic, enc.pred, weights)
@@ -365,34 +374,3 @@ def interval_pair(low: float, high: float) -> tuple[float, float] | None:
     if np.isnan(low) or np.isnan(high):
         return None
     return round(float(low), 6), round(float(high), 6)
-
-
-def with_intervals(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
-                   predictions: Sequence[Mapping[str, Any]], seed: int | None,
-                   resamples: int = DEFAULT_RESAMPLES) -> tuple[dict[str, Metric], dict[str, Any] | None]:
-    """The spine's hook: ``metrics`` with the intervals ``specs`` ask for, and their description.
-
-    The seed is the run's seed (0 where the run has none), so a run's intervals are reproducible.
-    Returns ``(metrics, None)`` for a kind that gives no :class:`Resampling`.
-    """
-    if not specs:
-        return dict(metrics), None
-    seed = 0 if seed is None else int(seed)
-    out = dict(metrics)
-    for spec in specs:
-        rows = predictions if spec.rows is None else spec.rows
-        found = metric_intervals(rows, spec, resamples, seed) if rows else {}
-        for name in spec.metrics:
-            if name in out:  # nothing to resample (no rows): the interval is null
-                bounds = dict(found.get(name) or {"": None})
-                out[name] = out[name].with_intervals(bounds.pop(""), bounds)
-    description = specs[0].describe(resamples, seed)
-    description["metrics"] = [name for spec in specs for name in spec.metrics if name in out]
-    others = []
-    for spec in specs[1:]:
-        other = spec.describe(resamples, seed)
-        differs = {k: v for k, v in other.items() if k != "statistics" and description.get(k) != v}
-        others.append({**differs, "statistics": other["statistics"]})
-    if others:
-        description["also"] = others
-    return out, description

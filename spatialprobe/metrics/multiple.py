@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.intervals import Resampling, batch_for, encode, grouped, row_weights
+from spatialprobe.metrics.intervals import Encoded, Resampling, batch_for, encode, grouped, row_weights
+from spatialprobe.metrics.linear import mean_values
 from spatialprobe.metrics.paired import ALPHA
 from spatialprobe.metrics.statistics import get
 
@@ -38,10 +39,14 @@ def headline(spec: Resampling) -> tuple[str, str]:
 def correct(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> np.ndarray | None:
     """[R] bool: each row right (label statistics: pred = gold; a share: the row's value true);
     None where the headline statistic is not a proportion (no discordant counts)."""
+    return correct_of(encode(rows, spec), spec)
+
+
+def correct_of(enc: Encoded, spec: Resampling) -> np.ndarray | None:
+    """:func:`correct` of rows already encoded."""
     stat = get(headline(spec)[1])
     if not stat.proportion:
         return None
-    enc = encode(rows, spec)
     right = enc.pred != 0 if stat.numeric else enc.pred == enc.gold
     return np.asarray(right & (enc.mask > 0))
 
@@ -69,21 +74,31 @@ def adjusted(ps: Sequence[float]) -> tuple[list[float | None], list[float | None
 
 
 def joint_scores(rows: Sequence[Sequence[Mapping[str, Any]]], spec: Resampling, resamples: int = RANK_RESAMPLES,
-                 seed: int = 0) -> np.ndarray:
+                 seed: int = 0, encoded: Sequence[Encoded] | None = None) -> np.ndarray:
     """[resamples, M]: each of M models' statistic (its ``rows``, aligned: the same items in the
-    same order) on the same draws of clusters, rows of two clusters weighted by the product of
-    their counts (:func:`~.intervals.row_weights`)."""
+    same order; or their ``encoded`` arrays) on the same draws of clusters, rows of two clusters
+    weighted by the product of their counts (:func:`~.intervals.row_weights`). A statistic that is
+    a mean of a row value is computed for every model by one matrix product per draw batch
+    (:func:`.linear.mean_values`), the same numbers as its registered function."""
     stat = headline(spec)[1]
-    encs = [encode(r, spec) for r in rows]
+    encs = list(encoded) if encoded is not None else [encode(r, spec) for r in rows]
     keys, k = encs[0].keys, encs[0].n_clusters
     if any(not np.array_equal(e.keys, keys) for e in encs[1:]):
         raise UsageError("the runs' rows name different clusters for the same items; they cannot be resampled together")
+    declared, first = get(stat), encs[0]
+    together = declared.mean_of is not None and all(
+        np.array_equal(e.mask, first.mask) and np.array_equal(e.groups, first.groups) for e in encs[1:])
+    values = np.stack([declared.mean_of(e.gold, e.pred) for e in encs]) if declared.mean_of and together else None
     rng = np.random.default_rng(seed)
     out, batch = [], max(1, batch_for(len(keys)) // 2)
     for start in range(0, resamples, batch):
         draws = rng.integers(0, k, (min(batch, resamples - start), k))
         weights = row_weights(draws, keys, k)
-        out.append(np.stack([grouped(e, stat, e.pred, weights)[-1] for e in encs], axis=1))
+        if values is not None:
+            out.append(mean_values(weights, values, first.mask, first.groups, len(first.group_names), first.pooled,
+                                   declared.scale))
+        else:
+            out.append(np.stack([grouped(e, stat, e.pred, weights)[-1] for e in encs], axis=1))
     return np.concatenate(out)
 
 

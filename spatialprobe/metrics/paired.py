@@ -29,8 +29,17 @@ from typing import Any
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode, grouped, interval_pair, units
-from spatialprobe.metrics.robust import estimates, t_interval, t_test
+from spatialprobe.metrics.intervals import (
+    DEFAULT_RESAMPLES,
+    Encoded,
+    Resampling,
+    encode,
+    grouped,
+    interval_pair,
+    linear_gradient,
+    units,
+)
+from spatialprobe.metrics.robust import Estimate, estimates, influence_estimates, t_interval, t_test
 from spatialprobe.metrics.statistics import get
 
 ALPHA = 0.05
@@ -121,11 +130,49 @@ def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Map
         if units(enc, counting[0]) < 2:
             out.append(PairedDifference(name, a, b, a - b, None, float("nan"), stat))
             continue
-        (est,) = estimates(difference, enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled)
-        low, high = t_interval(est)
-        if get(stat).percent:  # a difference of two percentages lies in [−100, 100]
-            low, high = max(low, -100.0), min(high, 100.0)
-        out.append(PairedDifference(name, a, b, a - b, interval_pair(low, high), t_test(est), stat))
+        slopes = [linear_gradient(enc, stat, p) for p in (enc.pred, other)]
+        gradient = None if slopes[0] is None or slopes[1] is None else (slopes[0] - slopes[1])[-1:]
+        (est,) = estimates(difference, enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled, gradient)
+        out.append(tested(name, stat, a, b, est))
+    return out
+
+
+def tested(name: str, stat: str, a: float, b: float, est: Estimate) -> PairedDifference:
+    """The paired difference A − B with its interval and p from one cluster-robust estimate."""
+    low, high = t_interval(est)
+    if get(stat).percent:  # a difference of two percentages lies in [−100, 100]
+        low, high = max(low, -100.0), min(high, 100.0)
+    return PairedDifference(name, a, b, a - b, interval_pair(low, high), t_test(est), stat)
+
+
+def paired_many(encoded: Sequence[Encoded], stat: str) -> dict[tuple[int, int], PairedDifference] | None:
+    """Every pair (i < j) of M runs on the same rows (each :func:`~.intervals.encode`-d with one
+    spec), as :func:`paired_differences` gives each pair's ``stat``, at once: each run's value and
+    closed-form gradient computed once, each pair's influences the sums of the two runs' difference
+    per cluster. None where that does not apply (a statistic that is no mean of a row value, rows
+    counted differently in different runs): the caller then pairs them one by one."""
+    first = encoded[0]
+    if any(not (np.array_equal(e.mask, first.mask) and np.array_equal(e.keys, first.keys)
+                and np.array_equal(e.groups, first.groups)) for e in encoded[1:]):
+        return None
+    slopes = [linear_gradient(e, stat, e.pred) for e in encoded]
+    if any(g is None for g in slopes):
+        return None
+    ones = np.ones((1, len(first.mask)))
+    values = [float(grouped(e, stat, e.pred, ones)[-1, 0]) for e in encoded]
+    counting = (first.mask > 0)[None, :]
+    measurable = units(first, counting[0]) >= 2
+    out = {}
+    for i in range(len(encoded)):
+        for j in range(i + 1, len(encoded)):
+            a, b = values[i], values[j]
+            if not measurable:
+                out[i, j] = PairedDifference(stat, a, b, a - b, None, float("nan"), stat)
+                continue
+            gradient = (slopes[i] - slopes[j])[-1:]  # type: ignore[operator]
+            (est,) = influence_estimates(np.array([a - b]), first.keys, first.n_clusters, counting, first.groups,
+                                         first.pooled, gradient)
+            out[i, j] = tested(stat, stat, a, b, est)
     return out
 
 

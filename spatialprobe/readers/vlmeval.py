@@ -43,7 +43,7 @@ mixed MCQ/number sets VSI-Bench and StareBench are left out: their numbers are r
 _VERBOSE_ANSWER = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
 _REFUSALS = ("Sorry, I can't help with images of people yet.", "I can't process this file.",
              "I'm sorry, but without the image provided", "Cannot determine the answer")
-_PUNCTUATION = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
+_PUNCTUATION = str.maketrans(dict.fromkeys(".()[],:;!*#{}", " "))
 
 
 def reads_with(dataset: str) -> str:

@@ -37,18 +37,27 @@ from typing import Any
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.intervals import Resampling, metric_intervals
+from spatialprobe.metrics.intervals import Resampling, encode, metric_intervals
 from spatialprobe.metrics.multiple import (
     RANK_RESAMPLES,
     adjusted,
     correct,
+    correct_of,
     groups,
     headline,
     joint_scores,
     mcnemar,
     rank_intervals,
 )
-from spatialprobe.metrics.paired import ALPHA, paired_differences, resampling_of, row_key, unpaired_reason
+from spatialprobe.metrics.paired import (
+    ALPHA,
+    PairedDifference,
+    paired_differences,
+    paired_many,
+    resampling_of,
+    row_key,
+    unpaired_reason,
+)
 from spatialprobe.metrics.statistics import get
 
 MCNEMAR_SMALL = 25
@@ -76,16 +85,17 @@ def primary_rows(summary: Mapping[str, Any], rows: list[dict[str, Any]]) -> tupl
 def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampling]:
     """The runs, their rows aligned on the first run's keys, and the resampling they share;
     :class:`UsageError` naming what differs (benchmark, resampling, condition, items, gold)."""
-    from spatialprobe.files import read_jsonl
+    from spatialprobe.files import read_rows
     from spatialprobe.reports.runs import labels, load_run
 
     runs = [load_run(p) for p in paths]
+    same_run(runs)
     found = []
     for run in runs:
         file = run.path / "predictions.jsonl"
         if not file.is_file():
             raise UsageError(f"{run.path} has no predictions.jsonl: its items cannot be compared")
-        found.append(primary_rows(run.summary, read_jsonl(file)))
+        found.append(primary_rows(run.summary, read_rows(file)))
     specs = [resampling_of(run.summary, rows) for run, (_, rows) in zip(runs, found, strict=True)]
     if len({(spec.labels, spec.pred) for spec in specs}) > 1:  # e.g. a native run beside an imported one
         pairs = [as_correctness(spec, rows) for spec, (_, rows) in zip(specs, found, strict=True)]
@@ -101,6 +111,17 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
     out = [Compared(run.path, run.summary, label, sorted(rows, key=lambda r: order[row_key(r, specs[0].key)]))
            for run, (_, rows), label in zip(runs, found, named, strict=True)]
     return out, specs[0]
+
+
+def same_run(runs: Sequence[Any]) -> None:
+    """Refuse a run folder given twice: ranked against itself it would be one model counted as two."""
+    seen: set[Path] = set()
+    for run in runs:
+        folder = Path(run.path).resolve()
+        if folder in seen:
+            raise UsageError(f"{run.path} is given twice: compare ranks different runs on the same items; "
+                             "give each run folder once.")
+        seen.add(folder)
 
 
 def as_correctness(spec: Resampling, rows: list[dict[str, Any]]) -> tuple[Resampling, list[dict[str, Any]]]:
@@ -150,11 +171,15 @@ def score(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> tuple[float | 
     return value, metric_intervals(rows, spec)[name][""]
 
 
-def pair_entry(a: Compared, b: Compared, spec: Resampling) -> dict[str, Any]:
-    """One pair's entry of compare.json (before adjustment)."""
+def pair_entry(a: Compared, b: Compared, spec: Resampling, diff: PairedDifference | None = None,
+               rights: tuple[np.ndarray | None, np.ndarray | None] | None = None) -> dict[str, Any]:
+    """One pair's entry of compare.json (before adjustment): its paired difference (``diff``, else
+    :func:`paired_differences` of the two runs) and its discordant rows (``rights``: each run's
+    right rows, else read from the rows)."""
     name = headline(spec)[0]
-    diff = next(d for d in paired_differences(a.rows, b.rows, spec) if d.metric == name)
-    right_a, right_b = correct(a.rows, spec), correct(b.rows, spec)
+    if diff is None:
+        diff = next(d for d in paired_differences(a.rows, b.rows, spec) if d.metric == name)
+    right_a, right_b = rights if rights is not None else (correct(a.rows, spec), correct(b.rows, spec))
     entry: dict[str, Any] = {"a": a.label, "b": b.label, "n": len(a.rows), "diff": diff.difference,
                              "ci": list(diff.ci) if diff.ci else None, "p": None if diff.p != diff.p else diff.p}
     if right_a is not None and right_b is not None:
@@ -192,13 +217,17 @@ def compare(paths: Sequence[str | Path], resamples: int = RANK_RESAMPLES, seed: 
 
 def _add_pairs(out: dict[str, Any], runs: Sequence[Compared], spec: Resampling, resamples: int, seed: int) -> None:
     pairs = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    entries = [pair_entry(runs[i], runs[j], spec) for i, j in pairs]
+    encoded = [encode(run.rows, spec) for run in runs]  # once per run: every pair and draw reads these
+    together = paired_many(encoded, headline(spec)[1])  # every pair at once where the statistic allows
+    rights = [correct_of(e, spec) for e in encoded]
+    entries = [pair_entry(runs[i], runs[j], spec, together[i, j] if together else None, (rights[i], rights[j]))
+               for i, j in pairs]
     holm, bh = adjusted([e["p"] if e["p"] is not None else float("nan") for e in entries])
     for entry, h, b in zip(entries, holm, bh, strict=True):
         entry.update(p_holm=h, p_bh=b, significant_holm=h is not None and h < ALPHA)
     out["pairs"] = entries
     higher = get(headline(spec)[1]).higher_is_better
-    draws = joint_scores([run.rows for run in runs], spec, resamples, seed)
+    draws = joint_scores([run.rows for run in runs], spec, resamples, seed, encoded)
     intervals = rank_intervals(draws, higher)
     points = np.array([[m["score"] if m["score"] is not None else np.nan for m in out["models"]]])
     ranks = rank_intervals(points, higher)
