@@ -209,6 +209,13 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def read_rows(path: Path) -> list[dict[str, Any]]:
     """A run's rows (``predictions.jsonl``), as :func:`read_jsonl`; a line that is not a JSON
     object (a file cut off while it was written, or edited) is a DataError naming the file and line."""
+    lines = [line for line in Path(path).read_bytes().split(b"\n") if line.strip()]
+    try:  # every line at once (a fifth of the time); any doubt: line by line, naming the bad one
+        rows = json.loads(b"[" + b",".join(lines) + b"]")
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        rows = None
+    if rows is not None and len(rows) == len(lines) and all(isinstance(r, dict) for r in rows):
+        return rows
     out = []
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, 1):

@@ -88,3 +88,27 @@ def test_every_pair_at_once_is_report_a_b_of_each_pair(name):
         (one,) = paired_differences(runs[i], runs[j], spec)
         assert diff.difference == pytest.approx(one.difference, abs=1e-9)
         assert diff.ci == pytest.approx(one.ci, abs=1e-6) and diff.p == pytest.approx(one.p, abs=1e-6)
+
+
+def test_mcnemar_holm_bh_and_wilson_equal_scipy_and_statsmodels_on_fixed_inputs():
+    from scipy.stats import binomtest
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.proportion import proportion_confint
+
+    from spatialprobe.metrics.multiple import adjusted, mcnemar, mcnemar_many
+    from spatialprobe.metrics.robust import wilson_bounds
+
+    counts = [(b10, b01) for b10 in range(0, 40, 3) for b01 in range(0, 40, 4)] + [(500, 470), (0, 1), (7, 7)]
+    for b10, b01 in counts:
+        expected = 1.0 if b10 + b01 == 0 else binomtest(b10, b10 + b01, 0.5).pvalue
+        assert mcnemar(b10, b01) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    b10, b01 = np.array(counts).T
+    assert np.allclose(mcnemar_many(b10, b01), [mcnemar(a, b) for a, b in counts], rtol=1e-12)
+    rng = np.random.default_rng(0)
+    ps = list(np.concatenate([rng.random(150) ** 3, [0.01, 0.01, 1.0, 0.04]]))
+    holm, bh = adjusted([*ps, float("nan")])
+    assert holm[-1] is None and bh[-1] is None
+    assert np.allclose(holm[:-1], multipletests(ps, method="holm")[1], rtol=1e-12)
+    assert np.allclose(bh[:-1], multipletests(ps, method="fdr_bh")[1], rtol=1e-12)
+    for p, n in [(0.0, 20), (1.0, 20), (0.85, 20), (0.523, 5987.3), (0.1, 3.5)]:
+        assert wilson_bounds(p, n) == pytest.approx(proportion_confint(p * n, n, method="wilson"), abs=1e-12)

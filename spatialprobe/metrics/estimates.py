@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode, grouped, metric_intervals
+from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Encoded, Resampling, encode, grouped, metric_intervals
 from spatialprobe.metrics.metric import Metric, over_parts, single
 
 __all__ = ["measured", "point_estimates", "with_intervals"]
@@ -35,12 +35,14 @@ def _value(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def point_estimates(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> dict[str, Metric]:
+def point_estimates(rows: Sequence[Mapping[str, Any]], spec: Resampling, encoded: Encoded | None = None
+                    ) -> dict[str, Metric]:
     """Each metric ``spec.metrics`` names, computed on ``rows`` by its registered statistic with
-    weights of ones (the centre the interval's resamples vary around)."""
+    weights of ones (the centre the interval's resamples vary around); ``encoded``: the rows
+    already encoded with ``spec``."""
     if not rows:
         return {name: Metric(None, None, 0) for name in spec.metrics}
-    enc = encode(rows, replace(spec, clusters=()))  # a point estimate reads no cluster
+    enc = encoded if encoded is not None else encode(rows, replace(spec, clusters=()))  # no cluster read
     ones = np.ones((1, len(rows)))
     counted = [int(enc.mask[enc.groups == g].sum()) for g in range(len(enc.group_names))]
     parts = [spec.part.format(g) for g in enc.group_names]

@@ -200,7 +200,8 @@ def encode(rows: Sequence[Mapping[str, Any]], spec: Resampling, also: str | None
             return -1
         return codes.setdefault(norm(value), len(codes))
 
-    names = sorted({str(row[f]) for row in rows for f in spec.clusters})
+    columns = [[str(row[f]) for row in rows] for f in spec.clusters]
+    names = sorted(set().union(*columns))
     cluster_index = {name: n for n, name in enumerate(names)}
     group_values = [row.get(spec.group) if spec.group else None for row in rows]
     if spec.group and spec.missing is not None:
@@ -221,8 +222,8 @@ def encode(rows: Sequence[Mapping[str, Any]], spec: Resampling, also: str | None
         preds = [np.array([code(row.get(f)) for row in rows], dtype=int) for f in fields]
     return Encoded(
         gold=gold, pred=preds[0],
-        keys=np.array([[cluster_index[str(row[f])] for f in spec.clusters] for row in rows],
-                      dtype=int).reshape(len(rows), len(spec.clusters)),
+        keys=np.array([[cluster_index[v] for v in column] for column in columns],
+                      dtype=int).reshape(len(spec.clusters), len(rows)).T.copy(),
         n_clusters=len(names), groups=np.array([group_index[g] for g in group_values], dtype=int),
         group_names=group_names, n_labels=len(spec.labels), mask=mask, pooled=spec.pooled,
         other=preds[1] if also else None)
@@ -288,12 +289,13 @@ def cluster_bootstrap(n_clusters: int, statistic: Callable[[np.ndarray], np.ndar
 
 
 def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = 0) -> dict[str, dict[str, tuple[float, float] | None]]:
+                     seed: int = 0, encoded: Encoded | None = None) -> dict[str, dict[str, tuple[float, float] | None]]:
     """{metric: {"": overall interval, part name: that group's interval}} for ``spec.metrics``:
     the cluster-robust interval of :mod:`.robust` (Wilson for a proportion, t otherwise) of the
     same registered function that gives the point estimate. ``resamples`` and ``seed`` are not
-    used (nothing is drawn); they are kept for callers written for the bootstrap."""
-    enc = encode(rows, spec)
+    used (nothing is drawn); they are kept for callers written for the bootstrap. ``encoded``: the
+    rows already :func:`encode`-d with ``spec``."""
+    enc = encoded if encoded is not None else encode(rows, spec)
     n_groups = len(enc.group_names)
     counts = (enc.mask > 0)
     counting = np.stack([(enc.groups == g) & counts for g in range(n_groups)] + [counts])
@@ -367,7 +369,9 @@ def units(enc: Encoded, rows: np.ndarray) -> int:
     """How many distinct units (sets of clusters: an object, an unordered pair of objects) the
     given rows that count come from."""
     keep = rows & (enc.mask > 0)
-    return len({tuple(sorted(k)) for k in enc.keys[keep].tolist()})
+    if not keep.any():
+        return 0
+    return len(np.unique(np.sort(enc.keys[keep], axis=1), axis=0))
 
 
 def interval_pair(low: float, high: float) -> tuple[float, float] | None:

@@ -3,7 +3,8 @@
 * :func:`mcnemar`: the exact two-sided McNemar p, the binomial test of b10 of b10 + b01 at 1/2
   (``scipy.stats.binomtest``);
 * :func:`adjusted`: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate) over a
-  family of p-values (``statsmodels.stats.multitest.multipletests``);
+  family of p-values (Holm in numpy, ``scipy.stats.false_discovery_control``; statsmodels'
+  ``multipletests`` numbers);
 * :func:`joint_scores` and :func:`rank_intervals`: the clusters are drawn with replacement once per
   resample for every model together, each model's registered statistic is computed on that draw
   (weights as in every cluster bootstrap here), the models are ranked in it (1 = best, ties share
@@ -53,22 +54,37 @@ def correct_of(enc: Encoded, spec: Resampling) -> np.ndarray | None:
 
 def mcnemar(b10: int, b01: int) -> float:
     """Exact two-sided McNemar p: the binomial test of b10 of b10 + b01 at 1/2 (1 where none differ)."""
-    from scipy.stats import binomtest
+    return float(mcnemar_many(np.array([b10]), np.array([b01]))[0])
 
-    return 1.0 if b10 + b01 == 0 else float(binomtest(b10, b10 + b01, 0.5).pvalue)
+
+def mcnemar_many(b10: np.ndarray, b01: np.ndarray) -> np.ndarray:
+    """:func:`mcnemar` of many pairs at once: at 1/2 the binomial is symmetric, so
+    ``scipy.stats.binomtest``'s two-sided p (every count no likelier than the one seen) is twice the
+    lower tail at the smaller count, at most 1 (tests/test_linear_statistics.py checks it equal)."""
+    from scipy.stats import binom
+
+    n = b10 + b01
+    return np.where(n == 0, 1.0, np.minimum(1.0, 2 * binom.cdf(np.minimum(b10, b01), n, 0.5)))
 
 
 def adjusted(ps: Sequence[float]) -> tuple[list[float | None], list[float | None]]:
-    """(Holm, Benjamini-Hochberg) of the measurable p-values (statsmodels' multipletests); None elsewhere."""
-    from statsmodels.stats.multitest import multipletests
+    """(Holm, Benjamini-Hochberg) of the measurable p-values; None elsewhere. Holm: the i-th
+    smallest times (m − i + 1), made non-decreasing; Benjamini-Hochberg: ``scipy.stats.
+    false_discovery_control``; both at most 1, statsmodels' ``multipletests`` (``holm``,
+    ``fdr_bh``) number for number (tests/test_linear_statistics.py), without its pandas import."""
+    from scipy.stats import false_discovery_control
 
     index = [n for n, p in enumerate(ps) if p == p]
     holm: list[float | None] = [None] * len(ps)
     bh: list[float | None] = [None] * len(ps)
     if index:
-        values = [ps[n] for n in index]
-        for out, method in ((holm, "holm"), (bh, "fdr_bh")):
-            for n, p in zip(index, multipletests(values, alpha=ALPHA, method=method)[1], strict=True):
+        values = np.array([ps[n] for n in index], dtype=float)
+        order = np.argsort(values, kind="mergesort")
+        stepped = np.maximum.accumulate(values[order] * np.arange(len(values), 0, -1))
+        holm_values = np.empty_like(values)
+        holm_values[order] = np.minimum(stepped, 1.0)
+        for out, found in ((holm, holm_values), (bh, false_discovery_control(values, method="bh"))):
+            for n, p in zip(index, found, strict=True):
                 out[n] = float(p)
     return holm, bh
 

@@ -83,14 +83,23 @@ def unpaired_reason(summary_a: Mapping[str, Any], rows_a: Sequence[Mapping[str, 
         return f"they were run on different data ({summary_a.get('dataset')} vs {summary_b.get('dataset')})"
     if not rows_a or not rows_b or any(key[0] not in r for r in (*rows_a, *rows_b)):
         return f"their predictions.jsonl rows are missing or carry no {key[0]}"
-    keys_a, keys_b = {row_key(r, key) for r in rows_a}, {row_key(r, key) for r in rows_b}
+    listed_a, listed_b = row_keys(rows_a, key), row_keys(rows_b, key)
+    keys_a, keys_b = set(listed_a), set(listed_b)
     if keys_a != keys_b or len(keys_a) != len(rows_a) or len(keys_b) != len(rows_b):
         return (f"their predictions are not for the same items: {len(keys_a - keys_b)} keys "
                 f"({', '.join(key)}) only in A, {len(keys_b - keys_a)} only in B (different folds or seeds?)")
-    gold_b = {row_key(r, key): r.get(gold) for r in rows_b}
-    if any(gold_b[row_key(r, key)] != r.get(gold) for r in rows_a):
+    gold_b = {k: r.get(gold) for k, r in zip(listed_b, rows_b, strict=True)}
+    if any(gold_b[k] != r.get(gold) for k, r in zip(listed_a, rows_a, strict=True)):
         return "their gold labels differ on the same items"
     return None
+
+
+def row_keys(rows: Sequence[Mapping[str, Any]], key: Sequence[str]) -> list[tuple[Any, ...]]:
+    """:func:`row_key` of every row (a list in one pass)."""
+    first, rest = key[0], tuple(key[1:])
+    if not rest:
+        return [(str(r[first]),) for r in rows]
+    return [(str(r[first]), *(r.get(f) for f in rest)) for r in rows]
 
 
 def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]],

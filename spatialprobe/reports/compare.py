@@ -15,7 +15,8 @@ and the statistics of many models at once from :mod:`spatialprobe.metrics.multip
   It treats rows as independent, so it is shown beside the clustered p (in the table where the
   discordant count is small, at most :data:`MCNEMAR_SMALL`; always in ``compare.json``);
 * the clustered p-values adjusted over the pairs by Holm (family-wise error) and by
-  Benjamini-Hochberg (false discovery rate), both from ``statsmodels``' ``multipletests``;
+  Benjamini-Hochberg (false discovery rate), as ``statsmodels``' ``multipletests`` gives them
+  (:func:`~spatialprobe.metrics.multiple.adjusted`);
 * rank intervals: the clusters (objects, images) are drawn with replacement **once per resample for
   every model together** (:func:`~spatialprobe.metrics.intervals.row_weights`, the rows of two
   clusters weighted by the product of their counts), each model's statistic computed on that
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.intervals import Resampling, encode, metric_intervals
+from spatialprobe.metrics.intervals import Encoded, Resampling, encode, metric_intervals
 from spatialprobe.metrics.multiple import (
     RANK_RESAMPLES,
     adjusted,
@@ -55,7 +56,7 @@ from spatialprobe.metrics.paired import (
     paired_differences,
     paired_many,
     resampling_of,
-    row_key,
+    row_keys,
     unpaired_reason,
 )
 from spatialprobe.metrics.statistics import get
@@ -106,11 +107,20 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
         reason = _difference(first.summary, found[0], specs[0], run.summary, (condition, rows), spec)
         if reason:
             raise UsageError(f"{run.path} cannot be compared with {first.path}: {reason}.")
-    order = {row_key(r, specs[0].key): n for n, r in enumerate(found[0][1])}
+    order = {k: n for n, k in enumerate(row_keys(found[0][1], specs[0].key))}
     named = labels(runs)
-    out = [Compared(run.path, run.summary, label, sorted(rows, key=lambda r: order[row_key(r, specs[0].key)]))
+    out = [Compared(run.path, run.summary, label, aligned(rows, row_keys(rows, specs[0].key), order))
            for run, (_, rows), label in zip(runs, found, named, strict=True)]
     return out, specs[0]
+
+
+def aligned(rows: list[dict[str, Any]], keys: list[tuple[Any, ...]], order: Mapping[tuple[Any, ...], int]
+            ) -> list[dict[str, Any]]:
+    """``rows`` (whose keys are ``keys``) in the first run's order."""
+    placed: list[dict[str, Any]] = [{}] * len(rows)
+    for row, k in zip(rows, keys, strict=True):
+        placed[order[k]] = row
+    return placed
 
 
 def same_run(runs: Sequence[Any]) -> None:
@@ -162,13 +172,16 @@ def _difference(summary_a: Mapping[str, Any], found_a: tuple[str | None, list[di
             .replace("only in A", "only in the first run").replace("only in B", "only in this one"))
 
 
-def score(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> tuple[float | None, tuple[float, float] | None]:
-    """The run's headline value and its interval, from the functions the run spine uses."""
+def score(rows: Sequence[Mapping[str, Any]], spec: Resampling, encoded: Encoded | None = None
+          ) -> tuple[float | None, tuple[float, float] | None]:
+    """The run's headline value and its interval, from the functions the run spine uses
+    (``encoded``: its rows already encoded with ``spec``)."""
     from spatialprobe.metrics.estimates import point_estimates
 
     name, _ = headline(spec)
-    value = point_estimates(rows, spec)[name].mean
-    return value, metric_intervals(rows, spec)[name][""]
+    enc = encoded if encoded is not None else encode(rows, spec)
+    value = point_estimates(rows, spec, enc)[name].mean
+    return value, metric_intervals(rows, spec, encoded=enc)[name][""]
 
 
 def pair_entry(a: Compared, b: Compared, spec: Resampling, diff: PairedDifference | None = None,
@@ -199,25 +212,26 @@ def compare(paths: Sequence[str | Path], resamples: int = RANK_RESAMPLES, seed: 
         raise UsageError("compare needs two runs or more (or one run and --reported SCORE).")
     runs, spec = load_compared(paths)
     name, stat = headline(spec)
+    encoded = [encode(run.rows, spec) for run in runs]  # once per run: scores, pairs and draws read these
     models = []
-    for run in runs:
-        value, ci = score(run.rows, spec)
+    for run, enc in zip(runs, encoded, strict=True):
+        value, ci = score(run.rows, spec, enc)
         models.append({"label": run.label, "path": str(run.path), "model": run.summary.get("model"),
                        "score": value, "ci": list(ci) if ci else None})
     out: dict[str, Any] = {"metric": name, "statistic": stat, "header": get(stat).header,
                            "dataset": runs[0].summary.get("dataset"), "n": len(runs[0].rows),
                            "intervals": spec.describe(0, seed), "models": models, "pairs": []}
     if len(runs) >= 2:
-        _add_pairs(out, runs, spec, resamples, seed)
+        _add_pairs(out, runs, spec, resamples, seed, encoded)
     if reported is not None:
         out["reported"] = {"value": reported, "runs": [reported_check(m, reported) for m in models]}
     out["provenance"] = {"runs": [_identity(run) for run in runs], "toolkit": provenance()}
     return out
 
 
-def _add_pairs(out: dict[str, Any], runs: Sequence[Compared], spec: Resampling, resamples: int, seed: int) -> None:
+def _add_pairs(out: dict[str, Any], runs: Sequence[Compared], spec: Resampling, resamples: int, seed: int,
+               encoded: Sequence[Encoded]) -> None:
     pairs = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    encoded = [encode(run.rows, spec) for run in runs]  # once per run: every pair and draw reads these
     together = paired_many(encoded, headline(spec)[1])  # every pair at once where the statistic allows
     rights = [correct_of(e, spec) for e in encoded]
     entries = [pair_entry(runs[i], runs[j], spec, together[i, j] if together else None, (rights[i], rights[j]))
@@ -277,16 +291,14 @@ def write_compare(result: Mapping[str, Any], folder: Path, plot: Path | None = N
 
 def score_plot(result: Mapping[str, Any], out: Path) -> None:
     """Each model's score with its 95 % interval, best first, and its rank interval in its label."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: nothing shown, a second less to start
 
     from spatialprobe.files import atomic_path
 
     models = [m for m in result["models"] if m["score"] is not None]
     y = np.arange(len(models))[::-1]
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.38 * len(models)))
+    fig = Figure(figsize=(7, 1.2 + 0.38 * len(models)))
+    ax = fig.subplots()
     for pos, m in zip(y, models, strict=True):
         low, high = m["ci"] or (m["score"], m["score"])
         ax.errorbar(m["score"], pos, xerr=[[m["score"] - low], [high - m["score"]]], fmt="o", color="C0", capsize=3)
@@ -301,7 +313,6 @@ def score_plot(result: Mapping[str, Any], out: Path) -> None:
     fig.tight_layout()
     with atomic_path(out) as tmp:
         fig.savefig(tmp, dpi=120)
-    plt.close(fig)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
