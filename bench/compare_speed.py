@@ -69,7 +69,8 @@ def timed(command: list[str]) -> tuple[float, int]:
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     if status != 0:
-        raise SystemExit(f"{' '.join(command)} failed: {process.stderr.read().decode()[-2000:] if process.stderr else ''}")
+        error = process.stderr.read().decode()[-2000:] if process.stderr else ""
+        raise SystemExit(f"{' '.join(command)} failed: {error}")
     return wall, usage.ru_maxrss
 
 
@@ -166,7 +167,7 @@ def main() -> None:
         startup, startup_kb = min(timed([*CLI, "--help"]) for _ in range(3))
         compare_s, compare_kb = min(timed([*CLI, "compare", *runs, "--out", str(folder / "cmp"),
                                            "--resamples", str(args.resamples)]) for _ in range(2))
-        half_s, half_kb = timed([*CLI, "compare", *runs[:args.models // 2], "--out", str(folder / "half"),
+        _, half_kb = timed([*CLI, "compare", *runs[:args.models // 2], "--out", str(folder / "half"),
                                  "--resamples", str(args.resamples)])
         start = time.perf_counter()
         expected = numpy_statistics(files, args.resamples, 0)

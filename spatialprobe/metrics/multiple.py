@@ -24,7 +24,6 @@ import numpy as np
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Encoded, Resampling, batch_for, encode, grouped, row_weights
 from spatialprobe.metrics.linear import mean_values
-from spatialprobe.metrics.paired import ALPHA
 from spatialprobe.metrics.statistics import get
 
 RANK_RESAMPLES = 2000

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 __all__ = ["MATCH_OPTION_DATASETS", "can_infer", "can_match_option", "match_option_hit", "reads_with"]
 
@@ -59,7 +59,7 @@ def _option_letter(reply: str, letters: Mapping[str, str]) -> str | None:
     words = reply.translate(_PUNCTUATION).split()
     found = [letter for letter in letters if letter in words]
     if len(found) == 1:
-        if "A" in words and len(words) > 3 and os.environ.get("VERBOSE", 0):
+        if "A" in words and len(words) > 3 and os.environ.get("VERBOSE"):
             return None  # "A might be a quantifier" (VLMEvalKit reads the variable as set or not)
         letter = next(c for c in letters if c in words)
         if words.index(letter) > len(words) - 5:
@@ -124,7 +124,7 @@ def _tail(text: str) -> str:
     return text
 
 
-def can_match_option(reply: object, choices: object = None, tail_lines: int = 6, tail_window: int = 800
+def can_match_option(reply: object, choices: Iterable[object] | None = None, tail_lines: int = 6, tail_window: int = 800
                      ) -> str | None:
     """VLMEvalKit's ``can_match_option``: the option letter a reply names, or None. ``choices`` (as
     VLMEvalKit's rule path, which never passes them: None) narrows the letters A-F to theirs."""
