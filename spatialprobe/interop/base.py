@@ -251,12 +251,17 @@ def csv_rows(path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, 
     a DataError naming the file, line and column, never a traceback."""
     source = decoded(path.read_bytes(), path)
     reader = csv.DictReader(io.StringIO(source, newline=""), delimiter=delimiter)
-    try:
-        for record in reader:
-            yield reader.line_num, record
-    except csv.Error as err:
-        raise over_long(path, source, delimiter) or DataError(path, reader.line_num, None,
-                                                              f"is not CSV this reads ({err})") from None
+    records = iter(reader)
+    while True:
+        start = max(reader.line_num, 1) + 1  # the row's first line (a quoted cell may hold newlines)
+        try:
+            record = next(records)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise over_long(path, source, delimiter) or DataError(path, reader.line_num, None,
+                                                                  f"is not CSV this reads ({err})") from None
+        yield start, record
 
 
 def over_long(path: Path, source: str, delimiter: str) -> DataError | None:
