@@ -441,3 +441,18 @@ def test_an_lmms_eval_log_joined_to_vsr_pairs_with_a_native_vsr_run(tmp_path):
     out = invoke("compare", tmp_path / "native", imported, "--out", tmp_path / "cmp")
     assert read_json(tmp_path / "cmp" / "compare.json")["n"] == 12 and "images" in out + json.dumps(
         read_json(tmp_path / "cmp" / "compare.json")["intervals"])
+
+
+def test_a_plain_verdict_file_of_object_pairs_imports_with_both_objects_and_replays(tmp_path):
+    objects = [f"o{k}" for k in range(8)]
+    rng = random.Random(4)
+    lines = [f"{a}-{b},{a},{b},yes,{int(rng.random() < 0.7)}" for a in objects for b in objects if a != b]
+    (tmp_path / "pairs.csv").write_text("id,obj_a,obj_b,gold,correct\n" + "\n".join(lines) + "\n")
+    invoke("import", "plain", tmp_path / "pairs.csv", "--id", "id", "--gold", "gold", "--metric", "correct",
+           "--cluster", "obj_a,obj_b", "--out", tmp_path / "runs")
+    (summary,) = summaries(tmp_path / "runs")
+    right = sum(int(line.rsplit(",", 1)[1]) for line in lines)
+    assert summary["accuracy"]["mean"] == pytest.approx(100 * right / len(lines))
+    assert summary["intervals"]["clusters"] == ["obj_a", "obj_b"] and "objects" in summary["intervals"]["method"]
+    (run,) = (tmp_path / "runs").iterdir()
+    assert "confirmed" in invoke("run", run / "config.json")  # the replay reads both fields again
