@@ -26,20 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
-from spatialprobe.interop.base import (
-    Instance,
-    Log,
-    cluster_fields,
-    cluster_log,
-    clustered,
-    field_of,
-    gold_of,
-    jsonl,
-    option_texts,
-    options_of,
-    score_of,
-    unique,
-)
+from spatialprobe.interop import base
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, unique
+from spatialprobe.interop.clusters import cluster_fields, cluster_log, clustered
 
 SCHEMA_VERSION = "0.3.0"
 REQUIRED = ("schema_version", "evaluation_id", "model_id", "evaluation_name", "sample_id", "interaction_type",
@@ -59,13 +48,13 @@ def _instance(record: Mapping[str, Any], path: Path, line: int, clusters: tuple[
         raise DataError(path, line, "evaluation.is_correct", f"must be true or false, not {evaluation['is_correct']!r}")
     if isinstance(evaluation["score"], bool) or not isinstance(evaluation["score"], (int, float)):
         raise DataError(path, line, "evaluation.score", f"must be a number, not {evaluation['score']!r:.40}")
-    score = score_of(evaluation["score"], path, line, "evaluation.score")
+    score = base.score_of(evaluation["score"], path, line, "evaluation.score")
     reference = field_of(record, "input.reference", path, line)
     if not isinstance(reference, list) or not reference:
         raise DataError(path, line, "input.reference", "must be a list of the gold answers (it is empty or "
                         "not a list: the item cannot be scored)")
     for answer in reference:
-        gold_of(answer, path, line, "input.reference")
+        base.gold_of(answer, path, line, "input.reference")
     if not isinstance(record["answer_attribution"] or [], list) or \
             not all(isinstance(a, dict) for a in record["answer_attribution"] or []):
         raise DataError(path, line, "answer_attribution", "must be a list of objects")

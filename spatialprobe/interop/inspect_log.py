@@ -21,18 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError
-from spatialprobe.interop.base import (
-    Instance,
-    Log,
-    cluster_fields,
-    cluster_log,
-    clustered,
-    option_texts,
-    options_of,
-    score_of,
-    text,
-    unique,
-)
+from spatialprobe.interop.base import Instance, Log, option_texts, options_of, score_of, text, unique
+from spatialprobe.interop.clusters import cluster_fields, cluster_log, clustered
 
 
 def _scorer(sample: Any, wanted: str | None, path: Path) -> str:

@@ -27,21 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError
-from spatialprobe.interop.base import (
-    Instance,
-    Log,
-    cluster_fields,
-    cluster_log,
-    clustered,
-    field_of,
-    gold_of,
-    jsonl,
-    option_texts,
-    options_of,
-    score_of,
-    text,
-    unique,
-)
+from spatialprobe.interop import base
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, text, unique
+from spatialprobe.interop.clusters import cluster_fields, cluster_log, clustered
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
 
@@ -128,12 +116,12 @@ def instance(record: Mapping[str, Any], path: Path, line: int, output_type: str 
     if wanted is not None and wanted not in metrics:
         raise DataError(path, line, "metrics", f"names {', '.join(map(str, metrics))}, not {wanted!r} (--metric)")
     metric = wanted or str(metrics[0])
-    score = score_of(field_of(record, metric, path, line), path, line, metric)
+    score = base.score_of(field_of(record, metric, path, line), path, line, metric)
     doc: Mapping[str, Any] = record["doc"] if isinstance(record.get("doc"), Mapping) else {}
     cluster, fields = clustered({c: field_of(record, f"doc.{c}", path, line) for c in clusters})
     question = next((str(v) for k, v in doc.items() if k in ("question", "query", "text", "prompt", "context")), None)
     ident = doc["id"] if own else field_of(record, "doc_id", path, line)
-    gold = gold_of(field_of(record, "target", path, line), path, line, "target")
+    gold = base.gold_of(field_of(record, "target", path, line), path, line, "target")
     return metric, Instance(str(ident), text(gold), predicted(field_of(record, "filtered_resps", path, line),
                                                               output_type),
                             score == 1.0, score, cluster, output_type, question, generated(record, output_type),
@@ -186,7 +174,7 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
             log = Log("lm-eval", str(model), task if len(by_filter) == 1 else f"{task}/{name}", metric,
                       unique(found, path), {**provenance_of(results, task), "exported_by": "spatialprobe" if own
                                             else None},
-                      None if reported is None else 100 * score_of(reported, results_file or path, None,
+                      None if reported is None else 100 * base.score_of(reported, results_file or path, None,
                                                                    f"results.{task}.{metric},{name}"),
                       None, [path, *([results_file] if results_file else [])])
             logs.append(cluster_log(log, clusters))

@@ -26,20 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError
-from spatialprobe.interop.base import (
-    Instance,
-    Log,
-    cluster_fields,
-    cluster_log,
-    clustered,
-    field_of,
-    gold_of,
-    jsonl,
-    options_of,
-    score_of,
-    text,
-    unique,
-)
+from spatialprobe.interop.base import Instance, Log, field_of, gold_of, jsonl, options_of, score_of, text, unique
+from spatialprobe.interop.clusters import cluster_fields, cluster_log, clustered
 from spatialprobe.interop.lm_eval import generated, load_results, predicted
 
 SAMPLES = re.compile(r"^(?P<date>.+?)_samples_(?P<task>.+)\.jsonl$")

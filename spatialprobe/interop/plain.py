@@ -16,22 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
-from spatialprobe.interop.base import (
-    Instance,
-    Log,
-    cluster_fields,
-    cluster_log,
-    clustered,
-    csv_rows,
-    field_of,
-    gold_of,
-    jsonl,
-    option_texts,
-    options_of,
-    score_of,
-    text,
-    unique,
-)
+from spatialprobe.interop import base
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, text, unique
+from spatialprobe.interop.clusters import cluster_fields, cluster_log, clustered
 
 OPTIONS = ("id", "prediction", "gold", "records", "cluster", "model", "benchmark", "reply", "question", "options",
            "metric")
@@ -45,7 +32,7 @@ def records(path: Path, key: str | None) -> Iterator[tuple[int | None, Mapping[s
     if suffix == ".jsonl":
         yield from jsonl(path)
     elif suffix == ".csv":
-        yield from csv_rows(path)
+        yield from base.csv_rows(path)
     elif suffix == ".json":
         data = loads(decoded(path.read_bytes(), path), path)
         if key is not None:
@@ -91,10 +78,10 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
 def _instance(record: Mapping[str, Any], path: Path, line: int | None, given: Mapping[str, Any],
               clusters: tuple[str, ...]) -> Instance:
     ident = text(field_of(record, given["id"], path, line))
-    gold = gold_of(field_of(record, given["gold"], path, line), path, line, given["gold"])
+    gold = base.gold_of(field_of(record, given["gold"], path, line), path, line, given["gold"])
     pred = field_of(record, given["prediction"], path, line) if given.get("prediction") else None
     if given.get("metric"):
-        score = score_of(field_of(record, given["metric"], path, line), path, line, given["metric"])
+        score = base.score_of(field_of(record, given["metric"], path, line), path, line, given["metric"])
     else:
         score = float(same(pred, gold))
     cluster, fields = clustered({c: field_of(record, c, path, line) for c in clusters})
