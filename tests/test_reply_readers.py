@@ -14,6 +14,7 @@ from official import lmms_first_letter as o_lmms
 from official import mmsi as o_mmsi
 from official import site as o_site
 from official import vlmeval as o_vlmeval
+from official import vlmeval_spatial as o_vlmeval_spatial
 from official.replies import SHAPES, reply
 from typer.testing import CliRunner
 
@@ -43,6 +44,7 @@ THEIRS = {
     "vlmeval-can-infer": lambda text, asked: o_vlmeval.can_infer(
         text, dict(zip(asked.letters, asked.options, strict=True)), verbose=False) or None,
     "blink": lambda text, asked: _blink(text, asked),
+    "vlmeval-can-match-option": lambda text, asked: o_vlmeval_spatial.can_match_option(text) or None,
 }
 
 

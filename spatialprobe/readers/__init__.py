@@ -6,8 +6,9 @@ options, as another value its authors' code keeps, or as nothing, with the reaso
 the reply is exactly an option's letter or text; ``toolkit``: the engine's documented parser,
 ``parse``); the others transcribe a benchmark's own reader, cited by repository, commit, path and
 lines, quirks included: ``site``, ``mmsi``, ``lmms`` (lmms-eval's first letter: CV-Bench,
-EmbSpatial), ``vlmeval`` (VLMEvalKit's ``can_infer``, plain functions) and ``can_infer`` (it as a
-reader), ``blink``, ``spatialeval``, ``spatialmqa``, ``ranking`` (What'sUp's and COMFORT's
-readings of the scores). A benchmark names its official reader (``Source.reader``); every run
-reads each answer by it and by ``strict`` (:mod:`spatialprobe.engine.reading`).
+EmbSpatial), ``vlmeval`` (VLMEvalKit's ``can_infer`` and ``can_match_option``, plain
+functions) and ``vlmeval_mcq`` (the two as readers), ``blink``, ``spatialeval``, ``spatialmqa``,
+``ranking`` (What'sUp's and COMFORT's readings of the scores). A benchmark names its official
+reader (``Source.reader``); every run reads each answer by it and by ``strict``
+(:mod:`spatialprobe.engine.reading`).
 """
