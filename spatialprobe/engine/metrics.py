@@ -132,7 +132,7 @@ def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, offici
                 parts = point_estimates(grouped, replace(base, group=group, part=f"{group} {{}}", pooled=True))
                 breakdown.update(sorted(parts[name].breakdown.items()))
             metrics[name] = Metric(overall[name].mean, None, overall[name].n, breakdown)
-        specs += ([replace(base, group=g, part=f"{g} {{}}") for g in declared.groups] or [base])
+        specs += [base, *(replace(base, group=g, part=f"{g} {{}}") for g in declared.groups)]  # overall first
     return metrics, tuple(specs)
 
 
