@@ -53,7 +53,7 @@ class Scripted(Declared):
 
     name = "scripted"
     gpus: ClassVar[int] = 0
-    protocols: ClassVar[tuple[str, ...]] = ("generate",)
+    protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
     wordings: ClassVar[tuple[str, ...]] = ("question",)
     options: ClassVar[dict[str, Option]] = {}
     samples: ClassVar[bool] = True
@@ -83,6 +83,11 @@ class Scripted(Declared):
         if progress:
             progress(len(requests))
         return out
+
+
+    def score(self, requests: Sequence[Any], progress: Any = None) -> list[tuple[float, ...]]:
+        """Every option scored 0 (the first wins): a stand-in that also answers by likelihood."""
+        return [tuple(0.0 for _ in r.options) for r in requests]
 
 
 class Greedy(Scripted):
