@@ -35,8 +35,9 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
         options = tuple(record.get("options") or ())
         labels = tuple(ascii_uppercase[:len(options)])
         prompt = record["question"] + "".join(f"\n{label}. {text}" for label, text in zip(labels, options, strict=True))
-        items.append(SourceItem(str(record["id"]), prompt, labels if options else (), labels, str(record["answer"]),
-                                None, (), {"scene": record["scene"], "type": record.get("type", "")}))
+        items.append(SourceItem(str(record["id"]), prompt, options, labels, str(record["answer"]),
+                                None, (), {"scene": record["scene"], "type": record.get("type", ""),
+                                                   "image": record.get("image")}))
     version = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     labels = tuple(ascii_uppercase[:max([len(i.options) for i in items] + [1])])
     spec = Resampling(labels, ("scene",), key=("instance_id",), pooled=True, unit="scenes")
