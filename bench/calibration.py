@@ -40,9 +40,9 @@ from __future__ import annotations
 import argparse
 import math
 
+import _calibration_sampling as sampling
 import numpy as np
 from _calibration_baselines import instance_bootstrap, lmms_interval, lmms_paired_p, pigeonhole_bootstrap, swap_units_p
-import _calibration_sampling as sampling
 from _calibration_designs import Data, Design, designs
 from scipy import stats
 

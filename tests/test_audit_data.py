@@ -25,13 +25,15 @@ def invoke(*args: object, code: int = 0) -> str:
     return result.output
 
 
+YES_NO, NO_YES = ["yes", "no"], ["no", "yes"]
 PLANTED = [
-    {"id": "q1", "question": "Is the cup left of the plate?", "options": ["yes", "no"], "answer": "A", "image": "a0.png"},
-    {"id": "q2", "question": "is the cup LEFT of the plate", "options": ["no", "yes"], "answer": "A", "image": "a0.png"},
+    {"id": "q1", "question": "Is the cup left of the plate?", "options": YES_NO, "answer": "A", "image": "a0.png"},
+    {"id": "q2", "question": "is the cup LEFT of the plate", "options": NO_YES, "answer": "A", "image": "a0.png"},
     {"id": "q3", "question": "Where is the lamp?", "options": ["left", "right"], "answer": "A", "image": "a1.png"},
     {"id": "q4", "question": "Where is the lamp?", "options": ["left", "right"], "answer": "B", "image": "a2.png"},
     {"id": "q5", "question": "Where is the dog?", "options": ["left", "right"], "answer": "E", "image": "a3.png"},
-    {"id": "q6", "question": "Where is the cat?", "options": ["left", "Left ", "right"], "answer": "C", "image": "a4.png"},
+    {"id": "q6", "question": "Where is the cat?", "options": ["left", "Left ", "right"], "answer": "C",
+     "image": "a4.png"},
     {"id": "q7", "question": "How many chairs?", "answer": "3", "type": "count", "image": "a5.png"},
     {"id": "q8", "question": "How many tables?", "answer": "4", "type": "count", "image": "a5.png"},
     {"id": "q9", "question": "How many lamps?", "answer": "Yes", "type": "count", "image": "a5.png"},
@@ -53,10 +55,11 @@ def test_internal_checks_find_every_planted_problem(tmp_path):
     data = write_items(tmp_path / "items.jsonl", [{"scene": r["id"], **r} for r in PLANTED])
     images = image_folder(tmp_path / "images")
     with registered():
-        output = invoke("audit", "data", "quality-demo", "--data", data, "--images", images, "--out", tmp_path / "a.json")
+        output = invoke("audit", "data", "quality-demo", "--data", data, "--images", images,
+                        "--out", tmp_path / "a.json")
     found = json.loads((tmp_path / "a.json").read_text())["internal"]
     same = found["duplicates"]["same_image"]
-    assert [[i["key"] for i in g["items"]] for g in same] == [["q1", "q2"]]  # yes (A of yes/no) against no (A of no/yes)
+    assert [[i["key"] for i in g["items"]] for g in same] == [["q1", "q2"]]  # yes (A of yes/no) vs no (A of no/yes)
     assert [[i["key"] for i in g["items"]] for g in found["duplicates"]["different_images"]] == [["q3", "q4"]]
     assert [e["key"] for e in found["outside_options"]] == ["q5", "q10"]
     assert [e["key"] for e in found["repeated_options"]] == ["q6"]
@@ -187,7 +190,8 @@ def test_composition_reweights_a_runs_score_to_uniform_answers_and_groups(tmp_pa
     with registered():
         invoke("bench", "quality-demo", "--data", data, "--model", model, "--protocol", "generate",
                "--out", tmp_path / "run")
-        output = invoke("audit", "data", tmp_path / "run", "--by", "answer", "--by", "type", "--out", tmp_path / "a.json")
+        output = invoke("audit", "data", tmp_path / "run", "--by", "answer", "--by", "type",
+                        "--out", tmp_path / "a.json")
     (answer, kind) = json.loads((tmp_path / "a.json").read_text())["composition"]["run"]
     right = {i: said[i] == ("A" if i < 18 else "B") for i in range(24)}
     assert answer["as_is"]["value"] == pytest.approx(100 * 17 / 24)
@@ -204,7 +208,7 @@ def test_composition_reweights_a_runs_score_to_uniform_answers_and_groups(tmp_pa
 def test_mixed_targets_and_unused_options_are_refused(tmp_path):
     with registered():
         data = write_items(tmp_path / "items.jsonl", [{"id": 1, "question": "Q", "answer": "1", "scene": "a"}])
-        assert "--by re-weights a run's score" in invoke("audit", "data", "quality-demo", "--data", data, "--by", "answer",
-                                                         code=2)
+        refused = invoke("audit", "data", "quality-demo", "--data", data, "--by", "answer", code=2)
+        assert "--by re-weights a run's score" in refused
         assert "give --images" in invoke("audit", "data", "quality-demo", "--data", data, "--training", tmp_path,
                                          code=2)

@@ -84,8 +84,8 @@ def test_the_two_level_interval_and_share_are_the_functions_own(tmp_path):
 
 
 def test_a_model_that_always_knows_scores_100_with_no_sampling_variance(tmp_path):
-    data = write_items(tmp_path / "items.jsonl", [
-        {"id": f"q{i}", "question": f"Q{i}?", "options": ["x", "y"], "answer": "B", "scene": f"s{i}"} for i in range(8)])
+    data = write_items(tmp_path / "items.jsonl", [{"id": f"q{i}", "question": f"Q{i}?", "options": ["x", "y"],
+                                                    "answer": "B", "scene": f"s{i}"} for i in range(8)])
     model = write_model(tmp_path / "model", {f"Q{i}?": ["B", "(B)", "B. y"] for i in range(8)})
     result = bench(data, model, tmp_path / "run", "--samples", "3", "--temperature", "1.0")
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())

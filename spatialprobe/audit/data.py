@@ -43,8 +43,8 @@ def internal_lines(found: Mapping[str, Any]) -> list[str]:
              f"{'; '.join(same) or 'none'} |",
              f"| same question and options, different images, another gold (check) | "
              f"{len(dup['different_images'])} groups | "
-             + "; ".join(f"{g['question'][:40]!r} ({len(g['items'])})" for g in dup["different_images"][:LISTED])
-             + " |", f"| exact duplicates (same image, question and gold) | {dup['exact_duplicates']} | |",
+             + ("; ".join(f"{g['question'][:40]!r} ({len(g['items'])})" for g in dup["different_images"][:LISTED])
+                or "none") + " |", f"| exact duplicates (same image, question and gold) | {dup['exact_duplicates']} | |",
              f"| gold outside the options | {len(found['outside_options'])} | {_keys(found['outside_options'])} |",
              f"| gold of the wrong type | {len(found['wrong_type'])} | {_keys(found['wrong_type'])} |",
              f"| repeated options | {len(found['repeated_options'])} | {_keys(found['repeated_options'])} |"]
@@ -86,7 +86,7 @@ def overlap_lines(pairs: Sequence[Mapping[str, Any]], distance: int) -> list[str
     return lines
 
 
-def composition_lines(found: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def composition_lines(found: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
     lines = ["", "## Composition", "", "| run | by | score as is | re-weighted to uniform groups | groups (score, n) |",
              "|---|---|---|---|---|"]
     for name, parts in found.items():

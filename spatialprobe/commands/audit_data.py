@@ -70,7 +70,8 @@ def audit(targets: list[str], data: Path | None, images: Path | None, module: tu
         raise UsageError("audit data takes one benchmark or run folders, not both: "
                          f"{next(t for t in targets if Path(t) not in runs)} is no run folder.")
     if not runs and len(targets) > 1:
-        raise UsageError(f"audit data takes one benchmark at a time, not {len(targets)}; give run folders to compare runs.")
+        raise UsageError(f"audit data takes one benchmark at a time, not {len(targets)}; give run folders to "
+                         "compare runs.")
     if runs and (data is not None or module != (None, None, None, [])):
         raise UsageError("--data, --split, --subset, --limit and --option name a benchmark; a run folder's items are "
                          "its own.")
@@ -78,7 +79,9 @@ def audit(targets: list[str], data: Path | None, images: Path | None, module: tu
         raise UsageError("--by re-weights a run's score: give run folders.")
     items, others = _items(targets[0], runs, data, module, part)
     resolve = _resolver(images) if images is not None else None
-    found: dict[str, Any] = {"target": ", ".join(targets), "internal": internal(items, others, resolve),
+    named = [Path(t).name for t in targets] if runs else targets
+    shown = ", ".join(named) if len(named) <= 3 else f"{len(named)} runs ({named[0]}, …, {named[-1]})"
+    found: dict[str, Any] = {"target": shown, "internal": internal(items, others, resolve),
                              "distance": distance}
     if len(runs) > 1:
         found["suspects"] = _suspects(runs, agree, top, seed)

@@ -110,7 +110,8 @@ def sampled_metrics(metrics: Mapping[str, Metric], rows: Sequence[Mapping[str, A
         result = two_level(values, keys, n_clusters, resamples, seed)
         if result.ci is not None and result.ci[0] < result.ci[1]:  # at 0 or 100 the spine's Wilson interval stays
             out[name] = replace(out[name], ci=result.ci, resampled=True)
-        found[name] = {**result.to_dict(), "ci": None if out[name].ci is None else list(out[name].ci),
+        ci = out[name].ci
+        found[name] = {**result.to_dict(), "ci": None if ci is None else [ci[0], ci[1]],
                        "interval": "two-level bootstrap" if out[name].ci == result.ci else "Wilson (at the boundary)"}
     return out, found
 

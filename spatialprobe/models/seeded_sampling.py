@@ -33,6 +33,6 @@ def seeded_sampler(temperature: float, seeds: Sequence[int | None]) -> Any:
             uniform = torch.stack([torch.rand(scores.shape[-1], generator=g, dtype=torch.float64)
                                    for g in self.generators]).clamp_(min=tiny)
             gumbel = -torch.log(-torch.log(uniform))
-            return (scores / temperature + gumbel.to(scores.device, scores.dtype)).to(scores.dtype)
+            return (scores / temperature + gumbel.to(scores.device, scores.dtype)).to(scores.dtype)  # type: ignore[return-value]
 
     return SeededSampling()
