@@ -38,13 +38,15 @@ def internal_lines(found: Mapping[str, Any]) -> list[str]:
     dup = found["duplicates"]
     same = [f"{g['question'][:60]!r}: " + ", ".join(f"{i['key']} → {i['gold_text']}" for i in g["items"])
             for g in dup["same_image"][:LISTED]]
-    lines = [f"## Internal checks ({found['items']:,} items)", "", "| check | found | items |", "|---|---|---|",
+    lines = [f"## Internal checks ({found['items']:,} items)", "", "| check | found | items |",
+             "|---|---|---|",
              f"| same question and options, same image, another gold | {len(dup['same_image'])} groups | "
              f"{'; '.join(same) or 'none'} |",
              f"| same question and options, different images, another gold (check) | "
              f"{len(dup['different_images'])} groups | "
              + ("; ".join(f"{g['question'][:40]!r} ({len(g['items'])})" for g in dup["different_images"][:LISTED])
-                or "none") + " |", f"| exact duplicates (same image, question and gold) | {dup['exact_duplicates']} | |",
+                or "none") + " |",
+             f"| exact duplicates (same image, question and gold) | {dup['exact_duplicates']} | |",
              f"| gold outside the options | {len(found['outside_options'])} | {_keys(found['outside_options'])} |",
              f"| gold of the wrong type | {len(found['wrong_type'])} | {_keys(found['wrong_type'])} |",
              f"| repeated options | {len(found['repeated_options'])} | {_keys(found['repeated_options'])} |"]

@@ -36,9 +36,9 @@ from spatialprobe.engine.sampling import (
     check_sampling,
     sample_key,
     sample_seed,
-    sampled_metrics,
-    sampling_details,
+    sampled_source,
     vote_rows,
+    with_samples,
 )
 from spatialprobe.engine.table import ask_table
 from spatialprobe.engine.variants import generated
@@ -359,23 +359,15 @@ class AskRun(RunKind):
                                       details.get("answer_prior"), folds))
 
     def _sampled_source(self) -> Source:
-        """The source, its rows keyed by sample too where each item has a row per sample (``mean``)."""
-        if not (self.samples > 1 or self.settings.temperature) or self.source.sampling == "vote":
-            return self.source
-        return replace(self.source, spec=replace(self.source.spec, key=(*self.source.spec.key, "sample")))
+        return sampled_source(self.source, self.samples, self.settings.temperature)
 
     def measure(self, evaluation: Evaluation) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        """The spine's intervals; with repeated samples, the two-level ones of the metrics that are
-        means over samples, and each one's share of variance from sampling (:mod:`.sampling`)."""
+        """The spine's intervals, with repeated samples refined (:func:`.sampling.with_samples`)."""
         metrics, intervals = super().measure(evaluation)
-        if self.samples < 2 or self.source.folds:
-            return metrics, intervals
-        src = self._sampled_source()
-        main = [row for row in evaluation.predictions if row["condition"] == self.conditions[0] and not generated(row)]
-        metrics, found = sampled_metrics(metrics, main, src.spec, src.official, src.sampling, self.settings.seed)
-        evaluation.details["sampling"] = sampling_details(
-            self.samples, self.settings.temperature, src.sampling, self.settings.seed, found,
-            getattr(self.model, "sampler", None))
+        if self.samples > 1:
+            main = [r for r in evaluation.predictions if r["condition"] == self.conditions[0] and not generated(r)]
+            metrics = with_samples(metrics, main, evaluation.details, self._sampled_source(), self.samples,
+                                   self.settings.temperature, self.settings.seed, getattr(self.model, "sampler", None))
         return metrics, intervals
 
     def table(self, summary: Mapping[str, Any]) -> str:

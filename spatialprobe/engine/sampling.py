@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from spatialprobe.benchmarks.base import Source
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode
 from spatialprobe.metrics.metric import Metric
@@ -89,6 +90,28 @@ def vote_rows(rows: Sequence[Mapping[str, Any]], labels: Sequence[str]) -> list[
         for name in ("sample", "seed", "reply", "parse_rule"):
             first.pop(name, None)
         out.append(first)
+    return out
+
+
+def sampled_source(source: Source, samples: int, temperature: float | None) -> Source:
+    """The source, its rows keyed by sample too where each item has a row per sample (``mean``)."""
+    if not (samples > 1 or temperature) or source.sampling == "vote":
+        return source
+    return replace(source, spec=replace(source.spec, key=(*source.spec.key, "sample")))
+
+
+def with_samples(metrics: Mapping[str, Metric], rows: Sequence[Mapping[str, Any]], details: dict[str, Any],
+                 source: Source, samples: int, temperature: float | None, seed: int, sampler: str | None
+                 ) -> dict[str, Metric]:
+    """An ask run's metrics with the two-level intervals of those that are means over samples
+    (``rows``: its first condition's), ``details["sampling"]`` written; over folds (a mean over
+    folds) the cluster-robust intervals over (item, sample) rows stay."""
+    if source.folds:
+        details["sampling"] = {**sampling_details(samples, temperature, source.sampling, seed, {}, sampler),
+                               "interval": "cluster-robust over (item, sample) rows, per fold"}
+        return dict(metrics)
+    out, found = sampled_metrics(metrics, rows, source.spec, source.official, source.sampling, seed)
+    details["sampling"] = sampling_details(samples, temperature, source.sampling, seed, found, sampler)
     return out
 
 
