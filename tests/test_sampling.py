@@ -204,7 +204,7 @@ def test_openai_api_sends_the_temperature_and_the_samples_seed(tmp_path):
     url, script, server = start({"/v1/chat/completions": lambda body: {"choices": [
         {"index": 0, "message": {"role": "assistant", "content": f"seed {body.get('seed')}"}}]}})
     try:
-        model = OpenAIServer(MODEL, base_url=url, cache_dir=str(tmp_path / "cache"))
+        model = OpenAIServer(MODEL, base_url=url, cache_dir=str(tmp_path / "cache"), concurrency=1)  # in order
         assert model.generate([GenerateRequest("q", temperature=0.7, seed=11), GenerateRequest("q")]) == \
             ["seed 11", "seed None"]
         bodies = [body for path, _, body in script.received if path == "/v1/chat/completions"]

@@ -82,7 +82,8 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
                              **given.scorer_args})
     _answers(name, protocol)  # from the adapter's declaration: before any weights load
-    check_sampling(given.samples, given.temperature, protocol, name, bool(_declared_flag(name, "samples")))
+    if given.samples > 1 or given.temperature is not None:
+        check_sampling(given.samples, given.temperature, protocol, name, bool(_declared_flag(name, "samples")))
     if given.samples > 1 and given.protocol_variants:
         raise UsageError("--protocol-variants and --samples do not combine: a variant group's strict accuracy "
                          "would mix the samples of its items.")
