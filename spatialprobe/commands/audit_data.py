@@ -14,8 +14,6 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import refusals
-
 
 def data_command(
     targets: list[str] = typer.Argument(..., help="A benchmark (with --data) or run folders on the same items, "
@@ -49,9 +47,8 @@ def data_command(
     score re-weighted to uniform answer values or groups."""
     from spatialprobe.audit.data import data_table
 
-    with refusals():
-        found = audit(targets, data, images, (split, subset, limit, option), part, agree, top, against, training,
-                      distance, by, bins, seed)
+    found = audit(targets, data, images, (split, subset, limit, option), part, agree, top, against, training,
+                  distance, by, bins, seed)
     typer.echo(data_table(found))
     if out is not None:
         out.write_text(json.dumps(found, indent=1, default=str) + "\n", encoding="utf-8")
