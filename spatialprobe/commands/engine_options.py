@@ -5,7 +5,8 @@ declared once, and the one way they run it: build the run's settings
 
 :func:`ask_options` adds the options a command names (:data:`ASK_OPTIONS`: ``--protocol``,
 ``--image-condition``, ``--blind``, ``--max-new-tokens``, ``--scorer-arg``, ``--seed``,
-``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``) to its
+``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``, ``--samples``,
+``--temperature``) to its
 signature, in the order named (none named: all of them), and hands the command the run's
 :class:`~spatialprobe.engine.build.Asked` as ``asked``, read from them: a ``--max-memory``,
 ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in one sentence before
@@ -48,6 +49,11 @@ ProtocolVariantsOption = typer.Option(None, "--protocol-variants", help="circula
                                      "the lettered options) and/or swap (left/right, above/below swapped), "
                                      "comma-separated: "
                                      "also ask these variants and report vanilla and strict accuracy and their gap.")
+SamplesOption = typer.Option(1, "--samples", min=1, help="Ask each item this many times (generate protocol, "
+                             "with --temperature above 0); the headline is the benchmark's rule over them (the mean "
+                             "unless it votes), its interval over items and samples.")
+TemperatureOption = typer.Option(None, "--temperature", min=0.0, help="Sample the generated replies at this "
+                                 "temperature, a seed per sample recorded \\[greedy].")
 BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
                              "the checkpoint's config.json and understand the items (spatialprobe ls) \\[the first].")
 
@@ -63,6 +69,8 @@ ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X 
     "backend": (Optional[str], BackendOption),  # noqa: UP045
     "items": (Optional[Path], ItemsOption),  # noqa: UP045
     "protocol_variants": (Optional[str], ProtocolVariantsOption),  # noqa: UP045
+    "samples": (int, SamplesOption),
+    "temperature": (Optional[float], TemperatureOption),  # noqa: UP045
 }
 """Each shared option's parameter name -> (its type, its typer option: flag, default, help)."""
 
@@ -84,7 +92,8 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
     items = given["items"]
     return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
                  backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
-                 items=None if items is None else str(items), protocol_variants=variants)
+                 items=None if items is None else str(items), protocol_variants=variants,
+                 samples=given["samples"], temperature=given["temperature"])
 
 
 def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

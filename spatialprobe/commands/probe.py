@@ -8,7 +8,14 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.console import warn
-from spatialprobe.commands.engine_options import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.engine_options import (
+    BlindOption,
+    ImageConditionOption,
+    MaxNewTokensOption,
+    ProtocolOption,
+    SamplesOption,
+    TemperatureOption,
+)
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.output_checks import require_out_file, require_run_dir
@@ -68,6 +75,8 @@ def probe(
     image_condition: str | None = ImageConditionOption,
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
+    samples: int = SamplesOption,
+    temperature: float | None = TemperatureOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
 ) -> None:
@@ -120,7 +129,8 @@ def probe(
                           f"a multimodal LLM (image-text-to-text), as --backend {scorer} needs")
     asked = asks(model, ("question",), scorer)  # an adapter that accepts it answers the task's question
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
-                                      ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
+                                      ("--blind", blind), ("--max-new-tokens", max_new_tokens),
+                                      ("--samples", samples > 1), ("--temperature", temperature is not None)) if value]
     if named and not asked:
         raise UsageError(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
                          f"{model!r} is not one.")
@@ -128,7 +138,7 @@ def probe(
         _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
                     max_new_tokens, folds, seed, device, batch_size, target,
                     plain=format == "plain" and candidates == "builtin", spread=spread,
-                    backend=None if scorer == "auto" else scorer)
+                    backend=None if scorer == "auto" else scorer, sampling=(samples, temperature))
         return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
@@ -155,7 +165,8 @@ def probe(
 
 
 def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
-                folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None) -> None:
+                folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None,
+                sampling=(1, None)) -> None:
     """A model that answers questions asked the task's own question (``questions.choice``) over the
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
     from spatialprobe.benchmarks.commonsense import task_source
@@ -172,7 +183,8 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
     condition = condition or (image if image in ("none", "blank") else "real")
     source_ask, _ = task_source(dataset, source, image, folds, seed)
     given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                  scorer_args, *spread)
+                  scorer_args, device_map=spread[0], max_memory=spread[1], samples=sampling[0],
+                  temperature=sampling[1])
     ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 

@@ -42,6 +42,10 @@ class Asked:
     protocol_variants: tuple[str, ...] = ()
     """``--protocol-variants circular,swap``: the robustness variants the engine generates
     (:mod:`spatialprobe.engine.variants`); part of the run's identity through the source's settings."""
+    samples: int = 1
+    """``--samples K``: each item asked K times (:mod:`spatialprobe.engine.sampling`)."""
+    temperature: float | None = None
+    """``--temperature T``: sample the generate protocol's replies at T; None: greedy."""
 
 
 def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
@@ -49,6 +53,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     (before anything is written) where a setting does not apply."""
     from spatialprobe.engine.load import load_model
     from spatialprobe.engine.protocols import protocols_of
+    from spatialprobe.engine.sampling import check_sampling
     from spatialprobe.models.choice import choose
     from spatialprobe.models.options import resolve, sharding
 
@@ -77,6 +82,11 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
                              **given.scorer_args})
     _answers(name, protocol)  # from the adapter's declaration: before any weights load
+    if given.samples > 1 or given.temperature is not None:
+        check_sampling(given.samples, given.temperature, protocol, name, bool(_declared_flag(name, "samples")))
+    if given.samples > 1 and given.protocol_variants:
+        raise UsageError("--protocol-variants and --samples do not combine: a variant group's strict accuracy "
+                         "would mix the samples of its items.")
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
     batch_size = int(runtime.get("batch_size", given.batch_size))
     spread = sharding(name, given.device, given.device_map or "none", given.max_memory)  # refused here
@@ -84,7 +94,8 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     settings = AskRunSettings(component, dict(source.settings), protocol,
                               list(("real", *BLIND) if given.blind else (condition,)), given.seed,
                               given.max_new_tokens or 16, given.device, batch_size,
-                              spread.get("device_map", "none"), spread.get("max_memory"))
+                              spread.get("device_map", "none"), spread.get("max_memory"),
+                              samples=given.samples if given.samples > 1 else None, temperature=given.temperature)
     loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory)
     wording = choose_wording(loaded, source, name)
     return AskRun(replace(settings, wording=None if wording == "question" else wording), source, loaded)
@@ -104,6 +115,12 @@ def _declared(name: str, attribute: str) -> tuple[str, ...]:
     from spatialprobe import registry
 
     return tuple(getattr(registry.lookup("model", name), attribute, ()))
+
+
+def _declared_flag(name: str, attribute: str) -> object:
+    from spatialprobe import registry
+
+    return getattr(registry.lookup("model", name), attribute, False)
 
 
 def _option(name: str, key: str) -> bool:

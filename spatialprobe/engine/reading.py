@@ -49,10 +49,17 @@ def read_answers(source: Source, item: SourceItem, wording: Wording, answers: Se
         row["reply"], row["parse_rule"] = first["generate"]["reply"], first["generate"].get("rule")
     row["pred"] = chosen(row, protocol)
     row["pred_strict"] = chosen(row, f"{protocol}_strict")
-    if source.matching is not None:
-        output = row.get("reply") if protocol == "generate" else None
-        row.update(source.matching(item, output, row.get(f"pred_{protocol}")))
-        twinned = {o.pred for o in source.official}
-        under_strict = source.matching(item, output, row.get(f"pred_{protocol}_strict"))
-        row.update({f"{k}_strict": v for k, v in under_strict.items() if k in twinned})
-    return row
+    return {**row, **matched(source, item, row, protocol)}
+
+
+def matched(source: Source, item: SourceItem, row: Mapping[str, Any], protocol: str) -> dict[str, Any]:
+    """The fields the source's ``matching`` hook derives from a row's two readings (``{}`` where it
+    has none): as it names them for the official reading, with ``_strict`` for strict's (those its
+    official metrics read)."""
+    if source.matching is None:
+        return {}
+    output = row.get("reply") if protocol == "generate" else None
+    found = dict(source.matching(item, output, row.get(f"pred_{protocol}")))
+    twinned = {o.pred for o in source.official}
+    under_strict = source.matching(item, output, row.get(f"pred_{protocol}_strict"))
+    return {**found, **{f"{k}_strict": v for k, v in under_strict.items() if k in twinned}}
