@@ -130,6 +130,34 @@ def _generated(texts: Mapping[str, str]) -> dict[str, Any]:
     return {key: {"generate": {"reply": text, "rule": None}} for key, text in texts.items()}
 
 
+Authors = Callable[[Any], tuple[Sequence[Any], dict[str, float]]]
+"""What was drawn -> (each item right or wrong, in the source's item order; metric -> the authors' number)."""
+
+
+def _compare(source: Any, measured: Measured, draw: Callable[[], tuple[dict[str, Any], Any]], authors: Authors,
+             rounds: int = ROUNDS, digits: int | None = None) -> Measured:
+    """``rounds`` runs: ``draw()`` gives the engine's answers (item key -> answer) and what the
+    authors' code is fed; each run's readings and metrics are compared (the engine's rounded to
+    ``digits`` where the authors round theirs)."""
+    for _ in range(rounds):
+        answers, fed = draw()
+        rows, ours = engine_metrics(source, answers)
+        measured.strict_differs += ours.pop("__disagree")
+        right, theirs = authors(fed)
+        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(x) for r, x in zip(rows, right, strict=True))
+        for name, value in theirs.items():
+            mine = ours[name]
+            measured.add(name, mine if digits is None or mine is None else round(mine, digits), value)
+    return measured
+
+
+def _replied(source: Any, rng: random.Random, measured: Measured) -> Callable[[], tuple[dict[str, Any], Any]]:
+    def draw() -> tuple[dict[str, Any], Any]:
+        texts = _replies(source, rng, measured)
+        return _generated(texts), texts
+    return draw
+
+
 # -- the benchmarks -------------------------------------------------------------------------------
 def measure_site(root: Path) -> Measured:
     rng = random.Random(1)
@@ -141,21 +169,17 @@ def measure_site(root: Path) -> Measured:
                      "answer": rng.choice(string.ascii_uppercase[:k]), "category": rng.choice(cats),
                      "dataset": rng.choice(["d1", "d2"]), "visual": [f"{n}.png"]})
     source = built("site", _jsonl(root / "site.jsonl", docs))
-    measured = Measured("SITE", source.reader)
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+
+    def authors(texts: dict[str, str]) -> tuple[list[float], dict[str, float]]:
         out = [o_site.spatial_process_results(d, [texts[d["id"]]], rng=random.Random(f"site|{d['id']}"))
                for d in docs]
-        measured.read_differently += sum(
-            (r["pred"] == r["gold"]) != bool(o["accuracy"]["overall"]) for r, o in zip(rows, out, strict=True))
-        measured.add("accuracy", round(ours["accuracy"], 5),
-                     o_site.spatial_aggregate_results([o["accuracy"] for o in out]))
-        measured.add("chance_adjusted_accuracy", round(ours["chance_adjusted_accuracy"], 5),
-                     o_site.spatial_aggregate_results([o["chance_adjusted_acc"] for o in out]))
-    measured.note = "to their 5 decimals; an unread reply: the authors' random letter, seeded by the item"
-    return measured
+        return [o["accuracy"]["overall"] for o in out], {
+            "accuracy": o_site.spatial_aggregate_results([o["accuracy"] for o in out]),
+            "chance_adjusted_accuracy": o_site.spatial_aggregate_results([o["chance_adjusted_acc"] for o in out])}
+
+    measured = Measured("SITE", source.reader,
+                        note="to their 5 decimals; an unread reply: the authors' random letter, seeded by the item")
+    return _compare(source, measured, _replied(source, rng, measured), authors, digits=5)
 
 
 def _mmsi_source(root: Path, rng: random.Random) -> tuple[Any, list[dict[str, Any]]]:
@@ -175,20 +199,17 @@ def measure_mmsi(root: Path, variant: str = "") -> Measured:
     source, docs = _mmsi_source(root, rng)
     if variant:
         source = replace(source, reader=f"mmsi-{variant}")
-    measured = Measured("MMSI-Bench" + {"": "", "code": " (the fork's code)", "lmms": " (lmms-eval)"}[variant],
-                        source.reader)
     score = {"": lambda text, gold: o_mmsi.extract_readme(text, gold) or 0.0,
              "code": o_mmsi.evaluate_code_row,
              "lmms": lambda text, gold: o_mmsi.extract_lmms(text, gold) or 0.0}[variant]
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+
+    def authors(texts: dict[str, str]) -> tuple[list[float], dict[str, float]]:
         scores = [score(texts[d["id"]], d["answer"]) for d in docs]
-        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(s) for r, s in zip(rows, scores, strict=True))
-        measured.add("accuracy", ours["accuracy"], 100 * sum(scores) / len(scores))
-    measured.note = "nothing extracted scores 0 (the README's LLM fallback is not run)"
-    return measured
+        return scores, {"accuracy": 100 * sum(scores) / len(scores)}
+
+    measured = Measured("MMSI-Bench" + {"": "", "code": " (the fork's code)", "lmms": " (lmms-eval)"}[variant],
+                        source.reader, note="nothing extracted scores 0 (the README's LLM fallback is not run)")
+    return _compare(source, measured, _replied(source, rng, measured), authors)
 
 
 def measure_cvbench(root: Path) -> Measured:
@@ -201,17 +222,14 @@ def measure_cvbench(root: Path) -> Measured:
                      "question": f"Question {n}?", "choices": _options(rng, k),
                      "answer": f"({rng.choice(string.ascii_uppercase[:k])})"})
     source = built("cv-bench", _jsonl(root / "cvbench.jsonl", docs))
-    measured = Measured("CV-Bench", source.reader)
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+
+    def authors(texts: dict[str, str]) -> tuple[list[bool], dict[str, float]]:
         out = [o_lmms.cv_bench_process_results(d, [texts[str(d["idx"])]])["cv_bench_acc"] for d in docs]
-        measured.read_differently += sum(r["pred"] != o["pred_parsed"] and (r["pred"], o["pred_parsed"]) != ("--", "")
-                                         for r, o in zip(rows, out, strict=True))
-        measured.add("accuracy", ours["accuracy"], 100 * o_lmms.cv_bench_aggregate_results(out))
-        measured.add("cv_bench", ours["cv_bench"], 100 * o_lmms.cv_bench_default_aggregate_results(out))
-    return measured
+        return [o["is_correct"] for o in out], {"accuracy": 100 * o_lmms.cv_bench_aggregate_results(out),
+                                                "cv_bench": 100 * o_lmms.cv_bench_default_aggregate_results(out)}
+
+    measured = Measured("CV-Bench", source.reader)
+    return _compare(source, measured, _replied(source, rng, measured), authors)
 
 
 def measure_embspatial(root: Path) -> Measured:
@@ -220,16 +238,13 @@ def measure_embspatial(root: Path) -> Measured:
              "question": f"Which is left, {n}?", "answer_options": _options(rng, 4), "answer": rng.randrange(4),
              "relation": rng.choice(["left", "above"]), "objects": ["a", "b"]} for n in range(40)]
     source = built("embspatial", _jsonl(root / "embspatial.jsonl", docs))
-    measured = Measured("EmbSpatial-Bench", source.reader)
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+
+    def authors(texts: dict[str, str]) -> tuple[list[bool], dict[str, float]]:
         out = [o_lmms.embspatial_process_results(d, [texts[str(d["question_id"])]])["embspatial_acc"] for d in docs]
-        measured.read_differently += sum((r["pred"] == r["gold"]) != o["is_correct"]
-                                         for r, o in zip(rows, out, strict=True))
-        measured.add("accuracy", ours["accuracy"], 100 * o_lmms.embspatial_aggregate_results(out))
-    return measured
+        return [o["is_correct"] for o in out], {"accuracy": 100 * o_lmms.embspatial_aggregate_results(out)}
+
+    measured = Measured("EmbSpatial-Bench", source.reader)
+    return _compare(source, measured, _replied(source, rng, measured), authors)
 
 
 def measure_blink(root: Path) -> Measured:
@@ -242,23 +257,19 @@ def measure_blink(root: Path) -> Measured:
                          "choices": _options(rng, k), "answer": f"({rng.choice(string.ascii_uppercase[:k])})",
                          "image_1": f"{task}{n}.png"})
     source = built("blink", _jsonl(root / "blink.jsonl", docs), subset="all", split="val")
-    measured = Measured("BLINK", source.reader)
     spatial = ["Spatial_Relation", "Relative_Depth", "Multi-view_Reasoning"]
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+    answers = {d["idx"]: d["answer"] for d in docs}
+    three = {k: v for k, v in answers.items() if any(f"val_{t}_" in k for t in spatial)}
+
+    def authors(texts: dict[str, str]) -> tuple[list[bool], dict[str, float]]:
         predictions = {d["idx"]: o_blink.read(texts[d["idx"]], d) for d in docs}
-        answers = {d["idx"]: d["answer"] for d in docs}
-        measured.read_differently += sum((r["pred"] == r["gold"]) != (predictions[key] == answers[key])
-                                         for r in rows for key in [r["instance_id"]])
-        total = o_blink.eval_prediction(answers, predictions, o_blink.SUBTASKS)["Total"]
-        three = {k: v for k, v in answers.items() if any(f"val_{t}_" in k for t in spatial)}
-        measured.add("blink", ours["blink"], 100 * total)
-        measured.add("blink_spatial", ours["blink_spatial"],
-                     100 * o_blink.eval_prediction(three, predictions, spatial)["Total"])
-    measured.note = "their GPT-3.5 matcher not run: such a reply counts wrong, as their stored '(Z) Failed...'"
-    return measured
+        return [predictions[d["idx"]] == d["answer"] for d in docs], {
+            "blink": 100 * o_blink.eval_prediction(answers, predictions, o_blink.SUBTASKS)["Total"],
+            "blink_spatial": 100 * o_blink.eval_prediction(three, predictions, spatial)["Total"]}
+
+    measured = Measured("BLINK", source.reader, note="their GPT-3.5 matcher not run: such a reply counts wrong, "
+                                                     "as their stored '(Z) Failed...'")
+    return _compare(source, measured, _replied(source, rng, measured), authors)
 
 
 def measure_3dsrbench(root: Path) -> Measured:
@@ -266,22 +277,19 @@ def measure_3dsrbench(root: Path) -> Measured:
     docs = []
     for n in range(40):
         k = rng.randint(2, 4)
-        options = _options(rng, k)
         docs.append({"index": n, "qid": f"q{n:07d}", "question": f"Is it {n}?", "category": "height_higher",
                      "answer": rng.choice(string.ascii_uppercase[:k]), "image": f"{n}.png",
-                     **dict(zip("ABCD", options, strict=False))})
+                     **dict(zip("ABCD", _options(rng, k), strict=False))})
     source = built("3dsrbench", _jsonl(root / "3dsr.jsonl", docs))
-    measured = Measured("3DSRBench", source.reader)
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+
+    def authors(texts: dict[str, str]) -> tuple[list[int], dict[str, float]]:
         hits = o_vlmeval.mcq_vanilla_hits([{**d, "prediction": texts[f"{d['index']}|{d['qid']}"]} for d in docs],
                                           verbose=False)
-        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(h) for r, h in zip(rows, hits, strict=True))
-        measured.add("accuracy", ours["accuracy"], 100 * o_vlmeval.report_acc([{"hit": h} for h in hits])["Overall"])
-    measured.note = "no judge (--judge exact_matching): a reply can_infer cannot read is 'Z', wrong"
-    return measured
+        return hits, {"accuracy": 100 * o_vlmeval.report_acc([{"hit": h} for h in hits])["Overall"]}
+
+    measured = Measured("3DSRBench", source.reader,
+                        note="no judge (--judge exact_matching): a reply can_infer cannot read is 'Z', wrong")
+    return _compare(source, measured, _replied(source, rng, measured), authors)
 
 
 def measure_spatialeval(root: Path) -> Measured:
@@ -297,17 +305,23 @@ def measure_spatialeval(root: Path) -> Measured:
         docs.append({"id": f"{task}.{n}.{qid}", "text": f"Question {n}? Available options: {listed}.",
                      "oracle_answer": options[letter], "oracle_option": string.ascii_uppercase[letter]})
     source = built("spatialeval", _jsonl(root / "spatialeval.jsonl", docs))
-    measured = Measured("SpatialEval", source.reader)
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+
+    def authors(texts: dict[str, str]) -> tuple[list[int | None], dict[str, float]]:
         verdicts = [o_spatialeval.official_correct(texts[d["id"]], d["id"], d["oracle_answer"]) for d in docs]
-        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(v)
-                                         for r, v in zip(rows, verdicts, strict=True))
-        measured.add("accuracy", ours["accuracy"], 100 * o_spatialeval.accuracy(verdicts))
-    measured.note = "the verdict is theirs: 'none' (also an unread reply) counts for 'no', '90' for '0'"
-    return measured
+        return verdicts, {"accuracy": 100 * o_spatialeval.accuracy(verdicts)}
+
+    measured = Measured("SpatialEval", source.reader,
+                        note="the verdict is theirs: 'none' (also an unread reply) counts for 'no', '90' for '0'")
+    return _compare(source, measured, _replied(source, rng, measured), authors)
+
+
+def _as_the_authors_asked(text: str, options: Sequence[str]) -> str:
+    """A reply to the toolkit's lettered wording as the authors' unlettered prompt would have had
+    it: a reply that is an option's letter (strict's forms) is that option's text."""
+    bare = re.fullmatch(LETTER, text.strip(WRAP).removesuffix(".").strip(WRAP))
+    named = next((g for g in bare.groups() if g), "") if bare else ""
+    letters = string.ascii_uppercase[:len(options)]
+    return options[letters.index(named)] if named and named in letters else text
 
 
 def measure_spatialmqa(root: Path) -> Measured:
@@ -321,29 +335,20 @@ def measure_spatialmqa(root: Path) -> Measured:
         answer = labels[n % 6] if labels[n % 6] in options else rng.choice(options)
         docs.append({"image": f"{n}.jpg", "question": f"Where is the cup {n}?", "options": options, "answer": answer})
     source, _ = spatialmqa_source(_jsonl(root / "test.jsonl", docs), None)
-    measured = Measured("SpatialMQA", source.reader)
-    for _ in range(ROUNDS):
-        texts = _replies(source, rng, measured)
-        rows, ours = engine_metrics(source, _generated(texts))
-        measured.strict_differs += ours.pop("__disagree")
+
+    def authors(texts: dict[str, str]) -> tuple[list[int], dict[str, float]]:
         records = []
-        for n, (row, item) in enumerate(zip(rows, source.items, strict=True)):
-            text = texts[item.key]
-            letters = string.ascii_uppercase[:len(item.options)]
-            bare = re.fullmatch(LETTER, text.strip(WRAP).removesuffix(".").strip(WRAP))  # strict's letter forms
-            named = next((g for g in bare.groups() if g), "") if bare else ""
-            said = item.options[letters.index(named)] if named in letters and named else text
-            result, output = o_mqa.experiment_result(said, item.gold)
+        for n, item in enumerate(source.items):
+            result, output = o_mqa.experiment_result(_as_the_authors_asked(texts[item.key], item.options), item.gold)
             records.append({"id": n + 1, "result": result, "output": output, "answer": item.gold})
-            measured.read_differently += (row["pred"] == row["gold"]) != bool(result)
-        xyz = o_mqa.xyz_as_run(records)
-        measured.add("accuracy", ours["accuracy"], 100 * xyz["overall"])
         prf1 = o_mqa.prf1(records)
-        for name in ("precision", "recall", "f1"):
-            measured.add(name, ours[name], 100 * prf1[name])
-    measured.note = ("calculate_xyz.py as it runs (its on/above clause discarded); a reply that is an option's "
-                     "letter (our lettered wording) is that option's text")
-    return measured
+        return [r["result"] for r in records], {"accuracy": 100 * o_mqa.xyz_as_run(records)["overall"],
+                                                **{k: 100 * prf1[k] for k in ("precision", "recall", "f1")}}
+
+    measured = Measured("SpatialMQA", source.reader,
+                        note="calculate_xyz.py as it runs (its on/above clause discarded); a reply that is an "
+                             "option's letter (our lettered wording) is that option's text")
+    return _compare(source, measured, _replied(source, rng, measured), authors)
 
 
 def measure_whatsup(root: Path) -> Measured:
@@ -359,23 +364,22 @@ def measure_whatsup(root: Path) -> Measured:
     data = root / "controlled_images_dataset.json"
     data.write_text(json.dumps(dataset))
     source = built("whatsup", data)
-    measured = Measured("What'sUp", source.reader)
-    for _ in range(ROUNDS * 4):
+    measured = Measured("What'sUp", source.reader,
+                        note="random caption scores in {0, 1, 2} (ties frequent), captions asked in a shuffled order")
+
+    def draw() -> tuple[dict[str, Any], Any]:
         scores = [[float(rng.choice([0, 1, 2])) for _ in range(4)] for _ in dataset]
-        answers = {}
-        for item, row, values in zip(source.items, dataset, scores, strict=True):
-            asked = item.wording("question").options
-            answers[item.key] = {"likelihood": {"scores": [values[row["caption_options"].index(c)] for c in asked]}}
-            measured.cases += 1
+        measured.cases += len(dataset)
         measured.shapes.add("scores")
-        rows, ours = engine_metrics(source, answers)
-        measured.strict_differs += ours.pop("__disagree")
+        return {item.key: {"likelihood": {"scores": [values[row["caption_options"].index(c)]
+                                                     for c in item.wording("question").options]}}
+                for item, row, values in zip(source.items, dataset, scores, strict=True)}, scores
+
+    def authors(scores: list[list[float]]) -> tuple[Any, dict[str, float]]:
         (individual, _, _), _ = o_whatsup.evaluate_scores(dataset, np.array(scores)[:, None, :], "A")
-        right = np.argmax(np.array(scores), axis=-1) == 0
-        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(x) for r, x in zip(rows, right, strict=True))
-        measured.add("accuracy", ours["accuracy"], individual)
-    measured.note = "random caption scores in {0, 1, 2} (ties frequent), captions asked in a shuffled order"
-    return measured
+        return np.argmax(np.array(scores), axis=-1) == 0, {"accuracy": individual}
+
+    return _compare(source, measured, draw, authors, rounds=ROUNDS * 4)
 
 
 def measure_comfort(root: Path) -> Measured:
@@ -387,20 +391,23 @@ def measure_comfort(root: Path) -> Measured:
               "mapping": {f"{n}.png": 10 * n for n in range(37)}}
     (folder / "config.json").write_text(json.dumps(config))
     source = built("comfort", root / "comfort")
-    measured = Measured("COMFORT", source.reader)
-    for _ in range(ROUNDS * 4):
+    measured = Measured("COMFORT", source.reader,
+                        note="random P(yes), a quarter exactly 0.5; the 37th image (360°) dropped as theirs")
+
+    def draw() -> tuple[dict[str, Any], Any]:
         p_yes = [rng.choice([0.2, 0.5, 0.7, rng.random()]) for _ in range(37)]
-        answers = {item.key: {"likelihood": {"scores": [math.log(1 - p + 1e-12), math.log(p + 1e-12)]}}
-                   for item, p in zip(source.items, p_yes, strict=True)}
         measured.cases += 37
         measured.shapes.add("scores")
-        _, ours = engine_metrics(source, answers)
-        measured.strict_differs += ours.pop("__disagree")
+        return {item.key: {"likelihood": {"scores": [math.log(1 - p + 1e-12), math.log(p + 1e-12)]}}
+                for item, p in zip(source.items, p_yes, strict=True)}, p_yes
+
+    def authors(p_yes: list[float]) -> tuple[list[bool], dict[str, float]]:
         data = [(10 * n, {"Yes": p, "No": 1 - p}) for n, p in enumerate(p_yes)]
-        theirs = o_comfort.accuracy_metric(data, {"relation": "totheleft"}, "camera", mode="acc", normalize=False)
-        measured.add("accuracy", ours["accuracy"], 100 * theirs)
-    measured.note = "random P(yes), a quarter exactly 0.5; the 37th image (360°) dropped as theirs"
-    return measured
+        accuracy = o_comfort.accuracy_metric(data, {"relation": "totheleft"}, "camera", mode="acc", normalize=False)
+        gold = [math.cos(10 * n / 180 * math.pi) > 1e-10 for n in range(37)]
+        return [(p > 0.5) == g for p, g in zip(p_yes, gold, strict=True)], {"accuracy": 100 * accuracy}
+
+    return _compare(source, measured, draw, authors, rounds=ROUNDS * 4)
 
 
 MEASURES: dict[str, Callable[[Path], Measured]] = {
