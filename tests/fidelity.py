@@ -91,7 +91,7 @@ def engine_metrics(source: Any, answers: Mapping[str, Mapping[str, Any]]) -> tup
         wording = item.wording("question")
         rows.append({"instance_id": item.key, "gold": item.gold, **item.fields,
                      **read_answers(source, item, wording, [answers[item.key]], protocol, official, strict)})
-    metrics, _ = official_metrics(rows, source.spec, source.official)
+    metrics, _ = official_metrics(rows, source.spec, source.official, strict=True)
     found = {name: m.mean for name, m in metrics.items()}
     found["__disagree"] = sum(r["pred"] != r["pred_strict"] for r in rows)
     return rows, found

@@ -201,4 +201,4 @@ def test_vsr_train_metrics_leave_a_relation_without_category_out_of_every_catego
     assert sorted(parts) == ["category Projective", "category Topological", "relation congruent",
                              "relation left of", "relation on"]
     assert (parts["relation congruent"].mean, parts["category Projective"].mean) == (100.0, 50.0)
-    assert {spec.group for spec in specs} == {"category", "relation"}
+    assert {spec.group for spec in specs} == {None, "category", "relation"}  # overall first, then each grouping

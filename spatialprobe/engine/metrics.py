@@ -111,17 +111,17 @@ def strict_twin(declared: Any) -> Any:
                    pred=f"{declared.pred}_strict")
 
 
-def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, official: Sequence[Any]
-                     ) -> tuple[dict[str, Metric], tuple[Resampling, ...]]:
-    """A source's official metrics (:class:`spatialprobe.benchmarks.base.Official`) over ``rows``,
-    each under the official reader and again under ``strict`` (:func:`strict_twin`), broken down
-    by its groups (rows whose group is empty in none), and the resamplings that give them
-    intervals (one per grouping, on the same draws)."""
+def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, official: Sequence[Any],
+                     strict: bool = False) -> tuple[dict[str, Metric], tuple[Resampling, ...]]:
+    """A source's official metrics (:class:`spatialprobe.benchmarks.base.Official`) over ``rows``
+    (with ``strict``: each again under the ``strict`` reader, :func:`strict_twin`, for rows read by
+    both), broken down by its groups (rows whose group is empty in none), and the resamplings that
+    give them intervals: the overall one first, then one per grouping, on the same draws."""
     from spatialprobe.metrics.estimates import point_estimates
 
     metrics: dict[str, Metric] = {}
     specs: list[Resampling] = []
-    for declared in (*official, *(strict_twin(d) for d in official)):
+    for declared in (*official, *(strict_twin(d) for d in official if strict)):
         base = replace(spec, pred=declared.pred, metrics=dict(declared.metrics), rows=list(rows), group=None,
                        only=declared.only)
         overall = point_estimates(rows, base)

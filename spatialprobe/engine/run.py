@@ -318,7 +318,7 @@ class AskRun(RunKind):
         metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec, prior,
                                          folds=folds, seed=self.settings.seed)
         main = [row for row in rows if row["condition"] == self.conditions[0]]
-        official, specs = official_metrics(main, src.spec, src.official)
+        official, specs = official_metrics(main, src.spec, src.official, strict=True)
         metrics.update(official)
         details["readers"] = {"official": src.reader, "strict": "strict", "cited": self.reader.cited,
                               "unread": self.reader.unread, **disagreements(main)}

@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spatialprobe.metrics.metric import STD_DDOF, Metric, over_parts, single
-from spatialprobe.metrics.statistics import Statistic, get
+from spatialprobe.metrics.statistics import REGISTRY, Statistic, get
 
 __all__ = ["HEADLINE", "SCHEMA", "STD_DDOF", "Metric", "build_summary", "check_summary", "declared",
            "display_name", "headline", "over_parts", "reported", "single", "statistic_of"]
@@ -164,7 +164,10 @@ def reported(summary: Mapping[str, Any], strict: bool = False) -> list[tuple[str
 
 def display_name(metric: str, stat: str) -> str:
     """How tables head a metric: its registered statistic's short header, one per statistic
-    (``acc``, ``macro-F1``, ``F1``, ``P``, ``R``); the metric's own name where the statistic is a
+    (``acc``, ``macro-F1``, ``F1``, ``P``, ``R``; a metric named after a statistic - VISOR's
+    ``accuracy``, a share - by that statistic's); the metric's own name where the statistic is a
     plain mean or share of a row value (``cv_bench``, ``chance_adjusted_accuracy``)."""
+    if metric in REGISTRY:
+        return REGISTRY[metric].column
     statistic = get(stat)
     return metric if statistic.numeric else statistic.column
