@@ -180,6 +180,16 @@ register("source", "site", "spatialprobe.benchmarks.site:from_settings",
          "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
 register("source", "mmsi", "spatialprobe.benchmarks.mmsi:from_settings",
          "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
+register("source", "viewspatial", "spatialprobe.benchmarks.viewspatial:from_settings",
+         "ViewSpatial-Bench camera/person-perspective questions: accuracy per type, the authors' last-line reader")
+register("source", "mindcube", "spatialprobe.benchmarks.mindcube:from_settings",
+         "MindCube multi-view lettered questions (tiny or full): accuracy per setting, chance and frequency baselines")
+register("source", "omnispatial", "spatialprobe.benchmarks.omnispatial:from_settings",
+         "OmniSpatial lettered questions: accuracy per task/sub-task type, mean over sampled runs, copy recorded")
+register("source", "spatialscore", "spatialprobe.benchmarks.spatialscore:from_settings",
+         "SpatialScore version_0: multiple choice, yes/no and numeric items of 11 sources, scored by its scripts")
+register("source", "vsibench", "spatialprobe.benchmarks.vsibench:from_settings",
+         "VSI-Bench (and --subset debiased) video questions as sampled frames: accuracy, MRA, the authors' overall")
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
