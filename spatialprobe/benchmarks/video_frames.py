@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
