@@ -71,7 +71,7 @@ def mindcube(folder: Path, seed: int = 0, n: int = 30) -> tuple[Path, list[dict[
     settings = ["among", "around", "rotation", "translation"]
     records = []
     for k in range(2 * n):
-        setting = settings[k % 4]
+        setting = settings[k // 3 % 4]
         group = f"{setting}_group{k // 3:03d}"
         views = [f"other_all_image/{setting}/{group}/view_{j}.jpg" for j in range(2 + k % 3)]
         for path in views:
