@@ -100,7 +100,7 @@ def omnispatial(folder: Path, seed: int = 0, n: int = 40) -> tuple[Path, list[di
     root = folder / "dataset"
     records = []
     for k in range(n):
-        task = list(OMNI_TASKS)[k % 4]
+        task = list(OMNI_TASKS)[k // 2 % 4]
         sub = OMNI_TASKS[task][k % len(OMNI_TASKS[task])]
         number = k // 2  # two questions an image
         png = root / task / f"{number}.png"
