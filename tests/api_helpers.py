@@ -1,6 +1,8 @@
-"""A scripted OpenAI-compatible server on loopback (``http.server``), for the openai-api model's
-tests: it answers each path from a script (a list of (status, JSON, delay) whose last entry
-repeats, or a function of the request's body) and records every request it receives.
+"""A scripted, fault-injecting OpenAI-compatible server on loopback (``http.server``), for the
+openai-api model's tests: it answers each path from a script (a list of (status, JSON, delay) or
+:class:`Reply` whose last entry repeats, or a function of the request's body returning a JSON
+payload or a :class:`Reply`) and records every request it receives. A :class:`Reply` can misbehave
+as servers do: drip its bytes slowly, send a body of any size or bytes, add headers (Retry-After).
 
 :func:`vllm_like` scripts it as vLLM answers: a chat reply that depends on the request's content,
 and ``/completions`` with ``echo`` and ``logprobs`` (the prompt split at spaces, each piece's
@@ -15,10 +17,35 @@ import json
 import re
 import threading
 import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MODEL = "tiny"
+
+
+@dataclass
+class Reply:
+    """One answer: a status and a JSON payload (or ``raw`` bytes), after ``delay`` seconds, its
+    body sent one byte every ``drip`` seconds where set."""
+
+    status: int = 200
+    payload: Any = None
+    delay: float = 0.0
+    raw: bytes | None = None
+    drip: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def body(self) -> bytes:
+        return self.raw if self.raw is not None else json.dumps(self.payload).encode()
+
+
+def as_reply(answer: Any) -> Reply:
+    if isinstance(answer, Reply):
+        return answer
+    if isinstance(answer, tuple):
+        return Reply(*answer)
+    return Reply(200, answer)
 
 
 class Script:
@@ -31,12 +58,17 @@ class Script:
         self.received: list[tuple[str, dict[str, str], Any]] = []
         self.lock = threading.Lock()
 
-    def next(self, path: str, body: Any) -> tuple[int, Any, float]:
+    def next(self, path: str, body: Any) -> Reply:
         with self.lock:
             queue = self.answers.get(path) or [(404, {"error": "no such path"}, 0.0)]
             if callable(queue):
-                return 200, queue(body), 0.0
-            return queue.pop(0) if len(queue) > 1 else queue[0]
+                return as_reply(queue(body))
+            return as_reply(queue.pop(0) if len(queue) > 1 else queue[0])
+
+
+class Loopback(ThreadingHTTPServer):
+    request_queue_size = 128  # 32 clients connecting at once are not left waiting for a SYN retry
+    daemon_threads = True
 
 
 def start(answers: dict[str, Any]) -> tuple[str, Script, ThreadingHTTPServer]:
@@ -44,17 +76,30 @@ def start(answers: dict[str, Any]) -> tuple[str, Script, ThreadingHTTPServer]:
     script = Script(answers)
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real servers
+        disable_nagle_algorithm = True  # headers and body not held 40 ms for an ACK
+
         def _answer(self, body: Any) -> None:
             with script.lock:
                 script.received.append((self.path, dict(self.headers), body))
-            status, payload, delay = script.next(self.path, body)
-            time.sleep(delay)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
+            reply = script.next(self.path, body)
+            time.sleep(reply.delay)
+            data = reply.body()
+            self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for key, value in reply.headers.items():
+                self.send_header(key, value)
             self.end_headers()
-            self.wfile.write(data)
+            try:
+                if not reply.drip:
+                    self.wfile.write(data)
+                for byte in (data if reply.drip else b""):
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(reply.drip)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client hung up (its timeout, its bound): as a real server sees it
 
         def do_GET(self) -> None:
             self._answer(None)
@@ -65,7 +110,7 @@ def start(answers: dict[str, Any]) -> tuple[str, Script, ThreadingHTTPServer]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Loopback(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}/v1", script, server
 

@@ -5,7 +5,8 @@ declared once, and the one way they run it: build the run's settings
 
 :func:`ask_options` adds the options a command names (:data:`ASK_OPTIONS`: ``--protocol``,
 ``--image-condition``, ``--blind``, ``--max-new-tokens``, ``--scorer-arg``, ``--seed``,
-``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``) to its
+``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``, ``--base-url``,
+``--api-key-env``) to its
 signature, in the order named (none named: all of them), and hands the command the run's
 :class:`~spatialprobe.engine.build.Asked` as ``asked``, read from them: a ``--max-memory``,
 ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in one sentence before
@@ -48,8 +49,13 @@ ProtocolVariantsOption = typer.Option(None, "--protocol-variants", help="circula
                                      "the lettered options) and/or swap (left/right, above/below swapped), "
                                      "comma-separated: "
                                      "also ask these variants and report vanilla and strict accuracy and their gap.")
-BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
-                             "the checkpoint's config.json and understand the items (spatialprobe ls) \\[the first].")
+BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, taken by name (openai-api: "
+                             "--model is the server's name for it); else the first that accepts the checkpoint's "
+                             "config.json and understands the items (spatialprobe ls).")
+BaseUrlOption = typer.Option(None, "--base-url", help="--backend openai-api: the server's API root, such as "
+                             "http://127.0.0.1:8000/v1 (vLLM, SGLang, TGI, transformers serve, a hosted API).")
+ApiKeyEnvOption = typer.Option(None, "--api-key-env", help="--backend openai-api: the NAME of the environment "
+                               "variable holding the server's key (the key itself is never written).")
 
 ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X | None
     "protocol": (Optional[str], ProtocolOption),  # noqa: UP045
@@ -63,6 +69,8 @@ ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X 
     "backend": (Optional[str], BackendOption),  # noqa: UP045
     "items": (Optional[Path], ItemsOption),  # noqa: UP045
     "protocol_variants": (Optional[str], ProtocolVariantsOption),  # noqa: UP045
+    "base_url": (Optional[str], BaseUrlOption),  # noqa: UP045
+    "api_key_env": (Optional[str], ApiKeyEnvOption),  # noqa: UP045
 }
 """Each shared option's parameter name -> (its type, its typer option: flag, default, help)."""
 
@@ -86,7 +94,8 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
     items = given["items"]
     return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
                  backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
-                 items=None if items is None else str(items), protocol_variants=variants)
+                 items=None if items is None else str(items), protocol_variants=variants,
+                 server={"base_url": given["base_url"], "api_key_env": given["api_key_env"]})
 
 
 def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

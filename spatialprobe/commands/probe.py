@@ -7,7 +7,14 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.engine_options import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
+from spatialprobe.commands.engine_options import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    BlindOption,
+    ImageConditionOption,
+    MaxNewTokensOption,
+    ProtocolOption,
+)
 from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
@@ -51,7 +58,8 @@ def probe(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sequences per forward pass."),
     scorer: str = typer.Option(
         "auto", "--scorer", "--backend",
-        help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt or dummy (spatialprobe ls)."),
+        help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt, hf-mllm, openai-api or dummy "
+        "(spatialprobe ls), taken by name."),
     scorer_arg: list[str] = typer.Option(
         [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
         "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
@@ -69,6 +77,8 @@ def probe(
     max_new_tokens: int | None = MaxNewTokensOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
+    base_url: str | None = BaseUrlOption,
+    api_key_env: str | None = ApiKeyEnvOption,
 ) -> None:
     """Probe any model whose adapter asks the object pairs (spatialprobe ls): a masked, causal or seq2seq LM, a
     vision-language model or a multimodal LLM; best prompt per dev fold, accuracy and macro-F1 on object-disjoint
@@ -112,22 +122,25 @@ def probe(
 
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
-    from spatialprobe.models.choice import asks, judge_adapter, refuse_unaccepted
+    from spatialprobe.models.choice import probe_route
 
-    if scorer == judge_adapter():  # the multimodal LLM adapter: a text-only LM is refused by its config.json
-        refuse_unaccepted(scorer, model, "--model",
-                          f"a multimodal LLM (image-text-to-text), as --backend {scorer} needs")
-    asked = asks(model, ("question",), scorer)  # an adapter that accepts it answers the task's question
+    with refusals():
+        asked = probe_route(model, scorer)  # an adapter that answers the task's question, else the cloze
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
                                       ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
+    server = {"base_url": base_url, "api_key_env": api_key_env}
+    given = [flag for flag, value in (("--base-url", base_url), ("--api-key-env", api_key_env)) if value]
+    if given and not asked:
+        fail(f"{given[0]} applies to a model behind a server, asked the task's question (--backend openai-api); "
+             f"the {scorer} scorer runs {model!r} in this process.")
     if named and not asked:
-        fail(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
-             f"{model!r} is not one.")
+        fail(f"{', '.join(named)} apply to models asked the task's question (a multimodal LLM, a model "
+             f"behind a server); {model!r} is not one.")
     if asked:
         _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
-                    max_new_tokens, folds, seed, device, batch_size, target,
-                    plain=format == "plain" and candidates == "builtin", spread=spread,
-                    backend=None if scorer == "auto" else scorer)
+                  max_new_tokens, folds, seed, device, batch_size, target,
+                  plain=format == "plain" and candidates == "builtin", spread=spread,
+                  backend=None if scorer == "auto" else scorer, server=server)
         return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
@@ -154,7 +167,8 @@ def probe(
 
 
 def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
-                folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None) -> None:
+              folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None,
+              server=None) -> None:
     """A model that answers questions asked the task's own question (``questions.choice``) over the
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
     from spatialprobe.benchmarks.commonsense import task_source
@@ -171,7 +185,7 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
     with refusals():
         source_ask, _ = task_source(dataset, source, image, folds, seed)
         given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      scorer_args, *spread)
+                      scorer_args, device_map=spread[0], max_memory=spread[1], server=server or {})
     ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 
@@ -222,7 +236,7 @@ def runs(
 ) -> None:
     """List runs with their settings and coverage (the index, $SPATIALPROBE_HOME/index.sqlite, is a
     cache of the run folders)."""
-    from spatialprobe.reports.runs import coverage, load_runs, settings_text
+    from spatialprobe.reports.runs import backend, coverage, load_runs, settings_text
     from spatialprobe.reports.tables import markdown_table
     from spatialprobe.store import find_runs, home, rebuild_index
 
@@ -238,10 +252,10 @@ def runs(
         return "–" if value is None else f"{value:.1f}"
 
     rows = [[str((r.summary.get("provenance") or {}).get("created", "")), str(r.summary.get("kind")),
-             str(r.summary.get("task") or "–"), str(r.summary.get("model")), str(r.summary.get("dataset")),
+             str(r.summary.get("task") or "–"), str(r.summary.get("model")), backend(r), str(r.summary.get("dataset")),
              settings_text(r) or "–", coverage(r.summary), number(r, "accuracy"), number(r, "macro_f1"),
              str(r.path)] for r in found]
-    typer.echo(markdown_table(["created", "kind", "task", "model", "dataset", "settings", "coverage",
+    typer.echo(markdown_table(["created", "kind", "task", "model", "backend", "dataset", "settings", "coverage",
                                "accuracy", "macro-F1", "path"], rows))
 
 

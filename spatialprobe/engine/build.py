@@ -42,6 +42,9 @@ class Asked:
     protocol_variants: tuple[str, ...] = ()
     """``--protocol-variants circular,swap``: the robustness variants the engine generates
     (:mod:`spatialprobe.engine.variants`); part of the run's identity through the source's settings."""
+    server: dict[str, str | None] = field(default_factory=dict)
+    """``--base-url`` and ``--api-key-env`` (adapter option -> value, None where not given): the
+    options of a model behind a server (:func:`spatialprobe.models.options.with_server_flags`)."""
 
 
 def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
@@ -50,7 +53,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     from spatialprobe.engine.load import load_model
     from spatialprobe.engine.protocols import protocols_of
     from spatialprobe.models.choice import choose
-    from spatialprobe.models.options import resolve, sharding
+    from spatialprobe.models.options import resolve, sharding, with_server_flags
 
     if given.items is not None:
         from spatialprobe.engine.rebuild import restrict
@@ -74,18 +77,22 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     if unused:
         raise UsageError(f"--scorer-arg {unused[0]} does not apply when the {name} model is asked {source.name} "
                          "items: the source words the question, and --max-new-tokens bounds a reply.")
+    scorer_args = with_server_flags(name, given.server, given.scorer_args)
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
-                             **given.scorer_args})
+                             **scorer_args})
     _answers(name, protocol)  # from the adapter's declaration: before any weights load
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
     batch_size = int(runtime.get("batch_size", given.batch_size))
+    model_runtime = {key: options.pop(key) for key in _declared(name, "runtime_options") if key in options}
     spread = sharding(name, given.device, given.device_map or "none", given.max_memory)  # refused here
     component = Component(name, {"model": model, **options})
     settings = AskRunSettings(component, dict(source.settings), protocol,
                               list(("real", *BLIND) if given.blind else (condition,)), given.seed,
                               given.max_new_tokens or 16, given.device, batch_size,
-                              spread.get("device_map", "none"), spread.get("max_memory"))
-    loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory)
+                              spread.get("device_map", "none"), spread.get("max_memory"),
+                              model_runtime=model_runtime or None)
+    loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory,
+                        settings.model_runtime)
     wording = choose_wording(loaded, source, name)
     return AskRun(replace(settings, wording=None if wording == "question" else wording), source, loaded)
 

@@ -29,7 +29,7 @@ from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.components import component
 from spatialprobe.runner.folders import RunOut
-from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, models
+from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, inputs_of, models
 from spatialprobe.tasks.data import make_folds
 
 CELLS_PER_COMMIT = 512
@@ -191,6 +191,18 @@ class ProbeRun(RunKind):
             scorer=ScorerRecord(self.spec_.name, {k: v for k, v in spec_args.items() if k not in RUNTIME_KEYS},
                                 self.described.get("weights_sha256")),
             device_map=spec_args.get("device_map"), max_memory=spec_args.get("max_memory"))
+
+    def inputs(self) -> dict[str, Any]:
+        """The inputs its settings name, the scorer's model fingerprinted by the scorer itself
+        (:func:`~spatialprobe.models.base.identity_of`: a server's endpoint and served model)."""
+        from spatialprobe.models.base import identity_of
+
+        found = inputs_of(self.resolved(), skip=frozenset({"model"}))
+        if "model" in self.settings.scorer.args:
+            entry = identity_of(self.scorer, "the scorer's model", str(self.settings.scorer.args["model"]))
+            if entry:
+                found["model"] = entry
+        return found
 
     def items(self) -> list[Item]:
         return [Item(cell_key(t, inst.id), (t, inst))

@@ -63,6 +63,8 @@ class Compared:
     summary: Mapping[str, Any]
     label: str
     rows: list[dict[str, Any]]
+    backend: str = "–"
+    """The model adapter it asked through (:func:`spatialprobe.reports.runs.backend`)."""
 
 
 def primary_rows(summary: Mapping[str, Any], rows: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -77,7 +79,7 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
     """The runs, their rows aligned on the first run's keys, and the resampling they share;
     :class:`UsageError` naming what differs (benchmark, resampling, condition, items, gold)."""
     from spatialprobe.files import read_jsonl
-    from spatialprobe.reports.runs import labels, load_run
+    from spatialprobe.reports.runs import backend, labels, load_run
 
     runs = [load_run(p) for p in paths]
     found = []
@@ -98,8 +100,8 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
             raise UsageError(f"{run.path} cannot be compared with {first.path}: {reason}.")
     order = {row_key(r, specs[0].key): n for n, r in enumerate(found[0][1])}
     named = labels(runs)
-    out = [Compared(run.path, run.summary, label, sorted(rows, key=lambda r: order[row_key(r, specs[0].key)]))
-           for run, (_, rows), label in zip(runs, found, named, strict=True)]
+    out = [Compared(run.path, run.summary, label, sorted(rows, key=lambda r: order[row_key(r, specs[0].key)]),
+                    backend(run)) for run, (_, rows), label in zip(runs, found, named, strict=True)]
     return out, specs[0]
 
 
@@ -178,7 +180,7 @@ def compare(paths: Sequence[str | Path], resamples: int = RANK_RESAMPLES, seed: 
     for run in runs:
         value, ci = score(run.rows, spec)
         models.append({"label": run.label, "path": str(run.path), "model": run.summary.get("model"),
-                       "score": value, "ci": list(ci) if ci else None})
+                       "backend": run.backend, "score": value, "ci": list(ci) if ci else None})
     out: dict[str, Any] = {"metric": name, "statistic": stat, "header": get(stat).header,
                            "dataset": runs[0].summary.get("dataset"), "n": len(runs[0].rows),
                            "intervals": spec.describe(0, seed), "models": models, "pairs": []}
@@ -292,9 +294,9 @@ def compare_table(result: Mapping[str, Any]) -> str:
     lines = [f"# {count} run{'s' if count != 1 else ''} on {result['dataset']} ({result['n']} rows): {header}\n"]
     has_ranks = any("rank" in m for m in result["models"])
     rows = [[str(m.get("rank", "–")), m["label"], _num(m["score"]), _ci(m["ci"]),
-             (f"[{m['rank_interval'][0]}, {m['rank_interval'][1]}]" if has_ranks else "–"), m.get("group", "–")]
-            for m in result["models"]]
-    lines.append(markdown_table(["rank", "model", header, "95 % interval", "rank interval", "group"], rows))
+             (f"[{m['rank_interval'][0]}, {m['rank_interval'][1]}]" if has_ranks else "–"), m.get("group", "–"),
+             str(m.get("backend") or "–")] for m in result["models"]]
+    lines.append(markdown_table(["rank", "model", header, "95 % interval", "rank interval", "group", "backend"], rows))
     if result["pairs"]:
         def pm(p: float | None) -> str:
             return "–" if p is None else p_text(p)

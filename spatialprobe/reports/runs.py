@@ -154,6 +154,18 @@ def labels(runs: Sequence[Run], prefixes: Sequence[str] | None = None) -> list[s
             for label, run in zip(out, runs, strict=True)]
 
 
+def backend(run: Run) -> str:
+    """The model adapter a run asked through (``hf-mllm``, ``openai-api``, ...), with a server's
+    endpoint; ``–`` for a run that names none (an imported run, a judge)."""
+    settings = run.config.get("settings") or {}
+    component = settings.get("model") if isinstance(settings.get("model"), Mapping) else settings.get("scorer")
+    if not isinstance(component, Mapping) or not component.get("name"):
+        return "–"
+    served = (run.config.get("inputs") or {}).get("model") or {}
+    where = served.get("endpoint") if isinstance(served, Mapping) else None
+    return f"{component['name']} at {where}" if where else str(component["name"])
+
+
 def settings_text(run: Run) -> str:
     """The run's scalar settings (``folds=5 seed=0``): what ``runs`` lists beside each run."""
     settings = run.config.get("settings") or {}
