@@ -17,9 +17,12 @@ import json
 import re
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import pytest
 
 MODEL = "tiny"
 
@@ -142,3 +145,99 @@ def chat_reply(body: dict[str, Any]) -> dict[str, Any]:
 def vllm_like() -> tuple[str, Script, ThreadingHTTPServer]:
     """The server scripted as vLLM answers (see the module's docstring)."""
     return start({"/v1/chat/completions": chat_reply, "/v1/completions": lambda body: echoed(body["prompt"])})
+
+
+def posqa_file(folder: Any, pairs: int = 6) -> Any:
+    """A POSQA-format file (its release's datasets/posqa.json layout) of ``2 * pairs`` yes/no questions:
+    pair n asked "bigger" (gold yes for even n) and "smaller"."""
+    from pathlib import Path
+
+    records = {}
+    for n in range(pairs):
+        for k, word in enumerate(("bigger", "smaller")):
+            label = (n % 2 == 0) == (word == "bigger")
+            records[f"{n}_{n + 1}_{k}"] = {
+                "h_name": f"thing{n}", "t_name": f"other{n}", "magnitude": ["1", "3", 2], "paras": [],
+                "general_question": f"Is the thing{n} {word} than the other{n}", "general_question_label": label,
+                "special_question": f"Which one is {word} between thing{n} and other{n}",
+                "special_question_label": f"thing{n}" if label else f"other{n}"}
+    path = Path(folder) / "posqa.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records))
+    return path
+
+
+def question_of(body: dict[str, Any]) -> str:
+    """The text of a chat request's user turn."""
+    return next(part["text"] for part in body["messages"][0]["content"] if part["type"] == "text")
+
+
+# -- a real server: transformers serve with a tiny random LLaVA -----------------------------------------
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Served:
+    """``transformers serve MODEL`` on 127.0.0.1:port, one thread, started and killed at will."""
+
+    def __init__(self, model: Any, log: Any):
+        self.model, self.log, self.port = model, log, free_port()
+        self.process: Any = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self, wait_s: float = 90.0) -> None:
+        import os
+        import subprocess
+        import sys
+
+        import httpx
+
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
+        command = [sys.executable, "-c", "from transformers.cli.transformers import main; main()", "serve",
+                   str(self.model), "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu",
+                   "--dtype", "float32"]  # as hf-mllm on a CPU; "auto" reads the config's float16
+        self.process = subprocess.Popen(command, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            try:
+                if httpx.get(self.url + "/models", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.25)
+        tail = self.log.read_text(errors="replace")[-2000:]
+        self.kill()
+        pytest.fail(f"transformers serve did not answer within {wait_s:.0f} s:\n{tail}")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module", name="served")
+def served_fixture(tmp_path_factory: Any) -> Iterator[Served]:
+    """One ``transformers serve`` of a tiny random LLaVA (tests/mllm_helpers.py) for a test module
+    (import it there); skipped only where ../shared (the genuine LLaVA processor files) is absent."""
+    import importlib.util
+
+    from mllm_helpers import SHARED, build
+
+    if not (SHARED / "llava-1.5-7b-hf").is_dir():
+        pytest.skip(f"{SHARED / 'llava-1.5-7b-hf'} is absent")
+    missing = [m for m in ("fastapi", "uvicorn", "openai") if importlib.util.find_spec(m) is None]
+    if missing:  # declared in the dev extra: a broken install, not a reason to skip
+        pytest.fail(f"transformers serve needs {', '.join(missing)}: pip install -e '.[dev]'")
+    folder = tmp_path_factory.mktemp("served")
+    server = Served(build("llava", folder / "llava"), folder / "serve.log")
+    server.start()
+    yield server
+    server.kill()

@@ -8,10 +8,6 @@ the likelihood protocol (a known sum of echoed log-probabilities, or a refusal).
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +20,7 @@ from spatialprobe.models.base import GenerateRequest, ScoreRequest
 
 pytest.importorskip("httpx", reason="the api extra (httpx) is not installed")
 
-from api_helpers import MODEL, Script, start
+from api_helpers import MODEL, Script, served_fixture, start  # noqa: F401 (the fixture `served`)
 
 from spatialprobe.models.openai_api import OpenAIServer
 from spatialprobe.models.openai_client import request_key
@@ -252,74 +248,6 @@ def test_an_image_is_refused_by_the_likelihood_protocol(scripted, tmp_path):
 
 
 # -- a real server: transformers serve with a tiny random LLaVA ---------------------------------------
-def _serving_missing() -> str | None:
-    import importlib.util
-
-    missing = [m for m in ("fastapi", "uvicorn", "openai") if importlib.util.find_spec(m) is None]
-    return f"transformers serve needs {', '.join(missing)} (pip install 'transformers[serving]')" if missing else None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Served:
-    """``transformers serve MODEL`` on 127.0.0.1:port, one thread, started and killed at will."""
-
-    def __init__(self, model: Path, log: Path):
-        self.model, self.log, self.port = model, log, _free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self, wait_s: float = 60.0) -> None:
-        import httpx
-
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
-        command = [sys.executable, "-c", "from transformers.cli.transformers import main; main()", "serve",
-                   str(self.model), "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu",
-                   "--dtype", "float32"]  # as hf-mllm on a CPU; "auto" reads the config's float16
-        self.process = subprocess.Popen(command, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            try:
-                if httpx.get(self.url + "/models", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.25)
-        tail = self.log.read_text(errors="replace")[-2000:]
-        self.kill()
-        pytest.fail(f"transformers serve did not answer within {wait_s:.0f} s:\n{tail}")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[Served]:
-    from mllm_helpers import SHARED, build
-
-    reason = _serving_missing()
-    if reason:
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
-    if not (SHARED / "llava-1.5-7b-hf").is_dir():
-        pytest.skip(f"{SHARED / 'llava-1.5-7b-hf'} is absent")
-    folder = tmp_path_factory.mktemp("api")
-    server = Served(build("llava", folder / "llava"), folder / "serve.log")
-    server.start()
-    yield server
-    server.kill()
-
-
 def _items() -> list[GenerateRequest]:
     from PIL import Image
 

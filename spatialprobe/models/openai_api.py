@@ -50,8 +50,6 @@ from spatialprobe.models.openai_cache import AnswerCache
 from spatialprobe.models.openai_client import ServerClient, redact
 
 RETRIED = "HTTP 429, HTTP 5xx, connection errors, timeouts and empty answers"
-REPLY_CHARACTERS = 64
-"""A reply is cut at this many characters per ``max_new_tokens`` (and counted as truncated)."""
 MODEL_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len")
 """The fields of a ``/models`` entry that say which model it is (``created`` changes per start)."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -173,15 +171,8 @@ class OpenAIServer(Declared):
         """The greedy reply to each request, in request order, cut at its first stop string."""
         bodies = [self._chat_body(r) for r in requests]
         answers = self.client.send("/chat/completions", bodies, progress)
-        return [cut(self._bounded(str(((a or {}).get("message") or {}).get("content") or ""), r), r.stop)
+        return [cut(str(((a or {}).get("message") or {}).get("content") or ""), r.stop)
                 for a, r in zip(answers, requests, strict=True)]  # None: nothing usable, a parse failure
-
-    def _bounded(self, reply: str, request: GenerateRequest) -> str:
-        """The reply, cut at :data:`REPLY_CHARACTERS` per ``max_new_tokens`` (counted as truncated)."""
-        bound = REPLY_CHARACTERS * request.max_new_tokens
-        if len(reply) > bound:
-            self.client.count_truncated()
-        return reply[:bound]
 
     def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:

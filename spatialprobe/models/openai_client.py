@@ -13,7 +13,8 @@ OpenAI-compatible server: a misbehaving server cannot make a wrong number.
   is None (the run records a parse failure), never cached.
 * **Size.** An answer is read up to a bound (:func:`answer_bound`: 64 KiB, plus 4 KiB per
   ``max_tokens``, plus 512 bytes per character of an echoed prompt); past it, reading stops and the
-  answer is what can be read of the reply up to there, counted under ``truncated``.
+  answer is what can be read of the reply up to there. A chat reply is cut at 64 characters per
+  ``max_tokens``. Either is counted under ``truncated``.
 * **First contact.** A server that refuses the first connection is one sentence at once, with no
   retry and no promise of a resume.
 * **Secrets.** The key (read from the variable ``api_key_env`` names) is sent as a bearer token and
@@ -45,6 +46,8 @@ RATE_LIMITS = (429, 503)
 """Statuses that say "fewer at once, later": they halve the requests in flight."""
 RATE_LIMIT_TRIES = 4
 """A rate-limited request is re-sent up to this many times ``retries``."""
+REPLY_CHARACTERS = 64
+"""A chat reply is cut at this many characters per ``max_tokens`` (and counted as truncated)."""
 
 
 class ServerClient:
@@ -94,10 +97,6 @@ class ServerClient:
                 "prompt_tokens": counts.get("prompt_tokens", 0), "completion_tokens": tokens,
                 "seconds": round(seconds, 3), "requests_per_s": rate(counts.get("sent", 0)),
                 "tokens_per_s": rate(tokens), "in_flight": self.in_flight.state()}
-
-    def count_truncated(self) -> None:
-        """One answer cut at its bound (a reply longer than its ``max_tokens`` allow)."""
-        self._count("truncated")
 
     def _timed(self, start: float, end: float) -> None:
         with self._lock:
@@ -171,7 +170,7 @@ class ServerClient:
                 else:
                     self._timed(start, time.monotonic())
                     if status == 200:
-                        answer, reason = self._read(raw, cut, method)
+                        answer, reason = self._read(raw, cut, body)
                         if answer is not None:
                             self.in_flight.answered()
                             return answer
@@ -217,22 +216,20 @@ class ServerClient:
                     break
             return response.status_code, dict(response.headers), b"".join(chunks)[:bound], cut
 
-    def _read(self, raw: bytes, cut: bool, method: str) -> tuple[dict[str, Any] | None, str]:
-        """(the answer, "") or (None, why it is no answer: ``empty`` or ``unreadable``)."""
+    def _read(self, raw: bytes, cut: bool, body: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str]:
+        """(the answer, "") or (None, why it is no answer: ``empty`` or ``unreadable``). A reply
+        longer than :data:`REPLY_CHARACTERS` a token, or an answer cut at its bound, is cut and
+        counted once under ``truncated``."""
         if cut:
-            self._count("truncated")
-            salvaged = salvage(raw)
-            if salvaged is None:
-                return None, "unreadable"
-            self._count("answered")
-            return salvaged, ""
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return None, "unreadable"
+            data: Any = salvage(raw)
+        else:
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = None
         if not isinstance(data, dict):
             return None, "unreadable"
-        if method == "GET":
+        if body is None:  # a GET: the listing itself
             self._count("answered")
             self._count("listings")  # not an answer to the work
             return data, ""
@@ -240,6 +237,9 @@ class ServerClient:
         choice = choices[0] if choices and isinstance(choices[0], dict) else None
         if choice is None or not _text(choice):
             return None, "empty"
+        choice, shortened = _bounded(choice, body)
+        if cut or shortened:
+            self._count("truncated")
         usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
         for key in ("prompt_tokens", "completion_tokens"):
             if isinstance(usage.get(key), int):
@@ -278,9 +278,21 @@ def answer_bound(body: Mapping[str, Any] | None) -> int:
     return 65536 + 4096 * tokens + 512 * echoed
 
 
+def _bounded(choice: dict[str, Any], body: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """A chat choice whose reply is cut at :data:`REPLY_CHARACTERS` per ``max_tokens`` (and whether it was)."""
+    message = choice.get("message")
+    tokens = body.get("max_tokens")
+    if not isinstance(message, dict) or not isinstance(tokens, int):
+        return choice, False
+    content, bound = str(message.get("content") or ""), REPLY_CHARACTERS * tokens
+    if len(content) <= bound:
+        return choice, False
+    return {**choice, "message": {**message, "content": content[:bound]}}, True
+
+
 def salvage(raw: bytes) -> dict[str, Any] | None:
-    """What a reply cut at its bound said: the start of its first message's content (or completion
-    text), as a choice; None where none can be read."""
+    """What an answer cut at its bound said: the start of its first message's content (or completion
+    text), as an answer of one choice; None where none can be read."""
     text = raw.decode("utf-8", "ignore")
     found = re.search(r'"(content|text)"\s*:\s*"', text)
     if found is None:
@@ -292,8 +304,8 @@ def salvage(raw: bytes) -> dict[str, Any] | None:
         content = json.loads(f'"{rest}"')
     except ValueError:
         return None
-    field = found.group(1)
-    return {"message": {"role": "assistant", "content": content}} if field == "content" else {"text": content}
+    message = {"role": "assistant", "content": content}
+    return {"choices": [{"message": message} if found.group(1) == "content" else {"text": content}]}
 
 
 def _text(choice: Mapping[str, Any]) -> str:

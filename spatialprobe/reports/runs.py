@@ -119,7 +119,8 @@ def differing(runs: Sequence[Run]) -> list[str]:
     a key whose values follow run by run from the keys already chosen (the dummy scorer's seed and
     the run's seed) is left out."""
     table = [facets(r) for r in runs]
-    keys = sorted({k for t in table for k in t}, key=lambda k: (k not in ("model", "dataset"), k.count("."), k))
+    keys = sorted({k for t in table for k in t},  # the adapter asked through before its options
+                  key=lambda k: (k not in ("model", "dataset", "backend"), k.count("."), k))
     chosen: list[str] = []
     for key in keys:
         values = [t.get(key, "–") for t in table]

@@ -40,7 +40,6 @@ def _local_model(spec: Any) -> Any:
     from dataclasses import replace
 
     from spatialprobe.fingerprints import local_path
-
     from spatialprobe.runner.settings import names_checkpoint
 
     model = (getattr(spec, "args", None) or {}).get("model")
