@@ -7,8 +7,8 @@ pairs, each asked bigger and smaller), three times, in this process:
 
 1. one request at a time (``--scorer-arg concurrency=1``): the baseline;
 2. adaptive concurrency (the default: 32 in flight, halved on rate limits);
-3. adaptive again, against the same server answering every 3rd request with HTTP 429
-   (``Retry-After: 0``): every item must still be answered, with at most 1.5 N requests.
+3. adaptive again, against a server answering every 3rd request with HTTP 429 (``Retry-After: 0``,
+   so no wait): every item must still be answered, with at most 1.5 N requests.
 
 Printed: wall seconds, requests sent, items/s and the speed-up over the baseline. Goal: adaptive at
 least 16x the baseline (half the ideal 32x at 0.2 s), and under 429s all N answered in at most
@@ -20,6 +20,8 @@ least 16x the baseline (half the ideal 32x at 0.2 s), and under 429s all N answe
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import tempfile
 import threading
@@ -105,9 +107,10 @@ def timed_run(data: Path, server: LatencyServer, out: Path, *extra: str) -> tupl
     args = ["bench", "posqa", "--data", str(data), "--backend", "openai-api", "--model", "bench",
             "--base-url", server.url, "--protocol", "generate", "--max-new-tokens", "4", "--out", str(out),
             "--scorer-arg", "cache_dir=off", *extra]
-    start = time.perf_counter()
-    code = app(args, standalone_mode=False)
-    seconds = time.perf_counter() - start
+    with contextlib.redirect_stdout(io.StringIO()):  # each run's table: only the figures below are printed
+        start = time.perf_counter()
+        code = app(args, standalone_mode=False)
+        seconds = time.perf_counter() - start
     if code:
         raise SystemExit(f"spatialprobe {' '.join(args)} ended with exit code {code}")
     summary = json.loads((out / "summary.json").read_text())

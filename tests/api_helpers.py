@@ -142,29 +142,37 @@ def chat_reply(body: dict[str, Any]) -> dict[str, Any]:
     return {"choices": [{"index": 0, "message": {"role": "assistant", "content": word}}]}
 
 
+@pytest.fixture(name="scripted")
+def scripted_fixture() -> Iterator[Any]:
+    """``scripted(answers)``: a scripted server (:func:`start`) for one test, shut down after it."""
+    servers = []
+
+    def begin(answers: dict[str, Any]) -> tuple[str, Script]:
+        url, script, server = start(answers)
+        servers.append(server)
+        return url, script
+
+    yield begin
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
 def vllm_like() -> tuple[str, Script, ThreadingHTTPServer]:
     """The server scripted as vLLM answers (see the module's docstring)."""
     return start({"/v1/chat/completions": chat_reply, "/v1/completions": lambda body: echoed(body["prompt"])})
 
 
 def posqa_file(folder: Any, pairs: int = 6) -> Any:
-    """A POSQA-format file (its release's datasets/posqa.json layout) of ``2 * pairs`` yes/no questions:
-    pair n asked "bigger" (gold yes for even n) and "smaller"."""
+    """A POSQA-format file of ``2 * pairs`` yes/no questions (bench/openai_throughput.py writes it:
+    pair n asked "bigger", gold yes for even n, and "smaller")."""
+    import sys
     from pathlib import Path
 
-    records = {}
-    for n in range(pairs):
-        for k, word in enumerate(("bigger", "smaller")):
-            label = (n % 2 == 0) == (word == "bigger")
-            records[f"{n}_{n + 1}_{k}"] = {
-                "h_name": f"thing{n}", "t_name": f"other{n}", "magnitude": ["1", "3", 2], "paras": [],
-                "general_question": f"Is the thing{n} {word} than the other{n}", "general_question_label": label,
-                "special_question": f"Which one is {word} between thing{n} and other{n}",
-                "special_question_label": f"thing{n}" if label else f"other{n}"}
-    path = Path(folder) / "posqa.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(records))
-    return path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from openai_throughput import posqa_file as written
+
+    return written(Path(folder), 2 * pairs)
 
 
 def question_of(body: dict[str, Any]) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,28 +19,13 @@ from spatialprobe.models.base import GenerateRequest, ScoreRequest
 
 pytest.importorskip("httpx", reason="the api extra (httpx) is not installed")
 
-from api_helpers import MODEL, Script, served_fixture, start  # noqa: F401 (the fixture `served`)
+from api_helpers import MODEL, Script, scripted_fixture, served_fixture  # noqa: F401 (fixtures)
 
 from spatialprobe.models.openai_api import OpenAIServer
 from spatialprobe.models.openai_client import request_key
 
 
 # -- a scripted server ------------------------------------------------------------------------------
-@pytest.fixture
-def scripted() -> Iterator[Any]:
-    servers = []
-
-    def begin(answers: dict[str, Any]) -> tuple[str, Script]:
-        url, script, server = start(answers)
-        servers.append(server)
-        return url, script
-
-    yield begin
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
 def chat(text: str) -> dict[str, Any]:
     return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
 

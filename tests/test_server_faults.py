@@ -18,28 +18,13 @@ import pytest
 
 pytest.importorskip("httpx", reason="the api extra (httpx) is not installed")
 
-from api_helpers import MODEL, Reply, posqa_file, question_of, start, vllm_like
+from api_helpers import MODEL, Reply, posqa_file, question_of, scripted_fixture, vllm_like  # noqa: F401
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
 
 ITEMS = 12
 """Questions in the POSQA file (6 pairs, each asked bigger and smaller)."""
-
-
-@pytest.fixture
-def serve():
-    servers = []
-
-    def begin(answers: dict[str, Any]):
-        url, script, server = start(answers)
-        servers.append(server)
-        return url, script
-
-    yield begin
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 def chat(text: str, tokens: int = 2) -> dict[str, Any]:
@@ -72,8 +57,8 @@ def rows_of(out: Path) -> dict[str, dict[str, Any]]:
 
 
 # -- named by what it asks -------------------------------------------------------------------------
-def test_bench_asks_the_server_and_the_run_is_named_by_the_served_model(serve, tmp_path):
-    url, _ = serve({"/v1/chat/completions": yes_to_bigger})
+def test_bench_asks_the_server_and_the_run_is_named_by_the_served_model(scripted, tmp_path):
+    url, _ = scripted({"/v1/chat/completions": yes_to_bigger})
     out = tmp_path / "run"
     result = ask(url, posqa_file(tmp_path), out)
     assert result.exit_code == 0, result.output
@@ -95,8 +80,8 @@ def test_bench_asks_the_server_and_the_run_is_named_by_the_served_model(serve, t
 
 
 @pytest.mark.parametrize("spelling", [["--base-url"], ["--scorer-arg", "base_url="]])
-def test_both_spellings_of_the_base_url_reach_the_server(serve, tmp_path, spelling):
-    url, script = serve({"/v1/chat/completions": yes_to_bigger})
+def test_both_spellings_of_the_base_url_reach_the_server(scripted, tmp_path, spelling):
+    url, script = scripted({"/v1/chat/completions": yes_to_bigger})
     given = [spelling[0], url] if len(spelling) == 1 else [spelling[0], spelling[1] + url]
     result = CliRunner().invoke(app, ["bench", "posqa", "--data", str(posqa_file(tmp_path)), "--backend",
                                       "openai-api", "--model", MODEL, *given, "--protocol", "generate",
@@ -112,8 +97,8 @@ def test_the_base_url_is_refused_for_a_model_run_in_this_process(tmp_path):
     assert "--base-url applies to a model behind a server" in " ".join(result.output.split())
 
 
-def test_the_requests_in_flight_are_bounded_by_the_concurrency_not_the_batch_size(serve, tmp_path):
-    url, _ = serve({"/v1/chat/completions": lambda body: Reply(200, yes_to_bigger(body), delay=0.3)})
+def test_the_requests_in_flight_are_bounded_by_the_concurrency_not_the_batch_size(scripted, tmp_path):
+    url, _ = scripted({"/v1/chat/completions": lambda body: Reply(200, yes_to_bigger(body), delay=0.3)})
     data = posqa_file(tmp_path)
     result = ask(url, data, tmp_path / "adaptive", "--batch-size", "2")
     assert result.exit_code == 0, result.output
@@ -124,7 +109,7 @@ def test_the_requests_in_flight_are_bounded_by_the_concurrency_not_the_batch_siz
     assert summary_of(tmp_path / "fixed")["details"]["requests"]["in_flight"]["most_in_flight"] == 3
 
 
-def test_rate_limits_halve_the_requests_in_flight_and_every_item_is_answered(serve, tmp_path):
+def test_rate_limits_halve_the_requests_in_flight_and_every_item_is_answered(scripted, tmp_path):
     seen = {"posts": 0}
 
     def every_third_refused(body: dict[str, Any]) -> Any:
@@ -133,7 +118,7 @@ def test_rate_limits_halve_the_requests_in_flight_and_every_item_is_answered(ser
             return Reply(429, {"error": "slow down"}, headers={"Retry-After": "0"})
         return yes_to_bigger(body)
 
-    url, _ = serve({"/v1/chat/completions": every_third_refused})
+    url, _ = scripted({"/v1/chat/completions": every_third_refused})
     out = tmp_path / "run"
     result = ask(url, posqa_file(tmp_path), out, "--scorer-arg", "backoff=0.01")
     assert result.exit_code == 0, result.output
@@ -144,8 +129,8 @@ def test_rate_limits_halve_the_requests_in_flight_and_every_item_is_answered(ser
 
 
 # -- a misbehaving server cannot make a wrong number --------------------------------------------------
-def test_the_timeout_bounds_the_whole_request_of_a_dripping_server(serve, tmp_path):
-    url, _ = serve({"/v1/chat/completions": lambda body: Reply(200, chat("Yes."), drip=0.1)})
+def test_the_timeout_bounds_the_whole_request_of_a_dripping_server(scripted, tmp_path):
+    url, _ = scripted({"/v1/chat/completions": lambda body: Reply(200, chat("Yes."), drip=0.1)})
     started = time.monotonic()
     result = ask(url, posqa_file(tmp_path, pairs=1), tmp_path / "run", "--scorer-arg", "timeout=1",
                  "--scorer-arg", "retries=0")
@@ -156,7 +141,7 @@ def test_the_timeout_bounds_the_whole_request_of_a_dripping_server(serve, tmp_pa
     assert took < 3.0  # a byte every 0.1 s would take ~12 s for the whole answer
 
 
-def test_an_empty_reply_is_retried_then_a_parse_failure_and_never_cached(serve, tmp_path):
+def test_an_empty_reply_is_retried_then_a_parse_failure_and_never_cached(scripted, tmp_path):
     fixed = {"now": False}
     broken = "Is the thing0 bigger than the other0"
 
@@ -165,7 +150,7 @@ def test_an_empty_reply_is_retried_then_a_parse_failure_and_never_cached(serve, 
             return chat("")
         return yes_to_bigger(body)
 
-    url, script = serve({"/v1/chat/completions": empty_for_one})
+    url, script = scripted({"/v1/chat/completions": empty_for_one})
     data, first = posqa_file(tmp_path), tmp_path / "first"
     result = ask(url, data, first, "--scorer-arg", "retries=2", "--scorer-arg", "backoff=0.01")
     assert result.exit_code == 0, result.output
@@ -183,13 +168,13 @@ def test_an_empty_reply_is_retried_then_a_parse_failure_and_never_cached(serve, 
     assert next(r for r in rows_of(tmp_path / "second").values() if broken in r["question"])["pred"] == "yes"
 
 
-def test_an_oversized_reply_is_cut_and_counted(serve, tmp_path):
+def test_an_oversized_reply_is_cut_and_counted(scripted, tmp_path):
     huge = "Is the thing1 bigger than the other1"
 
     def eight_megabytes(body: dict[str, Any]) -> dict[str, Any]:
         return chat("Yes " * 2_000_000) if huge in question_of(body) else yes_to_bigger(body)
 
-    url, _ = serve({"/v1/chat/completions": eight_megabytes})
+    url, _ = scripted({"/v1/chat/completions": eight_megabytes})
     out = tmp_path / "run"
     result = ask(url, posqa_file(tmp_path), out)
     assert result.exit_code == 0, result.output
@@ -213,10 +198,10 @@ def test_a_refused_first_connection_fails_at_once_without_promising_a_resume(tmp
     assert not (tmp_path / "run").exists()
 
 
-def test_a_key_appears_in_no_file_and_no_message(serve, tmp_path, monkeypatch):
+def test_a_key_appears_in_no_file_and_no_message(scripted, tmp_path, monkeypatch):
     secret = "sk-live-0123456789abcdefSECRET"
     monkeypatch.setenv("SPATIALPROBE_SERVER_KEY", secret)
-    url, script = serve({"/v1/chat/completions": yes_to_bigger})
+    url, script = scripted({"/v1/chat/completions": yes_to_bigger})
     out = tmp_path / "run"
     result = ask(url, posqa_file(tmp_path), out, "--api-key-env", "SPATIALPROBE_SERVER_KEY")
     assert result.exit_code == 0, result.output
@@ -225,7 +210,7 @@ def test_a_key_appears_in_no_file_and_no_message(serve, tmp_path, monkeypatch):
     assert len(files) > 5 and not [p for p in files if secret.encode() in p.read_bytes()]
     assert secret not in result.output
     # a server whose refusal echoes the key: the message says *** instead
-    echo, _ = serve({"/v1/models": [Reply(401, {"error": f"invalid key: Bearer {secret} (key {secret})"})]})
+    echo, _ = scripted({"/v1/models": [Reply(401, {"error": f"invalid key: Bearer {secret} (key {secret})"})]})
     refused = ask(echo, posqa_file(tmp_path), tmp_path / "refused", "--api-key-env", "SPATIALPROBE_SERVER_KEY")
     said = " ".join(refused.output.split())
     assert refused.exit_code == 2 and secret not in refused.output and "***" in said
@@ -253,9 +238,9 @@ def _listing(root: str | None = None) -> list[Any]:
     return [Reply(200, {"object": "list", "data": [entry]})]
 
 
-def test_a_served_model_swapped_between_run_and_resume_is_refused(serve, tmp_path):
+def test_a_served_model_swapped_between_run_and_resume_is_refused(scripted, tmp_path):
     models, fixed = _listing("org/model-a"), {"now": False}
-    url, script = serve(_failing_once(models, fixed))
+    url, script = scripted(_failing_once(models, fixed))
     data, out = posqa_file(tmp_path), tmp_path / "run"
     result = ask(url, data, out)
     assert result.exit_code == 2 and "HTTP 400" in result.output
@@ -274,9 +259,9 @@ def test_a_served_model_swapped_between_run_and_resume_is_refused(serve, tmp_pat
     assert len(posts(script)) == sent + 1  # only the item left
 
 
-def test_a_changed_concurrency_on_resume_is_accepted(serve, tmp_path):
+def test_a_changed_concurrency_on_resume_is_accepted(scripted, tmp_path):
     fixed = {"now": False}
-    url, _ = serve(_failing_once(_listing(), fixed))
+    url, _ = scripted(_failing_once(_listing(), fixed))
     data, out = posqa_file(tmp_path), tmp_path / "run"
     assert ask(url, data, out, "--scorer-arg", "concurrency=2").exit_code == 2
     identity = json.loads((out / "config.json").read_text())["identity"]
@@ -288,9 +273,9 @@ def test_a_changed_concurrency_on_resume_is_accepted(serve, tmp_path):
     assert summary_of(out)["metrics"]["accuracy"]["mean"] == 50.0
 
 
-def test_the_answer_cache_never_hands_a_fresh_run_another_models_answers(serve, tmp_path):
+def test_the_answer_cache_never_hands_a_fresh_run_another_models_answers(scripted, tmp_path):
     models = _listing("org/model-a")
-    url, script = serve({"/v1/models": models, "/v1/chat/completions": yes_to_bigger})
+    url, script = scripted({"/v1/models": models, "/v1/chat/completions": yes_to_bigger})
     data = posqa_file(tmp_path)
     assert ask(url, data, tmp_path / "a").exit_code == 0
     assert ask(url, data, tmp_path / "a-again").exit_code == 0
@@ -330,8 +315,8 @@ def test_probe_asks_the_task_question_by_generation_and_by_likelihood(tmp_path):
         server.server_close()
 
 
-def test_probe_by_likelihood_against_a_server_without_logprobs_names_the_reason(serve, tmp_path):
-    url, _ = serve({"/v1/completions": [(200, {"choices": [{"index": 0, "text": " made up"}]}, 0)]})
+def test_probe_by_likelihood_against_a_server_without_logprobs_names_the_reason(scripted, tmp_path):
+    url, _ = scripted({"/v1/completions": [(200, {"choices": [{"index": 0, "text": " made up"}]}, 0)]})
     result = CliRunner().invoke(app, ["probe", "size", "--backend", "openai-api", "--model", MODEL, "--base-url",
                                       url, "--out", str(tmp_path / "run"), "--scorer-arg", "cache_dir=off"])
     assert result.exit_code == 2
@@ -339,11 +324,42 @@ def test_probe_by_likelihood_against_a_server_without_logprobs_names_the_reason(
     assert "returned no prompt log-probabilities from /completions" in said and "--protocol generate" in said
 
 
-def test_qa_text_asks_the_server_the_balanced_questions(serve, tmp_path):
-    url, _ = serve({"/v1/chat/completions": [(200, chat("Yes"), 0)]})
+def test_qa_text_asks_the_server_the_balanced_questions(scripted, tmp_path):
+    url, _ = scripted({"/v1/chat/completions": [(200, chat("Yes"), 0)]})
     out = tmp_path / "run"
     result = CliRunner().invoke(app, ["qa", "text", "--backend", "openai-api", "--model", MODEL, "--base-url", url,
                                       "--task", "height", "--protocol", "generate", "--out", str(out),
                                       "--scorer-arg", "cache_dir=off"])
     assert result.exit_code == 0, result.output
     assert summary_of(out)["metrics"]["accuracy"]["mean"] == 50.0  # yes to a set balanced between yes and no
+
+
+# -- chosen by name first; a configuration read once, only where an adapter needs one ---------------
+def test_a_named_server_backend_reads_no_configuration(scripted, tmp_path, monkeypatch):
+    from spatialprobe.models import choice
+
+    reads: list[str] = []
+    real = choice._config_now
+    monkeypatch.setattr(choice, "_config_now", lambda model: reads.append(model) or real(model))
+    url, _ = scripted({"/v1/chat/completions": yes_to_bigger, "/v1/models": _listing()})
+    (tmp_path / MODEL).mkdir()  # a folder of the served name here changes nothing: --model is the server's name
+    (tmp_path / MODEL / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    monkeypatch.chdir(tmp_path)
+    result = ask(url, posqa_file(tmp_path / "data"), tmp_path / "run")
+    assert result.exit_code == 0, result.output
+    assert reads == []
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["settings"]["model"]["args"]["model"] == MODEL
+
+
+def test_probe_reads_a_checkpoints_configuration_once(tmp_path, monkeypatch):
+    from spatialprobe.models import choice
+
+    reads: list[str] = []
+    real = choice._config_now
+    monkeypatch.setattr(choice, "_config_now", lambda model: reads.append(model) or real(model))
+    folder = tmp_path / "bert-without-weights"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "bert", "architectures": ["BertForMaskedLM"]}))
+    result = CliRunner().invoke(app, ["probe", "size", "--model", str(folder), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2  # no weights to load: refused after the route was decided
+    assert reads == [str(folder)]

@@ -8,7 +8,8 @@ OpenAI-compatible server: a misbehaving server cannot make a wrong number.
   (a server that drips a byte every 0.1 s is cut off at ``timeout`` too); it counts as a failure.
 * **Retries.** Timeouts, connection errors, HTTP 5xx, and an empty, null or unreadable answer are
   sent again up to ``retries`` times, waiting ``backoff`` seconds doubled at each; rate limits (HTTP
-  429, 503) up to four times as often, waiting at least their ``Retry-After`` (at most 60 s). Another
+  429, 503) up to four times as often, waiting what their ``Retry-After`` asks (at most 60 s), else
+  the backoff. Another
   status is refused at once with the server's own words. An answer still empty after the retries
   is None (the run records a parse failure), never cached.
 * **Size.** An answer is read up to a bound (:func:`answer_bound`: 64 KiB, plus 4 KiB per
@@ -151,7 +152,8 @@ class ServerClient:
 
         url, last, attempt, reason = self.base_url + path, "", 0, ""
         while True:
-            wait_s, limited = 0.0, False
+            wait_s: float | None = None  # the server's Retry-After, where it gave one
+            limited = False
             async with self.in_flight.slot():
                 self._count("sent")
                 start = time.monotonic()
@@ -187,7 +189,8 @@ class ServerClient:
             if attempt >= self.retries * (RATE_LIMIT_TRIES if limited else 1):
                 break
             self._count("retries")
-            await asyncio.sleep(max(self.backoff * 2 ** min(attempt, 4), wait_s))  # the slot is free meanwhile
+            backoff = self.backoff * 2 ** min(attempt, 4) if wait_s is None else wait_s
+            await asyncio.sleep(backoff)  # the slot is free meanwhile
             attempt += 1
         if reason in ("empty", "unreadable"):
             return None
@@ -331,11 +334,13 @@ def _key(variable: str) -> str:
     return value
 
 
-def _retry_after(headers: Mapping[str, str]) -> float:
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """The seconds a rate limit's ``Retry-After`` asks for (at most 60); None where it gives none
+    (or an HTTP date): then the exponential backoff."""
     try:
-        return min(60.0, max(0.0, float(headers.get("retry-after", 0))))
-    except ValueError:  # an HTTP date: fall back on the backoff
-        return 0.0
+        return min(60.0, max(0.0, float(headers["retry-after"])))
+    except (KeyError, ValueError):
+        return None
 
 
 def _first_line(err: BaseException) -> str:
