@@ -363,3 +363,10 @@ def test_probe_reads_a_checkpoints_configuration_once(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["probe", "size", "--model", str(folder), "--out", str(tmp_path / "run")])
     assert result.exit_code == 2  # no weights to load: refused after the route was decided
     assert reads == [str(folder)]
+
+
+def test_hub_options_are_refused_for_a_model_behind_a_server(scripted, tmp_path):
+    url, script = scripted({"/v1/chat/completions": yes_to_bigger})
+    result = ask(url, posqa_file(tmp_path), tmp_path / "run", "--revision", "v2")
+    assert result.exit_code == 2 and not posts(script)
+    assert "--revision v2 applies to a checkpoint loaded in this process" in " ".join(result.output.split())

@@ -73,6 +73,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
         raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                          f"with --image-condition {condition}.")
     name, _ = choose(model, given.wordings or source.offered(), command, given.backend)
+    _hub_options_apply(name)
     unused = [key for key in given.scorer_args if key in _declared(name, "not_asked")]
     if unused:
         raise UsageError(f"--scorer-arg {unused[0]} does not apply when the {name} model is asked {source.name} "
@@ -95,6 +96,19 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
                         settings.model_runtime)
     wording = choose_wording(loaded, source, name)
     return AskRun(replace(settings, wording=None if wording == "question" else wording), source, loaded)
+
+
+def _hub_options_apply(name: str) -> None:
+    """Refuse ``--revision`` and ``--trust-remote-code`` for an adapter that loads no checkpoint
+    here (a model behind a server: the server chose its weights)."""
+    from spatialprobe.loading import hub_defaults
+    from spatialprobe.models.choice import needs_config
+
+    revision, trust = hub_defaults()
+    if (revision is not None or trust) and not needs_config(name):
+        flag = f"--revision {revision}" if revision is not None else "--trust-remote-code"
+        raise UsageError(f"{flag} applies to a checkpoint loaded in this process; the {name} model is whatever "
+                         "its server loaded.")
 
 
 def _answers(name: str, protocol: str) -> None:
