@@ -193,6 +193,18 @@ def model_input(what: str, name_or_path: str, revision: str | None = None) -> di
     return entry
 
 
+def identity_of(adapter: Any, what: str, name: str) -> dict[str, Any] | None:
+    """The model input a run records for ``adapter`` (``what`` names it in a refusal): what the
+    adapter's own ``fingerprint()`` says (:meth:`spatialprobe.models.base.Declared.fingerprint`), so
+    a run is named by what it asks (a server: its endpoint and served model); a stand-in without
+    one is fingerprinted by ``name``. None where the adapter runs no model."""
+    fingerprint = getattr(adapter, "fingerprint", None)
+    if not callable(fingerprint):
+        return model_input(what, name)
+    found = fingerprint()
+    return {"what": what, **found} if found else None
+
+
 def hub_settings_of(inputs: dict[str, Any]) -> tuple[str | None, bool]:
     """The (revision, trust_remote_code) a run's recorded inputs were loaded with (a replay
     loads them so again)."""

@@ -171,8 +171,7 @@ class AskRun(RunKind):
         return self.settings.model
 
     def inputs(self) -> dict[str, Any]:
-        from spatialprobe.fingerprints import file_input
-        from spatialprobe.models.base import identity_of
+        from spatialprobe.fingerprints import file_input, identity_of
 
         model = identity_of(self.model, "the model", str(self.model_spec.args.get("model")))
         found: dict[str, Any] = {"model": model} if model else {}
@@ -328,9 +327,8 @@ class AskRun(RunKind):
             specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
                                      rows=main))
         describe = getattr(self.model, "describe", dict)
-        traffic = getattr(self.model, "traffic", None)
-        if callable(traffic):  # a server's requests, retries, failures, truncations, requests/s, tokens/s
-            details = {**details, "requests": traffic()}
+        if callable(getattr(type(self.model), "traffic", None)):  # a server's requests, retries, failures,
+            details = {**details, "requests": self.model.traffic()}  # truncations, requests/s, tokens/s
         own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
                    "official": [name for declared in src.official for name in declared.metrics],

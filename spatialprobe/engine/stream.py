@@ -26,8 +26,9 @@ GROUP_ITEMS = 64
 
 
 def takes_stream(model: Any) -> bool:
-    """Whether ``model`` takes a run's whole work as a stream (it has a ``stream`` method)."""
-    return callable(getattr(model, "stream", None))
+    """Whether ``model`` takes a run's whole work as a stream (its class has a ``stream`` method;
+    read from the class, so a model deferred to a Ray cluster is never built to answer)."""
+    return callable(getattr(type(model), "stream", None))
 
 
 def streamed(model: Any, work: list[Sequence[Item]], compute_one: Callable[[Item], Any]

@@ -157,29 +157,16 @@ class Declared:
 
     def fingerprint(self) -> dict[str, Any]:
         """What identifies the model this adapter answers with, as a run records it among its
-        inputs (:func:`identity_of`): ``model`` (its name or path) and ``fingerprint`` (its weights'
-        content, :func:`spatialprobe.fingerprints.model_input`: a local folder's files hashed, a hub
-        id's commit), with the revision asked for; ``{}`` where it runs no model."""
+        inputs (:func:`spatialprobe.fingerprints.identity_of`): ``model`` (its name or path) and
+        ``fingerprint`` (its weights' content, :func:`spatialprobe.fingerprints.model_input`: a
+        local folder's files hashed, a hub id's commit), with the revision asked for; ``{}`` where
+        it runs no model."""
         from spatialprobe.fingerprints import model_input
 
         name = getattr(self, "model_name", None) or getattr(self, "model_id", None)
         if not name:
             return {}
         return {k: v for k, v in model_input("the model", str(name)).items() if k != "what"}
-
-
-def identity_of(adapter: Any, what: str, name: str) -> dict[str, Any] | None:
-    """The model input a run records for ``adapter`` (``what`` names it in a refusal): what the
-    adapter's own :meth:`Declared.fingerprint` says, so a run is named by what it asks (a server:
-    its endpoint and served model); a stand-in without one is fingerprinted by ``name``. None where
-    the adapter runs no model."""
-    from spatialprobe.fingerprints import model_input
-
-    fingerprint = getattr(adapter, "fingerprint", None)
-    if not callable(fingerprint):
-        return model_input(what, name)
-    found = fingerprint()
-    return {"what": what, **found} if found else None
 
 
 def model_type(config: Mapping[str, Any]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from spatialprobe.reports.tables import probe_table
 from spatialprobe.runner import RUNTIME_KEYS, Evaluation, Item, RunKind, execute
 from spatialprobe.runner.components import component
 from spatialprobe.runner.folders import RunOut
-from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, inputs_of, models
+from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, models
 from spatialprobe.tasks.data import make_folds
 
 CELLS_PER_COMMIT = 512
@@ -151,6 +151,8 @@ class ProbeRun(RunKind):
     kind = "probe"
     Settings = ProbeRunSettings
     batch_size = CELLS_PER_COMMIT
+    adapters: ClassVar[dict[str, str]] = {"model": "scorer"}
+    """Its scorer's model input is what the scorer's own ``fingerprint()`` says."""
 
     def __init__(self, settings: ProbeRunSettings, dataset: Dataset | None = None, scorer: Any = None):
         """``dataset``: the instances themselves, where given in Python; else loaded from
@@ -191,18 +193,6 @@ class ProbeRun(RunKind):
             scorer=ScorerRecord(self.spec_.name, {k: v for k, v in spec_args.items() if k not in RUNTIME_KEYS},
                                 self.described.get("weights_sha256")),
             device_map=spec_args.get("device_map"), max_memory=spec_args.get("max_memory"))
-
-    def inputs(self) -> dict[str, Any]:
-        """The inputs its settings name, the scorer's model fingerprinted by the scorer itself
-        (:func:`~spatialprobe.models.base.identity_of`: a server's endpoint and served model)."""
-        from spatialprobe.models.base import identity_of
-
-        found = inputs_of(self.resolved(), skip=frozenset({"model"}))
-        if "model" in self.settings.scorer.args:
-            entry = identity_of(self.scorer, "the scorer's model", str(self.settings.scorer.args["model"]))
-            if entry:
-                found["model"] = entry
-        return found
 
     def items(self) -> list[Item]:
         return [Item(cell_key(t, inst.id), (t, inst))

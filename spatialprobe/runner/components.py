@@ -77,9 +77,12 @@ class Deferred:
 
     def fingerprint(self) -> dict[str, Any]:
         """The component's own ``fingerprint()``, as the cluster answered it (what names the run)."""
-        if self._identity is None:
-            return self.__getattr__("fingerprint")()
-        return dict(self._identity)
+        if self._identity is not None:
+            return dict(self._identity)
+        from spatialprobe.fingerprints import model_input  # a description without one: by its name
+
+        model = (getattr(self._spec, "args", None) or {}).get("model")
+        return {k: v for k, v in model_input("the model", str(model)).items() if k != "what"} if model else {}
 
     @property
     def device(self) -> Any:

@@ -107,21 +107,28 @@ def data_file(what: str, key: str | None = None) -> dict[str, Any]:
     return {"input": ("file", {key: what})}
 
 
-def inputs_of(settings: Any, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The fingerprinted inputs (models and files) that the fields of ``settings`` name, but those
-    named in ``skip`` (a model a kind fingerprints by its adapter, :func:`~spatialprobe.models.base.identity_of`)."""
+def inputs_of(settings: Any, adapters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The fingerprinted inputs (models and files) that the fields of ``settings`` name; a model
+    input whose key ``adapters`` holds is what that built adapter says it is
+    (:func:`~spatialprobe.fingerprints.identity_of`), none where it runs no model."""
     from spatialprobe import fingerprints
 
     out: dict[str, Any] = {}
     for f in dataclasses.fields(settings):
         value = getattr(settings, f.name)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            out.update(inputs_of(value, skip))
+            out.update(inputs_of(value, adapters))
         if "input" not in f.metadata or value is None:
             continue
         how, named = f.metadata["input"]
         for key, what in named.items():
-            if (key or f.name) in skip:
+            adapter = (adapters or {}).get(key or f.name)
+            if how != "file" and adapter is not None:
+                name = value.get(key) if isinstance(value, dict) else getattr(value, "args", {}).get("model", value)
+                if name is not None:
+                    entry = fingerprints.identity_of(adapter, what, str(name))
+                    if entry:
+                        out[key or f.name] = entry
                 continue
             if how == "file":
                 path = value.file if isinstance(value, DataFile) else value
