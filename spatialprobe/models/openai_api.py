@@ -95,7 +95,8 @@ class OpenAIServer(Declared):
         "backoff": Option(float, 1.0, "seconds before the first re-send, doubled at each"),
         "cache_dir": Option(str, "", "folder of the answer cache; empty: $SPATIALPROBE_HOME/cache; off: none"),
     }
-    runtime_options: ClassVar[tuple[str, ...]] = ("concurrency", "timeout", "retries", "backoff", "cache_dir")
+    runtime_options: ClassVar[tuple[str, ...]] = ("api_key_env", "concurrency", "timeout", "retries", "backoff",
+                                                  "cache_dir")
     """Options that say how requests travel, never what comes back: a run's runtime, not its identity."""
 
     def __init__(self, model: str, base_url: str = "http://127.0.0.1:8000/v1", served_model: str = "",
