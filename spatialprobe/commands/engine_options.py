@@ -5,8 +5,8 @@ declared once, and the one way they run it: build the run's settings
 
 :func:`ask_options` adds the options a command names (:data:`ASK_OPTIONS`: ``--protocol``,
 ``--image-condition``, ``--blind``, ``--max-new-tokens``, ``--scorer-arg``, ``--seed``,
-``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``, ``--base-url``,
-``--api-key-env``) to its
+``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``, ``--samples``,
+``--temperature``, ``--base-url``, ``--api-key-env``) to its
 signature, in the order named (none named: all of them), and hands the command the run's
 :class:`~spatialprobe.engine.build.Asked` as ``asked``, read from them: a ``--max-memory``,
 ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in one sentence before
@@ -56,6 +56,11 @@ BaseUrlOption = typer.Option(None, "--base-url", help="--backend openai-api: the
                              "http://127.0.0.1:8000/v1 (vLLM, SGLang, TGI, transformers serve, a hosted API).")
 ApiKeyEnvOption = typer.Option(None, "--api-key-env", help="--backend openai-api: the NAME of the environment "
                                "variable holding the server's key (the key itself is never written).")
+SamplesOption = typer.Option(1, "--samples", min=1, help="Ask each item this many times (generate protocol, "
+                             "with --temperature above 0); the headline is the benchmark's rule over them (the mean "
+                             "unless it votes), its interval over items and samples.")
+TemperatureOption = typer.Option(None, "--temperature", min=0.0, help="Sample the generated replies at this "
+                                 "temperature, a seed per sample recorded \\[greedy].")
 
 ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X | None
     "protocol": (Optional[str], ProtocolOption),  # noqa: UP045
@@ -71,6 +76,8 @@ ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X 
     "protocol_variants": (Optional[str], ProtocolVariantsOption),  # noqa: UP045
     "base_url": (Optional[str], BaseUrlOption),  # noqa: UP045
     "api_key_env": (Optional[str], ApiKeyEnvOption),  # noqa: UP045
+    "samples": (int, SamplesOption),
+    "temperature": (Optional[float], TemperatureOption),  # noqa: UP045
 }
 """Each shared option's parameter name -> (its type, its typer option: flag, default, help)."""
 
@@ -93,6 +100,7 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
     return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
                  backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
                  items=None if items is None else str(items), protocol_variants=variants,
+                 samples=given["samples"], temperature=given["temperature"],
                  server={"base_url": given["base_url"], "api_key_env": given["api_key_env"]})
 
 

@@ -15,6 +15,8 @@ from spatialprobe.commands.engine_options import (
     ImageConditionOption,
     MaxNewTokensOption,
     ProtocolOption,
+    SamplesOption,
+    TemperatureOption,
 )
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
@@ -76,6 +78,8 @@ def probe(
     image_condition: str | None = ImageConditionOption,
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
+    samples: int = SamplesOption,
+    temperature: float | None = TemperatureOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
     base_url: str | None = BaseUrlOption,
@@ -127,7 +131,8 @@ def probe(
 
     asked = probe_route(model, scorer)  # an adapter that answers the task's question, else the cloze
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
-                                      ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
+                                      ("--blind", blind), ("--max-new-tokens", max_new_tokens),
+                                      ("--samples", samples > 1), ("--temperature", temperature is not None)) if value]
     server = {"base_url": base_url, "api_key_env": api_key_env}
     given = [flag for flag, value in (("--base-url", base_url), ("--api-key-env", api_key_env)) if value]
     if given and not asked:
@@ -140,7 +145,7 @@ def probe(
         _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
                   max_new_tokens, folds, seed, device, batch_size, target,
                   plain=format == "plain" and candidates == "builtin", spread=spread,
-                  backend=None if scorer == "auto" else scorer, server=server)
+                  backend=None if scorer == "auto" else scorer, sampling=(samples, temperature), server=server)
         return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
@@ -168,7 +173,7 @@ def probe(
 
 def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
               folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None,
-              server=None) -> None:
+              sampling=(1, None), server=None) -> None:
     """A model that answers questions asked the task's own question (``questions.choice``) over the
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
     from spatialprobe.benchmarks.commonsense import task_source
@@ -185,7 +190,8 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
     condition = condition or (image if image in ("none", "blank") else "real")
     source_ask, _ = task_source(dataset, source, image, folds, seed)
     given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                  scorer_args, device_map=spread[0], max_memory=spread[1], server=server or {})
+                  scorer_args, device_map=spread[0], max_memory=spread[1], samples=sampling[0],
+                  temperature=sampling[1], server=server or {})
     ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 

@@ -45,6 +45,10 @@ class Asked:
     server: dict[str, str | None] = field(default_factory=dict)
     """``--base-url`` and ``--api-key-env`` (adapter option -> value, None where not given): the
     options of a model behind a server (:func:`spatialprobe.models.options.with_server_flags`)."""
+    samples: int = 1
+    """``--samples K``: each item asked K times (:mod:`spatialprobe.engine.sampling`)."""
+    temperature: float | None = None
+    """``--temperature T``: sample the generate protocol's replies at T; None: greedy."""
 
 
 def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
@@ -52,6 +56,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     (before anything is written) where a setting does not apply."""
     from spatialprobe.engine.load import load_model
     from spatialprobe.engine.protocols import protocols_of
+    from spatialprobe.engine.sampling import check_sampling
     from spatialprobe.models.choice import choose
     from spatialprobe.models.options import resolve, sharding, with_server_flags
 
@@ -82,6 +87,11 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
                              **scorer_args})
     _answers(name, protocol)  # from the adapter's declaration: before any weights load
+    if given.samples > 1 or given.temperature is not None:
+        check_sampling(given.samples, given.temperature, protocol, name, bool(_declared_flag(name, "samples")))
+    if given.samples > 1 and given.protocol_variants:
+        raise UsageError("--protocol-variants and --samples do not combine: a variant group's strict accuracy "
+                         "would mix the samples of its items.")
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
     batch_size = int(runtime.get("batch_size", given.batch_size))
     model_runtime = {key: options.pop(key) for key in _declared(name, "runtime_options") if key in options}
@@ -91,6 +101,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
                               list(("real", *BLIND) if given.blind else (condition,)), given.seed,
                               given.max_new_tokens or 16, given.device, batch_size,
                               spread.get("device_map", "none"), spread.get("max_memory"),
+                              samples=given.samples if given.samples > 1 else None, temperature=given.temperature,
                               model_runtime=model_runtime or None)
     loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory,
                         settings.model_runtime)
@@ -125,6 +136,12 @@ def _declared(name: str, attribute: str) -> tuple[str, ...]:
     from spatialprobe import registry
 
     return tuple(getattr(registry.lookup("model", name), attribute, ()))
+
+
+def _declared_flag(name: str, attribute: str) -> object:
+    from spatialprobe import registry
+
+    return getattr(registry.lookup("model", name), attribute, False)
 
 
 def _option(name: str, key: str) -> bool:

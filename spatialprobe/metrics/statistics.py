@@ -214,3 +214,18 @@ def weighted_mean(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_l
     """Mean of the rows' values (a benchmark's per-image score); ``gold`` is not read."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return (weights * values).sum(-1) / weights.sum(-1)
+
+
+@statistic("mra", "MRA", numeric=True, proportion=True)  # a mean of values in [0, 1]: Wilson, never [100, 100]
+def weighted_mra(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
+    """Mean Relative Accuracy in percent: the mean of the rows' MRA, each in [0, 1]
+    (:func:`spatialprobe.metrics.relative.mean_relative_accuracy`), times 100; ``gold`` is not read."""
+    return 100.0 * weighted_mean(gold, values, weights, n_labels)
+
+
+@statistic("within_tolerance", "within tolerance (%)", column="tol.", numeric=True, proportion=True)
+def weighted_within_tolerance(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int
+                              ) -> np.ndarray:
+    """Percent of numeric answers within the benchmark's tolerance of the gold
+    (:func:`spatialprobe.metrics.relative.within_ratio`); ``gold`` is not read."""
+    return 100.0 * weighted_mean(gold, values, weights, n_labels)

@@ -57,6 +57,10 @@ class GenerateRequest:
     """At most this many new tokens; decoding is greedy (``do_sample=False``, one beam)."""
     stop: tuple[str, ...] = ()
     """The reply is cut at the first of these strings (lm-eval's ``until``)."""
+    temperature: float = 0.0
+    """0: greedy; above 0: sampled at this temperature, by an adapter that declares ``samples``."""
+    seed: int | None = None
+    """With a temperature: the seed of this reply's draw, so it is the same whatever batch it is in."""
 
 
 def cut(text: str, stop: Sequence[str]) -> str:
@@ -140,6 +144,9 @@ class Declared:
     reads_config: ClassVar[bool] = True
     """Whether the checkpoint's ``config.json`` says if this adapter applies (:meth:`accepts`); an
     adapter that reads none (a model behind a server) is taken by name alone, ``--backend NAME``."""
+    samples: ClassVar[bool] = False
+    """Whether ``generate`` samples a request at its ``temperature`` with its ``seed`` (``--samples K
+    --temperature T``); False: it decodes greedily only, and such a run is refused."""
     judges_images: ClassVar[bool] = False
     """Whether it answers a yes/no question about an image by its next-token probabilities, as the
     VQA judge reads a multimodal LLM (:mod:`spatialprobe.judging.vqa`)."""

@@ -3,7 +3,8 @@ hosted APIs. One adapter, the one vocabulary of :mod:`spatialprobe.models.base`.
 
 * :meth:`OpenAIServer.generate`: ``POST {base_url}/chat/completions``, one user turn (the image
   first, as a base64 PNG data URL, then the text; the text alone when the request has no image),
-  greedy (``temperature`` 0), ``max_tokens`` = the request's ``max_new_tokens``. The reply is cut
+  greedy (``temperature`` 0; a sampled request sends its temperature and ``seed``), ``max_tokens`` =
+  the request's ``max_new_tokens``. The reply is cut
   at the request's first ``stop`` string here, as the in-process adapters cut theirs; ``stop`` is
   not sent, because servers differ on it (``transformers serve`` 5.24 answers HTTP 500 to a stop
   string for a multimodal processor; some keep the stop string in the reply, OpenAI takes at
@@ -80,6 +81,9 @@ class OpenAIServer(Declared):
     protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
     """``generate`` on any server; ``score`` where ``/completions`` returns prompt log-probabilities."""
     sees_images: ClassVar[bool] = True
+    samples: ClassVar[bool] = True
+    sampler: ClassVar[str] = ("the server's: temperature T and the request's seed in the body (vLLM and OpenAI "
+                              "take a seed)")
     wordings: ClassVar[tuple[str, ...]] = ("question",)
     """A chat server is asked the question (what the ask kind assumed where none was declared)."""
     """Through ``generate`` (a data URL in the chat turn); ``score`` refuses an image."""
@@ -208,7 +212,9 @@ class OpenAIServer(Declared):
             if request.image is not None else []
         content.append({"type": "text", "text": request.prompt})
         body: dict[str, Any] = {"model": self.model_name, "messages": [{"role": "user", "content": content}],
-                                "temperature": 0, "max_tokens": request.max_new_tokens}
+                                "temperature": request.temperature or 0, "max_tokens": request.max_new_tokens}
+        if request.temperature:  # sampled: the draw's seed, so a cached answer is this sample's
+            body["seed"] = request.seed
         return body  # no "stop": the reply is cut here (see the module's docstring)
 
     def _echo_body(self, prompt: str) -> dict[str, Any]:

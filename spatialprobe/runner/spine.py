@@ -200,6 +200,11 @@ class RunKind:
         """Metrics from the results of every item (keyed by item key)."""
         raise NotImplementedError
 
+    def measure(self, evaluation: Evaluation) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The metrics with the intervals the evaluation's Resamplings declare (:func:`measured`);
+        a kind may refine them (the ask run's repeated samples)."""
+        return measured(evaluation.metrics, evaluation.intervals, evaluation.predictions, evaluation.seed)
+
     def table(self, summary: Mapping[str, Any]) -> str:
         """``table.md`` of a finished run."""
         raise NotImplementedError
@@ -357,8 +362,7 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     results = cache.get_all()
     evaluation = kind.evaluate({item.key: results[item.key] for item in items})
     # the metrics its Resamplings declare: point estimate and interval from one registered statistic
-    metrics, intervals = measured(evaluation.metrics, evaluation.intervals, evaluation.predictions,
-                                  evaluation.seed)
+    metrics, intervals = kind.measure(evaluation)
     previous = _finished_summary(run, spec.identity)
     summary = build_summary(
         kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,
