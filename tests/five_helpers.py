@@ -47,3 +47,10 @@ def run_scripted(name: str, data: Path, replies: Mapping[str, Sequence[str]], ro
 def rows(root: Path) -> list[dict]:
     """The run's predictions.jsonl rows."""
     return [json.loads(line) for line in (root / "run" / "predictions.jsonl").read_text().splitlines()]
+
+
+def scored_rows(source, said: Sequence[str]) -> list[dict]:
+    """The rows a generate run writes for ``said`` (one reply per item), as far as the official
+    metrics read them: gold, the item's fields and what the source's matching hook derives."""
+    return [{"gold": item.gold, **item.fields, **source.matching(item, reply, None)}
+            for item, reply in zip(source.items, said, strict=True)]

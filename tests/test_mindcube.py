@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import mindcube as write_copy
-from five_helpers import run_scripted
+from five_helpers import run_scripted, scored_rows
 from official import mindcube as theirs
 from official.replies import replies
 
@@ -28,7 +28,7 @@ def copy(tmp_path_factory):
 
 
 def test_tiny_and_full_are_read_from_the_data_folder_with_their_settings_and_groups(copy):
-    data, records = copy
+    data, _ = copy
     tiny = rebuild_source({"name": "mindcube", "data": str(data)}, 0)
     full = rebuild_source({"name": "mindcube", "data": str(data), "subset": "full"}, 0)
     one_file = rebuild_source({"name": "mindcube", "data": str(data / "raw" / "MindCube_tinybench.jsonl")}, 0)
@@ -60,9 +60,9 @@ def test_the_official_numbers_equal_the_basic_evaluator_on_random_replies(copy):
     for round_ in range(25):  # 3,000 replies
         said = [replies(list(i.options), i.gold, 1, seed=round_ * 1000 + n)[0].text for n, i in enumerate(source.items)]
         assert [read_mindcube(r) for r in said] == [theirs.extract_answer(r) for r in said]
-        got = [{"gold": i.gold, **i.fields, **source.matching(i, r, None)} for i, r in zip(source.items, said)]
+        got = scored_rows(source, said)
         metrics, _ = official_metrics(got, source.spec, source.official)
-        expected = theirs.basic_evaluate([{**rec, "answer": r} for rec, r in zip(records, said)])
+        expected = theirs.basic_evaluate([{**rec, "answer": r} for rec, r in zip(records, said, strict=True)])
         assert metrics["accuracy"].mean == pytest.approx(100 * expected["gen_cogmap_accuracy"], abs=1e-9)
         for setting, part in expected["settings"].items():
             if part["total"]:
@@ -71,7 +71,7 @@ def test_the_official_numbers_equal_the_basic_evaluator_on_random_replies(copy):
 
 
 def test_the_chance_and_frequency_baselines_are_computed_from_the_items(copy):
-    data, records = copy
+    data, _ = copy
     source = rebuild_source({"name": "mindcube", "data": str(data), "subset": "full"}, 0)
     rows = [{"gold": i.gold, **i.fields, **source.matching(i, "A", None)} for i in source.items]
     metrics, _ = official_metrics(rows, source.spec, source.official)
@@ -93,7 +93,7 @@ def test_bench_on_a_synthetic_copy_reports_the_authors_numbers_and_the_baselines
               for i in source.items}
     summary = run_scripted("mindcube", data, script, tmp_path)
     said = [script[i.question][0] for i in source.items]
-    expected = theirs.basic_evaluate([{**rec, "answer": r} for rec, r in zip(records[:40], said)])
+    expected = theirs.basic_evaluate([{**rec, "answer": r} for rec, r in zip(records[:40], said, strict=True)])
     metrics = summary["metrics"]
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * expected["gen_cogmap_accuracy"])
     assert metrics["accuracy"]["ci"][0] < metrics["accuracy"]["mean"] < metrics["accuracy"]["ci"][1]

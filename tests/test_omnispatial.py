@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import omnispatial as write_copy
-from five_helpers import rows, run_scripted
+from five_helpers import rows, run_scripted, scored_rows
 from official import omnispatial as theirs
 from official.replies import replies
 
@@ -65,7 +65,7 @@ def test_the_official_reading_and_per_task_accuracy_equal_api_eval_on_random_rep
     pooled = []
     for run in runs:
         assert [read_omnispatial(t, eval_type) for t in run] == [theirs.read_letter(t, eval_type) for t in run]
-        pooled += [{"gold": i.gold, **i.fields, **source.matching(i, t, None)} for i, t in zip(source.items, run)]
+        pooled += scored_rows(source, run)
     metrics, _ = official_metrics(pooled, source.spec, source.official)
     expected = theirs.evaluate(records, runs, eval_type)
     accuracy = metrics["accuracy"]

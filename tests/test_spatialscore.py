@@ -10,8 +10,9 @@ import random
 from collections import Counter
 
 import pytest
+from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import spatialscore as write_copy
-from five_helpers import rows, run_scripted
+from five_helpers import rows, run_scripted, scored_rows
 from official import spatialscore as theirs
 from official.replies import replies
 
@@ -31,12 +32,12 @@ def _said(item, rng):
     if item.fields["question_type"] == "judgment":
         return rng.choice(YES_NO)
     if item.fields["question_type"] == "open-ended":
-        return rng.choice(NUMERIC + [item.fields["answer"], f"{item.fields['answer']} ".upper()])
+        return rng.choice([*NUMERIC, item.fields["answer"], f"{item.fields['answer']} ".upper()])
     return replies(list(item.options), item.gold, 1, seed=rng.randrange(10**9))[0].text
 
 
 def test_the_copy_is_read_with_its_sources_and_answer_types(tmp_path):
-    path, records = write_copy(tmp_path, n=48)
+    path, _ = write_copy(tmp_path, n=48)
     source = rebuild_source({"name": "spatialscore", "data": str(tmp_path)}, 0)  # the folder holding dataset/
     assert len(source.items) == 48
     assert Counter(i.fields["question_type"] for i in source.items) == {"multi-choice": 24, "judgment": 6,
@@ -48,7 +49,7 @@ def test_the_copy_is_read_with_its_sources_and_answer_types(tmp_path):
     vgbench = next(i for i in source.items if i.fields["source"] == "VGBench")
     assert float(vgbench.gold) == pytest.approx(float(vgbench.fields["answer"].split()[0]))  # meters
     assert len({i.fields["unit"] for i in source.items if i.fields["source"] == "VSI-Bench_8"}) == 3
-    assert [1 + len(i.views) for i in source.items if i.fields["source"] == "VSI-Bench_8"][0] == 8
+    assert next(1 + len(i.views) for i in source.items if i.fields["source"] == "VSI-Bench_8") == 8
     vsi = rebuild_source({"name": "spatialscore", "data": str(path), "subset": "VSI-Bench_8"}, 0)
     assert {i.fields["source"] for i in vsi.items} == {"VSI-Bench_8"}
 
@@ -63,12 +64,14 @@ def test_the_readers_and_summary_equal_the_scripts_on_random_replies(tmp_path):
             assert ours.extract_option(text) == theirs.extract_option(text)
             assert ours.extract_yes_no(text) == theirs.extract_yes_no(text)
             assert ours.extract_number(text) == theirs.extract_number(text)
-            assert ours.value_and_unit(text) == tuple(theirs.extract_numeric_with_unit(text)[k] for k in ("value", "unit"))
-        got = [{"gold": i.gold, **i.fields, **source.matching(i, t, None)} for i, t in zip(source.items, said)]
-        scores = [theirs.score_item(rec, t.strip())[1] for rec, t in zip(records, said)]  # their replies come stripped
+            read = theirs.extract_numeric_with_unit(text)
+            assert ours.value_and_unit(text) == (read["value"], read["unit"])
+        got = scored_rows(source, said)
+        # their generate_response strips each reply before it is scored
+        scores = [theirs.score_item(rec, t.strip())[1] for rec, t in zip(records, said, strict=True)]
         assert [r["official_score"] for r in got] == pytest.approx(scores)
         metrics, _ = official_metrics(got, source.spec, source.official)
-        summary = theirs.summarize([{**rec, "score": s} for rec, s in zip(records, scores)])
+        summary = theirs.summarize([{**rec, "score": s} for rec, s in zip(records, scores, strict=True)])
         assert metrics["accuracy"].mean == pytest.approx(summary["overall"]["accuracy"])
         for group, key in (("by_source", "source"), ("by_category", "category")):
             for name, part in summary[group].items():
@@ -102,7 +105,8 @@ def test_bench_on_a_synthetic_copy_reports_the_scripts_numbers(tmp_path):
     rng = random.Random(4)
     script = {i.question: [_said(i, rng)] for i in source.items}
     summary = run_scripted("spatialscore", path, script, tmp_path)
-    scores = [theirs.score_item(rec, script[i.question][0].strip())[1] for rec, i in zip(records, source.items)]
+    said = [script[i.question][0].strip() for i in source.items]
+    scores = [theirs.score_item(rec, t)[1] for rec, t in zip(records, said, strict=True)]
     metrics = summary["metrics"]
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(scores) / len(scores))
     numeric = [r for r in rows(tmp_path) if r["mra"] is not None]
@@ -118,3 +122,11 @@ def test_an_answer_of_another_type_is_refused_naming_its_record(tmp_path):
     path.write_text(json.dumps(records))
     with pytest.raises(DataError, match=r"record 4, field 'answer'.*neither yes nor no"):
         rebuild_source({"name": "spatialscore", "data": str(path)}, 0)
+
+
+@needs_a_llava
+def test_a_tiny_model_answering_a_is_scored_by_the_scripts(tmp_path):
+    path, records = write_copy(tmp_path / "copy", n=16)
+    metrics = bench_a("spatialscore", path, tmp_path / "run")
+    scores = [theirs.score_item(rec, "A")[1] for rec in records]
+    assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(scores) / len(scores))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import viewspatial as write_copy
-from five_helpers import rows, run_scripted
+from five_helpers import rows, run_scripted, scored_rows
 from official import viewspatial as theirs
 from official.replies import replies
 from typer.testing import CliRunner
@@ -23,7 +23,6 @@ from spatialprobe.engine.metrics import official_metrics
 from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.errors import DataError
 from spatialprobe.readers.viewspatial import read_viewspatial
-
 
 ANNOTATIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "viewspatial" / "ViewSpatial-Bench.json"
 
@@ -42,7 +41,8 @@ def test_the_real_annotations_are_read_with_their_counts(shared_items):
     source, records = shared_items
     assert len(source.items) == 5712
     assert Counter(i.fields["question_type"] for i in source.items) == {
-        "Camera perspective - Relative Direction": 1773, "Person perspective - Scene Simulation Relative Direction": 1105,
+        "Camera perspective - Relative Direction": 1773,
+        "Person perspective - Scene Simulation Relative Direction": 1105,
         "Camera perspective - Object View Orientation": 996, "Person perspective - Object View Orientation": 996,
         "Person perspective - Relative Direction": 842}
     assert Counter(len(i.options) for i in source.items) == {4: 5539, 2: 173}
@@ -65,9 +65,9 @@ def test_the_official_reading_and_accuracy_equal_the_authors_on_random_replies(s
     for round_ in range(2):  # 11,424 replies: every item twice
         said = [replies(list(i.options), i.gold, 1, seed=round_ * 10_000 + n)[0].text
                 for n, i in enumerate(source.items)]
-        got = [{"gold": i.gold, **i.fields, **source.matching(i, reply, None)} for i, reply in zip(source.items, said)]
+        got = scored_rows(source, said)
         assert [r["pred_official"] == r["gold"] for r in got] == [theirs.is_correct(reply, rec["answer"])
-                                                                 for reply, rec in zip(said, records)]
+                                                                 for reply, rec in zip(said, records, strict=True)]
         assert [read_viewspatial(reply) for reply in said] == [theirs.read(reply) for reply in said]
         expected = theirs.evaluate(records, said)
         accuracy = _official(source, got)

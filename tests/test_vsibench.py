@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import vsibench as write_copy
-from five_helpers import rows, run_scripted
+from five_helpers import rows, run_scripted, scored_rows
 from official import vsibench as theirs
 from official.replies import replies
 from typer.testing import CliRunner
@@ -60,7 +60,7 @@ def test_the_frame_positions_are_the_authors(tmp_path):
 
 @pytest.mark.parametrize("rule", ["linspace", "internvl2", "pyav"])
 def test_the_frames_shown_are_decoded_at_those_positions(copy, rule):
-    folder, records = copy
+    folder, _ = copy
     source = rebuild_source({"name": "vsibench", "data": str(folder), "options": {"frames": "5", "sampling": rule}}, 0)
     from PIL import Image
 
@@ -104,7 +104,7 @@ def test_the_dataset_folder_is_read_with_its_types_units_and_debiased_split(copy
 
 def _official(items, said, records):
     by_id = {str(r["id"]): r for r in records}
-    return theirs.aggregate([theirs.process_result(by_id[i.key], t) for i, t in zip(items, said)])
+    return theirs.aggregate([theirs.process_result(by_id[i.key], t) for i, t in zip(items, said, strict=True)])
 
 
 def test_the_official_numbers_equal_thinking_in_space_on_random_replies(copy):
@@ -116,17 +116,18 @@ def test_the_official_numbers_equal_thinking_in_space_on_random_replies(copy):
     rng = random.Random(13)
     for _ in range(50):  # 3,000 replies
         said = [_said(i, rng) for i in source.items]
-        got = [{"gold": i.gold, **i.fields, **source.matching(i, t, None)} for i, t in zip(source.items, said)]
+        got = scored_rows(source, said)
         metrics, _ = official_metrics(got, source.spec, source.official)
         expected = _official(source.items, said, records)
         assert metrics["vsibench"].mean == pytest.approx(expected["overall"], abs=1e-9)
-        per_type = theirs._per_type([theirs.process_result(r, t) for r, t in zip(records, said)])
+        per_type = theirs._per_type([theirs.process_result(r, t) for r, t in zip(records, said, strict=True)])
         for key, value in per_type.items():  # "<type>_accuracy" or "<type>_MRA:.5:.95:.05", fractions
             kind = key.rsplit("_accuracy", 1)[0].rsplit("_MRA", 1)[0]
             assert metrics["score"].breakdown[f"question_type {kind}"].mean == pytest.approx(100 * value, abs=1e-9)
-        mca = [theirs.process_result(r, t)["accuracy"] for r, t in zip(records, said) if r["options"]]
+        mca = [theirs.process_result(r, t)["accuracy"] for r, t in zip(records, said, strict=True) if r["options"]]
         assert metrics["accuracy"].mean == pytest.approx(100 * sum(mca) / len(mca), abs=1e-9)
-        na = [theirs.process_result(r, t)["MRA:.5:.95:.05"] for r, t in zip(records, said) if not r["options"]]
+        na = [theirs.process_result(r, t)["MRA:.5:.95:.05"]
+              for r, t in zip(records, said, strict=True) if not r["options"]]
         assert metrics["mra"].mean == pytest.approx(100 * sum(na) / len(na), abs=1e-9)
 
 

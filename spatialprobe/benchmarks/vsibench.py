@@ -38,8 +38,8 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import Records, images_checked, letters, read_records, version_of
-from spatialprobe.benchmarks.video_frames import RULES, sampled_frames
 from spatialprobe.benchmarks.numeric import numeric_fields
+from spatialprobe.benchmarks.video_frames import RULES, sampled_frames
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.numeric import LENGTH_METERS, read_number
