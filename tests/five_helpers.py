@@ -54,3 +54,14 @@ def scored_rows(source, said: Sequence[str]) -> list[dict]:
     metrics read them: gold, the item's fields and what the source's matching hook derives."""
     return [{"gold": item.gold, **item.fields, **source.matching(item, reply, None)}
             for item, reply in zip(source.items, said, strict=True)]
+
+
+def random_script(source, seed: int) -> dict[str, list[str]]:
+    """One random reply per item (tests/official/replies.py: 37 shapes), keyed by the item's prompt."""
+    import random
+
+    from official.replies import replies
+
+    rng = random.Random(seed)
+    return {item.question: [replies(list(item.options), item.gold, 1, seed=rng.randrange(10**6))[0].text]
+            for item in source.items}

@@ -6,13 +6,12 @@ tests/official on thousands of random replies, the chance and frequency baseline
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import mindcube as write_copy
-from five_helpers import run_scripted, scored_rows
+from five_helpers import random_script, run_scripted, scored_rows
 from official import mindcube as theirs
 from official.replies import replies
 
@@ -88,9 +87,7 @@ def test_the_chance_and_frequency_baselines_are_computed_from_the_items(copy):
 def test_bench_on_a_synthetic_copy_reports_the_authors_numbers_and_the_baselines(tmp_path):
     data, records = write_copy(tmp_path / "copy", n=40)
     source = rebuild_source({"name": "mindcube", "data": str(data)}, 0)
-    rng = random.Random(5)
-    script = {i.question: [replies(list(i.options), i.gold, 1, seed=rng.randrange(10**6))[0].text]
-              for i in source.items}
+    script = random_script(source, 5)
     summary = run_scripted("mindcube", data, script, tmp_path)
     said = [script[i.question][0] for i in source.items]
     expected = theirs.basic_evaluate([{**rec, "answer": r} for rec, r in zip(records[:40], said, strict=True)])

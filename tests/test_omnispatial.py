@@ -5,13 +5,12 @@ greedy and with ``--samples 5 --temperature 0.7`` (the mean over runs the paper 
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import omnispatial as write_copy
-from five_helpers import rows, run_scripted, scored_rows
+from five_helpers import random_script, rows, run_scripted, scored_rows
 from official import omnispatial as theirs
 from official.replies import replies
 
@@ -105,9 +104,7 @@ def test_five_sampled_runs_give_the_mean_the_authors_pool(tmp_path):
 def test_bench_greedy_on_the_authors_layout(tmp_path):
     root, records = write_copy(tmp_path / "copy", n=20)
     source = rebuild_source({"name": "omnispatial", "data": str(root)}, 0)
-    rng = random.Random(2)
-    script = {i.question: [replies(list(i.options), i.gold, 1, seed=rng.randrange(10**6))[0].text]
-              for i in source.items}
+    script = random_script(source, 2)
     summary = run_scripted("omnispatial", root, script, tmp_path)
     expected = theirs.evaluate(records, [[script[i.question][0] for i in source.items]])
     assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(expected["Overall"], rel=1e-6)

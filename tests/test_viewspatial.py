@@ -5,14 +5,13 @@ thousands of random replies, and ``spatialprobe bench viewspatial`` on a synthet
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import viewspatial as write_copy
-from five_helpers import rows, run_scripted, scored_rows
+from five_helpers import random_script, rows, run_scripted, scored_rows
 from official import viewspatial as theirs
 from official.replies import replies
 from typer.testing import CliRunner
@@ -86,9 +85,7 @@ def test_the_article_a_reads_as_option_a_and_a_trailing_newline_as_nothing():
 def test_bench_on_a_synthetic_checkout_reports_the_authors_numbers(tmp_path):
     root, records = write_copy(tmp_path / "ViewSpatial-Bench")
     source = rebuild_source({"name": "viewspatial", "data": str(root)}, 0)
-    rng = random.Random(3)
-    script = {i.question: [replies(list(i.options), i.gold, 1, seed=rng.randrange(10**6))[0].text]
-              for i in source.items}
+    script = random_script(source, 3)
     summary = run_scripted("viewspatial", root, script, tmp_path)
     said = [script[i.question][0] for i in source.items]
     expected = theirs.evaluate(records, said)

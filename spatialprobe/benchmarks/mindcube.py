@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
+from spatialprobe.benchmarks.local_copy import Records, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.mindcube import IN_OVERALL, read_mindcube, setting_of
@@ -91,11 +91,7 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
     gold = str(records.require(n, "gt_answer")).strip()
     if gold not in letters(len(options)):
         raise records.error(n, "gt_answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
-    images = records.require(n, "images")
-    shown = [image_file(p, folders=folders, what=records.place(n, "images"))
-             for p in (images if isinstance(images, list) else [images])]
-    if not shown:
-        raise records.error(n, "images", "no image")
+    shown = records.images(n, "images", folders)
     group = _GROUP.match(key)
     unit = group.group(1) if group else "|".join(str(p) for p in shown)
     setting = setting_of(key)
