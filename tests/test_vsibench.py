@@ -177,3 +177,12 @@ def test_a_tiny_model_is_asked_the_frames(copy, tmp_path):
     metrics = bench_a("vsibench", folder, tmp_path / "run", "--option", "frames=2", "--limit", "20")
     mca = [r for r in records[:20] if r["options"]]
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(r["ground_truth"] == "A" for r in mca) / len(mca))
+
+
+def test_the_questions_are_audited_blind_without_their_videos(tmp_path):
+    folder, _ = write_copy(tmp_path / "copy", n=60)
+    for mp4 in folder.glob("*/*.mp4"):
+        mp4.unlink()  # the questions alone: no video is needed
+    said = CliRunner().invoke(app, ["audit", "blind", "vsibench", "--data", str(folder), "--folds", "3"])
+    assert said.exit_code == 0, said.output
+    assert "(24 items without options left out): 36 items, 3 folds grouped by videos" in said.output
