@@ -62,7 +62,7 @@ def _records(name: str, n: int, rng: random.Random) -> tuple[str, Any, dict[str,
             rows.append(_new_row(name, k, question, options, gold))
         else:
             raise KeyError(name)
-    files = {**{n: f for n, (f, _) in NEW.items()}, "cv-bench": "test.jsonl", "3dsrbench": "3DSRBench.jsonl",
+    files = {**NEW, "cv-bench": "test.jsonl", "3dsrbench": "3DSRBench.jsonl",
              "blink": "blink.jsonl",
              "embspatial": "embspatial_bench.json", "site": "site.jsonl", "mmsi": "mmsi.jsonl",
              "spatialeval": "spatialeval.jsonl"}
@@ -70,9 +70,8 @@ def _records(name: str, n: int, rng: random.Random) -> tuple[str, Any, dict[str,
     return files[name], rows, more
 
 
-NEW = {"viewspatial": ("ViewSpatial-Bench.json", "json"), "mindcube": ("MindCube_tinybench.jsonl", "jsonl"),
-       "omnispatial": ("data.json", "json"), "spatialscore": ("SpatialScore.json", "json"),
-       "vsibench": ("test.jsonl", "jsonl")}
+NEW = {"viewspatial": "ViewSpatial-Bench.json", "mindcube": "MindCube_tinybench.jsonl", "omnispatial": "data.json",
+       "spatialscore": "SpatialScore.json", "vsibench": "test.jsonl"}
 """The five benchmarks of the newer field, each in its authors' file (tests/official/FORMATS.md)."""
 
 
