@@ -12,9 +12,10 @@ map, gives its mode an ``image`` judgement of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from spatialprobe.detectors.base import Detection, best_per_object
@@ -43,7 +44,7 @@ class Image:
     """The relation its prompt asks, which a benchmark's own score judges; None where not known."""
     labels: tuple[str, ...]
     """The task's labels: the answers the rule chooses among."""
-    thresholds: Mapping[str, Any] = field(default_factory=dict)
+    thresholds: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """The thresholds given with ``--rule-arg`` (without the score's cuts); the rest keep their defaults."""
     depth_region: str = "release"
     """Comparison rules: the pixels a box's mean depth averages (``rules.depth_region``)."""
@@ -102,7 +103,7 @@ class Score:
     """``of_row(row, relation, args)``: an image's value from its finished row (the two best boxes
     and scores), its relation and :meth:`JudgeRule.benchmark_args`; None where the mode's image
     judgement writes ``field`` itself (it needs more than the row keeps)."""
-    cuts: Mapping[str, float] = field(default_factory=dict)
+    cuts: Mapping[str, float] = dataclasses.field(default_factory=dict)
     """Arguments only this score reads (``--rule-arg``), each a number in [0, 1], with defaults."""
     prompt_metric: str | None = None
     """Its prompt-level score on the benchmark's own prompt file (``synthesize --benchmark``)."""

@@ -43,6 +43,7 @@ def judge_scale(mode: Mode, image: Image, measure: Callable[[Any], float], what:
     if flat:
         row["explanation"] = f"not recognized: box of zero {what} for {', '.join(flat)}"
         return row
+    depth_of: Callable[[Any], float]
     if release:
         depth_of = partial(ref.release_mean_depth, image.depth)
     else:
