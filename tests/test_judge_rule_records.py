@@ -132,7 +132,7 @@ def test_the_toy_rule_refuses_what_does_not_apply(tmp_path, toy, options, messag
 
 
 def test_the_toy_rule_is_refused_for_a_task_it_does_not_judge(tmp_path, toy):
-    write_run(tmp_path / "images", "posrel2d", [("left of", "left of", True)])
+    write_run(tmp_path / "images", "posrel", PLAN[:1])  # the rule is refused before any image is read
     result = invoke("judge", "posrel2d", tmp_path / "images", "--detector", "colour", "--rule", "toy-edges",
                     "--out", tmp_path / "j", code=2)
     assert result.stderr == "Error: --rule toy-edges judges the 2-D relations of judge posrel, not posrel2d.\n"

@@ -131,7 +131,7 @@ def listing(name: str) -> str:
     if rule.thresholds:
         parts.append("thresholds " + ", ".join(f"{k}={v}" for k, v in rule.defaults().items()))
     if rule.same_in_modes:
-        parts.append(f"reference = corrected ({rule.corrected.follows})")
+        parts.append(f"the same in both modes ({rule.corrected.follows})")
     elif rule.reference is not None:
         parts.append(f"reference: {rule.reference.follows}")
     else:
