@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import pickle
 
 import pytest
 from judge_helpers import write_run
@@ -25,6 +26,7 @@ RULES = [(kind, name) for kind in JUDGE_KINDS for name in registry.names(kind)]
 def test_every_registered_rule_is_a_complete_record(kind, name):
     rule = registry.lookup(kind, name)
     assert isinstance(rule, JudgeRule) and rule.name == name
+    assert pickle.loads(pickle.dumps(rule)).name == name  # a run on Ray ships its rule to the workers
     assert rule.tasks and all(tasks.get(task).judge_rule for task in rule.tasks)
     assert set(rule.default_for) <= set(rule.tasks)
     assert set(rule.defaults()) == set(rule.thresholds), "every threshold has the geometry's default"

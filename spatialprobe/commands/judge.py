@@ -31,6 +31,7 @@ def _judge_settings(task: str, run: Path, detector: str, detector_model: str | N
     """The judge's settings; options that do not apply to ``task`` are refused, not ignored. What
     applies is the rule's record's to say (``judging.rulebook``)."""
     from spatialprobe.detectors.rules import DEPTH_REGIONS
+    from spatialprobe.errors import UsageError
     from spatialprobe.judging.box import JudgeRunSettings
     from spatialprobe.judging.judged_images import image_run
     from spatialprobe.judging.rulebook.lookup import and_list, check, fixed_rule, judged_tasks, rule_of, tasks_where
@@ -38,23 +39,23 @@ def _judge_settings(task: str, run: Path, detector: str, detector_model: str | N
     fixed = fixed_rule(task)
     if fixed is not None and (rule is not None or rule_arg):
         position = [name for name in judged_tasks() if fixed_rule(name) is None]
-        fail(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one fixed rule "
-             f"({fixed}) without arguments.")
+        raise UsageError(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one "
+                         f"fixed rule ({fixed}) without arguments.")
     record = rule_of(task, rule)
     rule_args = parse_args(rule_arg)
     check(task, record.name, mode, rule_args, depth_region)
     if not record.reads_depth and (depth is not None or depth_model or depth_arg):
-        fail(f"--depth, --depth-model and --depth-arg apply to judge {and_list(tasks_where(lambda r: r.reads_depth))} "
-             f"only; {task} reads no depth.")
+        raise UsageError(f"--depth, --depth-model and --depth-arg apply to judge "
+                         f"{and_list(tasks_where(lambda r: r.reads_depth))} only; {task} reads no depth.")
     if not record.depth_region and depth_region is not None:
-        fail(f"--depth-region applies to judge {and_list(tasks_where(lambda r: r.depth_region))} only; "
-             + (f"{task} reads no depth." if not record.reads_depth else
-                f"{task}'s rule averages the box as its script does."))
+        why = f"{task}'s rule averages the box as its script does." if record.reads_depth else f"{task} reads no depth."
+        raise UsageError(f"--depth-region applies to judge {and_list(tasks_where(lambda r: r.depth_region))} "
+                         f"only; {why}")
     if depth_region is not None and depth_region not in DEPTH_REGIONS:
-        fail(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
+        raise UsageError(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
     models = [detector] + ([depth or "dpt"] if record.reads_depth else [])
     if device != "auto" and all(name == "colour" for name in models):
-        fail(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
+        raise UsageError(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
     return JudgeRunSettings(
         task=task, source=image_run(run, partial),
         detector=Component.of(component_spec(detector, detector_model, detector_arg, threshold=threshold)),

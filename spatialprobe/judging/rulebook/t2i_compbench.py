@@ -37,6 +37,11 @@ def t2i_compbench_image_score(row: Mapping[str, Any], relation: str, **judge_arg
     return 0.0 if score < T2I_COMPBENCH_FLOOR else score
 
 
+def image_score(row: Mapping[str, Any], relation: str, args: Mapping[str, Any]) -> float:
+    """:func:`t2i_compbench_image_score` with the rule's thresholds (``Score.of_row``)."""
+    return t2i_compbench_image_score(row, relation, **args)
+
+
 def first_listed(detections: Sequence[Detection], a: str, b: str) -> tuple[Detection | None, Detection | None]:
     """The detector's first box of each class, as ``obj.index(obj1)``."""
     return first_of_class(detections, a), first_of_class(detections, b)
@@ -49,7 +54,7 @@ T2I_COMPBENCH = JudgeRule(
     thresholds=("iou_threshold", "distance_threshold"),
     score=Score("t2i_compbench_score", "t2i_compbench_score", "mean",
                 "T2I-CompBench 2-D spatial score (mean over {n} images, 0-1; its UniDet_eval/2D_spatial_eval.py)",
-                digits=4, unit="", of_row=lambda row, relation, args: t2i_compbench_image_score(row, relation, **args),
+                digits=4, unit="", of_row=image_score,
                 prompt_metric="t2i_compbench_prompt_score",
                 prompt_words="T2I-CompBench prompt-level score (mean over {n} prompts of their images' mean)"))
 """T2I-CompBench 2-D: dominant-axis sign damped by IoU, and its spatial score."""
