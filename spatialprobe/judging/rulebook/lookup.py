@@ -137,6 +137,7 @@ def listing(name: str) -> str:
     else:
         parts.append("no reference mode")
     if rule.score is not None:
-        cuts = "".join(f", {k}={v}" for k, v in rule.score.cuts.items())
-        parts.append(f"score {', '.join(line[0] for line in rule.score.lines())}{cuts}")
+        prompts = f" (per prompt: {rule.score.prompt_metric})" if rule.score.prompt_metric else ""
+        cuts = "".join(f", cut {k}={v}" for k, v in rule.score.cuts.items())
+        parts.append(f"its score {rule.score.metric}{prompts}{cuts}")
     return "; " + "; ".join(parts)
