@@ -209,7 +209,7 @@ def test_the_consistency_command_reports_intervals_of_an_order_blind_run(tmp_pat
 def test_one_cluster_has_no_interval_never_the_point_posing_as_one():
     # scipy's bootstrap refuses one observation ("each sample in `data` must contain two or more
     # observations"); one cluster leaves nothing to resample, so the interval is None
-    from spatialprobe.metrics.intervals import with_intervals
+    from spatialprobe.metrics.estimates import with_intervals
 
     rows = [{"instance_id": str(n), "obj_b": "bus", "gold": "yes", "pred": "yes" if n else "no"} for n in range(4)]
     assert metric_intervals(rows, Resampling(("yes", "no"), ("obj_b",)), 1000, seed=0) == {

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import refusals
+from spatialprobe.errors import UsageError
 
 audit_app = typer.Typer(help="Audit a benchmark (blind solvability, a debiased subset) or a run (answer "
                         "extraction).", no_args_is_help=True)
@@ -25,7 +25,6 @@ def benchmark(name: str, data: Path | None, split: str | None, part: str, task: 
     from spatialprobe import tasks
     from spatialprobe.commands.bench import benchmarks, source_settings
     from spatialprobe.engine.rebuild import rebuild_source
-    from spatialprobe.errors import UsageError
     from spatialprobe.tasks import data as task_data
 
     if task is not None and name != "qa":
@@ -130,31 +129,29 @@ def blind(
     """How much of a benchmark its questions give away without the image: prior baselines and
     text-only classifiers over folds grouped by its cluster unit, with a label-permutation guard."""
     from spatialprobe.audit.blind import audit_source
-    from spatialprobe.errors import UsageError
 
-    with refusals():
-        path = Path(target)
-        rows = None
-        if (path / "config.json").is_file():
-            if data is not None or task is not None or split is not None or (subset, limit, option) != (None, None, []):
-                raise UsageError("--data, --task, --split, --subset, --limit and --option name a benchmark; a run "
-                                 "folder's source is its own.")
-            from spatialprobe.audit.runs import run_config, run_source
+    path = Path(target)
+    rows = None
+    if (path / "config.json").is_file():
+        if data is not None or task is not None or split is not None or (subset, limit, option) != (None, None, []):
+            raise UsageError("--data, --task, --split, --subset, --limit and --option name a benchmark; a run "
+                             "folder's source is its own.")
+        from spatialprobe.audit.runs import run_config, run_source
 
-            source, rows = run_source(path)
-            if debias is not None and source.name == "imported":
-                raise UsageError(f"--debias writes a subset that a run asks again, and no source here asks the items "
-                                 f"of {path}: import it joined to its benchmark (--source), or audit the benchmark.")
-            train: tuple[Any, ...] = ()
-        else:
-            source, train = benchmark(target, data, split, part, task, (subset, limit, option))
-        if items is not None:
-            from spatialprobe.engine.rebuild import restrict
+        source, rows = run_source(path)
+        if debias is not None and source.name == "imported":
+            raise UsageError(f"--debias writes a subset that a run asks again, and no source here asks the items "
+                             f"of {path}: import it joined to its benchmark (--source), or audit the benchmark.")
+        train: tuple[Any, ...] = ()
+    else:
+        source, train = benchmark(target, data, split, part, task, (subset, limit, option))
+    if items is not None:
+        from spatialprobe.engine.rebuild import restrict
 
-            source = restrict(source, items)
-        found = audit_source(source, folds, seed, train, rows).to_dict()
-        if rows is not None and run_config(path).get("kind") == "imported":
-            found["vision"]["label"] = "the imported run (the harness's verdicts)"
+        source = restrict(source, items)
+    found = audit_source(source, folds, seed, train, rows).to_dict()
+    if rows is not None and run_config(path).get("kind") == "imported":
+        found["vision"]["label"] = "the imported run (the harness's verdicts)"
     typer.echo(blind_table(found))
     if out is not None:
         out.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
@@ -162,8 +159,7 @@ def blind(
     if debias is not None:
         from spatialprobe.audit.debias import debiased_subset
 
-        with refusals():
-            written, pruning = debiased_subset(source, debias, "logistic", folds, seed, step, max_pruned)
+        written, pruning = debiased_subset(source, debias, "logistic", folds, seed, step, max_pruned)
         last = pruning["rounds"][-1]
         typer.echo(f"Debiased subset: {last['items']:,} of {len(source.items):,} items kept after "
                    f"{len(pruning['rounds']) - 1} round(s), blind accuracy {last['blind_accuracy']:.1f} "
@@ -180,8 +176,7 @@ def parse(
     paired interval."""
     from spatialprobe.audit.parse import audit_run, parse_table
 
-    with refusals():
-        found = audit_run(run)
+    found = audit_run(run)
     typer.echo(parse_table(found))
     if out is not None:
         out.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")

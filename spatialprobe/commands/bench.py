@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from spatialprobe.commands.engine_options import ask_options
-from spatialprobe.commands.errors import refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.output_checks import require_run_dir
 from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
 
@@ -98,8 +98,7 @@ def bench_command(
     from spatialprobe.engine.rebuild import rebuild_source
 
     require_run_dir(out)
-    with refusals():
-        source = rebuild_source(source_settings(name, data, images, split, subset, limit, option), asked.seed)
+    source = rebuild_source(source_settings(name, data, images, split, subset, limit, option), asked.seed)
     ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out, f"{name} items asked",
                   "bench")
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from spatialprobe.commands.errors import refusals, warn
+from spatialprobe.commands.console import warn
 from spatialprobe.commands.hub import with_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption
 
@@ -72,7 +72,6 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
     (``values``: parameter name -> value; the command sets its device and batch size); a
     ``--max-memory``, ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in
     one sentence."""
-    from spatialprobe.commands.errors import refusals
     from spatialprobe.commands.model_options import device_map_settings
     from spatialprobe.engine.build import Asked
     from spatialprobe.engine.variants import parse_variants
@@ -80,9 +79,8 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
 
     given = {name: values.get(name, default.default) for name, (_, default) in ASK_OPTIONS.items()}
     device_map, max_memory = device_map_settings(given["device_map"], given["max_memory"])
-    with refusals():
-        variants = parse_variants(given["protocol_variants"])
-        scorer_args = parse_pairs(given["scorer_arg"])
+    variants = parse_variants(given["protocol_variants"])
+    scorer_args = parse_pairs(given["scorer_arg"])
     items = given["items"]
     return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
                  backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
@@ -127,7 +125,7 @@ def ask_and_print(source: Any, model: str, given: Any, out: Any, label: str, com
     from spatialprobe.engine.question_free import warning as question_free_warning
 
     bar, advance = progress_bar(label)
-    with refusals(), bar:
+    with bar:
         kind, summary = run_ask(source, model, given, out, command, advance)
     typer.echo(kind.table(summary))
     unasked = question_free_warning((summary.get("details") or {}).get("question_free"))

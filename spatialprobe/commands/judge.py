@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands import judge_vqa
-from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
+from spatialprobe.commands.console import warn
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.image_runs import (
     PARTIAL,
@@ -18,7 +18,9 @@ from spatialprobe.commands.image_runs import (
     require_image_run,
     warn_skipped,
 )
+from spatialprobe.commands.output_checks import require_out_file, require_run_dir
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.errors import UsageError
 from spatialprobe.runner.settings import Component
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
@@ -31,7 +33,6 @@ def _judge_settings(task: str, run: Path, detector: str, detector_model: str | N
     """The judge's settings; options that do not apply to ``task`` are refused, not ignored. What
     applies is the rule's record's to say (``judging.rulebook``)."""
     from spatialprobe.detectors.rules import DEPTH_REGIONS
-    from spatialprobe.errors import UsageError
     from spatialprobe.judging.box import JudgeRunSettings
     from spatialprobe.judging.judged_images import image_run
     from spatialprobe.judging.rulebook.lookup import and_list, check, fixed_rule, judged_tasks, rule_of, tasks_where
@@ -118,8 +119,8 @@ def _make_task_command(task: str):
                                       "relation, so a judge that says yes to everything scores 50."),
     ) -> None:
         if (floor or contrast) and not judge_vqa.wants_vqa(rule, judge_model, judge_arg):
-            fail("--floor and --contrast apply to the VQA judge (--rule vqa --judge-model M); the box judge "
-                 "asks no questions.")
+            raise UsageError("--floor and --contrast apply to the VQA judge (--rule vqa --judge-model M); the box "
+                             "judge asks no questions.")
         if judge_vqa.wants_vqa(rule, judge_model, judge_arg):
             judge_vqa.refuse_box_options(dict(zip(judge_vqa.BOX_ONLY, (
                 detector, detector_model, detector_arg, threshold, depth, depth_model, depth_arg,
@@ -197,13 +198,13 @@ def visor(
                  "--partial": partial, "--skip-missing": skip_missing}
     if detections is not None:
         if run is not None:
-            fail("give an image RUN or --detections FILE, not both.")
+            raise UsageError("give an image RUN or --detections FILE, not both.")
         if prompts is None:
-            raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")
+            raise UsageError("--detections needs --prompts (the SR2D JSON).")
         given = [name for name, value in detecting.items() if value]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
-            fail(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
+            raise UsageError(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
         target = out or DefaultRunDir(detections.stem)
         kind = VisorRun(VisorRunSettings({"detections": {"path": str(detections)}}, {"path": str(prompts)}))
     elif run is not None:
@@ -220,7 +221,7 @@ def visor(
                  "obj_1_attributes, obj_2_attributes and a left/right/above/below rel_type); "
                  "left out, counted in summary.json as non_spatial_skipped.")
     else:
-        raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
+        raise UsageError("give an image RUN, or --detections FILE --prompts FILE.")
     summary = execute(kind, target)
     out = Path(target)
     warn_skipped(summary["details"], "scored")

@@ -7,18 +7,19 @@ from pathlib import Path
 
 import typer
 
+from spatialprobe.commands.console import warn
 from spatialprobe.commands.engine_options import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
-from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
+from spatialprobe.commands.output_checks import require_out_file, require_run_dir
 from spatialprobe.commands.scale_options import scale_options
-from spatialprobe.errors import SpatialprobeError
+from spatialprobe.errors import SpatialprobeError, UsageError
 
 
 def check_folds(dataset, folds: int, seed: int = 0, allow_duplicates: bool = False) -> None:
     """``--folds`` against the dataset before anything is scored; repeated pairs kept and
     instances that no fold tests are said (:func:`spatialprobe.tasks.probe_data.data_notes`)."""
-    from spatialprobe.commands.errors import warn
+    from spatialprobe.commands.console import warn
     from spatialprobe.tasks.probe_data import data_notes
 
     for note in data_notes(dataset, folds, seed, allow_duplicates):
@@ -86,28 +87,28 @@ def probe(
     from spatialprobe.tasks.probe_data import task_data
 
     if task not in tasks.names():
-        fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
+        raise UsageError(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
     spread = device_map_settings(device_map, max_memory)
     try:
         scorer_args = parse_pairs(scorer_arg)
     except ValueError as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     format = scorer_args.pop("format", format)  # the run asks the chat question: a setting of its own
     if format not in ("plain", "chat"):
-        fail(f"--format must be plain or chat, not {format!r}.")
+        raise UsageError(f"--format must be plain or chat, not {format!r}.")
     if format == "chat" and candidates != "builtin":
-        fail("--candidates does not apply to --format chat: it asks each task's own question "
-             "(see the README, 'Causal and instruction-tuned LMs').")
+        raise UsageError("--candidates does not apply to --format chat: it asks each task's own question "
+                         "(see the README, 'Causal and instruction-tuned LMs').")
     try:
         dataset, source = task_data(task, data, pairs, first=first, second=second, answer=answer,
                                     delimiter=delimiter, allow_duplicates=allow_duplicates)
         cands = chat.candidates(task) if format == "chat" else resolve(candidates, task)
     except (DataError, ValueError) as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     try:
         check_folds(dataset, folds, seed, allow_duplicates)
     except ValueError as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
@@ -121,8 +122,8 @@ def probe(
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
                                       ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
     if named and not asked:
-        fail(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
-             f"{model!r} is not one.")
+        raise UsageError(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
+                         f"{model!r} is not one.")
     if asked:
         _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
                     max_new_tokens, folds, seed, device, batch_size, target,
@@ -145,7 +146,7 @@ def probe(
         try:
             summary = run_probe(dataset, cands, settings, target, on_progress=progress, source=source)
         except (SpatialprobeError, ValueError) as err:
-            fail(str(err))
+            raise UsageError(str(err)) from None
     choice = summary["details"].get("scorer_choice") or {}
     if scorer == "auto" and choice:
         console.print(f"--scorer auto chose {choice['scorer']}: {choice['reason']}.")
@@ -162,16 +163,16 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
     from spatialprobe.engine.build import Asked
 
     if not plain:
-        fail("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
-             "question (the task file's questions.choice).")
+        raise UsageError("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
+                         "question (the task file's questions.choice).")
     image = image or "none"
     if image in ("none", "blank") and condition not in (None, image):
-        fail(f"--image-condition {condition} needs the instances' images: give --image RUN (a synthesis run).")
+        raise UsageError(f"--image-condition {condition} needs the instances' images: give --image RUN "
+                         "(a synthesis run).")
     condition = condition or (image if image in ("none", "blank") else "real")
-    with refusals():
-        source_ask, _ = task_source(dataset, source, image, folds, seed)
-        given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      scorer_args, *spread)
+    source_ask, _ = task_source(dataset, source, image, folds, seed)
+    given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
+                  scorer_args, *spread)
     ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 
@@ -185,7 +186,7 @@ def consistency(
     try:
         result = consistency_report(run, plot=plot)
     except (FileNotFoundError, ValueError) as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     typer.echo(f"symmetry {_share(result, 'symmetry')} over {result['symmetry_pairs']} pairs; "
                f"transitivity {_share(result, 'transitivity')} over {result['transitivity_triples']} triples")
     info = result["intervals"]
@@ -269,7 +270,7 @@ def report(
     for sentence in skipped:
         warn(sentence)
     if not found:
-        fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
+        raise UsageError("no runs to report; pass run directories or run `spatialprobe probe` first.")
     two = bool(run_dirs) and len(found) == 2
     text = comparison_table(found, labels(found, ["A", "B"] if two else None))
     if two:
@@ -288,7 +289,7 @@ def _by_fact(run_dirs: list[Path] | None, by: str, out: Path | None) -> None:
     from spatialprobe.reports.facts import by_fact, fact_table
 
     if by != "fact":
-        fail(f"--by {by!r} is not a way to join runs; the one there is: fact.")
+        raise UsageError(f"--by {by!r} is not a way to join runs; the one there is: fact.")
     result = by_fact(_run_folders(run_dirs))
     text = fact_table(result)
     typer.echo(text)

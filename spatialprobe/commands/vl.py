@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from spatialprobe.commands.engine_options import ask_options, progress_bar
-from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.output_checks import require_run_dir
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from spatialprobe.engine.build import Asked
@@ -66,8 +67,7 @@ def vsr_command(
     from spatialprobe.commands.engine_options import ask_and_print
 
     require_run_dir(out)
-    with refusals():
-        source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
+    source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
     summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out,
                             "VSR captions asked", "vsr")
     _report_missing(summary)
@@ -101,13 +101,12 @@ def spatialmqa_command(
 
     require_run_dir(out)
     if part not in PARTS:
-        fail(f"part must be one of {PARTS}, got {part!r}")
+        raise UsageError(f"part must be one of {PARTS}, got {part!r}")
     if method not in ("auto", "clip", "generate"):
-        fail(f"--method must be auto, clip or generate; got {method!r}")
+        raise UsageError(f"--method must be auto, clip or generate; got {method!r}")
     if method == "generate" and asked.protocol not in (None, "generate"):
-        fail(f"--method generate asks by generation; it does not apply with --protocol {asked.protocol}.")
-    with refusals():
-        source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
+        raise UsageError(f"--method generate asks by generation; it does not apply with --protocol {asked.protocol}.")
+    source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
     given = replace(asked, device=device, batch_size=batch_size,
                     protocol="generate" if method == "generate" else asked.protocol,
                     wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
@@ -145,7 +144,7 @@ def vsr_train_command(
     from spatialprobe.training.vilt_vsr import TrainSettings, train_vsr_vilt
 
     if epochs is not None and max_steps > 0:
-        fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
+        raise UsageError("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
     require_run_dir(out)
     settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size,
                              epochs=30.0 if epochs is None else float(epochs), eval_steps=eval_steps,
@@ -156,7 +155,7 @@ def vsr_train_command(
             summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
                                      device=device, progress=advance, skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
-        fail(err)
+        raise UsageError(str(err)) from None
     details = summary["details"]
     for part, coverage in details["coverage_per_part"].items():
         if coverage["skipped_missing"]:
