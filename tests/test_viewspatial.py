@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,17 @@ def test_a_tiny_model_answering_a_scores_the_a_share_under_the_authors_reader(tm
     root, records = write_copy(tmp_path / "copy", n=15)
     metrics = bench_a("viewspatial", root, tmp_path / "run")
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(r["answer"][0] == "A" for r in records) / 15)
+
+
+def test_the_strict_reading_is_the_plain_reader_and_reported_beside(shared_items):
+    from test_official_transcriptions import strict as plain
+
+    from spatialprobe.readers.strict_reply import read_strict
+
+    source, _ = shared_items
+    said = [replies(list(i.options), i.gold, 1, seed=7 + n)[0].text for n, i in enumerate(source.items[:3000])]
+    assert [read_strict(t, i.options, i.labels) for t, i in zip(said, source.items, strict=False)] == \
+        [plain(t, list(i.options)) for t, i in zip(said, source.items, strict=False)]
+    first = replace(source, items=source.items[:3000])
+    metrics, _ = official_metrics(scored_rows(first, said), source.spec, source.official)
+    assert metrics["strict_accuracy"].mean < metrics["accuracy"].mean  # the official reader reads more

@@ -36,6 +36,7 @@ from spatialprobe.benchmarks.local_copy import Records, letters, option_letters,
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.mindcube import IN_OVERALL, read_mindcube, setting_of
+from spatialprobe.readers.strict_reply import read_strict
 
 OPTIONS = {"setting": "keep one setting of the authors' (among, around, rotation, translation, other)"}
 FILES = {"tiny": "raw/MindCube_tinybench.jsonl", "full": "raw/MindCube.jsonl"}
@@ -44,7 +45,8 @@ QUESTION = "{question}\nAnswer with the option's letter."
 OFFICIAL = (Official({"accuracy": "share"}, pred="overall_right"),
             Official({"accuracy_by_setting": "accuracy"}, ("setting",), pred="pred_official"),
             Official({"chance": "mean"}, ("setting",), pred="chance_value"),
-            Official({"frequency": "share"}, ("setting",), pred="frequency_right"))
+            Official({"frequency": "share"}, ("setting",), pred="frequency_right"),
+            Official({"strict_accuracy": "share"}, pred="strict_right"))
 _MARK = re.compile(r"(?:^|(?<=\s))([A-E])\.\s")
 _GROUP = re.compile(r"^(.*?)_q\d")
 
@@ -68,8 +70,10 @@ def options_in(question: str) -> tuple[str, ...]:
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
     """The authors' reading of the reply, whether it is right, counted in their overall or not."""
     read = label if output is None else read_mindcube(output)
+    strict = label if output is None else read_strict(output, item.options, item.labels)
     counted = IN_OVERALL[item.fields["setting"]]
-    return {"pred_official": read or "--", "overall_right": int(read == item.gold) if counted else None}
+    return {"pred_official": read or "--", "overall_right": int(read == item.gold) if counted else None,
+            "strict_right": int(strict == item.gold) if counted else None}
 
 
 def _file(data: str, subset: str | None) -> str:

@@ -38,9 +38,11 @@ from spatialprobe.benchmarks.local_copy import Records, image_file, letters, opt
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.omnispatial import EVAL_TYPES, FORMAT_PROMPTS, read_omnispatial
+from spatialprobe.readers.strict_reply import read_strict
 
 OPTIONS = {"reader": "the authors' reader (their --eval_type): re (default: the last 'Answer: X'), direct or json"}
-OFFICIAL = (Official({"accuracy": "accuracy"}, ("task_type", "sub_task_type"), pred="pred_official"),)
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("task_type", "sub_task_type"), pred="pred_official"),
+            Official({"strict_accuracy": "accuracy"}, ("task_type",), pred="pred_strict"))
 COPIES = {"authors": "qizekun/OmniSpatial data.json (the authors' layout)",
           "pangyyyyy": "pangyyyyy/OmniSpatial (lmms-eval omnispatial: gt letter, image_path)",
           "nv-njb": "nv-njb/OmniSpatial-Test (lmms-eval omni_spatial: embedded image, answer index)"}
@@ -97,8 +99,11 @@ def _item(records: Records, n: int, folder: Path, eval_type: str) -> SourceItem:
 
 
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The authors' reading of the reply (by the reader the source was built with)."""
-    return {"pred_official": (label or "--") if output is None else read_omnispatial(output, item.fields["reader"])}
+    """The authors' reading of the reply (by the reader the source was built with), and the strict one."""
+    if output is None:
+        return {"pred_official": label or "--", "pred_strict": label or "--"}
+    return {"pred_official": read_omnispatial(output, item.fields["reader"]),
+            "pred_strict": read_strict(output, item.options, item.labels) or "--"}
 
 
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:

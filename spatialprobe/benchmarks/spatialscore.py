@@ -47,10 +47,12 @@ from spatialprobe.readers.spatialscore import (
     is_numeric_with_unit,
     spatialscore_score,
 )
+from spatialprobe.readers.strict_reply import read_strict
 
 OPTIONS: dict[str, str] = {}
 GROUPS = ("source", "category", "subcategory", "question_type")
-OFFICIAL = (Official({"accuracy": "share"}, GROUPS, pred="official_score"), *NUMERIC_OFFICIAL)
+OFFICIAL = (Official({"accuracy": "share"}, GROUPS, pred="official_score"),
+            Official({"strict_accuracy": "share"}, ("question_type",), pred="strict_right"), *NUMERIC_OFFICIAL)
 _PARENS = "**Please select the most appropriate answer from options (A), (B), (C), (D), (E), or (F).**\n" \
           "**Respond ONLY with the letter and its parentheses, for example: (A)**\n\nQuestion: "
 _CONCISE = "**Answer concisely with a single word, number, or option (e.g., yes, no, 5, 2.2, A).**\n\nQuestion: "
@@ -137,9 +139,12 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     record = {"question_type": item.fields["question_type"], "answer": item.fields["answer"],
               "source": item.fields["source"]}
     score = float(label == item.gold) if output is None else spatialscore_score(record, output.strip())
+    strict = label if output is None else read_strict(output, item.options, item.labels)
+    right = {"strict_right": float(strict == item.gold) if item.options else None}
     if not item.options and not _number(item.gold):  # a gold that is no number (RealWorldQA's words)
-        return {"official_score": score, **dict.fromkeys(NUMERIC_FIELDS)}
-    return {"official_score": score, **numeric_fields(item, output, lambda reply: read_number(reply, LENGTH_METERS))}
+        return {"official_score": score, **right, **dict.fromkeys(NUMERIC_FIELDS)}
+    return {"official_score": score, **right,
+            **numeric_fields(item, output, lambda reply: read_number(reply, LENGTH_METERS))}
 
 
 def _number(text: str) -> bool:

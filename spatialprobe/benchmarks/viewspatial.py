@@ -31,17 +31,20 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.readers.strict_reply import read_strict
 from spatialprobe.readers.viewspatial import PROMPT_FORMAT, extract_option, read_viewspatial
 
 OPTIONS: dict[str, str] = {}
 FILE = "ViewSpatial-Bench.json"
-OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type", "perspective"), pred="pred_official"),)
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type", "perspective"), pred="pred_official"),
+            Official({"strict_accuracy": "accuracy"}, ("question_type",), pred="pred_strict"))
 
 
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The authors' reading of a generated reply (a chosen option, by likelihood, as it is)."""
+    """The authors' reading of a generated reply, and the strict one (a chosen option, by likelihood, as it is)."""
     read = label if output is None else read_viewspatial(output)
-    return {"pred_official": read or "--"}
+    strict = label if output is None else read_strict(output, item.options, item.labels)
+    return {"pred_official": read or "--", "pred_strict": strict or "--"}
 
 
 def _located(data: str) -> tuple[str, list[Path]]:

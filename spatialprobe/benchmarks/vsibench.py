@@ -43,6 +43,7 @@ from spatialprobe.benchmarks.video_frames import RULES, sampled_frames
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.numeric import LENGTH_METERS, read_number
+from spatialprobe.readers.strict_reply import read_strict
 from spatialprobe.readers.vsibench import first_token_number, read_vsibench
 
 OPTIONS = {"frames": "how many frames of each video are shown (default 32)",
@@ -59,6 +60,7 @@ OFFICIAL = (Official({"vsibench": "mean"}, pred="vsibench_value"),
             Official({"score": "share"}, ("category", "question_type"), pred="official_score"),
             Official({"accuracy": "share"}, pred="mca_right"),
             Official({"mra": "mra"}, pred="mra"),
+            Official({"strict_accuracy": "share"}, pred="strict_right"),
             Official({"strict_mra": "mra"}, pred="strict_mra"))
 
 
@@ -86,9 +88,11 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     the toolkit's reader beside them."""
     if item.options:
         right = float((label if output is None else read_vsibench(output)) == item.gold)
-        fields: dict[str, Any] = {"mca_right": right, "mra": None, "strict_mra": None}
+        strict = label if output is None else read_strict(output, item.options, item.labels)
+        fields: dict[str, Any] = {"mca_right": right, "strict_right": float(strict == item.gold), "mra": None,
+                                  "strict_mra": None}
     else:
-        fields = {"mca_right": None, **numeric_fields(item, output, first_token_number)}
+        fields = {"mca_right": None, "strict_right": None, **numeric_fields(item, output, first_token_number)}
         right = fields["mra"]
         fields["strict_mra"] = numeric_fields(item, output, lambda r: read_number(r, LENGTH_METERS))["mra"]
     return {**fields, "official_score": right, "vsibench_value": item.fields["weight"] * right}
