@@ -62,6 +62,7 @@ def list_components() -> None:
     from rich.table import Table
 
     from spatialprobe import registry
+    from spatialprobe.judging.rulebook import lookup as judge_rules
 
     table = Table("kind", "name", "what it is")
     for kind in registry.kinds():
@@ -70,6 +71,8 @@ def list_components() -> None:
                 from spatialprobe.models.options import listing
 
                 summary += f"; options: {listing(name)}"
+            elif kind in judge_rules.JUDGE_KINDS:  # the rule's record: tasks, thresholds, modes, score
+                summary += judge_rules.listing(name)
             table.add_row(kind, name, summary)
     Console().print(table)
 

@@ -25,6 +25,7 @@ EXTRA_FEATURES = {
     "benchmarks": "Reading a benchmark's Parquet or `datasets` copy (spatialprobe bench)",
     "interop": "Importing Inspect logs and VLMEvalKit .xlsx files, exporting Parquet (spatialprobe import/export)",
     "audit": "Image overlap by perceptual hash (spatialprobe audit data --against)",
+    "video": "Decoding a benchmark's videos into frames (spatialprobe bench vsibench)",
 }
 
 

@@ -118,20 +118,26 @@ register("depth", "depth-anything", "spatialprobe.detectors.hf:depth_anything",
          "Depth Anything (default LiheYoung/depth-anything-small-hf); disparity -> depth")
 register("depth", "colour", "spatialprobe.detectors.colour:ColourDepth",
          "UNTRAINED test depth: disparity read from the blue channel of colour-coded shapes")
-register("position-judge", "vdg", "spatialprobe.detectors.rules:vdg_judge",
+# Judge rules: each a record (spatialprobe.judging.rulebook.record.JudgeRule) with its geometry,
+# thresholds, modes and its benchmark's own score; `judge` reads nothing but the record.
+register("position-judge", "vdg", "spatialprobe.judging.rulebook.seed_paper:VDG",
          "inside if box A within box B, else centre angle: above 45-135, below 225-315")
-register("position-judge", "vdg-legacy", "spatialprobe.detectors.rules:vdg_legacy_judge",
+register("position-judge", "vdg-legacy", "spatialprobe.judging.rulebook.seed_paper:VDG_LEGACY",
          "VDG with the released code's opposite vertical sign (above/below swapped)")
-register("position-judge", "visor", "spatialprobe.detectors.rules:visor_judge",
+register("position-judge", "visor", "spatialprobe.judging.rulebook.visor_sign:VISOR",
          "VISOR: sign of the centroid difference")
-register("position-judge", "geneval", "spatialprobe.detectors.rules:geneval_judge",
+register("position-judge", "geneval", "spatialprobe.judging.rulebook.geneval:GENEVAL",
          "GenEval: centre offsets reduced by a margin of the box sizes")
-register("position-judge", "t2i-compbench", "spatialprobe.detectors.rules:t2i_compbench_judge",
+register("position-judge", "t2i-compbench", "spatialprobe.judging.rulebook.t2i_compbench:T2I_COMPBENCH",
          "T2I-CompBench: dominant-axis sign, damped by IoU")
-register("position-judge", "heim", "spatialprobe.detectors.rules_heim:heim_judge",
+register("position-judge", "heim", "spatialprobe.judging.rulebook.heim:HEIM",
          "HEIM / DALL-Eval: dominant axis (--mode reference: one box per class, top-left corners, its sign)")
-register("position-judge-3d", "t2i-compbench-3d", "spatialprobe.detectors.rules_3d:t2i_3d_judge",
+register("position-judge-3d", "t2i-compbench-3d", "spatialprobe.judging.rulebook.t2i_compbench_3d:T2I_COMPBENCH_3D",
          "T2I-CompBench++ 3-D (posrel3d): normalised disparity in each box (--mode reference: its overlap credit)")
+register("comparison-judge", "area*depth^2", "spatialprobe.judging.rulebook.seed_paper:SIZE",
+         "size: A larger when area(A) x depth(A)^2 > area(B) x depth(B)^2")
+register("comparison-judge", "height*depth", "spatialprobe.judging.rulebook.seed_paper:HEIGHT",
+         "height: A taller when height(A) x depth(A) > height(B) x depth(B)")
 
 
 def _register_tasks() -> None:
@@ -180,6 +186,16 @@ register("source", "site", "spatialprobe.benchmarks.site:from_settings",
          "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
 register("source", "mmsi", "spatialprobe.benchmarks.mmsi:from_settings",
          "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
+register("source", "viewspatial", "spatialprobe.benchmarks.viewspatial:from_settings",
+         "ViewSpatial-Bench camera/person-perspective questions: accuracy per type, the authors' last-line reader")
+register("source", "mindcube", "spatialprobe.benchmarks.mindcube:from_settings",
+         "MindCube multi-view lettered questions (tiny or full): accuracy per setting, chance and frequency baselines")
+register("source", "omnispatial", "spatialprobe.benchmarks.omnispatial:from_settings",
+         "OmniSpatial lettered questions: accuracy per task/sub-task type, mean over sampled runs, copy recorded")
+register("source", "spatialscore", "spatialprobe.benchmarks.spatialscore:from_settings",
+         "SpatialScore version_0: multiple choice, yes/no and numeric items of 11 sources, scored by its scripts")
+register("source", "vsibench", "spatialprobe.benchmarks.vsibench:from_settings",
+         "VSI-Bench (and --subset debiased) video questions as sampled frames: accuracy, MRA, the authors' overall")
 # Readers: a reply (or the options' scores) -> a label, or nothing, with the reason. Each benchmark
 # names its official reader (its authors' code, transcribed); every benchmark is also read by strict.
 for _name, _target, _summary in (

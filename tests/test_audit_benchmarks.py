@@ -18,7 +18,9 @@ from spatialprobe.cli import app
 from spatialprobe.files import read_json
 
 runner = CliRunner()
-UNIT = {"whatsup": "object pairs", "cv-bench": "images", "3dsrbench": "questions", "blink": "questions",
+UNIT = {"viewspatial": "ScanNet scenes and COCO images", "mindcube": "multi-view image groups",
+        "omnispatial": "images", "spatialscore": "image sets", "vsibench": "videos", "whatsup": "object pairs",
+        "cv-bench": "images", "3dsrbench": "questions", "blink": "questions",
         "embspatial": "images", "site": "questions", "mmsi": "questions", "spatialeval": "scenes",
         "comfort": "sweeps", "posqa": "entity pairs", "ewok": "EWoK items", "geneval2": "prompts",
         "spatialgeneval": "prompts"}

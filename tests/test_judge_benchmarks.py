@@ -16,11 +16,9 @@ from spatialprobe.cli import app
 from spatialprobe.detectors.base import Detection
 from spatialprobe.detectors.rules import geneval_relations
 from spatialprobe.judging.box import JudgeConfig, judge_image
-from spatialprobe.judging.box_scores import (
-    benchmark_metrics,
-    geneval_position_correct,
-    t2i_compbench_image_score,
-)
+from spatialprobe.judging.box_scores import benchmark_metrics
+from spatialprobe.judging.rulebook.geneval import geneval_position_correct
+from spatialprobe.judging.rulebook.t2i_compbench import t2i_compbench_image_score
 from spatialprobe.registry import Spec
 
 runner = CliRunner()

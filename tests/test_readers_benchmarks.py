@@ -89,6 +89,22 @@ def _bench_rows(root: Path) -> dict[str, tuple[str, object, dict]]:
              "question_type": ["Position", "Object"], "answers": ["A", "B"],
              "questions": [f"Question {j}? Options: A: left, B: right, C: None" for j in range(2)]}],
             {"images": str(root / "images.json")}),
+        "viewspatial": ("ViewSpatial-Bench.json", [
+            {"question_type": "Camera perspective - Relative Direction", "image_path": ["a.png", "0.png"],
+             "question": f"Where is the lamp {k}?", "answer": "B. right", "choices": "A. left\nB. right"}
+            for k in range(2)], {}),
+        "mindcube": ("MindCube_tinybench.jsonl", [
+            {"id": f"among_group1_q{k}_1", "question": f"Which is behind the sofa {k}? A. lamp B. desk",
+             "images": ["a.png", "0.png"], "gt_answer": "B"} for k in range(2)], {}),
+        "omnispatial": ("data.json", [
+            {"id": f"0_{k}", "question": f"Which way is the cup {k}?", "options": options, "answer": 1,
+             "task_type": "Perspective_Taking", "sub_task_type": "Egocentric"} for k in range(2)], {}),
+        "spatialscore": ("SpatialScore.json", [
+            {"question_type": kind, "question": f"Which is closer {k}? (A) left (B) right", "answer": answer,
+             "img_paths": ["a.png"], "source": "cvbench" if kind == "multi-choice" else "VGBench",
+             "category": "Depth and Distance", "subcategory": "Relative", "index_origin": k,
+             "category_origin": "depth"} for k, (kind, answer) in enumerate((("multi-choice", "(B)"),
+                                                                             ("open-ended", "1.5 meters")))], {}),
     }
 
 
@@ -105,7 +121,8 @@ def bench_copies(tmp_path_factory):
         root = tmp_path_factory.mktemp(name)
         for image in ("a.png", "0.png", "1.png", "val2017/000000000007.jpg", "val2017/000000000009.jpg",
                       "mug_on_plate.jpeg", "mug_under_plate.jpeg", "mug_left_of_plate.jpeg",
-                      "mug_right_of_plate.jpeg", "left/default/0.png", "left/default/1.png"):
+                      "mug_right_of_plate.jpeg", "left/default/0.png", "left/default/1.png",
+                      "Perspective_Taking/0.png"):
             (root / image).parent.mkdir(parents=True, exist_ok=True)
             (root / image).write_bytes(PNG)
         (root / "images.json").write_text(json.dumps({"a cat to the left of a dog": "a.png"}))

@@ -354,5 +354,13 @@ def vision_against(items: Sequence[SourceItem], blind: Scored, spec: Resampling,
 
 def audit_source(source: Source, folds: int = 5, seed: int = 0, train: Sequence[SourceItem] = (),
                  run_rows: Sequence[Mapping[str, Any]] | None = None) -> BlindAudit:
-    """:func:`audit_items` of a source's items, grouped by its cluster unit."""
-    return audit_items(source.items, source.spec, source.dataset, folds, seed, train=train, run_rows=run_rows)
+    """:func:`audit_items` of a source's items, grouped by its cluster unit; items without options
+    (numeric answers: VSI-Bench's distances, SpatialScore's open-ended items) are left out, said in
+    the dataset's name, since a blind classifier chooses among options."""
+    items = [item for item in source.items if len(item.options) >= 2]
+    if not items:
+        raise UsageError(f"{source.dataset} has no items with options (its answers are numbers): a blind audit "
+                         "chooses among options.")
+    left = len(source.items) - len(items)
+    dataset = source.dataset + (f" ({left} items without options left out)" if left else "")
+    return audit_items(items, source.spec, dataset, folds, seed, train=train, run_rows=run_rows)

@@ -81,6 +81,16 @@ class Records:
             raise self.error(index, field, f"expected a list of at least {least} texts, got {shown(value)}")
         return list(value)
 
+    def images(self, index: int, field: str, folders: Sequence[Path]) -> list[str]:
+        """Row ``index``'s images in ``field`` - one, or a list shown together: paths under ``folders``
+        or embedded - as :func:`image_file` gives them; refused naming file, line and field where none."""
+        value = self.require(index, field)
+        shown = [image_file(v, folders=folders, what=self.place(index, field))
+                 for v in (value if isinstance(value, list) else [value])]
+        if not shown:
+            raise self.error(index, field, "no image")
+        return shown
+
     def options(self, index: int, field: str) -> tuple[str, ...]:
         """Row ``index``'s option texts in ``field``: a list of at least two (:meth:`listed`)."""
         return tuple(str(v) for v in self.listed(index, field, 2))

@@ -26,7 +26,6 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import (
-    image_file,
     image_folders,
     letters,
     option_letters,
@@ -60,11 +59,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
         gold = str(records.require(n, "answer")).strip().strip("()")
         if gold not in letters(len(options)):
             raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
-        visual = records.require(n, "visual")
-        shown = [image_file(v, folders=folders, what=records.place(n, "visual"))
-                 for v in (visual if isinstance(visual, list) else [visual])]
-        if not shown:
-            raise records.error(n, "visual", "no image")
+        shown = records.images(n, "visual", folders)
         key = str(row.get("id", n))
         question = QUESTION.format(question=str(records.require(n, "question")).replace("<image>", "").strip(),
                                    options=options_text(options))

@@ -6,7 +6,7 @@ declared once, and the one way they run it: build the run's settings
 :func:`ask_options` adds the options a command names (:data:`ASK_OPTIONS`: ``--protocol``,
 ``--image-condition``, ``--blind``, ``--max-new-tokens``, ``--scorer-arg``, ``--seed``,
 ``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``, ``--samples``,
-``--temperature``) to its
+``--temperature``, ``--base-url``, ``--api-key-env``) to its
 signature, in the order named (none named: all of them), and hands the command the run's
 :class:`~spatialprobe.engine.build.Asked` as ``asked``, read from them: a ``--max-memory``,
 ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in one sentence before
@@ -49,13 +49,18 @@ ProtocolVariantsOption = typer.Option(None, "--protocol-variants", help="circula
                                      "the lettered options) and/or swap (left/right, above/below swapped), "
                                      "comma-separated: "
                                      "also ask these variants and report vanilla and strict accuracy and their gap.")
+BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, taken by name (openai-api: "
+                             "--model is the server's name for it); else the first that accepts the checkpoint's "
+                             "config.json and understands the items (spatialprobe ls).")
+BaseUrlOption = typer.Option(None, "--base-url", help="--backend openai-api: the server's API root, such as "
+                             "http://127.0.0.1:8000/v1 (vLLM, SGLang, TGI, transformers serve, a hosted API).")
+ApiKeyEnvOption = typer.Option(None, "--api-key-env", help="--backend openai-api: the NAME of the environment "
+                               "variable holding the server's key (the key itself is never written).")
 SamplesOption = typer.Option(1, "--samples", min=1, help="Ask each item this many times (generate protocol, "
                              "with --temperature above 0); the headline is the benchmark's rule over them (the mean "
                              "unless it votes), its interval over items and samples.")
 TemperatureOption = typer.Option(None, "--temperature", min=0.0, help="Sample the generated replies at this "
                                  "temperature, a seed per sample recorded \\[greedy].")
-BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
-                             "the checkpoint's config.json and understand the items (spatialprobe ls) \\[the first].")
 
 ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X | None
     "protocol": (Optional[str], ProtocolOption),  # noqa: UP045
@@ -69,6 +74,8 @@ ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X 
     "backend": (Optional[str], BackendOption),  # noqa: UP045
     "items": (Optional[Path], ItemsOption),  # noqa: UP045
     "protocol_variants": (Optional[str], ProtocolVariantsOption),  # noqa: UP045
+    "base_url": (Optional[str], BaseUrlOption),  # noqa: UP045
+    "api_key_env": (Optional[str], ApiKeyEnvOption),  # noqa: UP045
     "samples": (int, SamplesOption),
     "temperature": (Optional[float], TemperatureOption),  # noqa: UP045
 }
@@ -93,7 +100,8 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
     return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
                  backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
                  items=None if items is None else str(items), protocol_variants=variants,
-                 samples=given["samples"], temperature=given["temperature"])
+                 samples=given["samples"], temperature=given["temperature"],
+                 server={"base_url": given["base_url"], "api_key_env": given["api_key_env"]})
 
 
 def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

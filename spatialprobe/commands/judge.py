@@ -30,56 +30,39 @@ def _judge_settings(task: str, run: Path, detector: str, detector_model: str | N
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,
                   batch_size: int, device: str, skip_missing: bool, depth_region: str | None = None,
                   partial: bool = False, mode: str = "corrected"):
-    """The judge's settings; options that do not apply to ``task`` are refused, not ignored."""
-    from spatialprobe.judging.box import FIXED_RULES, JudgeRunSettings
-    from spatialprobe.judging.judged_images import image_run
-    from spatialprobe.judging.modes import check_rule, default_rule, reads_depth
-
-    if task in FIXED_RULES and (rule is not None or rule_arg):
-        position = [name for name in _judged_tasks() if name not in FIXED_RULES]
-        raise UsageError(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one "
-                         f"fixed rule ({FIXED_RULES[task]}) without arguments.")
-    rule = FIXED_RULES.get(task) or rule or default_rule(task)
-    depth_read = reads_depth(task, rule)
-    if not depth_read and (depth is not None or depth_model or depth_arg):
-        raise UsageError("--depth, --depth-model and --depth-arg apply to judge size, height and posrel3d only; "
-                         f"{task} reads no depth.")
-    if task not in FIXED_RULES and depth_region is not None:
-        raise UsageError("--depth-region applies to judge size and height only; "
-                         + ("posrel reads no depth." if not depth_read
-                            else f"{task}'s rule averages the box as its script does."))
+    """The judge's settings; options that do not apply to ``task`` are refused, not ignored. What
+    applies is the rule's record's to say (``judging.rulebook``)."""
     from spatialprobe.detectors.rules import DEPTH_REGIONS
+    from spatialprobe.judging.box import JudgeRunSettings
+    from spatialprobe.judging.judged_images import image_run
+    from spatialprobe.judging.rulebook.lookup import and_list, check, fixed_rule, judged_tasks, rule_of, tasks_where
 
+    fixed = fixed_rule(task)
+    if fixed is not None and (rule is not None or rule_arg):
+        position = [name for name in judged_tasks() if fixed_rule(name) is None]
+        raise UsageError(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one "
+                         f"fixed rule ({fixed}) without arguments.")
+    record = rule_of(task, rule)
+    rule_args = parse_args(rule_arg)
+    check(task, record.name, mode, rule_args, depth_region)
+    if not record.reads_depth and (depth is not None or depth_model or depth_arg):
+        raise UsageError(f"--depth, --depth-model and --depth-arg apply to judge "
+                         f"{and_list(tasks_where(lambda r: r.reads_depth))} only; {task} reads no depth.")
+    if not record.depth_region and depth_region is not None:
+        why = f"{task}'s rule averages the box as its script does." if record.reads_depth else f"{task} reads no depth."
+        raise UsageError(f"--depth-region applies to judge {and_list(tasks_where(lambda r: r.depth_region))} "
+                         f"only; {why}")
     if depth_region is not None and depth_region not in DEPTH_REGIONS:
         raise UsageError(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
-    models = [detector] + ([depth or "dpt"] if depth_read else [])
+    models = [detector] + ([depth or "dpt"] if record.reads_depth else [])
     if device != "auto" and all(name == "colour" for name in models):
         raise UsageError(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
-    rule_args = parse_args(rule_arg)
-    _check_benchmark_args(rule, rule_args)
-    check_rule(task, rule, mode, rule_args, depth_region)
     return JudgeRunSettings(
         task=task, source=image_run(run, partial),
         detector=Component.of(component_spec(detector, detector_model, detector_arg, threshold=threshold)),
-        depth=Component.of(component_spec(depth or "dpt", depth_model, depth_arg)) if depth_read else None,
-        rule=rule, rule_args=rule_args, seed=seed, batch_size=batch_size, device=device,
+        depth=Component.of(component_spec(depth or "dpt", depth_model, depth_arg)) if record.reads_depth else None,
+        rule=record.name, rule_args=rule_args, seed=seed, batch_size=batch_size, device=device,
         skip_missing=skip_missing, depth_region=depth_region or "release", mode=mode)
-
-
-def _check_benchmark_args(rule: str, rule_args: dict) -> None:
-    """GenEval's confidence cut is an argument of --rule geneval only, a number in [0, 1]."""
-    from spatialprobe.judging.box_scores import BENCHMARK_ARGS
-
-    for rule_name, defaults in BENCHMARK_ARGS.items():
-        for key in defaults:
-            if key not in rule_args:
-                continue
-            if rule != rule_name:
-                raise UsageError(f"--rule-arg {key} applies to --rule {rule_name} only "
-                                 "(the cut of its benchmark score).")
-            value = rule_args[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                raise UsageError(f"--rule-arg {key} must be a number in [0, 1], not {value!r}.")
 
 
 def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> None:
@@ -112,12 +95,13 @@ def _make_task_command(task: str):
                                                 "depth averages: release (int()-truncated box) or covered "
                                                 "\\[release]."),
         rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge \\[vdg]; "
-                                        "posrel3d: 3-D position judge \\[t2i-compbench-3d]; "
+                                        "posrel3d: 3-D position judge \\[t2i-compbench-3d] (spatialprobe ls); "
                                         "any task: vqa (a multimodal LLM, --judge-model)."),
         mode: str = typer.Option("corrected", "--mode", help="reference (the peer's code, quirks included) "
                                  "or corrected (documented fixes) \\[corrected]; docs/judge.md."),
-        rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule argument key=value (JSON value); "
-                                           "geneval: confidence_threshold=0.3 is the cut of its position score."),
+        rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule threshold key=value (JSON value; "
+                                           "spatialprobe ls lists each rule's); geneval: confidence_threshold=0.3 "
+                                           "is the cut of its position score."),
         seed: int | None = typer.Option(None, "--seed", help="Seed of the guesses for unrecognized images [0]."),
         judge_model: str | None = typer.Option(None, "--judge-model", help="--rule vqa: the multimodal LLM "
                                                "(hf-mllm checkpoint id or directory)."),

@@ -9,6 +9,8 @@ import typer
 
 from spatialprobe.commands.console import warn
 from spatialprobe.commands.engine_options import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
     BlindOption,
     ImageConditionOption,
     MaxNewTokensOption,
@@ -59,7 +61,8 @@ def probe(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sequences per forward pass."),
     scorer: str = typer.Option(
         "auto", "--scorer", "--backend",
-        help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt or dummy (spatialprobe ls)."),
+        help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt, hf-mllm, openai-api or dummy "
+        "(spatialprobe ls), taken by name."),
     scorer_arg: list[str] = typer.Option(
         [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
         "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
@@ -79,6 +82,8 @@ def probe(
     temperature: float | None = TemperatureOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
+    base_url: str | None = BaseUrlOption,
+    api_key_env: str | None = ApiKeyEnvOption,
 ) -> None:
     """Probe any model whose adapter asks the object pairs (spatialprobe ls): a masked, causal or seq2seq LM, a
     vision-language model or a multimodal LLM; best prompt per dev fold, accuracy and macro-F1 on object-disjoint
@@ -122,23 +127,25 @@ def probe(
 
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
-    from spatialprobe.models.choice import asks, judge_adapter, refuse_unaccepted
+    from spatialprobe.models.choice import probe_route
 
-    if scorer == judge_adapter():  # the multimodal LLM adapter: a text-only LM is refused by its config.json
-        refuse_unaccepted(scorer, model, "--model",
-                          f"a multimodal LLM (image-text-to-text), as --backend {scorer} needs")
-    asked = asks(model, ("question",), scorer)  # an adapter that accepts it answers the task's question
+    asked = probe_route(model, scorer)  # an adapter that answers the task's question, else the cloze
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
                                       ("--blind", blind), ("--max-new-tokens", max_new_tokens),
                                       ("--samples", samples > 1), ("--temperature", temperature is not None)) if value]
+    server = {"base_url": base_url, "api_key_env": api_key_env}
+    given = [flag for flag, value in (("--base-url", base_url), ("--api-key-env", api_key_env)) if value]
+    if given and not asked:
+        raise UsageError(f"{given[0]} applies to a model behind a server, asked the task's question (--backend "
+                         f"openai-api); the {scorer} scorer runs {model!r} in this process.")
     if named and not asked:
-        raise UsageError(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
-                         f"{model!r} is not one.")
+        raise UsageError(f"{', '.join(named)} apply to models asked the task's question (a multimodal LLM, a "
+                         f"model behind a server); {model!r} is not one.")
     if asked:
         _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
-                    max_new_tokens, folds, seed, device, batch_size, target,
-                    plain=format == "plain" and candidates == "builtin", spread=spread,
-                    backend=None if scorer == "auto" else scorer, sampling=(samples, temperature))
+                  max_new_tokens, folds, seed, device, batch_size, target,
+                  plain=format == "plain" and candidates == "builtin", spread=spread,
+                  backend=None if scorer == "auto" else scorer, sampling=(samples, temperature), server=server)
         return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
@@ -165,8 +172,8 @@ def probe(
 
 
 def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
-                folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None,
-                sampling=(1, None)) -> None:
+              folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None,
+              sampling=(1, None), server=None) -> None:
     """A model that answers questions asked the task's own question (``questions.choice``) over the
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
     from spatialprobe.benchmarks.commonsense import task_source
@@ -184,7 +191,7 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
     source_ask, _ = task_source(dataset, source, image, folds, seed)
     given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
                   scorer_args, device_map=spread[0], max_memory=spread[1], samples=sampling[0],
-                  temperature=sampling[1])
+                  temperature=sampling[1], server=server or {})
     ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 
@@ -235,7 +242,7 @@ def runs(
 ) -> None:
     """List runs with their settings and coverage (the index, $SPATIALPROBE_HOME/index.sqlite, is a
     cache of the run folders)."""
-    from spatialprobe.reports.runs import coverage, load_runs, settings_text
+    from spatialprobe.reports.runs import backend, coverage, load_runs, settings_text
     from spatialprobe.reports.tables import markdown_table
     from spatialprobe.store import find_runs, home, rebuild_index
 
@@ -251,10 +258,10 @@ def runs(
         return "–" if value is None else f"{value:.1f}"
 
     rows = [[str((r.summary.get("provenance") or {}).get("created", "")), str(r.summary.get("kind")),
-             str(r.summary.get("task") or "–"), str(r.summary.get("model")), str(r.summary.get("dataset")),
+             str(r.summary.get("task") or "–"), str(r.summary.get("model")), backend(r), str(r.summary.get("dataset")),
              settings_text(r) or "–", coverage(r.summary), number(r, "accuracy"), number(r, "macro_f1"),
              str(r.path)] for r in found]
-    typer.echo(markdown_table(["created", "kind", "task", "model", "dataset", "settings", "coverage",
+    typer.echo(markdown_table(["created", "kind", "task", "model", "backend", "dataset", "settings", "coverage",
                                "accuracy", "macro-F1", "path"], rows))
 
 

@@ -99,8 +99,8 @@ def export(
 @qa_app.command("text")
 @scale_options
 @hub_model_options
-@ask_options("scorer_arg", "protocol", "max_new_tokens", "device_map", "max_memory", "backend", "items", "samples",
-             "temperature")
+@ask_options("scorer_arg", "protocol", "max_new_tokens", "device_map", "max_memory", "backend", "base_url",
+             "api_key_env", "items", "samples", "temperature")
 def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint or a multimodal LLM: id or directory."),
     task: str | None = typer.Option(None, help=TASK_HELP),
@@ -133,7 +133,7 @@ def text(
 @scale_options
 @hub_model_options
 @ask_options("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
-             "max_memory", "backend", "samples", "temperature")
+             "max_memory", "backend", "base_url", "api_key_env", "samples", "temperature")
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
     model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP) or a multimodal LLM: "

@@ -26,10 +26,11 @@ SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples 
 
 
 VSR_OPTIONS = ("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
-               "max_memory", "backend", "items", "samples", "temperature")
+               "max_memory", "backend", "base_url", "api_key_env", "items", "samples", "temperature")
 """The shared ask options ``vsr`` takes (:mod:`spatialprobe.commands.engine_options`), in --help's order."""
 SPATIALMQA_OPTIONS = ("scorer_arg", "protocol", "image_condition", "blind", "max_new_tokens", "seed", "device_map",
-                      "max_memory", "backend", "items", "protocol_variants", "samples", "temperature")
+                      "max_memory", "backend", "base_url", "api_key_env", "items", "protocol_variants", "samples",
+                      "temperature")
 """The shared ask options ``spatialmqa`` takes, in --help's order."""
 
 

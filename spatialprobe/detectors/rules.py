@@ -136,8 +136,14 @@ def centre_angle(box_a: Box, box_b: Box, legacy_sign: bool = False) -> float:
     return math.degrees(math.atan2(dy, xa - xb)) % 360.0
 
 
-def vdg_position(box_a: Box, box_b: Box, *, above: tuple[float, float] = (45.0, 135.0),
-                 below: tuple[float, float] = (225.0, 315.0), legacy_sign: bool = False
+ABOVE = (45.0, 135.0)
+"""VDG's angles (degrees, closed) of A's centre seen from B's that are *above*."""
+BELOW = (225.0, 315.0)
+"""VDG's angles (degrees, closed) that are *below*."""
+
+
+def vdg_position(box_a: Box, box_b: Box, *, above: tuple[float, float] = ABOVE,
+                 below: tuple[float, float] = BELOW, legacy_sign: bool = False
                  ) -> tuple[str, str]:
     """Relation of A to B: ``inside`` if box A lies within box B, else by the centre angle.
 
@@ -164,9 +170,10 @@ def _boxstr(box: Box) -> str:
     return "(" + ", ".join(_fmt(v) for v in box) + ")"
 
 
-def vdg_judge(box_a: Box, box_b: Box, relation: str, **kwargs) -> tuple[float, str]:
+def vdg_judge(box_a: Box, box_b: Box, relation: str, *, above: tuple[float, float] = ABOVE,
+              below: tuple[float, float] = BELOW, legacy_sign: bool = False) -> tuple[float, str]:
     """Score 1 when VDG gives ``relation``; ``left of``/``right of`` need ``beside`` and the x sign."""
-    answer, why = vdg_position(box_a, box_b, **kwargs)
+    answer, why = vdg_position(box_a, box_b, above=above, below=below, legacy_sign=legacy_sign)
     if relation in ("left of", "right of"):
         dx = centre(box_a)[0] - centre(box_b)[0]
         side = "left of" if dx < 0 else "right of" if dx > 0 else "beside"
@@ -175,9 +182,10 @@ def vdg_judge(box_a: Box, box_b: Box, relation: str, **kwargs) -> tuple[float, s
     return float(answer == relation), why
 
 
-def vdg_legacy_judge(box_a: Box, box_b: Box, relation: str, **kwargs) -> tuple[float, str]:
+def vdg_legacy_judge(box_a: Box, box_b: Box, relation: str, *, above: tuple[float, float] = ABOVE,
+                     below: tuple[float, float] = BELOW) -> tuple[float, str]:
     """:func:`vdg_judge` with the released code's sign (above and below swapped)."""
-    return vdg_judge(box_a, box_b, relation, legacy_sign=True, **kwargs)
+    return vdg_judge(box_a, box_b, relation, above=above, below=below, legacy_sign=True)
 
 
 # ---- position: VISOR (Gokhale et al.) ----------------------------------------------------------

@@ -104,6 +104,17 @@ def _prior(rows: Sequence[Mapping[str, Any]], prior_labels: Sequence[str] | Mapp
     return metric, {f"fold {k}": p for k, p in parts.items()}
 
 
+def declares_strict(official: Sequence[Any]) -> bool:
+    """Whether a source declares its strict metrics itself (``strict_NAME`` in its ``official``:
+    the benchmarks whose ``matching`` hook reads both ways); then the engine adds no twins."""
+    return any(name.startswith("strict_") for declared in official for name in declared.metrics)
+
+
+def twinned(official: Sequence[Any]) -> tuple[Any, ...]:
+    """The source's official declarations and, unless it declares its own, their strict twins."""
+    return (*official, *(() if declares_strict(official) else map(strict_twin, official)))
+
+
 def strict_twin(declared: Any) -> Any:
     """The declaration measuring ``declared``'s metrics under the ``strict`` reader: each named
     ``strict_<name>``, on the row field ``<pred>_strict``."""
@@ -121,7 +132,7 @@ def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, offici
 
     metrics: dict[str, Metric] = {}
     specs: list[Resampling] = []
-    for declared in (*official, *(strict_twin(d) for d in official if strict)):
+    for declared in (twinned(official) if strict else tuple(official)):
         base = replace(spec, pred=declared.pred, metrics=dict(declared.metrics), rows=list(rows), group=None,
                        only=declared.only)
         overall = point_estimates(rows, base)
@@ -136,13 +147,14 @@ def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, offici
     return metrics, tuple(specs)
 
 
-def disagreements(rows: Sequence[Mapping[str, Any]], examples: int = 3) -> dict[str, Any]:
-    """Where the official reader and ``strict`` read a row differently (``pred`` vs ``pred_strict``):
-    how many, by kind (only the official reader read an option; only strict did; they read
-    different ones), and the first ``examples`` replies of each kind."""
+def disagreements(rows: Sequence[Mapping[str, Any]], examples: int = 3, field: str = "pred") -> dict[str, Any]:
+    """Where the official reading (the row field ``field``: ``pred``, or ``pred_official`` where a
+    benchmark's ``matching`` hook reads) and ``strict``'s (``pred_strict``) differ: how many, by kind
+    (only the official reader read an option; only strict did; they read different ones), and the
+    first ``examples`` replies of each kind."""
     kinds = {"official only": [], "strict only": [], "different": []}  # type: dict[str, list[dict[str, Any]]]
     for row in rows:
-        official, strict = str(row.get("pred")), str(row.get("pred_strict"))
+        official, strict = str(row.get(field) or FAILED), str(row.get("pred_strict") or FAILED)
         if official == strict:
             continue
         kind = "official only" if strict == FAILED else "strict only" if official == FAILED else "different"

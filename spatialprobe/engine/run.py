@@ -20,7 +20,7 @@ with its paired interval, and the answer prior beside the accuracy
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,15 +29,9 @@ from spatialprobe.benchmarks.base import Source, SourceItem
 from spatialprobe.benchmarks.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.benchmarks.vsr import QUESTION as VSR_QUESTION
 from spatialprobe.engine import question_free as free
-from spatialprobe.engine.metrics import (
-    asked_metrics,
-    disagreements,
-    official_metrics,
-    resamplings,
-    strict_twin,
-)
+from spatialprobe.engine.metrics import asked_metrics, official_metrics, resamplings, twinned
 from spatialprobe.engine.protocols import Question, ask, protocols_of
-from spatialprobe.engine.reading import matched, read_answers
+from spatialprobe.engine.reading import matched, read_answers, readers_details
 from spatialprobe.engine.robustness import variant_metrics
 from spatialprobe.engine.sampling import (
     check_sampling,
@@ -114,6 +108,9 @@ class AskRunSettings:
     """With ``device_map``: at most this much of the model per device (runtime)."""
     wording: str | None = field(default=None, metadata=OPTIONAL)
     """How the items were put to the model (:mod:`spatialprobe.benchmarks.base`); None: ``question``."""
+    model_runtime: dict[str, Any] | None = field(default=None, metadata=OPTIONAL)
+    """The adapter's options that say how it runs, never what it answers (its ``runtime_options``:
+    a server's concurrency, timeout, retries): runtime, so a resume may change them."""
     samples: int | None = field(default=None, metadata=OPTIONAL)
     """``--samples K``: each item asked K times (:mod:`.sampling`); None: once."""
     temperature: float | None = field(default=None, metadata=OPTIONAL)
@@ -201,9 +198,10 @@ class AskRun(RunKind):
         return self.settings.model
 
     def inputs(self) -> dict[str, Any]:
-        from spatialprobe.fingerprints import file_input, model_input
+        from spatialprobe.fingerprints import file_input, identity_of
 
-        found = {"model": model_input("the model", str(self.model_spec.args.get("model")))}
+        model = identity_of(self.model, "the model", str(self.model_spec.args.get("model")))
+        found: dict[str, Any] = {"model": model} if model else {}
         recorded = self.settings.source
         data = recorded.get("data") or recorded.get("dataset")
         if isinstance(data, dict) and data.get("version") and not Path(str(data.get("file"))).is_file():
@@ -264,6 +262,15 @@ class AskRun(RunKind):
                         wording.suffix, wording.passage, wording.target,
                         wording.contexts, seed)
 
+    def compute_stream(self, work: list[Sequence[Item]]) -> Iterator[tuple[Sequence[Item], Sequence[Any]]]:
+        """An adapter that takes a stream (a server) is fed the whole remaining work
+        (:mod:`spatialprobe.engine.stream`); any other, one batch at a time."""
+        from spatialprobe.engine.stream import streamed, takes_stream
+
+        if not takes_stream(self.model):
+            return super().compute_stream(work)
+        return streamed(self.model, work, lambda item: self.compute([item])[0])
+
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
         asked = [item for item in batch if item.payload[0] != free.CONDITION]
         answers = dict(zip((item.key for item in asked), ask(
@@ -320,8 +327,7 @@ class AskRun(RunKind):
         main = [row for row in rows if row["condition"] == self.conditions[0]]
         official, specs = official_metrics(main, src.spec, src.official, strict=True)
         metrics.update(official)
-        details["readers"] = {"official": src.reader, "strict": "strict", "cited": self.reader.cited,
-                              "unread": self.reader.unread, **disagreements(main)}
+        details["readers"] = readers_details(src, self.reader, main)
         if isinstance(details.get("answer_prior"), dict):
             details["answer_prior"]["from"] = ("the training split" if src.prior_labels is not None
                                                else "the test items (no training split)")
@@ -335,10 +341,11 @@ class AskRun(RunKind):
             specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
                                      rows=main))
         describe = getattr(self.model, "describe", dict)
+        if callable(getattr(type(self.model), "traffic", None)):  # a server's requests, retries, failures,
+            details = {**details, "requests": self.model.traffic()}  # truncations, requests/s, tokens/s
         own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
-                   "official": [name for declared in (*src.official, *map(strict_twin, src.official))
-                                for name in declared.metrics],
+                   "official": [name for declared in twinned(src.official) for name in declared.metrics],
                    "coverage": src.details.get("coverage_detail") or {"used": own,
                                                                       "total": src.details.get("total", own)}}
         asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
@@ -378,7 +385,7 @@ def _load(settings: AskRunSettings) -> Any:
     from spatialprobe.engine.load import load_model
 
     s = settings
-    return load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory)
+    return load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory, s.model_runtime)
 
 
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,

@@ -5,9 +5,10 @@ run plumbing (config, cache, resume, summary, index). Items are the image run's 
 of the task (key ``prompt_id#image_index``); a batch is detected (highest-confidence box of each
 object), depth is read inside each box (size, height) and the rule answers; then unrecognized
 images get a seeded random guess, and accuracy and macro-F1 are measured on the whole set and on
-the recognized subset, with per-object figures in the summary's details. Position judges that
-come from a benchmark (``geneval``, ``t2i-compbench``) also give that benchmark's own score
-(:func:`judge_scores.benchmark_metrics`). Which images of the run it reads, and the source it
+the recognized subset, with per-object figures in the summary's details. A rule is a record
+(:mod:`spatialprobe.judging.rulebook`): its mode judges each image, and a rule that comes with its
+benchmark's own score (GenEval, T2I-CompBench, HEIM) also gives that score
+(:func:`box_scores.benchmark_metrics`). Which images of the run it reads, and the source it
 records, are :mod:`spatialprobe.judging.judged_images`'.
 """
 
@@ -21,7 +22,6 @@ from typing import Any
 
 from spatialprobe import tasks
 from spatialprobe.detectors import rules
-from spatialprobe.detectors.base import best_per_object
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
 from spatialprobe.imagestore import (
@@ -31,11 +31,8 @@ from spatialprobe.imagestore import (
     missing_record,
     present_images,
 )
-from spatialprobe.judging import modes
 from spatialprobe.judging.box_scores import (
-    BENCHMARK_ARGS,
     benchmark_metrics,
-    benchmark_settings,
     per_object,
     prompt_protocol,
     prompt_resampling,
@@ -52,25 +49,18 @@ from spatialprobe.judging.judged_images import (
     unscorable_note,
     unscorable_prompts,
 )
+from spatialprobe.judging.rulebook.lookup import check, rule_of
+from spatialprobe.judging.rulebook.record import Image, JudgeRule
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.registry import Spec, lookup
+from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
 from spatialprobe.runner.components import component
 from spatialprobe.runner.settings import Component, model
 from spatialprobe.store import RunDir
 from spatialprobe.vision import open_image
 
-POSITION = "position"
-"""The judge rule of position tasks (posrel): a registered position judge decides (``--rule``)."""
 TASK_LABELS = {name: tasks.labels_of(name) for name in tasks.names() if tasks.get(name).judge_rule}
 """The tasks whose images can be judged (a ``judge_rule`` in their task file), and their labels."""
-FIXED_RULES = {name: str(tasks.get(name).judge_rule) for name in TASK_LABELS
-               if tasks.get(name).judge_rule != POSITION}
-"""Comparison tasks have one rule each (no thresholds): area*depth^2 or height*depth."""
-
-
-def is_position(task: str) -> bool:
-    return TASK_LABELS.get(task) is not None and task not in FIXED_RULES
 
 
 @dataclass(frozen=True)
@@ -84,14 +74,13 @@ class JudgeConfig:
     depth: Spec | None = None
     """Registered depth estimator (size and height only)."""
     rule: str = "vdg"
-    """posrel: a registered ``position-judge``; size/height use area*depth^2 / height*depth."""
+    """A registered judge rule of the task (``rulebook.lookup``); size/height have one each."""
     rule_args: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments of the rule (thresholds; posrel only); for ``geneval`` also
-    ``confidence_threshold``, the cut of its benchmark score (see ``judge_scores.BENCHMARK_ARGS``)."""
+    """The rule's thresholds (``--rule-arg``) and the cuts of its benchmark score (``Score.cuts``)."""
     depth_region: str = "release"
     """size/height: the pixels a box's mean depth averages (``rules.depth_region``)."""
     mode: str = "corrected"
-    """``reference`` (the peer's code, quirks included) or ``corrected`` (``judging.modes``)."""
+    """``reference`` (the peer's code, quirks included) or ``corrected`` (``JudgeRule.mode``)."""
     seed: int = 0
     """Seed of the random guesses given to unrecognized images."""
     batch_size: int = 8
@@ -104,41 +93,12 @@ class JudgeConfig:
     """Judge an unfinished image run, or one still being written (else refuse)."""
 
 
-def judge_args(cfg: JudgeConfig) -> dict[str, Any]:
-    """The rule arguments the position judge takes (those only the benchmark score reads left out)."""
-    return {k: v for k, v in cfg.rule_args.items() if k not in BENCHMARK_ARGS.get(cfg.rule, {})}
-
-
-def benchmark_args(cfg: JudgeConfig) -> dict[str, Any]:
-    """What the benchmark score of a posrel rule reads, defaults filled in (recorded in details)."""
-    return benchmark_settings(cfg.rule, cfg.rule_args) if is_position(cfg.task) else {}
-
-
 def judge_image(cfg: JudgeConfig, detections, depth_map, meta: dict[str, Any]) -> dict[str, Any]:
     """One judgement: boxes, depths, the rule's answer and explanation (pred None if unrecognized)."""
-    labels = TASK_LABELS[cfg.task]
-    special = modes.judge_mode_image(cfg, detections, depth_map, meta, labels, judge_args(cfg))
-    if special is not None:
-        return special
-    a, b = meta["obj_a"], meta["obj_b"]
-    # GenEval keeps the last of exactly tied top boxes; the release (and T2I-CompBench) the first.
-    ties = "last" if is_position(cfg.task) and cfg.rule == "geneval" else "first"
-    best = best_per_object(detections, [a, b], ties=ties)
-    det_a, det_b = best[a], best[b]
-    row = modes.pair_row(det_a, det_b)
-    if det_a is None or det_b is None:
-        return modes.unrecognized(row, ((a, det_a), (b, det_b)))
-    if is_position(cfg.task):
-        judge = lookup("position-judge", cfg.rule)
-        pred, why = rules.classify_position(judge, det_a.box, det_b.box, labels, **judge_args(cfg))
-        # A rule that finds no relation cannot answer: the image counts as not recognized (it
-        # gets the seeded guess on the whole set), as the released code leaves such images out,
-        # rather than adding a "none" class to the task's labels and to macro-F1.
-        row["pred"] = None if pred == "none" else pred
-        row["explanation"] = f"not recognized: {why}" if pred == "none" else why
-        return row
-    depth_of = lambda box: rules.mean_depth(depth_map, box, cfg.depth_region)  # noqa: E731
-    return modes.scale_row(row, FIXED_RULES[cfg.task], det_a, det_b, depth_of, labels, (a, b))
+    rule = rule_of(cfg.task, cfg.rule)
+    image = Image(detections, depth_map, meta["obj_a"], meta["obj_b"], meta.get("label"), TASK_LABELS[cfg.task],
+                  rule.geometry_args(cfg.rule_args), cfg.depth_region)
+    return rule.mode(cfg.mode).judge(image)
 
 
 def _on_device(spec: Spec, device: str) -> Spec:
@@ -161,7 +121,7 @@ class JudgeRunSettings:
     depth: Component | None = field(default=None, metadata=model("the depth model", "depth_model"))
     """The depth estimator, where the task's rule reads depth (else None)."""
     depth_region: str | None = "release"
-    """size/height: the pixels a box's mean depth averages (None for a position task)."""
+    """size/height: the pixels a box's mean depth averages (None where the rule has no depth region)."""
     rule: str = "vdg"
     rule_args: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
@@ -195,7 +155,8 @@ class JudgeRun(RunKind):
             s.skip_missing)
         if cfg.depth_region not in rules.DEPTH_REGIONS:
             raise UsageError(f"depth region must be one of {rules.DEPTH_REGIONS}, not {cfg.depth_region!r}.")
-        modes.check_rule(cfg.task, cfg.rule, cfg.mode, cfg.rule_args, cfg.depth_region)
+        check(cfg.task, cfg.rule, cfg.mode, cfg.rule_args, cfg.depth_region)
+        self.rule: JudgeRule = rule_of(cfg.task, cfg.rule)
         self.batch_size, self.gallery = cfg.batch_size, gallery
         source, self.store, self.completeness = opened_image_run(s.source)
         self.images, self.missing = present_images(source, task_images(self.store, cfg.task),
@@ -206,13 +167,13 @@ class JudgeRun(RunKind):
             raise UsageError(f"{source} holds no finished images of {cfg.task} instances "
                              f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         self.detector = detector or component("detector", _on_device(cfg.detector, cfg.device))
-        reads_depth = modes.reads_depth(cfg.task, cfg.rule) and cfg.depth is not None
+        reads_depth = self.rule.reads_depth and cfg.depth is not None
         self.depth = depth
         if depth is None and reads_depth and cfg.depth is not None:
             self.depth = component("depth", _on_device(cfg.depth, cfg.device))  # --ray: on the cluster
         self.settings = replace(s, source=image_run_source(self.store, self.images, self.completeness),
                                 depth=s.depth if reads_depth else None,
-                                depth_region=None if is_position(cfg.task) else cfg.depth_region)
+                                depth_region=cfg.depth_region if self.rule.depth_region else None)
 
     def items(self) -> list[Item]:
         return [Item(image_key(rec), rec) for rec in self.images]
@@ -233,20 +194,21 @@ class JudgeRun(RunKind):
             yield batch, self.compute(batch, pil)
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
-        cfg, store = self.cfg, self.store
+        cfg, store, rule = self.cfg, self.store, self.rule
         rows = finish_predictions(self.images, results, store, TASK_LABELS[cfg.task], cfg.seed)
         protocol = prompt_protocol(rec.meta for rec in self.images)  # a benchmark's prompt file
-        benchmark = benchmark_metrics(cfg.rule, rows, benchmark_args(cfg), protocol)  # {} but for rules of a benchmark
+        benchmark_args = rule.benchmark_args(cfg.rule_args)
+        benchmark = benchmark_metrics(rule.name, rows, benchmark_args, protocol)  # {}: a rule without a score
         described = {"detector": self.detector.describe(),
                      "depth": self.depth.describe() if self.depth else None}
         details: dict[str, Any] = {"method": "ISM (Box)", "source": str(store.path.resolve()),
                                    **described, "rule": cfg.rule, "mode": cfg.mode,
                                    "rule_args": dict(cfg.rule_args),
                                    "per_object": per_object(rows)}
-        if not is_position(cfg.task):
+        if rule.depth_region:
             details["depth_region"] = cfg.depth_region
         if benchmark:
-            details["benchmark_args"] = benchmark_args(cfg)
+            details["benchmark_args"] = benchmark_args
         if protocol is not None:
             details["prompt_set"] = protocol_record(protocol, rows, cfg.rule)
         details["image_run"] = self.completeness.to_dict()
@@ -257,7 +219,7 @@ class JudgeRun(RunKind):
         # every metric is declared in judge_resampling: the spine computes it from the registry
         return Evaluation(rows, {}, cfg.task, info["model"],
                           info["dataset"], cfg.seed, untrained, details,
-                          judge_resampling(cfg.task, TASK_LABELS[cfg.task], benchmark, rows, protocol))
+                          judge_resampling(cfg.task, TASK_LABELS[cfg.task], benchmark, rows, protocol, rule))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return Completeness.line(summary["details"].get("image_run")) + table_markdown(summary)
@@ -272,16 +234,17 @@ class JudgeRun(RunKind):
 
 
 def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, Any] | None = None,
-                     rows: Sequence[Mapping[str, Any]] = (), protocol: Mapping[str, Any] | None = None
-                     ) -> tuple[Resampling, ...]:
+                     rows: Sequence[Mapping[str, Any]] = (), protocol: Mapping[str, Any] | None = None,
+                     rule: JudgeRule | None = None) -> tuple[Resampling, ...]:
     """How a judge run's rows (one per image) are resampled for its intervals: by the objects its
     prompts were made of (both objects of a size/height pair; the object, not the person, of a
     posrel scenario), since every image of a pair, and every pair of an object, shares them.
 
     Macro-F1 averages over the labels that occur (:func:`judge_scores.scores`); the recognized
     subset is the rows with ``recognized`` among every object's rows, so its size varies over
-    resamples; the recognized ratio and GenEval's accuracy are shares of images, T2I-CompBench's
-    score a mean over images.
+    resamples; the recognized ratio is a share of images, the rule's own score (``rule.score``)
+    combines its images as its benchmark does (GenEval's accuracy a share, T2I-CompBench's score
+    a mean).
     """
     clusters, key, benchmark = tasks.get(task).object_fields, ("instance_id", "image_index"), benchmark or {}
     specs = [Resampling(tuple(labels), clusters, key=key,
@@ -289,15 +252,10 @@ def judge_resampling(task: str, labels: Sequence[str], benchmark: Mapping[str, A
              Resampling(tuple(labels), clusters, key=key, only="recognized",
                         metrics={"recognized_accuracy": "accuracy", "recognized_macro_f1": "macro_f1_seen"}),
              Resampling((), clusters, key=key, pred="recognized", metrics={"recognized_ratio": "share"})]
-    specs += [Resampling((), clusters, key=key, pred=field, metrics={metric: how})  # heim, t2i-compbench-3d
-              for metric, field, how in modes.BENCHMARKS.values() if metric in benchmark]
-    if "geneval_position_accuracy" in benchmark:
-        specs.append(Resampling((), clusters, key=key, pred="geneval_correct",
-                                metrics={"geneval_position_accuracy": "share"}))
-    if "t2i_compbench_score" in benchmark:
-        specs.append(Resampling((), clusters, key=key, pred="t2i_compbench_score",
-                                metrics={"t2i_compbench_score": "mean"}))
-    specs.extend(prompt_resampling(benchmark, rows, protocol, clusters))  # prompt-level scores
+    score = rule.score if rule is not None else None
+    if score is not None and score.metric in benchmark:
+        specs.append(Resampling((), clusters, key=key, pred=score.field, metrics={score.metric: score.how}))
+        specs.extend(prompt_resampling(score, benchmark, rows, protocol, clusters))  # its prompt-level score
     return tuple(specs)
 
 

@@ -1,45 +1,26 @@
 """ISM (Box) numbers: accuracy and macro-F1 of judged images, per-object figures, the table,
-and the benchmark-level scores of the position judges that come from a benchmark.
+and the rule's own benchmark score where its record has one (``JudgeRule.score``).
 
-With ``--rule t2i-compbench`` a judge run also reports T2I-CompBench's 2-D spatial score, with
-``--rule geneval`` GenEval's position-prompt correctness, each computed per image as the
-benchmark's own script does from the two best boxes and the image's gold relation (the
-relation its prompt asks for): :func:`t2i_compbench_image_score`, :func:`geneval_position_correct`.
+A rule with a score (GenEval, T2I-CompBench 2-D and 3-D, HEIM) gives each image its benchmark's
+value for the image's gold relation (the relation its prompt asks for), computed from the row
+(``Score.of_row``) or written when the image was judged, and combines the images as its
+benchmark does; on the benchmark's own prompt file it also gives the prompt-level score.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
 from spatialprobe.detectors import rules
+from spatialprobe.judging.rulebook.lookup import rule_named, rule_of
+from spatialprobe.judging.rulebook.record import Score
 from spatialprobe.metrics.classification import label_statistics
 from spatialprobe.metrics.estimates import point_estimates
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner.summary import Metric
-
-T2I_COMPBENCH_FLOOR = 0.5
-"""T2I-CompBench sets an image score below 0.5 to 0 (``if (score<0.5): score=0``)."""
-GENEVAL_CONFIDENCE = 0.3
-"""GenEval's default confidence cut (``THRESHOLD = float(args.options.get('threshold', 0.3))``):
-only boxes scoring strictly above it count. ``--rule-arg confidence_threshold=...`` changes it."""
-BENCHMARK_ARGS = {"geneval": {"confidence_threshold": GENEVAL_CONFIDENCE}}
-"""Rule arguments that only the benchmark score reads (not the position judge), with defaults."""
-BENCHMARK_RULES: dict[str, Callable[..., tuple[float, str]]] = {
-    "t2i-compbench": rules.t2i_compbench_judge, "geneval": rules.geneval_judge}
-"""The position judges that come from a benchmark, whose score a judge run also reports."""
-
-
-def benchmark_settings(rule: str, rule_args: Mapping[str, Any]) -> dict[str, Any]:
-    """Every argument the benchmark score of ``rule`` reads, defaults filled in ({} for other rules)."""
-    if rule not in BENCHMARK_RULES:
-        return {}
-    params = inspect.signature(BENCHMARK_RULES[rule]).parameters.values()
-    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
-    return {**defaults, **BENCHMARK_ARGS.get(rule, {}), **rule_args}
 
 
 def scores(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -80,9 +61,10 @@ def _cell(metric: Mapping[str, Any]) -> str:
     return pm(metric)
 
 
-RULE_HEADLINES = {"t2i-compbench": "t2i_compbench_score", "geneval": "geneval_position_accuracy",
-                  "heim": "heim_spatial_accuracy", "t2i-compbench-3d": "t2i_compbench_3d_score"}
-"""The score each benchmark's rule defines: its table's headline (other rules: ISM accuracy)."""
+def score_of(summary: Mapping[str, Any]) -> Score | None:
+    """The benchmark score of the rule that judged a run (its record's), None for a rule without one."""
+    rule = summary["details"].get("rule")
+    return None if rule is None else rule_of(str(summary["task"]), str(rule)).score
 
 
 Box4 = tuple[float, float, float, float]
@@ -106,12 +88,11 @@ def answerable(task: str, rule: str) -> tuple[str, ...]:
     pair is one of them) counts wrong whenever an image's prompt asks it. Comparison and 3-D
     tasks: every label."""
     from spatialprobe import tasks
-    from spatialprobe.registry import lookup
 
     labels = tasks.labels_of(task)
-    if tasks.get(task).judge_rule != "position" or rule == "t2i-compbench-3d":
+    judge = rule_of(task, rule)
+    if judge.reads_depth:  # a comparison or 3-D rule answers from depth, not from box pairs alone
         return labels
-    judge = lookup("position-judge", rule)
     found = {rules.classify_position(judge, a, b, labels)[0] for a, b in _box_pairs()}
     return tuple(label for label in labels if label in found)
 
@@ -141,10 +122,9 @@ def headline_line(summary: Mapping[str, Any]) -> str:
     """table.md's headline: the score the rule defines (its benchmark's), else ISM accuracy."""
     from spatialprobe.reports.tables import pm
 
-    m, rule = summary["metrics"], summary["details"].get("rule")
-    name = RULE_HEADLINES.get(str(rule))
-    if name is not None and name in m:
-        return "**Headline (the rule's own score)**: " + benchmark_lines({name: m[name]})
+    m, score = summary["metrics"], score_of(summary)
+    if score is not None and score.metric in m:
+        return "**Headline (the rule's own score)**: " + benchmark_lines(score, {score.metric: m[score.metric]})
     return f"**Headline**: accuracy {pm(m['accuracy'])} % (ISM, whole set)\n\n"
 
 
@@ -157,7 +137,7 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
     if summary.get("untrained"):
         title += " (UNTRAINED test components: numbers are meaningless)"
     ratio = m["recognized_ratio"]
-    headline = RULE_HEADLINES.get(str(summary["details"].get("rule")))
+    score = score_of(summary)
     return (f"{title}\n\n" + rule_line(summary) + headline_line(summary) +
             f"| subset | images | {accuracy} (%) | {f1} (%) |\n|---|---:|---:|---:|\n"
             f"| whole set (unrecognized: random guess) | {m['accuracy']['n']} | "
@@ -165,7 +145,8 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
             f"| recognized subset | {m['recognized_accuracy']['n']} | "
             f"{_cell(m['recognized_accuracy'])} | {_cell(m['recognized_macro_f1'])} |\n\n"
             f"Recognized ratio: {_pct(ratio['mean'])}%{ci_suffix(ratio) if ratio['mean'] is not None else ''}\n\n"
-            + protocol_line(summary["details"]) + benchmark_lines({k: v for k, v in m.items() if k != headline})
+            + protocol_line(summary["details"]) + benchmark_lines(score, {k: v for k, v in m.items()
+                                                                    if score is None or k != score.metric})
             + (f"{intervals_line(summary)}\n" if summary.get("intervals") else "") +
             "| object | images | accuracy (%) | detected (%) |\n|---|---:|---:|---:|\n"
             + "".join(f"| {obj} | {v['n']} | {v['accuracy']:.1f} | {v['detected']:.1f} |\n"
@@ -174,51 +155,28 @@ def table_markdown(summary: Mapping[str, Any]) -> str:
 
 # ---- benchmark-level scores --------------------------------------------------------------------
 
-def t2i_compbench_image_score(row: Mapping[str, Any], relation: str, **judge_args: float) -> float:
-    """One image's score as T2I-CompBench's ``UniDet_eval/2D_spatial_eval.py`` (``main``) gives it:
-    0.25 x the confidence of each of the two objects found, plus half the IoU-damped position
-    score of the pair (:func:`rules.t2i_compbench_judge`, its ``determine_position``) when both are
-    found; a total under 0.5 is set to 0. ``row`` holds the best box and score of each object."""
-    score = 0.0
-    if row["found_a"]:
-        score += 0.25 * row["score_a"]
-    if row["found_b"]:
-        score += 0.25 * row["score_b"]
-    if row["found_a"] and row["found_b"]:
-        position, _ = rules.t2i_compbench_judge(row["box_a"], row["box_b"], relation, **judge_args)
-        score += position / 2
-    return 0.0 if score < T2I_COMPBENCH_FLOOR else score
-
-
-def geneval_position_correct(row: Mapping[str, Any], relation: str,
-                             confidence_threshold: float = GENEVAL_CONFIDENCE, margin: float = 0.1) -> bool:
-    """GenEval's correctness of a position prompt (``evaluation/evaluate_images.py``,
-    ``evaluate_image`` and ``evaluate``): the top box of each object must score strictly above
-    the confidence cut, and the relation must be in ``relative_position`` of A's top box to B's
-    (:func:`rules.geneval_relations`, position threshold ``margin``). ``beside``, which GenEval
-    has no prompt for, holds as ``left of`` or ``right of``; ``inside`` never does."""
-    for found, score in ((row["found_a"], row["score_a"]), (row["found_b"], row["score_b"])):
-        if not found or score <= confidence_threshold:
-            return False
-    holds, _ = rules.geneval_judge(row["box_a"], row["box_b"], relation, margin=margin)
-    return holds == 1.0
-
-
 def benchmark_metrics(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any],
                       protocol: Mapping[str, Any] | None = None) -> dict[str, Metric]:
-    """The benchmark's own number for a rule from a benchmark (else nothing), over all images,
-    and, when the images are of that benchmark's prompt file (``protocol``, see
+    """The benchmark's own number of a rule with a score (else nothing), over all images, and,
+    when the images are of that benchmark's prompt file (``protocol``, see
     :func:`prompt_protocol`), its prompt-level score beside it (:func:`prompt_level`).
 
-    Each image's value is added to its row (``t2i_compbench_score`` or ``geneval_correct``), so
-    predictions.jsonl shows it. Measured once (``std`` None) by the registered ``share`` or
-    ``mean``, as the spine measures the run's metrics (which these names decide).
+    Each image's value is in its row (``Score.field``; computed here by ``Score.of_row`` from
+    ``rule_args``, the rule's :meth:`~JudgeRule.benchmark_args`), so predictions.jsonl shows it.
+    Measured once (``std`` None) by the registered ``share`` or ``mean``, as the spine measures
+    the run's metrics (which these names decide).
     """
-    metrics = _image_level(rule, rows, rule_args)
-    if metrics and protocol is not None and protocol.get("rule") == rule and rule in PROMPT_LEVEL:
-        field, name = PROMPT_LEVEL[rule]
+    score = rule_named(rule).score
+    if score is None or not rows:
+        return {}
+    if score.of_row is not None:
+        for row in rows:
+            row[score.field] = score.of_row(row, row["gold"], rule_args)
+    metrics = _measured(rows, score.field, score.metric, score.how)
+    if protocol is not None and protocol.get("rule") == rule and score.prompt_metric is not None:
         how = "share" if protocol["prompt_score"] == "any" else "mean"
-        metrics.update(_measured(prompt_level(rows, field, protocol["prompt_score"]), "value", name, how))
+        metrics.update(_measured(prompt_level(rows, score.field, protocol["prompt_score"]), "value",
+                                 score.prompt_metric, how))
     return metrics
 
 
@@ -228,35 +186,7 @@ def _measured(rows: Sequence[Mapping[str, Any]], field: str, name: str, how: str
     return point_estimates(rows, Resampling((), (), pred=field, metrics={name: how}))
 
 
-def _image_level(rule: str, rows: Sequence[dict[str, Any]], rule_args: Mapping[str, Any]
-                 ) -> dict[str, Metric]:
-    from spatialprobe.judging import modes
-
-    if not rows:
-        return {}
-    if rule in modes.BENCHMARKS:  # heim, t2i-compbench-3d: each row holds its value
-        metric, field, how = modes.BENCHMARKS[rule]
-        return _measured(rows, field, metric, how)
-    if rule == "t2i-compbench":
-        for row in rows:
-            row["t2i_compbench_score"] = t2i_compbench_image_score(row, row["gold"], **rule_args)
-        return _measured(rows, "t2i_compbench_score", "t2i_compbench_score", "mean")
-    if rule == "geneval":
-        cut = float(rule_args.get("confidence_threshold", GENEVAL_CONFIDENCE))
-        margin = float(rule_args.get("margin", 0.1))
-        for row in rows:
-            row["geneval_correct"] = geneval_position_correct(row, row["gold"], cut, margin)
-        return _measured(rows, "geneval_correct", "geneval_position_accuracy", "share")
-    return {}
-
-
 # ---- prompt sets of a benchmark (synthesis/benchmark_prompts.py) ---------------------------------
-
-PROMPT_LEVEL = {"t2i-compbench": ("t2i_compbench_score", "t2i_compbench_prompt_score"),
-                "geneval": ("geneval_correct", "geneval_prompt_accuracy"),
-                "t2i-compbench-3d": ("t2i_compbench_3d_score", "t2i_compbench_3d_prompt_score")}
-"""Rule -> (the row field of an image's benchmark value, the prompt-level metric's name)."""
-
 
 def prompt_protocol(metas: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The benchmark protocol (``benchmark`` in the prompt metadata) every judged image's prompt
@@ -276,17 +206,15 @@ def prompt_level(rows: Sequence[Mapping[str, Any]], field: str, how: str) -> lis
              "value": combine([r[field] for r in own])} for pid, own in images.items()]
 
 
-def prompt_resampling(benchmark: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+def prompt_resampling(score: Score, benchmark: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
                       protocol: Mapping[str, Any] | None, clusters: tuple[str, ...]) -> list[Resampling]:
     """The interval of a prompt-level score: its prompts resampled by the same clusters."""
-    specs = []
-    for field, name in PROMPT_LEVEL.values():
-        if name in benchmark and protocol is not None:
-            how = protocol["prompt_score"]
-            specs.append(Resampling((), clusters, key=("instance_id",), pred="value",
-                                    rows=prompt_level(rows, field, how),
-                                    metrics={name: "share" if how == "any" else "mean"}))
-    return specs
+    name = score.prompt_metric
+    if name is None or name not in benchmark or protocol is None:
+        return []
+    how = protocol["prompt_score"]
+    return [Resampling((), clusters, key=("instance_id",), pred="value", rows=prompt_level(rows, score.field, how),
+                       metrics={name: "share" if how == "any" else "mean"})]
 
 
 def protocol_record(protocol: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], rule: str
@@ -319,30 +247,12 @@ def protocol_line(details: Mapping[str, Any]) -> str:
     return line + (f"; departs from it: {'; '.join(record['departures'])}" if record["departures"] else "") + "\n\n"
 
 
-BENCHMARK_LINES = (
-    ("t2i_compbench_score", "T2I-CompBench 2-D spatial score (mean over {n} images, 0-1; its "
-                            "UniDet_eval/2D_spatial_eval.py)", 4, ""),
-    ("geneval_position_accuracy", "GenEval position accuracy (correct images of {n}; its "
-                                  "evaluation/evaluate_images.py)", 1, "%"),
-    ("t2i_compbench_prompt_score", "T2I-CompBench prompt-level score (mean over {n} prompts of "
-                                   "their images' mean)", 4, ""),
-    ("geneval_prompt_accuracy", "GenEval prompt-level accuracy (prompts with a correct image, of "
-                                "{n}; its evaluation/summary_scores.py)", 1, "%"),
-    ("t2i_compbench_3d_score", "T2I-CompBench++ 3-D spatial score (mean over {n} images, 0-1; its "
-                               "UniDet_eval/3D_spatial_eval.py)", 4, ""),
-    ("heim_spatial_accuracy", "HEIM spatial accuracy (correct images of {n}; HELM's "
-                              "detectors/vitdet.py compute_score_spatial)", 1, "%"),
-    ("t2i_compbench_3d_prompt_score", "T2I-CompBench++ 3-D prompt-level score (mean over {n} prompts of "
-                                      "their images' mean)", 4, ""))
-"""table.md's line of each benchmark score: metric, its words, digits, unit."""
-
-
-def benchmark_lines(metrics: Mapping[str, Any]) -> str:
-    """table.md lines for the benchmark scores present in a summary's metrics."""
+def benchmark_lines(score: Score | None, metrics: Mapping[str, Any]) -> str:
+    """table.md lines for the numbers of a rule's score present in a summary's metrics."""
     from spatialprobe.reports.tables import ci_suffix
 
     lines = ""
-    for name, words, digits, unit in BENCHMARK_LINES:
+    for name, words, digits, unit in score.lines() if score is not None else ():
         if name in metrics:
             m = metrics[name]
             lines += f"{words.format(n=m['n'])}: {m['mean']:.{digits}f}{unit}{ci_suffix(m, digits)}\n\n"

@@ -22,7 +22,14 @@ from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.judging import judge_compare_stats as S
-from spatialprobe.judging.judge_compare_read import VISOR_KINDS, Judgement, names, read_judgement, read_rows
+from spatialprobe.judging.judge_compare_read import (
+    VISOR_KINDS,
+    Judgement,
+    names,
+    read_judgement,
+    read_rows,
+    rule_score,
+)
 from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES
 from spatialprobe.metrics.metric import Metric
 from spatialprobe.runner import Evaluation, Item, RunKind
@@ -140,8 +147,10 @@ class JudgeCompareRun(RunKind):
                 "kendall_tau": "each model's prompts resampled on their own (stratified); scores recomputed"}
 
     def described(self) -> list[dict[str, Any]]:
+        """Each judgement compared; a judge run with its rule's own score (:func:`rule_score`)."""
         return [{"name": n, "path": str(j.path.resolve()), "kind": j.kind, "identity": j.run.summary.get("identity"),
-                 "image_run": j.image_run, "model": j.model, "predictions_sha256": j.sha256}
+                 "image_run": j.image_run, "model": j.model, "predictions_sha256": j.sha256,
+                 **({"rule_score": own} if (own := rule_score(j)) else {})}
                 for n, j in zip(self.names, self.judgements, strict=True)]
 
     def table(self, summary: Mapping[str, Any]) -> str:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import DataError, UsageError
+from spatialprobe.errors import DataError, UnknownComponent, UsageError
 from spatialprobe.files import read_jsonl
 from spatialprobe.reports.runs import Run, flat, load_run
 
@@ -89,6 +89,28 @@ def read_judgement(path: str | Path) -> Judgement:
     source = image_run_of(run, kind)
     return Judgement(run, kind, str(source.get("identity") or Path(source["path"]).resolve()),
                      str(source["path"]), file_sha256(predictions))
+
+
+def rule_score(judgement: Judgement) -> dict[str, Any] | None:
+    """A judge run's own benchmark score, as its rule's record names it (GenEval's position
+    accuracy, T2I-CompBench's score, ...), read from its summary. judge compare's score is the
+    share of true verdicts, which a benchmark's score need not be, so the table shows both. None
+    for other kinds, for rules without a score and for a rule no longer registered."""
+    from spatialprobe.judging.rulebook.lookup import rule_of
+
+    summary = judgement.run.summary
+    rule = (summary.get("details") or {}).get("rule")
+    if judgement.kind != "judge" or rule is None:
+        return None
+    try:
+        score = rule_of(str(summary.get("task")), str(rule)).score
+    except UnknownComponent:
+        return None
+    metric = (summary.get("metrics") or {}).get(score.metric) if score is not None else None
+    if score is None or not metric or metric.get("mean") is None:
+        return None
+    return {"rule": str(rule), "metric": score.metric, "mean": metric["mean"], "n": metric.get("n"),
+            "digits": score.digits, "unit": score.unit}
 
 
 def _int(value: Any, path: Path, line: int, field: str) -> int:

@@ -76,6 +76,14 @@ def ranking_section(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def own_score(score: Mapping[str, Any] | None) -> str:
+    """``; geneval's own score geneval_position_accuracy 75.0% of 20 images`` (nothing without one)."""
+    if not score:
+        return ""
+    return (f"; {score['rule']}'s own score {score['metric']} {score['mean']:.{score['digits']}f}{score['unit']} "
+            f"of {score['n']} images")
+
+
 def provenance_lines(summary: Mapping[str, Any]) -> list[str]:
     details, info = summary["details"], summary["provenance"]
     r = details["resampling"]
@@ -83,7 +91,7 @@ def provenance_lines(summary: Mapping[str, Any]) -> list[str]:
              f"resamples, seed {r['seed']}; one set of resamples per image run for every judge and pair; "
              "Kendall's τ resamples each model's prompts on their own.", "", "Judgements compared:"]
     lines += [f"- {run['name']}: `{run['path']}` ({run['kind']}, identity {str(run['identity'])[:12]}, "
-              f"images of {run['model']})" for run in details["runs"]]
+              f"images of {run['model']}{own_score(run.get('rule_score'))})" for run in details["runs"]]
     git = (info.get("git") or {}).get("commit")
     lines.append(f"\n{info.get('toolkit')} {info.get('toolkit_version')}" + (f" (git {git[:12]})" if git else "")
                  + f", comparison identity {summary['identity'][:12]}.")

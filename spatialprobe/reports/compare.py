@@ -73,6 +73,8 @@ class Compared:
     summary: Mapping[str, Any]
     label: str
     rows: list[dict[str, Any]]
+    backend: str = "–"
+    """The model adapter it asked through (:func:`spatialprobe.reports.runs.backend`)."""
 
 
 def primary_rows(summary: Mapping[str, Any], rows: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -87,7 +89,7 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
     """The runs, their rows aligned on the first run's keys, and the resampling they share;
     :class:`UsageError` naming what differs (benchmark, resampling, condition, items, gold)."""
     from spatialprobe.files import read_rows
-    from spatialprobe.reports.runs import labels, load_run
+    from spatialprobe.reports.runs import backend, labels, load_run
 
     runs = [load_run(p) for p in paths]
     same_run(runs)
@@ -109,7 +111,7 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
             raise UsageError(f"{run.path} cannot be compared with {first.path}: {reason}.")
     order = {k: n for n, k in enumerate(row_keys(found[0][1], specs[0].key))}
     named = labels(runs)
-    out = [Compared(run.path, run.summary, label, aligned(rows, row_keys(rows, specs[0].key), order))
+    out = [Compared(run.path, run.summary, label, aligned(rows, row_keys(rows, specs[0].key), order), backend(run))
            for run, (_, rows), label in zip(runs, found, named, strict=True)]
     return out, specs[0]
 
@@ -217,7 +219,7 @@ def compare(paths: Sequence[str | Path], resamples: int = RANK_RESAMPLES, seed: 
     for run, enc in zip(runs, encoded, strict=True):
         value, ci = score(run.rows, spec, enc)
         models.append({"label": run.label, "path": str(run.path), "model": run.summary.get("model"),
-                       "score": value, "ci": list(ci) if ci else None})
+                       "backend": run.backend, "score": value, "ci": list(ci) if ci else None})
     out: dict[str, Any] = {"metric": name, "statistic": stat, "header": get(stat).header,
                            "dataset": runs[0].summary.get("dataset"), "n": len(runs[0].rows),
                            "intervals": spec.describe(0, seed), "models": models, "pairs": []}
@@ -332,9 +334,9 @@ def compare_table(result: Mapping[str, Any]) -> str:
     lines = [f"# {count} run{'s' if count != 1 else ''} on {result['dataset']} ({result['n']} rows): {header}\n"]
     has_ranks = any("rank" in m for m in result["models"])
     rows = [[str(m.get("rank", "–")), m["label"], _num(m["score"]), _ci(m["ci"]),
-             (f"[{m['rank_interval'][0]}, {m['rank_interval'][1]}]" if has_ranks else "–"), m.get("group", "–")]
-            for m in result["models"]]
-    lines.append(markdown_table(["rank", "model", header, "95 % interval", "rank interval", "group"], rows))
+             (f"[{m['rank_interval'][0]}, {m['rank_interval'][1]}]" if has_ranks else "–"), m.get("group", "–"),
+             str(m.get("backend") or "–")] for m in result["models"]]
+    lines.append(markdown_table(["rank", "model", header, "95 % interval", "rank interval", "group", "backend"], rows))
     if result["pairs"]:
         def pm(p: float | None) -> str:
             return "–" if p is None else p_text(p)

@@ -143,11 +143,18 @@ class RunKind:
         """Where this run computes: its own scale, else the command's (:func:`.scale.scaled`)."""
         return self.scale or ambient()
 
+    adapters: ClassVar[dict[str, str]] = {}
+    """Input key -> the attribute holding the model adapter a kind built for it: that input is what
+    the adapter's own ``fingerprint()`` says (:func:`~spatialprobe.fingerprints.identity_of`: a
+    server's endpoint and served model), not a fingerprint of the name its settings give."""
+
     def inputs(self) -> dict[str, Any]:
         """Every model and file the run reads, by name, fingerprinted by content: those its
-        settings' fields name (:func:`.settings.inputs_of`). Part of the identity, so a resume or
-        replay with one of them changed is refused naming it."""
-        return inputs_of(self.resolved())
+        settings' fields name (:func:`.settings.inputs_of`), each model whose adapter the kind built
+        (:attr:`adapters`) as that adapter names it. Part of the identity, so a resume or replay with
+        one of them changed is refused naming it."""
+        built = {key: self.__dict__.get(attribute) for key, attribute in self.adapters.items()}
+        return inputs_of(self.resolved(), {key: a for key, a in built.items() if a is not None})
 
     @classmethod
     def from_spec(cls: type[K], spec: RunSpec, source: str | Path = "config.json") -> K:
