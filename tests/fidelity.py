@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
 import string
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -43,8 +42,6 @@ from official import vlmeval as o_vlmeval  # noqa: E402
 from official import whatsup as o_whatsup  # noqa: E402
 from official.replies import SHAPES, reply  # noqa: E402
 
-WRAP = "*_`\"' \t\r\n"
-LETTER = r"\(([A-Z])\)|\[([A-Z])\]|([A-Z])\)?"
 ROUNDS = 30
 """Random runs per benchmark (each a fresh reply to every item)."""
 WORDS = ["left", "right", "above", "below", "behind", "in front", "near", "far", "inside", "on top"]
@@ -317,11 +314,9 @@ def measure_spatialeval(root: Path) -> Measured:
 
 def _as_the_authors_asked(text: str, options: Sequence[str]) -> str:
     """A reply to the toolkit's lettered wording as the authors' unlettered prompt would have had
-    it: a reply that is an option's letter (strict's forms) is that option's text."""
-    bare = re.fullmatch(LETTER, text.strip(WRAP).removesuffix(".").strip(WRAP))
-    named = next((g for g in bare.groups() if g), "") if bare else ""
-    letters = string.ascii_uppercase[:len(options)]
-    return options[letters.index(named)] if named and named in letters else text
+    it: a reply that is exactly an option's letter is that option's text."""
+    letters = list(string.ascii_uppercase[:len(options)])
+    return options[letters.index(text.strip())] if text.strip() in letters else text
 
 
 def measure_spatialmqa(root: Path) -> Measured:

@@ -73,15 +73,12 @@ def _authors(docs: list[dict], replies: dict[str, str]) -> tuple[float, float]:
 
 
 def _strict(docs: list[dict], replies: dict[str, str]) -> list[bool]:
-    """Right under strict, written out: the reply (white space, ``*_`"'`` and one final period
-    stripped) is the gold letter, bare or bracketed, or the gold option's text in any case."""
+    """Right under strict, written out: the stripped reply is the gold letter or the gold option's
+    text in any case (the plain reader of tests/official/README.md)."""
     right = []
     for d in docs:
-        text = replies[d["id"]].strip("*_`\"' \t\r\n")
-        text = (text[:-1] if text.endswith(".") else text).strip("*_`\"' \t\r\n")
-        gold = d["answer"]
-        forms = {gold, f"({gold})", f"[{gold}]", f"{gold})"}
-        right.append(text in forms or " ".join(text.split()).casefold() == d["options"][ord(gold) - 65].casefold())
+        text, gold = replies[d["id"]].strip(), d["answer"]
+        right.append(text == gold or text.lower() == d["options"][ord(gold) - 65].lower())
     return right
 
 

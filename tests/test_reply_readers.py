@@ -62,9 +62,9 @@ def test_each_official_reader_reads_every_shape_as_its_authors_code(name):
 
 
 @pytest.mark.parametrize(("text", "read"), [
-    ("B", "B"), ("(B)", "B"), ("B.", "B"), ("[B]", "B"), ("B)", "B"), ("  B\n", "B"), ("**B**", "B"), ("`B`", "B"),
-    ("right", "B"), ("Right.", "B"), ("RIGHT", "B"), ("b", None), ("The answer is B", None), ("B or C", None),
-    ("B. right", None), ("It is right", None), ("", None), ("(B", None), ("E", None)])
+    ("B", "B"), ("  B\n", "B"), ("right", "B"), ("RIGHT", "B"), (" Right ", "B"), ("(B)", None), ("B.", None),
+    ("**B**", None), ("`B`", None), ("Right.", None), ("b", None), ("The answer is B", None), ("B or C", None),
+    ("B. right", None), ("It is right", None), ("", None), ("E", None)])
 def test_strict_reads_only_an_options_exact_letter_or_text(text, read):
     asked = Asked("k", ("left", "right", "above"), ("A", "B", "C"), "B")
     assert get("strict").reply(text, asked).label == read

@@ -11,8 +11,8 @@ before it counts (l. 123; the write-back, l. 117-119, is commented out), so it c
 and is not applied here. ``Code/eval/calculate_prf1.py`` classes a wrong reply by the first of
 the six relations that contains it (``output in "on/above"``, ...), which is the reading given here
 (nothing where none does). The authors' prompt lists the options unlettered; where a reply to the
-toolkit's lettered wording is an option's letter (as :mod:`.strict` reads one), it stands for that
-option's text.
+toolkit's lettered wording is exactly an option's letter (``B``), it stands for that option's
+text.
 
 ``spatialmqa-legacy``: the retired ``spatialmqa`` kind's rule (:func:`spatialprobe.readers.parse.lenient_label`:
 trailing period and quotes dropped, and the on/above clause applied), kept for its migrated runs.
@@ -22,13 +22,11 @@ from __future__ import annotations
 
 from spatialprobe.readers.base import Asked, Reader, Reading
 from spatialprobe.readers.parse import SPATIALMQA_LABEL_ORDER, lenient_label
-from spatialprobe.readers.strict import read_strict
 
 
 def read_lenient(reply: str, asked: Asked) -> Reading:
-    named = read_strict(reply, asked)
-    if named.label is not None and named.reason.endswith("letter"):  # our lettered wording: its option's text
-        reply = asked.options[asked.labels.index(named.label)]
+    if reply.strip() in asked.letters:  # our lettered wording: the letter stands for its option's text
+        reply = asked.options[asked.letters.index(reply.strip())]
     output = reply.strip() or "--"
     text, answer = output.lower(), asked.gold_text()
     if text in answer or answer in text:
