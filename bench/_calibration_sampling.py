@@ -3,7 +3,7 @@ times each (``--samples K --temperature T``), with a known item variance and a k
 variance, and the coverage of the headline's 95 % interval by
 
 * **spatialprobe**: the two-level bootstrap with the items' deviations shrunk so the sampling
-  variance is counted once (:func:`spatialprobe.metrics.sampling.two_level`);
+  variance is counted once (:func:`spatialprobe.metrics.two_level.two_level`);
 * the **naive two-level bootstrap** (clusters, then samples, nothing shrunk): it counts the
   sampling variance twice, and over-covers where sampling dominates;
 * the **cluster-robust interval over (item, sample) rows** (what the run gives every other metric);
@@ -27,7 +27,7 @@ from _calibration_designs import mu_for, population
 from scipy import special
 
 from spatialprobe.metrics.intervals import Resampling, metric_intervals
-from spatialprobe.metrics.sampling import two_level
+from spatialprobe.metrics.two_level import two_level
 
 NODES = np.random.default_rng(12345).standard_normal(400_000)
 

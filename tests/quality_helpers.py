@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from spatialprobe import registry
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.benchmarks.numeric import NUMERIC_OFFICIAL, numeric_matching
+from spatialprobe.benchmarks.numeric_answers import NUMERIC_OFFICIAL, numeric_matching
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.base import Declared, GenerateRequest, Option
 from spatialprobe.readers.numeric import LENGTH_METERS

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spatialprobe.audit.parse import audit_run
-from spatialprobe.audit.runs import gold_index, run_source
+from spatialprobe.audit.run_rows import gold_index, run_source
 from spatialprobe.cli import app
 from spatialprobe.files import read_json
 from spatialprobe.interop.imported_run import import_logs

@@ -114,7 +114,7 @@ def test_the_commands_audit_a_runs_replies_and_set_its_accuracy_against_the_blin
 
 
 def test_a_run_restricted_to_a_subset_file_records_it_in_its_identity_and_replays_it(run, tmp_path):
-    from spatialprobe.audit.runs import run_source
+    from spatialprobe.audit.run_rows import run_source
     from spatialprobe.engine.rebuild import restrict
     from spatialprobe.engine.run import ask_run
     from spatialprobe.engine.subset import write_subset

@@ -17,8 +17,8 @@ from quality_helpers import Scripted, registered, write_items, write_model
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
-from spatialprobe.engine.sampling import sample_seed
-from spatialprobe.metrics.sampling import two_level, vote_sampling_share
+from spatialprobe.engine.repeated_sampling import sample_seed
+from spatialprobe.metrics.two_level import two_level, vote_sampling_share
 
 REPLIES = {0: ["A"], 1: ["B"], 2: ["A", "B"], 3: ["A", "B", "B"], 4: ["A", "A", "B", "no idea"]}
 """Item i's possible replies (gold A): always right, always wrong, and three mixtures."""

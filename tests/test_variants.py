@@ -372,7 +372,7 @@ def test_bench_asks_a_benchmark_module_blind_with_variants_of_its_multi_view_ite
     assert len(rows) == 3 * 4 + 3 * 3  # each item under four conditions, its rotations under real only
     assert json.loads((out / "config.json").read_text())["settings"]["source"]["protocol_variants"] == ["circular"]
     assert "circular: consistency gap" in (out / "table.md").read_text()
-    from spatialprobe.audit.runs import run_source
+    from spatialprobe.audit.run_rows import run_source
 
     source, audited = run_source(out)  # the audits read the source's own items, replayed without the rotations
     assert [i.key for i in source.items] == [r["instance_id"] for r in audited] == ["q0", "q1", "q2"]

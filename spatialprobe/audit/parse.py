@@ -219,10 +219,10 @@ def audit_replies(items: Sequence[Any], replies: Mapping[str, str], spec: Any,
 
 def audit_run(path: Path) -> dict[str, Any]:
     """The parse audit of a run folder's generated replies (its first condition). An imported run
-    (:func:`spatialprobe.audit.runs.imported_source`) is audited on the replies its log kept, with
+    (:func:`spatialprobe.audit.run_rows.imported_source`) is audited on the replies its log kept, with
     the harness's own verdict as one more row (``harness verdict``: its extraction and scoring as
     the log records them)."""
-    from spatialprobe.audit.runs import run_config, run_source
+    from spatialprobe.audit.run_rows import run_config, run_source
     from spatialprobe.errors import UsageError
 
     source, rows = run_source(Path(path))

@@ -1,7 +1,7 @@
 """Items many runs answer alike against the gold: candidates for a wrong gold (``spatialprobe audit
 data RUN...``), and what each run's headline would be without them.
 
-Each run folder (native or imported, :mod:`spatialprobe.audit.runs`) gives, per item, its answer
+Each run folder (native or imported, :mod:`spatialprobe.audit.run_rows`) gives, per item, its answer
 (:func:`answers_of`): a native run's label; an imported run's extracted answer read as the letter
 of an option where the log kept the options (an option's text, its letter or its position), else
 as its text, case and spaces ignored; nothing read (``--``, empty) is no answer. An item is
@@ -31,7 +31,7 @@ NO_ANSWER = ("--", "", "none", "null")
 
 def _read(value: Any, options: Sequence[str] | None) -> str | None:
     """An answer or a gold as compared: an option's letter where options are known, else its text."""
-    from spatialprobe.audit.runs import gold_index
+    from spatialprobe.audit.run_rows import gold_index
 
     if value is None or str(value).strip().casefold() in NO_ANSWER:
         return None
@@ -45,7 +45,7 @@ def _read(value: Any, options: Sequence[str] | None) -> str | None:
 def answers_of(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
     """(the run's name, {item: {"answer", "gold", "correct", "cluster"}}) of a run folder's first
     condition; an item asked several times (``--samples``) answers by its most frequent answer."""
-    from spatialprobe.audit.runs import run_config
+    from spatialprobe.audit.run_rows import run_config
     from spatialprobe.files import read_jsonl
 
     config = run_config(path)

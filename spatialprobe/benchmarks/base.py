@@ -157,7 +157,7 @@ class Source:
     sampling: str = "mean"
     """How an item asked several times (``--samples K``) is scored: ``mean`` (every metric over all
     samples: the mean over samples, OmniSpatial's rule) or ``vote`` (the most frequent answer of its
-    samples), :mod:`spatialprobe.engine.sampling`."""
+    samples), :mod:`spatialprobe.engine.repeated_sampling`."""
     question_free: str | None = None
     """The first label of a comparison whose options are the items' own objects (size, height:
     "which is larger, A or B?"): a model that scores them is also asked each item's options

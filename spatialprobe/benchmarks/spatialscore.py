@@ -37,7 +37,7 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, read_records
-from spatialprobe.benchmarks.numeric import NUMERIC_OFFICIAL, numeric_fields
+from spatialprobe.benchmarks.numeric_answers import NUMERIC_OFFICIAL, numeric_fields
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.numeric import LENGTH_METERS, read_number
@@ -69,7 +69,8 @@ INSTRUCTIONS = {**dict.fromkeys(("cvbench", "MMIU", "BLINK", "3DSRBench", "MMVP"
 _MARK = re.compile(r"\(([A-Fa-f])\)\s*|(?:^|(?<=[\s,]))([A-F])[.:]\s")
 KINDS = ("multi-choice", "judgment", "open-ended")
 NUMERIC_FIELDS = ("number", "number_rule", "number_reason", "mra", "within_tolerance")
-"""The row fields of :func:`spatialprobe.benchmarks.numeric.numeric_fields` (None on a row that is not numeric)."""
+"""The row fields of :func:`spatialprobe.benchmarks.numeric_answers.numeric_fields` (None on a row that is not
+numeric)."""
 
 
 def instruction(source: str, kind: str) -> str:

@@ -24,7 +24,7 @@ Official metrics (:mod:`spatialprobe.readers.vsibench`: the reply's first token)
 authors' overall, the unweighted mean of the eight category scores, ``object_rel_direction`` being
 the mean of its three levels (``vsibench_aggregate_results`` l. 125-175) -; ``score`` per question
 type and category (accuracy or MRA, ×100); ``accuracy`` over the multiple-choice rows; ``mra`` over
-the numeric rows (thinking-in-space's MRA, ten thresholds; :mod:`spatialprobe.benchmarks.numeric`), and
+the numeric rows (thinking-in-space's MRA, ten thresholds; :mod:`spatialprobe.benchmarks.numeric_answers`), and
 ``strict_mra`` with numbers read by the toolkit's reader. Resampled by video.
 """
 
@@ -38,7 +38,7 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import Records, images_checked, letters, read_records, version_of
-from spatialprobe.benchmarks.numeric import numeric_fields
+from spatialprobe.benchmarks.numeric_answers import numeric_fields
 from spatialprobe.benchmarks.video_frames import RULES, sampled_frames
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling

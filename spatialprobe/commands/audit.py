@@ -87,7 +87,7 @@ def blind(
         if data is not None or task is not None or split is not None or (subset, limit, option) != (None, None, []):
             raise UsageError("--data, --task, --split, --subset, --limit and --option name a benchmark; a run "
                              "folder's source is its own.")
-        from spatialprobe.audit.runs import run_config, run_source
+        from spatialprobe.audit.run_rows import run_config, run_source
 
         source, rows = run_source(path)
         if debias is not None and source.name == "imported":

@@ -1,4 +1,4 @@
-"""``spatialprobe audit data BENCHMARK|RUN...``: a test set's quality report (:mod:`spatialprobe.audit.data`).
+"""``spatialprobe audit data BENCHMARK|RUN...``: a test set's quality report (:mod:`spatialprobe.audit.data_quality`).
 
 The targets are a benchmark (read as ``audit blind`` reads one, with ``--data``) or run folders
 (native or imported) on the same items: the items are the benchmark's, or the first run's source.
@@ -45,7 +45,7 @@ def data_command(
     type, repeated options, missing or shared images; the items most runs answer alike against the
     gold, with each run's score without them; images shared with other sets (perceptual hash); the
     score re-weighted to uniform answer values or groups."""
-    from spatialprobe.audit.data import data_table
+    from spatialprobe.audit.data_quality import data_table
 
     found = audit(targets, data, images, (split, subset, limit, option), part, agree, top, against, training,
                   distance, by, bins, seed)
@@ -59,7 +59,7 @@ def audit(targets: list[str], data: Path | None, images: Path | None, module: tu
           agree: int | None, top: int, against: list[str], training: Path | None, distance: int,
           by: list[str], bins: int, seed: int) -> dict[str, Any]:
     """The report's parts (see the command)."""
-    from spatialprobe.audit.data import internal
+    from spatialprobe.audit.data_quality import internal
     from spatialprobe.errors import UsageError
 
     runs = [Path(t) for t in targets if (Path(t) / "config.json").is_file()]
@@ -94,7 +94,7 @@ def audit(targets: list[str], data: Path | None, images: Path | None, module: tu
 def _items(target: str, runs: list[Path], data: Path | None, module: tuple[Any, ...], part: str
            ) -> tuple[list[Any], dict[str, list[Any]]]:
     """(the audited items, another split's items by name)."""
-    from spatialprobe.audit.runs import run_source
+    from spatialprobe.audit.run_rows import run_source
     from spatialprobe.commands.audit_sources import benchmark
 
     if runs:
@@ -159,7 +159,7 @@ def _image_set(name: str, path: Path) -> Any:
     from spatialprobe.errors import UsageError
 
     if (path / "config.json").is_file():
-        from spatialprobe.audit.runs import run_source
+        from spatialprobe.audit.run_rows import run_source
 
         source, _ = run_source(path)
         return items_set(name, [(i.key, p) for i in source.items for p in image_paths(i) if Path(p).is_file()])
@@ -170,7 +170,7 @@ def _image_set(name: str, path: Path) -> Any:
 
 def _composition(path: Path, by: list[str], bins: int) -> list[dict[str, Any]]:
     from spatialprobe.audit.composition import reweighted
-    from spatialprobe.audit.runs import run_source
+    from spatialprobe.audit.run_rows import run_source
 
     source, rows = run_source(path)
     return [reweighted(rows, source.spec, field, bins) for field in by]

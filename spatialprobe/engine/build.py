@@ -46,7 +46,7 @@ class Asked:
     """``--base-url`` and ``--api-key-env`` (adapter option -> value, None where not given): the
     options of a model behind a server (:func:`spatialprobe.models.options.with_server_flags`)."""
     samples: int = 1
-    """``--samples K``: each item asked K times (:mod:`spatialprobe.engine.sampling`)."""
+    """``--samples K``: each item asked K times (:mod:`spatialprobe.engine.repeated_sampling`)."""
     temperature: float | None = None
     """``--temperature T``: sample the generate protocol's replies at T; None: greedy."""
 
@@ -56,7 +56,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     (before anything is written) where a setting does not apply."""
     from spatialprobe.engine.load import load_model
     from spatialprobe.engine.protocols import protocols_of
-    from spatialprobe.engine.sampling import check_sampling
+    from spatialprobe.engine.repeated_sampling import check_sampling
     from spatialprobe.models.choice import choose
     from spatialprobe.models.options import resolve, sharding, with_server_flags
 

@@ -51,7 +51,7 @@ class Question:
     contexts: tuple[str, ...] = ()
     """With ``target``: per option, the context the target is scored after."""
     seed: int | None = None
-    """The seed of a sampled reply (``--temperature``, :mod:`spatialprobe.engine.sampling`); None: greedy."""
+    """The seed of a sampled reply (``--temperature``, :mod:`spatialprobe.engine.repeated_sampling`); None: greedy."""
 
 
 def protocols_of(protocol: str) -> tuple[str, ...]:

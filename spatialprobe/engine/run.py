@@ -32,8 +32,7 @@ from spatialprobe.engine import question_free as free
 from spatialprobe.engine.metrics import asked_metrics, official_metrics, resamplings, twinned
 from spatialprobe.engine.protocols import Question, ask, protocols_of
 from spatialprobe.engine.reading import matched, read_answers, readers_details
-from spatialprobe.engine.robustness import variant_metrics
-from spatialprobe.engine.sampling import (
+from spatialprobe.engine.repeated_sampling import (
     check_sampling,
     sample_key,
     sample_seed,
@@ -41,6 +40,7 @@ from spatialprobe.engine.sampling import (
     vote_rows,
     with_samples,
 )
+from spatialprobe.engine.robustness import variant_metrics
 from spatialprobe.engine.table import ask_table
 from spatialprobe.engine.variants import generated
 from spatialprobe.errors import UsageError
@@ -112,7 +112,7 @@ class AskRunSettings:
     """The adapter's options that say how it runs, never what it answers (its ``runtime_options``:
     a server's concurrency, timeout, retries): runtime, so a resume may change them."""
     samples: int | None = field(default=None, metadata=OPTIONAL)
-    """``--samples K``: each item asked K times (:mod:`.sampling`); None: once."""
+    """``--samples K``: each item asked K times (:mod:`.repeated_sampling`); None: once."""
     temperature: float | None = field(default=None, metadata=OPTIONAL)
     """``--temperature T``: the sampling temperature of the generate protocol; None: greedy."""
 
@@ -358,7 +358,7 @@ class AskRun(RunKind):
         return sampled_source(self.source, self.samples, self.settings.temperature)
 
     def measure(self, evaluation: Evaluation) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        """The spine's intervals, with repeated samples refined (:func:`.sampling.with_samples`)."""
+        """The spine's intervals, with repeated samples refined (:func:`.repeated_sampling.with_samples`)."""
         metrics, intervals = super().measure(evaluation)
         if self.samples > 1:
             main = [r for r in evaluation.predictions if r["condition"] == self.conditions[0] and not generated(r)]

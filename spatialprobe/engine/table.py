@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from spatialprobe.engine import question_free as free
+from spatialprobe.engine.repeated_sampling import sampling_lines
 from spatialprobe.engine.robustness import variants_lines
-from spatialprobe.engine.sampling import sampling_lines
 
 
 def ask_table(summary: Mapping[str, Any]) -> str:

@@ -1,5 +1,5 @@
 """Sampling at a temperature with one seed per request, so a sampled reply is the same whatever
-batch it is generated in (a killed run resumes sample by sample, :mod:`spatialprobe.engine.sampling`).
+batch it is generated in (a killed run resumes sample by sample, :mod:`spatialprobe.engine.repeated_sampling`).
 
 ``transformers``' ``do_sample=True`` draws every row of a batch from one global generator, so a
 row's reply depends on its batch. Here each row has its own ``torch.Generator`` seeded with its

@@ -13,7 +13,7 @@
   i.e. the mean over samples; ``vote``: one row per item whose answer is the most frequent of its
   samples' labels (:func:`spatialprobe.benchmarks.base.vote`), the samples kept in ``samples``.
 * **Intervals**: under ``mean``, accuracy and the numeric official metrics (MRA, the share within
-  tolerance) get the two-level bootstrap's interval (:func:`spatialprobe.metrics.sampling.two_level`:
+  tolerance) get the two-level bootstrap's interval (:func:`spatialprobe.metrics.two_level.two_level`:
   clusters, then samples within each item); every other metric keeps its cluster-robust interval
   over the (item, sample) rows, which counts both variations too. ``summary.json``'s
   ``details.sampling`` and ``table.md`` give each one's share of variance from sampling.
@@ -32,7 +32,7 @@ from spatialprobe.benchmarks.base import Source
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode
 from spatialprobe.metrics.metric import Metric
-from spatialprobe.metrics.sampling import two_level, vote_sampling_share
+from spatialprobe.metrics.two_level import two_level, vote_sampling_share
 
 RULES = ("mean", "vote")
 """How a benchmark turns an item's samples into its score (``Source.sampling``)."""
