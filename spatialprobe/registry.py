@@ -199,8 +199,8 @@ register("source", "vsibench", "spatialprobe.benchmarks.vsibench:from_settings",
 # Readers: a reply (or the options' scores) -> a label, or nothing, with the reason. Each benchmark
 # names its official reader (its authors' code, transcribed); every benchmark is also read by strict.
 for _name, _target, _summary in (
-        ("strict", "strict:STRICT", "the reply is exactly an option's letter or text; else nothing"),
-        ("toolkit", "strict:TOOLKIT", "the engine's parser: letter forms, 'Answer: B', option text, yes/no"),
+        ("strict", "strict:STRICT", "the reply is exactly an option's letter or text (or a number); else nothing"),
+        ("toolkit", "strict:TOOLKIT", "the engine's parser: letter forms, 'Answer: B', option text, yes/no; numbers"),
         ("site", "site:SITE", "SITE's parse_multi_choice_response: (X), a lone capital, X., X:; else a seeded draw"),
         ("mmsi", "mmsi:MMSI", "MMSI-Bench's README extraction: ``X``, `X`, {X}, then a lone A-D"),
         ("mmsi-code", "mmsi:MMSI_CODE", "MMSI-Bench's mmsi_bench.py extraction: ``X``, `X`, then a lone A-D"),
@@ -214,7 +214,14 @@ for _name, _target, _summary in (
         ("spatialmqa", "spatialmqa:LENIENT", "SpatialMQA's lenient verdict as its scripts run (substring either way)"),
         ("spatialmqa-legacy", "spatialmqa:LEGACY", "the retired spatialmqa kind's lenient rule (on/above clause)"),
         ("whatsup", "ranking:WHATSUP", "What'sUp: the best-scored caption, ties with the right one right"),
-        ("comfort", "ranking:COMFORT", "COMFORT: yes where P(yes) > 0.5")):
+        ("comfort", "ranking:COMFORT", "COMFORT: yes where P(yes) > 0.5"),
+        ("viewspatial", "viewspatial:VIEWSPATIAL", "ViewSpatial's evaluate.py: the last line's first whole A-D"),
+        ("mindcube", "mindcube:MINDCUBE", "MindCube's extract_answer: a cascade of patterns, each its last match"),
+        ("omnispatial-re", "omnispatial:RE", "OmniSpatial's api_eval.py re: the last 'Answer: X'; none reads A"),
+        ("omnispatial-direct", "omnispatial:DIRECT", "OmniSpatial's api_eval.py direct: the first character"),
+        ("omnispatial-json", "omnispatial:JSON", "OmniSpatial's api_eval.py json: the JSON answer; failure reads A"),
+        ("spatialscore", "spatialscore:SPATIALSCORE", "SpatialScore version_0's extractors by question type"),
+        ("vsibench", "vsibench:VSIBENCH", "thinking-in-space's first token: a letter in any case, or a number")):
     register("reader", _name, f"spatialprobe.readers.{_target}", _summary)
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",

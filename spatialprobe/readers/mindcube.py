@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from spatialprobe.readers.base import Asked, Reader, Reading, letter
+
 _SIMPLE = re.compile(r"([A-E])\.")
 _TAGGED = re.compile(r"<Answer>(.*?)(?:<|$)", re.DOTALL)
 _AFTER_TAG = tuple(re.compile(p) for p in (
@@ -73,6 +75,18 @@ def read_mindcube(reply: str | None) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+def read(reply: str, asked: Asked) -> Reading:
+    """``extract_answer``'s reading (a letter beyond the item's options stays itself: never gold)."""
+    found = read_mindcube(reply)
+    if found is None:
+        return Reading(None, "no capital A-E by any of extract_answer's patterns")
+    return letter(asked, found, "the last match of extract_answer's first pattern that matches")
+
+
+MINDCUBE = Reader("mindcube", read, "mll-lab-nu/MindCube @6d8fd9a src/evaluation/core/extractors.py l. 15-93",
+                  "a cascade of case-sensitive patterns, each its last match: 'X.' anywhere first ('E.g.' reads E)")
 
 
 def setting_of(item_id: str) -> str:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from spatialprobe.readers.base import Asked, Reader, Reading, letter
+
 PROMPT_FORMAT = "\nReply only to the corresponding option.\nAnswer:"
 """``evaluate.py`` l. 36: appended to the question and its choices (no separator before the choices)."""
 _LETTER = re.compile(r"\b([A-D])\b", re.IGNORECASE)
@@ -34,3 +36,16 @@ def read_viewspatial(reply: str | None) -> str | None:
     if reply is None:
         return None
     return extract_option(reply.split("\n")[-1])
+
+
+def read(reply: str, asked: Asked) -> Reading:
+    """The authors' reading as a :class:`~spatialprobe.readers.base.Reading` (a letter beyond the
+    item's options stays itself: never gold)."""
+    found = read_viewspatial(reply)
+    if found is None:
+        return Reading(None, "no whole letter A-D on the reply's last line")
+    return letter(asked, found, "the first whole letter A-D (any case) of the last line")
+
+
+VIEWSPATIAL = Reader("viewspatial", read, "ZJU-REAL/ViewSpatial-Bench @2e85a5e evaluate.py l. 125-127, 343-344",
+                     "the reply's last line, its first whole letter A-D in any case (the article 'a' is A)")
