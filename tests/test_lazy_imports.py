@@ -29,7 +29,8 @@ except SystemExit as end:
     code = end.code or 0
 else:
     code = 0
-print("\\n" + json.dumps({"code": code, "modules": sorted(m for m in sys.modules if "." not in m or m == "scipy.stats")}))
+found = sorted(m for m in sys.modules if "." not in m or m == "scipy.stats")
+print("\\n" + json.dumps({"code": code, "modules": found}))
 """
 
 

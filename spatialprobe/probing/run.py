@@ -31,6 +31,7 @@ from spatialprobe.runner.components import component
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, models
 from spatialprobe.tasks.data import make_folds
+from spatialprobe.tiny import untrained
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -240,7 +241,8 @@ class ProbeRun(RunKind):
             details["same_answer_both_actions"] = share
         return Evaluation(rows, {}, dataset.task, self.settings.model,
                           f"{dataset.name}@{dataset.version}", self.settings.seed,
-                          bool(self.described.get("untrained", False)), details, (by_fold, whole_set))
+                          bool(self.described.get("untrained", False)) or untrained(str(self.settings.model)),
+                          details, (by_fold, whole_set))
 
     def _chat_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``--format chat`` rows say what was scored: the options (the objects, for a comparison),
