@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from spatialprobe.commands.demo import DemoOption
 from spatialprobe.commands.engine_options import ask_options, progress_bar
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
@@ -44,62 +46,85 @@ def _report_missing(summary: dict) -> None:
 
 
 def vsr_command(
-    model: str = typer.Option(..., "--model", help="Any checkpoint whose adapter asks VSR's captions "
-                              "(spatialprobe ls): a contrastive image-text model (CLIP, SigLIP, SigLIP 2: caption vs "
-                              "its negated relation), a multimodal LLM (asked yes or no) or another adapter family."),
-    data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
-    images: Path = typer.Option(..., "--images", help="COCO 2017 image folder (train2017/val2017 inside or flat)."),
+    model: str | None = typer.Option(None, "--model", help="Any checkpoint whose adapter asks VSR's captions "
+                                     "(spatialprobe ls): a contrastive image-text model (CLIP, SigLIP, SigLIP 2: "
+                                     "caption vs its negated relation), a multimodal LLM (asked yes or no) or another "
+                                     "adapter family \\[with --demo: the tiny model the demo names]."),
+    data: Path | None = typer.Option(None, "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
+    images: Path | None = typer.Option(None, "--images", help="COCO 2017 image folder (train2017/val2017 inside "
+                                       "or flat)."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
-    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
+                                    "\\[runs/ask-vsr-MODEL-IDENTITY8]."),
     batch_size: int = typer.Option(16, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
+    demo: bool = DemoOption,
     *,
     asked: Asked,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
-    yes/no question (either protocol) - with accuracy per relation category and relation."""
-    from spatialprobe.benchmarks.vsr import split_file, vsr_source
+    yes/no question (either protocol) - with accuracy per relation category and relation. --demo
+    tries it offline on a synthetic copy."""
+    from spatialprobe.benchmarks import vsr
+    from spatialprobe.commands.demo import demo_inputs, required
     from spatialprobe.commands.engine_options import ask_and_print
+    from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
+    if demo:
+        found = demo_inputs("vsr", vsr, data and str(data), model, images=images)
+        data, images, model = found.data, found.images, found.model
+    data, images = required(data, "--data", "vsr"), required(images, "--images", "vsr")
+    model = required(model, "--model", "vsr")
     with refusals():
-        source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
-    summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out,
+        source, _ = vsr.vsr_source(vsr.split_file(data, split, part), images, split, part, limit, skip_missing)
+    target = out or DefaultRunDir("vsr", model)
+    summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), target,
                             "VSR captions asked", "vsr")
     _report_missing(summary)
     typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
                f"{summary['accuracy']['n']:,} of {summary['details']['coverage']['total']:,} examples; "
-               f"results in {out}")
+               f"results in {os.fspath(target)}")
 
 
 def spatialmqa_command(
-    model: str = typer.Option(..., "--model",
-                              help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
-    data: Path = typer.Option(..., "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
-    images: Path = typer.Option(..., "--images", help="COCO test2017 image folder."),
+    model: str | None = typer.Option(None, "--model", help="CLIP-style checkpoint or an image-text-to-text model "
+                                     "(id or directory) \\[with --demo: the tiny model the demo names]."),
+    data: Path | None = typer.Option(None, "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
+    images: Path | None = typer.Option(None, "--images", help="COCO test2017 image folder."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
     method: str = typer.Option("auto", "--method", help="auto, clip (score each option against the image: "
                                "a contrastive model) or generate (= --protocol generate)."),
-    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
+                                    "\\[runs/ask-spatialmqa-MODEL-IDENTITY8]."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
+    demo: bool = DemoOption,
     *,
     asked: Asked,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
     generation): strict and lenient accuracy, P/R/F1, per perspective and axis, with the blind
-    conditions on request."""
+    conditions on request. --demo tries it offline on a synthetic copy."""
+    from spatialprobe.benchmarks import spatialmqa
     from spatialprobe.benchmarks.spatialmqa import PARTS, spatialmqa_source
+    from spatialprobe.commands.demo import demo_inputs, required
     from spatialprobe.commands.engine_options import ask_and_print
+    from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
+    if demo:
+        found = demo_inputs("spatialmqa", spatialmqa, data and str(data), model, images=images)
+        data, images, model = found.data, found.images, found.model
+    data, images = required(data, "--data", "spatialmqa"), required(images, "--images", "spatialmqa")
+    model = required(model, "--model", "spatialmqa")
     if part not in PARTS:
         fail(f"part must be one of {PARTS}, got {part!r}")
     if method not in ("auto", "clip", "generate"):
@@ -111,7 +136,8 @@ def spatialmqa_command(
     given = replace(asked, device=device, batch_size=batch_size,
                     protocol="generate" if method == "generate" else asked.protocol,
                     wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
-    summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
+    target = out or DefaultRunDir("spatialmqa", model)
+    summary = ask_and_print(source, model, given, target, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
@@ -120,7 +146,7 @@ def spatialmqa_command(
     typer.echo(f"SpatialMQA {part}: strict accuracy {metrics['strict_accuracy']['mean']}%, lenient "
                f"accuracy {metrics['accuracy']['mean']}% (F1 {metrics['f1']['mean']}% as the benchmark "
                f"computes it) over {metrics['accuracy']['n']:,} of "
-               f"{summary['details']['coverage']['total']:,} questions; results in {out}")
+               f"{summary['details']['coverage']['total']:,} questions; results in {os.fspath(target)}")
 
 
 def vsr_train_command(

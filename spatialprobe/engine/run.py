@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Source, SourceItem, vote
+from spatialprobe.benchmarks.demo_copy import synthetic
 from spatialprobe.benchmarks.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.benchmarks.vsr import QUESTION as VSR_QUESTION
 from spatialprobe.engine import question_free as free
@@ -39,6 +40,7 @@ from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partn
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.runner.settings import model as model_field
+from spatialprobe.tiny import untrained
 
 AskItem = SourceItem
 """The earlier name of a source's item."""
@@ -315,13 +317,16 @@ class AskRun(RunKind):
                                      rows=main))
         describe = getattr(self.model, "describe", dict)
         own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
+        demo = synthetic(src.settings.get("data"))  # a demo copy's runs say so (table, summary)
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
                    "official": [name for declared in src.official for name in declared.metrics],
                    "coverage": src.details.get("coverage_detail") or {"used": own,
-                                                                      "total": src.details.get("total", own)}}
+                                                                      "total": src.details.get("total", own)},
+                   **({"synthetic": demo} if demo else {})}
         asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
         return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
-                          src.dataset, self.settings.seed, False, details,
+                          src.dataset, self.settings.seed, untrained(str(self.model_spec.args.get("model", ""))),
+                          details,
                           resamplings(src.spec, main, rows, self.protocols, self.conditions, specs,
                                       details.get("answer_prior"), folds))
 

@@ -22,7 +22,7 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     cover = d["coverage"]
     first = (coverage_line(d["coverage_detail"], d.get("what", "items")) if d.get("coverage_detail")
              else f"Coverage: {cover['used']:,} of {cover['total']:,} items.")
-    lines = [f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
+    lines = [*notices(summary), f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
              f"Wording: {d.get('wording', 'question')}.", "",
              "| metric | value |", "|---|---|",
              f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
@@ -52,3 +52,15 @@ def ask_table(summary: Mapping[str, Any]) -> str:
         lines += [f"| {part} | {pm(value)} | {value['n']} |" for part, value in parts.items()]
     text = Completeness.line(d.get("image_run")) + "\n".join(lines) + "\n"
     return text + (f"\n{intervals_line(summary)}\n" if summary.get("intervals") else "")
+
+
+def notices(summary: Mapping[str, Any]) -> list[str]:
+    """The lines that head a table whose numbers mean nothing: an untrained model's, a synthetic
+    demo copy's (``details.synthetic``: what wrote it)."""
+    lines = []
+    if summary.get("untrained"):
+        lines += ["**UNTRAINED model: its numbers are meaningless.**", ""]
+    synthetic = summary["details"].get("synthetic")
+    if synthetic:
+        lines += [f"**SYNTHETIC data ({synthetic}): not the benchmark; its numbers say nothing about a model.**", ""]
+    return lines
