@@ -288,7 +288,7 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     assert config["settings"]["model"]["name"] == "contrastive" and "device" not in config["settings"]["model"]["args"]
     # report shows the F1 the command printed (the benchmark's 2PR/(P+R)), read from summary.json
     f1 = json.loads((tmp_path / "run-clip" / "summary.json").read_text())["metrics"]["f1"]
-    assert f"(F1 {f1['mean']}% as the benchmark computes it)" in " ".join(result.output.split())
+    assert f"(F1 {f1['mean']:.1f}% as the benchmark computes it)" in " ".join(result.output.split())
     report = CliRunner().invoke(app, ["report", str(tmp_path / "run-clip")])
     assert report.exit_code == 0, report.output
     assert report.output.splitlines()[0] == "| run | ask spatialmqa acc | ask spatialmqa F1 |"

@@ -119,7 +119,7 @@ def posqa_source(found: Mapping[str, Any]) -> Source:
     spec = Resampling(labels, ("obj_a", "obj_b"), key=("instance_id",), pooled=True, unit="entity pairs")
     settings = base.recorded("posqa", found, str(found["data"]), records.version, subset=subset)
     return Source("posqa", f"posqa-{subset}", f"posqa-{subset}@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, settings=settings,
+                  official=OFFICIAL, settings=settings, prior_by="label" if subset == "general" else "position",
                   details={"total": len(records.rows), "what": "questions", "subset": subset})
 
 

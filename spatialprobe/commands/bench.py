@@ -77,12 +77,12 @@ def bench_command(
     name: str = typer.Argument(..., help="The benchmark (spatialprobe ls source): whatsup, cv-bench, 3dsrbench, ..."),
     model: str | None = typer.Option(None, "--model", help="Any checkpoint whose adapter understands the items "
                                      "(spatialprobe ls): a multimodal LLM, a contrastive image-text model, a text "
-                                     "LM, ... \\[with --demo: the tiny model the demo names]"),
+                                     "LM, ... (with --demo: the tiny model the demo names)"),
     data: str | None = typer.Option(None, "--data", help="Your local copy: a .json/.jsonl/.csv/.tsv/.parquet file, a "
                                     "folder of Parquet files or a `datasets` save_to_disk folder, or hf:NAME (the "
                                     "Hugging Face cache, offline). Nothing is downloaded."),
     out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
-                                    "\\[runs/ask-NAME-MODEL-IDENTITY8]."),
+                                    "\\[default: runs/ask-NAME-MODEL-IDENTITY8]."),
     images: Path | None = typer.Option(None, "--images", help="The folder the items' image paths are relative to "
                                        "(where images are files, not embedded)."),
     split: str | None = typer.Option(None, "--split", help="The split of a `datasets` copy or Parquet folder."),
@@ -98,18 +98,21 @@ def bench_command(
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with
     --blind, the vision gain. --demo tries it offline on a synthetic copy."""
+    from contextlib import nullcontext
+
+    from spatialprobe.benchmarks.local_copy import text_only
     from spatialprobe.commands.demo import demo_inputs, required
-    from spatialprobe.commands.engine_options import ask_and_print
+    from spatialprobe.commands.engine_options import ask_and_print, text_alone
     from spatialprobe.engine.rebuild import rebuild_source
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
     if demo:
-        found = demo_inputs(name, module_of(name), data, model, images=images, split=split, subset=subset)
-        data, images, subset, model = str(found.data), found.images, found.subset, found.model
+        found = demo_inputs(name, module_of(name), data, model, images=images, split=split)
+        data, images, subset, model = str(found.data), found.images, subset or found.subset, found.model
         option = [*option, *(f"{key}={value}" for key, value in found.options.items())]
     data, model = required(data, "--data", f"bench {name}"), required(model, "--model", f"bench {name}")
-    with refusals():
+    with refusals(), (text_only() if text_alone(asked) else nullcontext()):  # no image is looked for
         source = rebuild_source(source_settings(name, data, images, split, subset, limit, option), asked.seed)
     ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size),
                   out or DefaultRunDir(name, model), f"{name} items asked", "bench")

@@ -20,8 +20,8 @@ import typer
 from spatialprobe.errors import UsageError
 
 DEMO_HELP = ("Write a small SYNTHETIC copy of the benchmark in its real layout (images drawn on the spot) into "
-             "--data \\[demo-data/NAME] and ask it; without --model, of the tiny untrained model it names, built "
-             "into tiny-models/FAMILY. To try it offline; its numbers mean nothing.")
+             "--data (demo-data/NAME if not given) and ask it; without --model, of the tiny untrained model it "
+             "names, built into tiny-models/FAMILY. To try it offline; its numbers mean nothing.")
 DemoOption = typer.Option(False, "--demo", help=DEMO_HELP)
 
 

@@ -32,9 +32,10 @@ if TYPE_CHECKING:
     from spatialprobe.engine.build import Asked
 
 ProtocolOption = typer.Option(None, "--protocol", help="likelihood (score each option), generate (parse the "
-                              "reply) or both \\[likelihood]; the model adapter must answer them.")
+                              "reply) or both \\[default: likelihood]; the model adapter must answer them.")
 ImageConditionOption = typer.Option(None, "--image-condition", help="real (the item's image), blank, none "
-                                    "(text only) or shuffled (another item's image) \\[real where items have images].")
+                                    "(text only) or shuffled (another item's image) "
+                                    "\\[default: real where items have images].")
 BlindOption = typer.Option(False, "--blind", help="Also ask every item under the blank, none and shuffled "
                            "conditions and report the vision gain (real − blind).")
 MaxNewTokensOption = typer.Option(None, "--max-new-tokens", min=1, help="Generate protocol: at most this many "
@@ -49,7 +50,8 @@ ProtocolVariantsOption = typer.Option(None, "--protocol-variants", help="circula
                                      "comma-separated: "
                                      "also ask these variants and report vanilla and strict accuracy and their gap.")
 BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
-                             "the checkpoint's config.json and understand the items (spatialprobe ls) \\[the first].")
+                             "the checkpoint's config.json and understand the items (spatialprobe ls) "
+                             "\\[default: the first].")
 
 ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X | None
     "protocol": (Optional[str], ProtocolOption),  # noqa: UP045
@@ -109,6 +111,12 @@ def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any
         return with_options(with_ask_options, own, added)
 
     return decorate
+
+def text_alone(asked: Asked) -> bool:
+    """Whether the run asks the items without any image (``--image-condition none``, no ``--blind``):
+    then their image files are neither needed nor looked for."""
+    return asked.condition == "none" and not asked.blind
+
 
 def progress_bar(label: str):
     """A rich progress display fed by the run spine's progress(done, total)."""

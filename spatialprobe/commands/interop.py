@@ -22,7 +22,7 @@ def import_command(
                                        help="plain: the key of the list of records in a JSON object."),
     cluster: str | None = typer.Option(None, "--cluster", help="The field naming each item's cluster (an image, "
                                        "a scene); without it (or --source) instances are the unit."),
-    model: str | None = typer.Option(None, "--model", help="plain: the model's name (default: the file's name)."),
+    model: str | None = typer.Option(None, "--model", help="plain: the model's name \\[default: the file's name]."),
     benchmark: str | None = typer.Option(None, "--benchmark", help="plain: the benchmark's name."),
     metric: str | None = typer.Option(None, "--metric", help="lmms-eval: the field of the item's score, where a "
                                       "line holds several."),

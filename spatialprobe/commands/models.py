@@ -15,7 +15,7 @@ models_app = typer.Typer(help="Tiny untrained models of every family, built offl
 def tiny_command(
     family: str = typer.Argument(..., help="bert, roberta, gpt2, t5, clip, siglip, vilt, vilt-vqa or llava "
                                  "(spatialprobe models list)."),
-    out: Path | None = typer.Option(None, "--out", help="The folder to save it in [tiny-models/FAMILY]."),
+    out: Path | None = typer.Option(None, "--out", help="The folder to save it in \\[default: tiny-models/FAMILY]."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random weights."),
 ) -> None:
     """Build a tiny UNTRAINED FAMILY model offline (random weights, a tokenizer learnt from the

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from spatialprobe.commands.demo import DemoOption
-from spatialprobe.commands.engine_options import ask_options, progress_bar
+from spatialprobe.commands.engine_options import ask_options, progress_bar, text_alone
 from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.scale_options import scale_options
@@ -34,6 +34,11 @@ SPATIALMQA_OPTIONS = ("scorer_arg", "protocol", "image_condition", "blind", "max
 """The shared ask options ``spatialmqa`` takes, in --help's order."""
 
 
+def percent(metric: dict) -> str:
+    """A summary's percentage as the tables print it, one decimal (``55.0%``, not ``55.00000000000001%``)."""
+    return "–" if metric.get("mean") is None else f"{metric['mean']:.1f}%"
+
+
 def _report_missing(summary: dict) -> None:
     """The table's coverage line on stderr too, when images were missing: never a silent gap."""
     from spatialprobe.reports.tables import coverage_line
@@ -49,14 +54,14 @@ def vsr_command(
     model: str | None = typer.Option(None, "--model", help="Any checkpoint whose adapter asks VSR's captions "
                                      "(spatialprobe ls): a contrastive image-text model (CLIP, SigLIP, SigLIP 2: "
                                      "caption vs its negated relation), a multimodal LLM (asked yes or no) or another "
-                                     "adapter family \\[with --demo: the tiny model the demo names]."),
+                                     "adapter family (with --demo: the tiny model the demo names)."),
     data: Path | None = typer.Option(None, "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
     images: Path | None = typer.Option(None, "--images", help="COCO 2017 image folder (train2017/val2017 inside "
                                        "or flat)."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
     out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
-                                    "\\[runs/ask-vsr-MODEL-IDENTITY8]."),
+                                    "\\[default: runs/ask-vsr-MODEL-IDENTITY8]."),
     batch_size: int = typer.Option(16, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
@@ -78,7 +83,8 @@ def vsr_command(
     if demo:
         found = demo_inputs("vsr", vsr, data and str(data), model, images=images)
         data, images, model = found.data, found.images, found.model
-    data, images = required(data, "--data", "vsr"), required(images, "--images", "vsr")
+    data = required(data, "--data", "vsr")
+    images = None if text_alone(asked) else required(images, "--images", "vsr")  # none: the captions alone
     model = required(model, "--model", "vsr")
     with refusals():
         source, _ = vsr.vsr_source(vsr.split_file(data, split, part), images, split, part, limit, skip_missing)
@@ -86,21 +92,21 @@ def vsr_command(
     summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), target,
                             "VSR captions asked", "vsr")
     _report_missing(summary)
-    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
+    typer.echo(f"VSR {split}/{part} accuracy {percent(summary['accuracy'])} over "
                f"{summary['accuracy']['n']:,} of {summary['details']['coverage']['total']:,} examples; "
                f"results in {os.fspath(target)}")
 
 
 def spatialmqa_command(
     model: str | None = typer.Option(None, "--model", help="CLIP-style checkpoint or an image-text-to-text model "
-                                     "(id or directory) \\[with --demo: the tiny model the demo names]."),
+                                     "(id or directory) (with --demo: the tiny model the demo names)."),
     data: Path | None = typer.Option(None, "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
     images: Path | None = typer.Option(None, "--images", help="COCO test2017 image folder."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
     method: str = typer.Option("auto", "--method", help="auto, clip (score each option against the image: "
                                "a contrastive model) or generate (= --protocol generate)."),
     out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
-                                    "\\[runs/ask-spatialmqa-MODEL-IDENTITY8]."),
+                                    "\\[default: runs/ask-spatialmqa-MODEL-IDENTITY8]."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
@@ -123,7 +129,8 @@ def spatialmqa_command(
     if demo:
         found = demo_inputs("spatialmqa", spatialmqa, data and str(data), model, images=images)
         data, images, model = found.data, found.images, found.model
-    data, images = required(data, "--data", "spatialmqa"), required(images, "--images", "spatialmqa")
+    data = required(data, "--data", "spatialmqa")
+    images = None if text_alone(asked) else required(images, "--images", "spatialmqa")  # none: the questions alone
     model = required(model, "--model", "spatialmqa")
     if part not in PARTS:
         fail(f"part must be one of {PARTS}, got {part!r}")
@@ -143,8 +150,8 @@ def spatialmqa_command(
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
                     "ignored.", fg=typer.colors.YELLOW, err=True)
     metrics = summary["metrics"]
-    typer.echo(f"SpatialMQA {part}: strict accuracy {metrics['strict_accuracy']['mean']}%, lenient "
-               f"accuracy {metrics['accuracy']['mean']}% (F1 {metrics['f1']['mean']}% as the benchmark "
+    typer.echo(f"SpatialMQA {part}: strict accuracy {percent(metrics['strict_accuracy'])}, lenient "
+               f"accuracy {percent(metrics['accuracy'])} (F1 {percent(metrics['f1'])} as the benchmark "
                f"computes it) over {metrics['accuracy']['n']:,} of "
                f"{summary['details']['coverage']['total']:,} questions; results in {os.fspath(target)}")
 
@@ -152,7 +159,8 @@ def spatialmqa_command(
 def vsr_train_command(
     data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/."),
     images: Path = typer.Option(..., "--images", help="COCO 2017 image folder."),
-    out: Path = typer.Option(..., "--out", help="Run directory: checkpoints/, best/, summary.json."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory: checkpoints/, best/, summary.json "
+                                    "\\[default: runs/vsr-train-MODEL-IDENTITY8]."),
     model: str = typer.Option("dandelin/vilt-b32-mlm", "--model", help="ViLT checkpoint to start from."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     learning_rate: float = typer.Option(1e-5, "--lr", min=0.0),
@@ -168,6 +176,7 @@ def vsr_train_command(
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
     from spatialprobe.reports.tables import coverage_line
+    from spatialprobe.runner.folders import DefaultRunDir
     from spatialprobe.training.vilt_vsr import TrainSettings, train_vsr_vilt
 
     if epochs is not None and max_steps > 0:
@@ -179,16 +188,16 @@ def vsr_train_command(
     bar, advance = progress_bar("VSR training, then test examples")
     try:
         with bar:
-            summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
-                                     device=device, progress=advance, skip_missing=skip_missing)
+            summary = train_vsr_vilt(data, images, out or DefaultRunDir(model), model=model, split=split,
+                                     settings=settings, device=device, progress=advance, skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
         fail(err)
     details = summary["details"]
     for part, coverage in details["coverage_per_part"].items():
         if coverage["skipped_missing"]:
             typer.secho(f"{part}: {coverage_line(coverage)}", fg=typer.colors.YELLOW, err=True)
-    typer.echo(f"best dev accuracy {details['best_dev_accuracy']}%, test accuracy "
-               f"{summary['accuracy']['mean']}%; best checkpoint in {details['best_checkpoint']}")
+    typer.echo(f"best dev accuracy {percent({'mean': details['best_dev_accuracy']})}, test accuracy "
+               f"{percent(summary['accuracy'])}; best checkpoint in {details['best_checkpoint']}")
 
 
 def register(app: typer.Typer) -> None:

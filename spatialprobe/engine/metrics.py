@@ -127,12 +127,23 @@ def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, offici
 
 def resamplings(spec: Resampling, main: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
                 protocols: Sequence[str], conditions: Sequence[str], official: Sequence[Resampling],
-                prior: Any, folds: bool) -> tuple[Resampling, ...]:
+                prior: Any, folds: bool, prior_rows: Sequence[Mapping[str, Any]] | None = None
+                ) -> tuple[Resampling, ...]:
     """Every resampling of an asked-items run's intervals: the headline on ``main`` (the first
     condition's rows), each protocol's accuracy, each blind condition's (of ``rows``), the
-    source's ``official`` ones and the answer prior's."""
+    source's ``official`` ones and the answer prior's (on ``prior_rows``: ``main`` with the gold
+    the prior is read in, :func:`position_prior`'s positions; default ``main``)."""
     return (replace(spec, rows=list(main)), *_protocol_specs(spec, main, protocols),
-            *_condition_specs(spec, rows, conditions), *official, *_prior_spec(spec, main, prior, folds))
+            *_condition_specs(spec, rows, conditions), *official,
+            *_prior_spec(spec, main if prior_rows is None else prior_rows, prior, folds))
+
+
+def position_prior(rows: Sequence[Mapping[str, Any]]) -> tuple[Metric, dict[str, Any]]:
+    """The answer prior of which-one questions (``Source.prior_by == "position"``): ``rows``' gold
+    is the gold's position (``option 1``, ...); every row answered with the most frequent one."""
+    golds = [str(r["gold"]) for r in rows]
+    prior = answer_prior(golds, golds, sorted(set(golds)))
+    return single(prior["accuracy"], len(rows)), {**prior, "by": "position"}
 
 
 def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protocols: Sequence[str]

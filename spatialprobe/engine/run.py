@@ -20,6 +20,7 @@ with its paired interval, and the answer prior beside the accuracy
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,7 +31,7 @@ from spatialprobe.benchmarks.demo_copy import synthetic
 from spatialprobe.benchmarks.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.benchmarks.vsr import QUESTION as VSR_QUESTION
 from spatialprobe.engine import question_free as free
-from spatialprobe.engine.metrics import asked_metrics, chosen, official_metrics, resamplings
+from spatialprobe.engine.metrics import asked_metrics, chosen, official_metrics, position_prior, resamplings
 from spatialprobe.engine.protocols import Question, ask, protocols_of
 from spatialprobe.engine.robustness import variant_metrics
 from spatialprobe.engine.table import ask_table
@@ -105,13 +106,16 @@ class AskRun(RunKind):
     Settings = AskRunSettings
 
     def __init__(self, settings: AskRunSettings, source: Source | None = None, model: Any = None):
+        from spatialprobe.benchmarks.local_copy import text_only
         from spatialprobe.engine.rebuild import rebuild_source
 
         s = self.settings = settings
         self.protocols = protocols_of(s.protocol)
         for condition in s.conditions:
             check_condition(condition)
-        self.source = source if source is not None else rebuild_source(s.source, s.seed)
+        alone = text_only() if tuple(s.conditions) == ("none",) else contextlib.nullcontext()  # no image needed
+        with alone:
+            self.source = source if source is not None else rebuild_source(s.source, s.seed)
         self.wording = s.wording or "question"
         has_images = any(item.image is not None for item in self.source.items)
         blind = len(s.conditions) > 1
@@ -298,9 +302,15 @@ class AskRun(RunKind):
         else:  # a training split's labels; else the test items' own (said in details)
             prior = src.prior_labels if src.prior_labels is not None else [row["gold"] for row in rows
                                                                              if row["condition"] == self.conditions[0]]
-        metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec, prior,
-                                         folds=folds, seed=self.settings.seed)
+        positional = src.prior_by == "position" and not folds
+        metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec,
+                                         None if positional else prior, folds=folds, seed=self.settings.seed)
         main = [row for row in rows if row["condition"] == self.conditions[0]]
+        prior_rows = main
+        if positional:  # which-one questions: the option at the gold's most frequent position
+            prior_rows = [{**row, "gold": f"option {self.by_key[row['instance_id']].labels.index(row['gold']) + 1}"}
+                          for row in main]
+            metrics["answer_prior"], details["answer_prior"] = position_prior(prior_rows)
         official, specs = official_metrics(main, src.spec, src.official)
         metrics.update(official)
         if isinstance(details.get("answer_prior"), dict):
@@ -328,7 +338,7 @@ class AskRun(RunKind):
                           src.dataset, self.settings.seed, untrained(str(self.model_spec.args.get("model", ""))),
                           details,
                           resamplings(src.spec, main, rows, self.protocols, self.conditions, specs,
-                                      details.get("answer_prior"), folds))
+                                      details.get("answer_prior"), folds, prior_rows))
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)

@@ -37,7 +37,9 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     if "answer_prior" in m:
         where = (d.get("answer_prior") or {}).get("from", "the training split") if isinstance(
             d.get("answer_prior"), dict) else "the dev folds"
-        lines.append(f"| answer prior (majority label of {where}) | {pm(m['answer_prior'])} |")
+        positional = isinstance(d.get("answer_prior"), dict) and d["answer_prior"].get("by") == "position"
+        what = "option position" if positional else "label"
+        lines.append(f"| answer prior (majority {what} of {where}) | {pm(m['answer_prior'])} |")
     lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
               if f"accuracy_{c}" in m]
     lines += variants_lines(summary)

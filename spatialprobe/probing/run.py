@@ -108,7 +108,7 @@ def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Sp
     if name == "dummy":
         if settings.device != "auto":
             raise UsageError(f"--device {settings.device} does not apply to the dummy scorer: it runs no model.")
-        return registry.Spec("dummy", {"seed": settings.seed, **options.resolve(name, given)})
+        return registry.Spec("dummy", options.resolve(name, {"seed": settings.seed, **given}))
     args: dict[str, Any] = {"model": settings.model, "device": settings.device,
                             "batch_size": settings.batch_size}
     return registry.Spec(name, {**args, **spread, **options.resolve(name, given)})
@@ -160,7 +160,7 @@ class ProbeRun(RunKind):
 
         s, candidates = settings, settings.candidates
         dataset = dataset or load_source(s.dataset, s.task)
-        args = {k: v for k, v in s.scorer.args.items() if k not in ("model", "seed")}
+        args = {k: v for k, v in s.scorer.args.items() if k != "model"}
         probe = ProbeSettings(model=s.model, folds=s.folds, seed=s.seed, scorer=s.scorer.name,
                               format=args.pop("format", "plain"), scorer_args=args, device=s.device,
                               batch_size=s.batch_size, device_map=s.device_map, max_memory=s.max_memory)
