@@ -124,11 +124,11 @@ def write_json(path: Path, value: Any) -> Path:
 
 def write_parquet(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     """``rows`` as one Parquet file (pyarrow: the ``benchmarks`` extra, which reads it too)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from spatialprobe.extras import require
 
+    arrow, parquet = require("pyarrow", "benchmarks"), require("pyarrow.parquet", "benchmarks")
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(list(rows)), path)
+    parquet.write_table(arrow.Table.from_pylist(list(rows)), path)
     return path
 
 

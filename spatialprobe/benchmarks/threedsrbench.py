@@ -168,7 +168,7 @@ def demo(folder: Path, seed: int = 0) -> Any:
 
     from spatialprobe.benchmarks import demo_copy as d
 
-    rng, rows = random.Random(seed), []
+    rng, rows = random.Random(seed), list[dict[str, Any]]()
     for k in range(4):
         scene, question, choices, gold = d.lettered(rng, 2)
         image = d.b64(d.draw(scene))

@@ -70,6 +70,18 @@ def tiny_model(family: str) -> str:
     return str(folder)
 
 
+def coco_inputs(name: str, module: Any, demo: bool, data: Path | None, images: Path | None, model: str | None,
+                text_alone: bool) -> tuple[Path, Path | None, str]:
+    """(data folder, COCO image folder, model) of ``vsr`` or ``spatialmqa``: the demo copy's with
+    ``--demo``; the images None where the run asks the text alone (``--image-condition none``)."""
+    if demo:
+        found = demo_inputs(name, module, None if data is None else str(data), model, images=images)
+        data, images, model = found.data, found.images, found.model
+    data = required(data, "--data", name)
+    images = None if text_alone else required(images, "--images", name)  # none: no image is read
+    return data, images, required(model, "--model", name)
+
+
 def required(value: Any, option: str, command: str) -> Any:
     """``value``, refused in one sentence where it is missing (an option needed unless ``--demo``)."""
     if value is None:

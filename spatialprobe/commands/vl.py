@@ -75,17 +75,12 @@ def vsr_command(
     yes/no question (either protocol) - with accuracy per relation category and relation. --demo
     tries it offline on a synthetic copy."""
     from spatialprobe.benchmarks import vsr
-    from spatialprobe.commands.demo import demo_inputs, required
+    from spatialprobe.commands.demo import coco_inputs
     from spatialprobe.commands.engine_options import ask_and_print
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
-    if demo:
-        found = demo_inputs("vsr", vsr, data and str(data), model, images=images)
-        data, images, model = found.data, found.images, found.model
-    data = required(data, "--data", "vsr")
-    images = None if text_alone(asked) else required(images, "--images", "vsr")  # none: the captions alone
-    model = required(model, "--model", "vsr")
+    data, images, model = coco_inputs("vsr", vsr, demo, data, images, model, text_alone(asked))
     with refusals():
         source, _ = vsr.vsr_source(vsr.split_file(data, split, part), images, split, part, limit, skip_missing)
     target = out or DefaultRunDir("vsr", model)
@@ -121,17 +116,12 @@ def spatialmqa_command(
     conditions on request. --demo tries it offline on a synthetic copy."""
     from spatialprobe.benchmarks import spatialmqa
     from spatialprobe.benchmarks.spatialmqa import PARTS, spatialmqa_source
-    from spatialprobe.commands.demo import demo_inputs, required
+    from spatialprobe.commands.demo import coco_inputs
     from spatialprobe.commands.engine_options import ask_and_print
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
-    if demo:
-        found = demo_inputs("spatialmqa", spatialmqa, data and str(data), model, images=images)
-        data, images, model = found.data, found.images, found.model
-    data = required(data, "--data", "spatialmqa")
-    images = None if text_alone(asked) else required(images, "--images", "spatialmqa")  # none: the questions alone
-    model = required(model, "--model", "spatialmqa")
+    data, images, model = coco_inputs("spatialmqa", spatialmqa, demo, data, images, model, text_alone(asked))
     if part not in PARTS:
         fail(f"part must be one of {PARTS}, got {part!r}")
     if method not in ("auto", "clip", "generate"):

@@ -21,7 +21,7 @@ def vqmodel(folder: Path, seed: int = 0) -> Path:
     VQModel(down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
             up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"), block_out_channels=(8, 16),
             layers_per_block=1, latent_channels=4, vq_embed_dim=4, num_vq_embeddings=32, norm_num_groups=4,
-            sample_size=VQ_IMAGE).save_pretrained(str(folder))
+            sample_size=VQ_IMAGE).save_pretrained(str(folder))  # type: ignore[attr-defined]
     return folder
 
 
@@ -46,5 +46,5 @@ def stable_diffusion(folder: Path, seed: int = 0) -> Path:
     pipe = StableDiffusionPipeline(vae=vae, text_encoder=text, tokenizer=tokenizer, unet=unet,
                                    scheduler=DDIMScheduler(clip_sample=False), safety_checker=None,
                                    feature_extractor=None, requires_safety_checker=False)
-    pipe.save_pretrained(str(folder / "pipeline"))
+    pipe.save_pretrained(str(folder / "pipeline"))  # type: ignore[attr-defined]
     return folder / "pipeline"

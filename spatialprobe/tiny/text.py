@@ -20,7 +20,7 @@ def bert(folder: Path, seed: int = 0, vocab: Sequence[str] | None = None, hidden
     """A BERT masked LM with a WordPiece vocabulary: ``vocab`` (its tokens in order) or the
     toolkit's words whole (:func:`~spatialprobe.tiny.vocab.wordpiece_file`)."""
     import torch
-    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizerFast  # type: ignore[attr-defined]
 
     folder.mkdir(parents=True, exist_ok=True)
     if vocab is None:
@@ -81,7 +81,7 @@ def gpt2(folder: Path, seed: int = 0, chat_template: str | None = CHAT_TEMPLATE,
     """A GPT-2 causal LM with a byte-level BPE learnt from the toolkit's texts (with ``toolkit``) and
     ``texts``, and ``chat_template`` (asked plainly or, ``--scorer-arg format=chat``, as a chat model)."""
     import torch
-    from transformers import GPT2LMHeadModel, GPT2TokenizerFast
+    from transformers import GPT2LMHeadModel, GPT2TokenizerFast  # type: ignore[attr-defined]
 
     vocab, merges = vocabularies.byte_bpe(folder, vocab_size, ["<|endoftext|>"], texts, toolkit, repeat)
     tokenizer = GPT2TokenizerFast(vocab=str(vocab), merges=str(merges))
@@ -104,8 +104,8 @@ def t5(folder: Path, texts: Sequence[str] = (), d_model: int = 32, seed: int = 0
     tokenizer = vocabularies.word_level(known, lowercase=True, post=("</s>", 1), pad_token="<pad>", eos_token="</s>")
     torch.manual_seed(seed)
     config = T5Config(vocab_size=len(known), d_model=d_model, d_kv=8, d_ff=2 * d_model, num_layers=1,
-                      num_decoder_layers=1, num_heads=4, decoder_start_token_id=0, pad_token_id=0,
-                      eos_token_id=1, dropout_rate=0.0)
+                      num_decoder_layers=1, num_heads=4, pad_token_id=0, eos_token_id=1, dropout_rate=0.0)
+    config.decoder_start_token_id = 0  # a generation setting T5Config's signature does not name
     tokenizer.save_pretrained(folder)
     T5ForConditionalGeneration(config).save_pretrained(folder)
     return folder

@@ -71,6 +71,7 @@ def siglip(folder: Path, seed: int = 0, version: int = 1, characters: str | None
         model.logit_scale.fill_(1.2)
         model.logit_bias.fill_(-0.7)
     model.save_pretrained(str(folder))
+    images: Any
     if version == 1:
         from transformers.models.siglip.image_processing_pil_siglip import SiglipImageProcessorPil
 
@@ -85,7 +86,7 @@ def siglip(folder: Path, seed: int = 0, version: int = 1, characters: str | None
 
 def bert_tokenizer(folder: Path, words: Sequence[str] | None = None, **special: str) -> Any:
     """A BERT word-piece tokenizer: ``words`` (in order), or the toolkit's (:func:`.vocab.wordpiece_file`)."""
-    from transformers import BertTokenizerFast
+    from transformers import BertTokenizerFast  # type: ignore[attr-defined]
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "vocab.txt"

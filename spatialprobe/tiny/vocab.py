@@ -92,7 +92,7 @@ def wordpiece_file(folder: Path, specials: Sequence[str] = ("[PAD]", "[UNK]", "[
 
 
 def word_level(vocabulary: Sequence[str], unk: str = "<unk>", lowercase: bool = False, split: str = "whitespace",
-               post: tuple[str, int] | None = None, **special: str) -> Any:
+               post: tuple[str, int] | None = None, **special: Any) -> Any:
     """A fast tokenizer whose tokens are exactly ``vocabulary`` (one id per word, in order).
 
     ``split``: ``whitespace`` (words and punctuation apart), ``whitespace-split`` (on spaces only)
