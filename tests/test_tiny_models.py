@@ -12,7 +12,8 @@ from spatialprobe.models.choice import adapters_for
 from spatialprobe.tiny import FAMILIES, MARKER, untrained
 
 ADAPTER = {"bert": "hf-mlm", "roberta": "hf-mlm", "gpt2": "hf-causal", "t5": "t5", "clip": "contrastive",
-           "siglip": "contrastive", "vilt": "vilt", "vilt-vqa": "vilt-vqa", "llava": "hf-mllm"}
+           "siglip": "contrastive", "vilt": "vilt", "vilt-vqa": "vilt-vqa", "llava": "hf-mllm",
+           "smolvlm": "hf-mllm"}
 """The adapter the toolkit asks each family with first (spatialprobe ls)."""
 
 

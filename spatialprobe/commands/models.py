@@ -13,7 +13,7 @@ models_app = typer.Typer(help="Tiny untrained models of every family, built offl
 
 @models_app.command("tiny")
 def tiny_command(
-    family: str = typer.Argument(..., help="bert, roberta, gpt2, t5, clip, siglip, vilt, vilt-vqa or llava "
+    family: str = typer.Argument(..., help="bert, roberta, gpt2, t5, clip, siglip, vilt, vilt-vqa, llava or smolvlm "
                                  "(spatialprobe models list)."),
     out: Path | None = typer.Option(None, "--out", help="The folder to save it in \\[default: tiny-models/FAMILY]."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random weights."),

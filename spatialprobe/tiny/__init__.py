@@ -51,6 +51,8 @@ FAMILIES = {
                        "spatialprobe qa image --model MODEL", (("head", "vqa"),)),
     "llava": Family("mllm:llava", "multimodal LLM (LLaVA: CLIP vision + Llama, LLaVA-1.5 chat template): "
                     "the hf-mllm adapter", "spatialprobe bench cv-bench --demo --model MODEL"),
+    "smolvlm": Family("mllm:smolvlm", "multimodal LLM (SmolVLM / Idefics3: pixel-shuffled vision + Llama, "
+                      "SmolVLM's chat template): the hf-mllm adapter", "spatialprobe bench blink --demo --model MODEL"),
 }
 """Every family ``spatialprobe models tiny`` builds."""
 

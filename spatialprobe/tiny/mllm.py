@@ -63,17 +63,55 @@ def llava(folder: Path, seed: int = 0, tokenizer: Any = None, chat_template: str
     return folder
 
 
-def _bpe_tokenizer(scratch: Path, vocab_size: int) -> Any:
+def _bpe_tokenizer(scratch: Path, vocab_size: int, bos: str = "<s>", eos: str = "</s>",
+                   extra: dict[str, str] | None = None) -> Any:
+    """A fast byte-level BPE tokenizer learnt from the toolkit's texts (:func:`~spatialprobe.tiny.vocab.byte_bpe`)
+    with ``<unk>``, ``bos``, ``eos``, ``<pad>`` and the named ``extra`` tokens (``image_token``: ``<image>``)."""
+    from tokenizers import ByteLevelBPETokenizer
     from transformers import PreTrainedTokenizerFast
 
-    specials = ["<unk>", "<s>", "</s>", "<pad>", "<image>"]
+    extra = {"image_token": "<image>", **(extra or {})}
+    specials = list(dict.fromkeys(["<unk>", bos, eos, "<pad>", *extra.values()]))
     vocab, merges = vocabularies.byte_bpe(scratch, vocab_size, specials)
-    from tokenizers import ByteLevelBPETokenizer
-
     backend = ByteLevelBPETokenizer(str(vocab), str(merges))
     shutil.rmtree(scratch)
-    return PreTrainedTokenizerFast(tokenizer_object=backend._tokenizer, unk_token="<unk>", bos_token="<s>",
-                                   eos_token="</s>", pad_token="<pad>", extra_special_tokens={"image_token": "<image>"})
+    return PreTrainedTokenizerFast(tokenizer_object=backend._tokenizer, unk_token="<unk>", bos_token=bos,
+                                   eos_token=eos, pad_token="<pad>", extra_special_tokens=extra)
+
+
+SMOLVLM_TEMPLATE = ("<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}"
+                    "{% if message['content'][0]['type'] == 'image' %}:{% else %}: {% endif %}"
+                    "{% for part in message['content'] %}{% if part['type'] == 'text' %}{{ part['text'] }}"
+                    "{% elif part['type'] == 'image' %}<image>{% endif %}{% endfor %}<end_of_utterance>\n"
+                    "{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}")
+"""SmolVLM's prompt shape: ``<|im_start|>User:<image>QUESTION<end_of_utterance>\nAssistant:``."""
+
+
+def smolvlm(folder: Path, seed: int = 0, vocab_size: int = 3000) -> Path:
+    """A SmolVLM (Idefics3: a SigLIP-style vision tower, pixel shuffle by 2, Llama text; 1 layer each,
+    hidden 16): 32-pixel images of 16-pixel patches, one image token each, no image splitting, with a
+    byte-level BPE learnt here and SmolVLM's chat template."""
+    import torch
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
+
+    tokenizer = _bpe_tokenizer(folder / "bpe", vocab_size, "<|im_start|>", "<end_of_utterance>",
+                               {"fake_image_token": "<fake_token_around_image>", "global_image_token": "<global-img>",
+                                "end_of_utterance_token": "<end_of_utterance>"})
+    config = Idefics3Config(
+        text_config={"model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 16, "intermediate_size": 32,
+                     "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
+                     "max_position_embeddings": 2048, "pad_token_id": tokenizer.pad_token_id,
+                     "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id},
+        vision_config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
+                       "image_size": 32, "patch_size": 16},
+        scale_factor=2, image_token_id=tokenizer.convert_tokens_to_ids("<image>"))
+    torch.manual_seed(seed)
+    Idefics3ForConditionalGeneration(config).save_pretrained(folder)
+    images = pil_variant("Idefics3ImageProcessor")(size={"longest_edge": 32}, max_image_size={"longest_edge": 32},
+                                                   do_image_splitting=False)
+    Idefics3Processor(image_processor=images, tokenizer=tokenizer, image_seq_len=1,
+                      chat_template=SMOLVLM_TEMPLATE).save_pretrained(folder)
+    return folder
 
 
 def shrink(family: str, config: Any, tiles: int = 4) -> Any:
