@@ -264,9 +264,10 @@ def demo(folder: Path, seed: int = 0) -> Any:
     import json
     import math
 
-    from PIL import Image, ImageDraw
-
     from spatialprobe.benchmarks.demo_copy import Demo
+    from spatialprobe.extras import require
+
+    Image, ImageDraw = require("PIL.Image", "benchmarks"), require("PIL.ImageDraw", "benchmarks")
 
     for variation, colour in enumerate(("red", "green")):
         sweep = folder / "comfort_ball" / f"variation{variation}"

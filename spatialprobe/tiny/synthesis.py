@@ -15,21 +15,29 @@ VQ_IMAGE = 32
 def vqmodel(folder: Path, seed: int = 0) -> Path:
     """A random VQModel (f=2, 32 codes of dim 4)."""
     import torch
-    from diffusers import VQModel
+
+    from spatialprobe.extras import require
+
+    VQModel = require("diffusers", "synthesis").VQModel
 
     torch.manual_seed(seed)
     VQModel(down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
             up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"), block_out_channels=(8, 16),
             layers_per_block=1, latent_channels=4, vq_embed_dim=4, num_vq_embeddings=32, norm_num_groups=4,
-            sample_size=VQ_IMAGE).save_pretrained(str(folder))  # type: ignore[attr-defined]
+            sample_size=VQ_IMAGE).save_pretrained(str(folder))
     return folder
 
 
 def stable_diffusion(folder: Path, seed: int = 0) -> Path:
     """A random StableDiffusionPipeline (16x16 images, 2 blocks) in ``folder / "pipeline"``."""
     import torch
-    from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
     from transformers import CLIPTextConfig, CLIPTextModel
+
+    from spatialprobe.extras import require
+
+    diffusers = require("diffusers", "synthesis")
+    AutoencoderKL, DDIMScheduler = diffusers.AutoencoderKL, diffusers.DDIMScheduler
+    StableDiffusionPipeline, UNet2DConditionModel = diffusers.StableDiffusionPipeline, diffusers.UNet2DConditionModel
 
     torch.manual_seed(seed)
     tokenizer = vocabularies.clip_characters(folder / "_tokenizer", 32)
@@ -46,5 +54,5 @@ def stable_diffusion(folder: Path, seed: int = 0) -> Path:
     pipe = StableDiffusionPipeline(vae=vae, text_encoder=text, tokenizer=tokenizer, unet=unet,
                                    scheduler=DDIMScheduler(clip_sample=False), safety_checker=None,
                                    feature_extractor=None, requires_safety_checker=False)
-    pipe.save_pretrained(str(folder / "pipeline"))  # type: ignore[attr-defined]
+    pipe.save_pretrained(str(folder / "pipeline"))
     return folder / "pipeline"
