@@ -17,6 +17,10 @@ with the specs the run kinds build, and counts
   clustered standard error (``lmms_eval/api/metrics.py::clustered_stderr``, EvolvingLMMs-Lab/lmms-eval
   commit 75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3; Miller 2024, eq. 4), re-coded here with its
   ±1.96 SE interval;
+* the coverage of a score over items asked K times each (``--samples K``: known item and sampling
+  variances) by the two-level bootstrap, beside its naive (unshrunk) version, the cluster-robust
+  interval over (item, sample) rows and a bootstrap of the rows as independent draws, and the
+  share of variance from sampling it reports beside the true one (``_calibration_sampling.py``);
 * the type-I error of the paired test (two models of equal true accuracy that fail on different
   objects/images) and its power at 5 and 10 points, beside an oracle z test that knows the true
   spread of the difference (its SD over the replications at that difference), the permutation
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import math
 
+import _calibration_sampling as sampling
 import numpy as np
 from _calibration_baselines import instance_bootstrap, lmms_interval, lmms_paired_p, pigeonhole_bootstrap, swap_units_p
 from _calibration_designs import Data, Design, designs
@@ -163,10 +168,17 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--replications", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=1000, help="of the bootstraps and the swap test compared")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", choices=("all", "sampling"), default="all",
+                        help="sampling: only the repeated-sampling designs")
     args = parser.parse_args(argv)
+    if args.part == "sampling":
+        text = sampling.main(args.replications, args.seed, args.resamples)
+        print(f"replications {args.replications}, resamples {args.resamples}, seed {args.seed}\n\n{text}")
+        return text
     results = {d.name: run_design(d, args.replications, args.seed, args.resamples) for d in designs()}
     text = table(results) + (f"\n\nboundary: n = 20 at 95 %, exact coverage over the binomial: "
                              f"{exact_boundary_coverage():.4f}")
+    text += "\n\n" + sampling.main(args.replications, args.seed, args.resamples)
     print(f"replications {args.replications}, resamples {args.resamples}, seed {args.seed}\n\n{text}")
     return text
 

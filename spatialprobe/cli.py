@@ -127,7 +127,7 @@ def refused() -> Iterator[None]:
 
 
 def _refuse(message: object) -> NoReturn:
-    from spatialprobe.commands.errors import EXIT_BAD_INPUT, say_error
+    from spatialprobe.commands.console import EXIT_BAD_INPUT, say_error
 
     say_error(message)
     raise SystemExit(EXIT_BAD_INPUT) from None

@@ -24,6 +24,7 @@ EXTRA_FEATURES = {
     "api": "The openai-api model (an OpenAI-compatible server)",
     "benchmarks": "Reading a benchmark's Parquet or `datasets` copy (spatialprobe bench)",
     "interop": "Importing Inspect logs and VLMEvalKit .xlsx files, exporting Parquet (spatialprobe import/export)",
+    "audit": "Image overlap by perceptual hash (spatialprobe audit data --against)",
 }
 
 

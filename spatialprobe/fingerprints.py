@@ -193,6 +193,18 @@ def model_input(what: str, name_or_path: str, revision: str | None = None) -> di
     return entry
 
 
+def identity_of(adapter: Any, what: str, name: str) -> dict[str, Any] | None:
+    """The model input a run records for ``adapter`` (``what`` names it in a refusal): what the
+    adapter's own ``fingerprint()`` says (:meth:`spatialprobe.models.base.Declared.fingerprint`), so
+    a run is named by what it asks (a server: its endpoint and served model); a stand-in without
+    one is fingerprinted by ``name``. None where the adapter runs no model."""
+    fingerprint = getattr(adapter, "fingerprint", None)
+    if not callable(fingerprint):
+        return model_input(what, name)
+    found = fingerprint()
+    return {"what": what, **found} if found else None
+
+
 def hub_settings_of(inputs: dict[str, Any]) -> tuple[str | None, bool]:
     """The (revision, trust_remote_code) a run's recorded inputs were loaded with (a replay
     loads them so again)."""
@@ -227,12 +239,23 @@ def changed_inputs(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         name_a, name_b = a.get("model", a.get("file")), b.get("model", b.get("file"))
         if not a or not b or name_a != name_b:
             out.append(f"{what}: {name_a!r} -> {name_b!r}")
+        elif "served_model" in b:  # a model behind a server: what its /models answers now
+            out.append(f"the server at {b.get('endpoint')} now serves {name_b!r} as {_served(b)}, not "
+                       f"{_served(a)} as when this run began")
         elif "model" in b:
             out.append(f"the weights of {what} {name_b!r} changed since this run "
                        f"(fingerprint {_short(a)} -> {_short(b)})")
         else:
             out.append(f"{what} {name_b!r} changed since this run (fingerprint {_short(a)} -> {_short(b)})")
     return out
+
+
+def _served(entry: dict[str, Any]) -> str:
+    """A served model's ``/models`` entry in a few words: ``id=..., root=...``."""
+    served = entry.get("served_model")
+    if not isinstance(served, dict):
+        return str(entry.get("fingerprint"))
+    return ", ".join(f"{k}={v}" for k, v in sorted(served.items())) or "an entry without fields"
 
 
 def _short(entry: dict[str, Any]) -> str:

@@ -8,12 +8,7 @@ the likelihood protocol (a known sum of echoed log-probabilities, or a refusal).
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,28 +19,13 @@ from spatialprobe.models.base import GenerateRequest, ScoreRequest
 
 pytest.importorskip("httpx", reason="the api extra (httpx) is not installed")
 
-from api_helpers import MODEL, Script, start
+from api_helpers import MODEL, Script, scripted_fixture, served_fixture  # noqa: F401 (fixtures)
 
 from spatialprobe.models.openai_api import OpenAIServer
 from spatialprobe.models.openai_client import request_key
 
 
 # -- a scripted server ------------------------------------------------------------------------------
-@pytest.fixture
-def scripted() -> Iterator[Any]:
-    servers = []
-
-    def begin(answers: dict[str, Any]) -> tuple[str, Script]:
-        url, script, server = start(answers)
-        servers.append(server)
-        return url, script
-
-    yield begin
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
 def chat(text: str) -> dict[str, Any]:
     return {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
 
@@ -66,28 +46,35 @@ def test_429_and_500_are_retried_with_exponential_backoff_and_counted(scripted, 
     start = time.perf_counter()
     assert model.generate([GenerateRequest("Is it?", None, 5, (".",))]) == ["Yes"]
     assert time.perf_counter() - start >= 0.2 + 0.4  # waited backoff, then twice it
-    assert model.traffic() == {"sent": 4, "answered": 2, "cache_hits": 0, "retries": 2,
-                               "failures": {"429": 1, "5xx": 1}}  # sent: the GET /models and 3 POSTs
-    assert model.describe()["requests"] == model.traffic()
+    traffic = model.traffic()
+    assert {k: traffic[k] for k in ("sent", "answered", "cache_hits", "retries", "failures", "truncated")} == {
+        "sent": 4, "answered": 2, "cache_hits": 0, "retries": 2, "failures": {"429": 1, "5xx": 1},
+        "truncated": 0}  # sent: the GET /models and 3 POSTs
+    assert traffic["in_flight"]["halvings"] == 1  # the 429 halved the requests in flight
     body = chat_posts(script)[0]
     assert body == {"model": MODEL, "messages": [{"role": "user", "content": [{"type": "text", "text": "Is it?"}]}],
                     "temperature": 0, "max_tokens": 5}  # the stop string is applied here
 
 
 def test_a_server_that_keeps_failing_is_one_sentence_after_the_last_retry(scripted, tmp_path):
-    url, script = scripted({"/v1/chat/completions": [(503, {"error": "overloaded"}, 0)]})
+    url, script = scripted({"/v1/chat/completions": [(500, {"error": "broken"}, 0)]})
     model = adapter(url, tmp_path, retries=2, backoff=0.01)
-    with pytest.raises(ModelLoadError, match=r"did not answer after 3 tries \(last: HTTP 503\)"):
-        model.generate([GenerateRequest("Is it?")])
+    with pytest.raises(ModelLoadError, match=r"did not answer after 3 tries \(last: HTTP 500\)\.$"):
+        model.generate([GenerateRequest("Is it?")])  # nothing was answered: no resume is promised
     assert len(chat_posts(script)) == 3
     assert model.traffic()["failures"] == {"5xx": 3} and model.traffic()["retries"] == 2
+    url, script = scripted({"/v1/chat/completions": [(503, {"error": "overloaded"}, 0)]})
+    model = adapter(url, tmp_path, retries=2, backoff=0.001)
+    with pytest.raises(ModelLoadError, match=r"did not answer after 9 tries \(last: HTTP 503\)"):
+        model.generate([GenerateRequest("Is it?")])  # a rate limit is retried four times as often
+    assert len(chat_posts(script)) == 9
 
 
 def test_a_request_slower_than_the_timeout_is_retried_then_refused(scripted, tmp_path):
     url, _ = scripted({"/v1/chat/completions": [(200, chat("late"), 1.5)]})
     model = adapter(url, tmp_path, retries=1, backoff=0.01, timeout=0.3)
     start = time.perf_counter()
-    with pytest.raises(ModelLoadError, match=r"after 2 tries \(last: no answer within 0.3 s\)"):
+    with pytest.raises(ModelLoadError, match=r"after 2 tries \(last: no whole answer within 0.3 s\)"):
         model.generate([GenerateRequest("Is it?")])
     assert time.perf_counter() - start < 1.5  # it did not wait for the slow answer
     assert model.traffic()["failures"] == {"timeout": 2}
@@ -133,7 +120,9 @@ def test_images_travel_as_png_data_urls_and_are_part_of_the_cache_key(scripted, 
     assert len(sent) == 2  # the same image twice is one request
     part = sent[0]["messages"][0]["content"][0]
     assert part["type"] == "image_url" and part["image_url"]["url"].startswith("data:image/png;base64,")
-    assert request_key(url, "/chat/completions", sent[0]) != request_key(url, "/chat/completions", sent[1])
+    served = model.client.served
+    assert request_key(url, "/chat/completions", sent[0], served) != request_key(url, "/chat/completions", sent[1],
+                                                                                   served)
 
 
 # -- key, identity, settings -------------------------------------------------------------------------
@@ -166,7 +155,10 @@ def test_a_refused_key_names_its_variable(scripted, tmp_path, monkeypatch):
 def test_identity_is_the_endpoint_and_the_served_model(scripted, tmp_path):
     url, _ = scripted({})
     model = adapter(url, tmp_path)
-    assert model.fingerprint() == {"endpoint": url, "served_model": {"id": MODEL, "owned_by": "me"}}
+    found = model.fingerprint()
+    assert {k: found[k] for k in ("model", "endpoint", "served_model")} == {
+        "model": MODEL, "endpoint": url, "served_model": {"id": MODEL, "owned_by": "me"}}
+    assert found["fingerprint"].startswith("served:")
     assert model.describe()["weights_sha256"] is None
     with pytest.raises(UsageError, match=r"does not serve 'other' \(it serves: tiny\)"):
         OpenAIServer("other", base_url=url, cache_dir="off")
@@ -176,7 +168,7 @@ def test_identity_is_the_endpoint_and_the_served_model(scripted, tmp_path):
 @pytest.mark.parametrize("setting, message", [
     ({"base_url": "127.0.0.1:8000"}, "http\\(s\\) URL"),
     ({"base_url": "http://user:secret@host/v1"}, "without credentials"),
-    ({"concurrency": 0}, "concurrency=0: it must be at least 1"),
+    ({"concurrency": 0}, "concurrency=0: it must be auto or at least 1"),
     ({"retries": -1}, "retries=-1: it must be at least 0"),
     ({"timeout": 0.0}, "timeout=0.0: it must be a positive"),
     ({"device": "cuda"}, "--device cuda does not apply to the openai-api model"),
@@ -240,74 +232,6 @@ def test_an_image_is_refused_by_the_likelihood_protocol(scripted, tmp_path):
 
 
 # -- a real server: transformers serve with a tiny random LLaVA ---------------------------------------
-def _serving_missing() -> str | None:
-    import importlib.util
-
-    missing = [m for m in ("fastapi", "uvicorn", "openai") if importlib.util.find_spec(m) is None]
-    return f"transformers serve needs {', '.join(missing)} (pip install 'transformers[serving]')" if missing else None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Served:
-    """``transformers serve MODEL`` on 127.0.0.1:port, one thread, started and killed at will."""
-
-    def __init__(self, model: Path, log: Path):
-        self.model, self.log, self.port = model, log, _free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self, wait_s: float = 60.0) -> None:
-        import httpx
-
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error"}
-        command = [sys.executable, "-c", "from transformers.cli.transformers import main; main()", "serve",
-                   str(self.model), "--host", "127.0.0.1", "--port", str(self.port), "--device", "cpu",
-                   "--dtype", "float32"]  # as hf-mllm on a CPU; "auto" reads the config's float16
-        self.process = subprocess.Popen(command, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + wait_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            try:
-                if httpx.get(self.url + "/models", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.25)
-        tail = self.log.read_text(errors="replace")[-2000:]
-        self.kill()
-        pytest.fail(f"transformers serve did not answer within {wait_s:.0f} s:\n{tail}")
-
-    def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[Served]:
-    from mllm_helpers import SHARED, build
-
-    reason = _serving_missing()
-    if reason:
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
-    if not (SHARED / "llava-1.5-7b-hf").is_dir():
-        pytest.skip(f"{SHARED / 'llava-1.5-7b-hf'} is absent")
-    folder = tmp_path_factory.mktemp("api")
-    server = Served(build("llava", folder / "llava"), folder / "serve.log")
-    server.start()
-    yield server
-    server.kill()
-
-
 def _items() -> list[GenerateRequest]:
     from PIL import Image
 

@@ -88,8 +88,8 @@ def test_the_multimodal_llm_options_are_refused_for_other_models(tmp_path):
     result = CliRunner().invoke(app, ["probe", "size", "--model", "dummy", "--protocol", "both",
                                       "--out", str(tmp_path / "r")])
     assert result.exit_code == 2
-    assert "--protocol apply to multimodal LLMs (image-text-to-text checkpoints) only; 'dummy' is not one." \
-        in result.output.replace("\n", " ")
+    assert ("--protocol apply to models asked the task's question (a multimodal LLM, a model behind a server); "
+            "'dummy' is not one.") in " ".join(result.output.split())
 
 
 def test_qa_text_asks_a_multimodal_llm_the_balanced_yes_no_questions(yes_llava, tmp_path):

@@ -77,3 +77,16 @@ def test_the_kappa_design_has_the_population_kappa_it_states():
     keys = sorted(data.judged["a"])
     kappa = cohen_kappa_score([data.judged["a"][k]["pred"] for k in keys], [data.judged["b"][k]["pred"] for k in keys])
     assert KAPPA_TRUTH == 0.25 and kappa == pytest.approx(0.25, abs=3 * 0.016)
+
+
+def test_repeated_sampling_intervals_cover_and_the_naive_two_level_bootstrap_over_covers():
+    import _calibration_sampling as sampling
+
+    found = {d.name: d for d in sampling.designs()}
+    for name in ("sampling only: 60 items, K = 5, every item alike", "items dominate: 25 images × 4 items, K = 3"):
+        r = sampling.run(found[name], REPLICATIONS, 0, 200)
+        assert abs(r["new"][0] - 0.95) <= band(0.95), (name, r["new"])
+        assert r["rows"][0] <= r["new"][0] or name.startswith("sampling only"), (name, r)
+    alike = sampling.run(found["sampling only: 60 items, K = 5, every item alike"], REPLICATIONS, 1, 200)
+    assert alike["naive"][0] > 0.98 and alike["share"][0] > 0.8  # counted twice; nearly all from sampling
+    assert "| repeated sampling: design |" in sampling.table({name: r}, found)

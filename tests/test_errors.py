@@ -75,3 +75,28 @@ def test_a_full_or_read_only_disk_is_one_sentence_naming_the_path(monkeypatch, c
 def test_anything_else_is_a_bug_and_keeps_its_traceback(monkeypatch, exc):
     with pytest.raises(type(exc)):
         _main_raising(monkeypatch, exc)
+
+
+def test_commands_refuse_in_one_idiom():
+    """A command refuses by raising a SpatialprobeError (the CLI's one catcher prints the sentence
+    and exits 2); no command prints its own error and exits, nor raises click's BadParameter."""
+    import ast
+    from pathlib import Path
+
+    root = Path(cli.__file__).parent / "commands"
+    found = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("BadParameter", "Exit", "exit", "Abort"):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+            if isinstance(node, ast.Name) and node.id in ("SystemExit", "fail", "refusals"):
+                found.append(f"{path.name}:{node.lineno} {node.id}")
+    assert not found, "refuse by raising spatialprobe.errors.UsageError instead: " + "; ".join(found)
+
+
+def test_a_refusal_raised_in_a_command_is_one_sentence_and_exit_2(tmp_path):
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(cli.app, ["probe", "nosuchtask", "--model", "dummy", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1].startswith("Error: unknown task 'nosuchtask'")

@@ -209,7 +209,7 @@ def test_the_consistency_command_reports_intervals_of_an_order_blind_run(tmp_pat
 def test_one_cluster_has_no_interval_never_the_point_posing_as_one():
     # scipy's bootstrap refuses one observation ("each sample in `data` must contain two or more
     # observations"); one cluster leaves nothing to resample, so the interval is None
-    from spatialprobe.metrics.intervals import with_intervals
+    from spatialprobe.metrics.estimates import with_intervals
 
     rows = [{"instance_id": str(n), "obj_b": "bus", "gold": "yes", "pred": "yes" if n else "no"} for n in range(4)]
     assert metric_intervals(rows, Resampling(("yes", "no"), ("obj_b",)), 1000, seed=0) == {
@@ -271,15 +271,15 @@ def test_a_subset_is_taken_in_each_resample_and_pooled_groups_are_not_averaged()
     assert metric_intervals(rows, ratio, 1000, seed=0)["ratio"][""] == wilson(0.75, 1 / 16, 8, 4)
 
 
-def test_wilson_score_and_the_t_quantiles_equal_statsmodels_and_scipy_stats():
+def test_the_wilson_bounds_and_the_t_quantiles_equal_statsmodels_and_scipy_stats():
     # written out (statsmodels and scipy.stats cost a second of every run to import): equal, term for term
     from scipy import stats
     from statsmodels.stats.proportion import proportion_confint
 
-    from spatialprobe.metrics.robust import Estimate, t_interval, t_test, wilson_score
+    from spatialprobe.metrics.robust import Estimate, t_interval, t_test, wilson_bounds
 
     for count, n, level in [(0, 5, 0.95), (17, 20, 0.95), (3.7, 11.2, 0.9), (250, 500, 0.99), (9, 9, 0.95)]:
-        assert wilson_score(count, n, level) == pytest.approx(
+        assert wilson_bounds(count / n, n, level) == pytest.approx(
             proportion_confint(count, n, alpha=1 - level, method="wilson"), abs=1e-15)
     est = Estimate(value=4.0, variance=2.25, clusters=7, dof=5.5)
     half = stats.t.ppf(0.975, 5.5) * 1.5

@@ -300,7 +300,7 @@ FOUND = {  # what the property test above found, each a traceback before: (log, 
                                          r"field 'results.spatial_tiny': is not a JSON object"),
     "lm-eval reported accuracy a word": ("lm-eval", "results_2026-11-26T19-17-11.224587.json", json.dumps(
         {**LM_RESULTS, "results": {"spatial_tiny": {"acc,none": "high"}}}).encode(),
-        r"results_.*\.json, field 'results.spatial_tiny': must be a number"),
+        r"results_.*\.json, field 'results.spatial_tiny.acc,none': must be a number"),
     "plain a huge id repeated": ("plain-jsonl", "paper.jsonl", _jsonl([{**PLAIN[0], "qid": "[" * 5000}] * 2),
                                  r"field 'id': repeats the item id '\[\[\["),
     "plain options a string nested deep": ("plain-jsonl", "paper.jsonl", _jsonl([{**PLAIN[0], "options": "[" * 5000}]),

@@ -187,10 +187,11 @@ def test_runs_lists_settings_and_coverage(seeds):
     result = invoke("runs", root)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == "| created | kind | task | model | dataset | settings | coverage | accuracy | macro-F1 | path |"
+    assert lines[0] == ("| created | kind | task | model | backend | dataset | settings | coverage | accuracy | "
+                        "macro-F1 | path |")
     for n, s in enumerate(summaries):
         created = s["provenance"]["created"]
-        assert (f"| {created} | probe | size | dummy | {s['dataset']} | folds=2 seed={n} | "
+        assert (f"| {created} | probe | size | dummy | dummy | {s['dataset']} | folds=2 seed={n} | "
                 f"{s['accuracy']['n']} scored | {s['accuracy']['mean']:.1f} | {s['macro_f1']['mean']:.1f} | "
                 f"{root / f'seed{n}'} |") in lines
 

@@ -17,7 +17,10 @@ Each extractor maps a reply and the item's options to an option index, or None (
 * ``official <field>`` - where a benchmark grades with the gold (SpatialMQA's ``pred_lenient`` and
   ``pred_strict``), its own grading of the reply, as the run's official metrics read it;
 * ``harness verdict`` - for a run imported from another harness's log, that harness's own
-  extraction and scoring as the log records them (right, wrong, or nothing extracted).
+  extraction and scoring as the log records them (right, wrong, or nothing extracted); where the
+  log holds predictions but no verdict (VLMEvalKit's unscored files), the import's reading with
+  that harness's own reader, named for it (``VLMEvalKit's can_infer (as imported)``): no verdict
+  the harness gave.
 
 Over a run (:func:`audit_run`): each extractor's unparsed rate and accuracy (unparsed counts
 wrong) with its clustered interval, the items whose correctness differs between extractors, and
@@ -204,12 +207,22 @@ def audit_run(path: Path) -> dict[str, Any]:
     graders = {} if imported and any(r.get("options") for r in rows) else official_graders(source)
     if imported:
         verdicts = {str(r["instance_id"]): str(r["pred"]) for r in rows}
-        graders["harness verdict"] = lambda item, reply: verdicts[item.key]
+        graders[verdict_name(Path(path))] = lambda item, reply: verdicts[item.key]
         recorded = None
     else:
         recorded = {str(r["instance_id"]): r.get("pred_generate") for r in rows if r.get("reply") is not None}
     out = audit_replies(source.items, replies, source.spec, source.lenient, recorded, graders)
     return {"run": str(Path(path).resolve()), "dataset": source.dataset, **out}
+
+
+def verdict_name(path: Path) -> str:
+    """The row name of an imported run's own verdict: the harness's, or the reader the import read
+    the log's predictions with (where the log holds no verdict)."""
+    from spatialprobe.files import read_json
+
+    summary = read_json(path / "summary.json") if (path / "summary.json").is_file() else {}
+    reader = (summary.get("details") or {}).get("reader")
+    return f"{reader} (as imported)" if reader else "harness verdict"
 
 
 def parse_table(found: Mapping[str, Any]) -> str:

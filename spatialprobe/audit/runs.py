@@ -88,7 +88,7 @@ def imported_source(path: Path, settings: dict[str, Any]) -> tuple[Any, list[dic
     from spatialprobe.benchmarks.base import Source, SourceItem
     from spatialprobe.errors import DataError, UsageError
     from spatialprobe.files import read_json, read_jsonl
-    from spatialprobe.interop.imported_run import joiner, source_of
+    from spatialprobe.interop.join import joiner, source_of
     from spatialprobe.metrics.intervals import Resampling
 
     rows = read_jsonl(path / "predictions.jsonl")
@@ -96,7 +96,7 @@ def imported_source(path: Path, settings: dict[str, Any]) -> tuple[Any, list[dic
     summary = read_json(path / "summary.json") if (path / "summary.json").is_file() else {}
     if joined is None and not all(r.get("options") for r in rows):
         raise UsageError(f"{path} was imported from a {settings.get('format')} log that keeps no option texts for "
-                         "its items: import it again with --source vsr|spatialmqa --data FILE to join them to the "
+                         "its items: import it again with --source NAME --data FILE to join them to the "
                          "benchmark's items (or, for plain, --options FIELD).")
     item_of = joiner(joined, path / "predictions.jsonl") if joined is not None else None
     items, out = [], []

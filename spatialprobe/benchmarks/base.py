@@ -147,6 +147,10 @@ class Source:
     """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
     ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
     right for the group to count (strict accuracy beside the vanilla one). Empty: none."""
+    sampling: str = "mean"
+    """How an item asked several times (``--samples K``) is scored: ``mean`` (every metric over all
+    samples: the mean over samples, OmniSpatial's rule) or ``vote`` (the most frequent answer of its
+    samples), :mod:`spatialprobe.engine.sampling`."""
     question_free: str | None = None
     """The first label of a comparison whose options are the items' own objects (size, height:
     "which is larger, A or B?"): a model that scores them is also asked each item's options

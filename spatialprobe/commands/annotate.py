@@ -6,8 +6,9 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import require_out_file, require_run_dir, warn
+from spatialprobe.commands.console import warn
 from spatialprobe.commands.image_runs import PARTIAL, SKIP_MISSING, require_image_run, warn_skipped
+from spatialprobe.commands.output_checks import require_out_file, require_run_dir
 
 annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Human).",
                            no_args_is_help=True)

@@ -1,6 +1,7 @@
 """``spatialprobe audit blind BENCHMARK|RUN`` (what a benchmark's questions give away without the
-image, :mod:`spatialprobe.audit.blind`) and ``spatialprobe audit parse RUN`` (how much of a run's
-score is its answer parser's, :mod:`spatialprobe.audit.parse`)."""
+image, :mod:`spatialprobe.audit.blind`), ``spatialprobe audit parse RUN`` (how much of a run's
+score is its answer parser's, :mod:`spatialprobe.audit.parse`) and ``spatialprobe audit data``
+(the test set's own quality, :mod:`spatialprobe.commands.audit_data`)."""
 
 from __future__ import annotations
 
@@ -10,66 +11,15 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import refusals
+from spatialprobe.commands.audit_data import data_command
+from spatialprobe.commands.audit_sources import benchmark
+from spatialprobe.errors import UsageError
 
 audit_app = typer.Typer(help="Audit a benchmark (blind solvability, a debiased subset) or a run (answer "
                         "extraction).", no_args_is_help=True)
 
 SOURCES = ("size", "height", "posrel", "vsr", "spatialmqa", "qa")
-
-
-def benchmark(name: str, data: Path | None, split: str | None, part: str, task: str | None,
-              module: tuple[str | None, int | None, list[str]] = (None, None, [])) -> tuple[Any, tuple[Any, ...]]:
-    """(the source ``name`` names, read without images; the items of its training split, where
-    it has one beside ``part``). ``module``: a benchmark module's (subset, limit, options)."""
-    from spatialprobe import tasks
-    from spatialprobe.commands.bench import benchmarks, source_settings
-    from spatialprobe.engine.rebuild import rebuild_source
-    from spatialprobe.errors import UsageError
-    from spatialprobe.tasks import data as task_data
-
-    if task is not None and name != "qa":
-        raise UsageError(f"--task applies to qa (the task whose questions are audited), not to {name}.")
-    if split is not None and name != "vsr" and name not in benchmarks():
-        raise UsageError(f"--split applies to vsr and the benchmark modules, not to {name}.")
-    if name in benchmarks():
-        if data is None:
-            raise UsageError(f"audit blind {name} needs --data: your local copy of {name}.")
-        from spatialprobe.benchmarks.local_copy import text_only
-
-        with text_only():  # the questions alone: no image is looked for
-            return rebuild_source(source_settings(name, str(data), None, split, *module), 0), ()
-    if module != (None, None, []):
-        raise UsageError("--subset, --limit and --option apply to a benchmark module (spatialprobe ls source), "
-                         f"not to {name}.")
-
-    if name in tasks.names():
-        from spatialprobe.benchmarks.commonsense import task_source
-        from spatialprobe.tasks.origin import builtin_source, release_source
-
-        dataset = task_data.load(name) if data is None else task_data.load_release(data, task=name)
-        return task_source(dataset, builtin_source(name) if data is None else release_source(data), "none")[0], ()
-    if name == "qa":
-        from spatialprobe.benchmarks.qa import qa_source
-
-        return qa_source(task, None if data is None else str(data.resolve()))[0], ()
-    if name not in ("vsr", "spatialmqa"):
-        raise UsageError(f"{name} is neither a run folder (no config.json there) nor a benchmark: one of "
-                         f"{', '.join((*tasks.names(), 'vsr', 'spatialmqa', 'qa', *benchmarks()))}.")
-    if data is None:
-        raise UsageError(f"audit blind {name} needs --data: the {name} folder of JSON lines.")
-    if name == "vsr":
-        from spatialprobe.benchmarks.vsr import split_file, vsr_source
-
-        vsr_split = split or "random"
-        train = split_file(data, vsr_split, "train")
-        prior = vsr_source(train, None, vsr_split, "train")[0].items if part != "train" and train.is_file() else ()
-        return vsr_source(split_file(data, vsr_split, part), None, vsr_split, part)[0], prior
-    from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
-
-    train = data / "train.jsonl"
-    prior = spatialmqa_source(train, None, "train")[0].items if part != "train" and train.is_file() else ()
-    return spatialmqa_source(data / f"{part}.jsonl", None, part)[0], prior
+__all__ = ["SOURCES", "audit_app", "benchmark", "blind_table", "register"]
 
 
 def blind_table(found: dict[str, Any]) -> str:
@@ -130,31 +80,29 @@ def blind(
     """How much of a benchmark its questions give away without the image: prior baselines and
     text-only classifiers over folds grouped by its cluster unit, with a label-permutation guard."""
     from spatialprobe.audit.blind import audit_source
-    from spatialprobe.errors import UsageError
 
-    with refusals():
-        path = Path(target)
-        rows = None
-        if (path / "config.json").is_file():
-            if data is not None or task is not None or split is not None or (subset, limit, option) != (None, None, []):
-                raise UsageError("--data, --task, --split, --subset, --limit and --option name a benchmark; a run "
-                                 "folder's source is its own.")
-            from spatialprobe.audit.runs import run_config, run_source
+    path = Path(target)
+    rows = None
+    if (path / "config.json").is_file():
+        if data is not None or task is not None or split is not None or (subset, limit, option) != (None, None, []):
+            raise UsageError("--data, --task, --split, --subset, --limit and --option name a benchmark; a run "
+                             "folder's source is its own.")
+        from spatialprobe.audit.runs import run_config, run_source
 
-            source, rows = run_source(path)
-            if debias is not None and source.name == "imported":
-                raise UsageError(f"--debias writes a subset that a run asks again, and no source here asks the items "
-                                 f"of {path}: import it joined to its benchmark (--source), or audit the benchmark.")
-            train: tuple[Any, ...] = ()
-        else:
-            source, train = benchmark(target, data, split, part, task, (subset, limit, option))
-        if items is not None:
-            from spatialprobe.engine.rebuild import restrict
+        source, rows = run_source(path)
+        if debias is not None and source.name == "imported":
+            raise UsageError(f"--debias writes a subset that a run asks again, and no source here asks the items "
+                             f"of {path}: import it joined to its benchmark (--source), or audit the benchmark.")
+        train: tuple[Any, ...] = ()
+    else:
+        source, train = benchmark(target, data, split, part, task, (subset, limit, option))
+    if items is not None:
+        from spatialprobe.engine.rebuild import restrict
 
-            source = restrict(source, items)
-        found = audit_source(source, folds, seed, train, rows).to_dict()
-        if rows is not None and run_config(path).get("kind") == "imported":
-            found["vision"]["label"] = "the imported run (the harness's verdicts)"
+        source = restrict(source, items)
+    found = audit_source(source, folds, seed, train, rows).to_dict()
+    if rows is not None and run_config(path).get("kind") == "imported":
+        found["vision"]["label"] = "the imported run (the harness's verdicts)"
     typer.echo(blind_table(found))
     if out is not None:
         out.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
@@ -162,8 +110,7 @@ def blind(
     if debias is not None:
         from spatialprobe.audit.debias import debiased_subset
 
-        with refusals():
-            written, pruning = debiased_subset(source, debias, "logistic", folds, seed, step, max_pruned)
+        written, pruning = debiased_subset(source, debias, "logistic", folds, seed, step, max_pruned)
         last = pruning["rounds"][-1]
         typer.echo(f"Debiased subset: {last['items']:,} of {len(source.items):,} items kept after "
                    f"{len(pruning['rounds']) - 1} round(s), blind accuracy {last['blind_accuracy']:.1f} "
@@ -180,8 +127,7 @@ def parse(
     paired interval."""
     from spatialprobe.audit.parse import audit_run, parse_table
 
-    with refusals():
-        found = audit_run(run)
+    found = audit_run(run)
     typer.echo(parse_table(found))
     if out is not None:
         out.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
@@ -189,4 +135,5 @@ def parse(
 
 
 def register(app: typer.Typer) -> None:
+    audit_app.command("data")(data_command)
     app.add_typer(audit_app, name="audit")

@@ -18,8 +18,8 @@ import typer
 
 from spatialprobe.commands.demo import DemoOption
 from spatialprobe.commands.engine_options import ask_options
-from spatialprobe.commands.errors import refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.output_checks import require_run_dir
 from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
 
@@ -112,7 +112,7 @@ def bench_command(
         data, images, subset, model = str(found.data), found.images, subset or found.subset, found.model
         option = [*option, *(f"{key}={value}" for key, value in found.options.items())]
     data, model = required(data, "--data", f"bench {name}"), required(model, "--model", f"bench {name}")
-    with refusals(), (text_only() if text_alone(asked) else nullcontext()):  # no image is looked for
+    with text_only() if text_alone(asked) else nullcontext():  # no image is looked for
         source = rebuild_source(source_settings(name, data, images, split, subset, limit, option), asked.seed)
     ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size),
                   out or DefaultRunDir(name, model), f"{name} items asked", "bench")

@@ -24,7 +24,7 @@ def compare(
     interval and p (as `report A B`), the exact McNemar p, Holm and Benjamini-Hochberg adjusted p;
     rank intervals and groups of models not told apart; a plot in rank order. Runs on different
     items, benchmarks or conditions are refused, naming what differs."""
-    from spatialprobe.commands.errors import require_out_dir, require_out_file
+    from spatialprobe.commands.output_checks import require_out_dir, require_out_file
     from spatialprobe.reports.compare import compare as compare_runs
     from spatialprobe.reports.compare import compare_table, write_compare
     from spatialprobe.reports.tables import print_table

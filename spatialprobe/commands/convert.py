@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail
+from spatialprobe.errors import UsageError
 
 convert_app = typer.Typer(help="Convert released checkpoints to transformers/diffusers format.",
                           no_args_is_help=True)
@@ -31,7 +31,7 @@ def convert_vinvl_command(
     try:
         record = convert_vinvl(ckpt_dir, out_dir, lowercase=not cased)
     except (CheckpointError, ModelLoadError) as err:
-        raise typer.BadParameter(str(err), param_hint="CKPT_DIR") from None
+        raise UsageError(str(err)) from None
     typer.echo(f"wrote BertForMaskedLM to {out_dir} (image embedding: "
                f"{len(record['image_embedding'])} tensors kept in img_embedding.safetensors)")
     typer.echo(f"probe it with: spatialprobe probe size --model {out_dir}")
@@ -50,11 +50,11 @@ def convert_vqgan_command(
 
     for path in (ckpt, yaml):
         if not path.is_file():
-            raise typer.BadParameter(f"{path}: no such file", param_hint="CKPT/YAML")
+            raise UsageError(f"{path}: no such file")
     try:
         model = convert_vqgan(ckpt, yaml, out, allow_pickle=allow_pickle)
     except ConversionError as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     cfg = model.config
     typer.echo(f"wrote VQModel to {out}: {cfg.num_vq_embeddings} codes of dim {cfg.vq_embed_dim}, "
                f"downsampling f={2 ** (len(cfg.block_out_channels) - 1)}")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_dir, require_out_file
+from spatialprobe.commands.output_checks import require_out_dir, require_out_file
+from spatialprobe.errors import UsageError
 
 datasets_app = typer.Typer(help="Build, inspect and export datasets.", no_args_is_help=True)
 
@@ -46,38 +47,34 @@ def export(
     from spatialprobe.tasks import data as task_data
 
     if fmt not in EXPORT_FORMATS:
-        fail(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}.")
+        raise UsageError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}.")
     if fmt == "release" and style is not None:
-        fail("--style applies to --format lm-eval only; the release format has no prompt.")
+        raise UsageError("--style applies to --format lm-eval only; the release format has no prompt.")
     if fmt == "release" and seed is not None:
-        fail("--seed applies to --format lm-eval only; the release format keeps the dataset's order.")
+        raise UsageError("--seed applies to --format lm-eval only; the release format keeps the dataset's order.")
     if fmt == "release":
         require_out_file(out, reason="--format release writes one JSON lines file")
     if fmt == "lm-eval":
         from spatialprobe.prompts.lm_eval_export import STYLES
 
         if (style or STYLES[0]) not in STYLES:
-            fail(f"--style must be one of {', '.join(STYLES)}, not {style!r}.")
+            raise UsageError(f"--style must be one of {', '.join(STYLES)}, not {style!r}.")
         require_out_dir(out)
         if out.suffix in (".jsonl", ".json", ".yaml", ".yml") and not out.is_dir():
-            fail(f"--out {out} names a file; --format lm-eval writes a folder (its YAML and JSON lines).")
+            raise UsageError(f"--out {out} names a file; --format lm-eval writes a folder (its YAML and JSON lines).")
     try:
         ds = task_data.load(name)
     except ValueError as err:  # DataError included: names the file, line and field
-        fail(str(err))
+        raise UsageError(str(err)) from None
     if fmt == "release":
         from spatialprobe.files import write_jsonl
 
         write_jsonl(out, task_data.to_release_records(ds))
         typer.echo(f"wrote {len(ds)} {ds.task} records ({ds.version}) to {out}")
         return
-    from spatialprobe.errors import OutputError
     from spatialprobe.prompts.lm_eval_export import export_lm_eval
 
-    try:
-        task, config, data = export_lm_eval(ds, out, style or STYLES[0], seed or 0)
-    except OutputError as err:  # the folder holds a task of that name with other data
-        fail(str(err))
+    task, config, data = export_lm_eval(ds, out, style or STYLES[0], seed or 0)  # OutputError: another task there
     typer.echo(f"wrote lm-eval task {task} ({len(ds)} {ds.task} instances, {ds.version}): {config}, {data}")
     typer.echo(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out} --tasks {task}")
 
@@ -108,9 +105,9 @@ def validate(
     from spatialprobe.validate import task_name
 
     if kind not in KINDS:
-        fail(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}.")
+        raise UsageError(f"--kind must be one of {', '.join(KINDS)}, not {kind!r}.")
     if kind != "data" and (pairs or first or second or answer or delimiter or allow_duplicates):
-        fail(f"--pairs and its options apply to --kind data, not --kind {kind}.")
+        raise UsageError(f"--pairs and its options apply to --kind data, not --kind {kind}.")
     try:
         if task is not None:
             task_name(task)
@@ -119,14 +116,14 @@ def validate(
         else:
             _validate_other(path, task, kind)
     except ValueError as err:  # DataError and UsageError included: one sentence naming file, line, field
-        fail(str(err))
+        raise UsageError(str(err)) from None
 
 
 def _validate_data(path: Path, task: str | None, pairs: bool, first, second, answer, delimiter,
                    allow_duplicates: bool, folds: int) -> None:
     from collections import Counter
 
-    from spatialprobe.commands.errors import warn
+    from spatialprobe.commands.console import warn
     from spatialprobe.tasks.folds import make_folds
     from spatialprobe.tasks.probe_data import data_notes, pair_options, task_data
     from spatialprobe.tasks.release import guess_task
@@ -156,7 +153,7 @@ def _validate_other(path: Path, task: str | None, kind: str) -> None:
         from spatialprobe.prompts.templates import load_candidates
 
         if task is None:
-            fail("--kind candidates needs --task: a candidates file is checked against its task.")
+            raise UsageError("--kind candidates needs --task: a candidates file is checked against its task.")
         from spatialprobe import tasks
 
         cands = load_candidates(path, task)
@@ -166,7 +163,7 @@ def _validate_other(path: Path, task: str | None, kind: str) -> None:
         from spatialprobe.synthesis.prompt_sets import load_prompts
 
         if task is not None:
-            fail("--task does not apply to --kind prompts: each prompt line names its own task.")
+            raise UsageError("--task does not apply to --kind prompts: each prompt line names its own task.")
         prompts = load_prompts(str(path))
         typer.echo(f"{path}: {len(prompts.items)} prompts")
         for note in prompts.notes:
@@ -186,9 +183,9 @@ def build(
     from spatialprobe.tasks.sr2d import build_sr2d, is_spatial, prompt_lines
 
     if name != "sr2d":
-        raise typer.BadParameter(f"unknown buildable dataset {name!r}; choose from: sr2d")
+        raise UsageError(f"unknown buildable dataset {name!r}; choose from: sr2d")
     if only not in ("all", "spatial"):
-        raise typer.BadParameter(f"--only must be all or spatial, got {only!r}")
+        raise UsageError(f"--only must be all or spatial, got {only!r}")
     require_out_file(out)
     records = build_sr2d()
     if only == "spatial":

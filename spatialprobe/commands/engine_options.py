@@ -5,7 +5,8 @@ declared once, and the one way they run it: build the run's settings
 
 :func:`ask_options` adds the options a command names (:data:`ASK_OPTIONS`: ``--protocol``,
 ``--image-condition``, ``--blind``, ``--max-new-tokens``, ``--scorer-arg``, ``--seed``,
-``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``) to its
+``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``, ``--samples``,
+``--temperature``, ``--base-url``, ``--api-key-env``) to its
 signature, in the order named (none named: all of them), and hands the command the run's
 :class:`~spatialprobe.engine.build.Asked` as ``asked``, read from them: a ``--max-memory``,
 ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in one sentence before
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
-from spatialprobe.commands.errors import refusals, warn
+from spatialprobe.commands.console import warn
 from spatialprobe.commands.hub import with_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption
 
@@ -49,9 +50,18 @@ ProtocolVariantsOption = typer.Option(None, "--protocol-variants", help="circula
                                      "the lettered options) and/or swap (left/right, above/below swapped), "
                                      "comma-separated: "
                                      "also ask these variants and report vanilla and strict accuracy and their gap.")
-BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, among those that accept "
-                             "the checkpoint's config.json and understand the items (spatialprobe ls) "
-                             "\\[default: the first].")
+BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, taken by name (openai-api: "
+                             "--model is the server's name for it); else the first that accepts the checkpoint's "
+                             "config.json and understands the items (spatialprobe ls).")
+BaseUrlOption = typer.Option(None, "--base-url", help="--backend openai-api: the server's API root, such as "
+                             "http://127.0.0.1:8000/v1 (vLLM, SGLang, TGI, transformers serve, a hosted API).")
+ApiKeyEnvOption = typer.Option(None, "--api-key-env", help="--backend openai-api: the NAME of the environment "
+                               "variable holding the server's key (the key itself is never written).")
+SamplesOption = typer.Option(1, "--samples", min=1, help="Ask each item this many times (generate protocol, "
+                             "with --temperature above 0); the headline is the benchmark's rule over them (the mean "
+                             "unless it votes), its interval over items and samples.")
+TemperatureOption = typer.Option(None, "--temperature", min=0.0, help="Sample the generated replies at this "
+                                 "temperature, a seed per sample recorded \\[default: greedy].")
 
 ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X | None
     "protocol": (Optional[str], ProtocolOption),  # noqa: UP045
@@ -65,6 +75,10 @@ ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X 
     "backend": (Optional[str], BackendOption),  # noqa: UP045
     "items": (Optional[Path], ItemsOption),  # noqa: UP045
     "protocol_variants": (Optional[str], ProtocolVariantsOption),  # noqa: UP045
+    "base_url": (Optional[str], BaseUrlOption),  # noqa: UP045
+    "api_key_env": (Optional[str], ApiKeyEnvOption),  # noqa: UP045
+    "samples": (int, SamplesOption),
+    "temperature": (Optional[float], TemperatureOption),  # noqa: UP045
 }
 """Each shared option's parameter name -> (its type, its typer option: flag, default, help)."""
 
@@ -74,7 +88,6 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
     (``values``: parameter name -> value; the command sets its device and batch size); a
     ``--max-memory``, ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in
     one sentence."""
-    from spatialprobe.commands.errors import refusals
     from spatialprobe.commands.model_options import device_map_settings
     from spatialprobe.engine.build import Asked
     from spatialprobe.engine.variants import parse_variants
@@ -82,13 +95,14 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
 
     given = {name: values.get(name, default.default) for name, (_, default) in ASK_OPTIONS.items()}
     device_map, max_memory = device_map_settings(given["device_map"], given["max_memory"])
-    with refusals():
-        variants = parse_variants(given["protocol_variants"])
-        scorer_args = parse_pairs(given["scorer_arg"])
+    variants = parse_variants(given["protocol_variants"])
+    scorer_args = parse_pairs(given["scorer_arg"])
     items = given["items"]
     return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
                  backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
-                 items=None if items is None else str(items), protocol_variants=variants)
+                 items=None if items is None else str(items), protocol_variants=variants,
+                 samples=given["samples"], temperature=given["temperature"],
+                 server={"base_url": given["base_url"], "api_key_env": given["api_key_env"]})
 
 
 def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -135,7 +149,7 @@ def ask_and_print(source: Any, model: str, given: Any, out: Any, label: str, com
     from spatialprobe.engine.question_free import warning as question_free_warning
 
     bar, advance = progress_bar(label)
-    with refusals(), bar:
+    with bar:
         kind, summary = run_ask(source, model, given, out, command, advance)
     typer.echo(kind.table(summary))
     unasked = question_free_warning((summary.get("details") or {}).get("question_free"))

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_file
+from spatialprobe.commands.output_checks import require_out_file
+from spatialprobe.errors import UsageError
 
 
 def generalize_command(
@@ -31,7 +32,7 @@ def generalize_command(
 
     require_out_file(out)
     if (conceptnet is None) == (wordnet is None):
-        raise typer.BadParameter("Give exactly one of --conceptnet DB or --wordnet [DIR|auto].")
+        raise UsageError("Give exactly one of --conceptnet DB or --wordnet [DIR|auto].")
     terms: SubtermSource
     try:
         if conceptnet is not None:
@@ -39,7 +40,7 @@ def generalize_command(
         else:
             terms = WordNetSubterms(None if wordnet == "auto" else wordnet, depth=depth, senses=senses)
     except (FileNotFoundError, ImportError, ValueError) as err:
-        fail(err)
+        raise UsageError(str(err)) from None
     if not corpus:
         typer.echo("warning: no --corpus given; no scenario is checked against a reference corpus.",
                    err=True)
@@ -48,7 +49,7 @@ def generalize_command(
                             replace=replace, max_per_scenario=max_per_scenario or None, seed=seed,
                             show_progress=True)
     except (ValueError, FileNotFoundError) as err:  # DataError is a ValueError
-        fail(err)
+        raise UsageError(str(err)) from None
     typer.echo(f"{report.candidates} generalized scenarios, {report.in_corpus} found in the corpus "
                f"and dropped, {report.kept} written to {report.out}")
     if report.no_subterms:

@@ -11,7 +11,8 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import warn
+from spatialprobe.commands.console import warn
+from spatialprobe.errors import UsageError
 
 PARTIAL = typer.Option(False, "--partial", help="Read an unfinished image run (fewer images than prompts x "
                        "images per prompt, or still being written); recorded in the run and its table.")
@@ -22,8 +23,8 @@ SKIP_MISSING = typer.Option(False, "--skip-missing", help="Leave out images whos
 def require_image_run(run: Path) -> Path:
     """Refuse a path that holds no image run (ImageStore would create an empty one)."""
     if not (run / "run.sqlite").exists():
-        raise typer.BadParameter(f"{run} is not an image run (no run.sqlite); give the directory "
-                                 "written by spatialprobe synthesize.")
+        raise UsageError(f"{run} is not an image run (no run.sqlite); give the directory "
+                         "written by spatialprobe synthesize.")
     return run
 
 
@@ -33,7 +34,7 @@ def parse_args(pairs: list[str] | None) -> dict[str, Any]:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep:
-            raise typer.BadParameter(f"expected key=value, got {pair!r}")
+            raise UsageError(f"expected key=value, got {pair!r}")
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:

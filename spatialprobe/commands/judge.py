@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands import judge_vqa
-from spatialprobe.commands.errors import fail, require_out_file, require_run_dir, warn
+from spatialprobe.commands.console import warn
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.image_runs import (
     PARTIAL,
@@ -18,7 +18,9 @@ from spatialprobe.commands.image_runs import (
     require_image_run,
     warn_skipped,
 )
+from spatialprobe.commands.output_checks import require_out_file, require_run_dir
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.errors import UsageError
 from spatialprobe.runner.settings import Component
 
 judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
@@ -35,23 +37,24 @@ def _judge_settings(task: str, run: Path, detector: str, detector_model: str | N
 
     if task in FIXED_RULES and (rule is not None or rule_arg):
         position = [name for name in _judged_tasks() if name not in FIXED_RULES]
-        fail(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one fixed rule "
-             f"({FIXED_RULES[task]}) without arguments.")
+        raise UsageError(f"--rule and --rule-arg apply to judge {' and '.join(position)} only; {task} has one "
+                         f"fixed rule ({FIXED_RULES[task]}) without arguments.")
     rule = FIXED_RULES.get(task) or rule or default_rule(task)
     depth_read = reads_depth(task, rule)
     if not depth_read and (depth is not None or depth_model or depth_arg):
-        fail("--depth, --depth-model and --depth-arg apply to judge size, height and posrel3d only; "
-             f"{task} reads no depth.")
+        raise UsageError("--depth, --depth-model and --depth-arg apply to judge size, height and posrel3d only; "
+                         f"{task} reads no depth.")
     if task not in FIXED_RULES and depth_region is not None:
-        fail("--depth-region applies to judge size and height only; "
-             + ("posrel reads no depth." if not depth_read else f"{task}'s rule averages the box as its script does."))
+        raise UsageError("--depth-region applies to judge size and height only; "
+                         + ("posrel reads no depth." if not depth_read
+                            else f"{task}'s rule averages the box as its script does."))
     from spatialprobe.detectors.rules import DEPTH_REGIONS
 
     if depth_region is not None and depth_region not in DEPTH_REGIONS:
-        fail(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
+        raise UsageError(f"--depth-region must be one of {', '.join(DEPTH_REGIONS)}, not {depth_region!r}.")
     models = [detector] + ([depth or "dpt"] if depth_read else [])
     if device != "auto" and all(name == "colour" for name in models):
-        fail(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
+        raise UsageError(f"--device {device} does not apply: the colour-coded test detector and depth run no model.")
     rule_args = parse_args(rule_arg)
     _check_benchmark_args(rule, rule_args)
     check_rule(task, rule, mode, rule_args, depth_region)
@@ -72,10 +75,11 @@ def _check_benchmark_args(rule: str, rule_args: dict) -> None:
             if key not in rule_args:
                 continue
             if rule != rule_name:
-                fail(f"--rule-arg {key} applies to --rule {rule_name} only (the cut of its benchmark score).")
+                raise UsageError(f"--rule-arg {key} applies to --rule {rule_name} only "
+                                 "(the cut of its benchmark score).")
             value = rule_args[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                fail(f"--rule-arg {key} must be a number in [0, 1], not {value!r}.")
+                raise UsageError(f"--rule-arg {key} must be a number in [0, 1], not {value!r}.")
 
 
 def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> None:
@@ -133,8 +137,8 @@ def _make_task_command(task: str):
                                       "relation, so a judge that says yes to everything scores 50."),
     ) -> None:
         if (floor or contrast) and not judge_vqa.wants_vqa(rule, judge_model, judge_arg):
-            fail("--floor and --contrast apply to the VQA judge (--rule vqa --judge-model M); the box judge "
-                 "asks no questions.")
+            raise UsageError("--floor and --contrast apply to the VQA judge (--rule vqa --judge-model M); the box "
+                             "judge asks no questions.")
         if judge_vqa.wants_vqa(rule, judge_model, judge_arg):
             judge_vqa.refuse_box_options(dict(zip(judge_vqa.BOX_ONLY, (
                 detector, detector_model, detector_arg, threshold, depth, depth_model, depth_arg,
@@ -212,13 +216,13 @@ def visor(
                  "--partial": partial, "--skip-missing": skip_missing}
     if detections is not None:
         if run is not None:
-            fail("give an image RUN or --detections FILE, not both.")
+            raise UsageError("give an image RUN or --detections FILE, not both.")
         if prompts is None:
-            raise typer.BadParameter("--detections needs --prompts (the SR2D JSON).")
+            raise UsageError("--detections needs --prompts (the SR2D JSON).")
         given = [name for name, value in detecting.items() if value]
         if given:
             verb = "applies" if len(given) == 1 else "apply"
-            fail(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
+            raise UsageError(f"{', '.join(given)} {verb} to an image RUN only; --detections were detected already.")
         target = out or DefaultRunDir(detections.stem)
         kind = VisorRun(VisorRunSettings({"detections": {"path": str(detections)}}, {"path": str(prompts)}))
     elif run is not None:
@@ -235,7 +239,7 @@ def visor(
                  "obj_1_attributes, obj_2_attributes and a left/right/above/below rel_type); "
                  "left out, counted in summary.json as non_spatial_skipped.")
     else:
-        raise typer.BadParameter("give an image RUN, or --detections FILE --prompts FILE.")
+        raise UsageError("give an image RUN, or --detections FILE --prompts FILE.")
     summary = execute(kind, target)
     out = Path(target)
     warn_skipped(summary["details"], "scored")

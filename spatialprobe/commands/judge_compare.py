@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import require_run_dir
+from spatialprobe.commands.output_checks import require_run_dir
 
 
 def compare(

@@ -9,8 +9,10 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_run_dir, warn
+from spatialprobe.commands.console import warn
 from spatialprobe.commands.image_runs import component_spec, execute_judging, require_image_run, warn_skipped
+from spatialprobe.commands.output_checks import require_run_dir
+from spatialprobe.errors import UsageError
 
 VQA = "vqa"
 BOX_ONLY = ("--detector", "--detector-model", "--detector-arg", "--threshold", "--depth", "--depth-model",
@@ -23,15 +25,15 @@ def wants_vqa(rule: str | None, judge_model: str | None, judge_arg: list[str]) -
     """Whether a judge command is the VQA judge's; ``--judge-model``/``--judge-arg`` without
     ``--rule vqa`` is refused."""
     if rule != VQA and (judge_model or judge_arg):
-        fail("--judge-model and --judge-arg apply to --rule vqa only (a multimodal LLM judge).")
+        raise UsageError("--judge-model and --judge-arg apply to --rule vqa only (a multimodal LLM judge).")
     return rule == VQA
 
 
 def visor_wants_vqa(rule: str | None, judge_model: str | None, judge_arg: list[str]) -> bool:
     """``visor --rule`` takes ``vqa`` only (VISOR's own rule is the centroid sign of boxes)."""
     if rule not in (None, VQA):
-        fail(f"visor --rule takes vqa only, not {rule!r} (VISOR's own rule, the sign of the "
-             "centroids' difference, needs no --rule).")
+        raise UsageError(f"visor --rule takes vqa only, not {rule!r} (VISOR's own rule, the sign of the "
+                         "centroids' difference, needs no --rule).")
     return wants_vqa(rule, judge_model, judge_arg)
 
 
@@ -40,8 +42,8 @@ def refuse_box_options(given: Mapping[str, Any], what: str = "--rule vqa") -> No
     named = [name for name, value in given.items() if value not in (None, [], False)]
     if named:
         verb = "applies" if len(named) == 1 else "apply"
-        fail(f"{', '.join(named)} {verb} to the box judge only; {what} asks a multimodal LLM "
-             "(--judge-model) and reads no boxes.")
+        raise UsageError(f"{', '.join(named)} {verb} to the box judge only; {what} asks a multimodal LLM "
+                         "(--judge-model) and reads no boxes.")
 
 
 def judge_spec(judge_model: str | None, judge_arg: list[str]):
@@ -50,12 +52,12 @@ def judge_spec(judge_model: str | None, judge_arg: list[str]):
     from spatialprobe.models.choice import judge_adapter, refuse_unaccepted
 
     if not judge_model:
-        fail("--rule vqa needs --judge-model (a multimodal LLM: checkpoint id or directory).")
+        raise UsageError("--rule vqa needs --judge-model (a multimodal LLM: checkpoint id or directory).")
     refuse_unaccepted(judge_adapter(), judge_model, "--judge-model", "a multimodal LLM (image-text-to-text)")
     spec = component_spec(judge_adapter(), judge_model, judge_arg)
     runtime = [k for k in RUNTIME_ARGS if k in spec.args]
     if runtime:
-        fail(f"--judge-arg {runtime[0]} is set by --{runtime[0].replace('_', '-')}, not --judge-arg.")
+        raise UsageError(f"--judge-arg {runtime[0]} is set by --{runtime[0].replace('_', '-')}, not --judge-arg.")
     return spec
 
 
@@ -93,7 +95,8 @@ def run_vqa_visor(run: Path | None, prompts: Path | None, out: Path | None, judg
     from spatialprobe.runner.settings import Component
 
     if run is None:
-        fail("visor --rule vqa needs an image RUN (a released detection file holds no images to ask about).")
+        raise UsageError("visor --rule vqa needs an image RUN (a released detection file holds no images to ask "
+                         "about).")
     require_image_run(run)
     spec = judge_spec(judge_model, judge_arg)
     require_run_dir(out)

@@ -14,8 +14,6 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import fail
-
 DeviceMapOption = typer.Option(
     None, "--device-map", help="auto: accelerate spreads a model larger than one GPU over every visible GPU, "
     "then the CPU and the disk (text and multimodal LLMs; runtime: the same numbers).")
@@ -27,22 +25,14 @@ MaxMemoryOption = typer.Option(
 def device_map_settings(device_map: str | None, max_memory: list[str]) -> tuple[str | None, dict[str, str] | None]:
     """(device map, max memory per device) as the run records them (``None`` when not given);
     a ``--max-memory`` that does not read as DEVICE=SIZE is refused in one sentence."""
-    from spatialprobe.errors import UsageError
     from spatialprobe.sharding import parse_max_memory
 
-    try:
-        return device_map, (parse_max_memory(max_memory) or None)
-    except UsageError as err:
-        fail(str(err))
+    return device_map, (parse_max_memory(max_memory) or None)
 
 
 def refuse_device_map(adapter: str, device: str, device_map: str | None, max_memory: Any) -> None:
     """For a command path whose model is not one of the shardable adapters (a CLIP model, a VQA
     classifier, T5): the same sentence the adapters' check gives."""
-    from spatialprobe.errors import UsageError
     from spatialprobe.models.options import sharding
 
-    try:
-        sharding(adapter, device, device_map, max_memory)
-    except UsageError as err:
-        fail(str(err))
+    sharding(adapter, device, device_map, max_memory)

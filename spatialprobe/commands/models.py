@@ -21,7 +21,7 @@ def tiny_command(
     """Build a tiny UNTRAINED FAMILY model offline (random weights, a tokenizer learnt from the
     toolkit's texts, an image processor of explicit sizes) and save it: a checkpoint folder as any
     command takes one. Its numbers mean nothing, and every run of it says so."""
-    from spatialprobe.commands.errors import require_out_dir
+    from spatialprobe.commands.output_checks import require_out_dir
     from spatialprobe.tiny import FAMILIES, MARKER, build
 
     folder = out if out is not None else Path("tiny-models") / family

@@ -7,18 +7,28 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.engine_options import BlindOption, ImageConditionOption, MaxNewTokensOption, ProtocolOption
-from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir, warn
+from spatialprobe.commands.console import warn
+from spatialprobe.commands.engine_options import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    BlindOption,
+    ImageConditionOption,
+    MaxNewTokensOption,
+    ProtocolOption,
+    SamplesOption,
+    TemperatureOption,
+)
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
+from spatialprobe.commands.output_checks import require_out_file, require_run_dir
 from spatialprobe.commands.scale_options import scale_options
-from spatialprobe.errors import SpatialprobeError
+from spatialprobe.errors import SpatialprobeError, UsageError
 
 
 def check_folds(dataset, folds: int, seed: int = 0, allow_duplicates: bool = False) -> None:
     """``--folds`` against the dataset before anything is scored; repeated pairs kept and
     instances that no fold tests are said (:func:`spatialprobe.tasks.probe_data.data_notes`)."""
-    from spatialprobe.commands.errors import warn
+    from spatialprobe.commands.console import warn
     from spatialprobe.tasks.probe_data import data_notes
 
     for note in data_notes(dataset, folds, seed, allow_duplicates):
@@ -51,7 +61,8 @@ def probe(
     batch_size: int = typer.Option(64, "--batch-size", min=1, help="Sequences per forward pass."),
     scorer: str = typer.Option(
         "auto", "--scorer", "--backend",
-        help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt or dummy (spatialprobe ls)."),
+        help="auto (from the checkpoint's config), hf-mlm, hf-causal, vilt, hf-mllm, openai-api or dummy "
+        "(spatialprobe ls), taken by name."),
     scorer_arg: list[str] = typer.Option(
         [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
         "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
@@ -68,8 +79,12 @@ def probe(
     image_condition: str | None = ImageConditionOption,
     blind: bool = BlindOption,
     max_new_tokens: int | None = MaxNewTokensOption,
+    samples: int = SamplesOption,
+    temperature: float | None = TemperatureOption,
     device_map: str | None = DeviceMapOption,
     max_memory: list[str] = MaxMemoryOption,
+    base_url: str | None = BaseUrlOption,
+    api_key_env: str | None = ApiKeyEnvOption,
 ) -> None:
     """Probe any model whose adapter asks the object pairs (spatialprobe ls): a masked, causal or seq2seq LM, a
     vision-language model or a multimodal LLM; best prompt per dev fold, accuracy and macro-F1 on object-disjoint
@@ -87,48 +102,51 @@ def probe(
     from spatialprobe.tasks.probe_data import task_data
 
     if task not in tasks.names():
-        fail(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
+        raise UsageError(f"unknown task {task!r}; choose from {', '.join(tasks.names())}.")
     spread = device_map_settings(device_map, max_memory)
     try:
         scorer_args = parse_pairs(scorer_arg)
     except ValueError as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     format = scorer_args.pop("format", format)  # the run asks the chat question: a setting of its own
     if format not in ("plain", "chat"):
-        fail(f"--format must be plain or chat, not {format!r}.")
+        raise UsageError(f"--format must be plain or chat, not {format!r}.")
     if format == "chat" and candidates != "builtin":
-        fail("--candidates does not apply to --format chat: it asks each task's own question "
-             "(see the README, 'Causal and instruction-tuned LMs').")
+        raise UsageError("--candidates does not apply to --format chat: it asks each task's own question "
+                         "(see the README, 'Causal and instruction-tuned LMs').")
     try:
         dataset, source = task_data(task, data, pairs, first=first, second=second, answer=answer,
                                     delimiter=delimiter, allow_duplicates=allow_duplicates)
         cands = chat.candidates(task) if format == "chat" else resolve(candidates, task)
     except (DataError, ValueError) as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     try:
         check_folds(dataset, folds, seed, allow_duplicates)
     except ValueError as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
     target = out or DefaultRunDir(task, model)
-    from spatialprobe.models.choice import asks, judge_adapter, refuse_unaccepted
+    from spatialprobe.models.choice import probe_route
 
-    if scorer == judge_adapter():  # the multimodal LLM adapter: a text-only LM is refused by its config.json
-        refuse_unaccepted(scorer, model, "--model",
-                          f"a multimodal LLM (image-text-to-text), as --backend {scorer} needs")
-    asked = asks(model, ("question",), scorer)  # an adapter that accepts it answers the task's question
+    asked = probe_route(model, scorer)  # an adapter that answers the task's question, else the cloze
     named = [name for name, value in (("--protocol", protocol), ("--image-condition", image_condition),
-                                      ("--blind", blind), ("--max-new-tokens", max_new_tokens)) if value]
+                                      ("--blind", blind), ("--max-new-tokens", max_new_tokens),
+                                      ("--samples", samples > 1), ("--temperature", temperature is not None)) if value]
+    server = {"base_url": base_url, "api_key_env": api_key_env}
+    given = [flag for flag, value in (("--base-url", base_url), ("--api-key-env", api_key_env)) if value]
+    if given and not asked:
+        raise UsageError(f"{given[0]} applies to a model behind a server, asked the task's question (--backend "
+                         f"openai-api); the {scorer} scorer runs {model!r} in this process.")
     if named and not asked:
-        fail(f"{', '.join(named)} apply to multimodal LLMs (image-text-to-text checkpoints) only; "
-             f"{model!r} is not one.")
+        raise UsageError(f"{', '.join(named)} apply to models asked the task's question (a multimodal LLM, a "
+                         f"model behind a server); {model!r} is not one.")
     if asked:
         _ask_task(dataset, source, model, scorer_args, image, image_condition, protocol, blind,
-                    max_new_tokens, folds, seed, device, batch_size, target,
-                    plain=format == "plain" and candidates == "builtin", spread=spread,
-                    backend=None if scorer == "auto" else scorer)
+                  max_new_tokens, folds, seed, device, batch_size, target,
+                  plain=format == "plain" and candidates == "builtin", spread=spread,
+                  backend=None if scorer == "auto" else scorer, sampling=(samples, temperature), server=server)
         return
     settings = ProbeSettings(model=model, folds=folds, seed=seed, device=device, batch_size=batch_size,
                              scorer=scorer, image=image, normalize=normalize, format=format,
@@ -146,7 +164,7 @@ def probe(
         try:
             summary = run_probe(dataset, cands, settings, target, on_progress=progress, source=source)
         except (SpatialprobeError, ValueError) as err:
-            fail(str(err))
+            raise UsageError(str(err)) from None
     choice = summary["details"].get("scorer_choice") or {}
     if scorer == "auto" and choice:
         console.print(f"--scorer auto chose {choice['scorer']}: {choice['reason']}.")
@@ -155,7 +173,8 @@ def probe(
 
 
 def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, blind, max_new_tokens,
-                folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None) -> None:
+              folds, seed, device, batch_size, target, plain: bool, spread=(None, None), backend=None,
+              sampling=(1, None), server=None) -> None:
     """A model that answers questions asked the task's own question (``questions.choice``) over the
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
     from spatialprobe.benchmarks.commonsense import task_source
@@ -163,16 +182,17 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
     from spatialprobe.engine.build import Asked
 
     if not plain:
-        fail("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
-             "question (the task file's questions.choice).")
+        raise UsageError("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
+                         "question (the task file's questions.choice).")
     image = image or "none"
     if image in ("none", "blank") and condition not in (None, image):
-        fail(f"--image-condition {condition} needs the instances' images: give --image RUN (a synthesis run).")
+        raise UsageError(f"--image-condition {condition} needs the instances' images: give --image RUN "
+                         "(a synthesis run).")
     condition = condition or (image if image in ("none", "blank") else "real")
-    with refusals():
-        source_ask, _ = task_source(dataset, source, image, folds, seed)
-        given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                      scorer_args, *spread)
+    source_ask, _ = task_source(dataset, source, image, folds, seed)
+    given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
+                  scorer_args, device_map=spread[0], max_memory=spread[1], samples=sampling[0],
+                  temperature=sampling[1], server=server or {})
     ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 
@@ -186,7 +206,7 @@ def consistency(
     try:
         result = consistency_report(run, plot=plot)
     except (FileNotFoundError, ValueError) as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     typer.echo(f"symmetry {_share(result, 'symmetry')} over {result['symmetry_pairs']} pairs; "
                f"transitivity {_share(result, 'transitivity')} over {result['transitivity_triples']} triples")
     info = result["intervals"]
@@ -223,7 +243,7 @@ def runs(
 ) -> None:
     """List runs with their settings and coverage (the index, $SPATIALPROBE_HOME/index.sqlite, is a
     cache of the run folders)."""
-    from spatialprobe.reports.runs import coverage, load_runs, settings_text
+    from spatialprobe.reports.runs import backend, coverage, load_runs, settings_text
     from spatialprobe.reports.tables import markdown_table
     from spatialprobe.store import find_runs, home, rebuild_index
 
@@ -239,10 +259,10 @@ def runs(
         return "–" if value is None else f"{value:.1f}"
 
     rows = [[str((r.summary.get("provenance") or {}).get("created", "")), str(r.summary.get("kind")),
-             str(r.summary.get("task") or "–"), str(r.summary.get("model")), str(r.summary.get("dataset")),
+             str(r.summary.get("task") or "–"), str(r.summary.get("model")), backend(r), str(r.summary.get("dataset")),
              settings_text(r) or "–", coverage(r.summary), number(r, "accuracy"), number(r, "macro_f1"),
              str(r.path)] for r in found]
-    typer.echo(markdown_table(["created", "kind", "task", "model", "dataset", "settings", "coverage",
+    typer.echo(markdown_table(["created", "kind", "task", "model", "backend", "dataset", "settings", "coverage",
                                "accuracy", "macro-F1", "path"], rows))
 
 
@@ -270,7 +290,7 @@ def report(
     for sentence in skipped:
         warn(sentence)
     if not found:
-        fail("no runs to report; pass run directories or run `spatialprobe probe` first.")
+        raise UsageError("no runs to report; pass run directories or run `spatialprobe probe` first.")
     two = bool(run_dirs) and len(found) == 2
     text = comparison_table(found, labels(found, ["A", "B"] if two else None))
     if two:
@@ -289,7 +309,7 @@ def _by_fact(run_dirs: list[Path] | None, by: str, out: Path | None) -> None:
     from spatialprobe.reports.facts import by_fact, fact_table
 
     if by != "fact":
-        fail(f"--by {by!r} is not a way to join runs; the one there is: fact.")
+        raise UsageError(f"--by {by!r} is not a way to join runs; the one there is: fact.")
     result = by_fact(_run_folders(run_dirs))
     text = fact_table(result)
     typer.echo(text)

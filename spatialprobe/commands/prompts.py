@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_out_file
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.output_checks import require_out_file
+from spatialprobe.errors import UsageError
 
 prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_args_is_help=True)
 
@@ -46,7 +47,7 @@ def backtranslate_cmd(
         result = backtranslate(dataset, FSMTTranslator(forward, device), FSMTTranslator(backward, device), n,
                                source=f"backtranslate:{forward}+{backward}")
     except (ModelLoadError, ValueError) as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     payload = {**result.to_dict(), "provenance": provenance(), "models": [forward, backward], "n": n}
     if out:
         write_json(out, payload)

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from spatialprobe.commands.engine_options import ask_and_print, ask_options
-from spatialprobe.commands.errors import fail, refusals, require_out_file, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.output_checks import require_out_file, require_run_dir
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from spatialprobe.engine.build import Asked
@@ -31,7 +32,7 @@ def _questions(task: str | None, data: Path | None):
     try:
         return questions_for(task, data)
     except (DataError, ValueError) as err:
-        fail(err)
+        raise UsageError(str(err)) from None
 
 
 def _default_out(mode: str, what: str, model: str):
@@ -53,7 +54,7 @@ def _run_or_exit(run, *args, **kwargs):
     try:
         return run(*args, **kwargs)
     except ValueError as err:
-        fail(err)
+        raise UsageError(str(err)) from None
 
 
 def _print_summary(summary: dict, out) -> None:
@@ -98,7 +99,8 @@ def export(
 @qa_app.command("text")
 @scale_options
 @hub_model_options
-@ask_options("scorer_arg", "protocol", "max_new_tokens", "device_map", "max_memory", "backend", "items")
+@ask_options("scorer_arg", "protocol", "max_new_tokens", "device_map", "max_memory", "backend", "base_url",
+             "api_key_env", "items", "samples", "temperature")
 def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint or a multimodal LLM: id or directory."),
     task: str | None = typer.Option(None, help=TASK_HELP),
@@ -116,13 +118,13 @@ def text(
     from spatialprobe.benchmarks.qa import qa_source
 
     require_run_dir(out)
-    with refusals():
-        source, _ = qa_source(task, None if data is None else str(data.resolve()))
+    source, _ = qa_source(task, None if data is None else str(data.resolve()))
     given = replace(asked, condition="none", device=device, batch_size=batch_size,
                     scorer_args={**({} if context else {"use_context": "false"}), **asked.scorer_args})
     passages = [w.passage for w in (item.wording("short") for item in source.items) if w is not None]
     if not context and not any(passages):
-        fail(f"--no-context applies to questions with a scenario; the {source.dataset} questions have none.")
+        raise UsageError(f"--no-context applies to questions with a scenario; the {source.dataset} questions "
+                         "have none.")
     target = out or _default_out("text", _source_name(source.task, data), model)
     ask_and_print(source, model, given, target, f"qa text {source.task}", "qa text")
 
@@ -131,7 +133,7 @@ def text(
 @scale_options
 @hub_model_options
 @ask_options("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
-             "max_memory", "backend")
+             "max_memory", "backend", "base_url", "api_key_env", "samples", "temperature")
 def image(
     images: Path = typer.Option(..., "--images", help="Synthesis run directory (image store)."),
     model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP) or a multimodal LLM: "
@@ -154,12 +156,11 @@ def image(
     from spatialprobe.benchmarks.qa import qa_source
 
     if not (images / "run.sqlite").exists():
-        fail(f"{images} is not a synthesis run (no run.sqlite).")
+        raise UsageError(f"{images} is not a synthesis run (no run.sqlite).")
     if full_vocab and asked.protocol not in (None, "generate"):
-        fail(f"--full-vocab answers by generation; it does not apply with --protocol {asked.protocol}.")
+        raise UsageError(f"--full-vocab answers by generation; it does not apply with --protocol {asked.protocol}.")
     require_run_dir(out)
-    with refusals():
-        source, _ = qa_source(task, None if data is None else str(data.resolve()), str(images), partial)
+    source, _ = qa_source(task, None if data is None else str(data.resolve()), str(images), partial)
     given = replace(asked, device=device, batch_size=batch_size, protocol="generate" if full_vocab else asked.protocol)
     target = out or _default_out("image", _source_name(source.task, data, images), model)
     summary = ask_and_print(source, model, given, target, f"qa image {source.task}", "qa image")

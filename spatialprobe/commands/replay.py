@@ -9,7 +9,7 @@ import typer
 
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption, device_map_settings
 from spatialprobe.commands.scale_options import scale_options
-from spatialprobe.errors import SpatialprobeError
+from spatialprobe.errors import SpatialprobeError, UsageError
 
 
 def run(
@@ -25,7 +25,7 @@ def run(
     Only runtime settings may be overridden; a config field the run cannot honour is refused,
     and inputs (models, files) changed since the run make a new run only in a new --out.
     It computes here unless --ray is given (the Ray address a run recorded may be gone)."""
-    from spatialprobe.commands.errors import fail, require_run_dir
+    from spatialprobe.commands.output_checks import require_run_dir
     from spatialprobe.fingerprints import hub_settings_of
     from spatialprobe.loading import hub_settings
     from spatialprobe.runner import RunSpec
@@ -37,14 +37,14 @@ def run(
     try:
         data = read_run_config(path)
     except ValueError as err:  # DataError: names the file, line and field
-        fail(str(err))
+        raise UsageError(str(err)) from None
     spec = RunSpec.from_dict(data)
     spread, memory = device_map_settings(device_map, max_memory)
     given = (("device", device), ("batch_size", batch_size), ("device_map", spread), ("max_memory", memory))
     overrides = {k: v for k, v in given if v is not None}
     unknown = sorted(set(overrides) - set(spec.runtime) - _runtime_fields(spec.kind))
     if unknown:
-        fail(f"a {spec.kind} run has no runtime setting {', '.join(unknown)}.")
+        raise UsageError(f"a {spec.kind} run has no runtime setting {', '.join(unknown)}.")
     here = {k: v for k, v in spec.runtime.items() if k not in SCALE_KEYS}  # --ray (or not) says where
     spec = RunSpec(spec.kind, spec.settings, {**here, **overrides, **ambient().runtime()}, spec.inputs)
     target = Path(out or path.parent)
@@ -52,7 +52,7 @@ def run(
         with hub_settings(*hub_settings_of(spec.inputs)):  # the --revision the run was made with
             summary, changed = _replay(path, data, spec, target)
     except (SpatialprobeError, ValueError) as err:  # a bad config: one sentence
-        fail(str(err))
+        raise UsageError(str(err)) from None
     typer.echo((target / "table.md").read_text(encoding="utf-8"))
     if changed:
         typer.echo(f"new run of changed inputs ({'; '.join(changed)}): identity {summary['identity'][:12]}")

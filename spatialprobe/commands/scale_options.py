@@ -41,14 +41,9 @@ def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def with_scale_options(*args: Any, ray: str | None = None, workers: int | None = None,
                            **kwargs: Any) -> Any:
-        from spatialprobe.commands.errors import fail
-        from spatialprobe.errors import UsageError
         from spatialprobe.runner.scale import Scale, scaled
 
-        try:
-            Scale(ray, workers)
-        except UsageError as err:  # --workers without --ray
-            fail(str(err))
+        Scale(ray, workers)  # refuses --workers without --ray
         if ray is not None:
             show_worker_rates()
         with scaled(ray, workers):

@@ -7,9 +7,10 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.errors import fail, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.output_checks import require_run_dir
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.errors import UsageError
 
 
 def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
@@ -17,7 +18,7 @@ def _vqgan_settings(pairs: list[str], **named) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
-            fail(f"--set takes KEY=VALUE, got {pair!r}")
+            raise UsageError(f"--set takes KEY=VALUE, got {pair!r}")
         settings[key.strip().replace("-", "_")] = value.strip()
     return settings
 
@@ -41,8 +42,8 @@ def refuse_other_backend_options(ctx: typer.Context, backend: str) -> None:
             if getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT"):
                 flag = next(p.opts[0] for p in ctx.command.params if p.name == name)
                 takers = " and ".join(b for b, opts in BACKEND_OPTIONS.items() if name in opts)
-                fail(f"{flag} applies to the {takers} backend{'s' if ' and ' in takers else ''} "
-                     f"only; the {backend} backend does not take it.")
+                raise UsageError(f"{flag} applies to the {takers} backend{'s' if ' and ' in takers else ''} "
+                                 f"only; the {backend} backend does not take it.")
 
 
 def synthesize_command(
@@ -111,8 +112,8 @@ def synthesize_command(
         refuse_other_backend_options(ctx, backend)
     if backend == "vqgan-clip":
         if not vqgan:
-            fail("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "
-                  "checkpoint with `spatialprobe convert vqgan`).")
+            raise UsageError("--backend vqgan-clip needs --vqgan (a VQModel directory; convert a taming "
+                              "checkpoint with `spatialprobe convert vqgan`).")
         settings = _vqgan_settings(set_, size=size, iterations=iterations, cutouts=cutouts, lr=lr,
                                    quantize=quantize, snapshots=snapshots,
                                    speed=None if fast is None else ("fast" if fast else "plain"))
@@ -120,16 +121,16 @@ def synthesize_command(
                                 "compile": compile_, "checkpoint": checkpoint}
     elif backend == "diffusers":
         if not model:
-            fail("--backend diffusers needs --model (a pipeline id or directory).")
+            raise UsageError("--backend diffusers needs --model (a pipeline id or directory).")
         args = {"model": model, "steps": steps, "guidance": guidance, "height": height,
                 "width": width, "negative_prompt": negative_prompt}
     elif backend == "shapes":
         for name, value, default in (("--device", device, "auto"), ("--precision", precision, "auto")):
             if value != default:
-                fail(f"{name} does not apply to --backend shapes: it draws its scenes without a model.")
+                raise UsageError(f"{name} does not apply to --backend shapes: it draws its scenes without a model.")
         args = {"error_rate": error_rate, "miss_rate": miss_rate, "size": size or 64}
     else:
-        fail(f"unknown backend {backend!r}; use vqgan-clip, diffusers or shapes.")
+        raise UsageError(f"unknown backend {backend!r}; use vqgan-clip, diffusers or shapes.")
     args.update(device=device, precision=precision)
     require_run_dir(out)
     try:
@@ -145,7 +146,7 @@ def synthesize_command(
                                  progress=lambda done, total: bar.update(task, completed=done,
                                                                          total=total))
     except (DataError, ModelLoadError, ValueError, ImportError) as err:
-        fail(str(err))
+        raise UsageError(str(err)) from None
     if backend == "shapes":
         typer.secho("--backend shapes is UNTRAINED: it draws colour-coded test scenes from the "
                     "prompts' metadata, not images of a model.", fg=typer.colors.YELLOW, err=True)

@@ -11,9 +11,10 @@ import typer
 
 from spatialprobe.commands.demo import DemoOption
 from spatialprobe.commands.engine_options import ask_options, progress_bar, text_alone
-from spatialprobe.commands.errors import fail, refusals, require_run_dir
 from spatialprobe.commands.hub import hub_model_options
+from spatialprobe.commands.output_checks import require_run_dir
 from spatialprobe.commands.scale_options import scale_options
+from spatialprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from spatialprobe.engine.build import Asked
@@ -27,10 +28,11 @@ SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples 
 
 
 VSR_OPTIONS = ("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
-               "max_memory", "backend", "items")
+               "max_memory", "backend", "base_url", "api_key_env", "items", "samples", "temperature")
 """The shared ask options ``vsr`` takes (:mod:`spatialprobe.commands.engine_options`), in --help's order."""
 SPATIALMQA_OPTIONS = ("scorer_arg", "protocol", "image_condition", "blind", "max_new_tokens", "seed", "device_map",
-                      "max_memory", "backend", "items", "protocol_variants")
+                      "max_memory", "backend", "base_url", "api_key_env", "items", "protocol_variants", "samples",
+                      "temperature")
 """The shared ask options ``spatialmqa`` takes, in --help's order."""
 
 
@@ -81,8 +83,7 @@ def vsr_command(
 
     require_run_dir(out)
     data, images, model = coco_inputs("vsr", vsr, demo, data, images, model, text_alone(asked))
-    with refusals():
-        source, _ = vsr.vsr_source(vsr.split_file(data, split, part), images, split, part, limit, skip_missing)
+    source, _ = vsr.vsr_source(vsr.split_file(data, split, part), images, split, part, limit, skip_missing)
     target = out or DefaultRunDir("vsr", model)
     summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), target,
                             "VSR captions asked", "vsr")
@@ -123,13 +124,12 @@ def spatialmqa_command(
     require_run_dir(out)
     data, images, model = coco_inputs("spatialmqa", spatialmqa, demo, data, images, model, text_alone(asked))
     if part not in PARTS:
-        fail(f"part must be one of {PARTS}, got {part!r}")
+        raise UsageError(f"part must be one of {PARTS}, got {part!r}")
     if method not in ("auto", "clip", "generate"):
-        fail(f"--method must be auto, clip or generate; got {method!r}")
+        raise UsageError(f"--method must be auto, clip or generate; got {method!r}")
     if method == "generate" and asked.protocol not in (None, "generate"):
-        fail(f"--method generate asks by generation; it does not apply with --protocol {asked.protocol}.")
-    with refusals():
-        source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
+        raise UsageError(f"--method generate asks by generation; it does not apply with --protocol {asked.protocol}.")
+    source, _ = spatialmqa_source(data / f"{part}.jsonl", images, part, limit, skip_missing)
     given = replace(asked, device=device, batch_size=batch_size,
                     protocol="generate" if method == "generate" else asked.protocol,
                     wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
@@ -170,7 +170,7 @@ def vsr_train_command(
     from spatialprobe.training.vilt_vsr import TrainSettings, train_vsr_vilt
 
     if epochs is not None and max_steps > 0:
-        fail("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
+        raise UsageError("--epochs does not apply with --max-steps: training stops after --max-steps steps.")
     require_run_dir(out)
     settings = TrainSettings(learning_rate=learning_rate, batch_size=batch_size,
                              epochs=30.0 if epochs is None else float(epochs), eval_steps=eval_steps,
@@ -181,7 +181,7 @@ def vsr_train_command(
             summary = train_vsr_vilt(data, images, out or DefaultRunDir(model), model=model, split=split,
                                      settings=settings, device=device, progress=advance, skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
-        fail(err)
+        raise UsageError(str(err)) from None
     details = summary["details"]
     for part, coverage in details["coverage_per_part"].items():
         if coverage["skipped_missing"]:

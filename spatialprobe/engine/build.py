@@ -42,6 +42,13 @@ class Asked:
     protocol_variants: tuple[str, ...] = ()
     """``--protocol-variants circular,swap``: the robustness variants the engine generates
     (:mod:`spatialprobe.engine.variants`); part of the run's identity through the source's settings."""
+    server: dict[str, str | None] = field(default_factory=dict)
+    """``--base-url`` and ``--api-key-env`` (adapter option -> value, None where not given): the
+    options of a model behind a server (:func:`spatialprobe.models.options.with_server_flags`)."""
+    samples: int = 1
+    """``--samples K``: each item asked K times (:mod:`spatialprobe.engine.sampling`)."""
+    temperature: float | None = None
+    """``--temperature T``: sample the generate protocol's replies at T; None: greedy."""
 
 
 def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
@@ -49,8 +56,9 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     (before anything is written) where a setting does not apply."""
     from spatialprobe.engine.load import load_model
     from spatialprobe.engine.protocols import protocols_of
+    from spatialprobe.engine.sampling import check_sampling
     from spatialprobe.models.choice import choose
-    from spatialprobe.models.options import resolve, sharding
+    from spatialprobe.models.options import resolve, sharding, with_server_flags
 
     if given.items is not None:
         from spatialprobe.engine.rebuild import restrict
@@ -70,24 +78,48 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
         raise UsageError("--blind runs the real condition beside the blind ones; it does not apply "
                          f"with --image-condition {condition}.")
     name, _ = choose(model, given.wordings or source.offered(), command, given.backend)
+    _hub_options_apply(name)
     unused = [key for key in given.scorer_args if key in _declared(name, "not_asked")]
     if unused:
         raise UsageError(f"--scorer-arg {unused[0]} does not apply when the {name} model is asked {source.name} "
                          "items: the source words the question, and --max-new-tokens bounds a reply.")
+    scorer_args = with_server_flags(name, given.server, given.scorer_args)
     options = resolve(name, {**({"batch_size": given.batch_size} if _option(name, "batch_size") else {}),
-                             **given.scorer_args})
+                             **scorer_args})
     _answers(name, protocol)  # from the adapter's declaration: before any weights load
+    if given.samples > 1 or given.temperature is not None:
+        check_sampling(given.samples, given.temperature, protocol, name, bool(_declared_flag(name, "samples")))
+    if given.samples > 1 and given.protocol_variants:
+        raise UsageError("--protocol-variants and --samples do not combine: a variant group's strict accuracy "
+                         "would mix the samples of its items.")
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
     batch_size = int(runtime.get("batch_size", given.batch_size))
+    model_runtime = {key: options.pop(key) for key in _declared(name, "runtime_options") if key in options}
     spread = sharding(name, given.device, given.device_map or "none", given.max_memory)  # refused here
     component = Component(name, {"model": model, **options})
     settings = AskRunSettings(component, dict(source.settings), protocol,
                               list(("real", *BLIND) if given.blind else (condition,)), given.seed,
                               given.max_new_tokens or 16, given.device, batch_size,
-                              spread.get("device_map", "none"), spread.get("max_memory"))
-    loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory)
+                              spread.get("device_map", "none"), spread.get("max_memory"),
+                              samples=given.samples if given.samples > 1 else None, temperature=given.temperature,
+                              model_runtime=model_runtime or None)
+    loaded = load_model(component, given.device, batch_size, settings.device_map, settings.max_memory,
+                        settings.model_runtime)
     wording = choose_wording(loaded, source, name)
     return AskRun(replace(settings, wording=None if wording == "question" else wording), source, loaded)
+
+
+def _hub_options_apply(name: str) -> None:
+    """Refuse ``--revision`` and ``--trust-remote-code`` for an adapter that loads no checkpoint
+    here (a model behind a server: the server chose its weights)."""
+    from spatialprobe.loading import hub_defaults
+    from spatialprobe.models.choice import needs_config
+
+    revision, trust = hub_defaults()
+    if (revision is not None or trust) and not needs_config(name):
+        flag = f"--revision {revision}" if revision is not None else "--trust-remote-code"
+        raise UsageError(f"{flag} applies to a checkpoint loaded in this process; the {name} model is whatever "
+                         "its server loaded.")
 
 
 def _answers(name: str, protocol: str) -> None:
@@ -104,6 +136,12 @@ def _declared(name: str, attribute: str) -> tuple[str, ...]:
     from spatialprobe import registry
 
     return tuple(getattr(registry.lookup("model", name), attribute, ()))
+
+
+def _declared_flag(name: str, attribute: str) -> object:
+    from spatialprobe import registry
+
+    return getattr(registry.lookup("model", name), attribute, False)
 
 
 def _option(name: str, key: str) -> bool:

@@ -50,6 +50,8 @@ class Question:
     (one request per option: ``contexts[i] + " "`` then ``target``); ``""``: the options are scored."""
     contexts: tuple[str, ...] = ()
     """With ``target``: per option, the context the target is scored after."""
+    seed: int | None = None
+    """The seed of a sampled reply (``--temperature``, :mod:`spatialprobe.engine.sampling`); None: greedy."""
 
 
 def protocols_of(protocol: str) -> tuple[str, ...]:
@@ -74,12 +76,13 @@ def check_protocol(model: Any, protocol: str) -> tuple[str, ...]:
 
 
 def ask(model: Any, questions: Sequence[Question], protocol: str, max_new_tokens: int = 16,
-        lenient: Lenient | None = None) -> list[dict[str, Any]]:
+        lenient: Lenient | None = None, temperature: float = 0.0) -> list[dict[str, Any]]:
     """Each question's answers by the protocols ``protocol`` names, as JSON-ready dicts:
 
     ``{"likelihood": {"scores": [...], "option": str}, "generate": {"reply": str, "option": str |
-    None, "rule": str}}`` (only the protocols asked for). A batch goes to the model in one call
-    per protocol; the adapter batches inside."""
+    None, "rule": str}}`` (only the protocols asked for; a sampled reply also has its ``seed``). A
+    batch goes to the model in one call per protocol; the adapter batches inside. ``temperature``
+    above 0 samples each reply with its question's ``seed``."""
     wanted = check_protocol(model, protocol)
     answers: list[dict[str, Any]] = [{} for _ in questions]
     if "generate" in wanted and any(q.target for q in questions):
@@ -92,10 +95,13 @@ def ask(model: Any, questions: Sequence[Question], protocol: str, max_new_tokens
             best = values.index(max(values))  # ties: the first
             answer["likelihood"] = {"scores": values, "option": q.options[best]}
     if "generate" in wanted:
-        replies = model.generate([GenerateRequest(q.prompt, q.image, max_new_tokens) for q in questions])
+        replies = model.generate([GenerateRequest(q.prompt, q.image, max_new_tokens, temperature=temperature,
+                                                  seed=q.seed) for q in questions])
         for answer, q, reply in zip(answers, questions, replies, strict=True):
             parsed = parse_answer(reply, q.options, lenient)
             answer["generate"] = {"reply": reply, "option": parsed.option, "rule": parsed.rule}
+            if temperature:
+                answer["generate"]["seed"] = q.seed
     return answers
 
 

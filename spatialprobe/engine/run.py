@@ -21,7 +21,7 @@ with its paired interval, and the answer prior beside the accuracy
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,14 @@ from spatialprobe.engine import question_free as free
 from spatialprobe.engine.metrics import asked_metrics, chosen, official_metrics, position_prior, resamplings
 from spatialprobe.engine.protocols import Question, ask, protocols_of
 from spatialprobe.engine.robustness import variant_metrics
+from spatialprobe.engine.sampling import (
+    check_sampling,
+    sample_key,
+    sample_seed,
+    sampled_source,
+    vote_rows,
+    with_samples,
+)
 from spatialprobe.engine.table import ask_table
 from spatialprobe.engine.variants import generated
 from spatialprobe.errors import UsageError
@@ -43,11 +51,7 @@ from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.runner.settings import model as model_field
 from spatialprobe.tiny import untrained
 
-AskItem = SourceItem
-"""The earlier name of a source's item."""
-AskSource = Source
-"""The earlier name of a source."""
-__all__ = ["MQA_QUESTION", "VSR_QUESTION", "AskItem", "AskRun", "AskRunSettings", "AskSource", "ask_run",
+__all__ = ["MQA_QUESTION", "VSR_QUESTION", "AskRun", "AskRunSettings", "ask_run",
            "ask_table", "choose_wording"]
 
 
@@ -55,13 +59,22 @@ def declared(model: Any, name: str, attribute: str, default: tuple[str, ...]) ->
     """What an adapter declares (``wordings``, ``protocols``): read from its registered class, so
     that a model deferred to a Ray cluster is never built by the driver to answer; from the object
     where ``name`` is no registered adapter (a stand-in in a test)."""
+    return tuple(getattr(_adapter(model, name), attribute, default))
+
+
+def can_sample(model: Any, name: str) -> bool:
+    """Whether the adapter declares that it samples (``samples``), read as :func:`declared` reads."""
+    return bool(getattr(_adapter(model, name), "samples", False))
+
+
+def _adapter(model: Any, name: str) -> Any:
     from spatialprobe import registry
     from spatialprobe.errors import UnknownComponent
 
     try:
-        return tuple(getattr(registry.lookup("model", name), attribute, default))
+        return registry.lookup("model", name)
     except UnknownComponent:
-        return tuple(getattr(model, attribute, default))
+        return model
 
 
 def choose_wording(model: Any, source: Source, name: str = "") -> str:
@@ -96,6 +109,13 @@ class AskRunSettings:
     """With ``device_map``: at most this much of the model per device (runtime)."""
     wording: str | None = field(default=None, metadata=OPTIONAL)
     """How the items were put to the model (:mod:`spatialprobe.benchmarks.base`); None: ``question``."""
+    model_runtime: dict[str, Any] | None = field(default=None, metadata=OPTIONAL)
+    """The adapter's options that say how it runs, never what it answers (its ``runtime_options``:
+    a server's concurrency, timeout, retries): runtime, so a resume may change them."""
+    samples: int | None = field(default=None, metadata=OPTIONAL)
+    """``--samples K``: each item asked K times (:mod:`.sampling`); None: once."""
+    temperature: float | None = field(default=None, metadata=OPTIONAL)
+    """``--temperature T``: the sampling temperature of the generate protocol; None: greedy."""
 
 
 class AskRun(RunKind):
@@ -135,6 +155,12 @@ class AskRun(RunKind):
             raise UsageError(f"{self.source.dataset} asks several images at once (multi-view items), and the "
                              f"{s.model.name} model takes one image a question: use a model that takes several "
                              "(a multimodal LLM).")
+        self.samples = s.samples or 1
+        check_sampling(self.samples, s.temperature, s.protocol, s.model.name,
+                       can_sample(self.model, s.model.name))
+        if not all(item.options for item in self.source.items) and "likelihood" in self.protocols:
+            raise UsageError(f"{self.source.name} has items without options (numeric answers): they are read from "
+                             "a generated reply, by --protocol generate.")
         understood = declared(self.model, s.model.name, "wordings", ("question",))
         if self.wording not in understood or self.wording not in self.source.offered():
             raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
@@ -145,7 +171,7 @@ class AskRun(RunKind):
     def of(cls, source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None = None,
            *, protocol: str = "likelihood", condition: str = "real", blind: bool = False, seed: int = 0,
            max_new_tokens: int = 16, device: str = "auto", batch_size: int = 8, device_map: str = "none",
-           max_memory: dict[str, str] | None = None) -> AskRun:
+           max_memory: dict[str, str] | None = None, samples: int = 1, temperature: float | None = None) -> AskRun:
         """The run of ``source`` asked of a model built already (``model``; None: built from
         ``model_spec``), in the first wording both offer."""
         check_condition(condition)
@@ -154,7 +180,8 @@ class AskRun(RunKind):
                              f"with --image-condition {condition}.")
         settings = AskRunSettings(model_spec, dict(source_settings or source.settings), protocol,
                                   list(("real", *BLIND) if blind else (condition,)), seed, max_new_tokens,
-                                  device, batch_size, device_map, max_memory)
+                                  device, batch_size, device_map, max_memory,
+                                  samples=samples if samples > 1 else None, temperature=temperature)
         if model is None:
             model = _load(settings)
         wording = choose_wording(model, source, model_spec.name)
@@ -174,9 +201,10 @@ class AskRun(RunKind):
         return self.settings.model
 
     def inputs(self) -> dict[str, Any]:
-        from spatialprobe.fingerprints import file_input, model_input
+        from spatialprobe.fingerprints import file_input, identity_of
 
-        found = {"model": model_input("the model", str(self.model_spec.args.get("model")))}
+        model = identity_of(self.model, "the model", str(self.model_spec.args.get("model")))
+        found: dict[str, Any] = {"model": model} if model else {}
         recorded = self.settings.source
         data = recorded.get("data") or recorded.get("dataset")
         if isinstance(data, dict) and data.get("version") and not Path(str(data.get("file"))).is_file():
@@ -196,13 +224,14 @@ class AskRun(RunKind):
             for item in self.source.items:
                 if condition != self.conditions[0] and generated(item):
                     continue  # an engine-generated variant is asked under the run's first condition only
-                out.append(Item(f"{condition}/{item.key}", (condition, item, item.image)))
+                shown = [(f"{condition}/{item.key}", item.image)]
                 if condition == "real":  # the further images of an item with several
-                    out += [Item(f"{condition}/{item.key}#{n}", (condition, item, image))
-                            for n, image in enumerate(item.images, 1)]
+                    shown += [(f"{condition}/{item.key}#{n}", image) for n, image in enumerate(item.images, 1)]
+                out += [Item(sample_key(key, k, self.samples), (condition, item, image, k))
+                        for k in range(self.samples) for key, image in shown]
         if self._question_free():
-            out += [Item(f"{free.CONDITION}/{item.key}", (free.CONDITION, item, None)) for item in self.source.items
-                    if not generated(item)]
+            out += [Item(f"{free.CONDITION}/{item.key}", (free.CONDITION, item, None, 0))
+                    for item in self.source.items if not generated(item)]
         return out
 
     def _question_free(self) -> bool:
@@ -226,27 +255,39 @@ class AskRun(RunKind):
             return blank_image(size[0]).resize(size)
         return open_image(image)
 
-    def _question(self, condition: str, item: SourceItem, image: str | None) -> Question:
+    def _question(self, condition: str, item: SourceItem, image: str | None, sample: int = 0) -> Question:
         wording = item.wording(self.wording)
         assert wording is not None  # choose_wording: every item offers it
         if condition == free.CONDITION:
             return Question(free.PROMPT, wording.options, None, wording.suffix)
+        seed = sample_seed(self.settings.seed, item.key, sample) if self.settings.temperature else None
         return Question(wording.prompt, wording.options, self._image(condition, item, image),
                         wording.suffix, wording.passage, wording.target,
-                        wording.contexts)
+                        wording.contexts, seed)
+
+    def compute_stream(self, work: list[Sequence[Item]]) -> Iterator[tuple[Sequence[Item], Sequence[Any]]]:
+        """An adapter that takes a stream (a server) is fed the whole remaining work
+        (:mod:`spatialprobe.engine.stream`); any other, one batch at a time."""
+        from spatialprobe.engine.stream import streamed, takes_stream
+
+        if not takes_stream(self.model):
+            return super().compute_stream(work)
+        return streamed(self.model, work, lambda item: self.compute([item])[0])
 
     def compute(self, batch: Sequence[Item]) -> list[dict[str, Any]]:
         asked = [item for item in batch if item.payload[0] != free.CONDITION]
         answers = dict(zip((item.key for item in asked), ask(
             self.model, [self._question(*item.payload) for item in asked], self.settings.protocol,
-            self.settings.max_new_tokens, self.source.lenient), strict=True)) if asked else {}
+            self.settings.max_new_tokens, self.source.lenient, self.settings.temperature or 0.0),
+            strict=True)) if asked else {}
         unasked = [item for item in batch if item.payload[0] == free.CONDITION]  # scored only
         if unasked:
             answers.update(zip((item.key for item in unasked), ask(
                 self.model, [self._question(*item.payload) for item in unasked], "likelihood"), strict=True))
         return [answers[item.key] for item in batch]
 
-    def _row(self, condition: str, item: SourceItem, answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def _row(self, condition: str, item: SourceItem, answers: Sequence[Mapping[str, Any]], sample: int = 0
+             ) -> dict[str, Any]:
         wording = item.wording(self.wording)
         assert wording is not None
 
@@ -275,6 +316,8 @@ class AskRun(RunKind):
             row["reply"], row["parse_rule"] = first["generate"]["reply"], first["generate"]["rule"]
         if len(answers) > 1:
             row["images"] = len(answers)
+        if self.samples > 1 or self.settings.temperature:
+            row["sample"], row["seed"] = sample, first.get("generate", {}).get("seed")
         row["pred"] = chosen(row, self.protocols[0])
         if self.source.matching is not None:
             output = row.get("reply") if self.protocols[0] == "generate" else None
@@ -283,18 +326,21 @@ class AskRun(RunKind):
         return row
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
-        answers: dict[tuple[str, str], list[Any]] = {}
+        answers: dict[tuple[str, str, int], list[Any]] = {}
         for item in self.items():
-            condition, asked, _ = item.payload
-            answers.setdefault((condition, asked.key), []).append(results[item.key])
+            condition, asked, _, k = item.payload
+            answers.setdefault((condition, asked.key, k), []).append(results[item.key])
         unasked = {key: self._row(c, self.by_key[key], found)["pred_likelihood"]
-                   for (c, key), found in answers.items() if c == free.CONDITION}
-        every = [self._row(condition, self.by_key[key], found) for (condition, key), found in answers.items()
+                   for (c, key, _), found in answers.items() if c == free.CONDITION}
+        every = [self._row(condition, self.by_key[key], found, k) for (condition, key, k), found in answers.items()
                  if condition != free.CONDITION]
+        src = self._sampled_source()
+        if src.sampling == "vote" and self.samples > 1:
+            every = vote_rows(every, src.labels)
         rows = [row for row in every if not generated(row)]  # the headline metrics: the source's own items
         if unasked:
             rows = [{**row, free.PRED: unasked[row["instance_id"]]} for row in rows]
-        src, folds = self.source, bool(self.source.folds)
+        folds = bool(src.folds)
         if folds:
             rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
                     for row in rows if row["instance_id"] in set(test)]
@@ -326,6 +372,8 @@ class AskRun(RunKind):
             specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
                                      rows=main))
         describe = getattr(self.model, "describe", dict)
+        if callable(getattr(type(self.model), "traffic", None)):  # a server's requests, retries, failures,
+            details = {**details, "requests": self.model.traffic()}  # truncations, requests/s, tokens/s
         own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
         demo = synthetic(src.settings.get("data"))  # a demo copy's runs say so (table, summary)
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
@@ -339,6 +387,18 @@ class AskRun(RunKind):
                           details,
                           resamplings(src.spec, main, rows, self.protocols, self.conditions, specs,
                                       details.get("answer_prior"), folds, prior_rows))
+
+    def _sampled_source(self) -> Source:
+        return sampled_source(self.source, self.samples, self.settings.temperature)
+
+    def measure(self, evaluation: Evaluation) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The spine's intervals, with repeated samples refined (:func:`.sampling.with_samples`)."""
+        metrics, intervals = super().measure(evaluation)
+        if self.samples > 1:
+            main = [r for r in evaluation.predictions if r["condition"] == self.conditions[0] and not generated(r)]
+            metrics = with_samples(metrics, main, evaluation.details, self._sampled_source(), self.samples,
+                                   self.settings.temperature, self.settings.seed, getattr(self.model, "sampler", None))
+        return metrics, intervals
 
     def table(self, summary: Mapping[str, Any]) -> str:
         return ask_table(summary)
@@ -359,7 +419,7 @@ def _load(settings: AskRunSettings) -> Any:
     from spatialprobe.engine.load import load_model
 
     s = settings
-    return load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory)
+    return load_model(s.model, s.device, s.batch_size, s.device_map, s.max_memory, s.model_runtime)
 
 
 def ask_run(source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None,

@@ -8,6 +8,7 @@ from typing import Any
 
 from spatialprobe.engine import question_free as free
 from spatialprobe.engine.robustness import variants_lines
+from spatialprobe.engine.sampling import sampling_lines
 
 
 def ask_table(summary: Mapping[str, Any]) -> str:
@@ -43,6 +44,7 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
               if f"accuracy_{c}" in m]
     lines += variants_lines(summary)
+    lines += sampling_lines(d)
     lines += free.table_lines(d.get("question_free"), m.get("accuracy_question_free"))
     for blind, gain in (d.get("vision_gain") or {}).items():
         ci = gain["ci"]

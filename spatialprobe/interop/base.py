@@ -9,7 +9,10 @@ that ``report``, ``runs`` and ``export`` read like a native one. Every refusal h
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +49,8 @@ class Instance:
     ``audit blind`` and ``audit parse`` read them."""
     fields: Mapping[str, Any] = field(default_factory=dict)
     """Further row fields the log declares (the clusters of a row of two objects, its fold)."""
+    log_id: str | None = None
+    """The item's id in the log where the run keys it otherwise (a joined source's item key)."""
 
 
 @dataclass
@@ -71,7 +76,14 @@ class Log:
     (a spatialprobe run exported to Every Eval Ever); empty: ``cluster``."""
     group: str | None = None
     """Row field whose groups are measured apart and averaged (a probe run's ``fold``), or None."""
-    """The files this log was read from (its samples and the results beside them)."""
+    reader: str | None = None
+    """Where the log holds the model's predictions but no verdict (VLMEvalKit's unscored files):
+    the harness's own reader they were read with (``VLMEvalKit's can_infer``); None: the log's
+    own verdict per item."""
+    unreadable: int = 0
+    """Predictions that reader read no answer from (counted wrong, as the harness counts them)."""
+    note: str = ""
+    """What else the summary line says about how the items were read (epochs reduced, repeats)."""
 
 
 def options_of(options: Mapping[str, Any], allowed: tuple[str, ...], fmt: str) -> dict[str, Any]:
@@ -135,17 +147,34 @@ def field_of(record: Mapping[str, Any], name: str, path: Path, line: int | None)
 
 
 def score_of(value: Any, path: Path, line: int | None, name: str) -> float:
-    """A per-item score (a number or boolean); a DataError naming the field otherwise."""
+    """A per-item score: a finite number or a boolean; a DataError naming the field otherwise
+    (NaN and infinity too, JSON's ``NaN``/``Infinity`` tokens and lm-eval's text ``"nan"``: an item
+    without a score is no item to average)."""
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, (int, float)) and value == value:
-        return float(value)
-    if isinstance(value, str):
+    number: float | None = None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
-            pass
-    raise DataError(path, line, name, f"must be a number or true/false, not {value!r:.40}")
+            number = None
+    if number is None:
+        raise DataError(path, line, name, f"must be a number or true/false, not {value!r:.40}")
+    if not math.isfinite(number):
+        raise DataError(path, line, name, f"is {value!r:.20}, not a finite score: the harness scored no "
+                        "number here; fix or drop the item and import again")
+    return number
+
+
+def gold_of(value: Any, path: Path, line: int | None, name: str) -> Any:
+    """The item's gold answer; missing (null, an empty cell, NaN) is a DataError: the item cannot be
+    scored, and counting it wrong would lower the accuracy the harness printed."""
+    if value is None or (isinstance(value, str) and not value.strip()) or (isinstance(value, float) and value != value):
+        raise DataError(path, line, name, "is missing: the item has no gold answer (a damaged or unfinished "
+                        "log); fix or drop it and import again")
+    return value
 
 
 def text(value: Any) -> str | None:
@@ -164,11 +193,53 @@ def option_texts(value: Any) -> tuple[str, ...] | None:
     return None
 
 
-def unique(instances: list[Instance], path: Path) -> list[Instance]:
-    """``instances``, refused where an id repeats (runs pair on ids)."""
-    seen: set[str] = set()
+def unique(instances: list[Instance], path: Path, group: str | None = None) -> list[Instance]:
+    """``instances``, refused where an id repeats (runs pair on ids); with a ``group`` (a fold) an
+    id repeats where it comes twice in one group."""
+    seen: set[tuple[str, Any]] = set()
     for inst in instances:
-        if inst.instance_id in seen:
-            raise DataError(path, None, "id", f"repeats the item id {inst.instance_id!r:.80}")
-        seen.add(inst.instance_id)
+        key = (inst.instance_id, inst.fields.get(group) if group else None)
+        if key in seen:
+            where = f" in {group} {key[1]}" if group else ""
+            raise DataError(path, None, "id", f"repeats the item id {inst.instance_id!r:.80}{where}: two verdicts "
+                            "for one item; keep one (or give each repeat its own id)")
+        seen.add(key)
     return instances
+
+
+def csv_rows(path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, row) of a CSV/TSV file with a header; a cell longer than Python's csv field limit is
+    a DataError naming the file, line and column, never a traceback."""
+    source = decoded(path.read_bytes(), path)
+    reader = csv.DictReader(io.StringIO(source, newline=""), delimiter=delimiter)
+    records = iter(reader)
+    while True:
+        start = max(reader.line_num, 1) + 1  # the row's first line (a quoted cell may hold newlines)
+        try:
+            record = next(records)
+        except StopIteration:
+            return
+        except csv.Error as err:
+            raise over_long(path, source, delimiter) or DataError(path, reader.line_num, None,
+                                                                  f"is not CSV this reads ({err})") from None
+        yield start, record
+
+
+def over_long(path: Path, source: str, delimiter: str) -> DataError | None:
+    """The first cell longer than the csv field limit, as a DataError naming it (None if none is)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(2 ** 31 - 1)  # read once more without the limit, only to find the cell
+    try:
+        reader = csv.reader(io.StringIO(source, newline=""), delimiter=delimiter)
+        header = next(reader, [])
+        for row in reader:
+            for name, cell in zip(header, row, strict=False):
+                if len(cell) > limit:
+                    return DataError(path, reader.line_num, name, f"holds {len(cell):,} characters, over the "
+                                     f"{limit:,} a CSV cell is read with; shorten it, or write the log as JSON "
+                                     "lines (or .xlsx for VLMEvalKit), which have no such limit")
+    except csv.Error:
+        return None
+    finally:
+        csv.field_size_limit(limit)
+    return None

@@ -8,9 +8,11 @@ Fields read on import: ``schema_version`` (0.3.x), ``evaluation_id``, ``model_id
 ``evaluation_name``, ``sample_id``, ``input.raw``, ``input.reference``, ``input.choices``, ``output.raw[0]``
 (the reply),
 ``answer_attribution[-1].extracted_value`` (else ``output.raw[0]``), ``evaluation.score`` and
-``evaluation.is_correct``; from ``metadata`` the clusters a spatialprobe export wrote
+``evaluation.is_correct`` (the verdict; ``--metric score`` reads the score instead, a number in
+[0, 1]; a non-finite one is refused); from ``metadata`` the clusters a spatialprobe export wrote
 (``spatialprobe.clusters``, ``spatialprobe.group`` and the fields they name), else ``--cluster
-FIELD`` (a metadata key). One log per (``model_id``, ``evaluation_name``).
+FIELD`` (a metadata key; ``a,b``: two). One log per (``model_id``, ``evaluation_name``); an id
+repeated within it (within one fold, where the export declares folds) is refused.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.errors import DataError
+from spatialprobe.errors import DataError, UsageError
+from spatialprobe.interop import base
 from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, unique
+from spatialprobe.interop.clusters import cluster_fields, cluster_log, clustered
 
 SCHEMA_VERSION = "0.3.0"
 REQUIRED = ("schema_version", "evaluation_id", "model_id", "evaluation_name", "sample_id", "interaction_type",
@@ -32,7 +36,7 @@ REQUIRED = ("schema_version", "evaluation_id", "model_id", "evaluation_name", "s
 """The instance schema's required fields (checked here whether or not ``jsonschema`` is installed)."""
 
 
-def _instance(record: Mapping[str, Any], path: Path, line: int, cluster: str | None) -> Instance:
+def _instance(record: Mapping[str, Any], path: Path, line: int, clusters: tuple[str, ...], metric: str) -> Instance:
     for name in REQUIRED:
         field_of(record, name, path, line)
     if not str(record["schema_version"]).startswith("0.3"):
@@ -44,9 +48,13 @@ def _instance(record: Mapping[str, Any], path: Path, line: int, cluster: str | N
         raise DataError(path, line, "evaluation.is_correct", f"must be true or false, not {evaluation['is_correct']!r}")
     if isinstance(evaluation["score"], bool) or not isinstance(evaluation["score"], (int, float)):
         raise DataError(path, line, "evaluation.score", f"must be a number, not {evaluation['score']!r:.40}")
+    score = base.score_of(evaluation["score"], path, line, "evaluation.score")
     reference = field_of(record, "input.reference", path, line)
-    if not isinstance(reference, list):
-        raise DataError(path, line, "input.reference", "must be a list of strings")
+    if not isinstance(reference, list) or not reference:
+        raise DataError(path, line, "input.reference", "must be a list of the gold answers (it is empty or "
+                        "not a list: the item cannot be scored)")
+    for answer in reference:
+        base.gold_of(answer, path, line, "input.reference")
     if not isinstance(record["answer_attribution"] or [], list) or \
             not all(isinstance(a, dict) for a in record["answer_attribution"] or []):
         raise DataError(path, line, "answer_attribution", "must be a list of objects")
@@ -63,12 +71,16 @@ def _instance(record: Mapping[str, Any], path: Path, line: int, cluster: str | N
     group = meta.get("spatialprobe.group")
     if group and isinstance(fields.get(group), str) and fields[group].lstrip("-").isdigit():
         fields[group] = int(fields[group])  # a fold number, as the native run's rows hold it
+    for name in clusters:
+        if name not in meta:
+            raise DataError(path, line, f"metadata.{name}", "is missing (--cluster names a metadata key)")
+    cluster, named = clustered({c: meta[c] for c in clusters})
+    fields.update(named)
     if cluster is not None:
-        if cluster not in meta:
-            raise DataError(path, line, f"metadata.{cluster}", "is missing (--cluster names a metadata key)")
-        fields["cluster"] = meta[cluster]
+        fields["cluster"] = cluster
+    value = score if metric == "score" else float(evaluation["is_correct"])
     return Instance(str(record["sample_id"]), reference[0] if len(reference) == 1 else reference, pred,
-                    evaluation["is_correct"], float(evaluation["score"]), fields.pop("cluster", None),
+                    value == 1.0, value, fields.pop("cluster", None),
                     meta.get("spatialprobe.protocol"), str(field_of(record, "input.raw", path, line)),
                     output[0] if isinstance(output[0], str) else None,
                     option_texts(record["input"].get("choices")), fields)
@@ -76,29 +88,36 @@ def _instance(record: Mapping[str, Any], path: Path, line: int, cluster: str | N
 
 def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
     """One log per (model, evaluation) of the instance-level JSON lines in ``paths``."""
-    given = options_of(options, ("cluster",), "eee")
+    given = options_of(options, ("cluster", "metric"), "eee")
+    metric = given.get("metric") or "is_correct"
+    if metric not in ("is_correct", "score"):
+        raise UsageError(f"--metric {metric}: an Every Eval Ever record holds evaluation.is_correct (the default) "
+                         "and evaluation.score.")
+    clusters = cluster_fields(given.get("cluster"))
     logs: dict[tuple[str, str], Log] = {}
     for path in paths:
         for line, record in jsonl(path):
-            inst = _instance(record, path, line, given.get("cluster"))
+            inst = _instance(record, path, line, clusters, metric)
             key = (str(record["model_id"]), str(record["evaluation_name"]))
             if key not in logs:
                 meta = record.get("metadata") or {}
-                clusters = tuple(c for c in str(meta.get("spatialprobe.clusters", "")).split(",") if c)
-                logs[key] = Log("eee", key[0], key[1], "evaluation.is_correct", [],
+                exported = () if clusters else tuple(c for c in str(meta.get("spatialprobe.clusters", "")).split(",")
+                                                     if c)
+                logs[key] = Log("eee", key[0], key[1], f"evaluation.{metric}", [],
                                 {"harness": "every_eval_ever", "schema_version": record["schema_version"],
                                  "evaluation_id": record["evaluation_id"],
                                  "dataset_revision": meta.get("spatialprobe.dataset", "").partition("@")[2] or None},
-                                None, given.get("cluster") or (",".join(clusters) or None), [],
-                                tuple("cluster" if c == "cluster" else c for c in clusters),
-                                meta.get("spatialprobe.group") or None)
+                                None, None, [], tuple(c for c in exported), meta.get("spatialprobe.group") or None,
+                                meta.get("spatialprobe.reader") or None)
+                cluster_log(logs[key], clusters)
             log = logs[key]
             log.instances.append(inst)
             if path not in log.files:
                 log.files.append(path)
     for log in logs.values():
-        if log.group is None:
-            unique(log.instances, log.files[0])
+        unique(log.instances, log.files[0], log.group)
+        if log.reader:
+            log.unreadable = sum(1 for i in log.instances if i.pred in (None, ""))
     return list(logs.values())
 
 
@@ -120,6 +139,7 @@ def instance_records(path: Path, evaluation_id: str) -> list[dict[str, Any]]:
     rows = read_jsonl(path / "predictions.jsonl")
     spec = spec_of(run.summary, rows)
     clusters = ",".join(spec.clusters)
+    reader = (run.summary.get("details") or {}).get("reader")
     out = []
     for row, item in zip(rows, table, strict=True):
         meta = {"spatialprobe.clusters": clusters, "spatialprobe.group": spec.group,
@@ -129,6 +149,8 @@ def instance_records(path: Path, evaluation_id: str) -> list[dict[str, Any]]:
             meta[f"row.{spec.group}"] = row.get(spec.group)
         if item["condition"] is not None:
             meta["spatialprobe.condition"] = item["condition"]
+        if reader:  # the verdict is an import's reading of predictions, not a harness's: say whose
+            meta["spatialprobe.reader"] = reader
         question = row.get("question")
         out.append({"schema_version": SCHEMA_VERSION, "evaluation_id": evaluation_id,
                     "model_id": str(run.summary.get("model")), "evaluation_name": str(run.summary.get("task")),

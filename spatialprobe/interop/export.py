@@ -73,12 +73,30 @@ def long_table(paths: Sequence[Path]) -> Any:
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A cell starting so is a formula to Excel, LibreOffice and Google Sheets (OWASP, CSV injection)."""
+
+
+def spreadsheet_safe(table: Any) -> Any:
+    """``table`` with every text cell that a spreadsheet would run as a formula (``=cmd|' /C calc'!A0``,
+    ``=HYPERLINK(...)``, ``@SUM``, ``+``, ``-``, a leading tab or carriage return) prefixed with a single
+    quote, as OWASP advises: the cell shows as text, and ``pandas.read_csv`` reads it with the quote.
+    A model's reply or an item id is data, never something to run on the reader's machine."""
+    out = table.copy()
+    for column in out.columns:
+        values = out[column].tolist()
+        if any(isinstance(v, str) for v in values):
+            out[column] = [("'" + v) if isinstance(v, str) and v.startswith(FORMULA_STARTS) else v for v in values]
+    return out
+
+
 def export(paths: Sequence[Path], fmt: str, out: Path) -> list[Path]:
     """Write ``paths``' runs to ``out`` as one long table in ``fmt`` (csv, parquet); the files written."""
     table = long_table(paths)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "csv":
-        table.to_csv(out, index=False)
+        # RFC 4180 line ends: a cell holding a bare carriage return is quoted, not split into two rows
+        spreadsheet_safe(table).to_csv(out, index=False, lineterminator="\r\n")
     elif fmt == "parquet":
         from spatialprobe.extras import require
 

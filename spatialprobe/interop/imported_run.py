@@ -15,13 +15,15 @@ declares (``--cluster FIELD``, VLMEvalKit's circular ``g_index``), over the join
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.interop.base import Log
+from spatialprobe.interop.join import joiner, source_of
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL
@@ -61,37 +63,32 @@ def read_logs(fmt: str, paths: Sequence[Path], options: Mapping[str, Any]) -> li
     for log in logs:  # an empty file (lmms-eval's, a paper's) is no run
         if not log.instances:
             raise DataError(log.files[0] if log.files else paths[0], None, None, "holds no items")
+        outside = next((i for i in log.instances if not 0.0 <= i.score <= 1.0), None)
+        if outside is not None:
+            raise DataError(log.files[0], None, log.metric, f"scores item {outside.instance_id!r:.60} "
+                            f"{outside.score:g}, outside [0, 1]: an import reads a verdict per item (right 1, "
+                            "wrong 0, or a share of credit); name such a metric with --metric")
+        repeats_of(log)
     return logs
 
 
-def source_of(settings: Mapping[str, Any]) -> Any:
-    """The engine source to join items to (``vsr``, ``spatialmqa``; others by their replay)."""
-    name, data = str(settings["name"]), Path(str(settings["data"]))
-    if name == "vsr":
-        from spatialprobe.benchmarks.vsr import vsr_source
-
-        return vsr_source(data, None, str(settings.get("split") or "random"), str(settings.get("part") or "test"))[0]
-    if name == "spatialmqa":
-        from spatialprobe.benchmarks.spatialmqa import spatialmqa_source
-
-        return spatialmqa_source(data, None, str(settings.get("part") or "test"))[0]
-    raise UsageError(f"--source {name} cannot be joined here: vsr and spatialmqa can (or give --cluster FIELD).")
+REPEAT = re.compile(r"^(?P<item>.+)#(?P<k>\d+)$")
 
 
-def joiner(source: Any, file: str | Path) -> Callable[[Any], Any]:
-    """The source's item an imported row's id names: the item's key, or (lm-eval's and lmms-eval's
-    ``doc_id``) its position in the source's file; a DataError naming ``file`` otherwise."""
-    items = source.items
-    by_key = {item.key: item for item in items}
-
-    def item_of(ident: Any) -> Any:
-        key = str(ident)
-        item = by_key.get(key) or (items[int(key)] if key.isdigit() and int(key) < len(items) else None)
-        if item is None:
-            raise DataError(file, None, "id", f"item {ident!r} is not among the {len(by_key)} items of "
-                            f"{source.dataset}")
-        return item
-    return item_of
+def repeats_of(log: Log) -> None:
+    """Rows whose ids are ``ITEM#k`` (the k-th of several measurements of one item: epochs,
+    samples, seeds) are one unit: where the log declares no cluster, each row's cluster is its
+    item, so that repeats are not counted as independent items."""
+    if log.clusters or log.cluster_field or log.group:
+        return
+    bases = [REPEAT.match(i.instance_id) for i in log.instances]
+    if not all(bases) or len({m["item"] for m in bases if m}) == len(bases):
+        return
+    log.instances = [replace(i, cluster=m["item"]) for i, m in zip(log.instances, bases, strict=True) if m]
+    log.cluster_field = "the item before #k"
+    items = len({m["item"] for m in bases if m})
+    log.note = (log.note + "; " if log.note else "") + (f"{len(bases)} rows are repeats (ID#k) of {items} items: "
+                                                        "each item's repeats one cluster")
 
 
 class ImportedRun(RunKind):
@@ -120,6 +117,7 @@ class ImportedRun(RunKind):
             log = found[0]
         self.log = log
         self.source = source_of(settings.source) if settings.source else None
+        self.scored_by = "score" if any(i.score not in (0.0, 1.0) for i in log.instances) else "correct"
 
     def inputs(self) -> dict[str, Any]:
         from spatialprobe.fingerprints import file_input
@@ -145,18 +143,29 @@ class ImportedRun(RunKind):
         return {**row, **inst.fields}
 
     def _joined(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Rows with their source item's fields (clusters, groups) (:func:`joiner`)."""
+        """Rows with their source item's fields (clusters, groups) and its key as their id, the
+        log's own id kept as ``log_id`` (:func:`.join.joiner`): they pair with native runs."""
         assert self.source is not None
         item_of = joiner(self.source, self.settings.files[0].file)
-        return [{**row, **(item := item_of(row["instance_id"])).fields, "source_gold": item.gold} for row in rows]
+        out = []
+        for row in rows:
+            item = item_of(row["instance_id"])
+            out.append({**row, **item.fields, "instance_id": item.key, "log_id": row["instance_id"],
+                        "source_gold": item.gold})
+        keys = [r["instance_id"] for r in out]
+        if len(set(keys)) != len(keys):
+            twice = next(k for k in keys if keys.count(k) > 1)
+            raise DataError(self.settings.files[0].file, None, "id", f"names the item {twice!r} of "
+                            f"{self.source.dataset} twice (by its key and by its position?)")
+        return out
 
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         from spatialprobe.metrics.metric import Metric
 
         rows = [results[item.key] for item in self.items()]
         log, unit = self.log, "instances"
-        spec = Resampling((), ("instance_id",), pred="correct", metrics={"accuracy": "share"}, key=("instance_id",),
-                          pooled=True)
+        spec = Resampling((), ("instance_id",), pred=self.scored_by, metrics={"accuracy": "share"},
+                          key=("instance_id",), pooled=True)
         dataset = f"{log.benchmark}@{log.provenance.get('dataset_revision') or 'unversioned'}"
         metrics: dict[str, Metric] = {}
         specs: tuple[Resampling, ...] = ()
@@ -180,7 +189,9 @@ class ImportedRun(RunKind):
             spec = replace(spec, clusters=("cluster",), unit=f"clusters ({log.cluster_field})")
         details = {"harness": log.harness, "metric": log.metric, "unit": unit, "reported": log.reported,
                    "imported_from": [f.file for f in self.settings.files], "log_provenance": log.provenance,
-                   "source": self.settings.source, "n": len(rows)}
+                   "source": self.settings.source, "n": len(rows), "verdict": "read" if log.reader else "harness",
+                   "reader": log.reader, "unreadable": log.unreadable if log.reader else None, "note": log.note,
+                   "averaged": self.scored_by}
         return Evaluation(rows, metrics, log.benchmark, log.model, dataset, 0, False, details,
                           (replace(spec, rows=rows), *(replace(s, rows=rows) for s in specs)))
 
@@ -190,7 +201,7 @@ class ImportedRun(RunKind):
         d, m = summary["details"], summary["metrics"]
         reported = "–" if d.get("reported") is None else f"{d['reported']:.2f}"
         lines = [f"Imported from {d['harness']} ({d['metric']} per item): {summary['model']} on {summary['task']}, "
-                 f"{d['n']} items; the unit of the interval: {d['unit']}.", "",
+                 f"{d['n']} items; the unit of the interval: {d['unit']}.", "", *how_read(d), "",
                  "| metric | value |", "|---|---|", f"| accuracy | {pm(m['accuracy'])} |",
                  f"| the harness reported | {reported} |"]
         for name, metric in m.items():
@@ -198,6 +209,18 @@ class ImportedRun(RunKind):
                 lines += ["", f"| {name.removeprefix('accuracy_by_')} | accuracy | n |", "|---|---|---|"]
                 lines += [f"| {part} | {pm(v)} | {v['n']} |" for part, v in (metric.get("breakdown") or {}).items()]
         return "\n".join(lines) + f"\n\n{intervals_line(summary)}\n"
+
+
+def how_read(details: Mapping[str, Any]) -> list[str]:
+    """What the summary line and table.md say about how the items were read (nothing for a plain verdict)."""
+    out = []
+    if details.get("reader"):
+        out.append(f"The log holds predictions, no verdict: read with {details['reader']}, as the harness reads "
+                   f"them without a judge; {details.get('unreadable') or 0} of {details['n']} unreadable (counted "
+                   "wrong, as the harness counts them).")
+    if details.get("note"):
+        out.append(details["note"][0].upper() + details["note"][1:] + ".")
+    return out
 
 
 def import_logs(fmt: str, paths: Sequence[Path], out: Path, options: Mapping[str, Any],
@@ -209,14 +232,35 @@ def import_logs(fmt: str, paths: Sequence[Path], out: Path, options: Mapping[str
     logs = read_logs(fmt, paths, options)
     if not logs:
         raise UsageError(f"no items found in {', '.join(map(str, paths))}.")
+    folders = [out / f"{folder_name(log.model)}__{folder_name(log.benchmark)}" for log in logs]
+    for n, (log, folder) in enumerate(zip(logs, folders, strict=True)):
+        clash = next((other for other, f in zip(logs[:n], folders[:n], strict=True) if f == folder), None)
+        if clash is not None and (clash.model, clash.benchmark) != (log.model, log.benchmark):
+            raise UsageError(f"the models {clash.model!r} and {log.model!r} ({log.benchmark}) would both be written "
+                             f"to {folder}: import them with different --out folders (or name one with --model).")
+        recorded = recorded_model(folder)
+        if recorded not in (None, log.model):
+            raise UsageError(f"{folder} holds an import of the model {recorded!r}, and {log.model!r} would be written "
+                             "there too (their names differ only in characters a folder name cannot hold): give "
+                             "this import another --out folder.")
     done = []
-    for log in logs:
+    for log, folder in zip(logs, folders, strict=True):
         files = [SourceFile(str(Path(p).resolve()), sha256_file(Path(p))) for p in log.files]
         settings = ImportedSettings(fmt, files, log.model, log.benchmark, dict(options),
                                     dict(source) if source else None)
-        folder = out / f"{folder_name(log.model)}__{folder_name(log.benchmark)}"
         done.append((folder, execute(ImportedRun(settings, log), folder)))
     return done
+
+
+def recorded_model(folder: Path) -> str | None:
+    """The model an imported run folder's config.json names (None: no such run there)."""
+    import json
+
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        return str(config["settings"]["model"]) if config.get("kind") == "imported" else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def folder_name(name: str) -> str:

@@ -7,8 +7,12 @@ Fields read per line: ``doc_id`` (the item), ``target`` (gold), ``filtered_resps
 for log-likelihood tasks the index of the option of highest log-likelihood, else the first
 response), ``resps`` (the reply as generated, before the filters), ``doc.choices`` (or
 ``doc.options``, else the continuations scored, ``arguments``: the option texts), ``filter``,
-``metrics`` (the first one named is the item's score; ``--metric`` is not needed), and the value
-under that metric's name; ``--cluster FIELD`` reads ``doc.FIELD``. From
+``metrics`` (the first one named is the item's score, or ``--metric NAME`` among those named:
+``acc_norm``), and the value under that metric's name; ``--cluster FIELD`` reads ``doc.FIELD``
+(``a,b``: two fields, a row of two objects). A task the toolkit exported
+(``spatialprobe datasets export --format lm-eval``: its name starts ``spatialprobe_``, its docs
+carry ``id``, ``obj_a`` and ``obj_b``) is recognised: its items keep the toolkit's ids and both
+objects are their clusters, as in a native run, without ``--cluster``. From
 ``results_DATE.json``: ``results[TASK]["METRIC,FILTER"]`` (the accuracy the harness printed),
 ``configs[TASK].output_type``, ``versions[TASK]``, ``task_hashes[TASK]`` (the dataset revision),
 ``lm_eval_version``, ``git_hash``, ``transformers_version``, ``model_name`` and
@@ -23,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.errors import DataError
-from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, score_of, text, unique
+from spatialprobe.interop import base
+from spatialprobe.interop.base import Instance, Log, field_of, jsonl, option_texts, options_of, text, unique
+from spatialprobe.interop.clusters import cluster_fields, cluster_log, clustered
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d.\-]+)\.jsonl$")
 
@@ -102,20 +108,34 @@ def _number(value: Any) -> bool:
 
 
 def instance(record: Mapping[str, Any], path: Path, line: int, output_type: str | None,
-             cluster: str | None) -> tuple[str, Instance]:
-    """(the metric, the item) of one samples line."""
+             clusters: tuple[str, ...], wanted: str | None, own: bool) -> tuple[str, Instance]:
+    """(the metric, the item) of one samples line; ``own``: a task the toolkit exported."""
     metrics = field_of(record, "metrics", path, line)
     if not isinstance(metrics, list) or not metrics:
         raise DataError(path, line, "metrics", "must name the item's metrics")
-    metric = str(metrics[0])
-    score = score_of(field_of(record, metric, path, line), path, line, metric)
-    group = text(field_of(record, f"doc.{cluster}", path, line)) if cluster else None
+    if wanted is not None and wanted not in metrics:
+        raise DataError(path, line, "metrics", f"names {', '.join(map(str, metrics))}, not {wanted!r} (--metric)")
+    metric = wanted or str(metrics[0])
+    score = base.score_of(field_of(record, metric, path, line), path, line, metric)
     doc: Mapping[str, Any] = record["doc"] if isinstance(record.get("doc"), Mapping) else {}
-    question = next((str(v) for k, v in doc.items() if k in ("question", "query", "text", "prompt")), None)
-    return metric, Instance(str(field_of(record, "doc_id", path, line)), text(field_of(record, "target", path, line)),
-                            predicted(field_of(record, "filtered_resps", path, line), output_type),
-                            score == 1.0, score, group, output_type, question, generated(record, output_type),
-                            choices(record))
+    cluster, fields = clustered({c: field_of(record, f"doc.{c}", path, line) for c in clusters})
+    question = next((str(v) for k, v in doc.items() if k in ("question", "query", "text", "prompt", "context")), None)
+    ident = doc["id"] if own else field_of(record, "doc_id", path, line)
+    gold = base.gold_of(field_of(record, "target", path, line), path, line, "target")
+    return metric, Instance(str(ident), text(gold), predicted(field_of(record, "filtered_resps", path, line),
+                                                              output_type),
+                            score == 1.0, score, cluster, output_type, question, generated(record, output_type),
+                            choices(record), fields)
+
+
+def exported_by_us(task: str, path: Path) -> bool:
+    """Whether the samples are of a task the toolkit exported (its name, and its docs' fields)."""
+    if not task.startswith("spatialprobe_"):
+        return False
+    for _, record in jsonl(path):
+        doc = record.get("doc")
+        return isinstance(doc, Mapping) and all(k in doc for k in ("id", "obj_a", "obj_b"))
+    return False
 
 
 def provenance_of(results: Mapping[str, Any], task: str) -> dict[str, Any]:
@@ -131,7 +151,7 @@ def provenance_of(results: Mapping[str, Any], task: str) -> dict[str, Any]:
 
 def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
     """One log per task and filter of each samples file."""
-    given = options_of(options, ("cluster", "model"), "lm-eval")
+    given = options_of(options, ("cluster", "model", "metric"), "lm-eval")
     logs: list[Log] = []
     for path in paths:
         match = SAMPLES.match(path.name)
@@ -143,16 +163,19 @@ def read(paths: list[Path], options: Mapping[str, Any]) -> list[Log]:
                                                                     else None)
         if not model:
             raise DataError(path, None, "model_name", "no results_*.json beside it names the model; give --model NAME")
+        own = exported_by_us(task, path)
+        clusters = cluster_fields(given.get("cluster")) or (("obj_a", "obj_b") if own else ())
         by_filter: dict[str, tuple[str, list[Instance]]] = {}
         for line, record in jsonl(path):
-            metric, inst = instance(record, path, line, output_type, given.get("cluster"))
+            metric, inst = instance(record, path, line, output_type, clusters, given.get("metric"), own)
             by_filter.setdefault(str(record.get("filter", "none")), (metric, []))[1].append(inst)
         for name, (metric, found) in by_filter.items():
             reported = ((results.get("results") or {}).get(task) or {}).get(f"{metric},{name}")
-            logs.append(Log("lm-eval", str(model), task if len(by_filter) == 1 else f"{task}/{name}", metric,
-                            unique(found, path), provenance_of(results, task),
-                            None if reported is None else 100 * score_of(reported, results_file or path, None,
-                                                                            f"results.{task}"),
-                            given.get("cluster"),
-                            [path, *([results_file] if results_file else [])]))
+            log = Log("lm-eval", str(model), task if len(by_filter) == 1 else f"{task}/{name}", metric,
+                      unique(found, path), {**provenance_of(results, task), "exported_by": "spatialprobe" if own
+                                            else None},
+                      None if reported is None else 100 * base.score_of(reported, results_file or path, None,
+                                                                   f"results.{task}.{metric},{name}"),
+                      None, [path, *([results_file] if results_file else [])])
+            logs.append(cluster_log(log, clusters))
     return logs

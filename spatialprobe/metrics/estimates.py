@@ -25,22 +25,24 @@ from typing import Any
 
 import numpy as np
 
-from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode, grouped, with_intervals
+from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Encoded, Resampling, encode, grouped, metric_intervals
 from spatialprobe.metrics.metric import Metric, over_parts, single
 
-__all__ = ["measured", "point_estimates"]
+__all__ = ["measured", "point_estimates", "with_intervals"]
 
 
 def _value(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
-def point_estimates(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> dict[str, Metric]:
+def point_estimates(rows: Sequence[Mapping[str, Any]], spec: Resampling, encoded: Encoded | None = None
+                    ) -> dict[str, Metric]:
     """Each metric ``spec.metrics`` names, computed on ``rows`` by its registered statistic with
-    weights of ones (the centre the interval's resamples vary around)."""
+    weights of ones (the centre the interval's resamples vary around); ``encoded``: the rows
+    already encoded with ``spec``."""
     if not rows:
         return {name: Metric(None, None, 0) for name in spec.metrics}
-    enc = encode(rows, replace(spec, clusters=()))  # a point estimate reads no cluster
+    enc = encoded if encoded is not None else encode(rows, replace(spec, clusters=()))  # no cluster read
     ones = np.ones((1, len(rows)))
     counted = [int(enc.mask[enc.groups == g].sum()) for g in range(len(enc.group_names))]
     parts = [spec.part.format(g) for g in enc.group_names]
@@ -81,3 +83,34 @@ def measured(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
             declared[name] = metric if first is None else replace(
                 first, breakdown={**first.breakdown, **metric.breakdown})
     return with_intervals({**declared, **metrics}, specs, predictions, seed, resamples)
+
+
+def with_intervals(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
+                   predictions: Sequence[Mapping[str, Any]], seed: int | None,
+                   resamples: int = DEFAULT_RESAMPLES) -> tuple[dict[str, Metric], dict[str, Any] | None]:
+    """The spine's hook: ``metrics`` with the intervals ``specs`` ask for, and their description.
+
+    The seed is the run's seed (0 where the run has none), so a run's intervals are reproducible.
+    Returns ``(metrics, None)`` for a kind that gives no :class:`Resampling`.
+    """
+    if not specs:
+        return dict(metrics), None
+    seed = 0 if seed is None else int(seed)
+    out = dict(metrics)
+    for spec in specs:
+        rows = predictions if spec.rows is None else spec.rows
+        found = metric_intervals(rows, spec, resamples, seed) if rows else {}
+        for name in spec.metrics:
+            if name in out:  # nothing to resample (no rows): the interval is null
+                bounds = dict(found.get(name) or {"": None})
+                out[name] = out[name].with_intervals(bounds.pop(""), bounds)
+    description = specs[0].describe(resamples, seed)
+    description["metrics"] = [name for spec in specs for name in spec.metrics if name in out]
+    others = []
+    for spec in specs[1:]:
+        other = spec.describe(resamples, seed)
+        differs = {k: v for k, v in other.items() if k != "statistics" and description.get(k) != v}
+        others.append({**differs, "statistics": other["statistics"]})
+    if others:
+        description["also"] = others
+    return out, description

@@ -56,16 +56,14 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from spatialprobe.metrics.linear import mean_gradient
 from spatialprobe.metrics.robust import Estimate, estimates, t_interval, wilson_interval
 from spatialprobe.metrics.statistics import get
 from spatialprobe.metrics.weighted import STATISTICS
-
-if TYPE_CHECKING:
-    from spatialprobe.metrics.metric import Metric
 
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples (and permutations) unless told otherwise."""
@@ -201,7 +199,8 @@ def encode(rows: Sequence[Mapping[str, Any]], spec: Resampling, also: str | None
             return -1
         return codes.setdefault(norm(value), len(codes))
 
-    names = sorted({str(row[f]) for row in rows for f in spec.clusters})
+    columns = [[str(row[f]) for row in rows] for f in spec.clusters]
+    names = sorted(set().union(*columns))
     cluster_index = {name: n for n, name in enumerate(names)}
     group_values = [row.get(spec.group) if spec.group else None for row in rows]
     if spec.group and spec.missing is not None:
@@ -222,8 +221,8 @@ def encode(rows: Sequence[Mapping[str, Any]], spec: Resampling, also: str | None
         preds = [np.array([code(row.get(f)) for row in rows], dtype=int) for f in fields]
     return Encoded(
         gold=gold, pred=preds[0],
-        keys=np.array([[cluster_index[str(row[f])] for f in spec.clusters] for row in rows],
-                      dtype=int).reshape(len(rows), len(spec.clusters)),
+        keys=np.array([[cluster_index[v] for v in column] for column in columns],
+                      dtype=int).reshape(len(spec.clusters), len(rows)).T.copy(),
         n_clusters=len(names), groups=np.array([group_index[g] for g in group_values], dtype=int),
         group_names=group_names, n_labels=len(spec.labels), mask=mask, pooled=spec.pooled,
         other=preds[1] if also else None)
@@ -291,12 +290,13 @@ def cluster_bootstrap(n_clusters: int, statistic: Callable[[np.ndarray], np.ndar
 
 
 def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamples: int = DEFAULT_RESAMPLES,
-                     seed: int = 0) -> dict[str, dict[str, tuple[float, float] | None]]:
+                     seed: int = 0, encoded: Encoded | None = None) -> dict[str, dict[str, tuple[float, float] | None]]:
     """{metric: {"": overall interval, part name: that group's interval}} for ``spec.metrics``:
     the cluster-robust interval of :mod:`.robust` (Wilson for a proportion, t otherwise) of the
     same registered function that gives the point estimate. ``resamples`` and ``seed`` are not
-    used (nothing is drawn); they are kept for callers written for the bootstrap."""
-    enc = encode(rows, spec)
+    used (nothing is drawn); they are kept for callers written for the bootstrap. ``encoded``: the
+    rows already :func:`encode`-d with ``spec``."""
+    enc = encoded if encoded is not None else encode(rows, spec)
     n_groups = len(enc.group_names)
     counts = (enc.mask > 0)
     counting = np.stack([(enc.groups == g) & counts for g in range(n_groups)] + [counts])
@@ -309,7 +309,8 @@ def metric_intervals(rows: Sequence[Mapping[str, Any]], spec: Resampling, resamp
     for stat in dict.fromkeys(spec.metrics.values()):
         declared = get(stat)
         found[stat] = []
-        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled)
+        ests = estimates(partial(_values, enc, stat), enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled,
+                         linear_gradient(enc, stat, enc.pred))
         for est, size, ok, rows_i in zip(ests, sizes, measurable, counting, strict=True):
             if not ok:
                 found[stat].append(None)
@@ -350,6 +351,16 @@ def boundary_size(enc: Encoded, statistic: str, est: Estimate, rows: np.ndarray,
     return float(len(counts) * counts.min() * size / keep.sum()) if keep.any() else None
 
 
+def linear_gradient(enc: Encoded, statistic: str, pred: np.ndarray) -> np.ndarray | None:
+    """[G + 1, R]: the derivative of :func:`grouped`'s values along each row's weight, for a
+    statistic that is a weighted mean of a row value (:func:`.linear.mean_gradient`); else None."""
+    declared = get(statistic)
+    if declared.mean_of is None:
+        return None
+    return mean_gradient(declared.mean_of(enc.gold, pred), enc.mask, enc.groups, len(enc.group_names), enc.pooled,
+                         declared.scale)
+
+
 def _values(enc: Encoded, statistic: str, weights: np.ndarray) -> np.ndarray:
     """[G + 1, b]: the statistic of the run's predictions under ``weights`` (:func:`grouped`)."""
     return grouped(enc, statistic, enc.pred, weights)
@@ -359,41 +370,12 @@ def units(enc: Encoded, rows: np.ndarray) -> int:
     """How many distinct units (sets of clusters: an object, an unordered pair of objects) the
     given rows that count come from."""
     keep = rows & (enc.mask > 0)
-    return len({tuple(sorted(k)) for k in enc.keys[keep].tolist()})
+    if not keep.any():
+        return 0
+    return len(np.unique(np.sort(enc.keys[keep], axis=1), axis=0))
 
 
 def interval_pair(low: float, high: float) -> tuple[float, float] | None:
     if np.isnan(low) or np.isnan(high):
         return None
     return round(float(low), 6), round(float(high), 6)
-
-
-def with_intervals(metrics: Mapping[str, Metric], specs: Sequence[Resampling],
-                   predictions: Sequence[Mapping[str, Any]], seed: int | None,
-                   resamples: int = DEFAULT_RESAMPLES) -> tuple[dict[str, Metric], dict[str, Any] | None]:
-    """The spine's hook: ``metrics`` with the intervals ``specs`` ask for, and their description.
-
-    The seed is the run's seed (0 where the run has none), so a run's intervals are reproducible.
-    Returns ``(metrics, None)`` for a kind that gives no :class:`Resampling`.
-    """
-    if not specs:
-        return dict(metrics), None
-    seed = 0 if seed is None else int(seed)
-    out = dict(metrics)
-    for spec in specs:
-        rows = predictions if spec.rows is None else spec.rows
-        found = metric_intervals(rows, spec, resamples, seed) if rows else {}
-        for name in spec.metrics:
-            if name in out:  # nothing to resample (no rows): the interval is null
-                bounds = dict(found.get(name) or {"": None})
-                out[name] = out[name].with_intervals(bounds.pop(""), bounds)
-    description = specs[0].describe(resamples, seed)
-    description["metrics"] = [name for spec in specs for name in spec.metrics if name in out]
-    others = []
-    for spec in specs[1:]:
-        other = spec.describe(resamples, seed)
-        differs = {k: v for k, v in other.items() if k != "statistics" and description.get(k) != v}
-        others.append({**differs, "statistics": other["statistics"]})
-    if others:
-        description["also"] = others
-    return out, description

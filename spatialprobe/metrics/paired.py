@@ -29,8 +29,17 @@ from typing import Any
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.intervals import DEFAULT_RESAMPLES, Resampling, encode, grouped, interval_pair, units
-from spatialprobe.metrics.robust import estimates, t_interval, t_test
+from spatialprobe.metrics.intervals import (
+    DEFAULT_RESAMPLES,
+    Encoded,
+    Resampling,
+    encode,
+    grouped,
+    interval_pair,
+    linear_gradient,
+    units,
+)
+from spatialprobe.metrics.robust import Estimate, estimates, influence_estimates, t_interval, t_test
 from spatialprobe.metrics.statistics import get
 
 ALPHA = 0.05
@@ -74,14 +83,23 @@ def unpaired_reason(summary_a: Mapping[str, Any], rows_a: Sequence[Mapping[str, 
         return f"they were run on different data ({summary_a.get('dataset')} vs {summary_b.get('dataset')})"
     if not rows_a or not rows_b or any(key[0] not in r for r in (*rows_a, *rows_b)):
         return f"their predictions.jsonl rows are missing or carry no {key[0]}"
-    keys_a, keys_b = {row_key(r, key) for r in rows_a}, {row_key(r, key) for r in rows_b}
+    listed_a, listed_b = row_keys(rows_a, key), row_keys(rows_b, key)
+    keys_a, keys_b = set(listed_a), set(listed_b)
     if keys_a != keys_b or len(keys_a) != len(rows_a) or len(keys_b) != len(rows_b):
         return (f"their predictions are not for the same items: {len(keys_a - keys_b)} keys "
                 f"({', '.join(key)}) only in A, {len(keys_b - keys_a)} only in B (different folds or seeds?)")
-    gold_b = {row_key(r, key): r.get(gold) for r in rows_b}
-    if any(gold_b[row_key(r, key)] != r.get(gold) for r in rows_a):
+    gold_b = {k: r.get(gold) for k, r in zip(listed_b, rows_b, strict=True)}
+    if any(gold_b[k] != r.get(gold) for k, r in zip(listed_a, rows_a, strict=True)):
         return "their gold labels differ on the same items"
     return None
+
+
+def row_keys(rows: Sequence[Mapping[str, Any]], key: Sequence[str]) -> list[tuple[Any, ...]]:
+    """:func:`row_key` of every row (a list in one pass)."""
+    first, rest = key[0], tuple(key[1:])
+    if not rest:
+        return [(str(r[first]),) for r in rows]
+    return [(str(r[first]), *(r.get(f) for f in rest)) for r in rows]
 
 
 def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]],
@@ -121,11 +139,49 @@ def paired_differences(rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Map
         if units(enc, counting[0]) < 2:
             out.append(PairedDifference(name, a, b, a - b, None, float("nan"), stat))
             continue
-        (est,) = estimates(difference, enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled)
-        low, high = t_interval(est)
-        if get(stat).percent:  # a difference of two percentages lies in [−100, 100]
-            low, high = max(low, -100.0), min(high, 100.0)
-        out.append(PairedDifference(name, a, b, a - b, interval_pair(low, high), t_test(est), stat))
+        slopes = [linear_gradient(enc, stat, p) for p in (enc.pred, other)]
+        gradient = None if slopes[0] is None or slopes[1] is None else (slopes[0] - slopes[1])[-1:]
+        (est,) = estimates(difference, enc.keys, enc.n_clusters, counting, enc.groups, enc.pooled, gradient)
+        out.append(tested(name, stat, a, b, est))
+    return out
+
+
+def tested(name: str, stat: str, a: float, b: float, est: Estimate) -> PairedDifference:
+    """The paired difference A − B with its interval and p from one cluster-robust estimate."""
+    low, high = t_interval(est)
+    if get(stat).percent:  # a difference of two percentages lies in [−100, 100]
+        low, high = max(low, -100.0), min(high, 100.0)
+    return PairedDifference(name, a, b, a - b, interval_pair(low, high), t_test(est), stat)
+
+
+def paired_many(encoded: Sequence[Encoded], stat: str) -> dict[tuple[int, int], PairedDifference] | None:
+    """Every pair (i < j) of M runs on the same rows (each :func:`~.intervals.encode`-d with one
+    spec), as :func:`paired_differences` gives each pair's ``stat``, at once: each run's value and
+    closed-form gradient computed once, each pair's influences the sums of the two runs' difference
+    per cluster. None where that does not apply (a statistic that is no mean of a row value, rows
+    counted differently in different runs): the caller then pairs them one by one."""
+    first = encoded[0]
+    if any(not (np.array_equal(e.mask, first.mask) and np.array_equal(e.keys, first.keys)
+                and np.array_equal(e.groups, first.groups)) for e in encoded[1:]):
+        return None
+    slopes = [linear_gradient(e, stat, e.pred) for e in encoded]
+    if any(g is None for g in slopes):
+        return None
+    ones = np.ones((1, len(first.mask)))
+    values = [float(grouped(e, stat, e.pred, ones)[-1, 0]) for e in encoded]
+    counting = (first.mask > 0)[None, :]
+    measurable = units(first, counting[0]) >= 2
+    out = {}
+    for i in range(len(encoded)):
+        for j in range(i + 1, len(encoded)):
+            a, b = values[i], values[j]
+            if not measurable:
+                out[i, j] = PairedDifference(stat, a, b, a - b, None, float("nan"), stat)
+                continue
+            gradient = (slopes[i] - slopes[j])[-1:]  # type: ignore[operator]
+            (est,) = influence_estimates(np.array([a - b]), first.keys, first.n_clusters, counting, first.groups,
+                                         first.pooled, gradient)
+            out[i, j] = tested(stat, stat, a, b, est)
     return out
 
 

@@ -140,31 +140,61 @@ class Estimate:
 
 @threadpool_limits.wrap(limits=1, user_api="blas")  # small matrices: a 2nd thread on a busy CPU: 20x slower
 def estimates(function: Callable[[np.ndarray], np.ndarray], keys: np.ndarray, n_clusters: int,
-              counting: np.ndarray, groups: np.ndarray | None = None, pooled: bool = True) -> list[Estimate]:
+              counting: np.ndarray, groups: np.ndarray | None = None, pooled: bool = True,
+              gradient: np.ndarray | None = None) -> list[Estimate]:
     """The point value and cluster-robust variance of each of ``function``'s k values.
 
     ``function`` maps weights [b, R] to values [k, b]; ``counting`` [k, R] marks the rows each
     value is made of (a group's rows that count), whose clusters give its K. ``groups`` [R] (a
     row's fold) and ``pooled`` say how the value centres its rows: each group at its own mean and
     the groups averaged (``pooled=False``, the probe's folds), or every row at one mean; rows of
-    two clusters use them for the variance components (:func:`dyadic_variance`)."""
+    two clusters use them for the variance components (:func:`dyadic_variance`).
+
+    ``gradient`` [k, R]: each value's derivative along each row's weight, where the statistic
+    knows it in closed form (a weighted mean of a row value:
+    :func:`spatialprobe.metrics.intervals.linear_gradient`). An influence is then the sum of its
+    rows' derivatives - what the central differences approximate to about 1e-8 - and ``function``
+    is evaluated once, not twice per cluster (rows of one cluster never hold a [K, R] matrix)."""
     rows = keys.shape[0]
     values = np.atleast_2d(function(np.ones((1, rows))))[:, 0]
-    every = units_of(keys, n_clusters)
-    slopes = directional(function, np.concatenate([every.clusters, every.pairs]))
-    by_cluster, by_pair = slopes[:, :len(every.clusters)], slopes[:, len(every.clusters):]
+    return influence_estimates(values, keys, n_clusters, counting, groups, pooled,
+                               gradient if gradient is not None else function)
+
+
+def influence_estimates(values: np.ndarray, keys: np.ndarray, n_clusters: int, counting: np.ndarray,
+                        groups: np.ndarray | None, pooled: bool,
+                        slope_of: np.ndarray | Callable[[np.ndarray], np.ndarray]) -> list[Estimate]:
+    """:func:`estimates` of the known ``values`` [k]; ``slope_of``: the gradient [k, R], or the
+    function whose central differences give the influences."""
+    one = keys.shape[1] == 1
+    if one and isinstance(slope_of, np.ndarray):  # sums per cluster: O(R) memory
+        by_cluster = np.stack([np.bincount(keys[:, 0], weights=g, minlength=n_clusters) for g in slope_of])
+        by_cluster = np.where(np.abs(by_cluster) < ROUNDING, 0.0, by_cluster)
+        by_pair = np.zeros((len(values), 0))
+        held_in = [np.bincount(keys[counting[i], 0], minlength=n_clusters) for i in range(len(values))]
+        every = None
+    else:
+        every = units_of(keys, n_clusters)
+        directions = np.concatenate([every.clusters, every.pairs])
+        if isinstance(slope_of, np.ndarray):
+            slopes = slope_of @ directions.T.astype(float)
+            slopes = np.where(np.abs(slopes) < ROUNDING, 0.0, slopes)
+        else:
+            slopes = directional(slope_of, directions)
+        by_cluster, by_pair = slopes[:, :len(every.clusters)], slopes[:, len(every.clusters):]
+        held_in = [every.clusters[:, counting[i]].sum(1) for i in range(len(values))]
     out = []
     for i, value in enumerate(values):
-        held = every.clusters[:, counting[i]].sum(1)
+        held = held_in[i]
         k = int((held > 0).sum())
         variance, df = float("nan"), float("nan")
-        if keys.shape[1] == 2:
+        if every is not None and keys.shape[1] == 2:
             variance, df = dyadic_variance(by_cluster[i], by_pair[i], every, counting[i],
                                            None if pooled or groups is None else groups)
         if np.isnan(variance):
             variance = _variance(by_cluster[i], by_pair[i], k)
         out.append(Estimate(float(value), variance, k, None if np.isnan(df) else min(max(df, 1.0), k - 1.0),
-                            keys.shape[1] == 1 and k > 0 and int(held.max()) == 1))
+                            one and k > 0 and int(held.max()) == 1))
     return out
 
 
@@ -334,17 +364,17 @@ def wilson_interval(est: Estimate, n: float, level: float = LEVEL, scale: float 
     size = effective_size(p, est.variance / scale ** 2, n, est.df, level, est.independent)
     if np.isinf(size):
         return est.value, est.value
-    low, high = wilson_score(p * size, size, level)
+    low, high = wilson_bounds(p, size, level)
     return low * scale, high * scale
 
 
-def wilson_score(count: float, n: float, level: float = LEVEL) -> tuple[float, float]:
-    """Wilson's score interval of ``count`` successes in ``n``: statsmodels' ``proportion_confint(
-    count, n, alpha=1 - level, method="wilson")`` term for term (tests/test_intervals.py holds them
-    equal), written out because importing statsmodels (and pandas) costs a second of every run."""
-    crit = -special.ndtri((1 - level) / 2)
-    q, crit2 = count / n, crit ** 2
-    denom = 1 + crit2 / n
-    center = (q + crit2 / (2 * n)) / denom
-    dist = crit * np.sqrt(q * (1.0 - q) / n + crit2 / (4.0 * n ** 2)) / denom
-    return float(np.clip(center - dist, 0, 1)), float(np.clip(center + dist, 0, 1))
+def wilson_bounds(p: float, n: float, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson's score interval of a proportion ``p`` of ``n`` (which may be fractional), clipped
+    to [0, 1]: statsmodels' ``proportion_confint(p * n, n, method="wilson")`` term for term
+    (tests/test_linear_statistics.py checks them equal), without the import of statsmodels and
+    pandas it costs (a second of every ``import`` and ``compare``)."""
+    z = float(-special.ndtri((1 - level) / 2))  # scipy.stats' norm.isf, without its import
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
+    return float(min(max(centre - half, 0.0), 1.0)), float(min(max(centre + half, 0.0), 1.0))

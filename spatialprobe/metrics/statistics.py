@@ -25,6 +25,8 @@ import numpy as np
 
 Function = Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
 """(gold [R], predictions [R] or [b, R], weights [b, R], n_labels) -> values [b]."""
+RowValue = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""(gold [R], predictions [R]) -> each row's value [R] (a statistic that is their weighted mean)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,16 @@ class Statistic:
     cluster-adjusted Wilson interval (:mod:`.robust`)."""
     description: str = ""
     """What it is, in one sentence (its function's docstring's first line unless given)."""
+    mean_of: RowValue | None = None
+    """Where the statistic is a weighted mean of one value per row (times 100 where ``percent``):
+    that value from (gold, predictions) [R]. Its derivative along any row weights is then known in
+    closed form (:func:`spatialprobe.metrics.intervals.linear_gradient`), which the intervals and
+    paired tests use instead of evaluating the function once per cluster; None: not such a mean."""
+
+    @property
+    def scale(self) -> float:
+        """The factor of a mean statistic's value: 100 for percents, else 1."""
+        return 100.0 if self.percent else 1.0
 
     def to_dict(self) -> dict[str, object]:
         return {"statistic": self.name, "header": self.header, "higher_is_better": self.higher_is_better}
@@ -59,15 +71,15 @@ REGISTRY: dict[str, Statistic] = {}
 
 
 def statistic(name: str, header: str, *, column: str | None = None, higher_is_better: bool = True,
-              numeric: bool = False, percent: bool = True, proportion: bool = False
-              ) -> Callable[[Function], Function]:
+              numeric: bool = False, percent: bool = True, proportion: bool = False,
+              mean_of: RowValue | None = None) -> Callable[[Function], Function]:
     """Declare the decorated weighted function as the statistic ``name``."""
     def register(function: Function) -> Function:
         if name in REGISTRY:
             raise ValueError(f"statistic {name!r} is declared twice")
         doc = (function.__doc__ or "").strip().split("\n\n")[0]
         REGISTRY[name] = Statistic(name, function, header, column or header, higher_is_better, numeric,
-                                   percent, proportion, " ".join(doc.split()))
+                                   percent, proportion, " ".join(doc.split()), mean_of)
         return function
     return register
 
@@ -82,7 +94,15 @@ def get(name: str) -> Statistic:
 
 # ---- the statistics ------------------------------------------------------------------------------
 
-@statistic("accuracy", "accuracy", column="acc", proportion=True)
+def _right(gold: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    return (pred == gold).astype(float)
+
+
+def _value(gold: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return np.asarray(values, dtype=float)
+
+
+@statistic("accuracy", "accuracy", column="acc", proportion=True, mean_of=_right)
 def weighted_accuracy(gold: np.ndarray, pred: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
     """Percent correct for each resample: ``weights`` [b, R], ``pred`` [R] or [b, R]."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -183,14 +203,29 @@ def weighted_balanced_accuracy(gold: np.ndarray, pred: np.ndarray, weights: np.n
     return weighted_recall_gold(gold, pred, weights, n_labels)
 
 
-@statistic("share", "share (%)", column="%", numeric=True, proportion=True)
+@statistic("share", "share (%)", column="%", numeric=True, proportion=True, mean_of=_value)
 def weighted_share(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
     """Percent of rows whose value is true (VISOR's OA, recognized ratio); ``gold`` is not read."""
     return 100.0 * weighted_mean(gold, values, weights, n_labels)
 
 
-@statistic("mean", "mean", numeric=True, percent=False)
+@statistic("mean", "mean", numeric=True, percent=False, mean_of=_value)
 def weighted_mean(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
     """Mean of the rows' values (a benchmark's per-image score); ``gold`` is not read."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return (weights * values).sum(-1) / weights.sum(-1)
+
+
+@statistic("mra", "MRA", numeric=True, proportion=True)  # a mean of values in [0, 1]: Wilson, never [100, 100]
+def weighted_mra(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int) -> np.ndarray:
+    """Mean Relative Accuracy in percent: the mean of the rows' MRA, each in [0, 1]
+    (:func:`spatialprobe.metrics.relative.mean_relative_accuracy`), times 100; ``gold`` is not read."""
+    return 100.0 * weighted_mean(gold, values, weights, n_labels)
+
+
+@statistic("within_tolerance", "within tolerance (%)", column="tol.", numeric=True, proportion=True)
+def weighted_within_tolerance(gold: np.ndarray, values: np.ndarray, weights: np.ndarray, n_labels: int
+                              ) -> np.ndarray:
+    """Percent of numeric answers within the benchmark's tolerance of the gold
+    (:func:`spatialprobe.metrics.relative.within_ratio`); ``gold`` is not read."""
+    return 100.0 * weighted_mean(gold, values, weights, n_labels)

@@ -1,1 +1,4 @@
-"""Scorers: a batch of cloze prompts in, a score per answer word out (masked LM, causal LM, ViLT, dummy)."""
+"""Model adapters, one module each, speaking one vocabulary: ``score`` (each option's
+log-likelihood) and/or ``generate`` (a reply) requests in, one answer per request out. Each declares
+what it accepts (``accepts(config)``), its protocols and wordings and its ``fingerprint()``;
+:mod:`.choice` picks among those that accept a checkpoint."""

@@ -57,6 +57,10 @@ class GenerateRequest:
     """At most this many new tokens; decoding is greedy (``do_sample=False``, one beam)."""
     stop: tuple[str, ...] = ()
     """The reply is cut at the first of these strings (lm-eval's ``until``)."""
+    temperature: float = 0.0
+    """0: greedy; above 0: sampled at this temperature, by an adapter that declares ``samples``."""
+    seed: int | None = None
+    """With a temperature: the seed of this reply's draw, so it is the same whatever batch it is in."""
 
 
 def cut(text: str, stop: Sequence[str]) -> str:
@@ -137,6 +141,12 @@ class Declared:
     fallback: ClassVar[bool] = False
     """Whether ``--scorer auto`` falls back to it where no adapter accepts the configuration or it
     cannot be read (one adapter declares it: the masked LM, the seed paper's model)."""
+    reads_config: ClassVar[bool] = True
+    """Whether the checkpoint's ``config.json`` says if this adapter applies (:meth:`accepts`); an
+    adapter that reads none (a model behind a server) is taken by name alone, ``--backend NAME``."""
+    samples: ClassVar[bool] = False
+    """Whether ``generate`` samples a request at its ``temperature`` with its ``seed`` (``--samples K
+    --temperature T``); False: it decodes greedily only, and such a run is refused."""
     judges_images: ClassVar[bool] = False
     """Whether it answers a yes/no question about an image by its next-token probabilities, as the
     VQA judge reads a multimodal LLM (:mod:`spatialprobe.judging.vqa`)."""
@@ -153,14 +163,17 @@ class Declared:
         return False
 
     def fingerprint(self) -> dict[str, Any]:
-        """What identifies the model this adapter answers with: its weights' content
-        (:func:`spatialprobe.fingerprints.model_input`: a local folder's files hashed, a hub id's
-        commit)."""
+        """What identifies the model this adapter answers with, as a run records it among its
+        inputs (:func:`spatialprobe.fingerprints.identity_of`): ``model`` (its name or path) and
+        ``fingerprint`` (its weights' content, :func:`spatialprobe.fingerprints.model_input`: a
+        local folder's files hashed, a hub id's commit), with the revision asked for; ``{}`` where
+        it runs no model."""
         from spatialprobe.fingerprints import model_input
 
         name = getattr(self, "model_name", None) or getattr(self, "model_id", None)
-        found = model_input("the model", str(name))
-        return {"model": str(name), "fingerprint": found.get("fingerprint")}
+        if not name:
+            return {}
+        return {k: v for k, v in model_input("the model", str(name)).items() if k != "what"}
 
 
 def model_type(config: Mapping[str, Any]) -> str:

@@ -60,8 +60,25 @@ def _fallback() -> str:
     return next(name for name in registry.names("model") if getattr(registry.lookup("model", name), "fallback", False))
 
 
+_CONFIGS: dict[tuple[str, str | None, int | None], tuple[dict[str, Any] | None, str]] = {}
+"""The configurations read in this process, by (model, revision asked, local config.json's mtime):
+one command reads a checkpoint's configuration once, whichever code asks."""
+
+
 def _read_config(model: str) -> tuple[dict[str, Any] | None, str]:
-    """The configuration as a dict and where it came from; (None, why not) when it cannot be read."""
+    """The configuration as a dict and where it came from; (None, why not) when it cannot be read.
+    Read once per (model, revision) in a process (:data:`_CONFIGS`)."""
+    from spatialprobe.loading import hub_defaults
+
+    local = Path(model) / "config.json"
+    key = (model, hub_defaults()[0], local.stat().st_mtime_ns if local.is_file() else None)
+    if key not in _CONFIGS:
+        _CONFIGS[key] = _config_now(model)
+    config, where = _CONFIGS[key]
+    return (dict(config) if config is not None else None), where
+
+
+def _config_now(model: str) -> tuple[dict[str, Any] | None, str]:
     local = Path(model) / "config.json"
     if local.is_file():
         try:
@@ -132,40 +149,69 @@ def auto_model(model: str, among: tuple[str, ...], command: str) -> tuple[str, s
                      f"{', '.join(among)}.")
 
 
-def choose(model: str, wordings: tuple[str, ...], command: str, backend: str | None = None) -> tuple[str, str]:
-    """(adapter name, why) for asking ``model`` items worded as ``wordings`` (a source offers them):
-    among the adapters that accept the checkpoint's configuration (:func:`adapters_for`, the most
-    specific first), those that understand one of the wordings; ``backend`` (``--backend``, alias
-    ``--scorer``) picks one of them by name, else the first. One sentence where none fits."""
+def needs_config(name: str) -> bool:
+    """Whether the ``name`` adapter loads a checkpoint whose ``config.json`` says if it applies
+    (:attr:`~spatialprobe.models.base.Declared.reads_config`); a server's adapter does not."""
     from spatialprobe import registry
-    from spatialprobe.errors import ModelLoadError, UsageError
+
+    return bool(getattr(registry.lookup("model", name), "reads_config", True))
+
+
+def choose(model: str, wordings: tuple[str, ...], command: str, backend: str | None = None) -> tuple[str, str]:
+    """(adapter name, why) for asking ``model`` items worded as ``wordings`` (a source offers them).
+
+    ``backend`` (``--backend``, alias ``--scorer``) is taken by name first: it must understand one
+    of the wordings, and only an adapter that :func:`needs_config` reads the checkpoint's
+    configuration (once), to check that it accepts it; ``model`` is then whatever that adapter
+    understands (a served model's name for a server). Without one: among the adapters that accept
+    the configuration (:func:`adapters_for`, the most specific first), the first that understands
+    the items. One sentence where none fits."""
+    from spatialprobe import registry
+    from spatialprobe.errors import UsageError
 
     def understands(name: str) -> bool:
         return bool(set(getattr(registry.lookup("model", name), "wordings", ())) & set(wordings))
 
+    if backend not in (None, "auto"):
+        name = str(backend)
+        registry.lookup("model", name)  # an unknown name: its own sentence, with close matches
+        if not understands(name):
+            raise UsageError(f"--backend {name} cannot ask the items of {command}: it understands "
+                             f"{', '.join(getattr(registry.lookup('model', name), 'wordings', ())) or 'no'} "
+                             f"wording, and they offer {', '.join(wordings)}.")
+        if needs_config(name) and model != "dummy":
+            found = adapters_for(_config_of(model, command))
+            if name not in found:
+                fitting = [n for n in found if understands(n)]
+                raise UsageError(f"--backend {name} does not apply to {model!r} in {command}: the adapters that "
+                                 f"accept it and understand its items are {', '.join(fitting) or 'none'}.")
+        return name, f"--backend {name}"
     if model == "dummy":
         found, where = ["dummy"], "--model dummy"
     else:
-        config, where = _read_config(model)
-        if config is None and not Path(model).exists():  # the loader's own sentence (hub id, revision, cache)
-            from transformers import AutoConfig
-
-            from spatialprobe.loading import load_pretrained
-
-            config = load_pretrained(AutoConfig, model, "the configuration of").to_dict()
-        if config is None:
-            raise ModelLoadError(f"{command} cannot tell which model {model!r} is: {where}.")
-        found = adapters_for(config)
+        found, where = adapters_for(_config_of(model, command)), "its configuration"
     fitting = [name for name in found if understands(name)]
-    if backend not in (None, "auto"):
-        if backend not in fitting:
-            raise UsageError(f"--backend {backend} does not apply to {model!r} in {command}: the adapters that "
-                             f"accept it and understand its items are {', '.join(fitting) or 'none'}.")
-        return str(backend), f"--backend {backend}"
     if not fitting:
         raise UsageError(f"{command} cannot ask {model!r}: the {', '.join(found) or 'no'} adapter(s) that accept "
                          f"it understand none of the wordings its items offer ({', '.join(wordings)}).")
     return fitting[0], f"the first adapter that accepts {where} and understands its items"
+
+
+def _config_of(model: str, command: str) -> dict[str, Any]:
+    """The checkpoint's configuration (:func:`_read_config`), or the one sentence saying why it
+    cannot be read (a hub id's: the loader's own, naming the revision and the cache)."""
+    from spatialprobe.errors import ModelLoadError
+
+    config, where = _read_config(model)
+    if config is None and not Path(model).exists():
+        from transformers import AutoConfig
+
+        from spatialprobe.loading import load_pretrained
+
+        config = load_pretrained(AutoConfig, model, "the configuration of").to_dict()
+    if config is None:
+        raise ModelLoadError(f"{command} cannot tell which model {model!r} is: {where}.")
+    return config
 
 
 def asks(model: str, wordings: tuple[str, ...], backend: str | None = None) -> bool:
@@ -178,6 +224,24 @@ def asks(model: str, wordings: tuple[str, ...], backend: str | None = None) -> b
     except SpatialprobeError:
         return False
     return True
+
+
+def probe_route(model: str, scorer: str) -> str | None:
+    """How ``probe`` puts a task to ``model``: the adapter that asks it the task's question (a chat
+    model: a multimodal LLM, a server), or None where it is probed by cloze prompts (``--scorer
+    auto`` then chooses by :func:`auto_scorer`). ``scorer`` (``--scorer``/``--backend``) is taken by
+    name first; the configuration is read once, and only where an adapter needs it. A multimodal
+    LLM adapter named for a checkpoint that is not one is refused in one sentence."""
+    from spatialprobe.errors import SpatialprobeError
+
+    if scorer != "auto" and scorer == judge_adapter():
+        refuse_unaccepted(scorer, model, "--model",
+                          f"a multimodal LLM (image-text-to-text), as --backend {scorer} needs")
+    try:
+        name, _ = choose(model, ("question",), "probe", scorer)
+    except SpatialprobeError:
+        return None
+    return name
 
 
 def refuse_unaccepted(adapter: str, model: str, option: str, what: str) -> None:

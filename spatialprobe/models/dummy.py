@@ -16,6 +16,7 @@ from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 
 class DummyScorer(Declared):
     gpus: ClassVar[int] = 0
+    reads_config: ClassVar[bool] = False
     name = "dummy"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
     wordings: ClassVar[tuple[str, ...]] = ("cloze",)

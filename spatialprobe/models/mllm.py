@@ -34,6 +34,7 @@ from spatialprobe.fingerprints import weights_hash
 from spatialprobe.loading import dtype_name, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.models.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
+from spatialprobe.models.seeded_sampling import DESCRIBED
 from spatialprobe.sharding import asked, input_device, load_sharded
 
 COMPONENT = "multimodal LLM adapter"
@@ -45,6 +46,9 @@ class MultimodalLLM(Declared):
     sees_images: ClassVar[bool] = True
     specificity: ClassVar[int] = 40
     judges_images: ClassVar[bool] = True
+    samples: ClassVar[bool] = True
+    sampler: ClassVar[str] = DESCRIBED
+    """How it samples at a request's temperature: a generator per request seed (:mod:`.seeded_sampling`)."""
     multi_image: ClassVar[bool] = True
     """A request's image may be a tuple of images (a multi-view item), shown in one user turn."""
 
@@ -162,8 +166,12 @@ class MultimodalLLM(Declared):
 
     # -- the two protocols ---------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[str]:
-        """The greedy reply to each request (batched by image presence, left-padded)."""
+        """The greedy reply to each request (batched by image presence, left-padded); a request
+        with a temperature is sampled with its seed (:mod:`.seeded_sampling`)."""
         import torch
+        from transformers import LogitsProcessorList
+
+        from spatialprobe.models.seeded_sampling import seeded_sampler
 
         out: list[str] = [""] * len(requests)
         for batch in self._batches(requests):
@@ -172,9 +180,11 @@ class MultimodalLLM(Declared):
             inputs = self.encode([self.chat_text(r.prompt, has_image) for r in group],
                                  [r.image for r in group] if has_image else None)
             limit = max(r.max_new_tokens for r in group)
+            sampled = {"logits_processor": LogitsProcessorList([seeded_sampler(
+                group[0].temperature, [r.seed for r in group])])} if group[0].temperature else {}
             with torch.inference_mode():
                 generated = self.model.generate(**inputs, do_sample=False, num_beams=1, max_new_tokens=limit,
-                                                pad_token_id=self.tokenizer.pad_token_id)
+                                                pad_token_id=self.tokenizer.pad_token_id, **sampled)
             new = generated[:, inputs["input_ids"].shape[1]:]
             for i, request, ids in zip(batch, group, new, strict=True):
                 text = self.tokenizer.decode(ids[:request.max_new_tokens], skip_special_tokens=True)

@@ -3,7 +3,8 @@ hosted APIs. One adapter, the one vocabulary of :mod:`spatialprobe.models.base`.
 
 * :meth:`OpenAIServer.generate`: ``POST {base_url}/chat/completions``, one user turn (the image
   first, as a base64 PNG data URL, then the text; the text alone when the request has no image),
-  greedy (``temperature`` 0), ``max_tokens`` = the request's ``max_new_tokens``. The reply is cut
+  greedy (``temperature`` 0; a sampled request sends its temperature and ``seed``), ``max_tokens`` =
+  the request's ``max_new_tokens``. The reply is cut
   at the request's first ``stop`` string here, as the in-process adapters cut theirs; ``stop`` is
   not sent, because servers differ on it (``transformers serve`` 5.24 answers HTTP 500 to a stop
   string for a multimodal processor; some keep the stop string in the reply, OpenAI takes at
@@ -19,41 +20,70 @@ hosted APIs. One adapter, the one vocabulary of :mod:`spatialprobe.models.base`.
   prompt's log-probabilities; a server that does not (``transformers serve`` ignores ``echo`` and
   ``logprobs``) is refused in one sentence, never given numbers of our making. A request with an
   image is refused the same way (``/completions`` takes no image).
-* **Traffic, cache, key**: :class:`~spatialprobe.models.openai_client.ServerClient` (at most
-  ``concurrency`` requests in flight, retries with backoff, counted under ``requests`` in
-  :meth:`OpenAIServer.describe`, so a run's summary shows them; each answer cached as it arrives;
-  the key read from ``api_key_env``, never recorded).
+* **Traffic, cache, key**: :class:`~spatialprobe.models.openai_client.ServerClient` (requests in
+  flight adaptive from 32 or fixed by ``concurrency``; each bounded in time and size; retried;
+  counted by :meth:`OpenAIServer.traffic`, which a run's summary carries; each answer cached as it
+  arrives, :mod:`spatialprobe.models.openai_cache`; the key read from ``api_key_env``, never
+  recorded nor printed). A run feeds it its whole remaining work (:meth:`OpenAIServer.stream`).
 * **Identity.** :meth:`fingerprint`: the endpoint and the served model's entry of
   ``GET {base_url}/models`` (id, owner, vLLM's ``root``); a server holds no weights hash to give.
+  A run records it as its model input, so a resume against a server that now serves another model
+  under the name is refused.
+* **Choice.** Taken by name (``--backend openai-api``); it reads no ``config.json``
+  (``reads_config``), and ``--model`` is the server's name for the model.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+import json
 import re
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, ClassVar, TypeVar
 
-from spatialprobe.errors import UsageError
+from spatialprobe.errors import ModelLoadError, UsageError
 from spatialprobe.extras import require
 from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, ScoreRequest, cut
-from spatialprobe.models.openai_client import AnswerCache, ServerClient
+from spatialprobe.models.in_flight import START, feed
+from spatialprobe.models.openai_cache import AnswerCache
+from spatialprobe.models.openai_client import ServerClient, redact
 
-RETRIED = "HTTP 429, HTTP 5xx, connection errors and timeouts"
+RETRIED = "HTTP 429, HTTP 5xx, connection errors, timeouts and empty answers"
 MODEL_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len")
 """The fields of a ``/models`` entry that say which model it is (``created`` changes per start)."""
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def read_concurrency(value: Any) -> int | str:
+    """``auto`` or a positive number of requests in flight (the ``concurrency`` option)."""
+    if str(value).strip().lower() == "auto":
+        return "auto"
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1:
+        raise UsageError(f"--scorer-arg concurrency={value}: it must be auto or at least 1.")
+    return number
 
 
 class OpenAIServer(Declared):
     """A model behind an OpenAI-compatible HTTP server, named ``model`` (or ``served_model``) there."""
     gpus: ClassVar[int] = 0
+    reads_config: ClassVar[bool] = False
+    """Chosen by name: ``--model`` is the server's name for the model, no checkpoint's configuration."""
 
     name = "openai-api"
     protocols: ClassVar[tuple[str, ...]] = ("score", "generate")
     """``generate`` on any server; ``score`` where ``/completions`` returns prompt log-probabilities."""
     sees_images: ClassVar[bool] = True
+    samples: ClassVar[bool] = True
+    sampler: ClassVar[str] = ("the server's: temperature T and the request's seed in the body (vLLM and OpenAI "
+                              "take a seed)")
     wordings: ClassVar[tuple[str, ...]] = ("question",)
     """A chat server is asked the question (what the ask kind assumed where none was declared)."""
     """Through ``generate`` (a data URL in the chat turn); ``score`` refuses an image."""
@@ -61,25 +91,35 @@ class OpenAIServer(Declared):
         "base_url": Option(str, "http://127.0.0.1:8000/v1", "the server's OpenAI API root (ends in /v1)"),
         "served_model": Option(str, "", "the model's name on the server; empty: the --model value"),
         "api_key_env": Option(str, "", "the NAME of the environment variable holding the key; empty: none"),
-        "concurrency": Option(int, 8, "requests in flight at most"),
-        "timeout": Option(float, 120.0, "seconds one request may take before it is retried"),
+        "concurrency": Option(read_concurrency, "auto",
+                              f"requests in flight: auto (from {START}, halved on rate limits) or a fixed number"),
+        "timeout": Option(float, 120.0, "seconds one whole request may take (connect to last byte), "
+                                        "then it is retried"),
         "retries": Option(int, 4, f"re-sends of a request after {RETRIED}"),
         "backoff": Option(float, 1.0, "seconds before the first re-send, doubled at each"),
         "cache_dir": Option(str, "", "folder of the answer cache; empty: $SPATIALPROBE_HOME/cache; off: none"),
     }
-    runtime_options: ClassVar[tuple[str, ...]] = ("concurrency", "timeout", "retries", "backoff", "cache_dir")
+    runtime_options: ClassVar[tuple[str, ...]] = ("api_key_env", "concurrency", "timeout", "retries", "backoff",
+                                                  "cache_dir")
     """Options that say how requests travel, never what comes back: a run's runtime, not its identity."""
 
     def __init__(self, model: str, base_url: str = "http://127.0.0.1:8000/v1", served_model: str = "",
-                 api_key_env: str = "", concurrency: int = 8, timeout: float = 120.0, retries: int = 4,
+                 api_key_env: str = "", concurrency: int | str = "auto", timeout: float = 120.0, retries: int = 4,
                  backoff: float = 1.0, cache_dir: str = "", device: str = "auto", batch_size: int = 8):
         require("httpx", "api", "The openai-api model")
-        _check(base_url, api_key_env, concurrency, timeout, retries, backoff, device)
+        fixed = read_concurrency(concurrency)
+        _check(base_url, api_key_env, fixed, timeout, retries, backoff, device)
         self.base_url, self.model_name = base_url.rstrip("/"), served_model or str(model)
-        self.batch_size = batch_size  # the run hands this many requests over at a time
+        self.batch_size = batch_size  # unused: a run feeds the whole of its work (stream)
         self.api_key_env = api_key_env
-        self.client = ServerClient(self.base_url, api_key_env, concurrency, timeout, retries, backoff, cache_dir)
-        self._served = self._served_entry()
+        self.client = ServerClient(self.base_url, api_key_env, None if fixed == "auto" else int(fixed), timeout,
+                                   retries, backoff, cache_dir)
+        try:
+            self._served = self._served_entry()
+        except BaseException:
+            self.client.close()
+            raise
+        self.client.served = self._served
 
     @property
     def cache(self) -> AnswerCache | None:
@@ -89,47 +129,55 @@ class OpenAIServer(Declared):
     # -- identity --------------------------------------------------------------------------------
     def _served_entry(self) -> dict[str, Any]:
         """The served model's entry of ``GET /models``; refused when the server does not serve it."""
-        listed = self.client.request("GET", "/models", None).get("data") or []
+        listed = self.client.first_contact("/models").get("data") or []
         entry = next((m for m in listed if isinstance(m, dict) and m.get("id") == self.model_name), None)
         if entry is None:
             names = ", ".join(str(m.get("id")) for m in listed if isinstance(m, dict)) or "none"
-            raise UsageError(f"the server at {self.base_url} does not serve {self.model_name!r} (it serves: "
-                             f"{names}); give its served name with --scorer-arg served_model=NAME.")
+            raise UsageError(redact(f"the server at {self.base_url} does not serve {self.model_name!r} (it serves: "
+                                    f"{names}); give its name there with --model, or --scorer-arg served_model=NAME."))
         return {key: entry[key] for key in MODEL_FIELDS if key in entry}
 
     def fingerprint(self) -> dict[str, Any]:
-        """What identifies the model: the endpoint and the served model's entry (no weights hash)."""
-        return {"endpoint": self.base_url, "served_model": self._served}
+        """What identifies the model: the endpoint and the served model's entry (no weights hash),
+        and their digest as the run's model fingerprint (``served:...``)."""
+        entry = {"endpoint": redact(self.base_url), "served_model": self._served}
+        digest = hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()[:16]
+        return {"model": self.model_name, **entry, "fingerprint": f"served:{digest}"}
 
     def describe(self) -> dict[str, Any]:
-        """What changes the numbers (endpoint, served model, prompt, decoding), and this
-        invocation's traffic under ``requests`` (not part of a run's identity)."""
+        """What changes the numbers: endpoint, served model, prompt, decoding."""
         return {"scorer": self.name, "model": self.model_name, **self.fingerprint(), "weights_sha256": None,
                 "prompt": "generate: the server's chat template, one user turn (image as a PNG data URL, then "
                           "text); score: context + option + suffix as plain text to /completions",
                 "score": "log-likelihood: the sum of the echoed prompt log-probabilities of the tokens after "
                          "the context's (usage.prompt_tokens of the context alone)",
                 "decoding": {"temperature": 0, "max_tokens": "each request's max_new_tokens"},
-                "api_key_env": self.api_key_env or None, "requests": self.traffic()}
+                "api_key_env": self.api_key_env or None}
 
     def runtime(self) -> dict[str, Any]:
         """How requests travel (changes no answer)."""
         client = self.client
-        return {"concurrency": client.concurrency, "timeout": client.timeout, "retries": client.retries,
-                "backoff": client.backoff, "cache": str(self.cache.path) if self.cache else "off",
-                "requests": self.traffic()}
+        return {"concurrency": client.in_flight.fixed or "auto", "timeout": client.timeout,
+                "retries": client.retries, "backoff": client.backoff,
+                "cache": str(self.cache.path) if self.cache else "off", "requests": self.traffic()}
 
     def traffic(self) -> dict[str, Any]:
         """Counts of this adapter's requests (:meth:`.ServerClient.traffic`)."""
         return self.client.traffic()
+
+    def stream(self, work: Iterable[T], answer: Callable[[T], R]) -> Iterator[tuple[T, R]]:
+        """A run's whole remaining work, each unit answered by ``answer`` (which asks this model),
+        as many at once as the requests in flight allow, yielded as each finishes
+        (:func:`~spatialprobe.models.in_flight.feed`)."""
+        return feed(work, answer, self.client.in_flight.ceiling)
 
     # -- the two protocols -----------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerateRequest], progress: Progress | None = None) -> list[str]:
         """The greedy reply to each request, in request order, cut at its first stop string."""
         bodies = [self._chat_body(r) for r in requests]
         answers = self.client.send("/chat/completions", bodies, progress)
-        return [cut(str((a.get("message") or {}).get("content") or ""), r.stop)
-                for a, r in zip(answers, requests, strict=True)]
+        return [cut(str(((a or {}).get("message") or {}).get("content") or ""), r.stop)
+                for a, r in zip(answers, requests, strict=True)]  # None: nothing usable, a parse failure
 
     def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
@@ -141,6 +189,9 @@ class OpenAIServer(Declared):
         contexts = list(dict.fromkeys(c for c, _ in cells))
         prompts = contexts + [c + t for c, t in cells]
         answers = self.client.send("/completions", [self._echo_body(p) for p in prompts], None)
+        if any(a is None for a in answers):
+            raise ModelLoadError(redact(f"the server at {self.base_url} answered /completions with nothing usable "
+                                        f"after {self.client.retries + 1} tries."))
         context_tokens = {c: len(self._prompt_logprobs(a, c)) for c, a in zip(contexts, answers, strict=False)}
         flat = [self._continuation_logprob(a, c + t, context_tokens[c])
                 for a, (c, t) in zip(answers[len(contexts):], cells, strict=True)]
@@ -161,16 +212,19 @@ class OpenAIServer(Declared):
             if request.image is not None else []
         content.append({"type": "text", "text": request.prompt})
         body: dict[str, Any] = {"model": self.model_name, "messages": [{"role": "user", "content": content}],
-                                "temperature": 0, "max_tokens": request.max_new_tokens}
+                                "temperature": request.temperature or 0, "max_tokens": request.max_new_tokens}
+        if request.temperature:  # sampled: the draw's seed, so a cached answer is this sample's
+            body["seed"] = request.seed
         return body  # no "stop": the reply is cut here (see the module's docstring)
 
     def _echo_body(self, prompt: str) -> dict[str, Any]:
         return {"model": self.model_name, "prompt": prompt, "max_tokens": 1, "temperature": 0, "echo": True,
                 "logprobs": 1}
 
-    def _prompt_logprobs(self, answer: dict[str, Any], prompt: str) -> list[float | None]:
+    def _prompt_logprobs(self, answer: dict[str, Any] | None, prompt: str) -> list[float | None]:
         """The log-probability of each of the prompt's tokens (``usage.prompt_tokens`` of them);
         refused where the server returned none."""
+        answer = answer or {}
         values = (answer.get("logprobs") or {}).get("token_logprobs")
         count = (answer.get("usage") or {}).get("prompt_tokens")
         if not values or not isinstance(count, int) or len(values) < count \
@@ -181,7 +235,7 @@ class OpenAIServer(Declared):
                              "server that returns them (vLLM does).")
         return list(values[:count])
 
-    def _continuation_logprob(self, answer: dict[str, Any], prompt: str, context_tokens: int) -> float:
+    def _continuation_logprob(self, answer: dict[str, Any] | None, prompt: str, context_tokens: int) -> float:
         """The sum of the log-probabilities of the prompt's tokens after the context's
         ``context_tokens`` (the continuation is what follows the context's tokens, as the causal
         adapter splits it)."""
@@ -206,18 +260,18 @@ def png_data_url(image: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _check(base_url: str, api_key_env: str, concurrency: int, timeout: float, retries: int, backoff: float,
+def _check(base_url: str, api_key_env: str, concurrency: int | str, timeout: float, retries: int, backoff: float,
            device: str) -> None:
-    """Each setting out of range refused in one sentence (the key's variable never echoed)."""
+    """Each setting out of range refused in one sentence (the key's variable, a URL's password
+    never echoed)."""
     if not re.match(r"https?://[^/@\s]+(/|$)", base_url):
-        raise UsageError(f"--scorer-arg base_url is an http(s) URL without credentials, such as "
-                         f"http://127.0.0.1:8000/v1, not {base_url!r}.")
+        raise UsageError(f"--base-url is an http(s) URL without credentials, such as http://127.0.0.1:8000/v1 (a "
+                         f"key goes in a variable named by --api-key-env), not {redact(base_url)!r}.")
     if api_key_env and not _ENV_NAME.fullmatch(api_key_env):
-        raise UsageError("--scorer-arg api_key_env takes the NAME of an environment variable (such as "
-                         "OPENAI_API_KEY), never the key itself; this value is not a variable name.")
-    for key, value, least in (("concurrency", concurrency, 1), ("retries", retries, 0)):
-        if value < least:
-            raise UsageError(f"--scorer-arg {key}={value}: it must be at least {least}.")
+        raise UsageError("--api-key-env takes the NAME of an environment variable (such as OPENAI_API_KEY), "
+                         "never the key itself; this value is not a variable name.")
+    if retries < 0:
+        raise UsageError(f"--scorer-arg retries={retries}: it must be at least 0.")
     for key, number in (("timeout", timeout), ("backoff", backoff)):
         if not number >= 0 or (key == "timeout" and number == 0):
             raise UsageError(f"--scorer-arg {key}={number}: it must be a positive number of seconds.")

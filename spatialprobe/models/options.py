@@ -61,6 +61,8 @@ def _read(name: str, key: str, option: Option, value: Any) -> Any:
         value = value.lower() in ("true", "1", "yes")
     try:
         value = option.type(value)
+    except UsageError:  # the option's own sentence
+        raise
     except (TypeError, ValueError):
         raise UsageError(f"the {name} model's option {key} takes a {getattr(option.type, '__name__', 'value')}, "
                          f"not {value!r}; its options: {listing(name)}.") from None
@@ -127,3 +129,26 @@ def scaled_adapter(name: str, model: str, given: Any, **runtime: Any) -> Any:
     from spatialprobe.runner.components import component
 
     return component("model", Spec(name, {"model": model, **runtime, **resolve(name, given)}))
+
+
+SERVER_FLAGS = {"base_url": "--base-url", "api_key_env": "--api-key-env"}
+"""The options a command takes for a model behind a server, by the adapter option each one sets."""
+
+
+def with_server_flags(name: str, flags: Mapping[str, str | None], given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` (the ``--scorer-arg`` options) with ``--base-url`` and ``--api-key-env`` (``flags``:
+    option -> value, None where not typed) set; each refused in one sentence where the ``name``
+    adapter takes no such option, or where ``--scorer-arg`` gave the same option another value."""
+    out = dict(given)
+    for key, value in flags.items():
+        if value is None:
+            continue
+        flag = SERVER_FLAGS[key]
+        if key not in declared(name):
+            servers = ", ".join(owners(key)) or "none"
+            raise UsageError(f"{flag} applies to a model behind a server (the {servers} adapter); the {name} "
+                             "adapter runs its model in this process.")
+        if key in out and str(out[key]) != value:
+            raise UsageError(f"{flag} and --scorer-arg {key}= give two values; give {flag} alone.")
+        out[key] = value
+    return out

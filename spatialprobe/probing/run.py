@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -152,6 +152,8 @@ class ProbeRun(RunKind):
     kind = "probe"
     Settings = ProbeRunSettings
     batch_size = CELLS_PER_COMMIT
+    adapters: ClassVar[dict[str, str]] = {"model": "scorer"}
+    """Its scorer's model input is what the scorer's own ``fingerprint()`` says."""
 
     def __init__(self, settings: ProbeRunSettings, dataset: Dataset | None = None, scorer: Any = None):
         """``dataset``: the instances themselves, where given in Python; else loaded from

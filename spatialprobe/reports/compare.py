@@ -15,7 +15,8 @@ and the statistics of many models at once from :mod:`spatialprobe.metrics.multip
   It treats rows as independent, so it is shown beside the clustered p (in the table where the
   discordant count is small, at most :data:`MCNEMAR_SMALL`; always in ``compare.json``);
 * the clustered p-values adjusted over the pairs by Holm (family-wise error) and by
-  Benjamini-Hochberg (false discovery rate), both from ``statsmodels``' ``multipletests``;
+  Benjamini-Hochberg (false discovery rate), as ``statsmodels``' ``multipletests`` gives them
+  (:func:`~spatialprobe.metrics.multiple.adjusted`);
 * rank intervals: the clusters (objects, images) are drawn with replacement **once per resample for
   every model together** (:func:`~spatialprobe.metrics.intervals.row_weights`, the rows of two
   clusters weighted by the product of their counts), each model's statistic computed on that
@@ -37,18 +38,27 @@ from typing import Any
 import numpy as np
 
 from spatialprobe.errors import UsageError
-from spatialprobe.metrics.intervals import Resampling, metric_intervals
+from spatialprobe.metrics.intervals import Encoded, Resampling, encode, metric_intervals
 from spatialprobe.metrics.multiple import (
     RANK_RESAMPLES,
     adjusted,
     correct,
+    correct_of,
     groups,
     headline,
     joint_scores,
     mcnemar,
     rank_intervals,
 )
-from spatialprobe.metrics.paired import ALPHA, paired_differences, resampling_of, row_key, unpaired_reason
+from spatialprobe.metrics.paired import (
+    ALPHA,
+    PairedDifference,
+    paired_differences,
+    paired_many,
+    resampling_of,
+    row_keys,
+    unpaired_reason,
+)
 from spatialprobe.metrics.statistics import get
 
 MCNEMAR_SMALL = 25
@@ -63,6 +73,8 @@ class Compared:
     summary: Mapping[str, Any]
     label: str
     rows: list[dict[str, Any]]
+    backend: str = "–"
+    """The model adapter it asked through (:func:`spatialprobe.reports.runs.backend`)."""
 
 
 def primary_rows(summary: Mapping[str, Any], rows: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -76,16 +88,17 @@ def primary_rows(summary: Mapping[str, Any], rows: list[dict[str, Any]]) -> tupl
 def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampling]:
     """The runs, their rows aligned on the first run's keys, and the resampling they share;
     :class:`UsageError` naming what differs (benchmark, resampling, condition, items, gold)."""
-    from spatialprobe.files import read_jsonl
-    from spatialprobe.reports.runs import labels, load_run
+    from spatialprobe.files import read_rows
+    from spatialprobe.reports.runs import backend, labels, load_run
 
     runs = [load_run(p) for p in paths]
+    same_run(runs)
     found = []
     for run in runs:
         file = run.path / "predictions.jsonl"
         if not file.is_file():
             raise UsageError(f"{run.path} has no predictions.jsonl: its items cannot be compared")
-        found.append(primary_rows(run.summary, read_jsonl(file)))
+        found.append(primary_rows(run.summary, read_rows(file)))
     specs = [resampling_of(run.summary, rows) for run, (_, rows) in zip(runs, found, strict=True)]
     if len({(spec.labels, spec.pred) for spec in specs}) > 1:  # e.g. a native run beside an imported one
         pairs = [as_correctness(spec, rows) for spec, (_, rows) in zip(specs, found, strict=True)]
@@ -96,11 +109,31 @@ def load_compared(paths: Sequence[str | Path]) -> tuple[list[Compared], Resampli
         reason = _difference(first.summary, found[0], specs[0], run.summary, (condition, rows), spec)
         if reason:
             raise UsageError(f"{run.path} cannot be compared with {first.path}: {reason}.")
-    order = {row_key(r, specs[0].key): n for n, r in enumerate(found[0][1])}
+    order = {k: n for n, k in enumerate(row_keys(found[0][1], specs[0].key))}
     named = labels(runs)
-    out = [Compared(run.path, run.summary, label, sorted(rows, key=lambda r: order[row_key(r, specs[0].key)]))
+    out = [Compared(run.path, run.summary, label, aligned(rows, row_keys(rows, specs[0].key), order), backend(run))
            for run, (_, rows), label in zip(runs, found, named, strict=True)]
     return out, specs[0]
+
+
+def aligned(rows: list[dict[str, Any]], keys: list[tuple[Any, ...]], order: Mapping[tuple[Any, ...], int]
+            ) -> list[dict[str, Any]]:
+    """``rows`` (whose keys are ``keys``) in the first run's order."""
+    placed: list[dict[str, Any]] = [{}] * len(rows)
+    for row, k in zip(rows, keys, strict=True):
+        placed[order[k]] = row
+    return placed
+
+
+def same_run(runs: Sequence[Any]) -> None:
+    """Refuse a run folder given twice: ranked against itself it would be one model counted as two."""
+    seen: set[Path] = set()
+    for run in runs:
+        folder = Path(run.path).resolve()
+        if folder in seen:
+            raise UsageError(f"{run.path} is given twice: compare ranks different runs on the same items; "
+                             "give each run folder once.")
+        seen.add(folder)
 
 
 def as_correctness(spec: Resampling, rows: list[dict[str, Any]]) -> tuple[Resampling, list[dict[str, Any]]]:
@@ -141,20 +174,27 @@ def _difference(summary_a: Mapping[str, Any], found_a: tuple[str | None, list[di
             .replace("only in A", "only in the first run").replace("only in B", "only in this one"))
 
 
-def score(rows: Sequence[Mapping[str, Any]], spec: Resampling) -> tuple[float | None, tuple[float, float] | None]:
-    """The run's headline value and its interval, from the functions the run spine uses."""
+def score(rows: Sequence[Mapping[str, Any]], spec: Resampling, encoded: Encoded | None = None
+          ) -> tuple[float | None, tuple[float, float] | None]:
+    """The run's headline value and its interval, from the functions the run spine uses
+    (``encoded``: its rows already encoded with ``spec``)."""
     from spatialprobe.metrics.estimates import point_estimates
 
     name, _ = headline(spec)
-    value = point_estimates(rows, spec)[name].mean
-    return value, metric_intervals(rows, spec)[name][""]
+    enc = encoded if encoded is not None else encode(rows, spec)
+    value = point_estimates(rows, spec, enc)[name].mean
+    return value, metric_intervals(rows, spec, encoded=enc)[name][""]
 
 
-def pair_entry(a: Compared, b: Compared, spec: Resampling) -> dict[str, Any]:
-    """One pair's entry of compare.json (before adjustment)."""
+def pair_entry(a: Compared, b: Compared, spec: Resampling, diff: PairedDifference | None = None,
+               rights: tuple[np.ndarray | None, np.ndarray | None] | None = None) -> dict[str, Any]:
+    """One pair's entry of compare.json (before adjustment): its paired difference (``diff``, else
+    :func:`paired_differences` of the two runs) and its discordant rows (``rights``: each run's
+    right rows, else read from the rows)."""
     name = headline(spec)[0]
-    diff = next(d for d in paired_differences(a.rows, b.rows, spec) if d.metric == name)
-    right_a, right_b = correct(a.rows, spec), correct(b.rows, spec)
+    if diff is None:
+        diff = next(d for d in paired_differences(a.rows, b.rows, spec) if d.metric == name)
+    right_a, right_b = rights if rights is not None else (correct(a.rows, spec), correct(b.rows, spec))
     entry: dict[str, Any] = {"a": a.label, "b": b.label, "n": len(a.rows), "diff": diff.difference,
                              "ci": list(diff.ci) if diff.ci else None, "p": None if diff.p != diff.p else diff.p}
     if right_a is not None and right_b is not None:
@@ -174,31 +214,36 @@ def compare(paths: Sequence[str | Path], resamples: int = RANK_RESAMPLES, seed: 
         raise UsageError("compare needs two runs or more (or one run and --reported SCORE).")
     runs, spec = load_compared(paths)
     name, stat = headline(spec)
+    encoded = [encode(run.rows, spec) for run in runs]  # once per run: scores, pairs and draws read these
     models = []
-    for run in runs:
-        value, ci = score(run.rows, spec)
+    for run, enc in zip(runs, encoded, strict=True):
+        value, ci = score(run.rows, spec, enc)
         models.append({"label": run.label, "path": str(run.path), "model": run.summary.get("model"),
-                       "score": value, "ci": list(ci) if ci else None})
+                       "backend": run.backend, "score": value, "ci": list(ci) if ci else None})
     out: dict[str, Any] = {"metric": name, "statistic": stat, "header": get(stat).header,
                            "dataset": runs[0].summary.get("dataset"), "n": len(runs[0].rows),
                            "intervals": spec.describe(0, seed), "models": models, "pairs": []}
     if len(runs) >= 2:
-        _add_pairs(out, runs, spec, resamples, seed)
+        _add_pairs(out, runs, spec, resamples, seed, encoded)
     if reported is not None:
         out["reported"] = {"value": reported, "runs": [reported_check(m, reported) for m in models]}
     out["provenance"] = {"runs": [_identity(run) for run in runs], "toolkit": provenance()}
     return out
 
 
-def _add_pairs(out: dict[str, Any], runs: Sequence[Compared], spec: Resampling, resamples: int, seed: int) -> None:
+def _add_pairs(out: dict[str, Any], runs: Sequence[Compared], spec: Resampling, resamples: int, seed: int,
+               encoded: Sequence[Encoded]) -> None:
     pairs = [(i, j) for i in range(len(runs)) for j in range(i + 1, len(runs))]
-    entries = [pair_entry(runs[i], runs[j], spec) for i, j in pairs]
+    together = paired_many(encoded, headline(spec)[1])  # every pair at once where the statistic allows
+    rights = [correct_of(e, spec) for e in encoded]
+    entries = [pair_entry(runs[i], runs[j], spec, together[i, j] if together else None, (rights[i], rights[j]))
+               for i, j in pairs]
     holm, bh = adjusted([e["p"] if e["p"] is not None else float("nan") for e in entries])
     for entry, h, b in zip(entries, holm, bh, strict=True):
         entry.update(p_holm=h, p_bh=b, significant_holm=h is not None and h < ALPHA)
     out["pairs"] = entries
     higher = get(headline(spec)[1]).higher_is_better
-    draws = joint_scores([run.rows for run in runs], spec, resamples, seed)
+    draws = joint_scores([run.rows for run in runs], spec, resamples, seed, encoded)
     intervals = rank_intervals(draws, higher)
     points = np.array([[m["score"] if m["score"] is not None else np.nan for m in out["models"]]])
     ranks = rank_intervals(points, higher)
@@ -248,16 +293,14 @@ def write_compare(result: Mapping[str, Any], folder: Path, plot: Path | None = N
 
 def score_plot(result: Mapping[str, Any], out: Path) -> None:
     """Each model's score with its 95 % interval, best first, and its rank interval in its label."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: nothing shown, a second less to start
 
     from spatialprobe.files import atomic_path
 
     models = [m for m in result["models"] if m["score"] is not None]
     y = np.arange(len(models))[::-1]
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.38 * len(models)))
+    fig = Figure(figsize=(7, 1.2 + 0.38 * len(models)))
+    ax = fig.subplots()
     for pos, m in zip(y, models, strict=True):
         low, high = m["ci"] or (m["score"], m["score"])
         ax.errorbar(m["score"], pos, xerr=[[m["score"] - low], [high - m["score"]]], fmt="o", color="C0", capsize=3)
@@ -272,7 +315,6 @@ def score_plot(result: Mapping[str, Any], out: Path) -> None:
     fig.tight_layout()
     with atomic_path(out) as tmp:
         fig.savefig(tmp, dpi=120)
-    plt.close(fig)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -292,9 +334,9 @@ def compare_table(result: Mapping[str, Any]) -> str:
     lines = [f"# {count} run{'s' if count != 1 else ''} on {result['dataset']} ({result['n']} rows): {header}\n"]
     has_ranks = any("rank" in m for m in result["models"])
     rows = [[str(m.get("rank", "–")), m["label"], _num(m["score"]), _ci(m["ci"]),
-             (f"[{m['rank_interval'][0]}, {m['rank_interval'][1]}]" if has_ranks else "–"), m.get("group", "–")]
-            for m in result["models"]]
-    lines.append(markdown_table(["rank", "model", header, "95 % interval", "rank interval", "group"], rows))
+             (f"[{m['rank_interval'][0]}, {m['rank_interval'][1]}]" if has_ranks else "–"), m.get("group", "–"),
+             str(m.get("backend") or "–")] for m in result["models"]]
+    lines.append(markdown_table(["rank", "model", header, "95 % interval", "rank interval", "group", "backend"], rows))
     if result["pairs"]:
         def pm(p: float | None) -> str:
             return "–" if p is None else p_text(p)

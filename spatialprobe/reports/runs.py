@@ -119,7 +119,8 @@ def differing(runs: Sequence[Run]) -> list[str]:
     a key whose values follow run by run from the keys already chosen (the dummy scorer's seed and
     the run's seed) is left out."""
     table = [facets(r) for r in runs]
-    keys = sorted({k for t in table for k in t}, key=lambda k: (k not in ("model", "dataset"), k.count("."), k))
+    keys = sorted({k for t in table for k in t},  # the adapter asked through before its options
+                  key=lambda k: (k not in ("model", "dataset", "backend"), k.count("."), k))
     chosen: list[str] = []
     for key in keys:
         values = [t.get(key, "–") for t in table]
@@ -152,6 +153,18 @@ def labels(runs: Sequence[Run], prefixes: Sequence[str] | None = None) -> list[s
     named = list(zip(out, (r.group for r in runs), strict=True))  # rows of one group share columns
     return [f"{label} · {run.path}" if named.count((label, run.group)) > 1 else label
             for label, run in zip(out, runs, strict=True)]
+
+
+def backend(run: Run) -> str:
+    """The model adapter a run asked through (``hf-mllm``, ``openai-api``, ...), with a server's
+    endpoint; ``–`` for a run that names none (an imported run, a judge)."""
+    settings = run.config.get("settings") or {}
+    component = settings.get("model") if isinstance(settings.get("model"), Mapping) else settings.get("scorer")
+    if not isinstance(component, Mapping) or not component.get("name"):
+        return "–"
+    served = (run.config.get("inputs") or {}).get("model") or {}
+    where = served.get("endpoint") if isinstance(served, Mapping) else None
+    return f"{component['name']} at {where}" if where else str(component["name"])
 
 
 def settings_text(run: Run) -> str:

@@ -40,9 +40,10 @@ def _local_model(spec: Any) -> Any:
     from dataclasses import replace
 
     from spatialprobe.fingerprints import local_path
+    from spatialprobe.runner.settings import names_checkpoint
 
     model = (getattr(spec, "args", None) or {}).get("model")
-    if not isinstance(model, str) or local_path(model) == model:
+    if not isinstance(model, str) or local_path(model) == model or not names_checkpoint(spec.name):
         return spec
     return replace(spec, args={**spec.args, "model": local_path(model)})
 
@@ -53,7 +54,13 @@ def _described(kind: str, spec: Any, hub: tuple[str | None, bool]) -> dict[str, 
     from spatialprobe.loading import hub_settings
 
     with hub_settings(*hub):
-        return dict(registry.build(kind, spec).describe())
+        built = registry.build(kind, spec)
+        fingerprint = getattr(built, "fingerprint", None)
+        return {**built.describe(), IDENTITY: fingerprint() if callable(fingerprint) else None}
+
+
+IDENTITY = "_fingerprint"
+"""The key under which a cluster's description carries the component's own ``fingerprint()``."""
 
 
 class Deferred:
@@ -61,10 +68,21 @@ class Deferred:
     answer; any other attribute loads it here (not on the Ray path, which computes on workers)."""
 
     def __init__(self, kind: str, spec: Any, described: dict[str, Any]):
-        self.__dict__.update(_kind=kind, _spec=spec, _described=described, _built=None)
+        described = dict(described)
+        identity = described.pop(IDENTITY, None)
+        self.__dict__.update(_kind=kind, _spec=spec, _described=described, _built=None, _identity=identity)
 
     def describe(self) -> dict[str, Any]:
         return dict(self._described)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The component's own ``fingerprint()``, as the cluster answered it (what names the run)."""
+        if self._identity is not None:
+            return dict(self._identity)
+        from spatialprobe.fingerprints import model_input  # a description without one: by its name
+
+        model = (getattr(self._spec, "args", None) or {}).get("model")
+        return {k: v for k, v in model_input("the model", str(model)).items() if k != "what"} if model else {}
 
     @property
     def device(self) -> Any:

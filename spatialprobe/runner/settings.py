@@ -58,11 +58,25 @@ def _local_models(f: dataclasses.Field, value: Any) -> Any:
     how, named = f.metadata.get("input", ("model" if f.metadata.get("names_model") else None, {}))
     if how == "model" and isinstance(value, str):
         return local_path(value)
-    if how == "model" and isinstance(value, dict) and isinstance((value.get("args") or {}).get("model"), str):
+    if how == "model" and isinstance(value, dict) and isinstance((value.get("args") or {}).get("model"), str) \
+            and names_checkpoint(str(value.get("name"))):
         return {**value, "args": {**value["args"], "model": local_path(value["args"]["model"])}}
     if how == "models" and isinstance(value, dict):
         return {k: local_path(v) if k in named and isinstance(v, str) else v for k, v in value.items()}
     return value
+
+
+def names_checkpoint(adapter: str) -> bool:
+    """Whether the ``model`` argument of the registered model adapter ``adapter`` names a checkpoint
+    (a local path is then written absolute); not for an adapter that reads no configuration (a
+    server's: ``--model`` is the server's name for the model, whatever folders lie here)."""
+    from spatialprobe import registry
+    from spatialprobe.errors import UnknownComponent
+
+    try:
+        return bool(getattr(registry.lookup("model", adapter), "reads_config", True))
+    except UnknownComponent:
+        return True
 
 
 NAMES_MODEL = {"names_model": True}
@@ -93,19 +107,29 @@ def data_file(what: str, key: str | None = None) -> dict[str, Any]:
     return {"input": ("file", {key: what})}
 
 
-def inputs_of(settings: Any) -> dict[str, Any]:
-    """The fingerprinted inputs (models and files) that the fields of ``settings`` name."""
+def inputs_of(settings: Any, adapters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The fingerprinted inputs (models and files) that the fields of ``settings`` name; a model
+    input whose key ``adapters`` holds is what that built adapter says it is
+    (:func:`~spatialprobe.fingerprints.identity_of`), none where it runs no model."""
     from spatialprobe import fingerprints
 
     out: dict[str, Any] = {}
     for f in dataclasses.fields(settings):
         value = getattr(settings, f.name)
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            out.update(inputs_of(value))
+            out.update(inputs_of(value, adapters))
         if "input" not in f.metadata or value is None:
             continue
         how, named = f.metadata["input"]
         for key, what in named.items():
+            adapter = (adapters or {}).get(key or f.name)
+            if how != "file" and adapter is not None:
+                name = value.get(key) if isinstance(value, dict) else getattr(value, "args", {}).get("model", value)
+                if name is not None:
+                    entry = fingerprints.identity_of(adapter, what, str(name))
+                    if entry:
+                        out[key or f.name] = entry
+                continue
             if how == "file":
                 path = value.file if isinstance(value, DataFile) else value
                 out[key or f.name] = fingerprints.file_input(what, path)

@@ -18,7 +18,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.fingerprints import changed_inputs
 
 RUNTIME_KEYS = frozenset({"device", "batch_size", "workers", "ray", "precision", "compile",
-                          "checkpoint", "device_map", "max_memory"})
+                          "checkpoint", "device_map", "max_memory", "model_runtime"})
 """Settings that say where and how fast a run executes, never what it computes: the only ones
 that may change when a run resumes (or is replayed on another machine)."""
 

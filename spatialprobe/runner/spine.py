@@ -143,11 +143,18 @@ class RunKind:
         """Where this run computes: its own scale, else the command's (:func:`.scale.scaled`)."""
         return self.scale or ambient()
 
+    adapters: ClassVar[dict[str, str]] = {}
+    """Input key -> the attribute holding the model adapter a kind built for it: that input is what
+    the adapter's own ``fingerprint()`` says (:func:`~spatialprobe.fingerprints.identity_of`: a
+    server's endpoint and served model), not a fingerprint of the name its settings give."""
+
     def inputs(self) -> dict[str, Any]:
         """Every model and file the run reads, by name, fingerprinted by content: those its
-        settings' fields name (:func:`.settings.inputs_of`). Part of the identity, so a resume or
-        replay with one of them changed is refused naming it."""
-        return inputs_of(self.resolved())
+        settings' fields name (:func:`.settings.inputs_of`), each model whose adapter the kind built
+        (:attr:`adapters`) as that adapter names it. Part of the identity, so a resume or replay with
+        one of them changed is refused naming it."""
+        built = {key: self.__dict__.get(attribute) for key, attribute in self.adapters.items()}
+        return inputs_of(self.resolved(), {key: a for key, a in built.items() if a is not None})
 
     @classmethod
     def from_spec(cls: type[K], spec: RunSpec, source: str | Path = "config.json") -> K:
@@ -192,6 +199,11 @@ class RunKind:
     def evaluate(self, results: Mapping[str, Any]) -> Evaluation:
         """Metrics from the results of every item (keyed by item key)."""
         raise NotImplementedError
+
+    def measure(self, evaluation: Evaluation) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The metrics with the intervals the evaluation's Resamplings declare (:func:`measured`);
+        a kind may refine them (the ask run's repeated samples)."""
+        return measured(evaluation.metrics, evaluation.intervals, evaluation.predictions, evaluation.seed)
 
     def table(self, summary: Mapping[str, Any]) -> str:
         """``table.md`` of a finished run."""
@@ -350,8 +362,7 @@ def execute(kind: RunKind, out: RunOut, progress: Progress | None = None) -> dic
     results = cache.get_all()
     evaluation = kind.evaluate({item.key: results[item.key] for item in items})
     # the metrics its Resamplings declare: point estimate and interval from one registered statistic
-    metrics, intervals = measured(evaluation.metrics, evaluation.intervals, evaluation.predictions,
-                                  evaluation.seed)
+    metrics, intervals = kind.measure(evaluation)
     previous = _finished_summary(run, spec.identity)
     summary = build_summary(
         kind=spec.kind, task=evaluation.task, model=evaluation.model, dataset=evaluation.dataset,

@@ -6,6 +6,12 @@ candidates file (``spatialprobe/tasks/candidates/``), the rule that judges its i
 a human annotator is asked, and its built-in data: the object levels of a comparison task (every
 cross-level pair in both orders is an instance) or a release-format file of a position task.
 Adding a task is adding a file here and its candidates file; no code changes.
+
+The modules beside hold the tasks' data: the built-in sets and any release-format file
+(:mod:`.data`, :mod:`.release`), comparison files of object pairs (:mod:`.pairs`), object levels
+(:mod:`.levels`), object-disjoint folds (:mod:`.folds`), where a dataset came from (:mod:`.origin`),
+the probe's data checks (:mod:`.probe_data`), yes/no question sets (:mod:`.yes_no`) and SR2D
+(:mod:`.sr2d`). The probe, the synthesizer, the judges and the engine's ``task`` benchmark read them.
 """
 
 from __future__ import annotations
