@@ -156,8 +156,11 @@ def from_genuine(family: str, genuine: Path, folder: Path, seed: int = 0, tiles:
     import torch
     from transformers import AutoConfig, AutoModelForImageTextToText
 
+    from spatialprobe.loading import load_pretrained
+
     torch.manual_seed(seed)
-    model = AutoModelForImageTextToText.from_config(shrink(family, AutoConfig.from_pretrained(genuine), tiles))
+    genuine_config = load_pretrained(AutoConfig, str(genuine), "the genuine configuration of")
+    model = AutoModelForImageTextToText.from_config(shrink(family, genuine_config, tiles))
     if wire is not None:
         wire(model)
     model.save_pretrained(folder)

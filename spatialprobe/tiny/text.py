@@ -61,7 +61,9 @@ def distilbert(folder: Path, tokenizer_folder: Path, seed: int = 0) -> Path:
     import torch
     from transformers import AutoTokenizer, DistilBertConfig, DistilBertForMaskedLM
 
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder)
+    from spatialprobe.loading import load_pretrained
+
+    tokenizer = load_pretrained(AutoTokenizer, str(tokenizer_folder), "the tokenizer of")
     torch.manual_seed(seed)
     DistilBertForMaskedLM(DistilBertConfig(vocab_size=len(tokenizer), dim=32, n_layers=1, n_heads=2, hidden_dim=64,
                                            max_position_embeddings=64)).save_pretrained(folder)
