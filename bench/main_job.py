@@ -28,11 +28,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of the child) of one run of ``argv``; a failure ends the bench."""
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the child) of one run of ``argv`` in ``cwd`` (a folder holding no
+    other spatialprobe that ``python -m`` would find first); a failure ends the bench."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -66,11 +67,11 @@ def main() -> None:
     try:
         argvs = commands(work, args.resumed)
         for argv in argvs.values():  # warm-up (and the resumed command's finished folder)
-            timed(argv(-1), env)  # type: ignore[operator]
+            timed(argv(-1), env, work)  # type: ignore[operator]
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in argvs}
         for k in range(args.runs):
             for name, argv in argvs.items():
-                times[name].append(timed(argv(k), env))  # type: ignore[operator]
+                times[name].append(timed(argv(k), env, work))  # type: ignore[operator]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     medians = {name: (statistics.median(w for w, _ in rows), statistics.median(c for _, c in rows))
