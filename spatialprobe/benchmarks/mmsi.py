@@ -107,3 +107,22 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   reader="mmsi",
                   settings=recorded("mmsi", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in MMSI-Bench's Hugging Face layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    Parquet with two embedded images per question and its options written in the question."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows = random.Random(seed), []
+    for k in range(10):
+        scene, question, choices, gold = d.lettered(rng, 4)
+        other = d.Pair(scene.b, scene.a, d.OPPOSITE[scene.relation])
+        written = ", ".join(f"{letter}: {text}" for letter, text in zip(letters(4), choices, strict=True))
+        images = [d.embedded(d.draw(scene), f"{k}a.png"), d.embedded(d.draw(other), f"{k}b.png")]
+        rows.append({"id": k, "images": images,
+                     "question": f"{question} Options: {written}", "answer": letters(4)[gold],
+                     "question_type": ("Positional Relationship (Cam.-Obj.)", "Motion (Obj.)")[k % 2]})
+    return d.Demo(d.write_parquet(folder / "MMSI_Bench.parquet", rows))

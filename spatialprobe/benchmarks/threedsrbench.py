@@ -160,3 +160,29 @@ def extras(run: Any, summary: Mapping[str, Any]) -> None:
         mine = [r for r in rows if r["condition"] == condition]
         out[condition] = official_scores([r["qid"] for r in mine], [r["pred"] == r["gold"] for r in mine])
     atomic_write_text(run.file("3dsrbench.json"), json.dumps(out, indent=2) + "\n")
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in 3DSRBench's TSV layout (:mod:`spatialprobe.benchmarks.demo_copy`): lettered
+    columns A-D, images as base64, every question with its option-rotated copies (``qid`` groups)."""
+    import csv
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows = random.Random(seed), list[dict[str, Any]]()
+    for k in range(4):
+        scene, question, choices, gold = d.lettered(rng, 2)
+        image = d.b64(d.draw(scene))
+        for turn in range(2):  # the circular copy: the options rotated
+            shown = choices[turn:] + choices[:turn]
+            qid = f"Q{k:07d}" + (f"-{turn}" if turn else "")
+            rows.append({"index": len(rows), "qid": qid, "question": question, "A": shown[0], "B": shown[1],
+                         "C": "", "D": "", "answer": "AB"[shown.index(choices[gold])],
+                         "category": "location_above", "image": image})
+    path = folder / "3DSRBench.tsv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter="\t")
+        writer.writeheader()
+        writer.writerows(rows)
+    return d.Demo(path)

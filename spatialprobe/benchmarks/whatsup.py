@@ -249,3 +249,26 @@ def extras(run: Any, summary: Mapping[str, Any]) -> None:
                                          mine[0]["subset"])
     atomic_write_text(run.file("whatsup.json"), json.dumps(out, indent=2) + "\n")
 
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in What'sUp's controlled-A layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    ``controlled_images_dataset.json`` (the right caption first) and ``data/controlled_images/``,
+    four drawn images per object pair: on, under, left of, right of."""
+    import json
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    words = {"on": "on", "under": "under", "left_of": "to the left of", "right_of": "to the right of"}
+    drawn = {"on": "above", "under": "below", "left_of": "left", "right_of": "right"}
+    rows = []
+    for a, b in rng.sample([("mug", "plate"), ("cup", "box"), ("ball", "chair"), ("book", "table")], 3):
+        for slot in words:
+            path = f"data/controlled_images/{a}_{slot}_{b}.jpeg"
+            scene = d.Pair(f"red {'circle' if a in ('ball', 'mug') else 'square'}", "blue square", drawn[slot])
+            d.save(d.draw(scene), folder / path)
+            order = [slot, *(s for s in words if s != slot)]
+            rows.append({"image_path": path, "caption_options": [f"A {a} {words[s]} a {b}" for s in order]})
+    (folder / "controlled_images_dataset.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return d.Demo(folder / "controlled_images_dataset.json", model="clip")

@@ -63,7 +63,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     if given.items is not None:
         from spatialprobe.engine.rebuild import restrict
 
-        source = restrict(source, given.items)
+        source = restrict(source, given.items, seed=given.seed)
     if given.protocol_variants:
         from spatialprobe.engine.variants import with_variants
 

@@ -20,7 +20,8 @@ class DummyScorer(Declared):
     name = "dummy"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
     wordings: ClassVar[tuple[str, ...]] = ("cloze",)
-    options: ClassVar[dict[str, Option]] = {}
+    options: ClassVar[dict[str, Option]] = {
+        "seed": Option(int, 0, "seed of its pseudo-random scores (default: the run's --seed)")}
 
     def __init__(self, seed: int = 0, **_: Any):
         self.seed = seed
