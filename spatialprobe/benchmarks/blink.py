@@ -33,6 +33,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 SPATIAL = ("Spatial_Relation", "Relative_Depth", "Multi-view_Reasoning")
@@ -86,6 +87,8 @@ def _item(records: Records, n: int, split: str) -> SourceItem:
                       views=tuple(shown[1:]))
 
 
+@component("source", "blink",
+           "BLINK spatial subtasks (several images asked together): accuracy per subtask, mean over subtasks")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """BLINK's chosen subtasks from the user's copy (``seed`` unused)."""
     found = given(settings)

@@ -42,6 +42,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.benchmarks.local_copy import images_checked
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {
     "prompt": "the authors' perspective prompt: nop (default), camera1, addressee1",
@@ -265,6 +266,8 @@ def sweep_report(run: Any, summary: Mapping[str, Any]) -> None:
     atomic_write_text(run.file("comfort.json"), json.dumps({"condition": first, **report}, indent=1) + "\n")
 
 
+@component("source", "comfort",
+           "COMFORT rotation sweeps: P(yes) per angle, symmetry/smoothness/std/cosine metrics per sweep")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench comfort`` settings or of a run's recorded ones."""
     return comfort_source(base.given(settings))

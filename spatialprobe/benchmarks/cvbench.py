@@ -38,6 +38,7 @@ from spatialprobe.benchmarks.local_copy import (
 )
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -58,6 +59,8 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     return {"cv_bench_value": item.fields["weight"] if label == item.gold else 0.0}
 
 
+@component("source", "cv-bench",
+           "CV-Bench 2-D/3-D lettered questions: accuracy per source/type/task, official 1/2((ADE20K+COCO)/2+Omni3D)")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """CV-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

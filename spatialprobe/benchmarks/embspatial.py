@@ -29,6 +29,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, options_text, read_copy
 from spatialprobe.benchmarks.sentence_facts import stated_fact
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -46,6 +47,8 @@ def _image(records: Records, n: int, folders: list[Path]) -> str:
     return image_file(value, folders=folders, what=records.place(n, "image"))
 
 
+@component("source", "embspatial",
+           "EmbSpatial-Bench lettered questions: accuracy per source (AI2-THOR, MP3D, ScanNet) and relation")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """EmbSpatial-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

@@ -38,6 +38,7 @@ from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, Wording
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {
     "password_env": "the environment variable that holds the archive's password (required)",
@@ -174,6 +175,8 @@ def ewok_source(found: Mapping[str, Any]) -> Source:
                   details={"total": len(records), "what": "targets", "domains": list(domains)})
 
 
+@component("source", "ewok",
+           "EWoK spatial/physical minimal pairs from its password-protected archive, read in memory")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench ewok`` settings or of a run's recorded ones."""
     return ewok_source(base.given(settings))

@@ -32,6 +32,7 @@ from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {"skills": "comma-separated GenEval 2 skills to judge (default: position)"}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("skill",)),
@@ -128,6 +129,8 @@ def prompt_means(run: Any, summary: Mapping[str, Any]) -> None:
         {"soft_tifa_gm": value, "prompts": len({r["prompt"] for r in chosen}), "condition": first}, indent=1) + "\n")
 
 
+@component("source", "geneval2",
+           "GenEval 2 position atoms on generated images: Soft-TIFA AM (and GM) by a multimodal LLM judge")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench geneval2`` settings or of a run's recorded ones."""
     return geneval2_source(base.given(settings))

@@ -37,6 +37,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.mindcube import IN_OVERALL, read_mindcube, setting_of
 from spatialprobe.readers.strict_reply import read_strict
+from spatialprobe.registry import component
 
 OPTIONS = {"setting": "keep one setting of the authors' (among, around, rotation, translation, other)"}
 FILES = {"tiny": "raw/MindCube_tinybench.jsonl", "full": "raw/MindCube.jsonl"}
@@ -106,6 +107,9 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
                       views=tuple(shown[1:]))
 
 
+@component("source", "mindcube",
+           "MindCube multi-view lettered questions (tiny or full): accuracy per setting, chance and frequency "
+           "baselines")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """MindCube's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

@@ -34,6 +34,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.files import parse_json
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.mmsi import POST_PROMPT
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 WORDINGS = {"official": "the authors' prompt: the question, then their instruction to enclose the letter in ``"}
@@ -73,6 +74,8 @@ def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
     return shown
 
 
+@component("source", "mmsi",
+           "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """MMSI-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

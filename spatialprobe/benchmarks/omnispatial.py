@@ -39,6 +39,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.omnispatial import EVAL_TYPES, FORMAT_PROMPTS, read_omnispatial
 from spatialprobe.readers.strict_reply import read_strict
+from spatialprobe.registry import component
 
 OPTIONS = {"reader": "the authors' reader (their --eval_type): re (default: the last 'Answer: X'), direct or json"}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("task_type", "sub_task_type"), pred="pred_official"),
@@ -106,6 +107,8 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
             "pred_strict": read_strict(output, item.options, item.labels) or "--"}
 
 
+@component("source", "omnispatial",
+           "OmniSpatial lettered questions: accuracy per task/sub-task type, mean over sampled runs, copy recorded")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """OmniSpatial's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

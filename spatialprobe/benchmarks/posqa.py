@@ -35,6 +35,7 @@ from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, Wording
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 """POSQA has no options of its own: ``--subset general|special`` chooses the question."""
@@ -123,6 +124,7 @@ def posqa_source(found: Mapping[str, Any]) -> Source:
                   details={"total": len(records.rows), "what": "questions", "subset": subset})
 
 
+@component("source", "posqa", "POSQA: which of two entities is bigger (yes/no or which one), text")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench posqa`` settings or of a run's recorded ones."""
     return posqa_source(base.given(settings))

@@ -34,6 +34,7 @@ from spatialprobe.benchmarks.local_copy import (
     read_copy,
 )
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -47,6 +48,8 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     return {"site_value": item.fields["scale"] * ((label == item.gold) - 1.0 / k)}
 
 
+@component("source", "site",
+           "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """SITE's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

@@ -37,6 +37,7 @@ from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {
     "task": "keep one task: spatialmap, mazenav, spatialgrid or spatialreal (default: all four)",
@@ -128,6 +129,8 @@ def spatialeval_source(found: Mapping[str, Any]) -> Source:
                   details={"total": len(records.rows), "what": "questions", "mode": mode})
 
 
+@component("source", "spatialeval",
+           "SpatialEval: map, maze, grid, real; tqa/vqa/vtqa; exact match and the authors' parser")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench spatialeval`` settings or of a run's recorded ones."""
     return spatialeval_source(base.given(settings))

@@ -30,6 +30,7 @@ from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 """SpatialGenEval has no options of its own."""
@@ -94,6 +95,8 @@ def spatialgeneval_source(found: Mapping[str, Any]) -> Source:
                   details={"total": len(items), "what": "questions", "prompts_without_images": without})
 
 
+@component("source", "spatialgeneval",
+           "SpatialGenEval's ten multiple-choice questions per generated image, by a multimodal LLM judge")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench spatialgeneval`` settings or of a run's recorded ones."""
     return spatialgeneval_source(base.given(settings))

@@ -61,6 +61,7 @@ from spatialprobe.benchmarks.coco_images import file_version, usable_images, wit
 from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, require, shown
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 PARTS = ("train", "dev", "test")
 KNOWN_KEYS = frozenset({"image", "question", "options", "answer", "id"})
@@ -229,6 +230,8 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
     return source, settings
 
 
+@component("source", "spatialmqa",
+           "SpatialMQA lettered questions: lenient/strict, 2PR/(P+R) F1, per perspective and axis")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     images = settings["images"]

@@ -48,6 +48,7 @@ from spatialprobe.readers.spatialscore import (
     spatialscore_score,
 )
 from spatialprobe.readers.strict_reply import read_strict
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 GROUPS = ("source", "category", "subcategory", "question_type")
@@ -168,6 +169,8 @@ def _located(data: str, images: str | None) -> tuple[str, list[Path]]:
     return data, [file.parent.parent, file.parent] if file.parent.name == "dataset" else [file.parent]
 
 
+@component("source", "spatialscore",
+           "SpatialScore version_0: multiple choice, yes/no and numeric items of 11 sources, scored by its scripts")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """SpatialScore version_0's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

@@ -37,6 +37,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS = {"grouping": "vlmevalkit (default: circular groups qid[:8] / qid[:13], as VLMEvalKit and lmms-eval) or "
                        "authors (the qid without a trailing -N, as the authors' compute_3dsrbench_results.py)"}
@@ -109,6 +110,8 @@ def _image(records: Records, n: int, by_index: Mapping[str, int], folders: Seque
     return image_file(url.split("/")[-1], folders=folders, what=where)
 
 
+@component("source", "3dsrbench",
+           "3DSRBench lettered 3-D questions: vanilla, flip, circular, flip+circular (VLMEvalKit's or authors' groups)")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """3DSRBench's rows from the user's copy (``seed`` unused)."""
     found = given(settings)

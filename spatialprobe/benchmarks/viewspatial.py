@@ -33,6 +33,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.strict_reply import read_strict
 from spatialprobe.readers.viewspatial import PROMPT_FORMAT, extract_option, read_viewspatial
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 FILE = "ViewSpatial-Bench.json"
@@ -91,6 +92,8 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
                       views=tuple(shown[1:]))
 
 
+@component("source", "viewspatial",
+           "ViewSpatial-Bench camera/person-perspective questions: accuracy per type, the authors' last-line reader")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """ViewSpatial-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)

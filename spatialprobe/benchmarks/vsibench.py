@@ -45,6 +45,7 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.numeric import LENGTH_METERS, read_number
 from spatialprobe.readers.strict_reply import read_strict
 from spatialprobe.readers.vsibench import first_token_number, read_vsibench
+from spatialprobe.registry import component
 
 OPTIONS = {"frames": "how many frames of each video are shown (default 32)",
            "sampling": f"which frames: {', '.join(RULES)} (default linspace: np.linspace(0, n - 1, k))",
@@ -148,6 +149,8 @@ def _frames(video: Path, shown: str, rule: str, k: int) -> list[str]:
     return sampled_frames(video, rule, k)
 
 
+@component("source", "vsibench",
+           "VSI-Bench (and --subset debiased) video questions as sampled frames: accuracy, MRA, the authors' overall")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """VSI-Bench's questions from the user's copy, each with its video's sampled frames (``seed`` unused)."""
     found = given(settings)

@@ -36,6 +36,7 @@ from spatialprobe.benchmarks.coco_images import file_version, usable_images, wit
 from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, parse_json, require, shown
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 SPLITS = ("random", "zeroshot")
 PARTS = ("train", "dev", "test")
@@ -262,6 +263,7 @@ def plot(run: Any, summary: Mapping[str, Any]) -> None:
     write_plot(run, summary, f"VSR: {summary['model']}")
 
 
+@component("source", "vsr", "VSR captions: yes/no question or caption vs negation")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     images = settings["images"]

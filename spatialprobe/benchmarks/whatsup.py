@@ -44,6 +44,7 @@ from spatialprobe.benchmarks.local_copy import options_text, read_records, versi
 from spatialprobe.benchmarks.sentence_facts import stated_fact
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS = {"order": "shuffled (default: the captions in an order drawn per item) or official (the authors' "
                     "order, the correct caption always option A) for the lettered question wording"}
@@ -210,6 +211,9 @@ def _qa(data: Path, found: Mapping[str, Any], subset: str, shuffled: bool) -> tu
     return items, version_of([data])
 
 
+@component("source", "whatsup",
+           "What'sUp: caption ranking or lettered captions; individual, pair and set accuracy "
+           "(controlled A/B, COCO, VG)")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """What'sUp's items of one subset from the user's copy (``seed`` unused: the option order is
     drawn from each item's key)."""

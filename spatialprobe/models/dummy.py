@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
+from spatialprobe.registry import component
 
 
+@component("model", "dummy", "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
 class DummyScorer(Declared):
     gpus: ClassVar[int] = 0
     reads_config: ClassVar[bool] = False

@@ -18,6 +18,7 @@ from __future__ import annotations
 from spatialprobe.readers import strict_reply
 from spatialprobe.readers.base import Asked, Reader, Reading, option
 from spatialprobe.readers.parse import parse_answer
+from spatialprobe.registry import component
 
 
 def read_strict(reply: str, asked: Asked) -> Reading:
@@ -36,7 +37,11 @@ def read_toolkit(reply: str, asked: Asked) -> Reading:
     return option(asked, parsed.index, f"{parsed.rule} rule")
 
 
-STRICT = Reader("strict", read_strict, "spatialprobe.readers.strict",
-                "the reply is exactly an option's letter (B) or its text (any case); else nothing")
-TOOLKIT = Reader("toolkit", read_toolkit, "spatialprobe.readers.parse",
-                 "the engine's parser: an option letter, 'Answer: B', an option's text as whole words, yes/no")
+STRICT = component("reader", "strict",
+                   "the reply is exactly an option's letter or text; else nothing")(
+    Reader("strict", read_strict, "spatialprobe.readers.strict",
+           "the reply is exactly an option's letter (B) or its text (any case); else nothing"))
+TOOLKIT = component("reader", "toolkit",
+                    "the engine's parser: letter forms, 'Answer: B', option text, yes/no")(
+    Reader("toolkit", read_toolkit, "spatialprobe.readers.parse",
+           "the engine's parser: an option letter, 'Answer: B', an option's text as whole words, yes/no"))
