@@ -110,6 +110,33 @@ def lettered(rng: random.Random, k: int = 4) -> tuple[Pair, str, list[str], int]
     return scene, f"Where is the {scene.a} relative to the {scene.b}?", options, options.index(scene.relation)
 
 
+def solid(path: Path, colour: tuple[int, int, int], size: int = 24) -> Path:
+    """A small image of one colour with a white square at a place drawn from the colour (file
+    images a copy names by path)."""
+    from PIL import Image, ImageDraw
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    picture = Image.new("RGB", (size, size), colour)
+    x = colour[0] % (size - 6)
+    ImageDraw.Draw(picture).rectangle((x, 4, x + 5, 9), fill=(255, 255, 255))
+    picture.save(path)
+    return path
+
+
+def colour(rng: random.Random) -> tuple[int, int, int]:
+    return (rng.randrange(256), rng.randrange(256), rng.randrange(256))
+
+
+DIRECTIONS = ["left", "right", "front", "back", "front-left", "back-right", "above", "below"]
+"""The direction words of the copies that ask a direction among lettered options."""
+
+
+def directions(rng: random.Random, k: int) -> tuple[list[str], int]:
+    """``k`` direction options in a random order and the gold's index."""
+    options = rng.sample(DIRECTIONS, k)
+    return options, rng.randrange(k)
+
+
 def write_jsonl(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
