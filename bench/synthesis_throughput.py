@@ -49,17 +49,20 @@ IMAGENET_F16_16384 = {
 
 
 def build_models(root: Path, real_shapes: bool) -> tuple[str, str]:
-    from synthesis_helpers import tiny_clip, tiny_vqmodel, write_tiny_clip_tokenizer
+    from spatialprobe.tiny.synthesis import vqmodel
+    from spatialprobe.tiny.vision import clip
+    from spatialprobe.tiny.vocab import clip_characters
 
-    if not real_shapes:
-        return str(tiny_vqmodel(root / "vq")), str(tiny_clip(root / "clip"))
+    if not real_shapes:  # the tests' tiny shapes (tests/synthesis_helpers.py)
+        return str(vqmodel(root / "vq")), str(clip(root / "clip", hidden=32, image_size=16, patch=8, max_length=32,
+                                                  processor=False))
     from diffusers import VQModel
     from transformers import CLIPConfig, CLIPModel
 
     from spatialprobe.convert.vqgan import vqmodel_config
 
     VQModel(**vqmodel_config(IMAGENET_F16_16384)).save_pretrained(str(root / "vq"))
-    write_tiny_clip_tokenizer(root / "clip")  # tokenizer speed is irrelevant here
+    clip_characters(root / "clip", 32)  # tokenizer speed is irrelevant here
     config = CLIPConfig()  # the defaults are the ViT-B/32 shapes
     config.text_config.vocab_size = 514
     config.text_config.bos_token_id, config.text_config.eos_token_id = 512, 513

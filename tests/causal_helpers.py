@@ -15,9 +15,7 @@ import math
 import random
 from pathlib import Path
 
-CHAT_TEMPLATE = ("{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n"
-                 "{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}")
-"""A small chat template (role: content lines, then the assistant's turn)."""
+from spatialprobe.tiny.text import CHAT_TEMPLATE, gpt2_config  # noqa: F401 (the tests import them from here)
 
 
 def gpt2_tokenizer(shared: Path, chat_template: str | None = None):
@@ -49,13 +47,6 @@ def size_texts(tokenizer, chat: bool) -> list[str]:
                                                    add_generation_prompt=True, tokenize=False)
             texts.append(prompt + request.options[dataset.labels.index(inst.label)])
     return texts
-
-
-def gpt2_config(tokenizer):
-    from transformers import GPT2Config
-
-    return GPT2Config(vocab_size=len(tokenizer), n_positions=64, n_embd=64, n_layer=2, n_head=2,
-                      bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id)
 
 
 def untrained_gpt2(path: Path, tokenizer, zero_head: bool = True) -> Path:
@@ -118,18 +109,8 @@ def trained_gpt2(path: Path, tokenizer, texts: list[str], steps: int = 300, seed
 
 def tiny_bpe_gpt2(path: Path) -> Path:
     """A random 2-layer GPT-2 with a byte-level BPE trained here (no ../shared needed)."""
-    import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2LMHeadModel, GPT2TokenizerFast
+    from spatialprobe.tiny.text import gpt2
 
-    path.mkdir(parents=True, exist_ok=True)
     corpus = ["An ant is smaller than a bird.", "A house is larger than a cup.",
               "A man drives the bus. He is inside the bus.", "bigger beside above below"]
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(corpus * 3, vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"])
-    bpe.save_model(str(path))
-    tokenizer = GPT2TokenizerFast(vocab=str(path / "vocab.json"), merges=str(path / "merges.txt"))
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(0)
-    GPT2LMHeadModel(gpt2_config(tokenizer)).save_pretrained(path)
-    return path
+    return gpt2(path, chat_template=None, vocab_size=400, positions=64, texts=corpus, toolkit=False, repeat=3)

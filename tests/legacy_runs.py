@@ -31,8 +31,20 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+def with_tiny_builders() -> None:
+    """The tiny-model builders the helpers call (``spatialprobe.tiny``) are this checkout's: the old
+    package has none, so this checkout's package folder is searched after the old one's."""
+    import importlib.util
+
+    import spatialprobe
+
+    if importlib.util.find_spec("spatialprobe.tiny") is None:
+        spatialprobe.__path__.append(str(Path(__file__).resolve().parents[1] / "spatialprobe"))
+
+
 def build(root: Path) -> dict[str, list[str]]:
     """The models and data, and each legacy run's command line (after ``spatialprobe``)."""
+    with_tiny_builders()
     from qa_helpers import make_t5, make_vilt, make_vilt_by_image
     from vl_helpers import solid_image, tiny_clip
 

@@ -15,48 +15,14 @@ reads dimension ``d`` only for the chosen token.
 
 from __future__ import annotations
 
-import copy
-import json
-import shutil
 from pathlib import Path
+
+from spatialprobe.tiny.mllm import shrink  # noqa: F401 (tests and benches import it from here)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 
-TEXT = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
-        "num_key_value_heads": 2}
-
 FOLDERS = {"llava": "llava-1.5-7b-hf", "smolvlm": "smolvlm-256m-instruct",
            "mllama": "llama-3.2-11b-vision-instruct", "qwen2.5-vl": "qwen2.5-vl-3b-instruct"}
-
-
-def shrink(family: str, config, tiles: int = 4):
-    """The README's recipe for ``family`` applied to a deep copy of its genuine config."""
-    cfg = copy.deepcopy(config)
-    text, vision = cfg.text_config, cfg.vision_config
-    for key, value in TEXT.items():
-        setattr(text, key, value)
-    if hasattr(text, "head_dim"):
-        text.head_dim = 16
-    if family == "llava":
-        vision.update({"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-                       "num_attention_heads": 4, "projection_dim": 32})
-    elif family == "smolvlm":
-        vision.update({"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-                       "num_attention_heads": 4})
-    elif family == "mllama":
-        text.num_hidden_layers, text.cross_attention_layers = 4, [1, 3]
-        vision.update({"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 4,
-                       "num_global_layers": 2, "attention_heads": 4, "intermediate_layers_indices": [1, 3],
-                       "vision_output_dim": 96})
-        if tiles != 4:
-            vision.update({"max_num_tiles": tiles, "supported_aspect_ratios": [[1, 1]]})
-    elif family == "qwen2.5-vl":
-        text.max_window_layers = 2
-        text.rope_parameters["mrope_section"] = [2, 3, 3]
-        vision.update({"depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 4,
-                       "out_hidden_size": 64, "fullatt_block_indexes": [1]})
-        cfg.tie_word_embeddings = text.tie_word_embeddings = False  # bias_toward needs its own head
-    return cfg
 
 
 def processor_loads(family: str) -> str | None:
@@ -76,31 +42,14 @@ def processor_loads(family: str) -> str | None:
 
 def build(family: str, directory: Path, seed: int = 0, bias_word: str | None = None, tiles: int = 4,
           split: bool = True) -> Path:
-    """A tiny random ``family`` model with its genuine processor files, saved in ``directory``.
-
-    ``tiles``: Mllama's most image tiles (the real 4, or 1: the vision tower then attends over
-    1,601 patches instead of 6,404, ~16x less attention on a CPU; the processor's
-    ``max_image_tiles`` is set to match). ``split``: SmolVLM's image splitting (the real
-    processor's; off, an image is its 64-token global view instead of 4x4 tiles + 1 = 1,088)."""
-    import torch
-    from transformers import AutoConfig, AutoModelForImageTextToText
+    """A tiny random ``family`` model with its genuine processor files, saved in ``directory``
+    (:func:`spatialprobe.tiny.mllm.from_genuine`; ``tiles`` and ``split`` are its), wired by
+    :func:`bias_toward` to answer ``bias_word`` where one is given."""
+    from spatialprobe.tiny.mllm import from_genuine
 
     folder = SHARED / FOLDERS[family]
-    torch.manual_seed(seed)
-    model = AutoModelForImageTextToText.from_config(shrink(family, AutoConfig.from_pretrained(folder), tiles))
-    if bias_word is not None:
-        bias_toward(model, first_tokens(folder, bias_word))
-    model.save_pretrained(directory)
-    for path in folder.iterdir():  # the genuine processor and tokenizer files, at test time only
-        if path.suffix in (".json", ".jinja", ".model", ".txt") and path.name != "config.json" \
-                and not path.name.startswith("LICENSE"):
-            shutil.copy(path, directory / path.name)
-    light = {"mllama": {"max_image_tiles": tiles}, "smolvlm": {"do_image_splitting": split}}.get(family)
-    if light and (tiles != 4 or not split):
-        settings = json.loads((directory / "preprocessor_config.json").read_text(encoding="utf-8"))
-        settings.update(light)
-        (directory / "preprocessor_config.json").write_text(json.dumps(settings), encoding="utf-8")
-    return directory
+    wire = None if bias_word is None else (lambda model: bias_toward(model, first_tokens(folder, bias_word)))
+    return from_genuine(family, folder, directory, seed, tiles, split, wire)
 
 
 def first_tokens(folder: Path, word: str) -> set[int]:

@@ -2,53 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-
-SPECIALS = ["<pad>", "</s>", "<unk>"]
-
-
-def _bert_tokenizer(words: list[str], path: Path, **special):
-    """A BERT word-piece tokenizer over ``words`` (transformers 5 takes a dict, 4.x a vocab file)."""
-    import inspect
-
-    from transformers import BertTokenizerFast
-
-    if "vocab" in inspect.signature(BertTokenizerFast.__init__).parameters:
-        return BertTokenizerFast(vocab={w: i for i, w in enumerate(words)}, do_lower_case=True, **special)
-    (path / "vocab.txt").write_text("\n".join(words) + "\n")
-    return BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True, **special)
 
 
 def _words(texts) -> list[str]:
-    found = set()
-    for text in texts:
-        found.update(re.findall(r"\w+|[^\w\s]", text.lower()))
-    return sorted(found)
+    from spatialprobe.tiny.vocab import words
+
+    return words(texts, toolkit=False)
 
 
 def make_t5(path: Path, texts, d_model: int = 32, seed: int = 0) -> Path:
     """A 1-layer T5 whose word-level tokenizer knows every word of ``texts`` plus yes/no."""
-    import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
+    from spatialprobe.tiny.text import t5
 
-    vocab = {w: i for i, w in enumerate(SPECIALS + [w for w in _words([*texts, "yes no \\n"])
-                                                    if w not in SPECIALS])}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>",
-                                   unk_token="<unk>")
-    torch.manual_seed(seed)
-    config = T5Config(vocab_size=len(vocab), d_model=d_model, d_kv=8, d_ff=2 * d_model, num_layers=1,
-                      num_decoder_layers=1, num_heads=4, decoder_start_token_id=0, pad_token_id=0,
-                      eos_token_id=1, dropout_rate=0.0)
-    model = T5ForConditionalGeneration(config)
-    fast.save_pretrained(path)
-    model.save_pretrained(path)
-    return path
+    return t5(path, texts, d_model, seed, toolkit=False)
 
 
 def train_t5(path: Path, inputs: list[str], answers: list[str], steps: int = 80) -> Path:
@@ -75,26 +42,17 @@ def train_t5(path: Path, inputs: list[str], answers: list[str], steps: int = 80)
 def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
     """A 1-layer ViLT-VQA whose answer classifier outputs ``answer_bias`` whatever the input."""
     import torch
-    from transformers import ViltConfig, ViltForQuestionAnswering, ViltImageProcessor, ViltProcessor
 
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *_words([*texts, "yes no"])]
-    path.mkdir(parents=True, exist_ok=True)
-    tokenizer = _bert_tokenizer(words, path)
-    image_processor = ViltImageProcessor(size={"shortest_edge": image_size}, size_divisor=16)
-    ViltProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(path)
-    labels = list(answer_bias)
-    config = ViltConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=1,
-                        num_attention_heads=2, intermediate_size=64, image_size=image_size,
-                        patch_size=16, max_position_embeddings=64, num_labels=len(labels),
-                        id2label=dict(enumerate(labels)), label2id={w: i for i, w in enumerate(labels)})
-    torch.manual_seed(0)
-    model = ViltForQuestionAnswering(config)
-    head = model.classifier[-1]
-    with torch.no_grad():
-        head.weight.zero_()
-        head.bias.copy_(torch.tensor([answer_bias[w] for w in labels]))
-    model.save_pretrained(path)
-    return path
+    from spatialprobe.tiny.vision import BERT_SPECIALS, vilt
+
+    def fixed_answers(model):
+        head = model.classifier[-1]
+        with torch.no_grad():
+            head.weight.zero_()
+            head.bias.copy_(torch.tensor([answer_bias[w] for w in answer_bias]))
+
+    return vilt(path, head="vqa", words=[*BERT_SPECIALS, *_words([*texts, "yes no"])], hidden=32,
+                image_size=image_size, max_positions=64, answers=list(answer_bias), pil=False, wire=fixed_answers)
 
 
 def make_vilt_by_image(path: Path, texts, answers: dict[str, float], pairs) -> Path:
@@ -129,28 +87,7 @@ def make_vilt_by_image(path: Path, texts, answers: dict[str, float], pairs) -> P
 
 def make_blip(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
     """A 1-layer BLIP-VQA whose answer decoder outputs fixed logits: ``answer_bias`` per word."""
-    import torch
-    from transformers import BlipConfig, BlipForQuestionAnswering, BlipImageProcessor, BlipProcessor
+    from spatialprobe.tiny.vision import BERT_SPECIALS, blip_vqa
 
-    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[DEC]", *_words([*texts, "yes no"])]
-    path.mkdir(parents=True, exist_ok=True)
-    tokenizer = _bert_tokenizer(words, path, bos_token="[DEC]")  # as in Salesforce/blip-vqa-base
-    image_processor = BlipImageProcessor(size={"height": image_size, "width": image_size})
-    BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(path)
-    small = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64}
-    config = BlipConfig(
-        text_config=dict(vocab_size=len(words), bos_token_id=words.index("[DEC]"), pad_token_id=0,
-                         sep_token_id=words.index("[SEP]"), eos_token_id=words.index("[SEP]"),
-                         encoder_hidden_size=32, max_position_embeddings=64, **small),
-        vision_config=dict(image_size=image_size, patch_size=16, **small),
-        projection_dim=32)
-    torch.manual_seed(0)
-    model = BlipForQuestionAnswering(config)
-    head = model.text_decoder.cls.predictions
-    with torch.no_grad():
-        head.decoder.weight.zero_()
-        head.bias.zero_()
-        for word, value in answer_bias.items():
-            head.bias[words.index(word)] = value
-    model.save_pretrained(path)
-    return path
+    words = [*BERT_SPECIALS, "[DEC]", *_words([*texts, "yes no"])]
+    return blip_vqa(path, words, image_size=image_size, answer_bias=answer_bias)

@@ -18,48 +18,12 @@ CHARS = "abcdefghijklmnopqrstuvwxyz.,' "
 TEXTS = ["a cat is left of the dog.", "the dog is on the table.", "a car."]
 
 
-def char_tokenizer(max_length: int):
-    """A character-level fast tokenizer (SigLIP's own needs sentencepiece, not installed here)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<pad>": 0, "<unk>": 1, "</s>": 2, **{c: i + 3 for i, c in enumerate(CHARS)}}
-    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    backend.pre_tokenizer = pre_tokenizers.Split("", "isolated")
-    return PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", unk_token="<unk>",
-                                   eos_token="</s>", model_max_length=max_length)
-
-
 def tiny_siglip(folder, version: int = 1, seed: int = 0):
-    """A random SigLIP (or SigLIP 2) with 16x16 images in 8x8 patches, saved with its processor;
-    the logit scale and bias are moved off their zero init so both count in the scores."""
-    import transformers
+    """A random SigLIP (or SigLIP 2) with 16x16 images in 8x8 patches and a tokenizer of :data:`CHARS`
+    (:func:`spatialprobe.tiny.vision.siglip`)."""
+    from spatialprobe.tiny.vision import siglip
 
-    torch.manual_seed(seed)
-    name = "Siglip" if version == 1 else "Siglip2"
-    config_class = getattr(transformers, f"{name}Config")
-    text = {"vocab_size": len(CHARS) + 3, "hidden_size": 16, "intermediate_size": 32,
-            "num_hidden_layers": 1, "num_attention_heads": 2, "max_position_embeddings": 64,
-            "projection_size": 16, "pad_token_id": 0, "bos_token_id": None, "eos_token_id": 2}
-    vision = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
-              "num_attention_heads": 2, "patch_size": 8}
-    vision.update({"image_size": 16} if version == 1 else {"num_patches": 4})
-    model = getattr(transformers, f"{name}Model")(config_class(text_config=text, vision_config=vision))
-    with torch.no_grad():
-        model.logit_scale.fill_(1.2)
-        model.logit_bias.fill_(-0.7)
-    model.save_pretrained(str(folder))
-    if version == 1:
-        from transformers.models.siglip.image_processing_pil_siglip import SiglipImageProcessorPil
-
-        images = SiglipImageProcessorPil(size={"height": 16, "width": 16})
-    else:
-        from transformers.models.siglip2.image_processing_pil_siglip2 import Siglip2ImageProcessorPil
-
-        images = Siglip2ImageProcessorPil(max_num_patches=4, patch_size=8)
-    getattr(transformers, f"{name}Processor")(image_processor=images, tokenizer=char_tokenizer(64)) \
-        .save_pretrained(str(folder))
-    return folder
+    return siglip(folder, seed, version, CHARS)
 
 
 @pytest.fixture(scope="module")

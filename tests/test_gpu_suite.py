@@ -197,12 +197,17 @@ def tiny_wheel(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def tiny_suite(tmp_path_factory):
-    """bench/gpu_suite.sh --tiny --device cpu, once: (its exit status, output folder, work folder, site)."""
+    """bench/gpu_suite.sh --tiny --device cpu, once: (its exit status, output folder, work folder, site),
+    without the dev extra: ``import pytest`` fails in every stage (a module of that name that raises
+    comes first on PYTHONPATH), as on a machine with the package's own dependencies only."""
     if not all((SHARED / m).is_dir() for m in ("bert-base-uncased", "llava-1.5-7b-hf")):
         pytest.skip("needs ../shared/models (bert-base-uncased, llava-1.5-7b-hf)")
     root = tmp_path_factory.mktemp("suite")
     out, work, site = root / "out", root / "work", root / "site"
-    env = {**os.environ, "PYTHON": sys.executable, "OMP_NUM_THREADS": "1"}
+    (root / "no-dev-extra").mkdir()
+    (root / "no-dev-extra" / "pytest.py").write_text("raise ModuleNotFoundError(\"No module named 'pytest'\")\n")
+    paths = [str(root / "no-dev-extra"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHON": sys.executable, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(paths)}
     done = subprocess.run(["bash", str(REPO / "bench" / "gpu_suite.sh"), "--tiny", "--device", "cpu", "--out", str(out),
                            "--work", str(work), "--site", str(site), "--wheels", str(tiny_wheel(root / "wheels"))],
                           env=env, capture_output=True, text=True, timeout=900)

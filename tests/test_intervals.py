@@ -269,3 +269,19 @@ def test_a_subset_is_taken_in_each_resample_and_pooled_groups_are_not_averaged()
     # o3's rows are all unrecognized, the others' all recognized: 75 %; influences sum((y - 3/4) / 8)
     # = 1/16 (o0, o1, o2) and -3/16 (o3); variance (3/256 + 9/256) * 4/3 = 1/16
     assert metric_intervals(rows, ratio, 1000, seed=0)["ratio"][""] == wilson(0.75, 1 / 16, 8, 4)
+
+
+def test_the_wilson_bounds_and_the_t_quantiles_equal_statsmodels_and_scipy_stats():
+    # written out (statsmodels and scipy.stats cost a second of every run to import): equal, term for term
+    from scipy import stats
+    from statsmodels.stats.proportion import proportion_confint
+
+    from spatialprobe.metrics.robust import Estimate, t_interval, t_test, wilson_bounds
+
+    for count, n, level in [(0, 5, 0.95), (17, 20, 0.95), (3.7, 11.2, 0.9), (250, 500, 0.99), (9, 9, 0.95)]:
+        assert wilson_bounds(count / n, n, level) == pytest.approx(
+            proportion_confint(count, n, alpha=1 - level, method="wilson"), abs=1e-15)
+    est = Estimate(value=4.0, variance=2.25, clusters=7, dof=5.5)
+    half = stats.t.ppf(0.975, 5.5) * 1.5
+    assert t_interval(est) == pytest.approx((4.0 - half, 4.0 + half), abs=1e-12)
+    assert t_test(est) == pytest.approx(2 * stats.t.sf(4.0 / 1.5, 5.5), abs=1e-15)

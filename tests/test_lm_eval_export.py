@@ -3,6 +3,7 @@ choices and gold indices), the CLI's refusals, and a run of ``lm_eval.simple_eva
 accuracy equals the one computed here from the same model's log-likelihoods."""
 
 import json
+import random
 
 import pytest
 from typer.testing import CliRunner
@@ -67,9 +68,9 @@ def test_lm_eval_loads_every_built_in_set_with_exact_docs(tmp_path):
         "Question: A man drives the bus. Is the man above, below, inside or beside the bus?\nAnswer:",
         ["above", "below", "inside", "beside"], 2)
 
+    first = lm_eval_docs(task_data.load("size"))[0]  # the shuffled order's first (seed 0)
     size.build_all_requests(limit=1, rank=0, world_size=1)
-    assert [r.args for r in size.instances] == [("An ant is", " larger than a bird."),
-                                                ("An ant is", " smaller than a bird.")]
+    assert [r.args for r in size.instances] == [(first["context"], " " + choice) for choice in first["choices"]]
 
 
 def test_every_gold_index_names_the_instance_label():
@@ -77,7 +78,9 @@ def test_every_gold_index_names_the_instance_label():
         data = task_data.load(name)
         for style in ("cloze", "question"):
             docs = lm_eval_docs(data, style)
-            assert [d["id"] for d in docs] == [i.id for i in data.instances]
+            order = [i.id for i in data.instances]
+            random.Random(0).shuffle(order)  # the seeded shuffled order, recorded in the YAML
+            assert [d["id"] for d in docs] == order
             assert all(d["gold"] == data.labels.index(d["label"]) and len(d["choices"]) == len(data.labels)
                        and data.labels[d["gold"]] in d["choices"][d["gold"]] for d in docs)
 
@@ -95,8 +98,24 @@ def test_the_yaml_states_data_metrics_and_version(tmp_path):
     assert config["metric_list"] == [{"metric": m, "aggregation": "mean", "higher_is_better": True}
                                      for m in ("acc", "acc_norm")]
     assert config["metadata"]["version"] == task_data.load("posrel").version
-    first = json.loads(data_file.read_text().splitlines()[0])
+    first = next(d for d in map(json.loads, data_file.read_text().splitlines()) if d["id"] == "posrel-0000")
     assert first["context"] == "A man drives the bus. He is" and first["gold"] == 2
+    assert config["metadata"]["order_seed"] == 0
+
+
+def test_the_docs_are_shuffled_so_a_limit_reads_every_label_and_the_seed_is_recorded(tmp_path):
+    # in the dataset's order the first 100 size docs share one label: lm_eval --limit 100 scored a
+    # model that always says it 1.0; shuffled, the first 100 hold both labels near their shares
+    size = task_data.load("size")
+    assert len({i.label for i in size.instances[:100]}) == 1
+    first = [d["label"] for d in lm_eval_docs(size)[:100]]
+    assert 35 <= first.count("larger") <= 65
+    export("size", "--format", "lm-eval", "--seed", "7", "--out", tmp_path / "seven")
+    written = [json.loads(x)["id"] for x in (tmp_path / "seven" / "spatialprobe_size.jsonl").read_text().splitlines()]
+    assert written == [d["id"] for d in lm_eval_docs(size, seed=7)] != [d["id"] for d in lm_eval_docs(size)]
+    assert "order_seed: 7" in (tmp_path / "seven" / "spatialprobe_size.yaml").read_text()
+    refused = CliRunner().invoke(app, ["datasets", "export", "size", "--seed", "1", "--out", str(tmp_path / "r.jsonl")])
+    assert refused.exit_code == 2 and "--seed applies to --format lm-eval only" in refused.output
 
 
 @pytest.mark.parametrize("args, message", [

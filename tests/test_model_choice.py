@@ -101,7 +101,7 @@ def test_cli_refuses_an_undeclared_scorer_arg_in_one_sentence(tmp_path):
     result = runner.invoke(app, ["probe", "size", "--model", "dummy", "--out", str(tmp_path / "a"),
                                  "--scorer-arg", "temperature=2"])
     assert result.exit_code == 2
-    assert "Error: the dummy model takes no option 'temperature'; its options: none." in result.output
+    assert "Error: the dummy model takes no option 'temperature'; its options: seed (default 0)." in result.output
     assert not (tmp_path / "a" / "summary.json").exists()
     result = runner.invoke(app, ["probe", "size", "--model", "dummy", "--out", str(tmp_path / "b"),
                                  "--scorer-arg", "temperature"])

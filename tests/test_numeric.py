@@ -137,10 +137,16 @@ def test_an_asked_run_of_numeric_items_reports_mra_as_the_authors_aggregate_it(t
     assert "| mra |" in result.output
 
 
-def test_numeric_items_are_refused_by_the_likelihood_protocol(tmp_path):
+def test_numeric_items_are_asked_by_generate_and_refused_by_the_likelihood_protocol(tmp_path):
+    """Without --protocol, a benchmark with numeric items is asked by generate (the one protocol that
+    reads them); --protocol likelihood is refused in one sentence."""
     data = write_items(tmp_path / "items.jsonl", [{"id": 1, "question": "How far?", "answer": "2", "scene": "a"}])
     model = write_model(tmp_path / "model", {"How far?": ["2"]})
     with registered():
-        result = CliRunner().invoke(app, ["bench", "quality-demo", "--data", str(data), "--model", str(model),
-                                          "--out", str(tmp_path / "run")])
-    assert result.exit_code == 2 and "--protocol generate" in result.output
+        asked = CliRunner().invoke(app, ["bench", "quality-demo", "--data", str(data), "--model", str(model),
+                                         "--out", str(tmp_path / "run")])
+        refused = CliRunner().invoke(app, ["bench", "quality-demo", "--data", str(data), "--model", str(model),
+                                           "--protocol", "likelihood", "--out", str(tmp_path / "run2")])
+    assert asked.exit_code == 0, asked.output
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["settings"]["protocol"] == "generate"
+    assert refused.exit_code == 2 and "--protocol generate" in refused.output

@@ -236,3 +236,36 @@ def test_every_detector_keeps_the_contract(name, detector_args):
     description = detector.describe()
     json.dumps(description)
     assert description["name"] == name and description["model"]
+
+
+def test_every_declared_component_is_discovered_without_importing_its_module():
+    """The declarations (``@component(...)`` and ``NAME = component(...)(...)``) that Python's own
+    parser finds in the declaring packages are exactly the ones the registry read from the text,
+    each pointing at the object it decorates."""
+    import ast
+    import importlib
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    found = set()
+    for package in registry.DECLARING_PACKAGES:
+        folder = Path(importlib.util.find_spec(package).submodule_search_locations[0])
+        for path in folder.glob("*.py"):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                calls = (node.decorator_list if isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                         else [node.value.func] if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                         else [])
+                for call in calls:
+                    if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "component":
+                        kind, name = (ast.literal_eval(a) for a in call.args[:2])
+                        found.add((kind, name))
+    discovered = {(kind, name) for kind in ("source", "model", "reader") for name in registry.names(kind)}
+    assert found == discovered
+    for kind, name in sorted(found):
+        assert registry.lookup(kind, name) is not None
+    listed = subprocess.run([sys.executable, "-c", "import sys; from spatialprobe import registry; "
+                             "registry.names('source'); print(sorted(m for m in sys.modules if m.startswith("
+                             "('spatialprobe.benchmarks.', 'spatialprobe.models.', 'spatialprobe.readers.'))))"],
+                            capture_output=True, text=True, check=True)
+    assert listed.stdout.strip() == "[]"  # listing imports no benchmark, adapter or reader

@@ -214,3 +214,15 @@ def test_a_probe_run_reports_per_fold_scikit_learn_figures_and_their_mean_and_po
         assert [f[name] for f in summary["details"]["folds"]] == folds
         assert metric["mean"] == float(np.mean(folds)) and metric["std"] == float(np.std(folds))
         assert len(set(folds)) > 1  # the folds differ: σ is measured, not 0
+
+
+def test_the_confusion_matrix_equals_scikit_learns_values_outside_the_labels_left_out():
+    from sklearn.metrics import confusion_matrix
+
+    from spatialprobe.metrics.classification import confusion
+
+    gold = ["a", "b", "c", "a", "b", "x", "a", "c"]
+    pred = ["a", "c", "c", "b", "--", "a", "a", "a"]
+    for labels in (["a", "b", "c"], ["c", "a"], ["b", "a", "c", "d"]):
+        assert confusion(gold, pred, labels) == {
+            "labels": labels, "matrix": confusion_matrix(gold, pred, labels=labels).tolist()}

@@ -296,7 +296,7 @@ def test_command_with_tiny_clip_and_tiny_generative_model(tmp_path):
     assert config["kind"] == "ask" and config["settings"]["wording"] == "contrastive"
     assert config["settings"]["model"]["name"] == "contrastive" and "device" not in config["settings"]["model"]["args"]
     f1 = json.loads((tmp_path / "run-clip" / "summary.json").read_text())["metrics"]["f1"]
-    assert f"(F1 {f1['mean']}% as the benchmark computes it)" in " ".join(result.output.split())
+    assert f"(F1 {f1['mean']:.1f}% as the benchmark computes it)" in " ".join(result.output.split())
     report = CliRunner().invoke(app, ["report", str(tmp_path / "run-clip")])
     assert report.exit_code == 0, report.output
     # the columns are the benchmark's official list (its F1 is 2PR/(P+R)), headed by each statistic's name

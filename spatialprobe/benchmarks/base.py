@@ -134,6 +134,10 @@ class Source:
     """Per fold (dev item keys, test item keys); empty: every item is tested once, pooled."""
     prior_labels: tuple[str, ...] | None = None
     """Gold labels of a training split (the answer prior) where the source has one."""
+    prior_by: str = "label"
+    """What the answer prior answers every item with: the most frequent gold ``label``, or (``position``:
+    which-one questions whose options are the item's own names) the option at the gold's most frequent
+    position (``option 1``, ``option 2``, ...)."""
     lenient: Callable[[str, Sequence[str]], str | None] | None = None
     """The benchmark's lenient parse of a generated reply (SpatialMQA), the parser's last rule."""
     reader: str = "toolkit"

@@ -33,6 +33,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 SPATIAL = ("Spatial_Relation", "Relative_Depth", "Multi-view_Reasoning")
@@ -86,6 +87,8 @@ def _item(records: Records, n: int, split: str) -> SourceItem:
                       views=tuple(shown[1:]))
 
 
+@component("source", "blink",
+           "BLINK spatial subtasks (several images asked together): accuracy per subtask, mean over subtasks")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """BLINK's chosen subtasks from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -117,3 +120,25 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   official=official, matching=matching, reader="blink",
                   settings=recorded("blink", {**found, "split": split}, found["data"], version),
                   details={"total": len(items), "what": "questions", "sub_tasks": dict(counts)})
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in BLINK's Hugging Face layout (:mod:`spatialprobe.benchmarks.demo_copy`): a
+    folder of Parquet per spatial subtask, images embedded, Multi-view questions with two images."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    for task in SPATIAL:
+        rows = []
+        for k in range(4):
+            scene, question, choices, gold = d.lettered(rng, 2)
+            images = [d.embedded(d.draw(scene), f"{task}_{k}.png")]
+            if task == "Multi-view_Reasoning":
+                images.append(d.embedded(d.draw(d.Pair(scene.a, scene.b, d.OPPOSITE[scene.relation])), f"{k}b.png"))
+            rows.append({"idx": f"val_{task}_{k + 1}", "question": question, "sub_task": task.replace("_", " "),
+                         **{f"image_{j + 1}": images[j] if j < len(images) else None for j in range(4)},
+                         "choices": choices, "answer": f"({letters(len(choices))[gold]})"})
+        d.write_parquet(folder / task / "val-00000-of-00001.parquet", rows)
+    return d.Demo(folder, images=None)

@@ -42,6 +42,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.benchmarks.local_copy import images_checked
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {
     "prompt": "the authors' perspective prompt: nop (default), camera1, addressee1",
@@ -265,6 +266,39 @@ def sweep_report(run: Any, summary: Mapping[str, Any]) -> None:
     atomic_write_text(run.file("comfort.json"), json.dumps({"condition": first, **report}, indent=1) + "\n")
 
 
+@component("source", "comfort",
+           "COMFORT rotation sweeps: P(yes) per angle, symmetry/smoothness/std/cosine metrics per sweep")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench comfort`` settings or of a run's recorded ones."""
     return comfort_source(base.given(settings))
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in COMFORT's layout (:mod:`spatialprobe.benchmarks.demo_copy`): two rotation
+    sweeps (``CONFIGURATION/VARIATION/config.json`` and ``N.png``) of eight 45° steps, the red sphere
+    drawn around the blue one (angle 0: to its left)."""
+    import json
+    import math
+
+    from spatialprobe.benchmarks.demo_copy import Demo
+    from spatialprobe.extras import require
+
+    Image, ImageDraw = require("PIL.Image", "benchmarks"), require("PIL.ImageDraw", "benchmarks")
+
+    for variation, colour in enumerate(("red", "green")):
+        sweep = folder / "comfort_ball" / f"variation{variation}"
+        sweep.mkdir(parents=True, exist_ok=True)
+        mapping = {}
+        for step in range(8):
+            angle = 45 * step
+            image = Image.new("RGB", (64, 64), (245, 245, 240))
+            pen = ImageDraw.Draw(image)
+            pen.ellipse((26, 26, 38, 38), fill=(40, 70, 220))
+            x, y = 32 - 20 * math.cos(math.radians(angle)), 32 + 10 * math.sin(math.radians(angle))
+            pen.ellipse((x - 6, y - 6, x + 6, y + 6), fill=(220, 40, 40) if colour == "red" else (40, 170, 60))
+            image.save(sweep / f"{step}.png")
+            mapping[f"{step}.png"] = angle
+        config = {"path_type": "rotate", "relation": "totheleft", "var_shape": "Sphere", "var_color": colour,
+                  "ref_shape": "Sphere", "ref_color": "blue", "mapping": mapping}
+        (sweep / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    return Demo(folder)

@@ -15,6 +15,7 @@ from spatialprobe.files import shown
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.prompts.questions import choice_question
 from spatialprobe.records import Dataset
+from spatialprobe.registry import component
 
 
 def _run_images(run: str, dataset: Dataset, partial: bool) -> tuple[dict[str, str], dict[str, Any]]:
@@ -92,6 +93,7 @@ def _objects_first_label(task: str) -> str | None:
     return spec.labels[0] if spec.questions.get("choice_options") == "objects" else None
 
 
+@component("source", "task", "a task's instances as multiple choice, over folds")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     from spatialprobe.tasks.origin import load_source

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
@@ -37,6 +38,7 @@ from spatialprobe.benchmarks.local_copy import (
 )
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -57,6 +59,8 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     return {"cv_bench_value": item.fields["weight"] if label == item.gold else 0.0}
 
 
+@component("source", "cv-bench",
+           "CV-Bench 2-D/3-D lettered questions: accuracy per source/type/task, official 1/2((ADE20K+COCO)/2+Omni3D)")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """CV-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -99,3 +103,22 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   details={"total": len(rows), "what": "questions",
                            **({} if complete else {"cv_bench": "not computed: it needs ADE20K, COCO and Omni3D "
                                                                "questions (read test_2d and test_3d together)"})})
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in CV-Bench's layout (:mod:`spatialprobe.benchmarks.demo_copy`): ``test.jsonl``
+    and its ``img/`` folder, twelve 2-D and 3-D questions of the three sources."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows = random.Random(seed), []
+    for k in range(12):
+        scene, question, choices, gold = d.lettered(rng, 2 + k % 3)
+        source = ("ADE20K", "COCO", "Omni3D")[k % 3]
+        kind = "3D" if source == "Omni3D" else "2D"
+        name = d.save(d.draw(scene), folder / "img" / kind / f"{source.lower()}_{k}.png")
+        rows.append({"idx": k, "type": kind, "task": "Depth" if kind == "3D" else "Relation", "source": source,
+                     "image": str(Path(name).relative_to(folder)), "question": question, "choices": choices,
+                     "answer": f"({letters(len(choices))[gold]})"})
+    return d.Demo(d.write_jsonl(folder / "test.jsonl", rows))

@@ -29,6 +29,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, options_text, read_copy
 from spatialprobe.benchmarks.sentence_facts import stated_fact
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -46,6 +47,8 @@ def _image(records: Records, n: int, folders: list[Path]) -> str:
     return image_file(value, folders=folders, what=records.place(n, "image"))
 
 
+@component("source", "embspatial",
+           "EmbSpatial-Bench lettered questions: accuracy per source (AI2-THOR, MP3D, ScanNet) and relation")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """EmbSpatial-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -75,3 +78,21 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   official=OFFICIAL, reader="lmms-first-letter",
                   settings=recorded("embspatial", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in EmbSpatial-Bench's layout (:mod:`spatialprobe.benchmarks.demo_copy`): the
+    authors' JSON list, images as base64, options that are sentences relating two objects."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows = random.Random(seed), []
+    for k in range(12):
+        scene, _, relations, gold = d.lettered(rng, 4)
+        options = [d.Pair(scene.a, scene.b, r).sentence.rstrip(".") for r in relations]
+        rows.append({"question_id": f"demo_{k}", "data_source": ("ai2thor", "mp3d", "scannet")[k % 3],
+                     "image": d.b64(d.draw(scene)), "question": "Which sentence describes the image?",
+                     "answer_options": options, "answer": gold, "relation": scene.relation,
+                     "objects": [scene.a, scene.b]})
+    return d.Demo(d.write_json(folder / "embspatial_bench.json", rows))

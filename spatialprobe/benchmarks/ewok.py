@@ -38,6 +38,7 @@ from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, Wording
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {
     "password_env": "the environment variable that holds the archive's password (required)",
@@ -174,6 +175,37 @@ def ewok_source(found: Mapping[str, Any]) -> Source:
                   details={"total": len(records), "what": "targets", "domains": list(domains)})
 
 
+@component("source", "ewok",
+           "EWoK spatial/physical minimal pairs from its password-protected archive, read in memory")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench ewok`` settings or of a run's recorded ones."""
     return ewok_source(base.given(settings))
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in EWoK's layout (:mod:`spatialprobe.benchmarks.demo_copy`): an AES-encrypted
+    ZIP of compiled spatial test suites, its password ``demo`` in ``SPATIALPROBE_DEMO_EWOK_PASSWORD``."""
+    import csv
+    import io
+    import random
+
+    import pyzipper
+
+    from spatialprobe.benchmarks.demo_copy import Demo
+
+    rng, out = random.Random(seed), io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["", "Domain", "ConceptA", "ConceptB", "Context1", "Context2", "Target1", "Target2"])
+    names = ["Ann", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal"]
+    for k in range(6):
+        a, b = rng.sample(names, 2)
+        writer.writerow([k, "spatial-relations", "left", "right", f"{a} stands to the left of {b}.",
+                         f"{a} stands to the right of {b}.", f"{b} is to the right of {a}.",
+                         f"{b} is to the left of {a}."])
+    path = folder / "ewok-core-1.0.zip"
+    folder.mkdir(parents=True, exist_ok=True)
+    with pyzipper.AESZipFile(path, "w", compression=pyzipper.ZIP_DEFLATED, encryption=pyzipper.WZ_AES) as archive:
+        archive.setpassword(b"demo")
+        archive.writestr("dataset/testsuite-spatial_relations.csv", out.getvalue().encode())
+    return Demo(path, options={"password_env": "SPATIALPROBE_DEMO_EWOK_PASSWORD"},
+                env={"SPATIALPROBE_DEMO_EWOK_PASSWORD": "demo"})

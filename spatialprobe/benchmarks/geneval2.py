@@ -25,12 +25,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {"skills": "comma-separated GenEval 2 skills to judge (default: position)"}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("skill",)),
@@ -127,6 +129,29 @@ def prompt_means(run: Any, summary: Mapping[str, Any]) -> None:
         {"soft_tifa_gm": value, "prompts": len({r["prompt"] for r in chosen}), "condition": first}, indent=1) + "\n")
 
 
+@component("source", "geneval2",
+           "GenEval 2 position atoms on generated images: Soft-TIFA AM (and GM) by a multimodal LLM judge")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench geneval2`` settings or of a run's recorded ones."""
     return geneval2_source(base.given(settings))
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in GenEval 2's layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    ``geneval2_data.jsonl`` and, as the "generated" images, drawn scenes named by a JSON ``{prompt: path}``."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows, images = random.Random(seed), [], {}
+    for k in range(8):
+        scene = d.pair(rng)
+        prompt = f"a {scene.a} {d.RELATIONS[scene.relation]} a {scene.b}"
+        shown = d.Pair(scene.a, scene.b, scene.relation if k % 4 else d.OPPOSITE[scene.relation])  # some wrong
+        images[prompt] = str(Path(d.save(d.draw(shown), folder / "images" / f"{k}.png")).relative_to(folder))
+        rows.append({"prompt": prompt, "atom_count": 3,
+                     "vqa_list": [[f"Is there a {scene.a} in the image?", "Yes"],
+                                  [f"Is the {scene.a} {d.RELATIONS[scene.relation]} the {scene.b}?", "Yes"]],
+                     "skills": ["object", "position"]})
+    d.write_json(folder / "images.json", images)
+    return d.Demo(d.write_jsonl(folder / "geneval2_data.jsonl", rows), images=folder / "images.json")

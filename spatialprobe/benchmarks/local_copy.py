@@ -255,15 +255,33 @@ def _from_disk(folder: Path, split: str | None) -> Records:
 
 def _from_hub_cache(name: str, split: str | None, config: str | None) -> Records:
     datasets = _datasets()
-    os.environ["HF_DATASETS_OFFLINE"] = "1"  # never reach the hub: the user's cached copy only
     try:
-        loaded = datasets.load_dataset(name, config, split=split or "test")
+        with _offline(datasets):
+            loaded = datasets.load_dataset(name, config, split=split or "test")
     except Exception as err:  # offline misses raise ConnectionError/FileNotFoundError/ValueError
         raise UsageError(f"hf:{name}: not in the local Hugging Face cache ({type(err).__name__}: {err}); "
                          "download it where you have access (datasets.load_dataset) and run again") from None
     files = sorted({Path(f["filename"]) for f in loaded.cache_files})
     rows, where = _dataset_rows(loaded, f"hf:{name}")
     return Records(rows, version_of(files), where, files[0].parent if files else Path(name))
+
+
+@contextlib.contextmanager
+def _offline(datasets: Any) -> Iterator[None]:
+    """Within: ``datasets`` and the hub client read their caches only (``HF_HUB_OFFLINE``'s behaviour,
+    set where they read it at run time: the environment variables count only before their import),
+    so a name that is not cached is refused at once, not after the hub client's retries."""
+    import huggingface_hub.constants as hub
+
+    flags = [(datasets.config, "HF_HUB_OFFLINE"), (datasets.config, "HF_DATASETS_OFFLINE"), (hub, "HF_HUB_OFFLINE")]
+    before = [getattr(module, flag) for module, flag in flags]
+    for module, flag in flags:
+        setattr(module, flag, True)
+    try:
+        yield
+    finally:
+        for (module, flag), value in zip(flags, before, strict=True):
+            setattr(module, flag, value)
 
 
 def image_cache() -> Path:

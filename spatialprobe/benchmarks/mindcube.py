@@ -27,6 +27,8 @@ multi-view image group (the id up to ``_q<n>``; the images where an id has no su
 from __future__ import annotations
 
 import hashlib
+import json
+import random
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -38,6 +40,7 @@ from spatialprobe.benchmarks.local_copy import Records, letters, option_letters,
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.mindcube import IN_OVERALL, setting_of
+from spatialprobe.registry import component
 
 OPTIONS = {"setting": "keep one setting of the authors' (among, around, rotation, translation, other)"}
 FILES = {"tiny": "raw/MindCube_tinybench.jsonl", "full": "raw/MindCube.jsonl"}
@@ -102,6 +105,9 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
                       views=tuple(shown[1:]))
 
 
+@component("source", "mindcube",
+           "MindCube multi-view lettered questions (tiny or full): accuracy per setting, chance and frequency "
+           "baselines")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """MindCube's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -129,3 +135,39 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   details={"total": len(records.rows), "what": "questions", "frequent_gold": frequent,
                            "settings": dict(Counter(i.fields["setting"] for i in items)),
                            "overall": "translation left out of accuracy, as their BasicEvaluator does"})
+
+
+def write_copy(folder: Path, seed: int = 0, n: int = 30) -> tuple[Path, list[dict[str, Any]]]:
+    """MindCube's ``data/`` folder: ``raw/MindCube_tinybench.jsonl`` (the first ``n`` records) and
+    ``raw/MindCube.jsonl`` (those and ``n`` more), images under ``other_all_image/``."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    data = folder / "data"
+    settings = ["among", "around", "rotation", "translation"]
+    records = []
+    for k in range(2 * n):
+        setting = settings[k // 3 % 4]
+        group = f"{setting}_group{k // 3:03d}"
+        views = [f"other_all_image/{setting}/{group}/view_{j}.jpg" for j in range(2 + k % 3)]
+        for path in views:
+            if not (data / path).is_file():
+                d.solid(data / path, d.colour(rng))
+        options, gold = d.directions(rng, 3 + k % 3)
+        written = " ".join(f"{'ABCDE'[j]}. {o.capitalize()}" for j, o in enumerate(options))
+        records.append({"id": f"{group}_q{k}_{k % 5}", "category": [setting, "O-O"], "type": 1,
+                        "question": f"Based on these views, question {k}: where is the chair? {written}",
+                        "images": views, "gt_answer": "ABCDE"[gold]})
+    for name, part in (("MindCube_tinybench.jsonl", records[:n]), ("MindCube.jsonl", records)):
+        (data / "raw").mkdir(parents=True, exist_ok=True)
+        (data / "raw" / name).write_text("".join(json.dumps(r) + "\n" for r in part), encoding="utf-8")
+    return data, records
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in its real layout (:func:`write_copy`, 8 items; images drawn with Pillow),
+    asked of several images a question: the tiny SmolVLM (:mod:`spatialprobe.benchmarks.demo_copy`)."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    data, _ = write_copy(folder, seed, n=8)
+    return d.Demo(data, model="smolvlm")

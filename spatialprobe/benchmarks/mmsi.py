@@ -34,6 +34,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.files import parse_json
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.mmsi import POST_PROMPT
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 WORDINGS = {"official": "the authors' prompt: the question, then their instruction to enclose the letter in ``"}
@@ -73,6 +74,8 @@ def _images(records: Records, n: int, folders: list[Path]) -> list[str]:
     return shown
 
 
+@component("source", "mmsi",
+           "MMSI-Bench multi-image lettered questions (all images asked together): accuracy per question type")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """MMSI-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -107,3 +110,22 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   reader="mmsi",
                   settings=recorded("mmsi", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in MMSI-Bench's Hugging Face layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    Parquet with two embedded images per question and its options written in the question."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows = random.Random(seed), []
+    for k in range(10):
+        scene, question, choices, gold = d.lettered(rng, 4)
+        other = d.Pair(scene.b, scene.a, d.OPPOSITE[scene.relation])
+        written = ", ".join(f"{letter}: {text}" for letter, text in zip(letters(4), choices, strict=True))
+        images = [d.embedded(d.draw(scene), f"{k}a.png"), d.embedded(d.draw(other), f"{k}b.png")]
+        rows.append({"id": k, "images": images,
+                     "question": f"{question} Options: {written}", "answer": letters(4)[gold],
+                     "question_type": ("Positional Relationship (Cam.-Obj.)", "Motion (Obj.)")[k % 2]})
+    return d.Demo(d.write_parquet(folder / "MMSI_Bench.parquet", rows))

@@ -29,6 +29,8 @@ interval over images and samples. Resampled by image (questions share 1,387 imag
 from __future__ import annotations
 
 import hashlib
+import json
+import random
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,6 +41,7 @@ from spatialprobe.benchmarks.local_copy import Records, image_file, letters, opt
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.omnispatial import EVAL_TYPES, FORMAT_PROMPTS, READERS
+from spatialprobe.registry import component
 
 OPTIONS = {"reader": "the authors' reader (their --eval_type): re (default: the last 'Answer: X'), direct or json"}
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("task_type", "sub_task_type")),)
@@ -97,6 +100,8 @@ def _item(records: Records, n: int, folder: Path, eval_type: str) -> SourceItem:
                        "image": hashlib.sha256(unit.encode()).hexdigest()[:12]})
 
 
+@component("source", "omnispatial",
+           "OmniSpatial lettered questions: accuracy per task/sub-task type, mean over sampled runs, copy recorded")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """OmniSpatial's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -120,3 +125,39 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                            "copy": {"read": [COPIES[c] for c in copies], "content_hash": records.version},
                            "eval_type": eval_type,
                            "licence": "CC BY-NC 4.0 (the authors' test set; re-hosts' labels differ)"})
+
+
+OMNI_TASKS = {"Dynamic_Reasoning": ("Manipulation", "Motion_Analysis"),
+              "Spatial_Interaction": ("Traffic_Analysis", "Localization", "Geospatial_Strategy"),
+              "Complex_Logic": ("Pattern_Recognition", "Geometric_Reasoning"),
+              "Perspective_Taking": ("Egocentric", "Allocentric", "Hypothetical")}
+
+
+def write_copy(folder: Path, seed: int = 0, n: int = 40) -> tuple[Path, list[dict[str, Any]]]:
+    """The unpacked ``OmniSpatial-test``: ``dataset/data.json`` and one PNG folder per task type."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    root = folder / "dataset"
+    records = []
+    for k in range(n):
+        task = list(OMNI_TASKS)[k // 2 % 4]
+        sub = OMNI_TASKS[task][k % len(OMNI_TASKS[task])]
+        number = k // 2  # two questions an image
+        png = root / task / f"{number}.png"
+        if not png.is_file():
+            d.solid(png, d.colour(rng))
+        options, gold = d.directions(rng, 2 + k % 3)
+        records.append({"id": f"{number}_{k % 2}", "question": f"Question {k}: which way is the cup?",
+                        "options": options, "answer": gold, "task_type": task, "sub_task_type": sub})
+    (root / "data.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+    return root, records
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in its real layout (:func:`write_copy`, 10 items; images drawn with Pillow),
+    asked of the tiny LLaVA (:mod:`spatialprobe.benchmarks.demo_copy`)."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    data, _ = write_copy(folder, seed, n=10)
+    return d.Demo(data, model="llava")

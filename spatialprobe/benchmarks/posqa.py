@@ -28,12 +28,14 @@ normalised: ``(A, larger, B)`` or ``(A, smaller, B)``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, Wording
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 """POSQA has no options of its own: ``--subset general|special`` chooses the question."""
@@ -118,10 +120,37 @@ def posqa_source(found: Mapping[str, Any]) -> Source:
     spec = Resampling(labels, ("obj_a", "obj_b"), key=("instance_id",), pooled=True, unit="entity pairs")
     settings = base.recorded("posqa", found, str(found["data"]), records.version, subset=subset)
     return Source("posqa", f"posqa-{subset}", f"posqa-{subset}@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, settings=settings,
+                  official=OFFICIAL, settings=settings, prior_by="label" if subset == "general" else "position",
                   details={"total": len(records.rows), "what": "questions", "subset": subset})
 
 
+@component("source", "posqa", "POSQA: which of two entities is bigger (yes/no or which one), text")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench posqa`` settings or of a run's recorded ones."""
     return posqa_source(base.given(settings))
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in POSQA's layout (:mod:`spatialprobe.benchmarks.demo_copy`): ``posqa.json``, a
+    bigger and a smaller question about each entity pair, the bigger entity first or second at random."""
+    import json
+    import random
+
+    from spatialprobe.benchmarks.demo_copy import Demo
+
+    rng, records = random.Random(seed), {}
+    pairs = [("elephant", "mouse"), ("house", "cup"), ("truck", "coin"), ("mountain", "dog"), ("bus", "ant"),
+             ("tree", "shoe"), ("whale", "fish"), ("piano", "pencil")]
+    for k, (big, small) in enumerate(pairs):
+        head, tail = (big, small) if rng.random() < 0.5 else (small, big)
+        for j, word in enumerate(("bigger", "smaller")):
+            label = (head == big) == (word == "bigger")
+            winner = big if word == "bigger" else small
+            records[f"{k}_{k + 1}_{j}"] = {
+                "h_name": head, "t_name": tail, "magnitude": ["3", "1", 2], "paras": [],
+                "general_question": f"Is the {head} {word} than the {tail}", "general_question_label": label,
+                "special_question": f"Which one is {word} between {head} and {tail}",
+                "special_question_label": winner}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "posqa.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+    return Demo(folder / "posqa.json")

@@ -22,6 +22,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, Wording, 
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.generalize.corpus_filter import normalize_phrase
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 from spatialprobe.tasks.yes_no import QAItem, QASet
 
 QUESTION = "{text} Answer yes or no."
@@ -156,6 +157,7 @@ def questions_from_images(store) -> tuple[QASet, str]:
     return build_qa(dataset), label
 
 
+@component("source", "qa", "yes/no QA about scenarios, text or their images")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     images = settings.get("images") or None

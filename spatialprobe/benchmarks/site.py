@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
@@ -33,6 +34,7 @@ from spatialprobe.benchmarks.local_copy import (
     read_copy,
 )
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 QUESTION = "{question}\n{options}\nAnswer with the option's letter."
@@ -46,6 +48,8 @@ def matching(item: SourceItem, output: str | None, label: str | None) -> dict[st
     return {"site_value": item.fields["scale"] * ((label == item.gold) - 1.0 / k)}
 
 
+@component("source", "site",
+           "SITE lettered questions (one or several images): accuracy per category/dataset, chance-adjusted accuracy")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """SITE's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -75,3 +79,23 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     return Source("site", "site", f"site@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
                   matching=matching, reader="site", settings=recorded("site", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in SITE's layout (:mod:`spatialprobe.benchmarks.demo_copy`): JSON lines whose
+    ``visual`` lists image files, one or two images per question."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows = random.Random(seed), []
+    for k in range(10):
+        scene, question, choices, gold = d.lettered(rng, 2 + k % 3)
+        visual = [d.save(d.draw(scene), folder / "images" / f"site_{k}.png")]
+        if k % 2:
+            visual.append(d.save(d.draw(scene), folder / "images" / f"site_{k}_b.png"))
+        rows.append({"id": f"demo-{k}", "question": f"<image> {question}", "options": choices,
+                     "answer": letters(len(choices))[gold], "category": ("spatial relationship reasoning",
+                     "counting & existence")[k % 2], "dataset": "demo",
+                     "visual": [str(Path(v).relative_to(folder)) for v in visual]})
+    return d.Demo(d.write_jsonl(folder / "site.jsonl", rows))

@@ -37,6 +37,7 @@ from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {
     "task": "keep one task: spatialmap, mazenav, spatialgrid or spatialreal (default: all four)",
@@ -128,6 +129,33 @@ def spatialeval_source(found: Mapping[str, Any]) -> Source:
                   details={"total": len(records.rows), "what": "questions", "mode": mode})
 
 
+@component("source", "spatialeval",
+           "SpatialEval: map, maze, grid, real; tqa/vqa/vtqa; exact match and the authors' parser")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench spatialeval`` settings or of a run's recorded ones."""
     return spatialeval_source(base.given(settings))
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in SpatialEval's Hugging Face layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    ``tqa/``, ``vqa/`` and ``vtqa/`` of Parquet, Spatial-Map questions with lettered options in the
+    text, images embedded (the demo asks ``vtqa``)."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    questions = []
+    for k in range(8):
+        scene, _, choices, gold = d.lettered(rng, 4)
+        text = (f"Consider a map with a {scene.a} and a {scene.b}. In which direction is the {scene.a} relative to "
+                f"the {scene.b}? Available options: " + ", ".join(f"{'ABCD'[i]}. {c}" for i, c in enumerate(choices))
+                + ".")
+        questions.append((f"spatialmap.demo.{k}.0", text, choices[gold], "ABCD"[gold], d.draw(scene)))
+    for mode in MODES:
+        rows = [{"id": key, "text": text, "oracle_answer": answer, "oracle_option": option,
+                 "oracle_full_answer": f"{option}. {answer}", **({} if mode == "tqa" else
+                                                                 {"image": d.embedded(image, f"{key}.png")})}
+                for key, text, answer, option, image in questions]
+        d.write_parquet(folder / mode / "test-00000-of-00001.parquet", rows)
+    return d.Demo(folder, subset="vtqa")

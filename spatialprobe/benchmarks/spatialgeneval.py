@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 """SpatialGenEval has no options of its own."""
@@ -93,6 +95,35 @@ def spatialgeneval_source(found: Mapping[str, Any]) -> Source:
                   details={"total": len(items), "what": "questions", "prompts_without_images": without})
 
 
+@component("source", "spatialgeneval",
+           "SpatialGenEval's ten multiple-choice questions per generated image, by a multimodal LLM judge")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of ``spatialprobe bench spatialgeneval`` settings or of a run's recorded ones."""
     return spatialgeneval_source(base.given(settings))
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in SpatialGenEval's layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    ``SpatialGenEval_T2I_Prompts.jsonl`` (ten lettered questions per prompt) and drawn "generated"
+    images named by a JSON ``{prompt: path}``."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows, images = random.Random(seed), [], {}
+    kinds = ["Object", "Attribute", "Position", "Orientation", "Layout", "Comparison", "Proximity", "Occlusion",
+             "Motion", "Causal"]
+    for k in range(5):
+        scene = d.pair(rng)
+        prompt = f"a {scene.a} {d.RELATIONS[scene.relation]} a {scene.b}, scene {k}"
+        images[prompt] = str(Path(d.save(d.draw(scene), folder / "images" / f"{k}.png")).relative_to(folder))
+        questions, answers = [], []
+        for j in range(10):
+            order = rng.sample([*d.RELATIONS, "None"], 5)
+            questions.append(f"Question {j + 1}: where is the {scene.a} relative to the {scene.b}?  Options: "
+                             + ", ".join(f"{'ABCDE'[i]}: {t}" for i, t in enumerate(order)))
+            answers.append("ABCDE"[order.index(scene.relation)])
+        rows.append({"id": f"{k:06d}", "scene": "Demo", "prompt": prompt, "question_type": kinds,
+                     "questions": questions, "answers": answers})
+    d.write_json(folder / "images.json", images)
+    return d.Demo(d.write_jsonl(folder / "SpatialGenEval_T2I_Prompts.jsonl", rows), images=folder / "images.json")

@@ -61,6 +61,7 @@ from spatialprobe.benchmarks.coco_images import file_version, usable_images, wit
 from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, require, shown
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 PARTS = ("train", "dev", "test")
 KNOWN_KEYS = frozenset({"image", "question", "options", "answer", "id"})
@@ -229,8 +230,32 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
     return source, settings
 
 
+@component("source", "spatialmqa",
+           "SpatialMQA lettered questions: lenient/strict, 2PR/(P+R) F1, per perspective and axis")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     images = settings["images"]
     return spatialmqa_source(Path(settings["data"]["file"]), images and Path(images), settings["part"],
                              settings["limit"], settings["skip_missing"], settings.get("wording"))[0]
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in SpatialMQA's layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    ``train``/``dev``/``test.jsonl`` and COCO-named images in ``images/test2017/``, each question's
+    gold the relation drawn."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    answer = {"left": "left of", "right": "right of", "above": "on/above", "below": "below"}
+    for part in PARTS:
+        rows = []
+        for k in range(10):
+            scene, question, relations, gold = d.lettered(rng, 2 + k % 3)
+            image = f"{rng.randrange(10 ** 11, 10 ** 12):012d}.jpg"
+            d.save(d.draw(scene), folder / "images" / "test2017" / image)
+            rows.append({"image": image, "question": question, "options": [answer[r] for r in relations],
+                         "answer": answer[relations[gold]]})
+        d.write_jsonl(folder / f"{part}.jsonl", rows)
+    return d.Demo(folder, images=folder / "images" / "test2017", model="clip")

@@ -34,6 +34,8 @@ Resampled by the image set (VSI-Bench_8: its scene's frames).
 from __future__ import annotations
 
 import hashlib
+import json
+import random
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -53,6 +55,7 @@ from spatialprobe.readers.spatialscore import (
     number_and_unit,
     score_of,
 )
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 GROUPS = ("source", "category", "subcategory", "question_type")
@@ -166,6 +169,8 @@ def _located(data: str, images: str | None) -> tuple[str, list[Path]]:
     return data, [file.parent.parent, file.parent] if file.parent.name == "dataset" else [file.parent]
 
 
+@component("source", "spatialscore",
+           "SpatialScore version_0: multiple choice, yes/no and numeric items of 11 sources, scored by its scripts")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """SpatialScore version_0's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -184,3 +189,66 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   official=OFFICIAL, matching=matching, reader="spatialscore",
                   settings=recorded("spatialscore", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions", "version": "version_0 (v2 is unpublished)"})
+
+
+def write_copy(folder: Path, seed: int = 0, n: int = 48) -> tuple[Path, list[dict[str, Any]]]:
+    """SpatialScore version_0: ``dataset/SpatialScore.json`` and its images under ``dataset/<source>/``."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    shapes = [("multi-choice", "cvbench"), ("multi-choice", "3DSRBench"), ("multi-choice", "VSI-Bench_8"),
+              ("judgment", "SpatialSense"), ("open-ended", "VGBench"), ("open-ended", "VSI-Bench_8"),
+              ("open-ended", "RealWorldQA"), ("multi-choice", "MMIU")]
+    records = []
+    for k in range(n):
+        kind, source = shapes[k % len(shapes)]
+        count = 8 if source == "VSI-Bench_8" else 1 + (source == "MMIU")
+        base = f"./dataset/VSI-Bench/8_frames/scannet/scene{k % 3}" if source == "VSI-Bench_8" else \
+            f"./dataset/{source}/{k}"
+        paths = [f"{base}/frame_{j:02d}.jpg" for j in range(count)]
+        for path in paths:
+            if not (folder / path).is_file():
+                d.solid(folder / path, d.colour(rng))
+        question, answer = _copy_question(rng, kind, source, k)
+        records.append({"index": 1000 + k, "category": ["Depth and Distance", "Counting", "Others"][k % 3],
+                        "subcategory": ["Absolute", "Relative"][k % 2], "question_type": kind,
+                        "input_modality": "video" if count == 8 else "single-image", "question": question,
+                        "answer": answer, "img_paths": paths, "source": source, "index_origin": k,
+                        "category_origin": f"{source.lower()}_{kind}"})
+    target = folder / "dataset" / "SpatialScore.json"
+    target.write_text(json.dumps(records, indent=1), encoding="utf-8")
+    return target, records
+
+
+def _copy_question(rng: random.Random, kind: str, source: str, k: int) -> tuple[str, str]:
+    if kind == "judgment":
+        return f"Is this statement true based on the image {k}: 'The cup is left of the plate.'? Answer with Yes " \
+               "or No.", rng.choice(["Yes", "No"])
+    if kind == "open-ended":
+        if source == "VGBench":
+            return f"How far is the chair from the door {k}?", f"{rng.uniform(0.2, 4):.2f} meters"
+        if source == "RealWorldQA":
+            return f"Is there a stop sign {k}?\nPlease answer directly with a single word or number.", \
+                rng.choice(["Yes", "No", "3"])
+        return f"How many chairs are in this room {k}?", str(rng.randint(1, 9))
+    from spatialprobe.benchmarks import demo_copy as d
+
+    options, gold = d.directions(rng, 4)
+    if source in ("cvbench", "3DSRBench"):
+        written = "\n".join(f"({'ABCD'[j]}) {o}" for j, o in enumerate(options))
+        return f"Which is closer {k}? Select from the following choices.\n{written}", \
+            f"({'ABCD'[gold]})" if source == "cvbench" else "ABCD"[gold]
+    if source == "MMIU":
+        written = "\n".join(f"{'ABCD'[j]}: {o}" for j, o in enumerate(options))
+        return f"Which point corresponds {k}?\n{written}", "ABCD"[gold]
+    written = ", ".join(f"{'ABCD'[j]}. {o}" for j, o in enumerate(options))
+    return f"Where is the sofa {k}? Options: {written}", "ABCD"[gold]
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in its real layout (:func:`write_copy`, 8 items; images drawn with Pillow),
+    asked of several images a question: the tiny SmolVLM (:mod:`spatialprobe.benchmarks.demo_copy`)."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    data, _ = write_copy(folder, seed, n=8)
+    return d.Demo(data, model="smolvlm")

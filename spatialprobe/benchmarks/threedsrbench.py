@@ -37,6 +37,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS = {"grouping": "vlmevalkit (default: circular groups qid[:8] / qid[:13], as VLMEvalKit and lmms-eval) or "
                        "authors (the qid without a trailing -N, as the authors' compute_3dsrbench_results.py)"}
@@ -109,6 +110,8 @@ def _image(records: Records, n: int, by_index: Mapping[str, int], folders: Seque
     return image_file(url.split("/")[-1], folders=folders, what=where)
 
 
+@component("source", "3dsrbench",
+           "3DSRBench lettered 3-D questions: vanilla, flip, circular, flip+circular (VLMEvalKit's or authors' groups)")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """3DSRBench's rows from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -160,3 +163,29 @@ def extras(run: Any, summary: Mapping[str, Any]) -> None:
         mine = [r for r in rows if r["condition"] == condition]
         out[condition] = official_scores([r["qid"] for r in mine], [r["pred"] == r["gold"] for r in mine])
     atomic_write_text(run.file("3dsrbench.json"), json.dumps(out, indent=2) + "\n")
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in 3DSRBench's TSV layout (:mod:`spatialprobe.benchmarks.demo_copy`): lettered
+    columns A-D, images as base64, every question with its option-rotated copies (``qid`` groups)."""
+    import csv
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng, rows = random.Random(seed), list[dict[str, Any]]()
+    for k in range(4):
+        scene, question, choices, gold = d.lettered(rng, 2)
+        image = d.b64(d.draw(scene))
+        for turn in range(2):  # the circular copy: the options rotated
+            shown = choices[turn:] + choices[:turn]
+            qid = f"Q{k:07d}" + (f"-{turn}" if turn else "")
+            rows.append({"index": len(rows), "qid": qid, "question": question, "A": shown[0], "B": shown[1],
+                         "C": "", "D": "", "answer": "AB"[shown.index(choices[gold])],
+                         "category": "location_above", "image": image})
+    path = folder / "3DSRBench.tsv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), delimiter="\t")
+        writer.writeheader()
+        writer.writerows(rows)
+    return d.Demo(path)

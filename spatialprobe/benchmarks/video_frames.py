@@ -132,3 +132,22 @@ def sampled_frames(path: str | Path, rule: str, k: int) -> list[str]:
         images[index].save(folder / name, compress_level=1)  # type: ignore[attr-defined]
     done.write_text("\n".join(names), encoding="utf-8")
     return [str(folder / name) for name in names]
+
+
+def write_video(path: Path, frames: int, size: int = 32) -> Path:
+    """A tiny H.264 video (PyAV) whose frame ``i`` is grey level ``10 i`` (so a frame tells its position)."""
+    import av
+    import numpy as np
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=10)
+        stream.width = stream.height = size
+        stream.pix_fmt = "yuv420p"
+        for i in range(frames):
+            picture = np.full((size, size, 3), 10 * i % 256, dtype=np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(picture, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path

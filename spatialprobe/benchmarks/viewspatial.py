@@ -24,6 +24,8 @@ of one scene share its frames) or the COCO image.
 from __future__ import annotations
 
 import hashlib
+import json
+import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from spatialprobe.benchmarks.local_copy import Records, image_file, letters, opt
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.viewspatial import PROMPT_FORMAT, extract_option
+from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 FILE = "ViewSpatial-Bench.json"
@@ -83,6 +86,8 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
                       views=tuple(shown[1:]))
 
 
+@component("source", "viewspatial",
+           "ViewSpatial-Bench camera/person-perspective questions: accuracy per type, the authors' last-line reader")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """ViewSpatial-Bench's questions from the user's copy (``seed`` unused)."""
     found = given(settings)
@@ -101,3 +106,43 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   official=OFFICIAL, reader="viewspatial",
                   settings=recorded("viewspatial", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions"})
+
+
+def write_copy(folder: Path, seed: int = 0, n: int = 40) -> tuple[Path, list[dict[str, Any]]]:
+    """A ViewSpatial-Bench checkout: ``eval/ViewSpatial-Bench.json`` and its ScanNet and COCO images."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    types = ["Camera perspective - Relative Direction", "Person perspective - Scene Simulation Relative Direction",
+             "Camera perspective - Object View Orientation", "Person perspective - Object View Orientation",
+             "Person perspective - Relative Direction"]
+    records = []
+    for k in range(n):
+        kind = types[k % 5]
+        if "Relative Direction" in kind and kind.startswith(("Camera", "Person perspective - Scene")):
+            scene = f"scene{k % 4:04d}_00"
+            frames = [f"ViewSpatial-Bench/scannetv2_val/{scene}/original_images/{20 * j}.jpg"
+                      for j in range(1 if kind.startswith("Camera") else 3)]
+        else:
+            frames = [f"ViewSpatial-Bench/val2017/{100000 + k % 7:012d}.jpg"]
+        for path in frames:
+            if not (folder / path).is_file():
+                d.solid(folder / path, d.colour(rng))
+        options, gold = d.directions(rng, 2 if k % 9 == 0 else 4)
+        choices = "\n".join(f"{'ABCD'[j]}. {o}" for j, o in enumerate(options))
+        records.append({"question_type": kind, "image_path": frames,
+                        "question": f"Question {k}: where is the lamp relative to the bed?",
+                        "answer": f"{'ABCD'[gold]}. {options[gold]}", "choices": choices})
+    target = folder / "eval" / "ViewSpatial-Bench.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(records, indent=1), encoding="utf-8")
+    return folder, records
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in its real layout (:func:`write_copy`, 10 items; images drawn with Pillow),
+    asked of several images a question: the tiny SmolVLM (:mod:`spatialprobe.benchmarks.demo_copy`)."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    data, _ = write_copy(folder, seed, n=10)
+    return d.Demo(data, model="smolvlm")

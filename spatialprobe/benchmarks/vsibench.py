@@ -33,6 +33,8 @@ exactly a number). Resampled by video.
 from __future__ import annotations
 
 import hashlib
+import json
+import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -44,6 +46,7 @@ from spatialprobe.benchmarks.numeric_answers import number_of, numeric_fields
 from spatialprobe.benchmarks.video_frames import RULES, sampled_frames
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS = {"frames": "how many frames of each video are shown (default 32)",
            "sampling": f"which frames: {', '.join(RULES)} (default linspace: np.linspace(0, n - 1, k))",
@@ -138,6 +141,8 @@ def _frames(video: Path, shown: str, rule: str, k: int) -> list[str]:
     return sampled_frames(video, rule, k)
 
 
+@component("source", "vsibench",
+           "VSI-Bench (and --subset debiased) video questions as sampled frames: accuracy, MRA, the authors' overall")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """VSI-Bench's questions from the user's copy, each with its video's sampled frames (``seed`` unused)."""
     found = given(settings)
@@ -185,3 +190,47 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   settings=recorded("vsibench", found, found["data"], version),
                   details={"total": len(records.rows), "what": "questions", "pruned": len(dropped),
                            "frames": {"count": int(k), "sampling": rule, "decoder": "PyAV"}})
+
+
+VSI_MCA = ["object_rel_direction_easy", "object_rel_direction_medium", "object_rel_direction_hard",
+           "object_rel_distance", "route_planning", "obj_appearance_order"]
+VSI_NA = ["object_abs_distance", "object_counting", "object_size_estimation", "room_size_estimation"]
+VSI_NA = ["object_abs_distance", "object_counting", "object_size_estimation", "room_size_estimation"]
+
+
+def write_copy(folder: Path, seed: int = 0, n: int = 60) -> tuple[Path, list[dict[str, Any]]]:
+    """The VSI-Bench dataset folder: ``test.jsonl``, ``pruned_ids.txt`` (every fourth id) and the
+    videos as ``<dataset>/<scene_name>.mp4`` (frame counts 17 to 25)."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    scenes = [("arkitscenes", "41069025"), ("scannet", "scene0011_00"), ("scannetpp", "09c1414f1b")]
+    for n_frames, (dataset, scene) in enumerate(scenes, 17):
+        from spatialprobe.benchmarks.video_frames import write_video
+
+        write_video(folder / dataset / f"{scene}.mp4", n_frames + 3 * (n_frames - 17))
+    records = []
+    for k in range(n):
+        kind = (VSI_MCA + VSI_NA)[k % 10]
+        dataset, scene = scenes[k % 3]
+        record: dict[str, Any] = {"id": k, "dataset": dataset, "scene_name": scene, "question_type": kind,
+                                  "question": f"Question {k} about the {kind.replace('_', ' ')}?"}
+        if kind in VSI_MCA:
+            options, gold = d.directions(rng, 3 + k % 2)
+            record.update(options=[f"{'ABCD'[j]}. {o}" for j, o in enumerate(options)], ground_truth="ABCD"[gold])
+        else:
+            value = rng.randint(1, 12) if kind == "object_counting" else round(rng.uniform(0.3, 9.0), 1)
+            record.update(options=None, ground_truth=str(value))
+        records.append(record)
+    (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (folder / "pruned_ids.txt").write_text("\n".join(str(r["id"]) for r in records[::4]) + "\n", encoding="utf-8")
+    return folder, records
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in its real layout (:func:`write_copy`, 10 items; images drawn with Pillow),
+    asked of several images a question: the tiny SmolVLM (:mod:`spatialprobe.benchmarks.demo_copy`)."""
+    from spatialprobe.benchmarks import demo_copy as d
+
+    data, _ = write_copy(folder, seed, n=10)
+    return d.Demo(data, model="smolvlm")

@@ -36,6 +36,7 @@ from spatialprobe.benchmarks.coco_images import file_version, usable_images, wit
 from spatialprobe.errors import UsageError
 from spatialprobe.files import DataError, iter_jsonl, parse_json, require, shown
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 SPLITS = ("random", "zeroshot")
 PARTS = ("train", "dev", "test")
@@ -262,8 +263,35 @@ def plot(run: Any, summary: Mapping[str, Any]) -> None:
     write_plot(run, summary, f"VSR: {summary['model']}")
 
 
+@component("source", "vsr", "VSR captions: yes/no question or caption vs negation")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """The source of a run's recorded ``source`` settings."""
     images = settings["images"]
     return vsr_source(Path(settings["data"]["file"]), images and Path(images), settings["split"],
                       settings["part"], settings["limit"], settings["skip_missing"])[0]
+
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in VSR's layout (:mod:`spatialprobe.benchmarks.demo_copy`): ``random/`` and
+    ``zeroshot/`` of ``train``/``dev``/``test.jsonl`` and COCO-named images in ``images/val2017/``,
+    each caption true or false of its drawn image."""
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    words = {"left": "left of", "right": "right of", "above": "above", "below": "below"}
+    for split in SPLITS:
+        for part in PARTS:
+            rows = []
+            for k in range(12):
+                scene, label = d.pair(rng), k % 2
+                image = f"{rng.randrange(10 ** 11, 10 ** 12):012d}.jpg"
+                d.save(d.draw(scene), folder / "images" / "val2017" / image)
+                relation = words[scene.relation if label else d.OPPOSITE[scene.relation]]
+                caption = f"The {scene.a} is {relation} the {scene.b}."
+                rows.append({"image": image, "caption": caption, "label": label, "relation": relation,
+                             "subj": scene.a, "obj": scene.b, "annotator_id": 0,
+                             "vote_true_validator_id": [], "vote_false_validator_id": []})
+            d.write_jsonl(folder / split / f"{part}.jsonl", rows)
+    return d.Demo(folder, images=folder / "images", model="clip")

@@ -44,6 +44,7 @@ from spatialprobe.benchmarks.local_copy import options_text, read_records, versi
 from spatialprobe.benchmarks.sentence_facts import stated_fact
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
+from spatialprobe.registry import component
 
 OPTIONS = {"order": "shuffled (default: the captions in an order drawn per item) or official (the authors' "
                     "order, the correct caption always option A) for the lettered question wording"}
@@ -210,6 +211,9 @@ def _qa(data: Path, found: Mapping[str, Any], subset: str, shuffled: bool) -> tu
     return items, version_of([data])
 
 
+@component("source", "whatsup",
+           "What'sUp: caption ranking or lettered captions; individual, pair and set accuracy "
+           "(controlled A/B, COCO, VG)")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """What'sUp's items of one subset from the user's copy (``seed`` unused: the option order is
     drawn from each item's key)."""
@@ -249,3 +253,26 @@ def extras(run: Any, summary: Mapping[str, Any]) -> None:
                                          mine[0]["subset"])
     atomic_write_text(run.file("whatsup.json"), json.dumps(out, indent=2) + "\n")
 
+
+def demo(folder: Path, seed: int = 0) -> Any:
+    """A synthetic copy in What'sUp's controlled-A layout (:mod:`spatialprobe.benchmarks.demo_copy`):
+    ``controlled_images_dataset.json`` (the right caption first) and ``data/controlled_images/``,
+    four drawn images per object pair: on, under, left of, right of."""
+    import json
+    import random
+
+    from spatialprobe.benchmarks import demo_copy as d
+
+    rng = random.Random(seed)
+    words = {"on": "on", "under": "under", "left_of": "to the left of", "right_of": "to the right of"}
+    drawn = {"on": "above", "under": "below", "left_of": "left", "right_of": "right"}
+    rows = []
+    for a, b in rng.sample([("mug", "plate"), ("cup", "box"), ("ball", "chair"), ("book", "table")], 3):
+        for slot in words:
+            path = f"data/controlled_images/{a}_{slot}_{b}.jpeg"
+            scene = d.Pair(f"red {'circle' if a in ('ball', 'mug') else 'square'}", "blue square", drawn[slot])
+            d.save(d.draw(scene), folder / path)
+            order = [slot, *(s for s in words if s != slot)]
+            rows.append({"image_path": path, "caption_options": [f"A {a} {words[s]} a {b}" for s in order]})
+    (folder / "controlled_images_dataset.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return d.Demo(folder / "controlled_images_dataset.json", model="clip")

@@ -36,7 +36,7 @@ def export(
 def import_(
     run: Path = typer.Argument(..., help="Image run directory the page was exported from."),
     answers: list[Path] = typer.Argument(..., help="Answer files saved from the page, one per annotator."),
-    out: Path | None = typer.Option(None, "--out", help="Result run directory \\[runs/human-TASK-ID]."),
+    out: Path | None = typer.Option(None, "--out", help="Result run directory \\[default: runs/human-TASK-ID]."),
     task: str | None = typer.Option(None, "--task", help="Task of the exported page."),
     seed: int = typer.Option(0, "--seed", help="Seed of the guesses for unanswered items."),
     partial: bool = PARTIAL,

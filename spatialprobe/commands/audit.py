@@ -58,8 +58,8 @@ def blind(
                                  "replayed or its items as the log kept them, its accuracy compared)."),
     data: Path | None = typer.Option(None, "--data", help="The benchmark's data: the VSR or SpatialMQA folder, "
                                      "a task's release-format file, a QA file, a benchmark module's local copy."),
-    split: str | None = typer.Option(None, "--split", help="VSR: random (default) or zeroshot; a benchmark "
-                                     "module: the split of a `datasets` copy or Parquet folder."),
+    split: str | None = typer.Option(None, "--split", help="VSR: random or zeroshot; a benchmark module: the "
+                                     "split of a `datasets` copy or Parquet folder \\[default: VSR's random]."),
     subset: str | None = typer.Option(None, "--subset", help="A benchmark module: its subset or task."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="A benchmark module: only its first N items."),
     option: list[str] = typer.Option([], "--option", help="A benchmark module: KEY=VALUE, one of its options."),

@@ -28,7 +28,7 @@ def data_command(
     part: str = typer.Option("test", "--part", help="VSR, SpatialMQA: the part audited (its train split is "
                              "compared for shared images)."),
     agree: int | None = typer.Option(None, "--agree", min=1, help="Suspect an item where at least this many runs "
-                                     "give one answer that is not the gold \\[half the runs, at least 2]."),
+                                     "give one answer that is not the gold \\[default: half the runs, at least 2]."),
     top: int = typer.Option(20, "--top", min=1, help="Suspect items listed in the table (all in --out)."),
     against: list[str] = typer.Option([], "--against", help="NAME=PATH: a set whose images are compared with the "
                                       "items' (a folder of images or a run folder); repeatable."),

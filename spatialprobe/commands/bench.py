@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from spatialprobe.commands.demo import DemoOption
 from spatialprobe.commands.engine_options import ask_options
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.output_checks import require_run_dir
@@ -79,12 +80,14 @@ def source_settings(name: str, data: str, images: Path | None, split: str | None
 
 def bench_command(
     name: str = typer.Argument(..., help="The benchmark (spatialprobe ls source): whatsup, cv-bench, 3dsrbench, ..."),
-    model: str = typer.Option(..., "--model", help="Any checkpoint whose adapter understands the items "
-                              "(spatialprobe ls): a multimodal LLM, a contrastive image-text model, a text LM, ..."),
-    data: str = typer.Option(..., "--data", help="Your local copy: a .json/.jsonl/.csv/.tsv/.parquet file, a folder "
-                             "of Parquet files or a `datasets` save_to_disk folder, or hf:NAME (the Hugging Face "
-                             "cache, offline). Nothing is downloaded."),
-    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    model: str | None = typer.Option(None, "--model", help="Any checkpoint whose adapter understands the items "
+                                     "(spatialprobe ls): a multimodal LLM, a contrastive image-text model, a text "
+                                     "LM, ... (with --demo: the tiny model the demo names)"),
+    data: str | None = typer.Option(None, "--data", help="Your local copy: a .json/.jsonl/.csv/.tsv/.parquet file, a "
+                                    "folder of Parquet files or a `datasets` save_to_disk folder, or hf:NAME (the "
+                                    "Hugging Face cache, offline). Nothing is downloaded."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
+                                    "\\[default: runs/ask-NAME-MODEL-IDENTITY8]."),
     images: Path | None = typer.Option(None, "--images", help="The folder the items' image paths are relative to "
                                        "(where images are files, not embedded)."),
     split: str | None = typer.Option(None, "--split", help="The split of a `datasets` copy or Parquet folder."),
@@ -92,7 +95,8 @@ def bench_command(
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items (smoke tests)."),
     option: list[str] = typer.Option([], "--option", help="KEY=VALUE: an option of the benchmark module; repeatable."),
     wording: str | None = typer.Option(None, "--wording", help="official: the benchmark authors' own prompt, where "
-                                       "the module offers it (mmsi) \\[the toolkit's lettered question]."),
+                                       "the module offers it (mmsi) \\[default: the toolkit's lettered question]."),
+    demo: bool = DemoOption,
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     *,
@@ -100,14 +104,26 @@ def bench_command(
 ) -> None:
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with
-    --blind, the vision gain."""
-    from spatialprobe.commands.engine_options import ask_and_print
+    --blind, the vision gain. --demo tries it offline on a synthetic copy."""
+    from contextlib import nullcontext
+
+    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.commands.demo import demo_inputs, required
+    from spatialprobe.commands.engine_options import ask_and_print, text_alone
     from spatialprobe.engine.rebuild import rebuild_source
+    from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
-    source = rebuild_source(source_settings(name, data, images, split, subset, limit, option, wording), asked.seed)
-    ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out, f"{name} items asked",
-                  "bench")
+    if demo:
+        found = demo_inputs(name, module_of(name), data, model, images=images, split=split)
+        data, images, subset, model = str(found.data), found.images, subset or found.subset, found.model
+        option = [*option, *(f"{key}={value}" for key, value in found.options.items())]
+    data, model = required(data, "--data", f"bench {name}"), required(model, "--model", f"bench {name}")
+    with text_only() if text_alone(asked) else nullcontext():  # no image is looked for
+        source = rebuild_source(source_settings(name, data, images, split, subset, limit, option, wording),
+                                asked.seed)
+    ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size),
+                  out or DefaultRunDir(name, model), f"{name} items asked", "bench")
 
 
 def register(app: typer.Typer) -> None:

@@ -12,9 +12,9 @@ import typer
 def compare(
     runs: list[Path] = typer.Argument(..., help="Finished run folders on the same items (native or imported)."),
     out: Path | None = typer.Option(None, "--out", help="Folder for compare.json, table.md and ranks.png "
-                                    "\\[runs/compare-HASH8 of the runs' identities]."),
+                                    "\\[default: runs/compare-HASH8 of the runs' identities]."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the scores-with-intervals plot here "
-                                     "\\[OUT/ranks.png]."),
+                                     "\\[default: OUT/ranks.png]."),
     reported: float | None = typer.Option(None, "--reported", help="A published score (in points): say "
                                           "whether it lies in each run's 95 % interval and by how much it misses."),
     resamples: int = typer.Option(2000, "--resamples", min=100, help="Joint cluster resamples of the rank intervals."),
@@ -43,7 +43,7 @@ def plan(
     runs: list[Path] = typer.Argument(..., help="A pilot run (with --discordance), or two runs of the same items."),
     diff: float | None = typer.Option(None, "--diff", help="A paired difference in points: the items it needs."),
     items: int | None = typer.Option(None, "--items", min=2, help="Items: the smallest paired difference they "
-                                     "detect \\[the pilot's rows]."),
+                                     "detect \\[default: the pilot's rows]."),
     discordance: float | None = typer.Option(None, "--discordance", help="With one run: the share of items (0-1) "
                                              "exactly one of the two models gets right, assumed."),
     alpha: float = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Two-sided level of the test."),

@@ -38,8 +38,10 @@ def export(
                              "folder for the task's YAML and JSON lines (pass it as --include_path)."),
     fmt: str = typer.Option("release", "--format", help="release (the spatial-commonsense JSON lines) "
                             "or lm-eval (an lm-evaluation-harness multiple-choice task)."),
-    style: str = typer.Option(None, "--style", help="lm-eval only: cloze (default; the manual prompt "
-                              "cut at its mask) or question (\"Question: ... Answer:\")."),
+    style: str = typer.Option(None, "--style", help="lm-eval only: cloze (the manual prompt cut at its "
+                              "mask) or question (\"Question: ... Answer:\") \\[default: cloze]."),
+    seed: int | None = typer.Option(None, "--seed", help="lm-eval only: the seed of the docs' shuffled order "
+                                    "(recorded in the YAML) \\[default: 0]."),
 ) -> None:
     """Write a dataset in the release format (JSON lines) or as an lm-evaluation-harness task."""
     from spatialprobe.tasks import data as task_data
@@ -48,6 +50,8 @@ def export(
         raise UsageError(f"--format must be one of {', '.join(EXPORT_FORMATS)}, not {fmt!r}.")
     if fmt == "release" and style is not None:
         raise UsageError("--style applies to --format lm-eval only; the release format has no prompt.")
+    if fmt == "release" and seed is not None:
+        raise UsageError("--seed applies to --format lm-eval only; the release format keeps the dataset's order.")
     if fmt == "release":
         require_out_file(out, reason="--format release writes one JSON lines file")
     if fmt == "lm-eval":
@@ -70,7 +74,7 @@ def export(
         return
     from spatialprobe.prompts.lm_eval_export import export_lm_eval
 
-    task, config, data = export_lm_eval(ds, out, style or STYLES[0])  # OutputError: another task's data there
+    task, config, data = export_lm_eval(ds, out, style or STYLES[0], seed or 0)  # OutputError: another task there
     typer.echo(f"wrote lm-eval task {task} ({len(ds)} {ds.task} instances, {ds.version}): {config}, {data}")
     typer.echo(f"run: lm_eval --model hf --model_args pretrained=MODEL --include_path {out} --tasks {task}")
 
@@ -82,13 +86,14 @@ KINDS = ("data", "qa", "candidates", "prompts")
 def validate(
     path: Path = typer.Argument(..., help="A release-format JSON lines file, a pair file with --pairs, "
                                 "or a QA, candidates or prompts file with --kind."),
-    task: str = typer.Option(None, help="A task (spatialprobe ls); default: guessed from the file "
-                             "(size for --pairs)."),
+    task: str = typer.Option(None, help="A task (spatialprobe ls) \\[default: guessed from the file; size "
+                             "for --pairs]."),
     pairs: bool = typer.Option(False, "--pairs", help="Read PATH as CSV/TSV/JSONL comparison pairs."),
-    first: str = typer.Option(None, help="--pairs: column of the first object \\[obj_a]."),
-    second: str = typer.Option(None, help="--pairs: column of the second object \\[obj_b]."),
-    answer: str = typer.Option(None, help="--pairs: column saying whether the first is larger/taller \\[label]."),
-    delimiter: str = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
+    first: str = typer.Option(None, help="--pairs: column of the first object \\[default: obj_a]."),
+    second: str = typer.Option(None, help="--pairs: column of the second object \\[default: obj_b]."),
+    answer: str = typer.Option(None, help="--pairs: column saying whether the first is larger/taller "
+                               "\\[default: label]."),
+    delimiter: str = typer.Option(None, help="--pairs: CSV delimiter \\[default: by suffix]."),
     allow_duplicates: bool = typer.Option(False, "--allow-duplicates",
                                           help="--pairs: keep repeated rows (counted) instead of refusing them."),
     folds: int = typer.Option(5, min=2, help="Check that this many object-disjoint folds can be made."),

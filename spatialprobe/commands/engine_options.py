@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from spatialprobe.engine.build import Asked
 
 ProtocolOption = typer.Option(None, "--protocol", help="likelihood (score each option), generate (parse the "
-                              "reply) or both \\[likelihood]; the model adapter must answer them.")
+                              "reply) or both \\[default: likelihood]; the model adapter must answer them.")
 ImageConditionOption = typer.Option(None, "--image-condition", help="real (the item's image), blank, none "
-                                    "(text only) or shuffled (another item's image) \\[real where items have images].")
+                                    "(text only) or shuffled (another item's image) "
+                                    "\\[default: real where items have images].")
 BlindOption = typer.Option(False, "--blind", help="Also ask every item under the blank, none and shuffled "
                            "conditions and report the vision gain (real − blind).")
 MaxNewTokensOption = typer.Option(None, "--max-new-tokens", min=1, help="Generate protocol: at most this many "
@@ -60,7 +61,7 @@ SamplesOption = typer.Option(1, "--samples", min=1, help="Ask each item this man
                              "with --temperature above 0); the headline is the benchmark's rule over them (the mean "
                              "unless it votes), its interval over items and samples.")
 TemperatureOption = typer.Option(None, "--temperature", min=0.0, help="Sample the generated replies at this "
-                                 "temperature, a seed per sample recorded \\[greedy].")
+                                 "temperature, a seed per sample recorded \\[default: greedy].")
 
 ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X | None
     "protocol": (Optional[str], ProtocolOption),  # noqa: UP045
@@ -124,6 +125,12 @@ def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any
         return with_options(with_ask_options, own, added)
 
     return decorate
+
+def text_alone(asked: Asked) -> bool:
+    """Whether the run asks the items without any image (``--image-condition none``, no ``--blind``):
+    then their image files are neither needed nor looked for."""
+    return asked.condition == "none" and not asked.blind
+
 
 def progress_bar(label: str):
     """A rich progress display fed by the run spine's progress(done, total)."""

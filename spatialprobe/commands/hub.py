@@ -18,7 +18,7 @@ from typing import Any, Optional
 import typer
 
 REVISION_HELP = ("Hub models: the branch, tag or commit to load (recorded with the commit it "
-                 "resolves to); default: the default branch. Refused for a local directory.")
+                 "resolves to). Refused for a local directory \\[default: the default branch].")
 TRUST_HELP = ("Run the Python code a hub checkpoint ships (transformers' trust_remote_code; "
               "recorded in the run). Off by default: only for checkpoints you trust.")
 

@@ -23,7 +23,7 @@ def import_command(
     cluster: list[str] = typer.Option([], "--cluster", help="The field naming each item's cluster (an image, a "
                                       "scene); two fields (obj_a,obj_b, or --cluster twice): a row of two objects, "
                                       "both its clusters. Without it (or --source) instances are the unit."),
-    model: str | None = typer.Option(None, "--model", help="plain: the model's name (default: the file's name)."),
+    model: str | None = typer.Option(None, "--model", help="plain: the model's name \\[default: the file's name]."),
     benchmark: str | None = typer.Option(None, "--benchmark", help="plain: the benchmark's name."),
     metric: str | None = typer.Option(None, "--metric", help="Which verdict of the log is the number: lm-eval's "
                                       "acc_norm, lmms-eval's metric field, Inspect's scorer, eee's score, plain's "

@@ -82,23 +82,25 @@ def _run(task: str, run: Path, out: Path | None, gallery: bool, **options) -> No
 def _make_task_command(task: str):
     def command(
         run: Path = typer.Argument(..., help="Image run directory (written by spatialprobe synthesize)."),
-        out: Path | None = typer.Option(None, "--out", help="Judge run directory \\[runs/judge-TASK-DETECTOR-ID]."),
+        out: Path | None = typer.Option(None, "--out", help="Judge run directory "
+                                        "\\[default: runs/judge-TASK-DETECTOR-ID]."),
         detector: str | None = typer.Option(None, "--detector",
-                                             help="Registered detector (spatialprobe ls) \\[owlvit]."),
+                                             help="Registered detector (spatialprobe ls) \\[default: owlvit]."),
         detector_model: str | None = typer.Option(None, "--detector-model", help="Checkpoint id or directory."),
         detector_arg: list[str] = typer.Option([], "--detector-arg", help="Extra detector argument key=value."),
         threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0, help="Detector score threshold."),
-        depth: str | None = typer.Option(None, "--depth", help="size, height: registered depth estimator \\[dpt]."),
+        depth: str | None = typer.Option(None, "--depth", help="size, height: registered depth estimator "
+                                         "\\[default: dpt]."),
         depth_model: str | None = typer.Option(None, "--depth-model", help="size, height: checkpoint id or directory."),
         depth_arg: list[str] = typer.Option([], "--depth-arg", help="size, height: extra depth argument key=value."),
         depth_region: str | None = typer.Option(None, "--depth-region", help="size, height: pixels a box's mean "
                                                 "depth averages: release (int()-truncated box) or covered "
-                                                "\\[release]."),
-        rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge \\[vdg]; "
-                                        "posrel3d: 3-D position judge \\[t2i-compbench-3d] (spatialprobe ls); "
-                                        "any task: vqa (a multimodal LLM, --judge-model)."),
+                                                "\\[default: release]."),
+        rule: str | None = typer.Option(None, "--rule", help="posrel: registered position judge \\[default: vdg]; "
+                                        "posrel3d: 3-D position judge \\[default: t2i-compbench-3d] (spatialprobe "
+                                        "ls); any task: vqa (a multimodal LLM, --judge-model)."),
         mode: str = typer.Option("corrected", "--mode", help="reference (the peer's code, quirks included) "
-                                 "or corrected (documented fixes) \\[corrected]; docs/judge.md."),
+                                 "or corrected (documented fixes) \\[default: corrected]; docs/judge.md."),
         rule_arg: list[str] = typer.Option([], "--rule-arg", help="posrel: rule threshold key=value (JSON value; "
                                            "spatialprobe ls lists each rule's); geneval: confidence_threshold=0.3 "
                                            "is the cut of its position score."),
@@ -150,7 +152,7 @@ for _task in _judged_tasks():
 
 @judge_app.command("gallery")
 def gallery(judged: Path = typer.Argument(..., help="A judge run directory."),
-            out: Path | None = typer.Option(None, "--out", help="HTML file \\[JUDGED/gallery.html].")) -> None:
+            out: Path | None = typer.Option(None, "--out", help="HTML file \\[default: JUDGED/gallery.html].")) -> None:
     """HTML gallery of a judged run: boxes drawn, depths, the rule's explanation, match with gold."""
     from spatialprobe.reports.gallery import write_gallery
 
@@ -162,15 +164,15 @@ def visor(
     run: Path | None = typer.Argument(None, help="Image run of SR2D prompts (omit with --detections)."),
     detections: Path | None = typer.Option(None, "--detections", help="Detection results, released layout."),
     prompts: Path | None = typer.Option(None, "--prompts", help="SR2D JSON (released layout)."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory \\[runs/visor-DETECTOR-ID, "
+    out: Path | None = typer.Option(None, "--out", help="Run directory \\[default: runs/visor-DETECTOR-ID, "
                                     "or runs/visor-DETECTIONS-ID]."),
-    detector: str | None = typer.Option(None, "--detector", help="RUN: registered detector \\[owlvit]."),
+    detector: str | None = typer.Option(None, "--detector", help="RUN: registered detector \\[default: owlvit]."),
     detector_model: str | None = typer.Option(None, "--detector-model", help="RUN: checkpoint id or directory."),
     detector_arg: list[str] = typer.Option([], "--detector-arg", help="RUN: extra detector argument key=value."),
     threshold: float | None = typer.Option(None, "--threshold", min=0.0, max=1.0,
                                            help="RUN: detector score threshold [0.1, as VISOR]."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="RUN: images per detector batch [8]."),
-    device: str | None = typer.Option(None, "--device", help="RUN: auto, cpu or cuda \\[auto]."),
+    device: str | None = typer.Option(None, "--device", help="RUN: auto, cpu or cuda \\[default: auto]."),
     partial: bool = PARTIAL,
     skip_missing: bool = SKIP_MISSING,
     rule: str | None = typer.Option(None, "--rule", help="vqa: a multimodal LLM asked whether each object "

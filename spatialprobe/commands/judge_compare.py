@@ -12,7 +12,7 @@ from spatialprobe.commands.output_checks import require_run_dir
 def compare(
     runs: list[Path] = typer.Argument(..., help="Finished judgement run folders (judge, vqa-judge, visor, "
                                       "human from `annotate import`), of one or more image runs."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (default: runs/judge-compare-IDENTITY8)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory \\[default: runs/judge-compare-IDENTITY8]."),
     on: str = typer.Option("verdict", "--on", help="What judges agree on: verdict (does the image show the "
                            "relation asked?) or label (the relation read; not with VISOR runs)."),
     unrecognized: str = typer.Option("guess", "--unrecognized", help="An image a judge did not recognize: "

@@ -41,16 +41,16 @@ def probe(
                               help="Checkpoint id or local directory (any adapter family, spatialprobe ls); "
                               "'dummy' = untrained smoke scorer."),
     out: Path | None = typer.Option(None, "--out", "-o",
-                                    help="Run directory \\[runs/probe-TASK-MODEL-ID, ID: the run's identity]. "
+                                    help="Run directory \\[default: runs/probe-TASK-MODEL-ID, ID: the run's identity]. "
                                     "An existing run of the same settings resumes."),
     data: Path | None = typer.Option(None, "--data",
                                      help="Release-format JSON lines file instead of the built-in set."),
     pairs: Path | None = typer.Option(None, "--pairs", help="CSV/TSV/JSONL of object pairs (size/height)."),
-    first: str | None = typer.Option(None, help="--pairs: column of the first object \\[obj_a]."),
-    second: str | None = typer.Option(None, help="--pairs: column of the second object \\[obj_b]."),
+    first: str | None = typer.Option(None, help="--pairs: column of the first object \\[default: obj_a]."),
+    second: str | None = typer.Option(None, help="--pairs: column of the second object \\[default: obj_b]."),
     answer: str | None = typer.Option(
-        None, help="--pairs: column saying whether the first is larger/taller \\[label]."),
-    delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter (default by suffix)."),
+        None, help="--pairs: column saying whether the first is larger/taller \\[default: label]."),
+    delimiter: str | None = typer.Option(None, help="--pairs: CSV delimiter \\[default: by suffix]."),
     allow_duplicates: bool = typer.Option(False, "--allow-duplicates",
                                           help="--pairs: keep repeated rows (counted) instead of refusing them."),
     candidates: str = typer.Option("builtin", "--candidates",
@@ -67,10 +67,11 @@ def probe(
         [], "--scorer-arg", help="KEY=VALUE: an option the scorer declares (spatialprobe ls; e.g. "
         "normalize=char for hf-causal, image=RUN for vilt); repeatable."),
     image: str | None = typer.Option(
-        None, help="= --scorer-arg image=...: vilt's 'blank' gray image \\[default], or a synthesis run directory; "
-        "a multimodal LLM: none \\[default], blank or a synthesis run holding an image of each instance."),
+        None, help="= --scorer-arg image=...: vilt's 'blank' gray image or a synthesis run directory; a "
+        "multimodal LLM: none, blank or a synthesis run holding an image of each instance \\[default: vilt "
+        "blank, a multimodal LLM none]."),
     normalize: str | None = typer.Option(
-        None, help="= --scorer-arg normalize=...: hf-causal's sum \\[default], token or char."),
+        None, help="= --scorer-arg normalize=...: hf-causal's sum, token or char \\[default: sum]."),
     format: str = typer.Option(
         "plain", "--format", help="plain (cloze sentences) or chat (hf-causal: the task's question in the "
         "tokenizer's chat template, the options scored as the reply)."),
@@ -235,7 +236,7 @@ def _run_folders(given: list[Path] | None, default: Path = Path("runs")) -> list
 
 
 def runs(
-    run_dirs: list[Path] = typer.Argument(None, help="Folders holding runs \\[every indexed run, or the "
+    run_dirs: list[Path] = typer.Argument(None, help="Folders holding runs \\[default: every indexed run, or the "
                                           "runs under ./runs where the index cannot be read; with --rebuild: ./runs]."),
     rebuild: bool = typer.Option(False, "--rebuild", help="Make the index again from the run folders "
                                  "(config.json and summary.json) at or under RUN_DIRS."),
@@ -266,8 +267,8 @@ def runs(
 
 
 def report(
-    run_dirs: list[Path] = typer.Argument(None, help="Run directories; default: every indexed run (the runs "
-                                          "under ./runs where the index cannot be read)."),
+    run_dirs: list[Path] = typer.Argument(None, help="Run directories \\[default: every indexed run (the runs "
+                                          "under ./runs where the index cannot be read)]."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Also write the table to this markdown file."),
     by: str | None = typer.Option(None, "--by", help="fact: join runs of any kinds on the spatial facts they "
                                   "all state; per relation, which runs get each fact right, with exact McNemar "

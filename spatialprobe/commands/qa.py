@@ -105,7 +105,7 @@ def text(
     model: str = typer.Option(..., "--model", help="T5/UnifiedQA checkpoint or a multimodal LLM: id or directory."),
     task: str | None = typer.Option(None, help=TASK_HELP),
     data: Path | None = typer.Option(None, help=DATA_HELP),
-    out: Path | None = typer.Option(None, "--out", help="Run directory \\[runs/qa-text-SOURCE-MODEL-ID]."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory \\[default: runs/ask-qa-text-SOURCE-MODEL-ID]."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (bfloat16 on cuda where supported)."),
     batch_size: int = typer.Option(16, min=1, help="Questions per forward pass."),
     context: bool = typer.Option(True, help="= --scorer-arg use_context=...: give the scenario as "
@@ -139,9 +139,10 @@ def image(
     model: str = typer.Option(..., "--model", help="VQA checkpoint (ViLT or BLIP) or a multimodal LLM: "
                               "id or directory."),
     task: str | None = typer.Option(
-        None, help=TASK_HELP + " Default: the questions of the instances the images were made for."),
+        None, help=TASK_HELP + " \\[default: the questions of the instances the images were made for]."),
     data: Path | None = typer.Option(None, help=DATA_HELP),
-    out: Path | None = typer.Option(None, "--out", help="Run directory \\[runs/qa-image-SOURCE-MODEL-ID]."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory "
+                                    "\\[default: runs/ask-qa-image-SOURCE-MODEL-ID]."),
     full_vocab: bool = typer.Option(False, help="= --protocol generate: the answer is the model's own "
                                     "(a VQA classifier's argmax class), not the better of yes/no."),
     device: str = typer.Option("auto", help="auto, cpu or cuda (float16 on cuda)."),

@@ -14,7 +14,7 @@ from spatialprobe.errors import SpatialprobeError, UsageError
 
 def run(
     config: Path = typer.Argument(..., help="A run's config.json (or its directory)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory \\[the config's own]."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory \\[default: the config's own]."),
     device: str | None = typer.Option(None, help="Runtime override: auto, cpu or cuda."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Runtime override."),
     device_map: str | None = DeviceMapOption,

@@ -25,7 +25,7 @@ from spatialprobe.commands.hub import with_options
 RAY_HELP = ("Fan the run out over Ray workers, one per GPU (else one per CPU): --ray alone "
             "starts a cluster on this machine, --ray ADDRESS joins one (runtime: a run resumes "
             "with or without it).")
-WORKERS_HELP = "With --ray: how many workers (default and maximum: one per GPU, else per CPU)."
+WORKERS_HELP = "With --ray: how many workers, at most one per GPU, else per CPU \\[default: that most]."
 
 
 def scale_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -52,9 +52,10 @@ def synthesize_command(
                                 "{id, text, ...}) or a built-in dataset: size, height, posrel."),
     backend: str = typer.Option("vqgan-clip", "--backend", help="vqgan-clip, diffusers, or shapes "
                                 "(UNTRAINED colour-coded test scenes, for --detector colour)."),
-    out: Path = typer.Option(..., "--out", help="Run directory; an existing run is resumed."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory; an existing run is resumed "
+                                    "\\[default: runs/synthesize-BACKEND-PROMPTS-IDENTITY8]."),
     images_per_prompt: int | None = typer.Option(None, "--images-per-prompt", "-n", min=1,
-                                                 help="Images per prompt \\[a benchmark's prompt "
+                                                 help="Images per prompt \\[default: a benchmark's prompt "
                                                       "file: its protocol's number; else 1]."),
     seed: int = typer.Option(0, "--seed", help="Run seed; each image's seed derives from it."),
     batch_size: int = typer.Option(1, "--batch-size", min=1, help="Images optimised together."),
@@ -68,7 +69,7 @@ def synthesize_command(
                             help="Contrastive image-text model id or path: CLIP, SigLIP, SigLIP 2."),
     preset: str = typer.Option("paper", "--preset", help="VQGAN+CLIP preset: paper, fast."),
     size: int | None = typer.Option(None, "--size", min=8, help="Image side: VQGAN+CLIP "
-                                       "(paper: 512), shapes (default 64)."),
+                                       "(paper: 512), shapes \\[default: the preset's; shapes 64]."),
     iterations: int | None = typer.Option(None, "--iterations", min=1,
                                              help="VQGAN+CLIP steps per image (paper: 600)."),
     cutouts: int | None = typer.Option(None, "--cutouts", min=1,
@@ -79,9 +80,9 @@ def synthesize_command(
     snapshots: str | None = typer.Option(None, "--snapshots",
                                             help="Iterations to snapshot, e.g. 100,300."),
     set_: list[str] = typer.Option([], "--set", help="Any VQGAN+CLIP setting: KEY=VALUE."),
-    fast: bool | None = typer.Option(None, "--fast/--plain", help="VQGAN+CLIP speed setting "
-                                        "(default: fast on CUDA, plain elsewhere): half-precision "
-                                        "weights, channels-last, compiled step; same recipe."),
+    fast: bool | None = typer.Option(None, "--fast/--plain", help="VQGAN+CLIP speed setting: "
+                                        "half-precision weights, channels-last, compiled step; same recipe "
+                                        "\\[default: fast on CUDA, plain elsewhere]."),
     compile_: str = typer.Option("auto", "--compile", help="VQGAN+CLIP fast path: torch.compile "
                                  "the step: auto (on CUDA), on, off."),
     checkpoint: bool = typer.Option(False, "--checkpoint/--no-checkpoint",
@@ -103,6 +104,7 @@ def synthesize_command(
     from rich.progress import Progress
 
     from spatialprobe.loading import ModelLoadError
+    from spatialprobe.runner.folders import DefaultRunDir
     from spatialprobe.synthesis import load_prompts, synthesize
     from spatialprobe.tasks.data import DataError
 
@@ -138,7 +140,7 @@ def synthesize_command(
         images_per_prompt = _images_per_prompt(images_per_prompt, prompt_set.protocol)
         with Progress(transient=True) as bar:
             task = bar.add_task("synthesizing", total=None)
-            summary = synthesize(prompt_set, out, backend, args,
+            summary = synthesize(prompt_set, out or DefaultRunDir(backend, Path(prompts).stem), backend, args,
                                  images_per_prompt=images_per_prompt, seed=seed,
                                  batch_size=batch_size,
                                  progress=lambda done, total: bar.update(task, completed=done,
@@ -149,7 +151,7 @@ def synthesize_command(
         typer.secho("--backend shapes is UNTRAINED: it draws colour-coded test scenes from the "
                     "prompts' metadata, not images of a model.", fg=typer.colors.YELLOW, err=True)
     rate = f", {summary.images_per_hour:.1f} images/hour" if summary.images_per_hour else ""
-    typer.echo(f"{out}: {summary.already_done + summary.generated}/{summary.total} images "
+    typer.echo(f"{summary.out}: {summary.already_done + summary.generated}/{summary.total} images "
                f"({summary.already_done} were already there, {summary.generated} generated{rate})")
 
 

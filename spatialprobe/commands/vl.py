@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from spatialprobe.commands.engine_options import ask_options, progress_bar
+from spatialprobe.commands.demo import DemoOption
+from spatialprobe.commands.engine_options import ask_options, progress_bar, text_alone
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.output_checks import require_run_dir
 from spatialprobe.commands.scale_options import scale_options
@@ -34,6 +36,11 @@ SPATIALMQA_OPTIONS = ("scorer_arg", "protocol", "image_condition", "blind", "max
 """The shared ask options ``spatialmqa`` takes, in --help's order."""
 
 
+def percent(metric: dict) -> str:
+    """A summary's percentage as the tables print it, one decimal (``55.0%``, not ``55.00000000000001%``)."""
+    return "–" if metric.get("mean") is None else f"{metric['mean']:.1f}%"
+
+
 def _report_missing(summary: dict) -> None:
     """The table's coverage line on stderr too, when images were missing: never a silent gap."""
     from spatialprobe.reports.tables import coverage_line
@@ -46,61 +53,76 @@ def _report_missing(summary: dict) -> None:
 
 
 def vsr_command(
-    model: str = typer.Option(..., "--model", help="Any checkpoint whose adapter asks VSR's captions "
-                              "(spatialprobe ls): a contrastive image-text model (CLIP, SigLIP, SigLIP 2: caption vs "
-                              "its negated relation), a multimodal LLM (asked yes or no) or another adapter family."),
-    data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
-    images: Path = typer.Option(..., "--images", help="COCO 2017 image folder (train2017/val2017 inside or flat)."),
+    model: str | None = typer.Option(None, "--model", help="Any checkpoint whose adapter asks VSR's captions "
+                                     "(spatialprobe ls): a contrastive image-text model (CLIP, SigLIP, SigLIP 2: "
+                                     "caption vs its negated relation), a multimodal LLM (asked yes or no) or another "
+                                     "adapter family (with --demo: the tiny model the demo names)."),
+    data: Path | None = typer.Option(None, "--data", help="VSR folder holding random/ and zeroshot/ JSON lines."),
+    images: Path | None = typer.Option(None, "--images", help="COCO 2017 image folder (train2017/val2017 inside "
+                                       "or flat)."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
-    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
+                                    "\\[default: runs/ask-vsr-MODEL-IDENTITY8]."),
     batch_size: int = typer.Option(16, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
+    demo: bool = DemoOption,
     *,
     asked: Asked,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
-    yes/no question (either protocol) - with accuracy per relation category and relation."""
-    from spatialprobe.benchmarks.vsr import split_file, vsr_source
+    yes/no question (either protocol) - with accuracy per relation category and relation. --demo
+    tries it offline on a synthetic copy."""
+    from spatialprobe.benchmarks import vsr
+    from spatialprobe.commands.demo import coco_inputs
     from spatialprobe.commands.engine_options import ask_and_print
+    from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
-    source, _ = vsr_source(split_file(data, split, part), images, split, part, limit, skip_missing)
-    summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), out,
+    data, images, model = coco_inputs("vsr", vsr, demo, data, images, model, text_alone(asked))
+    source, _ = vsr.vsr_source(vsr.split_file(data, split, part), images, split, part, limit, skip_missing)
+    target = out or DefaultRunDir("vsr", model)
+    summary = ask_and_print(source, model, replace(asked, device=device, batch_size=batch_size), target,
                             "VSR captions asked", "vsr")
     _report_missing(summary)
-    typer.echo(f"VSR {split}/{part} accuracy {summary['accuracy']['mean']}% over "
+    typer.echo(f"VSR {split}/{part} accuracy {percent(summary['accuracy'])} over "
                f"{summary['accuracy']['n']:,} of {summary['details']['coverage']['total']:,} examples; "
-               f"results in {out}")
+               f"results in {os.fspath(target)}")
 
 
 def spatialmqa_command(
-    model: str = typer.Option(..., "--model",
-                              help="CLIP-style checkpoint or an image-text-to-text model (id or directory)."),
-    data: Path = typer.Option(..., "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
-    images: Path = typer.Option(..., "--images", help="COCO test2017 image folder."),
+    model: str | None = typer.Option(None, "--model", help="CLIP-style checkpoint or an image-text-to-text model "
+                                     "(id or directory) (with --demo: the tiny model the demo names)."),
+    data: Path | None = typer.Option(None, "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
+    images: Path | None = typer.Option(None, "--images", help="COCO test2017 image folder."),
     part: str = typer.Option("test", "--part", help="train, dev or test."),
     method: str = typer.Option("auto", "--method", help="auto, clip (score each option against the image: "
                                "a contrastive model) or generate (= --protocol generate)."),
-    out: Path = typer.Option(..., "--out", help="Run directory (resumes if it exists)."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
+                                    "\\[default: runs/ask-spatialmqa-MODEL-IDENTITY8]."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
     device: str = Device,
     skip_missing: bool = SkipMissing,
+    demo: bool = DemoOption,
     *,
     asked: Asked,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or
     generation): strict and lenient accuracy, P/R/F1, per perspective and axis, with the blind
-    conditions on request."""
+    conditions on request. --demo tries it offline on a synthetic copy."""
+    from spatialprobe.benchmarks import spatialmqa
     from spatialprobe.benchmarks.spatialmqa import PARTS, spatialmqa_source
+    from spatialprobe.commands.demo import coco_inputs
     from spatialprobe.commands.engine_options import ask_and_print
+    from spatialprobe.runner.folders import DefaultRunDir
 
     require_run_dir(out)
+    data, images, model = coco_inputs("spatialmqa", spatialmqa, demo, data, images, model, text_alone(asked))
     if part not in PARTS:
         raise UsageError(f"part must be one of {PARTS}, got {part!r}")
     if method not in ("auto", "clip", "generate"):
@@ -111,22 +133,24 @@ def spatialmqa_command(
     given = replace(asked, device=device, batch_size=batch_size,
                     protocol="generate" if method == "generate" else asked.protocol,
                     wordings=("contrastive",) if method == "clip" else None)  # options scored against the image
-    summary = ask_and_print(source, model, given, out, "SpatialMQA questions asked", "spatialmqa")
+    target = out or DefaultRunDir("spatialmqa", model)
+    summary = ask_and_print(source, model, given, target, "SpatialMQA questions asked", "spatialmqa")
     _report_missing(summary)
     for key, ids in summary["details"].get("extra_keys", {}).items():
         typer.secho(f"note: {len(ids)} record(s) carry the unexpected key {key!r} (e.g. {ids[0]}); "
                     "ignored.", fg=typer.colors.YELLOW, err=True)
     metrics = summary["metrics"]
-    typer.echo(f"SpatialMQA {part}: strict accuracy {metrics['strict_accuracy']['mean']}%, lenient "
-               f"accuracy {metrics['accuracy']['mean']}% (F1 {metrics['f1']['mean']}% as the benchmark "
+    typer.echo(f"SpatialMQA {part}: strict accuracy {percent(metrics['strict_accuracy'])}, lenient "
+               f"accuracy {percent(metrics['accuracy'])} (F1 {percent(metrics['f1'])} as the benchmark "
                f"computes it) over {metrics['accuracy']['n']:,} of "
-               f"{summary['details']['coverage']['total']:,} questions; results in {out}")
+               f"{summary['details']['coverage']['total']:,} questions; results in {os.fspath(target)}")
 
 
 def vsr_train_command(
     data: Path = typer.Option(..., "--data", help="VSR folder holding random/ and zeroshot/."),
     images: Path = typer.Option(..., "--images", help="COCO 2017 image folder."),
-    out: Path = typer.Option(..., "--out", help="Run directory: checkpoints/, best/, summary.json."),
+    out: Path | None = typer.Option(None, "--out", help="Run directory: checkpoints/, best/, summary.json "
+                                    "\\[default: runs/vsr-train-MODEL-IDENTITY8]."),
     model: str = typer.Option("dandelin/vilt-b32-mlm", "--model", help="ViLT checkpoint to start from."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     learning_rate: float = typer.Option(1e-5, "--lr", min=0.0),
@@ -142,6 +166,7 @@ def vsr_train_command(
     from spatialprobe.files import DataError
     from spatialprobe.loading import ModelLoadError
     from spatialprobe.reports.tables import coverage_line
+    from spatialprobe.runner.folders import DefaultRunDir
     from spatialprobe.training.vilt_vsr import TrainSettings, train_vsr_vilt
 
     if epochs is not None and max_steps > 0:
@@ -153,16 +178,16 @@ def vsr_train_command(
     bar, advance = progress_bar("VSR training, then test examples")
     try:
         with bar:
-            summary = train_vsr_vilt(data, images, out, model=model, split=split, settings=settings,
-                                     device=device, progress=advance, skip_missing=skip_missing)
+            summary = train_vsr_vilt(data, images, out or DefaultRunDir(model), model=model, split=split,
+                                     settings=settings, device=device, progress=advance, skip_missing=skip_missing)
     except (DataError, ModelLoadError, ValueError) as err:
         raise UsageError(str(err)) from None
     details = summary["details"]
     for part, coverage in details["coverage_per_part"].items():
         if coverage["skipped_missing"]:
             typer.secho(f"{part}: {coverage_line(coverage)}", fg=typer.colors.YELLOW, err=True)
-    typer.echo(f"best dev accuracy {details['best_dev_accuracy']}%, test accuracy "
-               f"{summary['accuracy']['mean']}%; best checkpoint in {details['best_checkpoint']}")
+    typer.echo(f"best dev accuracy {percent({'mean': details['best_dev_accuracy']})}, test accuracy "
+               f"{percent(summary['accuracy'])}; best checkpoint in {details['best_checkpoint']}")
 
 
 def register(app: typer.Typer) -> None:

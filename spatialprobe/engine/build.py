@@ -63,12 +63,13 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     if given.items is not None:
         from spatialprobe.engine.rebuild import restrict
 
-        source = restrict(source, given.items)
+        source = restrict(source, given.items, seed=given.seed)
     if given.protocol_variants:
         from spatialprobe.engine.variants import with_variants
 
         source = with_variants(source, given.protocol_variants)
-    protocol = given.protocol or "likelihood"
+    # a benchmark with items that have no options (numeric answers) can only be read from a reply
+    protocol = given.protocol or ("generate" if any(not item.options for item in source.items) else "likelihood")
     protocols_of(protocol)  # refused from what was typed, before the configuration is read
     if given.max_new_tokens is not None and protocol == "likelihood":
         raise UsageError("--max-new-tokens applies to the generate protocol; --protocol likelihood generates nothing.")

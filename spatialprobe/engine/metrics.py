@@ -160,12 +160,14 @@ def disagreements(rows: Sequence[Mapping[str, Any]], examples: int = 3, field: s
 
 def resamplings(spec: Resampling, main: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]],
                 protocols: Sequence[str], conditions: Sequence[str], official: Sequence[Resampling],
-                prior: Any, folds: bool) -> tuple[Resampling, ...]:
+                prior: Any, folds: bool, prior_rows: Sequence[Mapping[str, Any]] | None = None
+                ) -> tuple[Resampling, ...]:
     """Every resampling of an asked-items run's intervals: the source's ``official`` ones first (the
     first of them heads ``intervals`` in the summary: what ``report A B`` and ``compare`` pair by
     default), the headline on ``main`` (the first condition's rows) for the metrics the official
     list does not name, each protocol's accuracy, each blind condition's (of ``rows``) and the
-    answer prior's."""
+    answer prior's (on ``prior_rows``: ``main`` with the gold the prior is read in,
+    :func:`position_prior`'s positions; default ``main``)."""
     named = {name for s in official for name in s.metrics}
     rest = {k: v for k, v in spec.metrics.items() if k not in named}
     headline: tuple[Resampling, ...] = (replace(spec, rows=list(main), metrics=rest),) if rest or not official else ()
@@ -173,7 +175,16 @@ def resamplings(spec: Resampling, main: Sequence[Mapping[str, Any]], rows: Seque
     if strict:  # the headline under strict, where the official list does not name it
         headline += (replace(spec, rows=list(main), pred="pred_strict", metrics=strict),)
     return (*official, *headline, *_protocol_specs(spec, main, protocols),
-            *_condition_specs(spec, rows, conditions), *_prior_spec(spec, main, prior, folds))
+            *_condition_specs(spec, rows, conditions),
+            *_prior_spec(spec, main if prior_rows is None else prior_rows, prior, folds))
+
+
+def position_prior(rows: Sequence[Mapping[str, Any]]) -> tuple[Metric, dict[str, Any]]:
+    """The answer prior of which-one questions (``Source.prior_by == "position"``): ``rows``' gold
+    is the gold's position (``option 1``, ...); every row answered with the most frequent one."""
+    golds = [str(r["gold"]) for r in rows]
+    prior = answer_prior(golds, golds, sorted(set(golds)))
+    return single(prior["accuracy"], len(rows)), {**prior, "by": "position"}
 
 
 def _protocol_specs(spec: Resampling, rows: Sequence[Mapping[str, Any]], protocols: Sequence[str]

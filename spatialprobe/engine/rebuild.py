@@ -25,7 +25,7 @@ def rebuild_source(settings: Mapping[str, Any], seed: int) -> Source:
         raise UsageError(f"config.json: source.name {name!r} is no registered source ({err})") from None
     source = rebuild({k: v for k, v in settings.items() if k not in ("items", "protocol_variants")}, seed)
     if settings.get("items"):  # a subset (--items FILE): part of the run's identity
-        source = restrict(source, settings["items"]["file"], settings["items"]["sha256"])
+        source = restrict(source, settings["items"]["file"], settings["items"]["sha256"], seed)
     if settings.get("protocol_variants"):  # engine-generated variants: part of the run's identity too
         from spatialprobe.engine.variants import with_variants
 
@@ -33,10 +33,11 @@ def rebuild_source(settings: Mapping[str, Any], seed: int) -> Source:
     return source
 
 
-def restrict(source: Source, path: Any, recorded: str | None = None) -> Source:
+def restrict(source: Source, path: Any, recorded: str | None = None, seed: int = 0) -> Source:
     """``source`` with only the items the subset file at ``path`` keeps (and its folds' keys
     likewise; :mod:`spatialprobe.engine.subset`); refused where the file was made from other
-    data or (``recorded``: the hash a run recorded) has changed since."""
+    data or (``recorded``: the hash a run recorded) has changed since. A ``--limit N`` of the
+    source counts the subset's items: the first N it keeps (the source is read whole for them)."""
     from pathlib import Path
 
     from spatialprobe.engine.subset import read_subset
@@ -44,6 +45,14 @@ def restrict(source: Source, path: Any, recorded: str | None = None) -> Source:
 
     path = Path(path)  # a str or path of the subset file
     record = read_subset(path)
+    limit = source.settings.get("limit")
+    if limit:
+        whole = restrict(rebuild_source({**source.settings, "limit": None}, seed), path, recorded, seed)
+        kept = {item.key for item in whole.items[:limit]}
+        folds = tuple((tuple(k for k in dev if k in kept), tuple(k for k in test if k in kept))
+                      for dev, test in whole.folds)
+        return replace(whole, items=whole.items[:limit], folds=folds, settings={**whole.settings, "limit": limit},
+                       details={**whole.details, "subset": {**whole.details["subset"], "limit": limit}})
     if record.get("dataset") != source.dataset:
         raise DataError(path, None, "dataset", f"was made from {record.get('dataset')}, not {source.dataset}")
     if recorded is not None and recorded != record["sha256"]:

@@ -20,16 +20,18 @@ with its paired interval, and the answer prior beside the accuracy
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Source, SourceItem
+from spatialprobe.benchmarks.demo_copy import synthetic
 from spatialprobe.benchmarks.spatialmqa import QUESTION as MQA_QUESTION
 from spatialprobe.benchmarks.vsr import QUESTION as VSR_QUESTION
 from spatialprobe.engine import question_free as free
-from spatialprobe.engine.metrics import asked_metrics, official_metrics, resamplings, twinned
+from spatialprobe.engine.metrics import asked_metrics, official_metrics, position_prior, resamplings, twinned
 from spatialprobe.engine.protocols import Question, ask, protocols_of
 from spatialprobe.engine.reading import matched, read_answers, readers_details
 from spatialprobe.engine.repeated_sampling import (
@@ -49,6 +51,7 @@ from spatialprobe.readers import base as readers
 from spatialprobe.runner import Evaluation, Item, RunKind
 from spatialprobe.runner.settings import OPTIONAL, Component
 from spatialprobe.runner.settings import model as model_field
+from spatialprobe.tiny import untrained
 
 __all__ = ["MQA_QUESTION", "VSR_QUESTION", "AskRun", "AskRunSettings", "ask_run",
            "ask_table", "choose_wording"]
@@ -125,13 +128,16 @@ class AskRun(RunKind):
     Settings = AskRunSettings
 
     def __init__(self, settings: AskRunSettings, source: Source | None = None, model: Any = None):
+        from spatialprobe.benchmarks.local_copy import text_only
         from spatialprobe.engine.rebuild import rebuild_source
 
         s = self.settings = settings
         self.protocols = protocols_of(s.protocol)
         for condition in s.conditions:
             check_condition(condition)
-        self.source = source if source is not None else rebuild_source(s.source, s.seed)
+        alone = text_only() if tuple(s.conditions) == ("none",) else contextlib.nullcontext()  # no image needed
+        with alone:
+            self.source = source if source is not None else rebuild_source(s.source, s.seed)
         self.wording = s.wording or "question"
         has_images = any(item.image is not None for item in self.source.items)
         blind = len(s.conditions) > 1
@@ -322,9 +328,15 @@ class AskRun(RunKind):
         else:  # a training split's labels; else the test items' own (said in details)
             prior = src.prior_labels if src.prior_labels is not None else [row["gold"] for row in rows
                                                                              if row["condition"] == self.conditions[0]]
-        metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec, prior,
-                                         folds=folds, seed=self.settings.seed)
+        positional = src.prior_by == "position" and not folds
+        metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec,
+                                         None if positional else prior, folds=folds, seed=self.settings.seed)
         main = [row for row in rows if row["condition"] == self.conditions[0]]
+        prior_rows = main
+        if positional:  # which-one questions: the option at the gold's most frequent position
+            prior_rows = [{**row, "gold": f"option {self.by_key[row['instance_id']].labels.index(row['gold']) + 1}"}
+                          for row in main]
+            metrics["answer_prior"], details["answer_prior"] = position_prior(prior_rows)
         official, specs = official_metrics(main, src.spec, src.official, strict=True)
         metrics.update(official)
         details["readers"] = readers_details(src, self.reader, main)
@@ -344,15 +356,18 @@ class AskRun(RunKind):
         if callable(getattr(type(self.model), "traffic", None)):  # a server's requests, retries, failures,
             details = {**details, "requests": self.model.traffic()}  # truncations, requests/s, tokens/s
         own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
+        demo = synthetic(src.settings.get("data"))  # a demo copy's runs say so (table, summary)
         details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
                    "official": [name for declared in twinned(src.official) for name in declared.metrics],
                    "coverage": src.details.get("coverage_detail") or {"used": own,
-                                                                      "total": src.details.get("total", own)}}
+                                                                      "total": src.details.get("total", own)},
+                   **({"synthetic": demo} if demo else {})}
         asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
         return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
-                          src.dataset, self.settings.seed, False, details,
+                          src.dataset, self.settings.seed, untrained(str(self.model_spec.args.get("model", ""))),
+                          details,
                           resamplings(src.spec, main, rows, self.protocols, self.conditions, specs,
-                                      details.get("answer_prior"), folds))
+                                      details.get("answer_prior"), folds, prior_rows))
 
     def _sampled_source(self) -> Source:
         return sampled_source(self.source, self.samples, self.settings.temperature)

@@ -23,7 +23,7 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     cover = d["coverage"]
     first = (coverage_line(d["coverage_detail"], d.get("what", "items")) if d.get("coverage_detail")
              else f"Coverage: {cover['used']:,} of {cover['total']:,} items.")
-    lines = [f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
+    lines = [*notices(summary), f"{first} Protocol: {' and '.join(protocols)}; conditions: {', '.join(conditions)}. "
              f"Wording: {d.get('wording', 'question')}.", "",
              "| metric | value |", "|---|---|",
              f"| accuracy ({protocols[0]}, {conditions[0]}) | {pm(m['accuracy'])} |",
@@ -39,7 +39,9 @@ def ask_table(summary: Mapping[str, Any]) -> str:
     if "answer_prior" in m:
         where = (d.get("answer_prior") or {}).get("from", "the training split") if isinstance(
             d.get("answer_prior"), dict) else "the dev folds"
-        lines.append(f"| answer prior (majority label of {where}) | {pm(m['answer_prior'])} |")
+        positional = isinstance(d.get("answer_prior"), dict) and d["answer_prior"].get("by") == "position"
+        what = "option position" if positional else "label"
+        lines.append(f"| answer prior (majority {what} of {where}) | {pm(m['answer_prior'])} |")
     lines += [f"| accuracy ({protocols[0]}, {c}) | {pm(m[f'accuracy_{c}'])} |" for c in conditions[1:]
               if f"accuracy_{c}" in m]
     lines += variants_lines(summary)
@@ -86,3 +88,15 @@ def readers_lines(summary: Mapping[str, Any]) -> list[str]:
 def _quoted(reply: Any) -> str:
     text = " ".join(str(reply).split()) if reply is not None else "(scored)"
     return "`" + (text if len(text) <= 60 else text[:57] + "...").replace("`", "'") + "`"
+
+
+def notices(summary: Mapping[str, Any]) -> list[str]:
+    """The lines that head a table whose numbers mean nothing: an untrained model's, a synthetic
+    demo copy's (``details.synthetic``: what wrote it)."""
+    lines = []
+    if summary.get("untrained"):
+        lines += ["**UNTRAINED model: its numbers are meaningless.**", ""]
+    synthetic = summary["details"].get("synthetic")
+    if synthetic:
+        lines += [f"**SYNTHETIC data ({synthetic}): not the benchmark; its numbers say nothing about a model.**", ""]
+    return lines

@@ -59,7 +59,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from spatialprobe.metrics.linear import mean_gradient
 from spatialprobe.metrics.robust import Estimate, estimates, t_interval, wilson_interval
@@ -274,6 +273,8 @@ def cluster_bootstrap(n_clusters: int, statistic: Callable[[np.ndarray], np.ndar
     if n_clusters < 2:
         k = np.atleast_2d(statistic(np.zeros((1, max(n_clusters, 1)), dtype=int))).shape[0]
         return np.full(k, np.nan), np.full(k, np.nan)
+    from scipy import stats  # a second to import: only where a bootstrap is asked
+
     with warnings.catch_warnings():
         # A resample where a statistic is undefined (no row of a fold drawn) is NaN; scipy's own
         # interval then warns and is NaN. The interval is taken over the resamples where it is defined.

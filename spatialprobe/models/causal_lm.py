@@ -38,12 +38,15 @@ from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.masked_lm import weights_hash
+from spatialprobe.registry import component
 from spatialprobe.sharding import load_placed
 
 NORMALIZE = ("sum", "token", "char")
 FORMATS = ("plain", "chat")
 
 
+@component("model", "hf-causal",
+           "any transformers AutoModelForCausalLM checkpoint: answer + rest of sentence log-likelihood")
 class CausalLMScorer(Declared):
     """Scores requests with ``AutoModelForCausalLM.from_pretrained(model)``."""
     specificity: ClassVar[int] = 70

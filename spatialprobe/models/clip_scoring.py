@@ -11,9 +11,11 @@ from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
+from spatialprobe.registry import component
 from spatialprobe.vision import open_image
 
 
+@component("model", "contrastive", "CLIP / SigLIP / SigLIP 2: each option's sentence scored against the image")
 class ClipSimilarity(Declared):
     """``batch_scores(items)``: the model's image-text logits (``logits_per_image``) for each
     image and its texts; CLIP's scaled cosine, SigLIP's scaled cosine plus bias.

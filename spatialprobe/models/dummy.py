@@ -12,15 +12,18 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
+from spatialprobe.registry import component
 
 
+@component("model", "dummy", "UNTRAINED smoke-test scorer: deterministic pseudo-random scores, no download")
 class DummyScorer(Declared):
     gpus: ClassVar[int] = 0
     reads_config: ClassVar[bool] = False
     name = "dummy"
     protocols: ClassVar[tuple[str, ...]] = ("score",)
     wordings: ClassVar[tuple[str, ...]] = ("cloze",)
-    options: ClassVar[dict[str, Option]] = {}
+    options: ClassVar[dict[str, Option]] = {
+        "seed": Option(int, 0, "seed of its pseudo-random scores (default: the run's --seed)")}
 
     def __init__(self, seed: int = 0, **_: Any):
         self.seed = seed

@@ -32,6 +32,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.mlm_batches import Packed, pack
+from spatialprobe.registry import component
 from spatialprobe.sharding import load_placed, state_tensors
 
 
@@ -48,6 +49,8 @@ def weights_hash(model) -> str:
     return digest.hexdigest()[:16]
 
 
+@component("model", "hf-mlm",
+           "any transformers AutoModelForMaskedLM checkpoint or local directory (converted VinVL too)")
 class MaskedLMScorer(Declared):
     """Scores cloze requests with ``AutoModelForMaskedLM.from_pretrained(model)``."""
     specificity: ClassVar[int] = 80

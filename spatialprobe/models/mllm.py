@@ -35,12 +35,15 @@ from spatialprobe.loading import dtype_name, load_pretrained, resolve_device, re
 from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, ScoreRequest, cut
 from spatialprobe.models.mllm_score import NORMALIZE, PROMPT_CACHE, OptionScorer
 from spatialprobe.models.seeded_sampling import DESCRIBED
+from spatialprobe.registry import component
 from spatialprobe.sharding import asked, input_device, load_sharded
 
 COMPONENT = "multimodal LLM adapter"
 """This adapter's row of :data:`spatialprobe.loading.CUDA_DEFAULTS`."""
 
 
+@component("model", "hf-mllm",
+           "any AutoModelForImageTextToText chat checkpoint (LLaVA, Qwen2.5-VL, SmolVLM, Llama 3.2 Vision, ...)")
 class MultimodalLLM(Declared):
     """Scores and generates with ``AutoModelForImageTextToText.from_pretrained(model)``."""
     sees_images: ClassVar[bool] = True

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from spatialprobe.loading import autocast, device_name, load_pretrained
 from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, cut
+from spatialprobe.registry import component
 from spatialprobe.vision import open_image
 
 PROMPT = ("You are an expert in spatial relation reasoning. Look at the image and answer the "
@@ -19,6 +20,7 @@ PROMPT = ("You are an expert in spatial relation reasoning. Look at the image an
           "explanation.\nQuestion: {question}\nOptions: {options}")
 
 
+@component("model", "generate", "any AutoModelForImageTextToText checkpoint with its processor: greedy generation")
 class GenerativeAnswerer(Declared):
     """A ``model`` adapter: ``generate(requests)`` answers each prompt (in the processor's chat
     template, the image in the user turn) by greedy decoding, one request at a time."""

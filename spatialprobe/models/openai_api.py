@@ -49,6 +49,7 @@ from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress
 from spatialprobe.models.in_flight import START, feed
 from spatialprobe.models.openai_cache import AnswerCache
 from spatialprobe.models.openai_client import ServerClient, redact
+from spatialprobe.registry import component
 
 RETRIED = "HTTP 429, HTTP 5xx, connection errors, timeouts and empty answers"
 MODEL_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len")
@@ -71,6 +72,8 @@ def read_concurrency(value: Any) -> int | str:
     return number
 
 
+@component("model", "openai-api",
+           "any OpenAI-compatible server (vLLM, SGLang, TGI, transformers serve, hosted): chat + /completions")
 class OpenAIServer(Declared):
     """A model behind an OpenAI-compatible HTTP server, named ``model`` (or ``served_model``) there."""
     gpus: ClassVar[int] = 0

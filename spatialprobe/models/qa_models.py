@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import device_name, dtype_name, load_pretrained, resolve_precision
 from spatialprobe.models.base import Declared, GenerateRequest, Option, Progress, ScoreRequest, cut
+from spatialprobe.registry import component
 
 YES_NO = ("yes", "no")
 
@@ -60,6 +61,7 @@ def unifiedqa_input(question: str, context: str = "", lowercase: bool = True) ->
     return text.lower() if lowercase else text
 
 
+@component("model", "t5", "T5/UnifiedQA seq2seq checkpoint; each option scored by decoder likelihood")
 class T5YesNo(Declared):
     """Any ``AutoModelForSeq2SeqLM`` checkpoint (T5, UnifiedQA, Flan-T5): each option's decoder
     log-likelihood (``option</s>``) given the UnifiedQA-style input."""
@@ -212,6 +214,8 @@ class _VQAModel(Declared):
     generate: Any
 
 
+@component("model", "vilt-vqa",
+           "ViltForQuestionAnswering; each option's answer-class logit, or the argmax class as text")
 class ViltVQA(_VQAModel):
     """``ViltForQuestionAnswering``: each option's logit among its answer classes (``label2id``);
     ``generate`` answers the argmax class."""
@@ -266,6 +270,7 @@ class ViltVQA(_VQAModel):
         return out
 
 
+@component("model", "blip", "BlipForQuestionAnswering; each option by answer-decoder likelihood, or generation")
 class BlipVQA(_VQAModel):
     """``BlipForQuestionAnswering``: each option's answer-decoder log-likelihood, or its generation."""
     specificity: ClassVar[int] = 20

@@ -35,6 +35,7 @@ from spatialprobe.errors import UsageError
 from spatialprobe.loading import autocast, device_name, load_pretrained
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.models.masked_lm import weights_hash
+from spatialprobe.registry import component
 from spatialprobe.vision import blank_image, open_image
 
 
@@ -80,6 +81,7 @@ def _match_image(text: str, rows: list[tuple[str, str, Path]]) -> Path | None:
     return None
 
 
+@component("model", "vilt", "ViLT masked-LM (dandelin/vilt-b32-mlm) with a blank or synthesized image")
 class ViltMaskedLMScorer(Declared):
     """Cloze scoring with ViltForMaskedLM; see the module docstring for the image options."""
     sees_images: ClassVar[bool] = True

@@ -31,6 +31,7 @@ from spatialprobe.runner.components import component
 from spatialprobe.runner.folders import RunOut
 from spatialprobe.runner.settings import NAMES_MODEL, OPTIONAL, models
 from spatialprobe.tasks.data import make_folds
+from spatialprobe.tiny import untrained
 
 CELLS_PER_COMMIT = 512
 """Cells scored per scorer call and committed per transaction (a kill loses at most these)."""
@@ -107,7 +108,7 @@ def scorer_spec(settings: ProbeSettings, name: str | None = None) -> registry.Sp
     if name == "dummy":
         if settings.device != "auto":
             raise UsageError(f"--device {settings.device} does not apply to the dummy scorer: it runs no model.")
-        return registry.Spec("dummy", {"seed": settings.seed, **options.resolve(name, given)})
+        return registry.Spec("dummy", options.resolve(name, {"seed": settings.seed, **given}))
     args: dict[str, Any] = {"model": settings.model, "device": settings.device,
                             "batch_size": settings.batch_size}
     return registry.Spec(name, {**args, **spread, **options.resolve(name, given)})
@@ -161,7 +162,7 @@ class ProbeRun(RunKind):
 
         s, candidates = settings, settings.candidates
         dataset = dataset or load_source(s.dataset, s.task)
-        args = {k: v for k, v in s.scorer.args.items() if k not in ("model", "seed")}
+        args = {k: v for k, v in s.scorer.args.items() if k != "model"}
         probe = ProbeSettings(model=s.model, folds=s.folds, seed=s.seed, scorer=s.scorer.name,
                               format=args.pop("format", "plain"), scorer_args=args, device=s.device,
                               batch_size=s.batch_size, device_map=s.device_map, max_memory=s.max_memory)
@@ -242,7 +243,8 @@ class ProbeRun(RunKind):
             details["same_answer_both_actions"] = share
         return Evaluation(rows, {}, dataset.task, self.settings.model,
                           f"{dataset.name}@{dataset.version}", self.settings.seed,
-                          bool(self.described.get("untrained", False)), details, (by_fold, whole_set))
+                          bool(self.described.get("untrained", False)) or untrained(str(self.settings.model)),
+                          details, (by_fold, whole_set))
 
     def _chat_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``--format chat`` rows say what was scored: the options (the objects, for a comparison),

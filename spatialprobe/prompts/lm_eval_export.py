@@ -19,8 +19,11 @@ choice as the continuation of the context (it puts one space between them) and r
     ``Question: Is an ant larger or smaller than a bird?\\nAnswer:`` + ``larger`` / ``smaller``; posrel:
     ``Question: A man drives the bus. Is the man above, below, inside or beside the bus?\\nAnswer:``.
 
-The data file is named by its absolute path: lm-eval hands ``data_files`` to ``datasets.load_dataset``,
-which resolves a relative path against the working directory, not against the YAML's folder.
+The docs are in a seeded shuffled order (``seed``, recorded in the YAML's metadata): in the
+dataset's order they run label by label, so ``lm_eval --limit 100`` would read one label only (and
+score a model that always says it 1.0). The data file is named by its absolute path: lm-eval hands
+``data_files`` to ``datasets.load_dataset``, which resolves a relative path against the working
+directory, not against the YAML's folder.
 """
 
 from __future__ import annotations
@@ -77,8 +80,11 @@ def question_doc(inst: Instance, labels: tuple[str, ...], comparison: bool) -> d
     return {"context": f"Question: {question}\nAnswer:", "choices": list(labels)}
 
 
-def lm_eval_docs(dataset: Dataset, style: str = "cloze") -> list[dict[str, Any]]:
-    """One lm-eval doc per instance: our fields, then ``context``, ``choices`` and ``gold``."""
+def lm_eval_docs(dataset: Dataset, style: str = "cloze", seed: int = 0) -> list[dict[str, Any]]:
+    """One lm-eval doc per instance: our fields, then ``context``, ``choices`` and ``gold``, in the
+    order ``random.Random(seed).shuffle`` gives the instances."""
+    import random
+
     from spatialprobe.prompts.templates import manual
 
     if style not in STYLES:
@@ -94,6 +100,7 @@ def lm_eval_docs(dataset: Dataset, style: str = "cloze") -> list[dict[str, Any]]
             made = question_doc(inst, dataset.labels, definition.is_comparison)
         docs.append({"id": inst.id, "obj_a": inst.obj_a, "obj_b": inst.obj_b, "text": inst.text,
                      "label": inst.label, **made, "gold": dataset.labels.index(inst.label)})
+    random.Random(seed).shuffle(docs)
     return docs
 
 
@@ -102,7 +109,7 @@ def _q(value: str) -> str:
     return json.dumps(value)
 
 
-def task_yaml(name: str, data_file: Path, dataset: Dataset, style: str) -> str:
+def task_yaml(name: str, data_file: Path, dataset: Dataset, style: str, seed: int = 0) -> str:
     """The task config lm-eval's TaskManager reads (keys of its TaskConfig)."""
     metrics = "".join(f"  - metric: {m}\n    aggregation: mean\n    higher_is_better: true\n"
                       for m in METRICS)
@@ -127,21 +134,24 @@ def task_yaml(name: str, data_file: Path, dataset: Dataset, style: str) -> str:
         f"  spatialprobe_task: {_q(dataset.task)}\n"
         f"  style: {style}\n"
         f"  labels: [{', '.join(_q(label) for label in dataset.labels)}]\n"
+        f"  order: {_q(f'shuffled: random.Random({seed}).shuffle of the instances')}\n"
+        f"  order_seed: {seed}\n"
     )
 
 
-def export_lm_eval(dataset: Dataset, out_dir: Path, style: str = "cloze") -> tuple[str, Path, Path]:
-    """Write the task's YAML and JSON lines into ``out_dir``; return (task name, yaml, jsonl)."""
+def export_lm_eval(dataset: Dataset, out_dir: Path, style: str = "cloze", seed: int = 0) -> tuple[str, Path, Path]:
+    """Write the task's YAML and JSON lines (in ``seed``'s shuffled order) into ``out_dir``; return
+    (task name, yaml, jsonl)."""
     from spatialprobe.files import write_jsonl
 
-    docs = lm_eval_docs(dataset, style)
+    docs = lm_eval_docs(dataset, style, seed)
     name = task_name(dataset, style)
     refuse_other_task(out_dir / f"{name}.yaml", name, dataset)
     out_dir.mkdir(parents=True, exist_ok=True)
     data_file = (out_dir / f"{name}.jsonl").resolve()
     write_jsonl(data_file, docs)
     config = out_dir / f"{name}.yaml"
-    config.write_text(task_yaml(name, data_file, dataset, style), encoding="utf-8")
+    config.write_text(task_yaml(name, data_file, dataset, style, seed), encoding="utf-8")
     return name, config, data_file
 
 

@@ -21,6 +21,7 @@ The letters of the plain reply are read only up to E (their list); a sixth optio
 from __future__ import annotations
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 
 CHOICES = ("(A)", "(B)", "(C)", "(D)", "(E)")
 
@@ -40,7 +41,9 @@ def read_blink(reply: str, asked: Asked) -> Reading:
     return letter(asked, next(iter(words))[1], "the one (X) of the reply")
 
 
-BLINK = Reader("blink", read_blink, "zeyofu/BLINK_Benchmark @2d6a779 eval/test_benchmark.py l. 12-44",
-               "the reply 'X' or '(X)', or the one '(X)' word of the reply or its last paragraph; else the "
-               "authors' GPT-3.5 matcher (not run: wrong)",
-               unread="GPT-3.5-turbo matches it to an option (not run here): counted wrong")
+BLINK = component("reader", "blink",
+                  "BLINK's analyze_answer: 'X', '(X)' or one (X) word; its GPT-3.5 matcher not run")(
+    Reader("blink", read_blink, "zeyofu/BLINK_Benchmark @2d6a779 eval/test_benchmark.py l. 12-44",
+           "the reply 'X' or '(X)', or the one '(X)' word of the reply or its last paragraph; else the "
+           "authors' GPT-3.5 matcher (not run: wrong)",
+           unread="GPT-3.5-turbo matches it to an option (not run here): counted wrong"))

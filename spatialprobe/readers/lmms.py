@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 
 _FIRST = re.compile(r"[\(\s]*([A-Z])[\)\.\s]*", flags=re.IGNORECASE)
 
@@ -29,6 +30,8 @@ def read_first_letter(reply: str, asked: Asked) -> Reading:
     return letter(asked, found or None, "the reply's first letter" if found else "the reply starts with no letter")
 
 
-FIRST_LETTER = Reader("lmms-first-letter", read_first_letter,
-                      "EvolvingLMMs-Lab/lmms-eval @75571cf lmms_eval/tasks/cv_bench/utils.py l. 6-24",
-                      "the reply's first letter of any word, any case ('The answer is B' reads T)")
+FIRST_LETTER = component("reader", "lmms-first-letter",
+                         "lmms-eval's _extract_answer_letter (CV-Bench, EmbSpatial)")(
+    Reader("lmms-first-letter", read_first_letter,
+           "EvolvingLMMs-Lab/lmms-eval @75571cf lmms_eval/tasks/cv_bench/utils.py l. 6-24",
+           "the reply's first letter of any word, any case ('The answer is B' reads T)"))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 
 _SIMPLE = re.compile(r"([A-E])\.")
 _TAGGED = re.compile(r"<Answer>(.*?)(?:<|$)", re.DOTALL)
@@ -85,8 +86,9 @@ def read(reply: str, asked: Asked) -> Reading:
     return letter(asked, found, "the last match of extract_answer's first pattern that matches")
 
 
-MINDCUBE = Reader("mindcube", read, "mll-lab-nu/MindCube @6d8fd9a src/evaluation/core/extractors.py l. 15-93",
-                  "a cascade of case-sensitive patterns, each its last match: 'X.' anywhere first ('E.g.' reads E)")
+MINDCUBE = component("reader", "mindcube", "MindCube's extract_answer: a cascade of patterns, each its last match")(
+    Reader("mindcube", read, "mll-lab-nu/MindCube @6d8fd9a src/evaluation/core/extractors.py l. 15-93",
+           "a cascade of case-sensitive patterns, each its last match: 'X.' anywhere first ('E.g.' reads E)"))
 
 
 def setting_of(item_id: str) -> str:

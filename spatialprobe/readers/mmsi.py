@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 
 POST_PROMPT = ("Answer with the option's letter from the given choices directly. "
                "Enclose the option's letter within ``.")
@@ -64,12 +65,18 @@ def read_mmsi_lmms(reply: str, asked: Asked) -> Reading:
     return letter(asked, value, reason)
 
 
-MMSI = Reader("mmsi", read_mmsi, "OpenRobotLab/MMSI-Bench @4e28bff README.md l. 200-238",
-              "``X``, then `X`, then {X}, then the first lone A-D not followed by a word",
-              unread="an LLM judge in the README (not run): counted wrong, as the fork's evaluate scores it")
-MMSI_CODE = Reader("mmsi-code", read_mmsi_code,
-                   "OpenRobotLab/MMSI-Bench @4e28bff vlmeval/dataset/mmsi_bench.py l. 210-242",
-                   "``X``, then `X`, then the first lone A-D not followed by a word (no braces)")
-MMSI_LMMS = Reader("mmsi-lmms", read_mmsi_lmms,
-                   "EvolvingLMMs-Lab/lmms-eval @75571cf lmms_eval/tasks/mmsi_bench/utils.py l. 79-120",
-                   "``X``, then `X`, then {X}, then the first lone A-F in any case not followed by a word")
+MMSI = component("reader", "mmsi",
+                 "MMSI-Bench's README extraction: ``X``, `X`, {X}, then a lone A-D")(
+    Reader("mmsi", read_mmsi, "OpenRobotLab/MMSI-Bench @4e28bff README.md l. 200-238",
+           "``X``, then `X`, then {X}, then the first lone A-D not followed by a word",
+           unread="an LLM judge in the README (not run): counted wrong, as the fork's evaluate scores it"))
+MMSI_CODE = component("reader", "mmsi-code",
+                      "MMSI-Bench's mmsi_bench.py extraction: ``X``, `X`, then a lone A-D")(
+    Reader("mmsi-code", read_mmsi_code,
+           "OpenRobotLab/MMSI-Bench @4e28bff vlmeval/dataset/mmsi_bench.py l. 210-242",
+           "``X``, then `X`, then the first lone A-D not followed by a word (no braces)"))
+MMSI_LMMS = component("reader", "mmsi-lmms",
+                      "lmms-eval's mmsi_bench extraction: as the README's, A-F in any case")(
+    Reader("mmsi-lmms", read_mmsi_lmms,
+           "EvolvingLMMs-Lab/lmms-eval @75571cf lmms_eval/tasks/mmsi_bench/utils.py l. 79-120",
+           "``X``, then `X`, then {X}, then the first lone A-F in any case not followed by a word"))

@@ -24,6 +24,7 @@ import re
 from functools import partial
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 
 EVAL_TYPES = ("re", "direct", "json")
 FORMAT_PROMPTS = {
@@ -62,14 +63,16 @@ def read(reply: str, asked: Asked, eval_type: str = "re") -> Reading:
 
 
 CITED = "qizekun/OmniSpatial @208bac2 api_eval.py l. 49-63"
-READERS = {
-    "re": Reader("omnispatial-re", partial(read, eval_type="re"), f"{CITED} (--eval_type re)",
-                 "the last 'Answer: X' in any case, not upper-cased ('answer: b' reads b, wrong); none reads A",
-                 unread="never: a reply without 'Answer: X' reads A"),
-    "direct": Reader("omnispatial-direct", partial(read, eval_type="direct"), f"{CITED} (--eval_type direct)",
-                     "the stripped reply's first character, upper-cased"),
-    "json": Reader("omnispatial-json", partial(read, eval_type="json"), f"{CITED} (--eval_type json)",
-                   "a ```json block's answer, its first character upper-cased; any failure reads A",
-                   unread="never: a reply that is no such JSON reads A")}
+RE = component("reader", "omnispatial-re", "OmniSpatial's api_eval.py re: the last 'Answer: X'; none reads A")(
+    Reader("omnispatial-re", partial(read, eval_type="re"), f"{CITED} (--eval_type re)",
+           "the last 'Answer: X' in any case, not upper-cased ('answer: b' reads b, wrong); none reads A",
+           unread="never: a reply without 'Answer: X' reads A"))
+DIRECT = component("reader", "omnispatial-direct", "OmniSpatial's api_eval.py direct: the first character")(
+    Reader("omnispatial-direct", partial(read, eval_type="direct"), f"{CITED} (--eval_type direct)",
+           "the stripped reply's first character, upper-cased"))
+JSON = component("reader", "omnispatial-json", "OmniSpatial's api_eval.py json: the JSON answer; failure reads A")(
+    Reader("omnispatial-json", partial(read, eval_type="json"), f"{CITED} (--eval_type json)",
+           "a ```json block's answer, its first character upper-cased; any failure reads A",
+           unread="never: a reply that is no such JSON reads A"))
+READERS = {"re": RE, "direct": DIRECT, "json": JSON}
 """The three transcribed readers by ``--eval_type``."""
-RE, DIRECT, JSON = READERS["re"], READERS["direct"], READERS["json"]

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from spatialprobe.readers.base import Asked, Reader, Reading, option
 from spatialprobe.readers.strict import read_toolkit
+from spatialprobe.registry import component
 
 
 def whatsup_scores(scores: Sequence[float], asked: Asked) -> Reading:
@@ -47,9 +48,13 @@ def comfort_scores(scores: Sequence[float], asked: Asked) -> Reading:
     return option(asked, labels.index(answer), f"P(yes) = {value:.3f} {'>' if value > 0.5 else '<='} 0.5")
 
 
-WHATSUP = Reader("whatsup", read_toolkit, "amitakamath/whatsup_vlms @7c1f255 dataset_zoo/aro_datasets.py l. 449-518",
-                 "the best-scored caption, a tie with the right caption right (np.argmax in the authors' order); "
-                 "a generated reply: toolkit", whatsup_scores)
-COMFORT = Reader("comfort", read_toolkit, "sled-group/COMFORT @f30830d comfort_utils/accuracy_metric.py l. 62-75",
-                 "yes where P(yes) normalised over yes and no exceeds 0.5; a generated reply: toolkit",
-                 comfort_scores)
+WHATSUP = component("reader", "whatsup",
+                    "What'sUp: the best-scored caption, ties with the right one right")(
+    Reader("whatsup", read_toolkit, "amitakamath/whatsup_vlms @7c1f255 dataset_zoo/aro_datasets.py l. 449-518",
+           "the best-scored caption, a tie with the right caption right (np.argmax in the authors' order); "
+           "a generated reply: toolkit", whatsup_scores))
+COMFORT = component("reader", "comfort",
+                    "COMFORT: yes where P(yes) > 0.5")(
+    Reader("comfort", read_toolkit, "sled-group/COMFORT @f30830d comfort_utils/accuracy_metric.py l. 62-75",
+           "yes where P(yes) normalised over yes and no exceeds 0.5; a generated reply: toolkit",
+           comfort_scores))

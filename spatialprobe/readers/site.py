@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 
 
 def candidates(response: str, choices: tuple[str, ...]) -> tuple[list[str], str]:
@@ -54,7 +55,9 @@ def read_site(reply: str, asked: Asked) -> Reading:
     return letter(asked, found[starts.index(max(starts))], why)
 
 
-SITE = Reader("site", read_site, "wenqi-wang20/SITE-Bench @36295bb eval_scripts/sitebench/utils.py l. 40-85",
-              "(X), then a lone capital anywhere, then X., then X:; several: the last lone one; none: a seeded "
-              "random letter",
-              unread="never: a random letter is drawn (seeded by the item here)")
+SITE = component("reader", "site",
+                 "SITE's parse_multi_choice_response: (X), a lone capital, X., X:; else a seeded draw")(
+    Reader("site", read_site, "wenqi-wang20/SITE-Bench @36295bb eval_scripts/sitebench/utils.py l. 40-85",
+           "(X), then a lone capital anywhere, then X., then X:; several: the last lone one; none: a seeded "
+           "random letter",
+           unread="never: a random letter is drawn (seeded by the item here)"))

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from spatialprobe.readers.base import Asked, Reader, Reading, best_scored
+from spatialprobe.registry import component
 
 
 def read_spatialeval(reply: str, asked: Asked) -> Reading:
@@ -173,6 +174,8 @@ def extract_spatialgrid(text: str, qid: int, model_name: str = "") -> Any:
     return _earliest_number(text)
 
 
-SPATIALEVAL = Reader("spatialeval", read_spatialeval, "jiayuww/SpatialEval @d82ba38 evals/evaluation.py l. 16-298",
-                     "the task's extractor (directions, names, numbers, yes/no), right where the oracle answer is "
-                     "a substring of what it extracted", _scores)
+SPATIALEVAL = component("reader", "spatialeval",
+                        "SpatialEval's extractors and substring verdict")(
+    Reader("spatialeval", read_spatialeval, "jiayuww/SpatialEval @d82ba38 evals/evaluation.py l. 16-298",
+           "the task's extractor (directions, names, numbers, yes/no), right where the oracle answer is "
+           "a substring of what it extracted", _scores))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from spatialprobe.readers.base import Asked, Reader, Reading
 from spatialprobe.readers.option_parser import SPATIALMQA_LABEL_ORDER, lenient_label
+from spatialprobe.registry import component
 
 
 def read_lenient(reply: str, asked: Asked) -> Reading:
@@ -40,9 +41,13 @@ def read_legacy(reply: str, asked: Asked) -> Reading:
     return Reading(None if label == "--" else label, "the retired spatialmqa kind's lenient rule")
 
 
-LENIENT = Reader("spatialmqa", read_lenient,
-                 "ziyan-xiaoyu/SpatialMQA @7b2f475 Code/experiment/spatial_test_llava.py l. 164-178",
-                 "right where the lower-cased reply is part of the gold answer or holds it; else the first "
-                 "relation holding the reply")
-LEGACY = Reader("spatialmqa-legacy", read_legacy, "spatialprobe.readers.option_parser (the retired spatialmqa kind)",
-                "the retired kind's lenient rule: substring either way, and 'on'/'above' anywhere for on/above")
+LENIENT = component("reader", "spatialmqa",
+                    "SpatialMQA's lenient verdict as its scripts run (substring either way)")(
+    Reader("spatialmqa", read_lenient,
+           "ziyan-xiaoyu/SpatialMQA @7b2f475 Code/experiment/spatial_test_llava.py l. 164-178",
+           "right where the lower-cased reply is part of the gold answer or holds it; else the first "
+           "relation holding the reply"))
+LEGACY = component("reader", "spatialmqa-legacy",
+                   "the retired spatialmqa kind's lenient rule (on/above clause)")(
+    Reader("spatialmqa-legacy", read_legacy, "spatialprobe.readers.option_parser (the retired spatialmqa kind)",
+           "the retired kind's lenient rule: substring either way, and 'on'/'above' anywhere for on/above"))

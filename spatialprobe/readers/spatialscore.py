@@ -31,6 +31,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from spatialprobe.readers.base import Asked, Reader, Reading
+from spatialprobe.registry import component
 
 _TAGS = re.compile(r"</?(?:CONCLUSION|conclusion|ANSWER|answer|ASSISTANT|assistant)>")
 _ASSISTANT = re.compile(r"ASSISTANT:\s*\(?([A-Fa-f])\)?")
@@ -249,7 +250,8 @@ def read(reply: str, asked: Asked) -> Reading:
     return Reading(label or None, why)  # a multiple-choice item's labels are its letters
 
 
-SPATIALSCORE = Reader("spatialscore", read, "haoningwu3639/SpatialScore @1995c4f utils/util.py l. 117-386, "
-                      "version_0/test_qwen.py l. 166-218",
-                      "by question type: extract_option (any case, at last the first a-f anywhere), extract_yes_no, "
-                      "a number with its unit (within 2x), the number read (0 where none)")
+SPATIALSCORE = component("reader", "spatialscore", "SpatialScore version_0's extractors by question type")(
+    Reader("spatialscore", read, "haoningwu3639/SpatialScore @1995c4f utils/util.py l. 117-386, "
+           "version_0/test_qwen.py l. 166-218",
+           "by question type: extract_option (any case, at last the first a-f anywhere), extract_yes_no, "
+           "a number with its unit (within 2x), the number read (0 where none)"))

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from spatialprobe.readers.base import Asked, Reader, Reading, option
 from spatialprobe.readers.numeric import LENGTH_METERS, read_number
 from spatialprobe.readers.option_parser import parse_answer
+from spatialprobe.registry import component
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 """A number as ``strict`` reads one: the whole stripped reply."""
@@ -65,8 +66,12 @@ def read_toolkit(reply: str, asked: Asked) -> Reading:
     return option(asked, parsed.index, f"{parsed.rule} rule")
 
 
-STRICT = Reader("strict", read_strict, "spatialprobe.readers.strict",
-                "the reply is exactly an option's letter (B) or its text (any case), or exactly a number; else nothing")
-TOOLKIT = Reader("toolkit", read_toolkit, "spatialprobe.readers.option_parser",
-                 "the engine's parser: an option letter, 'Answer: B', an option's text as whole words, yes/no; "
-                 "numbers (lengths in meters)")
+STRICT = component("reader", "strict",
+                   "the reply is exactly an option's letter or text (or a number); else nothing")(
+    Reader("strict", read_strict, "spatialprobe.readers.strict",
+           "the reply is exactly an option's letter (B) or its text (any case), or exactly a number; else nothing"))
+TOOLKIT = component("reader", "toolkit",
+                    "the engine's parser: letter forms, 'Answer: B', option text, yes/no; numbers")(
+    Reader("toolkit", read_toolkit, "spatialprobe.readers.option_parser",
+           "the engine's parser: an option letter, 'Answer: B', an option's text as whole words, yes/no; "
+           "numbers (lengths in meters)"))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 
 PROMPT_FORMAT = "\nReply only to the corresponding option.\nAnswer:"
 """``evaluate.py`` l. 36: appended to the question and its choices (no separator before the choices)."""
@@ -47,5 +48,6 @@ def read(reply: str, asked: Asked) -> Reading:
     return letter(asked, found, "the first whole letter A-D (any case) of the last line")
 
 
-VIEWSPATIAL = Reader("viewspatial", read, "ZJU-REAL/ViewSpatial-Bench @2e85a5e evaluate.py l. 125-127, 343-344",
-                     "the reply's last line, its first whole letter A-D in any case (the article 'a' is A)")
+VIEWSPATIAL = component("reader", "viewspatial", "ViewSpatial's evaluate.py: the last line's first whole A-D")(
+    Reader("viewspatial", read, "ZJU-REAL/ViewSpatial-Bench @2e85a5e evaluate.py l. 125-127, 343-344",
+           "the reply's last line, its first whole letter A-D in any case (the article 'a' is A)"))

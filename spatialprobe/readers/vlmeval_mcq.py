@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
 from spatialprobe.readers.vlmeval import can_infer, can_match_option
+from spatialprobe.registry import component
 
 
 def read_can_infer(reply: str, asked: Asked) -> Reading:
@@ -28,14 +29,19 @@ def read_can_match_option(reply: str, asked: Asked) -> Reading:
     return letter(asked, found, "can_match_option") if found else Reading(None, "can_match_option reads no letter")
 
 
-CAN_INFER = Reader("vlmeval-can-infer", read_can_infer,
-                   "open-compass/VLMEvalKit @e8e78f0 vlmeval/utils/matching_util.py l. 18-127",
-                   "one option letter among the last four words, 'answer is X', else one option's text as a "
-                   "substring; else VLMEvalKit's judge (not run: wrong)",
-                   unread="VLMEvalKit's judge LLM, then a random letter (not run here): counted wrong, as "
-                          "under --judge exact_matching")
-CAN_MATCH_OPTION = Reader("vlmeval-can-match-option", read_can_match_option,
-                          "open-compass/VLMEvalKit @e8e78f0 vlmeval/dataset/utils/spatial_bench/matching_func.py "
-                          "l. 6-25, 39-203",
-                          "<answer> tags, the last lines' one letter, 'answer is X', else one lone capital A-F "
-                          "in the text; option text never")
+CAN_INFER = component("reader", "vlmeval-can-infer",
+                      "VLMEvalKit's can_infer (3DSRBench, VLMEvalKit MCQ sets)")(
+    Reader("vlmeval-can-infer", read_can_infer,
+           "open-compass/VLMEvalKit @e8e78f0 vlmeval/utils/matching_util.py l. 18-127",
+           "one option letter among the last four words, 'answer is X', else one option's text as a "
+           "substring; else VLMEvalKit's judge (not run: wrong)",
+           unread="VLMEvalKit's judge LLM, then a random letter (not run here): counted wrong, as "
+           "under --judge exact_matching"))
+CAN_MATCH_OPTION = component("reader", "vlmeval-can-match-option",
+                             "VLMEvalKit's can_match_option (its spatial suite: MMSI-Bench, SITE, ViewSpatial, "
+                             "EmbSpatial)")(
+    Reader("vlmeval-can-match-option", read_can_match_option,
+           "open-compass/VLMEvalKit @e8e78f0 vlmeval/dataset/utils/spatial_bench/matching_func.py "
+           "l. 6-25, 39-203",
+           "<answer> tags, the last lines' one letter, 'answer is X', else one lone capital A-F "
+           "in the text; option text never"))

@@ -15,6 +15,7 @@ As a registered reader (``vsibench``) a numeric item's reading is the token itse
 from __future__ import annotations
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.registry import component
 from spatialprobe.readers.numeric import first_token_number
 
 __all__ = ["VSIBENCH", "first_token", "first_token_number", "read", "read_vsibench"]
@@ -45,6 +46,7 @@ def read(reply: str, asked: Asked) -> Reading:
     return letter(asked, found, "the first token, an option's letter in any case")
 
 
-VSIBENCH = Reader("vsibench", read, "vision-x-nyu/thinking-in-space @51e089c lmms_eval/tasks/vsibench/utils.py "
-                  "l. 81-85, 101-106", "the reply's first space-separated token, trailing dots removed: a letter "
-                  "in any case, or float() of it ('The answer is B' reads 'The')")
+VSIBENCH = component("reader", "vsibench", "thinking-in-space's first token: a letter in any case, or a number")(
+    Reader("vsibench", read, "vision-x-nyu/thinking-in-space @51e089c lmms_eval/tasks/vsibench/utils.py "
+           "l. 81-85, 101-106", "the reply's first space-separated token, trailing dots removed: a letter "
+           "in any case, or float() of it ('The answer is B' reads 'The')"))

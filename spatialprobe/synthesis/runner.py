@@ -23,6 +23,7 @@ from spatialprobe import registry
 from spatialprobe.errors import UsageError
 from spatialprobe.imagestore import ImageStore, PromptItem, image_key, image_row, write_image, write_prompt_list
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
+from spatialprobe.runner.folders import DefaultRunDir, RunOut
 from spatialprobe.runner.scale import Scale
 from spatialprobe.runner.settings import OPTIONAL, models
 from spatialprobe.store import RunDir, require_own_folder
@@ -286,7 +287,7 @@ def recorded_prompts(record: PromptSetRecord) -> PromptSet:
     return prompts
 
 
-def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: dict[str, Any],
+def synthesize(prompts: PromptSet, out: RunOut, backend: str, backend_args: dict[str, Any],
                *, images_per_prompt: int = 1, seed: int = 0, batch_size: int = 1,
                ray: str | None = None, workers: int | None = None,
                progress: Callable[[int, int], None] | None = None) -> SynthesisSummary:
@@ -298,10 +299,11 @@ def synthesize(prompts: PromptSet, out: str | Path, backend: str, backend_args: 
     record = PromptSetRecord(prompts.spec, prompts.version, len(prompts.items))
     kind = SynthesisRun(SynthesisRunSettings(backend, dict(backend_args), record, seed, images_per_prompt,
                                              batch_size=batch_size, ray=ray, workers=workers), prompts)
-    require_own_folder(out)  # before the image store below opens a cache in it
-    if (Path(out) / "run.sqlite").is_file():
-        check_same_prompts(ImageStore(out), prompts)
+    if not isinstance(out, DefaultRunDir):  # a default folder is named by the run's identity: its own
+        require_own_folder(out)  # before the image store below opens a cache in it
+        if (Path(out) / "run.sqlite").is_file():
+            check_same_prompts(ImageStore(out), prompts)
     execute(kind, out, progress)
     total = len(prompts.items) * images_per_prompt
-    return SynthesisSummary(Path(out), total, total - kind.generated, kind.generated, kind.seconds)
+    return SynthesisSummary(Path(os.fspath(out)), total, total - kind.generated, kind.generated, kind.seconds)
 

@@ -311,5 +311,6 @@ def train_vsr_vilt(data_dir, images_dir, out, *, model: str = "dandelin/vilt-b32
                    device: str = "auto", progress=None, skip_missing: bool = False) -> dict[str, Any]:
     """Fine-tune, keep the best dev checkpoint in ``OUT/best``, evaluate it on test."""
     run = VSRTrainRun(VSRTrainRunSettings(TrainData(str(data_dir)), str(images_dir), settings, str(model), split,
-                                          device=device, skip_missing=skip_missing), work_dir=out)
+                                          device=device, skip_missing=skip_missing),
+                       work_dir=out if isinstance(out, (str, Path)) else None)  # a default folder: set in prepare
     return execute(run, out, progress)
