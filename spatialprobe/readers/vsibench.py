@@ -15,8 +15,8 @@ As a registered reader (``vsibench``) a numeric item's reading is the token itse
 from __future__ import annotations
 
 from spatialprobe.readers.base import Asked, Reader, Reading, letter
-from spatialprobe.registry import component
 from spatialprobe.readers.numeric import first_token_number
+from spatialprobe.registry import component
 
 __all__ = ["VSIBENCH", "first_token", "first_token_number", "read", "read_vsibench"]
 
