@@ -162,7 +162,7 @@ class Source:
     variants: Mapping[str, str] = field(default_factory=dict)
     """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
     ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
-    right for the group to count (strict accuracy beside the vanilla one). Empty: none."""
+    right for the group to count (consistent accuracy beside the vanilla one). Empty: none."""
     sampling: str = "mean"
     """How an item asked several times (``--samples K``) is scored: ``mean`` (every metric over all
     samples: the mean over samples, OmniSpatial's rule) or ``vote`` (the most frequent answer of its

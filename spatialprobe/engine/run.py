@@ -343,7 +343,7 @@ class AskRun(RunKind):
         if isinstance(details.get("answer_prior"), dict):
             details["answer_prior"]["from"] = ("the training split" if src.prior_labels is not None
                                                else "the test items (no training split)")
-        if src.variants:  # the robustness protocols: vanilla, strict and their gap, per declared group
+        if src.variants:  # the robustness protocols: vanilla, consistent and their gap, per declared group
             first = [row for row in every if row["condition"] == self.conditions[0]]
             found, details["variants"] = variant_metrics(first, src.variants, src.spec)
             metrics.update(found)
