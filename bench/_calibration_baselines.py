@@ -1,4 +1,4 @@
-"""The methods the calibration bench (bench/calibration.py, issue 29) measures spatialprobe's
+"""The methods the calibration bench (bench/calibration.py) measures spatialprobe's
 intervals and paired tests against: the percentile cluster (pigeonhole) bootstrap and the
 whole-unit swap test used before, the instance bootstrap most tools use, and lmms-eval's
 clustered standard error and row-level paired t test, re-coded here. Not a script:

@@ -1,4 +1,4 @@
-"""The simulated runs of the calibration bench (bench/calibration.py, issue 29): a logit-normal
+"""The simulated runs of the calibration bench (bench/calibration.py): a logit-normal
 model whose population accuracy is known (Gauss-Hermite quadrature; κ in closed form), the data
 set of one replication (:class:`Data`), and the designs a run kind reports (:func:`designs`):
 questions sharing an image, few images, object pairs with object or pair errors, judge scores of

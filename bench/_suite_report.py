@@ -1,4 +1,4 @@
-"""The files bench/gpu_suite.py writes under ``--out``: the goals of issue 33 against what the
+"""The files bench/gpu_suite.py writes under ``--out``: the GPU goals against what the
 stages measured, one headline per stage, ``summary.md``, ``summary.json``, ``profiles.txt`` and
 ``traces.tar.gz``. Not a script: ``bench/gpu_suite.py`` imports it (``bench/`` is first on
 ``sys.path`` when a bench runs).
@@ -25,7 +25,7 @@ def fmt(value: float | None, spec: str = ".1f", unit: str = "") -> str:
 
 
 def goals(records: dict[str, dict[str, Any]], mode: str) -> list[dict[str, Any]]:
-    """The goals of issue 33 against what the stages measured (``None``: not measured; ``met``
+    """The GPU goals against what the stages measured (``None``: not measured; ``met``
     is left out in the tiny mode, whose models are not the goals' workloads)."""
     def figures(name: str) -> dict[str, Any]:
         return records.get(name, {}).get("figures") or {}
@@ -107,7 +107,7 @@ def markdown(summary: dict[str, Any]) -> str:
              f"{(env.get('spatialprobe') or {}).get('matches_checkout', 'unknown')}.", ""]
     if suite["mode"] == "tiny":
         lines += ["Tiny models: the figures test the suite, they are not the goals' workloads.", ""]
-    lines += ["## Goals (issue 33)", "",
+    lines += ["## Goals", "",
               "| goal | target | measured | met | share of measured peak | fast / plain | detail |",
               "|---|---|---|---|---|---|---|"]
     for g in summary["goals"]:

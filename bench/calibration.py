@@ -1,4 +1,4 @@
-"""Calibration of spatialprobe's intervals and paired tests on simulated runs with a known truth (issue 29).
+"""Calibration of spatialprobe's intervals and paired tests on simulated runs with a known truth.
 
 For each design a run kind reports - questions sharing an image, few images, object pairs whose
 errors come from the objects or from the pairs (with folds), judge scores of several images per

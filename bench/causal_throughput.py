@@ -5,9 +5,9 @@ GPT-2's genuine byte-level BPE (``../shared/models/roberta-base``'s merges and v
 ids). Task: size, every built-in prompt x every instance x every answer word, as
 ``spatialprobe probe size`` scores them (``--format chat``: the chat question, two options).
 
-* ``full``: the code before issue 21 (tests/causal_reference.py): one full forward pass per
+* ``full``: the earlier code (tests/causal_reference.py): one full forward pass per
   distinct sentence, the LM head at every position.
-* ``whole``: main before issue 28 (tests/causal_reference.py's ``materialized``): one pass per
+* ``whole``: the earlier main (tests/causal_reference.py's ``materialized``): one pass per
   shared context, the options as continuations of its key/value cache, the head only where a
   log-probability is read, its ``[positions, vocabulary]`` logits written out whole and
   ``torch.logsumexp``-ed, each pass read at once.

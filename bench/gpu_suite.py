@@ -1,4 +1,4 @@
-"""Every GPU bench, plain against fast, in one prepared call: the measurement of issue 33.
+"""Every GPU bench, plain against fast, in one prepared call: the GPU goals' measurement.
 
 Run it through ``bench/gpu_suite.sh`` (docs/gpu-suite.md says which device call to make):
 
@@ -18,7 +18,7 @@ Run it through ``bench/gpu_suite.sh`` (docs/gpu-suite.md says which device call 
 
    * ``summary.json``: the suite (mode, device, commit, seconds), the machine (``env``), every
      stage (status, seconds, limit, command, parsed figures, last line) and every profile;
-   * ``summary.md``: the goals of issue 33 against what was measured, a table of the stages and
+   * ``summary.md``: the GPU goals against what was measured, a table of the stages and
      one of the profiles;
    * ``stages.log``: every stage's command and everything it printed;
    * ``profiles.txt``: the profiler's operator table of one step of each bench;

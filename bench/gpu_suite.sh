@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU measurement of issue 33 in one call: every GPU bench, plain against fast, side by side,
+# The GPU goals' measurement in one call: every GPU bench, plain against fast, side by side,
 # a torch.profiler summary of one step of each, every figure written under $OUT (docs/gpu-suite.md
 # gives the device call to make; bench/gpu_suite.py --help the options).
 #

@@ -1,4 +1,4 @@
-"""ViLT cloze scoring, before and after issue 21: one pass per answer word against one per prompt.
+"""ViLT cloze scoring, before and after the shared-pass change: one pass per answer word against one per prompt.
 
 Model: a randomly initialised ViltForMaskedLM of ``../shared/models/vilt-b32-mlm``'s configuration
 shrunk (default 2 layers, width 32: the issue's tiny model; the image side keeps 384-pixel images

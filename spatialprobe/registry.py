@@ -206,7 +206,7 @@ register("run-kind", "vqa-judge", "spatialprobe.judging.vqa:VqaJudgeRun",
          "VQA judge: a multimodal LLM asked each image's claim, Soft-TIFA and hard yes/no scores")
 register("run-kind", "vqa-visor", "spatialprobe.judging.vqa_visor:VqaVisorRun",
          "VISOR with a multimodal LLM asked whether each object is there and the relation holds")
-for _retired in ("qa", "vsr", "spatialmqa"):  # issue 28: their folders are read as ask runs (one mapping)
+for _retired in ("qa", "vsr", "spatialmqa"):  # their folders are read as ask runs (one mapping)
     register("run-kind", _retired, "spatialprobe.engine.legacy:Retired",
              "retired: a folder of this kind is migrated to an ask run (spatialprobe run CONFIG)")
 register("run-kind", "ask", "spatialprobe.engine.run:AskRun",

@@ -1,4 +1,4 @@
-"""The causal-LM scoring path as it was before issue 21 (commit a6d4cfb), kept as the reference.
+"""The causal-LM scoring path as it was at commit a6d4cfb, kept as the reference.
 
 ``CausalLMScorer.score`` now runs each distinct context once and continues its options from the
 key/value cache (``spatialprobe/models/causal_prefix.py``), and tokenises in batch calls. This is
@@ -65,7 +65,7 @@ class ReferenceCausalLM:
 
 
 class MaterializedHead:
-    """The shared-prefix path's reads before issue 28, kept as the reference for the chunked head:
+    """The shared-prefix path's earlier reads, kept as the reference for the chunked head:
     the head's float32 logits of every read position written out whole, ``gather`` for the target,
     ``torch.logsumexp`` over the vocabulary; each pass read at once (no pooling)."""
 
@@ -83,7 +83,7 @@ class MaterializedHead:
 
 def materialized(scorer):
     """``scorer`` (a ``CausalLMScorer`` on the head-only shared-prefix path) with a copy of its
-    shared-prefix path reading through :class:`MaterializedHead`: the code of main before issue 28."""
+    shared-prefix path reading through :class:`MaterializedHead`: the earlier code."""
     import copy
 
     shared = copy.copy(scorer._shared)

@@ -1,4 +1,4 @@
-"""Known answers for the cluster-robust intervals (issue 29): the cluster-adjusted Wilson interval by hand."""
+"""Known answers for the cluster-robust intervals: the cluster-adjusted Wilson interval by hand."""
 
 import pytest
 from scipy import stats

@@ -1,4 +1,4 @@
-"""Writes run folders of the kinds issue 28 retires (vsr, spatialmqa, qa), with tiny models, by the
+"""Writes run folders of the retired kinds (vsr, spatialmqa, qa), with tiny models, by the
 spatialprobe found on PYTHONPATH: run it with a checkout of the main branch from before the
 change, so that tests/test_legacy_runs.py can resume and replay them with the new code.
 

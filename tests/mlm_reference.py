@@ -1,4 +1,4 @@
-"""The masked-LM scoring path as it was before issue 14 (commit a25fb35), kept as the reference.
+"""The masked-LM scoring path as it was at commit a25fb35, kept as the reference.
 
 ``MaskedLMScorer.score`` was rewritten for speed (segments tokenised in one batch call, inputs
 packed into one pre-allocated buffer, log-probabilities gathered on the device and copied once).

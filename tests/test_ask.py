@@ -174,7 +174,7 @@ def test_spatialmqa_questions_are_lettered_and_read_by_the_authors_lenient_rule(
     assert summary["metrics"]["accuracy_generate"]["mean"] == 75.0
 
 
-# ---- issue 34 item 1: an image run asked with other instances under the same ids is refused ----
+# ---- an image run asked with other instances under the same ids is refused ----
 @pytest.fixture(scope="module")
 def size_halves(tmp_path_factory):
     """Release files of the size set's lines 1-40 and 41-80 (ids restart: size-0000 ... in each),

@@ -129,7 +129,7 @@ def test_a_blind_run_reports_against_a_plain_run_paired_on_the_real_condition(ye
     assert "| +0.0 |" in result.output
 
 
-# ---- issue 34 item 4: a model that ignores the question is found out by its question-free choices ----
+# ---- a model that ignores the question is found out by its question-free choices ----
 def _fixed_ranking(folder, constant: float = 10.0):
     """The tiny LLaVA in ``folder`` rewired so that its next-token distribution is the same at
     every position whatever the input (as :func:`mllm_helpers.bias_toward`, but the head reads

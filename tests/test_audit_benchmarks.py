@@ -1,4 +1,4 @@
-"""``spatialprobe audit blind NAME --data COPY`` on every benchmark module (issue 32), each on a
+"""``spatialprobe audit blind NAME --data COPY`` on every benchmark module, each on a
 synthetic copy in its own file layout (``tests/audit_bench_data.py``) whose construction implies
 the answer: a planted shortcut (the gold option's text always ``left``, the right caption alone
 carrying a word, the head of a POSQA pair always the bigger) found at exactly 100 by both

@@ -1,4 +1,4 @@
-"""The audits of issue 32 on runs imported from other harnesses (issue 31): ``audit blind`` on the
+"""The audits on runs imported from other harnesses: ``audit blind`` on the
 items the log kept (or the source it was joined to), set against the harness's own verdicts, and
 ``audit parse`` on the replies the log kept, with the harness's verdict as one more row."""
 

@@ -1,4 +1,4 @@
-"""A macro-F1 of rows all right (or all wrong) gets a Wilson boundary interval, not [100, 100] (issue 29)."""
+"""A macro-F1 of rows all right (or all wrong) gets a Wilson boundary interval, not [100, 100]."""
 
 from interval_helpers import plain_wilson
 

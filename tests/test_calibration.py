@@ -1,5 +1,5 @@
 """The calibration bench, short and deterministic: the intervals cover and the paired test holds its
-level on every design, where the methods they replace do not (issue 29; bench/calibration.py,
+level on every design, where the methods they replace do not (bench/calibration.py,
 bench/_calibration_designs.py, bench/_calibration_baselines.py)."""
 
 import math
@@ -31,7 +31,7 @@ def test_every_interval_covers_and_every_paired_test_holds_its_level():
         if "new type-I" in r:
             assert r["new type-I"][0] <= 0.05 + band(0.05), (name, r["new type-I"])
             assert r["new covers type-I"][0] >= 0.95 - band(0.95), (name, r["new covers type-I"])
-    # what the new methods replace fails where issue 29 says: the boundary and swapping object pairs
+    # what the new methods replace fails where the calibration found: the boundary and swapping object pairs
     assert results["boundary: n = 20 at 95 %"]["pigeonhole"][0] < 0.80
     assert results["paired: object pairs, object errors"]["swap type-I"][0] > 0.2
     assert "| design | spatialprobe (new) |" in calibration.table(results)

@@ -1,4 +1,4 @@
-"""judge compare resamples prompts, the unit several images of one prompt share (issue 29 item 4)."""
+"""judge compare resamples prompts, the unit several images of one prompt share."""
 
 import numpy as np
 from sklearn.metrics import cohen_kappa_score

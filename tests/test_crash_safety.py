@@ -179,7 +179,7 @@ def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
 
     code, output = finish(launch(args(out), log, tmp_path / "home"))
     assert code == 0, output
-    # issue 34 item 18: the resume says how much was already done
+    # the resume says how much was already done
     assert (f"{out}: resuming: {committed:,} of {PROBE_CELLS:,} items were already computed and are kept; "
             f"{PROBE_CELLS - committed:,} left to compute.") in output
     rerun, rerun_passes = calls(log, "cells")[len(killed):], calls(log, "forward")[len(killed_passes):]
@@ -199,7 +199,7 @@ def test_probe_killed_at_a_random_point_then_rerun_equals_an_uninterrupted_run(
 
 
 def test_ctrl_c_exits_130_with_one_line_keeping_what_was_committed(probe_setup, tmp_path):
-    # issue 34 item 18: SIGINT (Ctrl-C) in the middle of scoring
+    # SIGINT (Ctrl-C) in the middle of scoring
     args, _, _ = probe_setup
     out, log = tmp_path / "run", tmp_path / "calls"
     proc = launch(args(out), log, tmp_path / "home")

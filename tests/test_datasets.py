@@ -130,7 +130,7 @@ def test_pair_files_with_column_mapping(tmp_path):
     assert err.value.line == 2 and err.value.field == "label"
 
 
-# ---- issue 34 item 14: readers refuse what they used to accept or report without a place ----
+# ---- readers refuse what they used to accept or report without a place ----
 
 def test_spatialmqa_repeated_options_are_refused_naming_file_line_and_field(tmp_path):
     from spatialprobe.benchmarks.spatialmqa import load_spatialmqa_file

@@ -396,7 +396,7 @@ def test_commands_whose_models_are_never_spread_do_not_take_the_option(command):
 
 @pytest.mark.parametrize("pair", ["7=1GiB", "0=10GiB"])
 def test_a_max_memory_for_a_gpu_this_machine_lacks_is_one_sentence(gpt2, tmp_path, pair):
-    """Issue 34 item 11: a GPU index past the visible GPUs (every index on a machine without one)
+    """a GPU index past the visible GPUs (every index on a machine without one)
     is refused before accelerate loads anything."""
     import torch
 

@@ -1,4 +1,4 @@
-"""bench/gpu_suite.sh, the GPU measurement of issue 33 prepared for one device call
+"""bench/gpu_suite.sh, the GPU goals' measurement prepared for one device call
 (docs/gpu-suite.md): end to end on the CPU with tiny models (every stage, every output file),
 a failing, a timed-out and a skipped stage recorded while the others run, and what it reads out
 of each bench's output checked on the benches' own line formats."""

@@ -1,4 +1,4 @@
-"""A run's inputs are identified by content (issue 20, rule 2): fingerprints of model folders,
+"""A run's inputs are identified by content: fingerprints of model folders,
 hub ids and files; a resume or replay with any of them changed is refused naming it; a replay
 honours or refuses every field of its config; confirming a run in place writes no byte."""
 
@@ -330,7 +330,7 @@ def test_revision_and_trust_remote_code_are_passed_recorded_and_replayed(tmp_pat
             "has no revisions.") in " ".join(refused.output.split())
 
 
-# ---- issue 34 item 2: a model given by a relative path is recorded absolute; its fingerprint decides ----
+# ---- a model given by a relative path is recorded absolute; its fingerprint decides ----
 def _size_lines(path: Path, count: int = 40) -> Path:
     """The size set's first ``count`` release lines: all ``ant`` first, so every gold is smaller."""
     from spatialprobe.tasks import data as task_data

@@ -1,4 +1,4 @@
-"""Image runs are complete or refused (issue 20, rule 3): one reader of image runs for judge, visor,
+"""Image runs are complete or refused: one reader of image runs for judge, visor,
 annotate and qa image; one guarded image opener; coverage stated by vsr, spatialmqa and vsr-train;
 tables printed unwrapped. Every case is a known answer: exit code, the sentence, the counts."""
 

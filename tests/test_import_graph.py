@@ -1,5 +1,5 @@
-"""The package's data flows one way: no import cycle between its packages (issue 12), and none
-between the modules of one folder either (issue 28).
+"""The package's data flows one way: no import cycle between its packages, and none
+between the modules of one folder either.
 
 Every ``from spatialprobe... import`` (module level, inside functions, and under TYPE_CHECKING)
 is an edge between the top-level packages of the two modules; the graph must have no cycle.
@@ -115,7 +115,7 @@ def module_cycles(edges) -> list[list[str]]:
 
 def test_no_import_cycle_inside_a_folder():
     edges = module_edges()
-    cycles = module_cycles(edges)  # none: the last two went with issue 28's asked-items engine
+    cycles = module_cycles(edges)  # none: the last two went with the asked-items engine
     if cycles:
         pytest.fail("import cycles inside a folder:\n" + "\n".join(
             " -> ".join(c) + ": " + "; ".join(e for a, b in pairwise(c) for e in edges[(a, b)]) for c in cycles))

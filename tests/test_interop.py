@@ -1,4 +1,4 @@
-"""`spatialprobe import FORMAT` and `spatialprobe export` (issue 31): other harnesses' per-item logs
+"""`spatialprobe import FORMAT` and `spatialprobe export`: other harnesses' per-item logs
 become run folders that give exactly the accuracy the harness printed; a native run exported to
 Every Eval Ever and imported back gives the same items, scores and intervals; hostile input is
 refused naming file, line and field."""

@@ -53,7 +53,7 @@ def check_scores(summary, alice_ci=(12.785569, 98.397227), mean_ci=(31.060182, 9
     Intervals are cluster-robust over the scenes' objects (posrel: the object, not the person):
     image_run's four scenes show three (two share the bus): t on 2 df, so alice's 75 % gets a wide
     Wilson interval; bob, always right on 4 rows, gets the Wilson interval of 4 of 4 (t_2-adjusted),
-    [17.8, 100] - no longer [100, 100] (issue 29 item 4) - and so does his macro-F1 (boundary interval).
+    [17.8, 100] - no longer [100, 100] - and so does his macro-F1 (boundary interval).
     Rows that are each their own cluster (alice's three answered rows; ``independent``: every row of
     one annotator on an object of its own) are independent by design: Wilson's own interval."""
     bob_ci = plain_wilson(4, 4) if independent else wilson(1.0, 0.0, 4, clusters)

@@ -308,7 +308,7 @@ def test_depth_region_is_a_setting_of_size_and_height(tmp_path):
     assert bad.exit_code == 2 and "--depth-region must be one of release, covered, not 'touched'." in bad.stderr
 
 
-# ---- issue 34 item 6: the table names its rule and mode, what it can answer, its own headline ---
+# ---- the table names its rule and mode, what it can answer, its own headline ---
 
 def test_each_rule_can_answer_the_relations_its_code_finds():
     from spatialprobe.judging.box_scores import answerable

@@ -391,7 +391,7 @@ def test_judge_compare_is_a_runkind_with_typed_settings():
 
 
 def test_answers_that_are_no_relation_of_the_task_are_refused_naming_file_line_and_field(tmp_path):
-    """Issue 34 item 3: a human run answering "banana" is no posrel answer; kappa from it would
+    """a human run answering "banana" is no posrel answer; kappa from it would
     mean nothing, so it is refused, as is a judge whose gold is no relation of its task."""
     golds = ["above", "below"]
     fake_run(tmp_path / "judge", "judge", judged(golds, golds), rule="vdg")

@@ -162,7 +162,7 @@ def test_yes_biased_judge_affirms_every_claim_and_its_soft_score_is_the_hand_mas
     assert m["geneval2_soft_tifa"]["mean"] == pytest.approx(100 * sum(y for y, _ in hand) / 16, rel=1e-6)
     assert rows[0]["question"].endswith("? Answer yes or no.")
     assert summary["details"]["answer_tokens"] == {"yes": list(WORDS["yes"]), "no": list(WORDS["no"])}
-    # issue 34 item 5: the judge that says yes to everything shows it: its yes-rate is in the table
+    # the judge that says yes to everything shows it: its yes-rate is in the table
     assert summary["details"]["yes_rate"] == {"yes": 16, "asked": 16, "percent": 100.0}
     table = (tmp_path / "judge" / "table.md").read_text(encoding="utf-8")
     assert ("The judge's yes-rate: 100.0 % (16 of the 16 questions asked answered yes). Every question "
@@ -291,7 +291,7 @@ def test_visor_rule_vqa_scores_the_judges_answers(sr2d_images, yes_model, no_mod
     assert rows[0]["questions"][2] == f"Is the {a} {first['rel_type']} the {b}? Answer yes or no."
     assert rows[0]["questions"][0].startswith("Is there a") and rows[0]["answers"] == [bias] * 3
     assert not (out / "detections.json").exists()
-    # issue 34 item 5: the table shows the judge's yes-rate over the 3 questions of each image
+    # the table shows the judge's yes-rate over the 3 questions of each image
     yes = 24 if bias == "yes" else 0
     assert summary["details"]["yes_rate"] == {"yes": yes, "asked": 24, "percent": score}
     assert (f"The judge's yes-rate: {score:.1f} % ({yes} of the 24 questions asked answered yes)."
@@ -376,7 +376,7 @@ def test_text_only_model_with_backend_hf_mllm_is_refused_as_not_multimodal(tmp_p
 
 def test_blind_floor_and_contrast_a_yes_sayer_scores_100_as_judged_and_blind_and_exactly_50_with_contrast(
         images, yes_model, tmp_path):
-    """Issue 32: the same judge with a blank image and with none gives its prior (a yes-sayer: 100,
+    """the same judge with a blank image and with none gives its prior (a yes-sayer: 100,
     as judged: its score measures nothing); asked the opposite relation too, it scores chance."""
     from spatialprobe.judging.vqa import vqa_judge_run
 

@@ -1,4 +1,4 @@
-"""A run kind holds its settings (issue 28 item 6) without changing any run's identity: one run
+"""A run kind holds its settings without changing any run's identity: one run
 of each converted kind, made with today's code, writes the ``config.json`` that main 657338c
 wrote for the same run (``tests/data/configs_from_main.json``, made by ``tests/kind_configs.py``),
 and a replay of it (``spatialprobe run CONFIG``, the kind rebuilt from its settings) confirms it."""

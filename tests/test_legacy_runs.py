@@ -1,4 +1,4 @@
-"""Run folders written by the main branch before issue 28 resume and replay with this code: those of
+"""Run folders written by an earlier main resume and replay with this code: those of
 the retired kinds (vsr, spatialmqa, qa) migrate to ask runs in place with their cached answers
 (spatialprobe.engine.legacy) and are recomputed elsewhere with identical predictions; an ask folder
 is confirmed in place (the same identity, nothing computed).
@@ -27,7 +27,7 @@ from spatialprobe.cli import app
 from spatialprobe.files import read_jsonl
 
 LEGACY_COMMIT = "6125a7a"
-"""main before issue 28's engine merge: its vsr, spatialmqa and qa commands wrote their own kinds."""
+"""the earlier main: its vsr, spatialmqa and qa commands wrote their own kinds."""
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -188,7 +188,7 @@ def test_a_hub_id_gets_the_installed_clients_download_command(monkeypatch, insta
 
 @pytest.mark.parametrize("field,value", [("hidden_size", "wide"), ("num_hidden_layers", [2])])
 def test_a_checkpoint_whose_config_is_invalid_is_one_sentence_not_a_traceback(tmp_path, field, value):
-    """Issue 34 item 11: a config.json field of the wrong type (transformers' strict config
+    """a config.json field of the wrong type (transformers' strict config
     validation raises no ValueError) is refused as the checkpoint it is."""
     import json
 

@@ -1,4 +1,4 @@
-"""The fast masked-LM scoring path (issue 14) gives the scores of the previous code.
+"""The fast masked-LM scoring path gives the scores of the previous code.
 
 The previous code is kept in ``tests/mlm_reference.py``; both run on the same model object, so
 any difference is the new code's. On CPU in fp32 the scores agree to 1e-6 (in fact bit for bit:

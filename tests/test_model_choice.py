@@ -111,7 +111,7 @@ def test_cli_refuses_an_undeclared_scorer_arg_in_one_sentence(tmp_path):
                                  "--scorer-arg", "normalize=char"])
     assert result.exit_code == 2
     assert "Error: the hf-mlm model takes no option 'normalize'; its options: none." in result.output
-    # the adapter is chosen from config.json (issue 28), then its options are checked: nothing is loaded
+    # the adapter is chosen from config.json, then its options are checked: nothing is loaded
     (tmp_path / "t5").mkdir()
     (tmp_path / "t5" / "config.json").write_text(json.dumps({"model_type": "t5",
                                                              "architectures": ["T5ForConditionalGeneration"]}))
@@ -129,7 +129,7 @@ def test_generated_text_is_cut_at_the_first_stop_string():
     assert cut(" below ", ()) == "below"
 
 
-# ---- issue 34 item 15: options that depend on the model refused from config.json, nothing loaded ----
+# ---- options that depend on the model refused from config.json, nothing loaded ----
 def _config_only(folder, config):
     """A checkpoint folder holding only its config.json: anything that loads from it fails."""
     folder.mkdir()

@@ -108,7 +108,7 @@ def test_cv_bench_and_embspatial_scoring():
 
 # -- VLMEvalKit can_infer, ImageMCQDataset, 3DSRBench --------------------------------------------
 @pytest.mark.parametrize("reply, expected", [
-    ("(B)", "B"), ("B. right", "B"), ("The answer is B", "B"), ("right", "B"),  # issue 43's four
+    ("(B)", "B"), ("B. right", "B"), ("The answer is B", "B"), ("right", "B"),  # the four
     ("B", "B"), ("b", False), ("the answer is b", "B"), ("B or C", False), ("**B**", "B"), ("{B}", "B"),
     ("A cat is here", "A"), ("A cat is sitting there", False), ("Cannot determine the answer", "Z"), ("Z", "Z"),
     ("", False),

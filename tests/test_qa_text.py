@@ -177,7 +177,7 @@ def test_cli_text_with_data_file(tmp_path, posrel_qa, trained_t5):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["accuracy"]["mean"] == 100.0 and summary["dataset"].startswith("qa.jsonl@")
     config = json.loads((out / "config.json").read_text())
-    # the ask kind (issue 28): the t5 adapter, chosen from its config.json, asked the short wording
+    # the ask kind: the t5 adapter, chosen from its config.json, asked the short wording
     assert config["kind"] == "ask" and config["settings"]["wording"] == "short"
     assert config["settings"]["model"] == {
         "name": "t5", "args": {"model": str(trained_t5), "use_context": True, "lowercase": True}}

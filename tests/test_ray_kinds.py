@@ -72,14 +72,14 @@ def test_probe_with_a_tiny_bert_whose_driver_never_loads_it_and_its_replay_on_ra
     from spatialprobe.loading import resolved_devices
 
     resolved_devices()  # forget what earlier tests in this process resolved
-    monkeypatch.chdir(tmp_path)  # issue 34 item 10: a relative --model, resolved in the driver (the workers
+    monkeypatch.chdir(tmp_path)  # a relative --model, resolved in the driver (the workers
     # run in folders of their own, where "bert" names nothing)
     done = local_and_on_ray(ray_cluster, ["probe", "size", "--model", "bert", "--data", str(data),
                                           "--device", "cpu"], tmp_path, before_ray=no_model_here)
     assert done == {"where": "ray", "workers": 2, "gpus": 0, "batches": 2, "items": 1000, "retried_batches": 0}
     config = json.loads((tmp_path / "ray" / "config.json").read_text())
     assert config["settings"]["model"] == str(bert.resolve())
-    # issue 34 item 18: provenance.devices says where the workers' model ran, as a local run does
+    # provenance.devices says where the workers' model ran, as a local run does
     devices = [json.loads((tmp_path / run / "summary.json").read_text())["provenance"]["devices"]
                for run in ("local", "ray")]
     assert devices[1] == devices[0] == [{"component": "text scorers", "device": "cpu", "dtype": "float32"}]

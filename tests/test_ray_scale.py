@@ -148,7 +148,7 @@ def test_a_kind_whose_batches_need_this_process_refuses_ray_before_writing(tmp_p
     assert not (tmp_path / "run").exists()
 
 
-# ---- issue 34 items 8 and 9: an address that cannot serve fails fast; bare --ray is private ----
+# ---- an address that cannot serve fails fast; bare --ray is private ----
 
 CONNECT = ("import sys, time\nfrom spatialprobe.errors import UsageError\n"
            "from spatialprobe.runner.cluster import connect\n"

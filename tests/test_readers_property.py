@@ -259,7 +259,7 @@ def test_mutated_file_through_the_cli_exits_0_or_2_without_a_traceback(name, tmp
         assert result.stderr.startswith("Error: ") and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-# ---- issue 34: the readers its items changed ------------------------------------------------------
+# ---- the readers its items changed ------------------------------------------------------
 
 def _image_run(folder: Path, metas: list) -> Path:
     """An image run written by hand (as ``synthesize`` records one) whose prompts carry ``metas``."""
@@ -278,7 +278,7 @@ def _image_run(folder: Path, metas: list) -> Path:
 @FAST
 @given(data=st.data())
 def test_an_image_runs_prompt_metadata_of_any_shape_is_matched_or_refused_in_one_sentence(tmp_path, data):
-    # issue 34 item 1: probe --image RUN reads each image's prompt metadata against its question
+    # probe --image RUN reads each image's prompt metadata against its question
     import tempfile
 
     from spatialprobe.benchmarks.commonsense import task_source
@@ -300,7 +300,7 @@ def test_an_image_runs_prompt_metadata_of_any_shape_is_matched_or_refused_in_one
 @FAST
 @given(data=st.data())
 def test_report_reads_a_run_config_of_any_shape_or_skips_it_in_one_sentence(tmp_path, data):
-    # issue 34 item 20: report labels rows by every setting, the model adapter's options too
+    # report labels rows by every setting, the model adapter's options too
     import tempfile
 
     from spatialprobe.reports.runs import labels, load_runs

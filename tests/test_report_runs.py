@@ -159,7 +159,7 @@ def test_mixed_kinds_and_the_spatialmqa_f1_each_get_their_own_columns(seeds, tmp
 
 def test_many_runs_of_several_kinds_get_a_table_each_rows_labelled_by_the_adapter_option_that_differs(
         seeds, tmp_path):
-    # issue 34 item 20: ask runs that differ in one adapter option were labelled by their folders
+    # ask runs that differ in one adapter option were labelled by their folders
     root, _ = seeds
     runs = []
     for normalize, accuracy in (("sum", 50.0), ("char", 62.5)):

@@ -1,5 +1,5 @@
 """A run owns its folder, default folders follow one rule, file outputs refuse a directory, and
-a run's provenance can be checked (issue 20, rules 1 and 9).
+a run's provenance can be checked.
 
 Every refusal is a known answer: exit code 2, the one sentence naming the file, and the folder
 unchanged byte for byte (no file added either: not even ``run.lock``).
@@ -288,7 +288,7 @@ def test_a_resumed_run_keeps_its_config_and_lists_the_resume(tmp_path):
 
 
 def test_a_full_disk_inside_sqlite_is_the_one_sentence_a_full_disk_gets(tmp_path, monkeypatch):
-    """Issue 34 item 14: SQLite's own "database or disk is full" (here: a real SQLITE_FULL, the
+    """SQLite's own "database or disk is full" (here: a real SQLITE_FULL, the
     cache capped by ``PRAGMA max_page_count``) reaches the command as the full-disk OSError of
     run.sqlite, which ``spatialprobe`` says in its one sentence, not as a traceback."""
     import errno

@@ -19,7 +19,7 @@ KINDS = ("probe", "synthesize", "judge", "human", "visor", "ask", "vsr-train", "
 HOLD_THEIR_SETTINGS = ("judge-compare", "visor", "vqa-judge", "vqa-visor", "judge", "human", "synthesize", "probe",
                        "vsr-train")
 """Kinds built from their settings alone (``Kind(settings)``): resolved, from_settings and
-inputs are the base's, written once (issue 28 item 6); the asked-items kinds follow."""
+inputs are the base's, written once; the asked-items kinds follow."""
 
 
 def invoke(*args):

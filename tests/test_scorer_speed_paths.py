@@ -1,4 +1,4 @@
-"""Issue 21's fast paths give the previous scores: the causal LM's shared contexts, ViLT's one pass per prompt.
+"""The fast paths give the previous scores: the causal LM's shared contexts, ViLT's one pass per prompt.
 
 The previous code is kept in ``tests/causal_reference.py`` and ``tests/vilt_reference.py``; both
 paths run on the same model object. Bounds: the causal path adds the same float32
@@ -28,7 +28,7 @@ from spatialprobe.tasks import data as task_data
 CAUSAL_BOUND = 5e-5
 """|log-likelihood difference|, float32: a few units in the last place of numbers near -50."""
 HEAD_BOUND = 1e-5
-"""|difference| between the chunked head (issue 28) and the head's logits written out whole."""
+"""|difference| between the chunked head and the head's logits written out whole."""
 VILT_BOUND = 1e-5
 
 
@@ -148,7 +148,7 @@ def test_causal_models_failing_the_check_keep_full_passes(gpt2_dir, monkeypatch)
     assert len(passes) == 2 * 4  # 10 prompts x 20 words, 64 per pass, twice
 
 
-# -- the chunked head (issue 28) ------------------------------------------------------------------
+# -- the chunked head ------------------------------------------------------------------
 @pytest.mark.parametrize("bias", [False, True])
 def test_chunked_head_equals_the_whole_logits_on_random_inputs(bias):
     """Blocks of 512 rows and chunks of the vocabulary (5,003 ids: the last chunk is short) give
@@ -191,7 +191,7 @@ def test_chunked_head_recomputes_a_row_whose_later_logits_overflow_the_first_chu
 
 @pytest.mark.parametrize("format", ["plain", "chat"])
 def test_causal_scores_equal_the_whole_logits_path(gpt2_dir, format):
-    """The scorer of main before issue 28 (the head's logits written out whole, each pass read at
+    """The scorer of the earlier main (the head's logits written out whole, each pass read at
     once) and today's, on the same random GPT-2 and size requests: within 1e-5, the same best words."""
     scorer = causal(gpt2_dir, format=format, batch_size=16)
     assert isinstance(scorer._shared.reads, HeadLogProbs)

@@ -74,7 +74,7 @@ def test_no_errors_give_ism_box_100(tmp_path, task, step, labels):
     assert {item.meta["label"] for item in prompts.items} == labels  # every answer is drawn
     shapes_run(prompts, tmp_path / "images")
     summary = judged(task, tmp_path / "images", tmp_path / "judge")
-    # a perfect judge: 100, with the Wilson interval of its rows (issue 29: all right proves no 100 %)
+    # a perfect judge: 100, with the Wilson interval of its rows (all right proves no 100 %)
     accuracy = summary["accuracy"]
     assert {k: accuracy[k] for k in ("mean", "std", "n")} == {"mean": 100.0, "std": None, "n": len(prompts.items)}
     assert accuracy["ci"][1] == 100.0 and 93 < accuracy["ci"][0] < 94

@@ -1,4 +1,4 @@
-"""Issue 34 item 16: the suite never writes runs into the user's run index. Module- and
+"""the suite never writes runs into the user's run index. Module- and
 session-scoped fixtures run before any function-scoped fixture, so the home is isolated when the
 session starts (tests/conftest.py ``pytest_configure``); a run made in a module-scoped fixture
 lands in the suite's temp home."""

@@ -1,4 +1,4 @@
-"""Every input validated against its task before anything runs (issue 20, rule 4).
+"""Every input validated against its task before anything runs.
 
 Each case is a known answer: exit code 2, the exact sentence naming file, line and field, and
 nothing written; where ``spatialprobe datasets validate`` reads the same kind of file, it gives
@@ -372,7 +372,7 @@ def test_probe_with_allow_duplicates_runs_counts_and_replays(tmp_path):
     assert out.splitlines()[-1] == f"confirmed: identity {config['identity'][:12]}"
 
 
-# ---- issue 34 item 18: posrel's person and object under two actions is its design, not a repeat ----
+# ---- posrel's person and object under two actions is its design, not a repeat ----
 def test_the_builtin_posrel_set_warns_of_no_repeats_and_a_true_repeat_names_no_flag_not_given(tmp_path):
     data = tmp_path / "posrel.jsonl"
     assert invoke("datasets", "export", "posrel", "--out", data)[0] == 0

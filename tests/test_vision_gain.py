@@ -1,4 +1,4 @@
-"""Known answer for the vision gain through the engine's public path (issue 30, "How to know it works").
+"""Known answer for the vision gain through the engine's public path .
 
 A tiny image model is trained here to read one relation from an image: whether a red square is
 left of a blue one. The images are drawn with PIL (40 to train, 24 to test); the model is one

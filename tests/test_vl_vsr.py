@@ -234,7 +234,7 @@ def test_vsr_command_with_tiny_clip(tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     row = json.loads((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()[0])
-    # one row schema for every family (issue 28): yes/no labels; the contrastive scores are
+    # one row schema for every family: yes/no labels; the contrastive scores are
     # (negation, caption) and the caption wins only when it scores strictly higher
     assert row["question"] == "The cat is not touching the dog. | The cat is touching the dog."
     assert row["pred"] == ("yes" if row["scores"][1] > row["scores"][0] else "no")

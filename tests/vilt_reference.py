@@ -1,4 +1,4 @@
-"""The ViLT scoring path as it was before issue 21 (commit a6d4cfb), kept as the reference.
+"""The ViLT scoring path as it was at commit a6d4cfb, kept as the reference.
 
 ``ViltMaskedLMScorer.score`` now reads every answer word with the same number of pieces from one
 pass (one forward row per prompt and image for single-piece answers). This is the previous code,

@@ -1,4 +1,4 @@
-"""Run folders of the run kinds issue 28 retired, read as ask runs: the explicit mapping.
+"""Run folders of the retired run kinds, read as ask runs: the explicit mapping.
 
 Before the engine, ``vsr``, ``spatialmqa`` and ``qa`` were run kinds of their own; now every
 benchmark is a source (:mod:`spatialprobe.benchmarks`) asked by the one ``ask`` kind

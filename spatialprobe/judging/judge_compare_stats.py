@@ -8,7 +8,7 @@ each drawn prompt (:func:`spatialprobe.metrics.intervals.cluster_bootstrap`, see
 prompt has one image this is the image bootstrap, draw for draw. The interval is for the
 statistic over new prompts drawn like these, each with as many images: when judges' disagreement
 depends on the prompt, the images of one prompt are not independent and resampling images
-covered κ 0.83 (issue 29; ``bench/calibration.py`` measures it). Within an image run, one set
+covered κ 0.83 (``bench/calibration.py`` measures it). Within an image run, one set
 of resamples serves every statistic, so the judges and pairs are measured on the same draws.
 Kendall's tau resamples each model's prompts on their own (a stratified bootstrap, one seeded
 generator) and recomputes every judge's scores.

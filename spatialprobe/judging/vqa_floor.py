@@ -1,4 +1,4 @@
-"""The VQA judge's blind floor and its contrast questions (issue 32).
+"""The VQA judge's blind floor and its contrast questions.
 
 A judge that asks only the claim a prompt makes ("Is the man above the bus?") scores 100 if it
 says yes to everything, and it can score well from the question's wording alone. Two additions,

@@ -1,6 +1,6 @@
 """Intervals over clusters (objects, images, prompts): the specs (:class:`Resampling`) and the spine's hook.
 
-**Since issue 29 a run's intervals are cluster-robust** (:mod:`.robust`): each registered
+**A run's intervals are cluster-robust** (:mod:`.robust`): each registered
 statistic's influence per cluster and per object pair, the covariances of rows sharing a cluster
 summed, K/(K−1), t on K−1 degrees of freedom, and the cluster-adjusted Wilson interval for
 accuracies and shares (:func:`metric_intervals`). The cluster bootstrap below (pigeonhole weights,

@@ -18,7 +18,7 @@ How a request is scored (see :mod:`spatialprobe.models.base`):
   has a context.
 * ``format="chat"``: the prefix is the user's message; it is wrapped in the tokenizer's chat
   template with the generation prompt, and each word is scored as the assistant's reply.
-* Speed (issue 21): the options of a request share its context, so the context is run **once**
+* Speed: the options of a request share its context, so the context is run **once**
   (:mod:`.causal_prefix`): one pass over each distinct context, whose last position gives the
   first continuation token's log-probability and whose key/value cache the options continue
   from, batched over options and requests. The context's tokens are exactly the ids of the

@@ -12,7 +12,7 @@ are run as continuations of its key/value cache (the ``past_key_values`` generat
   hidden state; a model that does more to its logits (a soft cap, a scale) fails the check below
   and takes its logits from its own forward pass (``logits_to_keep=1`` for the last position).
 * A token's log-probability is ``logit - logsumexp(logits)``, the logit its own dot product with
-  the head's row. Through the head (:class:`HeadLogProbs`, issue 28) the reads of a whole chunk of
+  the head's row. Through the head (:class:`HeadLogProbs`) the reads of a whole chunk of
   contexts (their last positions, then every continuation batch's scored positions) are pooled
   (:class:`Pending`) and normalised together, and on a CPU the ``[positions, vocabulary]`` logits
   never exist whole: the head runs on a block of positions and a chunk of the vocabulary at a time,

@@ -11,7 +11,7 @@ How a request is scored (see :mod:`spatialprobe.models.base`):
   the word tokenized with the space it has in the sentence: ``" larger"`` after ``"is "``. The
   prefix and suffix are encoded separately around the masks, so no piece crosses the mask.
 * Identical encoded sequences are computed once; sequences are sorted by length and batched.
-* Speed (issue 14): the text around the masks is tokenised in one batch call per ``score`` call
+* Speed: the text around the masks is tokenised in one batch call per ``score`` call
   (cached), all inputs are packed into one buffer that goes to the device once
   (:mod:`.mlm_batches`), the LM head runs at the mask positions only, and the log-probabilities
   the answers need are gathered on the device and copied back once: this code waits for the

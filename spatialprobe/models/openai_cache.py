@@ -6,7 +6,7 @@ The key (:func:`request_key`) is the SHA-256 of the endpoint, the served model a
 the request's whole JSON body: the messages with each image's bytes (its data URL), and the
 decoding (``temperature``, ``max_tokens``, ``echo``, ``logprobs``). So a fresh run is never handed
 another model's answers, nor answers decoded otherwise or about other images (the three ways
-lm-eval's cache went wrong: its issues 3597, 3881 and 4006). The key's value is never part of it.
+lm-eval's cache went wrong: its #3597, #3881 and #4006). The key's value is never part of it.
 Only usable answers are stored: an empty or unreadable reply never is.
 """
 

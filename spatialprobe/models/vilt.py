@@ -15,7 +15,7 @@ Scores follow :mod:`spatialprobe.models.base`: the mean log-probability of a wor
 one ``[MASK]`` per piece. ViLT reads at most 40 text tokens (its position embeddings); a
 prompt longer than that is an error rather than a silently truncated sentence.
 
-Speed (issue 21), as the masked-LM scorer: the words of a request are grouped by their number
+Speed, as the masked-LM scorer: the words of a request are grouped by their number
 of pieces ``n``, and the prompt with ``n`` masks is read **once** for every word of that length
 (with its image): one forward pass per (prompt, image) when the answers are single pieces,
 instead of one per answer. Identical (text, image) rows are computed once; each distinct image
