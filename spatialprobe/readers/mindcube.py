@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.readers.base import Reader, letter_reader
 from spatialprobe.registry import component
 
 _SIMPLE = re.compile(r"([A-E])\.")
@@ -78,12 +78,9 @@ def read_mindcube(reply: str | None) -> str | None:
     return None
 
 
-def read(reply: str, asked: Asked) -> Reading:
-    """``extract_answer``'s reading (a letter beyond the item's options stays itself: never gold)."""
-    found = read_mindcube(reply)
-    if found is None:
-        return Reading(None, "no capital A-E by any of extract_answer's patterns")
-    return letter(asked, found, "the last match of extract_answer's first pattern that matches")
+read = letter_reader(read_mindcube, "the last match of extract_answer's first pattern that matches",
+                     "no capital A-E by any of extract_answer's patterns")
+"""The authors' reading as a :class:`~spatialprobe.readers.base.Reading`."""
 
 
 MINDCUBE = component("reader", "mindcube", "MindCube's extract_answer: a cascade of patterns, each its last match")(

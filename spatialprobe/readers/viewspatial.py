@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from spatialprobe.readers.base import Asked, Reader, Reading, letter
+from spatialprobe.readers.base import Reader, letter_reader
 from spatialprobe.registry import component
 
 PROMPT_FORMAT = "\nReply only to the corresponding option.\nAnswer:"
@@ -39,13 +39,9 @@ def read_viewspatial(reply: str | None) -> str | None:
     return extract_option(reply.split("\n")[-1])
 
 
-def read(reply: str, asked: Asked) -> Reading:
-    """The authors' reading as a :class:`~spatialprobe.readers.base.Reading` (a letter beyond the
-    item's options stays itself: never gold)."""
-    found = read_viewspatial(reply)
-    if found is None:
-        return Reading(None, "no whole letter A-D on the reply's last line")
-    return letter(asked, found, "the first whole letter A-D (any case) of the last line")
+read = letter_reader(read_viewspatial, "the first whole letter A-D (any case) of the last line",
+                     "no whole letter A-D on the reply's last line")
+"""The authors' reading as a :class:`~spatialprobe.readers.base.Reading`."""
 
 
 VIEWSPATIAL = component("reader", "viewspatial", "ViewSpatial's evaluate.py: the last line's first whole A-D")(
