@@ -195,7 +195,6 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
 VSI_MCA = ["object_rel_direction_easy", "object_rel_direction_medium", "object_rel_direction_hard",
            "object_rel_distance", "route_planning", "obj_appearance_order"]
 VSI_NA = ["object_abs_distance", "object_counting", "object_size_estimation", "room_size_estimation"]
-VSI_NA = ["object_abs_distance", "object_counting", "object_size_estimation", "room_size_estimation"]
 
 
 def write_copy(folder: Path, seed: int = 0, n: int = 60) -> tuple[Path, list[dict[str, Any]]]:
