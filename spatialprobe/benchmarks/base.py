@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 
 WORDINGS = ("question", "short", "contrastive", "cloze")
@@ -198,14 +199,18 @@ def vote(labels_per_image: Sequence[str | None], scores: Sequence[Sequence[float
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if counts else None
 
 
-def given(settings: Mapping[str, Any]) -> dict[str, Any]:
+def given(settings: Mapping[str, Any], needs: str | None = None) -> dict[str, Any]:
     """What a benchmark module is built from, whether ``settings`` come from ``spatialprobe bench``
     (``data`` a path) or from a run's config (``data`` recorded as ``{"file", "version"}``):
     ``data``, ``images``, ``split``, ``subset``, ``limit``, the module's ``options`` and the
-    ``wording`` asked (``--wording``: one of the module's ``WORDINGS``; None: the toolkit's)."""
+    ``wording`` asked (``--wording``: one of the module's ``WORDINGS``; None: the toolkit's).
+    ``needs``: for a module that reads a local copy, the sentence that refuses it without ``--data``
+    (what the copy is)."""
     data = settings.get("data")
     if isinstance(data, Mapping):
         data = data.get("file")
+    if data is None and needs is not None:
+        raise UsageError(needs)
     return {"data": str(data) if data is not None else None, "images": settings.get("images"),
             "split": settings.get("split"), "subset": settings.get("subset"), "limit": settings.get("limit"),
             "options": dict(settings.get("options") or {}), "wording": settings.get("wording")}

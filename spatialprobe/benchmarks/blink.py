@@ -91,9 +91,8 @@ def _item(records: Records, n: int, split: str) -> SourceItem:
            "BLINK spatial subtasks (several images asked together): accuracy per subtask, mean over subtasks")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """BLINK's chosen subtasks from the user's copy (``seed`` unused)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("blink needs --data: the BLINK-Benchmark/BLINK folder (Parquet per subtask) or hf:NAME")
+    found = given(settings, needs="blink needs --data: the BLINK-Benchmark/BLINK folder (Parquet per subtask) or "
+                                  "hf:NAME")
     split = found["split"] or "val"
     tasks = ALL if found["subset"] == "all" else (found["subset"],) if found["subset"] else SPATIAL
     parts = _read(found["data"], tasks, split)

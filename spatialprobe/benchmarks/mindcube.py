@@ -110,9 +110,8 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
            "baselines")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """MindCube's questions from the user's copy (``seed`` unused)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("mindcube needs --data: the MindCube data/ folder (with --subset tiny|full) or a JSONL file")
+    found = given(settings, needs="mindcube needs --data: the MindCube data/ folder (with --subset tiny|full) or a "
+                                  "JSONL file")
     if found["subset"] not in (None, *FILES):
         raise UsageError(f"--subset {found['subset']}: MindCube's subsets are {', '.join(FILES)}")
     data = _file(found["data"], found["subset"])

@@ -104,10 +104,8 @@ def _item(records: Records, n: int, folder: Path, eval_type: str) -> SourceItem:
            "OmniSpatial lettered questions: accuracy per task/sub-task type, mean over sampled runs, copy recorded")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """OmniSpatial's questions from the user's copy (``seed`` unused)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("omnispatial needs --data: the unpacked OmniSpatial-test folder (data.json) or a re-host's "
-                         "Parquet")
+    found = given(settings, needs="omnispatial needs --data: the unpacked OmniSpatial-test folder (data.json) or a "
+                                  "re-host's Parquet")
     eval_type = _reader(found)
     root = Path(found["data"])
     data = root / "data.json" if (root / "data.json").is_file() else root

@@ -173,9 +173,7 @@ def _located(data: str, images: str | None) -> tuple[str, list[Path]]:
            "SpatialScore version_0: multiple choice, yes/no and numeric items of 11 sources, scored by its scripts")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """SpatialScore version_0's questions from the user's copy (``seed`` unused)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("spatialscore needs --data: SpatialScore.json or SpatialScore-Hard.json (version_0)")
+    found = given(settings, needs="spatialscore needs --data: SpatialScore.json or SpatialScore-Hard.json (version_0)")
     data, folders = _located(found["data"], found["images"])
     records = read_records(data)
     items = [_item(records, n, folders) for n, row in enumerate(records.rows)

@@ -114,9 +114,7 @@ def _image(records: Records, n: int, by_index: Mapping[str, int], folders: Seque
            "3DSRBench lettered 3-D questions: vanilla, flip, circular, flip+circular (VLMEvalKit's or authors' groups)")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """3DSRBench's rows from the user's copy (``seed`` unused)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("3dsrbench needs --data: the authors' or VLMEvalKit's 3DSRBench TSV")
+    found = given(settings, needs="3dsrbench needs --data: the authors' or VLMEvalKit's 3DSRBench TSV")
     grouping = found["options"].get("grouping", "vlmevalkit")
     if grouping not in ("vlmevalkit", "authors"):
         raise UsageError(f"--option grouping={grouping}: it is vlmevalkit or authors")

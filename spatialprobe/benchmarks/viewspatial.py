@@ -32,7 +32,6 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
-from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.viewspatial import PROMPT_FORMAT, extract_option
 from spatialprobe.registry import component
@@ -90,9 +89,8 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
            "ViewSpatial-Bench camera/person-perspective questions: accuracy per type, the authors' last-line reader")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """ViewSpatial-Bench's questions from the user's copy (``seed`` unused)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("viewspatial needs --data: the ViewSpatial-Bench checkout or its eval/ViewSpatial-Bench.json")
+    found = given(settings, needs="viewspatial needs --data: the ViewSpatial-Bench checkout or its "
+                                  "eval/ViewSpatial-Bench.json")
     data, folders = _located(found["data"])
     records = read_records(data, split=found["split"])
     folders = [Path(found["images"])] if found["images"] else folders

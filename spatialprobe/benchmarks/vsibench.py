@@ -145,9 +145,7 @@ def _frames(video: Path, shown: str, rule: str, k: int) -> list[str]:
            "VSI-Bench (and --subset debiased) video questions as sampled frames: accuracy, MRA, the authors' overall")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """VSI-Bench's questions from the user's copy, each with its video's sampled frames (``seed`` unused)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("vsibench needs --data: the VSI-Bench dataset folder, test.jsonl or its Parquet file")
+    found = given(settings, needs="vsibench needs --data: the VSI-Bench dataset folder, test.jsonl or its Parquet file")
     if found["subset"] not in (None, "full", "debiased"):
         raise UsageError(f"--subset {found['subset']}: VSI-Bench's subsets are full and debiased")
     options = found["options"]

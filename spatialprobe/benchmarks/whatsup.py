@@ -217,9 +217,7 @@ def _qa(data: Path, found: Mapping[str, Any], subset: str, shuffled: bool) -> tu
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     """What'sUp's items of one subset from the user's copy (``seed`` unused: the option order is
     drawn from each item's key)."""
-    found = given(settings)
-    if found["data"] is None:
-        raise UsageError("whatsup needs --data: one of the authors' JSON files")
+    found = given(settings, needs="whatsup needs --data: one of the authors' JSON files")
     data = Path(found["data"])
     subset = subset_of(found["data"], found["subset"])
     order = found["options"].get("order", "shuffled")
