@@ -21,10 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
+
+if TYPE_CHECKING:
+    from spatialprobe.benchmarks.local_copy import Records
 
 WORDINGS = ("question", "short", "contrastive", "cloze")
 """Every wording a source may offer, in the order the docstring describes them."""
@@ -227,3 +230,15 @@ def recorded(name: str, found: Mapping[str, Any], data: str, version: str, **mor
             "images": str(Path(images).resolve()) if images else None, "split": found.get("split"),
             "subset": found.get("subset"), "limit": found.get("limit"), "options": dict(found.get("options") or {}),
             **({"wording": found["wording"]} if found.get("wording") else {}), **more}
+
+
+def copy_source(name: str, found: Mapping[str, Any], records: Records, items: Sequence[SourceItem],
+                labels: tuple[str, ...], spec: Resampling, details: Mapping[str, Any] | None = None,
+                **declared: Any) -> Source:
+    """Benchmark ``name``'s Source of ``items`` read from the user's copy (``records``; ``found``:
+    :func:`given`'s): task ``name``, dataset ``name@`` the copy's content version, the settings
+    :func:`recorded` from ``found``, details counting the copy's questions (and ``details``);
+    ``declared``: the module's other Source fields (``official``, ``reader``, ``matching``, ...)."""
+    return Source(name, name, f"{name}@{records.version}", labels, tuple(items), spec,
+                  settings=recorded(name, found, found["data"], records.version),
+                  details={"total": len(records.rows), "what": "questions", **(details or {})}, **declared)

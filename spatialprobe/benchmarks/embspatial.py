@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, options_text, read_copy
 from spatialprobe.benchmarks.sentence_facts import stated_fact
 from spatialprobe.metrics.intervals import Resampling
@@ -74,10 +74,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     items = items[:found["limit"]]
     labels = option_letters(items, found, "EmbSpatial questions", "source")
     spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
-    return Source("embspatial", "embspatial", f"embspatial@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, reader="lmms-first-letter",
-                  settings=recorded("embspatial", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions"})
+    return copy_source("embspatial", found, records, items, labels, spec, official=OFFICIAL, reader="lmms-first-letter")
 
 
 def demo(folder: Path, seed: int = 0) -> Any:

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import Records, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
@@ -128,12 +128,11 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                         {**i.fields, "frequency_right": int(i.gold == frequent)
                          if IN_OVERALL[i.fields["setting"]] else None}, views=i.views) for i in items]
     spec = Resampling(labels, ("group",), key=("instance_id",), pooled=True, unit="multi-view image groups")
-    return Source("mindcube", "mindcube", f"mindcube@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, matching=matching, reader="mindcube",
-                  settings=recorded("mindcube", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions", "frequent_gold": frequent,
-                           "settings": dict(Counter(i.fields["setting"] for i in items)),
-                           "overall": "translation left out of accuracy, as their BasicEvaluator does"})
+    return copy_source("mindcube", found, records, items, labels, spec, official=OFFICIAL, matching=matching,
+                       reader="mindcube",
+                       details={"frequent_gold": frequent,
+                                "settings": dict(Counter(i.fields["setting"] for i in items)),
+                                "overall": "translation left out of accuracy, as their BasicEvaluator does"})
 
 
 def write_copy(folder: Path, seed: int = 0, n: int = 30) -> tuple[Path, list[dict[str, Any]]]:

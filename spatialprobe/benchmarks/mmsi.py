@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import Records, image_file, image_folders, letters, option_letters, read_copy
 from spatialprobe.errors import UsageError
 from spatialprobe.files import parse_json
@@ -106,10 +106,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     items = items[:found["limit"]]
     labels = option_letters(items, found, "MMSI-Bench questions", "type")
     spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
-    return Source("mmsi", "mmsi", f"mmsi@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
-                  reader="mmsi",
-                  settings=recorded("mmsi", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions"})
+    return copy_source("mmsi", found, records, items, labels, spec, official=OFFICIAL, reader="mmsi")
 
 
 def demo(folder: Path, seed: int = 0) -> Any:

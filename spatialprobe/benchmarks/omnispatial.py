@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
@@ -116,13 +116,11 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     labels = option_letters(items, found, "OmniSpatial questions", "task type")
     copies = Counter(copy_of(row) for row in records.rows)
     spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
-    return Source("omnispatial", "omnispatial", f"omnispatial@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, reader=READERS[eval_type].name, sampling="mean",
-                  settings=recorded("omnispatial", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions",
-                           "copy": {"read": [COPIES[c] for c in copies], "content_hash": records.version},
-                           "eval_type": eval_type,
-                           "licence": "CC BY-NC 4.0 (the authors' test set; re-hosts' labels differ)"})
+    return copy_source("omnispatial", found, records, items, labels, spec, official=OFFICIAL,
+                       reader=READERS[eval_type].name, sampling="mean",
+                       details={"copy": {"read": [COPIES[c] for c in copies], "content_hash": records.version},
+                                "eval_type": eval_type,
+                                "licence": "CC BY-NC 4.0 (the authors' test set; re-hosts' labels differ)"})
 
 
 OMNI_TASKS = {"Dynamic_Reasoning": ("Manipulation", "Motion_Analysis"),

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import (
     image_folders,
     letters,
@@ -76,9 +76,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,
                         {**i.fields, "scale": scale}, views=i.views) for i in items]
     spec = Resampling(labels, ("item",), key=("instance_id",), pooled=True, unit="questions")
-    return Source("site", "site", f"site@{records.version}", labels, tuple(items), spec, official=OFFICIAL,
-                  matching=matching, reader="site", settings=recorded("site", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions"})
+    return copy_source("site", found, records, items, labels, spec, official=OFFICIAL, matching=matching, reader="site")
 
 
 def demo(folder: Path, seed: int = 0) -> Any:

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, read_records
 from spatialprobe.benchmarks.numeric_answers import NUMERIC_FIELDS, NUMERIC_OFFICIAL, number_of, numeric_fields
 from spatialprobe.errors import UsageError
@@ -183,10 +183,8 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                          (f" of source {found['subset']!r}" if found["subset"] else ""))
     labels = tuple(dict.fromkeys(label for item in items for label in item.labels))
     spec = Resampling(labels, ("unit",), key=("instance_id",), pooled=True, unit="image sets")
-    return Source("spatialscore", "spatialscore", f"spatialscore@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, matching=matching, reader="spatialscore",
-                  settings=recorded("spatialscore", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions", "version": "version_0 (v2 is unpublished)"})
+    return copy_source("spatialscore", found, records, items, labels, spec, official=OFFICIAL, matching=matching,
+                       reader="spatialscore", details={"version": "version_0 (v2 is unpublished)"})
 
 
 def write_copy(folder: Path, seed: int = 0, n: int = 48) -> tuple[Path, list[dict[str, Any]]]:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
@@ -141,11 +141,9 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     if len({i.key for i in items}) != len(items):
         raise DataError(records.path, None, "index", "two rows share index and qid")
     spec = Resampling(letters(4), ("base",), key=("instance_id",), pooled=True, unit="questions")
-    return Source("3dsrbench", "3dsrbench", f"3dsrbench@{records.version}", letters(4), tuple(items), spec,
-                  official=OFFICIAL, extras=extras, reader="vlmeval-can-infer",
-                  settings=recorded("3dsrbench", found, found["data"], records.version),
-                  variants={name: name for name in KEYS},
-                  details={"total": len(records.rows), "what": "questions", "grouping": grouping})
+    return copy_source("3dsrbench", found, records, items, letters(4), spec, official=OFFICIAL, extras=extras,
+                       reader="vlmeval-can-infer", variants={name: name for name in KEYS},
+                       details={"grouping": grouping})
 
 
 def extras(run: Any, summary: Mapping[str, Any]) -> None:

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
+from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.viewspatial import PROMPT_FORMAT, extract_option
@@ -100,10 +100,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     items = items[:found["limit"]]
     labels = option_letters(items, found, "ViewSpatial-Bench questions", "question type")
     spec = Resampling(labels, ("unit",), key=("instance_id",), pooled=True, unit="ScanNet scenes and COCO images")
-    return Source("viewspatial", "viewspatial", f"viewspatial@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, reader="viewspatial",
-                  settings=recorded("viewspatial", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions"})
+    return copy_source("viewspatial", found, records, items, labels, spec, official=OFFICIAL, reader="viewspatial")
 
 
 def write_copy(folder: Path, seed: int = 0, n: int = 40) -> tuple[Path, list[dict[str, Any]]]:
