@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
+from spatialprobe.benchmarks.local_copy import (
+    Records,
+    image_file,
+    lettered_question,
+    letters,
+    read_records,
+)
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component
@@ -42,7 +48,6 @@ ALL = ("Visual_Similarity", "Counting", "Relative_Depth", "Jigsaw", "Art_Style",
        "Semantic_Correspondence", "Spatial_Relation", "Object_Localization", "Visual_Correspondence",
        "Multi-view_Reasoning", "Relative_Reflectance", "Forensic_Detection", "IQ_Test")
 """The 14 subtasks the authors' ``Total`` averages (``eval/evaluate.py`` l. 81-83)."""
-QUESTION = "{question}\n{options}\nAnswer with the option's letter."
 ACCURACY = Official({"accuracy": "accuracy"}, ("sub_task",))
 SPATIAL_MEAN = Official({"blink_spatial": "mean"}, pred="blink_spatial_value", only="spatial")
 TOTAL = Official({"blink": "mean"}, pred="blink_value")
@@ -81,7 +86,7 @@ def _item(records: Records, n: int, split: str) -> SourceItem:
     if not shown:
         raise records.error(n, "image_1", "no image")
     task = task_of(idx, split) if split in idx else str(row.get("sub_task", "")).replace(" ", "_")
-    question = QUESTION.format(question=records.require(n, "question"), options=options_text(choices))
+    question = lettered_question(records.require(n, "question"), choices)
     return SourceItem(idx, question, choices, letters(len(choices)), gold, shown[0], (),
                       {"sub_task": task, "item": hashlib.sha256(idx.encode()).hexdigest()[:12]},
                       views=tuple(shown[1:]))

@@ -31,9 +31,9 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import (
     image_file,
     image_folders,
+    lettered_question,
     letters,
     option_letters,
-    options_text,
     read_copy,
 )
 from spatialprobe.errors import UsageError
@@ -41,7 +41,6 @@ from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
-QUESTION = "{question}\n{options}\nAnswer with the option's letter."
 SHARES = {"ADE20K": 0.25, "COCO": 0.25, "Omni3D": 0.5}
 """Each source's share of the official combination."""
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("source", "type", "task")),
@@ -86,8 +85,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
             raise records.error(n, "source", f"{source!r:.60} is none of {', '.join(SHARES)}")
         image = image_file(records.require(n, "image"), folders=folders, what=records.place(n, "image"))
         name = row.get("filename") or (row["image"] if isinstance(row["image"], str) else image)
-        items.append(SourceItem(key, QUESTION.format(question=records.require(n, "question"),
-                                                     options=options_text(choices)),
+        items.append(SourceItem(key, lettered_question(records.require(n, "question"), choices),
                                 choices, letters(len(choices)), gold, image, (),
                                 {"image": str(name), "source": source, "type": str(row.get("type", "")),
                                  "task": str(row.get("task", ""))}))

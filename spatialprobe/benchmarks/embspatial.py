@@ -26,13 +26,19 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
-from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, options_text, read_copy
+from spatialprobe.benchmarks.local_copy import (
+    Records,
+    image_file,
+    lettered_question,
+    letters,
+    option_letters,
+    read_copy,
+)
 from spatialprobe.benchmarks.sentence_facts import stated_fact
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
-QUESTION = "{question}\n{options}\nAnswer with the option's letter."
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("data_source", "relation")),)
 
 
@@ -64,7 +70,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
             raise records.error(n, "answer", f"{answer!r:.60} is no index of the {len(options)} options")
         image = _image(records, n, folders)
         key = str(row.get("question_id", n))
-        question = QUESTION.format(question=records.require(n, "question"), options=options_text(options))
+        question = lettered_question(records.require(n, "question"), options)
         items.append(SourceItem(key, question, options, letters(len(options)), letters(len(options))[answer], image,
                                 tuple(str(o) for o in (records.listed(n, "objects") if row.get("objects") else ())),
                                 {"data_source": str(row.get("data_source", "")),

@@ -388,6 +388,12 @@ def options_text(options: Sequence[str]) -> str:
     return "\n".join(f"{chr(65 + n)}. {o}" for n, o in enumerate(options))
 
 
+def lettered_question(question: Any, options: Sequence[str]) -> str:
+    """The toolkit's wording of a lettered item: the question, its options one a line
+    (:func:`options_text`), then "Answer with the option's letter."."""
+    return f"{question}\n{options_text(options)}\nAnswer with the option's letter."
+
+
 def letters(n: int) -> tuple[str, ...]:
     """The first ``n`` option letters."""
     return tuple(chr(65 + i) for i in range(n))

@@ -28,16 +28,15 @@ from typing import Any
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
 from spatialprobe.benchmarks.local_copy import (
     image_folders,
+    lettered_question,
     letters,
     option_letters,
-    options_text,
     read_copy,
 )
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
-QUESTION = "{question}\n{options}\nAnswer with the option's letter."
 OFFICIAL = (Official({"accuracy": "accuracy"}, ("category", "dataset")),
             Official({"chance_adjusted_accuracy": "mean"}, pred="site_value"))
 
@@ -65,8 +64,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
             raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
         shown = records.images(n, "visual", folders)
         key = str(row.get("id", n))
-        question = QUESTION.format(question=str(records.require(n, "question")).replace("<image>", "").strip(),
-                                   options=options_text(options))
+        question = lettered_question(str(records.require(n, "question")).replace("<image>", "").strip(), options)
         items.append(SourceItem(key, question, options, letters(len(options)), gold, shown[0], (),
                                 {"category": str(row.get("category", "")), "dataset": str(row.get("dataset", "")),
                                  "item": hashlib.sha256(key.encode()).hexdigest()[:12]}, views=tuple(shown[1:])))

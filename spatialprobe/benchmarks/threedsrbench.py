@@ -34,14 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
-from spatialprobe.benchmarks.local_copy import Records, image_file, letters, options_text, read_records
+from spatialprobe.benchmarks.local_copy import (
+    Records,
+    image_file,
+    lettered_question,
+    letters,
+    read_records,
+)
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component
 
 OPTIONS = {"grouping": "vlmevalkit (default: circular groups qid[:8] / qid[:13], as VLMEvalKit and lmms-eval) or "
                        "authors (the qid without a trailing -N, as the authors' compute_3dsrbench_results.py)"}
-QUESTION = "{question}\n{options}\nAnswer with the option's letter."
 MAIN = {"height_higher": "height", "location_above": "location", "location_closer_to_camera": "location",
         "location_next_to": "location", "orientation_in_front_of": "orientation",
         "orientation_on_the_left": "orientation", "orientation_viewpoint": "orientation",
@@ -135,7 +140,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                   **{name: key(qid) for name, key in KEYS.items()}}
         if grouping == "authors":
             fields["circular"] = authors_key(qid)
-        question = QUESTION.format(question=records.require(n, "question"), options=options_text(options))
+        question = lettered_question(records.require(n, "question"), options)
         items.append(SourceItem(f"{row.get('index', n)}|{qid}", question, options, letters(len(options)), gold,
                                 _image(records, n, by_index, folders), (), fields))
     if len({i.key for i in items}) != len(items):
