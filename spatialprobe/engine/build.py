@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spatialprobe.benchmarks.base import Source
-from spatialprobe.engine.run import AskRun, AskRunSettings, choose_wording
+from spatialprobe.engine.run import AskRun, AskRunSettings
+from spatialprobe.engine.wording import choose_wording
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition
 from spatialprobe.runner.settings import Component
