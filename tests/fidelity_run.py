@@ -72,7 +72,7 @@ def engine_metrics(source: Any, answers: Mapping[str, Mapping[str, Any]]) -> tup
 
 
 def built(name: str, data: Path, **settings: Any) -> Any:
-    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.benchmarks.copy_images import text_only
     from spatialprobe.engine.rebuild import rebuild_source
 
     with text_only():

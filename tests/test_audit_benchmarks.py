@@ -69,7 +69,7 @@ def test_geneval2s_four_replies_are_two_answers_for_chance_and_the_guard(tmp_pat
 def test_a_module_with_its_own_image_checks_reads_text_only(tmp_path):
     """COMFORT looks for each sweep's images itself, GenEval 2 needs its prompts' generated images:
     under the audit neither is looked for (GenEval 2's questions are read without --images)."""
-    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.benchmarks.copy_images import text_only
     from spatialprobe.engine.rebuild import rebuild_source
 
     config = {"path_type": "rotate", "relation": "totheleft", "var_shape": "Sphere", "var_color": "red",

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from spatialprobe.benchmarks.local_copy import image_file, read_records
+from spatialprobe.benchmarks.copy_images import image_file
+from spatialprobe.benchmarks.local_copy import read_records
 from spatialprobe.errors import DataError, UsageError
 
 ROWS = [{"id": "q1", "question": "Is the cat left of the dog?", "answer": "A"},

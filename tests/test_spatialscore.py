@@ -89,7 +89,7 @@ def test_the_published_hard_file_is_read_when_the_mirror_holds_it(tmp_path):
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("the SpatialScore mirror is not here")
     (tmp_path / "SpatialScore-Hard.json").write_text(text)
-    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.benchmarks.copy_images import text_only
 
     with text_only():
         source = rebuild_source({"name": "spatialscore", "data": str(tmp_path / "SpatialScore-Hard.json")}, 0)

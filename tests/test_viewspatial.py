@@ -17,7 +17,7 @@ from official import viewspatial as theirs
 from official.replies import replies
 from typer.testing import CliRunner
 
-from spatialprobe.benchmarks.local_copy import text_only
+from spatialprobe.benchmarks.copy_images import text_only
 from spatialprobe.cli import app
 from spatialprobe.engine.metrics import official_metrics
 from spatialprobe.engine.rebuild import rebuild_source

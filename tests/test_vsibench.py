@@ -109,7 +109,7 @@ def _official(items, said, records):
 
 def test_the_official_numbers_equal_thinking_in_space_on_random_replies(copy):
     folder, records = copy
-    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.benchmarks.copy_images import text_only
 
     with text_only():  # the scoring alone: no frame is decoded
         source = rebuild_source({"name": "vsibench", "data": str(folder)}, 0)

@@ -39,7 +39,7 @@ import numpy as np
 
 from spatialprobe.benchmarks import base
 from spatialprobe.benchmarks.base import Official, Source, SourceItem
-from spatialprobe.benchmarks.local_copy import images_checked
+from spatialprobe.benchmarks.copy_images import images_checked
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component

@@ -28,14 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.benchmarks.local_copy import (
-    image_file,
-    image_folders,
-    lettered_question,
-    letters,
-    option_letters,
-    read_copy,
-)
+from spatialprobe.benchmarks.copy_images import image_file
+from spatialprobe.benchmarks.local_copy import image_folders, lettered_question, letters, option_letters, read_copy
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
-from spatialprobe.benchmarks.local_copy import Records, image_file, image_folders, letters, option_letters, read_copy
+from spatialprobe.benchmarks.copy_images import image_file
+from spatialprobe.benchmarks.local_copy import Records, image_folders, letters, option_letters, read_copy
 from spatialprobe.errors import UsageError
 from spatialprobe.files import parse_json
 from spatialprobe.metrics.intervals import Resampling

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
-from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
+from spatialprobe.benchmarks.copy_images import image_file
+from spatialprobe.benchmarks.local_copy import Records, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.omnispatial import EVAL_TYPES, FORMAT_PROMPTS, READERS

@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.benchmarks.local_copy import images_checked
+from spatialprobe.benchmarks.copy_images import images_checked
 from spatialprobe.errors import DataError, UsageError
 
 
 class _Unread(dict[str, list[str]]):
-    """Every prompt's images, not read (:func:`spatialprobe.benchmarks.local_copy.text_only` without
+    """Every prompt's images, not read (:func:`spatialprobe.benchmarks.copy_images.text_only` without
     ``--images``): each prompt has one, named by nothing."""
 
     def __contains__(self, prompt: object) -> bool:

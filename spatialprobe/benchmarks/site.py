@@ -26,13 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
-from spatialprobe.benchmarks.local_copy import (
-    image_folders,
-    lettered_question,
-    letters,
-    option_letters,
-    read_copy,
-)
+from spatialprobe.benchmarks.local_copy import image_folders, lettered_question, letters, option_letters, read_copy
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component
 

@@ -77,7 +77,8 @@ def _data(found: Mapping[str, Any], mode: str) -> str:
 
 def spatialeval_source(found: Mapping[str, Any]) -> Source:
     """SpatialEval's questions of one modality (``--subset``) from the user's copy."""
-    from spatialprobe.benchmarks.local_copy import image_file, read_records
+    from spatialprobe.benchmarks.copy_images import image_file
+    from spatialprobe.benchmarks.local_copy import read_records
     from spatialprobe.errors import DataError
 
     mode = found.get("subset") or "tqa"

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
-from spatialprobe.benchmarks.local_copy import Records, image_file, letters, read_records
+from spatialprobe.benchmarks.copy_images import image_file
+from spatialprobe.benchmarks.local_copy import Records, letters, read_records
 from spatialprobe.benchmarks.numeric_answers import NUMERIC_FIELDS, NUMERIC_OFFICIAL, number_of, numeric_fields
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling

@@ -34,13 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, copy_source, given
-from spatialprobe.benchmarks.local_copy import (
-    Records,
-    image_file,
-    lettered_question,
-    letters,
-    read_records,
-)
+from spatialprobe.benchmarks.copy_images import image_file
+from spatialprobe.benchmarks.local_copy import Records, lettered_question, letters, read_records
 from spatialprobe.errors import DataError, UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import component

@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
-from spatialprobe.benchmarks.local_copy import Records, images_checked, letters, read_records, version_of
+from spatialprobe.benchmarks.copy_images import images_checked
+from spatialprobe.benchmarks.local_copy import Records, letters, read_records, version_of
 from spatialprobe.benchmarks.numeric_answers import number_of, numeric_fields
 from spatialprobe.benchmarks.video_frames import RULES, sampled_frames
 from spatialprobe.errors import UsageError

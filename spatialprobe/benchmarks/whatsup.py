@@ -157,7 +157,7 @@ def _folders(data: Path, images: str | None) -> list[Path]:
 
 def _controlled(data: Path, found: Mapping[str, Any], subset: str, shuffled: bool
                 ) -> tuple[list[SourceItem], str]:
-    from spatialprobe.benchmarks.local_copy import image_file
+    from spatialprobe.benchmarks.copy_images import image_file
 
     records = read_records(data, split=found["split"])
     folders = _folders(data, found["images"])
@@ -184,7 +184,7 @@ def _controlled(data: Path, found: Mapping[str, Any], subset: str, shuffled: boo
 
 
 def _qa(data: Path, found: Mapping[str, Any], subset: str, shuffled: bool) -> tuple[list[SourceItem], str]:
-    from spatialprobe.benchmarks.local_copy import image_file
+    from spatialprobe.benchmarks.copy_images import image_file
     from spatialprobe.files import read_json_file
 
     rows = read_json_file(data)

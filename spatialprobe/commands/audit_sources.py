@@ -1,4 +1,4 @@
-"""A benchmark read for an audit: its items without their images (``benchmarks.local_copy.text_only``),
+"""A benchmark read for an audit: its items without their images (``benchmarks.copy_images.text_only``),
 whatever command or module reads it - the seed tasks, VSR, SpatialMQA, QA, any benchmark module."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def benchmark(name: str, data: Path | None, split: str | None, part: str, task: 
     if name in benchmarks():
         if data is None:
             raise UsageError(f"audit blind {name} needs --data: your local copy of {name}.")
-        from spatialprobe.benchmarks.local_copy import text_only
+        from spatialprobe.benchmarks.copy_images import text_only
 
         with text_only():  # the questions alone: no image is looked for
             return rebuild_source(source_settings(name, str(data), None, split, *module), 0), ()

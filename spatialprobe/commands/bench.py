@@ -107,7 +107,7 @@ def bench_command(
     --blind, the vision gain. --demo tries it offline on a synthetic copy."""
     from contextlib import nullcontext
 
-    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.benchmarks.copy_images import text_only
     from spatialprobe.commands.demo import demo_inputs, required
     from spatialprobe.commands.engine_options import ask_and_print, text_alone
     from spatialprobe.engine.rebuild import rebuild_source

@@ -94,7 +94,7 @@ class AskRun(RunKind):
     Settings = AskRunSettings
 
     def __init__(self, settings: AskRunSettings, source: Source | None = None, model: Any = None):
-        from spatialprobe.benchmarks.local_copy import text_only
+        from spatialprobe.benchmarks.copy_images import text_only
         from spatialprobe.engine.rebuild import rebuild_source
 
         s = self.settings = settings

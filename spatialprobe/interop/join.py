@@ -41,7 +41,7 @@ def source_of(settings: Mapping[str, Any]) -> Any:
     if name not in joinable():
         raise UsageError(f"--source {name} cannot be joined here; these can: {', '.join(joinable())} "
                          "(or give --cluster FIELD).")
-    from spatialprobe.benchmarks.local_copy import text_only
+    from spatialprobe.benchmarks.copy_images import text_only
     from spatialprobe.engine.rebuild import rebuild_source
 
     with text_only():  # the items, their keys and clusters: no image is looked for
