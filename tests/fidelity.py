@@ -20,8 +20,8 @@ import math
 import random
 import string
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+from fidelity_newest import NEWEST  # noqa: E402
+from fidelity_run import ROUNDS, Measured, built, compare, draw_options, jsonl, replied  # noqa: E402
 from official import blink as o_blink  # noqa: E402
 from official import comfort as o_comfort  # noqa: E402
 from official import lmms_first_letter as o_lmms  # noqa: E402
@@ -40,119 +42,10 @@ from official import spatialeval as o_spatialeval  # noqa: E402
 from official import spatialmqa as o_mqa  # noqa: E402
 from official import vlmeval as o_vlmeval  # noqa: E402
 from official import whatsup as o_whatsup  # noqa: E402
-from official.replies import SHAPES, reply  # noqa: E402
+from official.replies import NUMERIC_SHAPES, SHAPES  # noqa: E402
 
-ROUNDS = 30
-"""Random runs per benchmark (each a fresh reply to every item)."""
-WORDS = ["left", "right", "above", "below", "behind", "in front", "near", "far", "inside", "on top"]
 DOCS = HERE.parent / "docs" / "fidelity.md"
 BEGIN, END = "<!-- readers table: begin (python tests/fidelity.py) -->", "<!-- readers table: end -->"
-
-
-@dataclass
-class Measured:
-    """One benchmark's official reader against its authors' code."""
-
-    benchmark: str
-    reader: str
-    cases: int = 0
-    shapes: set[str] = field(default_factory=set)
-    read_differently: int = 0
-    strict_differs: int = 0
-    """Replies ``strict`` reads otherwise than the official reader (the run's disagreement count)."""
-    differences: dict[str, float] = field(default_factory=dict)
-    """Metric -> the largest |engine − authors| over the runs, in points."""
-    note: str = ""
-
-    def add(self, metric: str, ours: float | None, theirs: float) -> None:
-        """One run's metric, the engine's against the authors'."""
-        diff = abs((ours if ours is not None else float("nan")) - theirs)
-        self.differences[metric] = max(self.differences.get(metric, 0.0), diff if diff == diff else float("inf"))
-
-    @property
-    def identical(self) -> bool:
-        return self.read_differently == 0 and all(d < 1e-6 for d in self.differences.values())
-
-
-# -- running the engine's reading on a source ------------------------------------------------------
-def engine_metrics(source: Any, answers: Mapping[str, Mapping[str, Any]]) -> tuple[list[dict[str, Any]], dict]:
-    """The rows the engine writes for ``answers`` (item key -> one answer) and its official metrics."""
-    from spatialprobe.engine.metrics import official_metrics
-    from spatialprobe.engine.reading import read_answers
-    from spatialprobe.readers.base import get
-
-    official, strict = get(source.reader), get("strict")
-    protocol = "generate" if "generate" in next(iter(answers.values())) else "likelihood"
-    rows = []
-    for item in source.items:
-        wording = item.wording("question")
-        rows.append({"instance_id": item.key, "gold": item.gold, **item.fields,
-                     **read_answers(source, item, wording, [answers[item.key]], protocol, official, strict)})
-    metrics, _ = official_metrics(rows, source.spec, source.official, strict=True)
-    found = {name: m.mean for name, m in metrics.items()}
-    found["__disagree"] = sum(r["pred"] != r["pred_strict"] for r in rows)
-    return rows, found
-
-
-def built(name: str, data: Path, **settings: Any) -> Any:
-    from spatialprobe.benchmarks.local_copy import text_only
-    from spatialprobe.engine.rebuild import rebuild_source
-
-    with text_only():
-        return rebuild_source({"name": name, "data": str(data), **settings}, 0)
-
-
-def _jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def _options(rng: random.Random, k: int) -> list[str]:
-    return rng.sample(WORDS, k)
-
-
-def _replies(source: Any, rng: random.Random, measured: Measured) -> dict[str, Any]:
-    """A random reply (of a random shape) to every item, meaning its gold letter about half the time."""
-    out = {}
-    for item in source.items:
-        options = list(item.wording("question").options)
-        drawn = reply(rng, options, string.ascii_uppercase[item.labels.index(item.gold)])
-        measured.cases += 1
-        measured.shapes.add(drawn.shape)
-        out[item.key] = drawn.text
-    return out
-
-
-def _generated(texts: Mapping[str, str]) -> dict[str, Any]:
-    return {key: {"generate": {"reply": text, "rule": None}} for key, text in texts.items()}
-
-
-Authors = Callable[[Any], tuple[Sequence[Any], dict[str, float]]]
-"""What was drawn -> (each item right or wrong, in the source's item order; metric -> the authors' number)."""
-
-
-def _compare(source: Any, measured: Measured, draw: Callable[[], tuple[dict[str, Any], Any]], authors: Authors,
-             rounds: int = ROUNDS, digits: int | None = None) -> Measured:
-    """``rounds`` runs: ``draw()`` gives the engine's answers (item key -> answer) and what the
-    authors' code is fed; each run's readings and metrics are compared (the engine's rounded to
-    ``digits`` where the authors round theirs)."""
-    for _ in range(rounds):
-        answers, fed = draw()
-        rows, ours = engine_metrics(source, answers)
-        measured.strict_differs += ours.pop("__disagree")
-        right, theirs = authors(fed)
-        measured.read_differently += sum((r["pred"] == r["gold"]) != bool(x) for r, x in zip(rows, right, strict=True))
-        for name, value in theirs.items():
-            mine = ours[name]
-            measured.add(name, mine if digits is None or mine is None else round(mine, digits), value)
-    return measured
-
-
-def _replied(source: Any, rng: random.Random, measured: Measured) -> Callable[[], tuple[dict[str, Any], Any]]:
-    def draw() -> tuple[dict[str, Any], Any]:
-        texts = _replies(source, rng, measured)
-        return _generated(texts), texts
-    return draw
 
 
 # -- the benchmarks -------------------------------------------------------------------------------
@@ -162,10 +55,10 @@ def measure_site(root: Path) -> Measured:
     docs = []
     for n in range(40):
         k = rng.randint(2, 5)
-        docs.append({"id": f"s{n}", "question": f"Where is thing {n}?", "options": _options(rng, k),
+        docs.append({"id": f"s{n}", "question": f"Where is thing {n}?", "options": draw_options(rng, k),
                      "answer": rng.choice(string.ascii_uppercase[:k]), "category": rng.choice(cats),
                      "dataset": rng.choice(["d1", "d2"]), "visual": [f"{n}.png"]})
-    source = built("site", _jsonl(root / "site.jsonl", docs))
+    source = built("site", jsonl(root / "site.jsonl", docs))
 
     def authors(texts: dict[str, str]) -> tuple[list[float], dict[str, float]]:
         out = [o_site.spatial_process_results(d, [texts[d["id"]]], rng=random.Random(f"site|{d['id']}"))
@@ -176,17 +69,17 @@ def measure_site(root: Path) -> Measured:
 
     measured = Measured("SITE", source.reader,
                         note="to their 5 decimals; an unread reply: the authors' random letter, seeded by the item")
-    return _compare(source, measured, _replied(source, rng, measured), authors, digits=5)
+    return compare(source, measured, replied(source, rng, measured), authors, digits=5)
 
 
 def _mmsi_source(root: Path, rng: random.Random) -> tuple[Any, list[dict[str, Any]]]:
     docs = []
     for n in range(40):
-        options = _options(rng, 4)
+        options = draw_options(rng, 4)
         text = ", ".join(f"{c}: {o}" for c, o in zip("ABCD", options, strict=True))
         docs.append({"id": f"m{n}", "question": f"Which one, {n}? Options: {text}", "answer": rng.choice("ABCD"),
                      "question_type": rng.choice(["camera", "object"]), "images": [f"{n}a.png", f"{n}b.png"]})
-    return built("mmsi", _jsonl(root / "mmsi.jsonl", docs)), docs
+    return built("mmsi", jsonl(root / "mmsi.jsonl", docs)), docs
 
 
 def measure_mmsi(root: Path, variant: str = "") -> Measured:
@@ -206,7 +99,7 @@ def measure_mmsi(root: Path, variant: str = "") -> Measured:
 
     measured = Measured("MMSI-Bench" + {"": "", "code": " (the fork's code)", "lmms": " (lmms-eval)"}[variant],
                         source.reader, note="nothing extracted scores 0 (the README's LLM fallback is not run)")
-    return _compare(source, measured, _replied(source, rng, measured), authors)
+    return compare(source, measured, replied(source, rng, measured), authors)
 
 
 def measure_cvbench(root: Path) -> Measured:
@@ -216,9 +109,9 @@ def measure_cvbench(root: Path) -> Measured:
         k = rng.randint(2, 6)
         docs.append({"idx": n, "type": rng.choice(["2D", "3D"]), "task": rng.choice(["Count", "Depth"]),
                      "source": ("ADE20K", "COCO", "Omni3D")[n % 3], "image": f"img/{n}.png",
-                     "question": f"Question {n}?", "choices": _options(rng, k),
+                     "question": f"Question {n}?", "choices": draw_options(rng, k),
                      "answer": f"({rng.choice(string.ascii_uppercase[:k])})"})
-    source = built("cv-bench", _jsonl(root / "cvbench.jsonl", docs))
+    source = built("cv-bench", jsonl(root / "cvbench.jsonl", docs))
 
     def authors(texts: dict[str, str]) -> tuple[list[bool], dict[str, float]]:
         out = [o_lmms.cv_bench_process_results(d, [texts[str(d["idx"])]])["cv_bench_acc"] for d in docs]
@@ -226,22 +119,22 @@ def measure_cvbench(root: Path) -> Measured:
                                                 "cv_bench": 100 * o_lmms.cv_bench_default_aggregate_results(out)}
 
     measured = Measured("CV-Bench", source.reader)
-    return _compare(source, measured, _replied(source, rng, measured), authors)
+    return compare(source, measured, replied(source, rng, measured), authors)
 
 
 def measure_embspatial(root: Path) -> Measured:
     rng = random.Random(5)
     docs = [{"question_id": n, "data_source": rng.choice(o_lmms.DATA_SOURCES), "image": f"{n}.png",
-             "question": f"Which is left, {n}?", "answer_options": _options(rng, 4), "answer": rng.randrange(4),
+             "question": f"Which is left, {n}?", "answer_options": draw_options(rng, 4), "answer": rng.randrange(4),
              "relation": rng.choice(["left", "above"]), "objects": ["a", "b"]} for n in range(40)]
-    source = built("embspatial", _jsonl(root / "embspatial.jsonl", docs))
+    source = built("embspatial", jsonl(root / "embspatial.jsonl", docs))
 
     def authors(texts: dict[str, str]) -> tuple[list[bool], dict[str, float]]:
         out = [o_lmms.embspatial_process_results(d, [texts[str(d["question_id"])]])["embspatial_acc"] for d in docs]
         return [o["is_correct"] for o in out], {"accuracy": 100 * o_lmms.embspatial_aggregate_results(out)}
 
     measured = Measured("EmbSpatial-Bench", source.reader)
-    return _compare(source, measured, _replied(source, rng, measured), authors)
+    return compare(source, measured, replied(source, rng, measured), authors)
 
 
 def measure_blink(root: Path) -> Measured:
@@ -251,9 +144,9 @@ def measure_blink(root: Path) -> Measured:
         for n in range(1, rng.randint(2, 4) + 1):
             k = rng.randint(2, 4)
             docs.append({"idx": f"val_{task}_{n}", "question": f"{task} {n}?", "sub_task": task.replace("_", " "),
-                         "choices": _options(rng, k), "answer": f"({rng.choice(string.ascii_uppercase[:k])})",
+                         "choices": draw_options(rng, k), "answer": f"({rng.choice(string.ascii_uppercase[:k])})",
                          "image_1": f"{task}{n}.png"})
-    source = built("blink", _jsonl(root / "blink.jsonl", docs), subset="all", split="val")
+    source = built("blink", jsonl(root / "blink.jsonl", docs), subset="all", split="val")
     spatial = ["Spatial_Relation", "Relative_Depth", "Multi-view_Reasoning"]
     answers = {d["idx"]: d["answer"] for d in docs}
     three = {k: v for k, v in answers.items() if any(f"val_{t}_" in k for t in spatial)}
@@ -266,7 +159,7 @@ def measure_blink(root: Path) -> Measured:
 
     measured = Measured("BLINK", source.reader, note="their GPT-3.5 matcher not run: such a reply counts wrong, "
                                                      "as their stored '(Z) Failed...'")
-    return _compare(source, measured, _replied(source, rng, measured), authors)
+    return compare(source, measured, replied(source, rng, measured), authors)
 
 
 def measure_3dsrbench(root: Path) -> Measured:
@@ -276,8 +169,8 @@ def measure_3dsrbench(root: Path) -> Measured:
         k = rng.randint(2, 4)
         docs.append({"index": n, "qid": f"q{n:07d}", "question": f"Is it {n}?", "category": "height_higher",
                      "answer": rng.choice(string.ascii_uppercase[:k]), "image": f"{n}.png",
-                     **dict(zip("ABCD", _options(rng, k), strict=False))})
-    source = built("3dsrbench", _jsonl(root / "3dsr.jsonl", docs))
+                     **dict(zip("ABCD", draw_options(rng, k), strict=False))})
+    source = built("3dsrbench", jsonl(root / "3dsr.jsonl", docs))
 
     def authors(texts: dict[str, str]) -> tuple[list[int], dict[str, float]]:
         hits = o_vlmeval.mcq_vanilla_hits([{**d, "prediction": texts[f"{d['index']}|{d['qid']}"]} for d in docs],
@@ -286,7 +179,7 @@ def measure_3dsrbench(root: Path) -> Measured:
 
     measured = Measured("3DSRBench", source.reader,
                         note="no judge (--judge exact_matching): a reply can_infer cannot read is 'Z', wrong")
-    return _compare(source, measured, _replied(source, rng, measured), authors)
+    return compare(source, measured, replied(source, rng, measured), authors)
 
 
 def measure_spatialeval(root: Path) -> Measured:
@@ -301,7 +194,7 @@ def measure_spatialeval(root: Path) -> Measured:
         listed = ", ".join(f"{c}. {o}" for c, o in zip(string.ascii_uppercase, options, strict=False))
         docs.append({"id": f"{task}.{n}.{qid}", "text": f"Question {n}? Available options: {listed}.",
                      "oracle_answer": options[letter], "oracle_option": string.ascii_uppercase[letter]})
-    source = built("spatialeval", _jsonl(root / "spatialeval.jsonl", docs))
+    source = built("spatialeval", jsonl(root / "spatialeval.jsonl", docs))
 
     def authors(texts: dict[str, str]) -> tuple[list[int | None], dict[str, float]]:
         verdicts = [o_spatialeval.official_correct(texts[d["id"]], d["id"], d["oracle_answer"]) for d in docs]
@@ -309,7 +202,7 @@ def measure_spatialeval(root: Path) -> Measured:
 
     measured = Measured("SpatialEval", source.reader,
                         note="the verdict is theirs: 'none' (also an unread reply) counts for 'no', '90' for '0'")
-    return _compare(source, measured, _replied(source, rng, measured), authors)
+    return compare(source, measured, replied(source, rng, measured), authors)
 
 
 def _as_the_authors_asked(text: str, options: Sequence[str]) -> str:
@@ -329,7 +222,7 @@ def measure_spatialmqa(root: Path) -> Measured:
         options = rng.sample(labels, rng.randint(2, 4))
         answer = labels[n % 6] if labels[n % 6] in options else rng.choice(options)
         docs.append({"image": f"{n}.jpg", "question": f"Where is the cup {n}?", "options": options, "answer": answer})
-    source, _ = spatialmqa_source(_jsonl(root / "test.jsonl", docs), None)
+    source, _ = spatialmqa_source(jsonl(root / "test.jsonl", docs), None)
 
     def authors(texts: dict[str, str]) -> tuple[list[int], dict[str, float]]:
         records = []
@@ -343,7 +236,7 @@ def measure_spatialmqa(root: Path) -> Measured:
     measured = Measured("SpatialMQA", source.reader,
                         note="calculate_xyz.py as it runs (its on/above clause discarded); a reply that is an "
                              "option's letter (our lettered wording) is that option's text")
-    return _compare(source, measured, _replied(source, rng, measured), authors)
+    return compare(source, measured, replied(source, rng, measured), authors)
 
 
 def measure_whatsup(root: Path) -> Measured:
@@ -374,7 +267,7 @@ def measure_whatsup(root: Path) -> Measured:
         (individual, _, _), _ = o_whatsup.evaluate_scores(dataset, np.array(scores)[:, None, :], "A")
         return np.argmax(np.array(scores), axis=-1) == 0, {"accuracy": individual}
 
-    return _compare(source, measured, draw, authors, rounds=ROUNDS * 4)
+    return compare(source, measured, draw, authors, rounds=ROUNDS * 4)
 
 
 def measure_comfort(root: Path) -> Measured:
@@ -402,7 +295,7 @@ def measure_comfort(root: Path) -> Measured:
         gold = [math.cos(10 * n / 180 * math.pi) > 1e-10 for n in range(37)]
         return [(p > 0.5) == g for p, g in zip(p_yes, gold, strict=True)], {"accuracy": 100 * accuracy}
 
-    return _compare(source, measured, draw, authors, rounds=ROUNDS * 4)
+    return compare(source, measured, draw, authors, rounds=ROUNDS * 4)
 
 
 MEASURES: dict[str, Callable[[Path], Measured]] = {
@@ -410,7 +303,7 @@ MEASURES: dict[str, Callable[[Path], Measured]] = {
     "mmsi-lmms": lambda root: measure_mmsi(root, "lmms"),
     "cv-bench": measure_cvbench, "embspatial": measure_embspatial, "blink": measure_blink,
     "3dsrbench": measure_3dsrbench, "spatialeval": measure_spatialeval, "spatialmqa": measure_spatialmqa,
-    "whatsup": measure_whatsup, "comfort": measure_comfort}
+    "whatsup": measure_whatsup, "comfort": measure_comfort, **NEWEST}
 
 
 def measure_all(root: Path) -> list[Measured]:
@@ -431,8 +324,10 @@ def table(measured: Sequence[Measured]) -> str:
              "|---|---|---|---|---|"]
     for m in measured:
         reader = get(m.reader)
+        numeric = len(m.shapes & set(NUMERIC_SHAPES))
         cases = (f"{m.cases:,} random answers by likelihood (option scores, ties frequent)" if m.shapes == {"scores"}
-                 else f"{m.cases:,} random replies ({len(m.shapes)} of the {len(SHAPES)} shapes)")
+                 else f"{m.cases:,} random replies ({len(m.shapes & set(SHAPES))} of the {len(SHAPES)} shapes"
+                      + (f"; {numeric} of the {len(NUMERIC_SHAPES)} numeric shapes" if numeric else "") + ")")
         result = ("identical" if m.identical else
                   f"{m.read_differently} replies read differently; " +
                   ", ".join(f"{k} differs by up to {v:.4g} points" for k, v in m.differences.items() if v >= 1e-6))

@@ -50,9 +50,15 @@ def rows(root: Path) -> list[dict]:
 
 
 def scored_rows(source, said: Sequence[str]) -> list[dict]:
-    """The rows a generate run writes for ``said`` (one reply per item), as far as the official
-    metrics read them: gold, the item's fields and what the source's matching hook derives."""
-    return [{"gold": item.gold, **item.fields, **source.matching(item, reply, None)}
+    """The rows a generate run writes for ``said`` (one reply per item): each reply read by the
+    source's official reader and by ``strict`` (spatialprobe.engine.reading, as the run reads it)."""
+    from spatialprobe.engine.reading import read_answers
+    from spatialprobe.readers.base import get
+
+    official, strict = get(source.reader), get("strict")
+    return [{"instance_id": item.key, "gold": item.gold, **item.fields,
+             **read_answers(source, item, item.wording("question"), [{"generate": {"reply": reply}}], "generate",
+                            official, strict)}
             for item, reply in zip(source.items, said, strict=True)]
 
 

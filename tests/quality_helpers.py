@@ -19,7 +19,6 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.numeric_answers import NUMERIC_OFFICIAL, numeric_matching
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.base import Declared, GenerateRequest, Option
-from spatialprobe.readers.numeric import LENGTH_METERS
 
 OPTIONS = {"rule": "mean or vote: how an item's samples are scored"}
 
@@ -44,7 +43,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     rule = found["options"].get("rule", "mean")
     return Source("quality-demo", "quality-demo", f"quality-demo@{version}", labels, tuple(items), spec,
                   official=(Official({"accuracy": "accuracy"}, ("type",)), *NUMERIC_OFFICIAL),
-                  matching=numeric_matching(LENGTH_METERS), sampling=rule,
+                  matching=numeric_matching(), sampling=rule,
                   settings=recorded("quality-demo", found, str(path), version))
 
 

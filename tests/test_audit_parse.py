@@ -9,7 +9,7 @@ import json
 import pytest
 
 from spatialprobe.audit.parse import audit_run, extractors, parse_table
-from spatialprobe.readers.parse import spatialmqa_option
+from spatialprobe.readers.option_parser import spatialmqa_option
 
 MC = ("left of", "right of", "above", "below")
 YN = ("Yes", "No")

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
 from five_copies import mindcube as write_copy
-from five_helpers import random_script, run_scripted, scored_rows
+from five_helpers import random_script, rows, run_scripted, scored_rows
 from official import mindcube as theirs
 from official.replies import replies
 
@@ -60,7 +60,7 @@ def test_the_official_numbers_equal_the_basic_evaluator_on_random_replies(copy):
         said = [replies(list(i.options), i.gold, 1, seed=round_ * 1000 + n)[0].text for n, i in enumerate(source.items)]
         assert [read_mindcube(r) for r in said] == [theirs.extract_answer(r) for r in said]
         got = scored_rows(source, said)
-        metrics, _ = official_metrics(got, source.spec, source.official)
+        metrics, _ = official_metrics(got, source.spec, source.official, strict=True)
         expected = theirs.basic_evaluate([{**rec, "answer": r} for rec, r in zip(records, said, strict=True)])
         assert metrics["accuracy"].mean == pytest.approx(100 * expected["gen_cogmap_accuracy"], abs=1e-9)
         for setting, part in expected["settings"].items():
@@ -72,8 +72,9 @@ def test_the_official_numbers_equal_the_basic_evaluator_on_random_replies(copy):
 def test_the_chance_and_frequency_baselines_are_computed_from_the_items(copy):
     data, _ = copy
     source = rebuild_source({"name": "mindcube", "data": str(data), "subset": "full"}, 0)
-    rows = [{"gold": i.gold, **i.fields, **source.matching(i, "A", None)} for i in source.items]
-    metrics, _ = official_metrics(rows, source.spec, source.official)
+    rows = scored_rows(source, ["A"] * len(source.items))
+    metrics, _ = official_metrics(rows, source.spec, source.official, strict=True)
+    assert "strict_chance" not in metrics and "strict_frequency" not in metrics  # baselines read no answer
     counted = [i for i in source.items if i.fields["setting"] != "translation"]
     assert metrics["chance"].mean == pytest.approx(100 * sum(1 / len(i.options) for i in counted) / len(counted))
     top, n = Counter(i.gold for i in counted).most_common(1)[0]
@@ -96,6 +97,12 @@ def test_bench_on_a_synthetic_copy_reports_the_authors_numbers_and_the_baselines
     assert metrics["accuracy"]["ci"][0] < metrics["accuracy"]["mean"] < metrics["accuracy"]["ci"][1]
     assert metrics["chance"]["mean"] < 40 and metrics["frequency"]["ci"] is not None
     assert summary["intervals"]["clusters"] == ["group"]
+    found = rows(tmp_path)
+    counted = [r for r in found if r["setting"] != "translation"]
+    assert metrics["strict_accuracy"]["mean"] == pytest.approx(
+        100 * sum(r["pred_strict"] == r["gold"] for r in counted) / len(counted))
+    assert metrics["strict_accuracy_by_setting"]["ci"] is not None and "strict_chance" not in metrics
+    assert summary["details"]["readers"]["official"] == "mindcube"
 
 
 def test_a_question_whose_options_cannot_be_read_is_refused_naming_its_line(tmp_path):

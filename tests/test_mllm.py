@@ -77,7 +77,7 @@ def _hand_loglikelihood(adapter, request: ScoreRequest, option: str) -> float:
 
 # ---- known answers -----------------------------------------------------------------------------
 def test_a_model_biased_toward_yes_answers_yes_on_every_item(models):
-    from spatialprobe.readers.parse import parse_answer
+    from spatialprobe.readers.option_parser import parse_answer
 
     adapter = _adapter(models("llava", "Yes"), batch_size=2)
     gold = ["Yes", "No", "Yes", "No"]
@@ -247,7 +247,7 @@ PARSE_TABLE = [
 
 @pytest.mark.parametrize(("reply", "options", "expected"), PARSE_TABLE)
 def test_the_parser_maps_crafted_replies_to_options_and_failures(reply, options, expected):
-    from spatialprobe.readers.parse import parse_answer
+    from spatialprobe.readers.option_parser import parse_answer
 
     parsed = parse_answer(reply, options)
     assert (parsed.option, parsed.rule) == expected
@@ -255,7 +255,7 @@ def test_the_parser_maps_crafted_replies_to_options_and_failures(reply, options,
 
 
 def test_spatialmqa_lenient_rule_and_failure_rate():
-    from spatialprobe.readers.parse import failure_rate, parse_answer, spatialmqa_option
+    from spatialprobe.readers.option_parser import failure_rate, parse_answer, spatialmqa_option
 
     replies = ["It is above the box", "on", "left", "under it", "in front of the box"]
     parsed = [parse_answer(r, RELATIONS, lenient=spatialmqa_option) for r in replies]

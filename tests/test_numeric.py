@@ -133,7 +133,7 @@ def test_an_asked_run_of_numeric_items_reports_mra_as_the_authors_aggregate_it(t
     assert low < summary["metrics"]["mra"]["mean"] < high
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     unread = [r for r in rows if r["number"] is None]
-    assert unread and all(r["mra"] == 0 and r["number_reason"] for r in unread)
+    assert unread and all(r["mra"] == 0 and r["read"] for r in unread)
     assert "| mra |" in result.output
 
 

@@ -65,7 +65,8 @@ def test_the_official_reading_and_per_task_accuracy_equal_api_eval_on_random_rep
     for run in runs:
         assert [read_omnispatial(t, eval_type) for t in run] == [theirs.read_letter(t, eval_type) for t in run]
         pooled += scored_rows(source, run)
-    metrics, _ = official_metrics(pooled, source.spec, source.official)
+    assert source.reader == f"omnispatial-{eval_type}"
+    metrics, _ = official_metrics(pooled, source.spec, source.official, strict=True)
     expected = theirs.evaluate(records, runs, eval_type)
     accuracy = metrics["accuracy"]
     assert accuracy.mean == pytest.approx(expected["Overall"], rel=1e-6)
@@ -99,6 +100,8 @@ def test_five_sampled_runs_give_the_mean_the_authors_pool(tmp_path):
     assert accuracy["mean"] == pytest.approx(expected["Overall"], rel=1e-6)
     assert accuracy["ci"][0] < accuracy["mean"] < accuracy["ci"][1]
     assert "sampling" in summary["details"]
+    strict = summary["metrics"]["strict_accuracy"]
+    assert strict["mean"] == pytest.approx(100 * sum(r["pred_strict"] == r["gold"] for r in found) / len(found))
 
 
 def test_bench_greedy_on_the_authors_layout(tmp_path):
@@ -109,6 +112,13 @@ def test_bench_greedy_on_the_authors_layout(tmp_path):
     expected = theirs.evaluate(records, [[script[i.question][0] for i in source.items]])
     assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(expected["Overall"], rel=1e-6)
     assert summary["intervals"]["clusters"] == ["image"]
+    assert summary["details"]["readers"]["official"] == "omnispatial-re"
+    asked = rebuild_source({"name": "omnispatial", "data": str(root), "options": {"reader": "direct"}}, 0)
+    script = random_script(asked, 3)  # the prompt ends in the direct reader's instruction
+    direct = run_scripted("omnispatial", root, script, tmp_path / "direct", "--option", "reader=direct")
+    expected = theirs.evaluate(records, [[script[i.question][0] for i in asked.items]], "direct")
+    assert direct["metrics"]["accuracy"]["mean"] == pytest.approx(expected["Overall"], rel=1e-6)
+    assert direct["details"]["readers"]["official"] == "omnispatial-direct"
 
 
 @needs_a_llava

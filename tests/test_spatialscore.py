@@ -15,6 +15,7 @@ from five_copies import spatialscore as write_copy
 from five_helpers import rows, run_scripted, scored_rows
 from official import spatialscore as theirs
 from official.replies import replies
+from test_official_transcriptions import strict as plain
 
 from spatialprobe.engine.metrics import official_metrics
 from spatialprobe.engine.rebuild import rebuild_source
@@ -114,6 +115,41 @@ def test_bench_on_a_synthetic_copy_reports_the_scripts_numbers(tmp_path):
     assert words and len(numeric) == 18 - len(words)  # RealWorldQA's words: exact match only
     assert metrics["mra"]["mean"] == pytest.approx(100 * sum(r["mra"] for r in numeric) / len(numeric))
     assert summary["intervals"]["clusters"] == ["unit"]
+    assert summary["details"]["readers"]["official"] == "spatialscore"
+    # strict: a letter or Yes/No exactly, or exactly a number (in the gold's unit where it has one)
+    by_key = {str(i.key): i for i in source.items}
+    strict_scores, strict_mra = [], []
+    for row in rows(tmp_path):
+        item, text = by_key[row["instance_id"]], row["reply"].strip()
+        if item.options:
+            letter = plain(text, list(item.options))
+            strict_scores.append(float(letter is not None and item.labels[ord(letter) - 65] == item.gold))
+            continue
+        value = _plain_number(text)
+        if any(u in item.fields["answer"].lower() for u in theirs.UNIT_WORDS):
+            unit = item.fields["answer"].split()[1]
+            fed = "" if value is None else f"{text} {unit}"
+            strict_scores.append(float(theirs.extract_numeric_with_unit(fed, item.fields["answer"])["is_correct"]))
+            value = None if value is None else value * CM[unit.lower()] / 100
+        else:
+            strict_scores.append(theirs.score_item(item.fields, text)[1] if value is not None else
+                                 float(text.lower() == item.fields["answer"].lower()))
+        if row["mra"] is not None:
+            strict_mra.append(0.0 if value is None else
+                              theirs.mean_relative_accuracy(value, float(item.gold), .5, .95, .05))
+    assert metrics["strict_accuracy"]["mean"] == pytest.approx(100 * sum(strict_scores) / len(strict_scores))
+    assert metrics["strict_mra"]["mean"] == pytest.approx(100 * sum(strict_mra) / len(strict_mra))
+    assert metrics["strict_mra"]["ci"] is not None and metrics["strict_within_tolerance"]["ci"] is not None
+
+
+CM = {"m": 100, "meter": 100, "meters": 100, "cm": 1, "feet": 30.48, "ft": 30.48, "inches": 2.54}
+
+
+def _plain_number(text: str) -> float | None:
+    """A reply that is exactly a number (digits, a sign, a point, an exponent) as one, else None."""
+    import re
+
+    return float(text) if re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", text) else None
 
 
 def test_an_answer_of_another_type_is_refused_naming_its_record(tmp_path):

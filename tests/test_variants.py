@@ -2,8 +2,8 @@
 :mod:`spatialprobe.engine.robustness`): known answers on a tiny lettered source.
 
 Twelve questions with four lettered options (relation words) about six images (two questions an
-image: the cluster). A model wired to answer ``A`` scores the share of ``A``-gold items and 0
-strict under ``circular``; a model that prefers one option *text* wherever it stands loses nothing;
+image: the cluster). A model wired to answer ``A`` scores the share of ``A``-gold items and a
+consistent accuracy of 0 under ``circular``; a model that prefers one option *text* wherever it stands loses nothing;
 planted answers give the hand-counted pair and set accuracy; the gap's interval is the textbook
 cluster-robust one, computed here from the cluster sums.
 """
@@ -97,7 +97,7 @@ def _ask(source, model, out, **options):
                    condition="none", **options)
 
 
-def test_a_model_answering_a_scores_the_share_of_a_gold_and_0_strict_under_circular(tmp_path):
+def test_a_model_answering_a_scores_the_share_of_a_gold_and_0_consistent_under_circular(tmp_path):
     source = with_variants(lettered_source(), ["circular"])
     assert len(source.items) == 12 * 4 and source.settings["protocol_variants"] == ["circular"]
     rotated = {i.key: i for i in source.items}["q1~c1"]  # options right, above, below, left; gold above: B -> A
@@ -109,7 +109,7 @@ def test_a_model_answering_a_scores_the_share_of_a_gold_and_0_strict_under_circu
         share_a = 100 * GOLD_INDEX.count(0) / 12
         assert m["accuracy"]["mean"] == pytest.approx(share_a)  # the headline: the source's own items
         assert m["circular_vanilla"]["mean"] == pytest.approx(share_a)
-        assert m["circular_strict"]["mean"] == 0.0
+        assert m["circular_consistent"]["mean"] == 0.0
         assert m["circular_gap"]["mean"] == pytest.approx(share_a)
         assert summary["details"]["variants"]["circular"]["groups"] == 12
     # the answer prior of a source with no training split: its test items' majority, said so
@@ -121,11 +121,11 @@ def test_an_order_blind_model_loses_nothing_under_circular(tmp_path):
     source = with_variants(lettered_source(), ["circular"])
     m = _ask(source, Prefers(), tmp_path / "run", protocol="likelihood")["metrics"]
     liked = sum(max(i.options, key=Prefers.liking.get) == i.gold for i in lettered_source().items)
-    assert m["circular_vanilla"]["mean"] == pytest.approx(100 * liked / 12) == m["circular_strict"]["mean"]
+    assert m["circular_vanilla"]["mean"] == pytest.approx(100 * liked / 12) == m["circular_consistent"]["mean"]
     assert m["circular_gap"]["mean"] == 0.0
 
 
-def test_declared_pair_and_set_groups_give_the_hand_counted_strict_accuracy(tmp_path):
+def test_declared_pair_and_set_groups_give_the_hand_counted_consistent_accuracy(tmp_path):
     # What'sUp-style: pairs of 2 (same image), sets of 4 (two images)
     items = [_item(n, RELATIONS, RELATIONS[n % 4], pair_id=f"p{n // 2}", set_id=f"s{n // 4}") for n in range(12)]
     wrong = {1, 4, 5, 10}  # planted wrong answers: pairs p0, p2 (both), p5 wrong; sets s0, s1, s2 all wrong
@@ -134,15 +134,39 @@ def test_declared_pair_and_set_groups_give_the_hand_counted_strict_accuracy(tmp_
     summary = _ask(source, Planted(answers), tmp_path / "run", protocol="likelihood")
     m = summary["metrics"]
     assert m["accuracy"]["mean"] == pytest.approx(100 * 8 / 12) == m["pair_vanilla"]["mean"]
-    assert m["pair_strict"]["mean"] == pytest.approx(100 * 3 / 6)  # p1, p3, p4 right
-    assert m["set_strict"]["mean"] == 0.0
+    assert m["pair_consistent"]["mean"] == pytest.approx(100 * 3 / 6)  # p1, p3, p4 right
+    assert m["set_consistent"]["mean"] == 0.0
     assert m["pair_gap"]["mean"] == pytest.approx(100 * 8 / 12 - 50)
     table = (tmp_path / "run" / "table.md").read_text()
-    assert "pair: strict accuracy (6 groups by pair_id)" in table and "consistency gap" in table
+    assert "pair: consistent accuracy, every item of a group right (6 groups by pair_id)" in table
+    assert "consistency gap" in table and "strict accuracy" not in table
     # with circular asked too, the pairs hold the source's own items only: the same pair accuracy
     again = _ask(with_variants(source, ["circular"]), Planted(answers), tmp_path / "both", protocol="likelihood")
-    assert again["metrics"]["pair_strict"]["mean"] == m["pair_strict"]["mean"]
+    assert again["metrics"]["pair_consistent"]["mean"] == m["pair_consistent"]["mean"]
     assert again["details"]["variants"]["pair"]["rows"] == 12 and again["details"]["variants"]["circular"]["rows"] == 48
+
+
+def test_a_run_written_when_consistent_was_called_strict_still_renders_and_replays_as_itself(tmp_path):
+    """Before the rename the consistent accuracy was ``<protocol>_strict`` (a clash with the strict
+    reader): such a summary still gives its table lines, and the run replays with the same identity,
+    its summary rewritten under the new name."""
+    import json
+
+    from spatialprobe.engine.robustness import consistent_part, variants_lines
+
+    items = [_item(n, RELATIONS, RELATIONS[n % 4], pair_id=f"p{n // 2}") for n in range(12)]
+    answers = {i.question: (i.gold if n not in {1, 4} else RELATIONS[(n + 1) % 4]) for n, i in enumerate(items)}
+    source = _source(items, {"pair": "pair_id"})
+    new = _ask(source, Planted(answers), tmp_path / "run", protocol="likelihood")
+    old = json.loads(json.dumps(new))
+    old["metrics"]["pair_strict"] = old["metrics"].pop("pair_consistent")
+    old["details"]["variants"]["pair"]["strict"] = old["details"]["variants"]["pair"].pop("consistent")
+    (tmp_path / "run" / "summary.json").write_text(json.dumps(old))
+    assert consistent_part(old["metrics"], "pair") == new["metrics"]["pair_consistent"]
+    assert variants_lines(old) == variants_lines(new)
+    again = _ask(source, Planted(answers), tmp_path / "run", protocol="likelihood")
+    assert again["identity"] == new["identity"] and "pair_strict" not in again["metrics"]
+    assert again["metrics"]["pair_consistent"] == new["metrics"]["pair_consistent"]
 
 
 def test_the_gap_interval_is_the_paired_cluster_robust_interval_computed_by_hand(tmp_path):
@@ -154,7 +178,7 @@ def test_the_gap_interval_is_the_paired_cluster_robust_interval_computed_by_hand
     right = np.array([n not in wrong for n in range(12)], dtype=float)
     ok = np.array([right[2 * g] * right[2 * g + 1] for g in range(6)])  # a pair is one image: one cluster
     v, s = right.mean(), ok.mean()
-    # influence of each cluster (image) on vanilla − strict; variance K/(K−1) Σ S_c²; t on K−1 df
+    # influence of each cluster (image) on vanilla − consistent; variance K/(K−1) Σ S_c²; t on K−1 df
     influence = np.array([(right[2 * c:2 * c + 2] - v).sum() / 12 - (ok[c] - s) / 6 for c in range(6)])
     se = 100 * np.sqrt(6 / 5 * (influence ** 2).sum())
     half = stats.t.ppf(0.975, 5) * se
@@ -174,7 +198,7 @@ def test_swap_exchanges_relation_words_and_keeps_the_fact(tmp_path):
     assert m["swap_gap"]["mean"] == 0.0 and m["swap_vanilla"]["mean"] == pytest.approx(m["accuracy"]["mean"])
     # answering A: right on the A-gold items, never on their swaps (A now names the opposite relation)
     m = _ask(source, FirstOption(), tmp_path / "first", protocol="likelihood")["metrics"]
-    assert m["swap_vanilla"]["mean"] == pytest.approx(100 * 4 / 12) and m["swap_strict"]["mean"] == 0.0
+    assert m["swap_vanilla"]["mean"] == pytest.approx(100 * 4 / 12) and m["swap_consistent"]["mean"] == 0.0
 
 
 def test_settings_that_do_not_apply_are_refused_and_a_replay_makes_the_same_items(monkeypatch):
@@ -328,7 +352,7 @@ def test_a_contrastive_wording_is_rotated_alike_and_its_order_blind_scorer_loses
                       condition="none")
     assert summary["details"]["wording"] == "contrastive"
     m = summary["metrics"]
-    assert m["circular_gap"]["mean"] == 0.0 and m["circular_strict"]["mean"] == pytest.approx(m["accuracy"]["mean"])
+    assert m["circular_gap"]["mean"] == 0.0 and m["circular_consistent"]["mean"] == pytest.approx(m["accuracy"]["mean"])
 
 
 OPTIONS: dict[str, str] = {}
@@ -367,7 +391,7 @@ def test_bench_asks_a_benchmark_module_blind_with_variants_of_its_multi_view_ite
     m, d = summary["metrics"], summary["details"]
     assert set(d["vision_gain"]) == {"blank", "none", "shuffled"} and d["coverage"]["used"] == 3
     assert d["variants"]["circular"]["groups"] == 3 and m["circular_gap"]["mean"] == pytest.approx(
-        m["circular_vanilla"]["mean"] - m["circular_strict"]["mean"], abs=1e-5)
+        m["circular_vanilla"]["mean"] - m["circular_consistent"]["mean"], abs=1e-5)
     rows = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 3 * 4 + 3 * 3  # each item under four conditions, its rotations under real only
     assert json.loads((out / "config.json").read_text())["settings"]["source"]["protocol_variants"] == ["circular"]

@@ -56,7 +56,7 @@ def test_the_real_annotations_are_read_with_their_counts(shared_items):
 
 
 def _official(source, rows_):
-    metrics, _ = official_metrics(rows_, source.spec, source.official)
+    metrics, _ = official_metrics(rows_, source.spec, source.official, strict=True)
     return metrics["accuracy"]
 
 
@@ -66,7 +66,7 @@ def test_the_official_reading_and_accuracy_equal_the_authors_on_random_replies(s
         said = [replies(list(i.options), i.gold, 1, seed=round_ * 10_000 + n)[0].text
                 for n, i in enumerate(source.items)]
         got = scored_rows(source, said)
-        assert [r["pred_official"] == r["gold"] for r in got] == [theirs.is_correct(reply, rec["answer"])
+        assert [r["pred"] == r["gold"] for r in got] == [theirs.is_correct(reply, rec["answer"])
                                                                  for reply, rec in zip(said, records, strict=True)]
         assert [read_viewspatial(reply) for reply in said] == [theirs.read(reply) for reply in said]
         expected = theirs.evaluate(records, said)
@@ -125,12 +125,25 @@ def test_a_tiny_model_answering_a_scores_the_a_share_under_the_authors_reader(tm
 def test_the_strict_reading_is_the_plain_reader_and_reported_beside(shared_items):
     from test_official_transcriptions import strict as plain
 
-    from spatialprobe.readers.strict_reply import read_strict
-
     source, _ = shared_items
     said = [replies(list(i.options), i.gold, 1, seed=7 + n)[0].text for n, i in enumerate(source.items[:3000])]
-    assert [read_strict(t, i.options, i.labels) for t, i in zip(said, source.items, strict=False)] == \
-        [plain(t, list(i.options)) for t, i in zip(said, source.items, strict=False)]
     first = replace(source, items=source.items[:3000])
-    metrics, _ = official_metrics(scored_rows(first, said), source.spec, source.official)
+    got = scored_rows(first, said)
+    assert [r["pred_strict"] for r in got] == [plain(t, list(i.options)) or "--"
+                                               for t, i in zip(said, first.items, strict=True)]
+    metrics, _ = official_metrics(got, source.spec, source.official, strict=True)
     assert metrics["strict_accuracy"].mean < metrics["accuracy"].mean  # the official reader reads more
+    assert set(metrics["strict_accuracy"].breakdown) == set(metrics["accuracy"].breakdown)
+
+
+def test_the_run_reports_both_readings_and_their_disagreements(tmp_path):
+    root, _ = write_copy(tmp_path / "ViewSpatial-Bench")
+    source = rebuild_source({"name": "viewspatial", "data": str(root)}, 0)
+    summary = run_scripted("viewspatial", root, random_script(source, 8), tmp_path)
+    readers = summary["details"]["readers"]
+    assert readers["official"] == "viewspatial" and readers["cited"].startswith("ZJU-REAL/ViewSpatial-Bench")
+    found = rows(tmp_path)
+    assert readers["n"] == sum(r["pred"] != r["pred_strict"] for r in found) > 0
+    strict = summary["metrics"]["strict_accuracy"]
+    assert strict["mean"] == pytest.approx(100 * sum(r["pred_strict"] == r["gold"] for r in found) / len(found))
+    assert strict["ci"] is not None

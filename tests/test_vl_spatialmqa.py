@@ -16,7 +16,7 @@ from spatialprobe.benchmarks.spatialmqa import (
     perspective,
 )
 from spatialprobe.files import DataError
-from spatialprobe.readers.parse import lenient_correct, lenient_label, strict_label
+from spatialprobe.readers.option_parser import lenient_correct, lenient_label, strict_label
 
 RECORDS = [
     {"image": "a.jpg", "question": "Where is the cat located relative to the dog?",
@@ -127,7 +127,7 @@ def classification_metrics(gold, pred):
     from spatialprobe.benchmarks.spatialmqa import STATISTICS
     from spatialprobe.metrics.estimates import point_estimates
     from spatialprobe.metrics.intervals import Resampling
-    from spatialprobe.readers.parse import SPATIALMQA_LABEL_ORDER
+    from spatialprobe.readers.option_parser import SPATIALMQA_LABEL_ORDER
 
     rows = [{"instance_id": n, "gold": g, "pred": p} for n, (g, p) in enumerate(zip(gold, pred, strict=True))]
     spec = Resampling(tuple(SPATIALMQA_LABEL_ORDER), ("instance_id",), key=("instance_id",), metrics=STATISTICS)

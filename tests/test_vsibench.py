@@ -145,7 +145,25 @@ def test_bench_asks_the_frames_and_reports_the_authors_overall(copy, tmp_path):
     assert summary["details"]["frames"] == {"count": 4, "sampling": "linspace", "decoder": "PyAV"}
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert config["settings"]["source"]["options"] == {"frames": "4"}
-    assert all(r["mra"] is None for r in rows(tmp_path) if r["question_type"] in theirs.MCA_QUESTION_TYPES)
+    found = rows(tmp_path)
+    assert all(r["mra"] is None for r in found if r["question_type"] in theirs.MCA_QUESTION_TYPES)
+    # strict beside each official number: a letter exactly, or exactly a number (its MRA as theirs)
+    assert summary["details"]["readers"]["official"] == "vsibench"
+    by_key = {i.key: i for i in source.items}
+    strict_mra, strict_right = [], []
+    for row in found:
+        item, text = by_key[row["instance_id"]], row["reply"].strip()
+        if item.options:
+            strict_right.append(text == item.gold or text.lower() == item.options[ord(item.gold) - 65].lower())
+        else:
+            try:
+                strict_mra.append(theirs.MRA(float(text), float(item.gold)))
+            except ValueError:
+                strict_mra.append(0.0)
+    assert any(strict_mra) and any(strict_right)
+    assert metrics["strict_mra"]["mean"] == pytest.approx(100 * sum(strict_mra) / len(strict_mra))
+    assert metrics["strict_accuracy"]["mean"] == pytest.approx(100 * sum(strict_right) / len(strict_right))
+    assert metrics["strict_mra"]["ci"] is not None and metrics["strict_vsibench"]["ci"] is not None
 
 
 def test_without_pyav_the_run_is_refused_naming_the_extra(copy, tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 
 Each extractor maps a reply and the item's options to an option index, or None (unparsed):
 
-* ``toolkit`` - the run's own parser (:func:`spatialprobe.readers.parse.parse_answer`:
+* ``toolkit`` - the run's own parser (:func:`spatialprobe.readers.option_parser.parse_answer`:
   letter, option text, yes/no words, then the benchmark's lenient rule where it has one);
 * ``strict letter`` - the whole reply is one option letter (``B``, ``(B)``, ``B.``);
 * ``first letter`` / ``last letter`` - the first / last stand-alone capital letter of an option;
@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from spatialprobe.readers import parse as ap
+from spatialprobe.readers import option_parser as ap
 
 Extractor = Callable[[str, Sequence[str]], "int | None"]
 NUMBER_WORDS = {w: n for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven",

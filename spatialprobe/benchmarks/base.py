@@ -97,18 +97,23 @@ class Official:
     ``report``'s columns, the paired test of ``report A B`` and ``compare``'s headline (the first
     metric) read it. Each metric is measured under the source's official reader (``pred``: its
     reading; another field: what :attr:`Source.matching` derives from it) and again under
-    ``strict`` as ``strict_<name>`` (on ``<pred>_strict``)."""
+    ``strict`` as ``strict_<name>`` (on ``<pred>_strict``), unless it reads no answer (:attr:`reads`)."""
 
     metrics: Mapping[str, str]
     groups: tuple[str, ...] = ()
     pred: str = "pred"
     only: str | None = None
     """A row field that must be true for a row to count (COMFORT's 36 scored points of a sweep); None: every row."""
+    reads: bool = True
+    """Whether the metric reads the model's answers; False: a baseline of the items alone (MindCube's
+    chance and frequency), measured once, with no ``strict_`` twin."""
 
 
 Matching = Callable[[SourceItem, "str | None", "str | None"], dict[str, Any]]
 """A source's hook: (item, the generated reply or None, the label a reader read) -> extra row
-fields (SITE's term of the chance-adjusted accuracy); called once per reader."""
+fields (SITE's term of the chance-adjusted accuracy, a numeric item's MRA); called once per reader
+(the official one and ``strict``), so the fields must follow from the label alone - a reply is
+read by a registered reader (:attr:`Source.reader`), never by the hook."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +162,7 @@ class Source:
     variants: Mapping[str, str] = field(default_factory=dict)
     """The robustness protocols the benchmark itself declares: protocol name (``flip``, ``pair``,
     ``set``, ``sweep``, ``circular``) -> the row field whose value groups the items that must all be
-    right for the group to count (strict accuracy beside the vanilla one). Empty: none."""
+    right for the group to count (consistent accuracy beside the vanilla one). Empty: none."""
     sampling: str = "mean"
     """How an item asked several times (``--samples K``) is scored: ``mean`` (every metric over all
     samples: the mean over samples, OmniSpatial's rule) or ``vote`` (the most frequent answer of its

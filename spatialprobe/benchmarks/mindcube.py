@@ -14,11 +14,13 @@ options written in it, ``A. ... B. ...``), ``images`` (a list), ``gt_answer`` (a
 
 Wording: the question as written and "Answer with the option's letter.", every image shown
 together; labels the letters. Official metrics, the reply read by the authors' ``extract_answer``
-(:mod:`spatialprobe.readers.mindcube`) in ``pred_official``: ``accuracy`` - their overall, over
+(the registered reader ``mindcube``, :mod:`spatialprobe.readers.mindcube`; under ``strict`` too,
+as ``strict_accuracy`` and ``strict_accuracy_by_setting``): ``accuracy`` - their overall, over
 every setting but ``translation`` (``BasicEvaluator``) -, ``accuracy_by_setting`` (every item,
 lmms-eval's overall, and one part per setting), and beside them the **chance** baseline (the mean
 of 100/k over the items, k options each) and the **frequency** baseline (answering every item with
-the most frequent gold letter of the items read), each per setting too. Resampled by the
+the most frequent gold letter of the items read), each per setting too (baselines of the items:
+no reader, no strict twin). Resampled by the
 multi-view image group (the id up to ``_q<n>``; the images where an id has no such part).
 """
 
@@ -37,8 +39,7 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.readers.mindcube import IN_OVERALL, read_mindcube, setting_of
-from spatialprobe.readers.strict_reply import read_strict
+from spatialprobe.readers.mindcube import IN_OVERALL, setting_of
 from spatialprobe.registry import component
 
 OPTIONS = {"setting": "keep one setting of the authors' (among, around, rotation, translation, other)"}
@@ -46,10 +47,9 @@ FILES = {"tiny": "raw/MindCube_tinybench.jsonl", "full": "raw/MindCube.jsonl"}
 """The subsets' files under the ``data/`` folder (the full one's name is unverified)."""
 QUESTION = "{question}\nAnswer with the option's letter."
 OFFICIAL = (Official({"accuracy": "share"}, pred="overall_right"),
-            Official({"accuracy_by_setting": "accuracy"}, ("setting",), pred="pred_official"),
-            Official({"chance": "mean"}, ("setting",), pred="chance_value"),
-            Official({"frequency": "share"}, ("setting",), pred="frequency_right"),
-            Official({"strict_accuracy": "share"}, pred="strict_right"))
+            Official({"accuracy_by_setting": "accuracy"}, ("setting",)),
+            Official({"chance": "mean"}, ("setting",), pred="chance_value", reads=False),
+            Official({"frequency": "share"}, ("setting",), pred="frequency_right", reads=False))
 _MARK = re.compile(r"(?:^|(?<=\s))([A-E])\.\s")
 _GROUP = re.compile(r"^(.*?)_q\d")
 
@@ -71,12 +71,8 @@ def options_in(question: str) -> tuple[str, ...]:
 
 
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The authors' reading of the reply, whether it is right, counted in their overall or not."""
-    read = label if output is None else read_mindcube(output)
-    strict = label if output is None else read_strict(output, item.options, item.labels)
-    counted = IN_OVERALL[item.fields["setting"]]
-    return {"pred_official": read or "--", "overall_right": int(read == item.gold) if counted else None,
-            "strict_right": int(strict == item.gold) if counted else None}
+    """Whether a reading is right, counted in the authors' overall (None for ``translation``)."""
+    return {"overall_right": int(label == item.gold) if IN_OVERALL[item.fields["setting"]] else None}
 
 
 def _file(data: str, subset: str | None) -> str:
@@ -134,12 +130,11 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
                          if IN_OVERALL[i.fields["setting"]] else None}, views=i.views) for i in items]
     spec = Resampling(labels, ("group",), key=("instance_id",), pooled=True, unit="multi-view image groups")
     return Source("mindcube", "mindcube", f"mindcube@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, matching=matching,
+                  official=OFFICIAL, matching=matching, reader="mindcube",
                   settings=recorded("mindcube", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions", "frequent_gold": frequent,
                            "settings": dict(Counter(i.fields["setting"] for i in items)),
-                           "reader": "the authors' extract_answer (pred_official); translation left out of "
-                                     "accuracy as their BasicEvaluator does"})
+                           "overall": "translation left out of accuracy, as their BasicEvaluator does"})
 
 
 def write_copy(folder: Path, seed: int = 0, n: int = 30) -> tuple[Path, list[dict[str, Any]]]:

@@ -19,8 +19,9 @@ the re-hosts differ in content):
 Wording: the authors' prompt (``api_eval.py`` l. 35-37: the question, then ``A. option`` lines)
 and the chosen reader's format instruction (``system_prompts.py``; their system prompt is not
 sent); labels the letters. Official metric: accuracy, per task type and sub-task type, the reply
-read by the authors' reader (:mod:`spatialprobe.readers.omnispatial`; ``re``: the last
-``Answer: X``, an unread reply reads ``A``) in ``pred_official``. The paper's numbers average 5
+read by the authors' reader (the registered ``omnispatial-re``, ``omnispatial-direct`` or
+``omnispatial-json``, :mod:`spatialprobe.readers.omnispatial`; ``re``: the last ``Answer: X``, an
+unread reply reads ``A``), and under ``strict`` beside it (``strict_accuracy``). The paper's numbers average 5
 sampled runs: ``--samples 5 --temperature T`` gives their mean (``Source.sampling = "mean"``) with an
 interval over images and samples. Resampled by image (questions share 1,387 images).
 """
@@ -39,13 +40,11 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.readers.omnispatial import EVAL_TYPES, FORMAT_PROMPTS, read_omnispatial
-from spatialprobe.readers.strict_reply import read_strict
+from spatialprobe.readers.omnispatial import EVAL_TYPES, FORMAT_PROMPTS, READERS
 from spatialprobe.registry import component
 
 OPTIONS = {"reader": "the authors' reader (their --eval_type): re (default: the last 'Answer: X'), direct or json"}
-OFFICIAL = (Official({"accuracy": "accuracy"}, ("task_type", "sub_task_type"), pred="pred_official"),
-            Official({"strict_accuracy": "accuracy"}, ("task_type",), pred="pred_strict"))
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("task_type", "sub_task_type")),)
 COPIES = {"authors": "qizekun/OmniSpatial data.json (the authors' layout)",
           "pangyyyyy": "pangyyyyy/OmniSpatial (lmms-eval omnispatial: gt letter, image_path)",
           "nv-njb": "nv-njb/OmniSpatial-Test (lmms-eval omni_spatial: embedded image, answer index)"}
@@ -101,14 +100,6 @@ def _item(records: Records, n: int, folder: Path, eval_type: str) -> SourceItem:
                        "image": hashlib.sha256(unit.encode()).hexdigest()[:12]})
 
 
-def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The authors' reading of the reply (by the reader the source was built with), and the strict one."""
-    if output is None:
-        return {"pred_official": label or "--", "pred_strict": label or "--"}
-    return {"pred_official": read_omnispatial(output, item.fields["reader"]),
-            "pred_strict": read_strict(output, item.options, item.labels) or "--"}
-
-
 @component("source", "omnispatial",
            "OmniSpatial lettered questions: accuracy per task/sub-task type, mean over sampled runs, copy recorded")
 def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
@@ -124,17 +115,15 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     folder = Path(found["images"]) if found["images"] else (Path(data).parent if Path(data).is_file() else root)
     items = [_item(records, n, folder, eval_type) for n, row in enumerate(records.rows)
              if found["subset"] in (None, row.get("task_type"))][:found["limit"]]
-    items = [SourceItem(i.key, i.question, i.options, i.labels, i.gold, i.image, i.objects,
-                        {**i.fields, "reader": eval_type}) for i in items]
     labels = option_letters(items, found, "OmniSpatial questions", "task type")
     copies = Counter(copy_of(row) for row in records.rows)
     spec = Resampling(labels, ("image",), key=("instance_id",), pooled=True, unit="images")
     return Source("omnispatial", "omnispatial", f"omnispatial@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, matching=matching, sampling="mean",
+                  official=OFFICIAL, reader=READERS[eval_type].name, sampling="mean",
                   settings=recorded("omnispatial", found, found["data"], records.version),
                   details={"total": len(records.rows), "what": "questions",
                            "copy": {"read": [COPIES[c] for c in copies], "content_hash": records.version},
-                           "reader": f"the authors' api_eval.py, eval_type {eval_type} (pred_official)",
+                           "eval_type": eval_type,
                            "licence": "CC BY-NC 4.0 (the authors' test set; re-hosts' labels differ)"})
 
 

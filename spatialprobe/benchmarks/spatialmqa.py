@@ -189,7 +189,7 @@ def spatialmqa_source(path: Path, images_dir: Path | None, part: str = "test", l
     ``wording`` :data:`LEGACY`: the retired kind's generate prompt and matching (module docstring)."""
     if wording not in (None, LEGACY):
         raise UsageError(f"the spatialmqa source's wording is {LEGACY} or none, not {wording!r}.")
-    from spatialprobe.readers.parse import SPATIALMQA_LABEL_ORDER, spatialmqa_option
+    from spatialprobe.readers.option_parser import SPATIALMQA_LABEL_ORDER, spatialmqa_option
 
     every = load_spatialmqa_file(path, part=part)
     examples = every[:limit]

@@ -20,10 +20,14 @@ Wording: the scripts' instruction for the item's source (``version_0/test_qwen.p
 the head of the user's turn) and the question as written, its images shown together. Multiple
 choice: labels the letters (the option texts read from the question where they can be, else the
 letters themselves); yes/no: ``Yes``/``No``; open-ended: no options (a number is read).
-Official metric (:mod:`spatialprobe.readers.spatialscore`, on the reply stripped as their
-``generate_response`` strips it): ``accuracy`` = the mean of their per-item score (0/1, MRA for
-VSI-Bench_8's numbers), per source, category, subcategory and question type. Beside it, numeric
-items read by the toolkit's number reader (units in meters): ``mra`` and ``within_tolerance``.
+Official metric, the reply read by the registered reader ``spatialscore``
+(:mod:`spatialprobe.readers.spatialscore`: the scripts' extractor for the item's question type, on
+the reply stripped as their ``generate_response`` strips it): ``accuracy`` = the mean of their
+per-item score of the reading (0/1, MRA for VSI-Bench_8's numbers), per source, category,
+subcategory and question type. Beside it, the numeric items' ``mra`` and ``within_tolerance`` of
+the number read (in meters where the gold has a unit; an item whose gold is no number or 0 has
+none). Each again under ``strict`` (``strict_accuracy``, ``strict_mra``, ...: the reply exactly a
+letter, ``Yes``/``No``, or a number - in the gold's unit where it has one).
 Resampled by the image set (VSI-Bench_8: its scene's frames).
 """
 
@@ -39,23 +43,23 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, read_records
-from spatialprobe.benchmarks.numeric_answers import NUMERIC_OFFICIAL, numeric_fields
+from spatialprobe.benchmarks.numeric_answers import NUMERIC_FIELDS, NUMERIC_OFFICIAL, number_of, numeric_fields
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.readers.numeric import LENGTH_METERS, read_number
 from spatialprobe.readers.spatialscore import (
+    CENTIMETRES,
     extract_option,
     extract_yes_no,
     is_numeric_with_unit,
-    spatialscore_score,
+    number_and_unit,
+    score_of,
 )
-from spatialprobe.readers.strict_reply import read_strict
 from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 GROUPS = ("source", "category", "subcategory", "question_type")
-OFFICIAL = (Official({"accuracy": "share"}, GROUPS, pred="official_score"),
-            Official({"strict_accuracy": "share"}, ("question_type",), pred="strict_right"), *NUMERIC_OFFICIAL)
+OFFICIAL = (Official({"accuracy": "share"}, GROUPS, pred="official_score"), *NUMERIC_OFFICIAL)
 _PARENS = "**Please select the most appropriate answer from options (A), (B), (C), (D), (E), or (F).**\n" \
           "**Respond ONLY with the letter and its parentheses, for example: (A)**\n\nQuestion: "
 _CONCISE = "**Answer concisely with a single word, number, or option (e.g., yes, no, 5, 2.2, A).**\n\nQuestion: "
@@ -71,9 +75,6 @@ INSTRUCTIONS = {**dict.fromkeys(("cvbench", "MMIU", "BLINK", "3DSRBench", "MMVP"
 """``process_model_input`` l. 31-55, by source (VGBench: the measuring one for open-ended items, else concise)."""
 _MARK = re.compile(r"\(([A-Fa-f])\)\s*|(?:^|(?<=[\s,]))([A-F])[.:]\s")
 KINDS = ("multi-choice", "judgment", "open-ended")
-NUMERIC_FIELDS = ("number", "number_rule", "number_reason", "mra", "within_tolerance")
-"""The row fields of :func:`spatialprobe.benchmarks.numeric_answers.numeric_fields` (None on a row that is not
-numeric)."""
 
 
 def instruction(source: str, kind: str) -> str:
@@ -138,25 +139,22 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
 
 
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The scripts' score of the reply (stripped, as their generate_response returns it; a chosen
-    option by likelihood: right or wrong), and the toolkit's number read from it where the gold is one."""
-    record = {"question_type": item.fields["question_type"], "answer": item.fields["answer"],
-              "source": item.fields["source"]}
-    score = float(label == item.gold) if output is None else spatialscore_score(record, output.strip())
-    strict = label if output is None else read_strict(output, item.options, item.labels)
-    right = {"strict_right": float(strict == item.gold) if item.options else None}
-    if not item.options and not _number(item.gold):  # a gold that is no number (RealWorldQA's words)
-        return {"official_score": score, **right, **dict.fromkeys(NUMERIC_FIELDS)}
-    return {"official_score": score, **right,
-            **numeric_fields(item, output, lambda reply: read_number(reply, LENGTH_METERS))}
+    """The scripts' score of a reading (:func:`~spatialprobe.readers.spatialscore.score_of`), and
+    the number it is where the gold is a number other than 0 (in meters)."""
+    score = score_of(item.fields, label)
+    if item.options or not number_of(item.gold):  # RealWorldQA's words, a gold of 0: no MRA
+        return {"official_score": score, **dict.fromkeys(NUMERIC_FIELDS)}
+    return {"official_score": score, **numeric_fields(item, meters(item, label))}
 
 
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+def meters(item: SourceItem, label: str | None) -> float | None:
+    """The number a numeric item's reading is, in meters where its gold has a unit (converted as
+    the scripts convert it to centimetres)."""
+    answer = str(item.fields["answer"])
+    if label is None or not is_numeric_with_unit(answer):
+        return number_of(label)
+    value, unit = number_and_unit(label, answer)
+    return None if value is None else value * CENTIMETRES.get(unit, 1) / 100
 
 
 def _located(data: str, images: str | None) -> tuple[str, list[Path]]:
@@ -188,11 +186,9 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     labels = tuple(dict.fromkeys(label for item in items for label in item.labels))
     spec = Resampling(labels, ("unit",), key=("instance_id",), pooled=True, unit="image sets")
     return Source("spatialscore", "spatialscore", f"spatialscore@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, matching=matching,
+                  official=OFFICIAL, matching=matching, reader="spatialscore",
                   settings=recorded("spatialscore", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions", "version": "version_0 (v2 is unpublished)",
-                           "reader": "version_0's extract_option / extract_yes_no / extract_number / "
-                                     "extract_numeric_with_unit by question type (official_score)"})
+                  details={"total": len(records.rows), "what": "questions", "version": "version_0 (v2 is unpublished)"})
 
 
 def write_copy(folder: Path, seed: int = 0, n: int = 48) -> tuple[Path, list[dict[str, Any]]]:

@@ -13,7 +13,7 @@ read as VLMEvalKit reads them (``vlmeval-can-infer``, :mod:`spatialprobe.readers
 judge LLM is not run, so a reply it cannot read counts wrong, as under ``exact_matching``) and by
 ``strict``. Official metrics: accuracy over every row (VLMEvalKit's "vanilla" Overall) per category and main
 category, and in the run's ``3dsrbench.json`` (:func:`extras`, :func:`official_scores`) the
-strict accuracies of ``_3DSRBench.evaluate`` (open-compass/VLMEvalKit @e8e78f0
+consistent accuracies (every row of a group right) of ``_3DSRBench.evaluate`` (open-compass/VLMEvalKit @e8e78f0
 ``vlmeval/dataset/image_mcq.py`` l. 2662 on; lmms-eval's ``tasks/3dsrbench/utils.py`` groups the
 same way): ``flip`` (``X-k`` with ``X-flip-k``: qid without ``-flip``), ``circular`` (qid[:8],
 or qid[:13] for flipped ones) and ``flip_circular`` (qid[:8]), each the mean over the rows
@@ -55,7 +55,7 @@ KEYS: dict[str, Callable[[str], str]] = {
     "circular": lambda q: q[:8] if "-flip" not in q else q[:13],
     "flip_circular": lambda q: q[:8],
 }
-"""VLMEvalKit's group key of each strict accuracy."""
+"""VLMEvalKit's group key of each consistent accuracy."""
 
 
 def authors_key(qid: str) -> str:
@@ -63,8 +63,8 @@ def authors_key(qid: str) -> str:
     return qid[:-2] if len(qid) >= 2 and qid[-2] == "-" else qid
 
 
-def strict_vlmevalkit(qids: Sequence[str], hits: Sequence[bool], key: Callable[[str], str]) -> float:
-    """``_3DSRBench.evaluate``'s strict accuracy (percent): the rows whose qid is a key, each
+def consistent_vlmevalkit(qids: Sequence[str], hits: Sequence[bool], key: Callable[[str], str]) -> float:
+    """``_3DSRBench.evaluate``'s consistent accuracy (percent): the rows whose qid is a key, each
     right where every row of its group is (a later duplicate qid overwriting an earlier one)."""
     keys = {q: key(q) for q in qids}
     main = [n for n, q in enumerate(qids) if q in set(keys.values())]
@@ -76,7 +76,7 @@ def strict_vlmevalkit(qids: Sequence[str], hits: Sequence[bool], key: Callable[[
     return 100.0 * sum(hit_map[qids[n]] for n in main) / len(main)
 
 
-def strict_authors(qids: Sequence[str], hits: Sequence[bool]) -> float:
+def consistent_authors(qids: Sequence[str], hits: Sequence[bool]) -> float:
     """The authors' circular accuracy (percent): the mean over groups (:func:`authors_key`)."""
     groups: dict[str, bool] = {}
     for q, hit in zip(qids, hits, strict=True):
@@ -87,9 +87,9 @@ def strict_authors(qids: Sequence[str], hits: Sequence[bool]) -> float:
 def official_scores(qids: Sequence[str], hits: Sequence[bool]) -> dict[str, dict[str, float]]:
     """VLMEvalKit's four accuracies and the authors' circular one, in percent."""
     vanilla = 100.0 * sum(map(bool, hits)) / len(hits)
-    return {"vlmevalkit": {"vanilla": vanilla, **{name: strict_vlmevalkit(qids, hits, key)
+    return {"vlmevalkit": {"vanilla": vanilla, **{name: consistent_vlmevalkit(qids, hits, key)
                                                   for name, key in KEYS.items()}},
-            "authors": {"vanilla": vanilla, "circular": strict_authors(qids, hits)}}
+            "authors": {"vanilla": vanilla, "circular": consistent_authors(qids, hits)}}
 
 
 def _image(records: Records, n: int, by_index: Mapping[str, int], folders: Sequence[Path]) -> str:

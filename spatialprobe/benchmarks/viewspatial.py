@@ -15,8 +15,9 @@ perspective``, ``Person perspective``).
 Wording: the authors' (``evaluate.py`` l. 336): ``question + choices + "\\nReply only to the
 corresponding option.\\nAnswer:"``, every image of a record shown together; labels the letters.
 Official metric: accuracy, per question type and perspective, the reply read as the authors' scorer
-reads it (:mod:`spatialprobe.readers.viewspatial`: the last line, the first whole letter A-D in any
-case - the article "a" is option A) in ``pred_official``. Resampled by the ScanNet scene (questions
+reads it (the registered reader ``viewspatial``, :mod:`spatialprobe.readers.viewspatial`: the last
+line, the first whole letter A-D in any case - the article "a" is option A), and under ``strict``
+beside it (``strict_accuracy``). Resampled by the ScanNet scene (questions
 of one scene share its frames) or the COCO image.
 """
 
@@ -33,21 +34,12 @@ from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, re
 from spatialprobe.benchmarks.local_copy import Records, image_file, letters, option_letters, read_records
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.readers.strict_reply import read_strict
-from spatialprobe.readers.viewspatial import PROMPT_FORMAT, extract_option, read_viewspatial
+from spatialprobe.readers.viewspatial import PROMPT_FORMAT, extract_option
 from spatialprobe.registry import component
 
 OPTIONS: dict[str, str] = {}
 FILE = "ViewSpatial-Bench.json"
-OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type", "perspective"), pred="pred_official"),
-            Official({"strict_accuracy": "accuracy"}, ("question_type",), pred="pred_strict"))
-
-
-def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The authors' reading of a generated reply, and the strict one (a chosen option, by likelihood, as it is)."""
-    read = label if output is None else read_viewspatial(output)
-    strict = label if output is None else read_strict(output, item.options, item.labels)
-    return {"pred_official": read or "--", "pred_strict": strict or "--"}
+OFFICIAL = (Official({"accuracy": "accuracy"}, ("question_type", "perspective")),)
 
 
 def _located(data: str) -> tuple[str, list[Path]]:
@@ -111,11 +103,9 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     labels = option_letters(items, found, "ViewSpatial-Bench questions", "question type")
     spec = Resampling(labels, ("unit",), key=("instance_id",), pooled=True, unit="ScanNet scenes and COCO images")
     return Source("viewspatial", "viewspatial", f"viewspatial@{records.version}", labels, tuple(items), spec,
-                  official=OFFICIAL, matching=matching,
+                  official=OFFICIAL, reader="viewspatial",
                   settings=recorded("viewspatial", found, found["data"], records.version),
-                  details={"total": len(records.rows), "what": "questions",
-                           "reader": "the authors' evaluate.py: the reply's last line, its first whole letter "
-                                     "A-D in any case (pred_official)"})
+                  details={"total": len(records.rows), "what": "questions"})
 
 
 def write_copy(folder: Path, seed: int = 0, n: int = 40) -> tuple[Path, list[dict[str, Any]]]:

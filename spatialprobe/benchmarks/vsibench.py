@@ -20,12 +20,14 @@ line with "Answer with the option's letter from the given choices directly." (mu
 the letters) or "Please answer the question using a single word or phrase." (numeric: no options,
 a number is read). The frames are shown together, in order.
 
-Official metrics (:mod:`spatialprobe.readers.vsibench`: the reply's first token): ``vsibench`` - the
-authors' overall, the unweighted mean of the eight category scores, ``object_rel_direction`` being
-the mean of its three levels (``vsibench_aggregate_results`` l. 125-175) -; ``score`` per question
-type and category (accuracy or MRA, ×100); ``accuracy`` over the multiple-choice rows; ``mra`` over
-the numeric rows (thinking-in-space's MRA, ten thresholds; :mod:`spatialprobe.benchmarks.numeric_answers`), and
-``strict_mra`` with numbers read by the toolkit's reader. Resampled by video.
+Official metrics, the reply read by the registered reader ``vsibench`` (:mod:`spatialprobe.readers.vsibench`:
+the reply's first token, a letter or a number): ``vsibench`` - the authors' overall, the
+unweighted mean of the eight category scores, ``object_rel_direction`` being the mean of its three
+levels (``vsibench_aggregate_results`` l. 125-175) -; ``score`` per question type and category
+(accuracy or MRA, ×100); ``accuracy`` over the multiple-choice rows; ``mra`` over the numeric rows
+(thinking-in-space's MRA, ten thresholds; :mod:`spatialprobe.benchmarks.numeric_answers`). Each
+again under ``strict`` (``strict_vsibench``, ``strict_mra``, ...: the reply exactly a letter or
+exactly a number). Resampled by video.
 """
 
 from __future__ import annotations
@@ -40,13 +42,10 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Official, Source, SourceItem, given, recorded
 from spatialprobe.benchmarks.local_copy import Records, images_checked, letters, read_records, version_of
-from spatialprobe.benchmarks.numeric_answers import numeric_fields
+from spatialprobe.benchmarks.numeric_answers import number_of, numeric_fields
 from spatialprobe.benchmarks.video_frames import RULES, sampled_frames
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.intervals import Resampling
-from spatialprobe.readers.numeric import LENGTH_METERS, read_number
-from spatialprobe.readers.strict_reply import read_strict
-from spatialprobe.readers.vsibench import first_token_number, read_vsibench
 from spatialprobe.registry import component
 
 OPTIONS = {"frames": "how many frames of each video are shown (default 32)",
@@ -62,9 +61,7 @@ NA_POST = "Please answer the question using a single word or phrase."
 OFFICIAL = (Official({"vsibench": "mean"}, pred="vsibench_value"),
             Official({"score": "share"}, ("category", "question_type"), pred="official_score"),
             Official({"accuracy": "share"}, pred="mca_right"),
-            Official({"mra": "mra"}, pred="mra"),
-            Official({"strict_accuracy": "share"}, pred="strict_right"),
-            Official({"strict_mra": "mra"}, pred="strict_mra"))
+            Official({"mra": "mra"}, pred="mra"))
 
 
 def category(question_type: str) -> str:
@@ -87,18 +84,11 @@ def weights(types: Sequence[str]) -> dict[str, float]:
 
 
 def matching(item: SourceItem, output: str | None, label: str | None) -> dict[str, Any]:
-    """The authors' reading of the reply (its first token) and what it scores; the numbers read by
-    the toolkit's reader beside them."""
-    if item.options:
-        right = float((label if output is None else read_vsibench(output)) == item.gold)
-        strict = label if output is None else read_strict(output, item.options, item.labels)
-        fields: dict[str, Any] = {"mca_right": right, "strict_right": float(strict == item.gold), "mra": None,
-                                  "strict_mra": None}
-    else:
-        fields = {"mca_right": None, "strict_right": None, **numeric_fields(item, output, first_token_number)}
-        right = fields["mra"]
-        fields["strict_mra"] = numeric_fields(item, output, lambda r: read_number(r, LENGTH_METERS))["mra"]
-    return {**fields, "official_score": right, "vsibench_value": item.fields["weight"] * right}
+    """What a reading scores (a letter: right or wrong; a number: its MRA), and its row's term of the overall."""
+    fields = numeric_fields(item, number_of(label))
+    right = fields["mra"] if not item.options else float(label == item.gold)
+    return {**fields, "mca_right": right if item.options else None, "official_score": right,
+            "vsibench_value": item.fields["weight"] * right}
 
 
 def _file(data: str, subset: str | None, pruned: str | None) -> tuple[str, Path | None]:
@@ -196,16 +186,14 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
     name = "vsibench-debiased" if found["subset"] == "debiased" or Path(data).name == "test_debiased.parquet" \
         else "vsibench"
     return Source("vsibench", "vsibench", f"{name}@{version}", labels, tuple(items), spec,
-                  official=OFFICIAL, matching=matching,
+                  official=OFFICIAL, matching=matching, reader="vsibench",
                   settings=recorded("vsibench", found, found["data"], version),
                   details={"total": len(records.rows), "what": "questions", "pruned": len(dropped),
-                           "frames": {"count": int(k), "sampling": rule, "decoder": "PyAV"},
-                           "reader": "thinking-in-space's first token (fuzzy_matching): exact letter, MRA"})
+                           "frames": {"count": int(k), "sampling": rule, "decoder": "PyAV"}})
 
 
 VSI_MCA = ["object_rel_direction_easy", "object_rel_direction_medium", "object_rel_direction_hard",
            "object_rel_distance", "route_planning", "obj_appearance_order"]
-VSI_NA = ["object_abs_distance", "object_counting", "object_size_estimation", "room_size_estimation"]
 VSI_NA = ["object_abs_distance", "object_counting", "object_size_estimation", "room_size_estimation"]
 
 

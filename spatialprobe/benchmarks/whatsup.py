@@ -24,7 +24,7 @@ Official metrics (amitakamath/whatsup_vlms @7c1f255 ``dataset_zoo/aro_datasets.p
 the controlled subsets pair accuracy (left+right and on+under / in-front+behind both right, over
 N/2) and set accuracy (all four right, over N/4), computed by :func:`official_scores` and written
 to the run's ``whatsup.json`` (:func:`extras`); the rows carry ``pair`` and ``set`` (declared as
-``Source.variants``) for the protocol engine's strict accuracies. Resampled by object pair (the
+``Source.variants``) for the protocol engine's consistent accuracies. Resampled by object pair (the
 four images of a set) or by image (COCO / VG). Official reader ``whatsup``
 (:mod:`spatialprobe.readers.ranking`): the best-scored caption, a tie that includes the right one
 counted right as the authors' ``np.argmax`` over their order counts it, whatever order the

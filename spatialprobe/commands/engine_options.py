@@ -48,8 +48,8 @@ ItemsOption = typer.Option(None, "--items", help="Ask only the items a subset fi
                            "blind --debias); the file's hash is part of the run's identity.")
 ProtocolVariantsOption = typer.Option(None, "--protocol-variants", help="circular (every rotation of "
                                      "the lettered options) and/or swap (left/right, above/below swapped), "
-                                     "comma-separated: "
-                                     "also ask these variants and report vanilla and strict accuracy and their gap.")
+                                     "comma-separated: also ask these variants and report vanilla and "
+                                     "consistent accuracy (every item of a group right) and their gap.")
 BackendOption = typer.Option(None, "--backend", "--scorer", help="The model adapter, taken by name (openai-api: "
                              "--model is the server's name for it); else the first that accepts the checkpoint's "
                              "config.json and understands the items (spatialprobe ls).")

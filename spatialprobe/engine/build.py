@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spatialprobe.benchmarks.base import Source
-from spatialprobe.engine.run import AskRun, AskRunSettings, choose_wording
+from spatialprobe.engine.run import AskRun, AskRunSettings
+from spatialprobe.engine.wording import choose_wording
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition
 from spatialprobe.runner.settings import Component
@@ -91,7 +92,7 @@ def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
     if given.samples > 1 or given.temperature is not None:
         check_sampling(given.samples, given.temperature, protocol, name, bool(_declared_flag(name, "samples")))
     if given.samples > 1 and given.protocol_variants:
-        raise UsageError("--protocol-variants and --samples do not combine: a variant group's strict accuracy "
+        raise UsageError("--protocol-variants and --samples do not combine: a variant group's consistent accuracy "
                          "would mix the samples of its items.")
     runtime = {key: options.pop(key) for key in RUNTIME_OPTIONS if key in options}
     batch_size = int(runtime.get("batch_size", given.batch_size))

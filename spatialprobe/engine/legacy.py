@@ -99,7 +99,7 @@ def _mqa_generate_result(options: Mapping[str, tuple[str, ...]]
     (``output``), parsed against the item's options (``options``: item key -> its options) as the ask
     kind parses every reply; the strict and lenient labels the old kind cached are derived from the
     reply again by the same rules (the ``spatialmqa-legacy`` reader, :mod:`spatialprobe.readers.spatialmqa`)."""
-    from spatialprobe.readers.parse import parse_answer, spatialmqa_option
+    from spatialprobe.readers.option_parser import parse_answer, spatialmqa_option
 
     def result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         parsed = parse_answer(row["output"], options[key], spatialmqa_option)
@@ -141,7 +141,7 @@ def _image_qa_word(keys: Mapping[str, str]) -> Callable[[str, Mapping[str, Any]]
     """A ``--full-vocab`` image QA answer about one image -> the short wording's generated answer: the
     old answer word (the argmax class) is the reply, parsed to yes or no as the ask kind parses
     replies; the old kind's yes/no scores are dropped (the generate run asks none)."""
-    from spatialprobe.readers.parse import parse_answer
+    from spatialprobe.readers.option_parser import parse_answer
 
     def result(key: str, row: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         parsed = parse_answer(str(row["answer"]), ("yes", "no"))

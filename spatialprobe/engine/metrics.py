@@ -104,15 +104,9 @@ def _prior(rows: Sequence[Mapping[str, Any]], prior_labels: Sequence[str] | Mapp
     return metric, {f"fold {k}": p for k, p in parts.items()}
 
 
-def declares_strict(official: Sequence[Any]) -> bool:
-    """Whether a source declares its strict metrics itself (``strict_NAME`` in its ``official``:
-    the benchmarks whose ``matching`` hook reads both ways); then the engine adds no twins."""
-    return any(name.startswith("strict_") for declared in official for name in declared.metrics)
-
-
 def twinned(official: Sequence[Any]) -> tuple[Any, ...]:
-    """The source's official declarations and, unless it declares its own, their strict twins."""
-    return (*official, *(() if declares_strict(official) else map(strict_twin, official)))
+    """The source's official declarations and the strict twins of those that read the answers."""
+    return (*official, *(strict_twin(d) for d in official if getattr(d, "reads", True)))
 
 
 def strict_twin(declared: Any) -> Any:
@@ -148,8 +142,7 @@ def official_metrics(rows: Sequence[Mapping[str, Any]], spec: Resampling, offici
 
 
 def disagreements(rows: Sequence[Mapping[str, Any]], examples: int = 3, field: str = "pred") -> dict[str, Any]:
-    """Where the official reading (the row field ``field``: ``pred``, or ``pred_official`` where a
-    benchmark's ``matching`` hook reads) and ``strict``'s (``pred_strict``) differ: how many, by kind
+    """Where the official reading (the row field ``field``) and ``strict``'s (``pred_strict``) differ: how many, by kind
     (only the official reader read an option; only strict did; they read different ones), and the
     first ``examples`` replies of each kind."""
     kinds = {"official only": [], "strict only": [], "different": []}  # type: dict[str, list[dict[str, Any]]]

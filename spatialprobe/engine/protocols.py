@@ -8,7 +8,7 @@ the task's file) and the options that answer it. Then
   first of equal ones). Nothing is parsed, so nothing fails; the choice does not depend on the
   order the options come in.
 * ``generate``: the model answers in free text (:meth:`~spatialprobe.models.base.Generator.generate`,
-  greedy), and :func:`spatialprobe.readers.parse.parse_answer` maps the reply to an option
+  greedy), and :func:`spatialprobe.readers.option_parser.parse_answer` maps the reply to an option
   (option letter, option text, yes/no words, the benchmark's lenient rule) or to a parse failure,
   which counts as wrong and is reported as its own rate.
 * ``both``: the two, on the same items; the run reports both results, how often they agree, and
@@ -23,7 +23,7 @@ from typing import Any
 
 from spatialprobe.errors import UsageError
 from spatialprobe.models.base import GenerateRequest, ScoreRequest
-from spatialprobe.readers.parse import Lenient, parse_answer
+from spatialprobe.readers.option_parser import Lenient, parse_answer
 
 PROTOCOLS = ("likelihood", "generate", "both")
 """What ``--protocol`` takes."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spatialprobe.benchmarks.base import Source, SourceItem, Wording, vote
-from spatialprobe.engine.metrics import chosen, declares_strict, disagreements
+from spatialprobe.engine.metrics import chosen, disagreements
 from spatialprobe.readers.base import Asked, Reader
 
 
@@ -60,20 +60,13 @@ def matched(source: Source, item: SourceItem, row: Mapping[str, Any], protocol: 
         return {}
     output = row.get("reply") if protocol == "generate" else None
     found = dict(source.matching(item, output, row.get(f"pred_{protocol}")))
-    if declares_strict(source.official):  # the hook reads strictly itself
-        return found
-    read = {o.pred for o in source.official}
+    read = {o.pred for o in source.official if o.reads}
     under_strict = source.matching(item, output, row.get(f"pred_{protocol}_strict"))
     return {**found, **{f"{k}_strict": v for k, v in under_strict.items() if k in read}}
 
 
 def readers_details(source: Source, official: Reader, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A run's ``details.readers``: which readers read its replies (the official one cited), and
-    where they disagree (:func:`~spatialprobe.engine.metrics.disagreements`). A benchmark whose
-    ``matching`` hook reads (``pred_official``, its own strict twins) is named by what its details say."""
-    if declares_strict(source.official) and any("pred_official" in row for row in rows):
-        return {"official": "the benchmark's matching hook (pred_official)", "strict": "strict",
-                "cited": str(source.details.get("reader", "")), "unread": "",
-                **disagreements(rows, field="pred_official")}
+    where they disagree (:func:`~spatialprobe.engine.metrics.disagreements`)."""
     return {"official": source.reader, "strict": "strict", "cited": official.cited, "unread": official.unread,
             **disagreements(rows)}

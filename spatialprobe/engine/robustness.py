@@ -1,18 +1,22 @@
 """The robustness protocols' metrics: for each variant a source declares (or the engine generated,
-:mod:`spatialprobe.engine.variants`), its vanilla accuracy, its strict accuracy and the
+:mod:`spatialprobe.engine.variants`), its vanilla accuracy, its consistent accuracy and the
 consistency gap between them, each with a cluster-robust interval over the source's unit.
 
 * **vanilla** - the accuracy of the group's own items: every row of a declared group (What'sUp's
   individual accuracy), the original items only where the engine generated the others (so a model
   that answers ``A`` scores the share of ``A``-gold items, as without the protocol);
-* **strict** - the share of groups (row field :attr:`Source.variants` names) all of whose rows are
-  right (What'sUp's pair and set accuracy, 3DSRBench's circular and flip accuracy);
-* **gap** - vanilla − strict, with its t interval and p-value.
+* **consistent** - the share of groups (row field :attr:`Source.variants` names) all of whose rows
+  are right (What'sUp's pair and set accuracy, 3DSRBench's circular and flip accuracy: CircularEval's
+  "all rotations right");
+* **gap** - vanilla − consistent, with its t interval and p-value.
 
 The three are one function of the clusters' weights (:func:`spatialprobe.metrics.robust.estimates`):
-a group weighs the mean of its rows' weights, so resampling a cluster moves the vanilla and the strict
-accuracy together, and the gap's interval is paired on the same clusters. Vanilla and strict get the
-cluster-adjusted Wilson interval as every accuracy does.
+a group weighs the mean of its rows' weights, so resampling a cluster moves the vanilla and the
+consistent accuracy together, and the gap's interval is paired on the same clusters. Vanilla and
+consistent get the cluster-adjusted Wilson interval as every accuracy does.
+
+Runs written before the name ``consistent`` call it ``strict`` (``<protocol>_strict``; it clashed with
+the ``strict`` reader): :func:`consistent_part` reads either, so an old summary still renders.
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ from spatialprobe.metrics.intervals import Resampling, encode, interval_pair
 from spatialprobe.metrics.robust import estimates, t_interval, t_test, wilson_interval
 from spatialprobe.runner.summary import Metric
 
-PARTS = ("vanilla", "strict", "gap")
+PARTS = ("vanilla", "consistent", "gap")
+LEGACY_PART = {"consistent": "strict"}
+"""A part's name in summaries written before it was renamed (``<protocol>_strict``)."""
 
 
 def variant_metrics(rows: Sequence[Mapping[str, Any]], variants: Mapping[str, str], spec: Resampling,
                     pred: str = "pred") -> tuple[dict[str, Metric], dict[str, Any]]:
-    """``{<protocol>_vanilla, <protocol>_strict, <protocol>_gap: Metric}`` and per protocol its
+    """``{<protocol>_vanilla, <protocol>_consistent, <protocol>_gap: Metric}`` and per protocol its
     details (field, groups, rows, the three values, the gap's interval and p) from ``rows`` (one
     condition's) for each ``protocol -> group field`` of ``variants``."""
     metrics: dict[str, Metric] = {}
@@ -62,7 +68,7 @@ def own(row: Mapping[str, Any], protocol: str) -> bool:
 
 def consistency(rows: Sequence[Mapping[str, Any]], group_field: str, spec: Resampling, pred: str = "pred",
                 protocol: str = "") -> dict[str, Any]:
-    """Vanilla and strict accuracy and their gap over ``rows`` grouped by ``group_field``, each with
+    """Vanilla and consistent accuracy and their gap over ``rows`` grouped by ``group_field``, each with
     its interval (the gap's paired, with its p-value)."""
     enc = encode(rows, replace(spec, group=None, only=None, rows=None, metrics={"accuracy": "accuracy"}))
     right = np.array([r.get(pred) is not None and str(r.get(pred)) == str(r.get("gold")) for r in rows], dtype=float)
@@ -87,7 +93,7 @@ def consistency(rows: Sequence[Mapping[str, Any]], group_field: str, spec: Resam
     est_v, est_s, est_gap = estimates(values, enc.keys, enc.n_clusters, counting)
     n_v, n_g = int(vanilla.sum()), len(names)
     out: dict[str, Any] = {"field": group_field, "groups": n_g, "rows": len(rows)}
-    for part, est, n in (("vanilla", est_v, n_v), ("strict", est_s, n_g)):
+    for part, est, n in (("vanilla", est_v, n_v), ("consistent", est_s, n_g)):
         low, high = wilson_interval(est, n)
         out[part] = {"value": round(est.value, 6), "n": n, "ci": _pair(low, high)}
     low, high = t_interval(est_gap)
@@ -101,20 +107,28 @@ def _pair(low: float, high: float) -> list[float] | None:
     return None if found is None else list(found)
 
 
+def consistent_part(metrics: Mapping[str, Any], protocol: str) -> Any:
+    """A protocol's consistent accuracy in a summary's metrics, under its name or, in a run written
+    before the rename, under ``<protocol>_strict``; None where the run has neither."""
+    found = metrics.get(f"{protocol}_consistent")
+    return metrics.get(f"{protocol}_{LEGACY_PART['consistent']}") if found is None else found
+
+
 def variants_lines(summary: Mapping[str, Any]) -> list[str]:
-    """The table's rows of each robustness protocol: vanilla, strict, the gap with interval and p."""
+    """The table's rows of each robustness protocol: vanilla, consistent, the gap with interval and p."""
     from spatialprobe.reports.tables import pm
 
     m = summary["metrics"]
     lines = []
     for protocol, found in (summary["details"].get("variants") or {}).items():
-        if f"{protocol}_strict" not in m:
+        consistent = consistent_part(m, protocol)
+        if consistent is None:
             continue
         gap = found["gap"]
         ci = "[–]" if gap["ci"] is None else f"[{gap['ci'][0]:+.1f}, {gap['ci'][1]:+.1f}]"
         p = "" if gap.get("p") is None else f", p = {gap['p']:.3g}"
         lines += [f"| {protocol}: vanilla accuracy | {pm(m[f'{protocol}_vanilla'])} |",
-                  f"| {protocol}: strict accuracy ({found['groups']} groups by {found['field']}) | "
-                  f"{pm(m[f'{protocol}_strict'])} |",
-                  f"| {protocol}: consistency gap (vanilla − strict) | {gap['value']:+.1f} {ci}{p} |"]
+                  f"| {protocol}: consistent accuracy, every item of a group right ({found['groups']} groups by "
+                  f"{found['field']}) | {pm(consistent)} |",
+                  f"| {protocol}: consistency gap (vanilla − consistent) | {gap['value']:+.1f} {ci}{p} |"]
     return lines

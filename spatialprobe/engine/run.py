@@ -45,6 +45,7 @@ from spatialprobe.engine.repeated_sampling import (
 from spatialprobe.engine.robustness import variant_metrics
 from spatialprobe.engine.table import ask_table
 from spatialprobe.engine.variants import generated
+from spatialprobe.engine.wording import can_sample, check_wording, choose_wording
 from spatialprobe.errors import UsageError
 from spatialprobe.image_conditions import BLIND, check_condition, shuffled_partners
 from spatialprobe.readers import base as readers
@@ -54,42 +55,7 @@ from spatialprobe.runner.settings import model as model_field
 from spatialprobe.tiny import untrained
 
 __all__ = ["MQA_QUESTION", "VSR_QUESTION", "AskRun", "AskRunSettings", "ask_run",
-           "ask_table", "choose_wording"]
-
-
-def declared(model: Any, name: str, attribute: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    """What an adapter declares (``wordings``, ``protocols``): read from its registered class, so
-    that a model deferred to a Ray cluster is never built by the driver to answer; from the object
-    where ``name`` is no registered adapter (a stand-in in a test)."""
-    return tuple(getattr(_adapter(model, name), attribute, default))
-
-
-def can_sample(model: Any, name: str) -> bool:
-    """Whether the adapter declares that it samples (``samples``), read as :func:`declared` reads."""
-    return bool(getattr(_adapter(model, name), "samples", False))
-
-
-def _adapter(model: Any, name: str) -> Any:
-    from spatialprobe import registry
-    from spatialprobe.errors import UnknownComponent
-
-    try:
-        return registry.lookup("model", name)
-    except UnknownComponent:
-        return model
-
-
-def choose_wording(model: Any, source: Source, name: str = "") -> str:
-    """The first wording the adapter understands (its ``wordings``; ``question`` where it declares
-    none) that every item of ``source`` offers; one sentence where none fits."""
-    understood = declared(model, name, "wordings", ("question",))
-    offered = source.offered()
-    for wording in understood:
-        if wording in offered:
-            return wording
-    who = name or getattr(model, "name", type(model).__name__)
-    raise UsageError(f"the {who} model cannot be asked {source.name} items: it understands "
-                     f"{', '.join(understood)} wording, and {source.name} offers {', '.join(offered)}.")
+           "ask_table"]
 
 
 @dataclass(frozen=True)
@@ -164,11 +130,7 @@ class AskRun(RunKind):
         if not all(item.options for item in self.source.items) and "likelihood" in self.protocols:
             raise UsageError(f"{self.source.name} has items without options (numeric answers): they are read from "
                              "a generated reply, by --protocol generate.")
-        understood = declared(self.model, s.model.name, "wordings", ("question",))
-        if self.wording not in understood or self.wording not in self.source.offered():
-            raise UsageError(f"config.json: wording {self.wording!r} is not one the {s.model.name} model "
-                             f"understands ({', '.join(understood)}) and {self.source.name} offers "
-                             f"({', '.join(self.source.offered())}).")
+        check_wording(self.model, s.model.name, self.wording, self.source)
 
     @classmethod
     def of(cls, source: Source, model: Any, model_spec: Component, source_settings: Mapping[str, Any] | None = None,
@@ -324,10 +286,7 @@ class AskRun(RunKind):
         if folds:
             rows = [{**row, "fold": k} for k, (_, test) in enumerate(src.folds)
                     for row in rows if row["instance_id"] in set(test)]
-            prior: Any = {k: [self.by_key[key].gold for key in dev] for k, (dev, _) in enumerate(src.folds)}
-        else:  # a training split's labels; else the test items' own (said in details)
-            prior = src.prior_labels if src.prior_labels is not None else [row["gold"] for row in rows
-                                                                             if row["condition"] == self.conditions[0]]
+        prior = self._prior_labels(src, rows)
         positional = src.prior_by == "position" and not folds
         metrics, details = asked_metrics(rows, src.labels, self.protocols, self.conditions, src.spec,
                                          None if positional else prior, folds=folds, seed=self.settings.seed)
@@ -343,7 +302,7 @@ class AskRun(RunKind):
         if isinstance(details.get("answer_prior"), dict):
             details["answer_prior"]["from"] = ("the training split" if src.prior_labels is not None
                                                else "the test items (no training split)")
-        if src.variants:  # the robustness protocols: vanilla, strict and their gap, per declared group
+        if src.variants:  # the robustness protocols: vanilla, consistent and their gap, per declared group
             first = [row for row in every if row["condition"] == self.conditions[0]]
             found, details["variants"] = variant_metrics(first, src.variants, src.spec)
             metrics.update(found)
@@ -352,22 +311,36 @@ class AskRun(RunKind):
             details = {**details, "question_free": free.details(main, src.question_free)}
             specs = (*specs, replace(src.spec, pred=free.PRED, metrics={"accuracy_question_free": "accuracy"},
                                      rows=main))
-        describe = getattr(self.model, "describe", dict)
-        if callable(getattr(type(self.model), "traffic", None)):  # a server's requests, retries, failures,
-            details = {**details, "requests": self.model.traffic()}  # truncations, requests/s, tokens/s
-        own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
-        demo = synthetic(src.settings.get("data"))  # a demo copy's runs say so (table, summary)
-        details = {**details, **src.details, "wording": self.wording, "model_info": describe(),
-                   "official": [name for declared in twinned(src.official) for name in declared.metrics],
-                   "coverage": src.details.get("coverage_detail") or {"used": own,
-                                                                      "total": src.details.get("total", own)},
-                   **({"synthetic": demo} if demo else {})}
+        details = self._run_details(src, details)
         asked = [*rows, *(row for row in every if generated(row))]  # the variants' rows written too
         return Evaluation(asked, metrics, src.task, self.model_spec.args.get("model", self.model_spec.name),
                           src.dataset, self.settings.seed, untrained(str(self.model_spec.args.get("model", ""))),
                           details,
                           resamplings(src.spec, main, rows, self.protocols, self.conditions, specs,
                                       details.get("answer_prior"), folds, prior_rows))
+
+    def _prior_labels(self, src: Source, rows: Sequence[Mapping[str, Any]]) -> Any:
+        """The labels the answer prior is learnt from: each fold's development items; else a training
+        split's labels; else the test items' own (``details`` says which)."""
+        if src.folds:
+            return {k: [self.by_key[key].gold for key in dev] for k, (dev, _) in enumerate(src.folds)}
+        if src.prior_labels is not None:
+            return src.prior_labels
+        return [row["gold"] for row in rows if row["condition"] == self.conditions[0]]
+
+    def _run_details(self, src: Source, details: Mapping[str, Any]) -> dict[str, Any]:
+        """``details`` with what describes the run: the source's own details, the wording, the model
+        (and a server's traffic: requests, retries, failures, truncations, requests/s, tokens/s), the
+        official statistics, the coverage, and whether the items are a synthetic demo copy."""
+        describe = getattr(self.model, "describe", dict)
+        if callable(getattr(type(self.model), "traffic", None)):
+            details = {**details, "requests": self.model.traffic()}
+        own = sum(not generated(item) for item in src.items)  # the source's items, its variants apart
+        demo = synthetic(src.settings.get("data"))  # a demo copy's runs say so (table, summary)
+        return {**details, **src.details, "wording": self.wording, "model_info": describe(),
+                "official": [name for declared in twinned(src.official) for name in declared.metrics],
+                "coverage": src.details.get("coverage_detail") or {"used": own, "total": src.details.get("total", own)},
+                **({"synthetic": demo} if demo else {})}
 
     def _sampled_source(self) -> Source:
         return sampled_source(self.source, self.samples, self.settings.temperature)

@@ -92,6 +92,15 @@ ReplyReader = Callable[[str, Asked], Reading]
 ScoresReader = Callable[[Sequence[float], Asked], Reading]
 
 
+def letter_reader(extract: Callable[[str], str | None], found: str, none: str) -> ReplyReader:
+    """A reply reader from an authors' letter extractor (reply -> a letter or None): the letter's
+    option (a letter beyond the item's options stays itself: never gold), ``found``/``none`` the reasons."""
+    def read(reply: str, asked: Asked) -> Reading:
+        value = extract(reply)
+        return letter(asked, value, found if value else none)
+    return read
+
+
 @dataclass(frozen=True)
 class Reader:
     """One registered reader."""

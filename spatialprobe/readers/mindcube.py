@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import re
 
+from spatialprobe.readers.base import Reader, letter_reader
+from spatialprobe.registry import component
+
 _SIMPLE = re.compile(r"([A-E])\.")
 _TAGGED = re.compile(r"<Answer>(.*?)(?:<|$)", re.DOTALL)
 _AFTER_TAG = tuple(re.compile(p) for p in (
@@ -73,6 +76,16 @@ def read_mindcube(reply: str | None) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+read = letter_reader(read_mindcube, "the last match of extract_answer's first pattern that matches",
+                     "no capital A-E by any of extract_answer's patterns")
+"""The authors' reading as a :class:`~spatialprobe.readers.base.Reading`."""
+
+
+MINDCUBE = component("reader", "mindcube", "MindCube's extract_answer: a cascade of patterns, each its last match")(
+    Reader("mindcube", read, "mll-lab-nu/MindCube @6d8fd9a src/evaluation/core/extractors.py l. 15-93",
+           "a cascade of case-sensitive patterns, each its last match: 'X.' anywhere first ('E.g.' reads E)"))
 
 
 def setting_of(item_id: str) -> str:

@@ -14,14 +14,14 @@ the six relations that contains it (``output in "on/above"``, ...), which is the
 toolkit's lettered wording is exactly an option's letter (``B``), it stands for that option's
 text.
 
-``spatialmqa-legacy``: the retired ``spatialmqa`` kind's rule (:func:`spatialprobe.readers.parse.lenient_label`:
+``spatialmqa-legacy``: the retired ``spatialmqa`` kind's rule (:func:`spatialprobe.readers.option_parser.lenient_label`:
 trailing period and quotes dropped, and the on/above clause applied), kept for its migrated runs.
 """
 
 from __future__ import annotations
 
 from spatialprobe.readers.base import Asked, Reader, Reading
-from spatialprobe.readers.parse import SPATIALMQA_LABEL_ORDER, lenient_label
+from spatialprobe.readers.option_parser import SPATIALMQA_LABEL_ORDER, lenient_label
 from spatialprobe.registry import component
 
 
@@ -49,5 +49,5 @@ LENIENT = component("reader", "spatialmqa",
            "relation holding the reply"))
 LEGACY = component("reader", "spatialmqa-legacy",
                    "the retired spatialmqa kind's lenient rule (on/above clause)")(
-    Reader("spatialmqa-legacy", read_legacy, "spatialprobe.readers.parse (the retired spatialmqa kind)",
+    Reader("spatialmqa-legacy", read_legacy, "spatialprobe.readers.option_parser (the retired spatialmqa kind)",
            "the retired kind's lenient rule: substring either way, and 'on'/'above' anywhere for on/above"))

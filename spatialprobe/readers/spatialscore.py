@@ -30,6 +30,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from spatialprobe.readers.base import Asked, Reader, Reading
+from spatialprobe.registry import component
+
 _TAGS = re.compile(r"</?(?:CONCLUSION|conclusion|ANSWER|answer|ASSISTANT|assistant)>")
 _ASSISTANT = re.compile(r"ASSISTANT:\s*\(?([A-Fa-f])\)?")
 _NUMBERS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
@@ -121,33 +124,45 @@ _UNIT = (r"\\distance_unit\{([^}]+)\}", r"\*\*\d+\.?\d*\s*([a-zA-Z]+)\*\*",
 
 def value_and_unit(pred: str) -> tuple[float | None, str | None]:
     """The value and the unit ``extract_numeric_with_unit`` reads from a reply (each None where none)."""
+    text, unit = value_text_and_unit(pred)
+    return (None if text is None else float(text)), unit
+
+
+def value_text_and_unit(pred: str) -> tuple[str | None, str | None]:
+    """:func:`value_and_unit` with the value as the digits read (``float`` of them is the value)."""
     pred = _TAGS.sub("", pred).strip()
     value_match = next((m for m in (re.search(p, pred, re.IGNORECASE if "approx" in p else 0) for p in _VALUE) if m),
                        None)
     unit_match = next((m for m in (re.search(p, pred, re.IGNORECASE if "approx" in p else 0) for p in _UNIT) if m),
                       None)
-    value = None
-    if value_match:
-        numbers = re.findall(r"\d+\.?\d*", value_match.group(1))
-        try:
-            value = float(numbers[0]) if numbers else None
-        except ValueError:
-            value = None
-    return value, unit_match.group(1).lower().strip() if unit_match else None
+    numbers = re.findall(r"\d+\.?\d*", value_match.group(1)) if value_match else []
+    return (numbers[0] if numbers else None), unit_match.group(1).lower().strip() if unit_match else None
 
 
-def unit_ratio_correct(pred: str, gold: str, tolerance: float = 2.0) -> bool:
-    """``extract_numeric_with_unit(pred, gold)["is_correct"]``: both read with a unit, both in
-    centimetres, ``max(ratio, 1 / ratio) < tolerance``; a 0 on either side is right only for both 0."""
-    value, unit = value_and_unit(pred)
+def ratio_correct(value: float, unit: str, gold: str, tolerance: float = 2.0) -> bool:
+    """The verdict of ``extract_numeric_with_unit`` on a value and unit read: the gold's first
+    ``number unit``, both in centimetres, ``max(ratio, 1 / ratio) < tolerance``; a 0 on either side
+    is right only for both 0."""
     gold_match = re.search(r"(\d+\.?\d*)\s*([a-zA-Z]+)", gold)
-    if value is None or unit is None or not gold_match:
+    if not gold_match:
         return False
     gold_value, gold_unit = float(gold_match.group(1)), gold_match.group(2).lower().strip()
     if value == 0 or gold_value == 0:
         return value == 0 and gold_value == 0
     ours, theirs = value * CENTIMETRES.get(unit, 1), gold_value * CENTIMETRES.get(gold_unit, 1)
     return max(ours / theirs, theirs / ours) < tolerance
+
+
+def unit_ratio_correct(pred: str, gold: str, tolerance: float = 2.0) -> bool:
+    """``extract_numeric_with_unit(pred, gold)["is_correct"]`` (:func:`ratio_correct` of what it reads)."""
+    value, unit = value_and_unit(pred)
+    return value is not None and unit is not None and ratio_correct(value, unit, gold, tolerance)
+
+
+def gold_unit(gold: str) -> str | None:
+    """The unit of the gold's first ``number unit`` (what :func:`ratio_correct` converts it by)."""
+    match = re.search(r"(\d+\.?\d*)\s*([a-zA-Z]+)", gold)
+    return match.group(2).lower().strip() if match else None
 
 
 def vsi_mra(pred: float, gold: float) -> float:
@@ -162,23 +177,81 @@ def is_numeric_with_unit(gold: str) -> bool:
     return any(unit in gold.lower() for unit in UNIT_WORDS)
 
 
-def spatialscore_score(item: Mapping[str, object], reply: str) -> float:
-    """One reply's score (0 or 1; MRA in [0, 1] for ``VSI-Bench_8``'s numbers), as ``main`` scores it."""
+def reading_of(item: Mapping[str, object], reply: str) -> tuple[str | None, str]:
+    """The value the scripts compare for ``item`` (``question_type``, ``answer``, ``source``), as a
+    label, and why: the option letter (``extract_option``, upper-cased), ``Yes``/``No`` or another
+    word (``extract_yes_no``), ``"VALUE UNIT"`` (``extract_numeric_with_unit``: the value's digits, a
+    space, the unit read - nothing where either is missing), the reply itself (RealWorldQA's
+    open-ended words) or the number ``extract_number`` reads (``"0"`` where ``float`` fails: theirs)."""
     kind = str(item.get("question_type", "")).lower()
     gold = str(item.get("answer", ""))
     if kind == "multi-choice":
-        return float(extract_option(reply).upper() == extract_option(gold).upper())
+        return extract_option(reply).upper(), "extract_option"
     if kind == "judgment":
-        return float(extract_yes_no(reply).lower() == extract_yes_no(gold).lower())
+        found = extract_yes_no(reply)
+        return {"yes": "Yes", "no": "No"}.get(found.lower(), found), "extract_yes_no"
     if is_numeric_with_unit(gold):
-        return float(unit_ratio_correct(reply, gold))
+        text, unit = value_text_and_unit(reply)
+        if text is None or unit is None:
+            return None, "extract_numeric_with_unit: no " + ("value" if text is None else "unit") + " (wrong)"
+        return f"{text} {unit}", "extract_numeric_with_unit"
     if item.get("source") == "RealWorldQA":
-        return float(reply.lower() == gold.lower())
+        return reply or None, "the reply itself (RealWorldQA: exact match in any case)"
+    found = extract_number(reply)
     try:
-        pred = float(extract_number(reply))
+        float(found)
     except ValueError:
-        pred = 0.0
+        return "0", "extract_number reads no number: 0, as their code scores it"
+    return found, "extract_number"
+
+
+def score_of(item: Mapping[str, object], label: str | None) -> float:
+    """The scripts' score (0 or 1; MRA in [0, 1] for ``VSI-Bench_8``'s numbers) of a reading:
+    :func:`reading_of`'s, or a bare number (``strict``'s reading of a numeric item, in the gold's
+    unit where the gold has one) - as ``main`` scores the reply it was read from."""
+    if label is None:
+        return 0.0
+    kind = str(item.get("question_type", "")).lower()
+    gold = str(item.get("answer", ""))
+    if kind == "multi-choice":
+        return float(label.upper() == extract_option(gold).upper())
+    if kind == "judgment":
+        return float(label.lower() == extract_yes_no(gold).lower())
+    if is_numeric_with_unit(gold):
+        value, unit = number_and_unit(label, gold)
+        return float(value is not None and ratio_correct(value, unit, gold))
+    if item.get("source") == "RealWorldQA":
+        return float(label.lower() == gold.lower())
+    pred = float(label)
     target = float(extract_number(gold))  # raises for an unreadable gold, as theirs does
     if item.get("source") == "VSI-Bench_8":
         return (1.0 if target == 0.0 else 0.0) if pred == 0 else vsi_mra(pred, target)
     return float(pred == target)
+
+
+def number_and_unit(label: str, gold: str) -> tuple[float | None, str]:
+    """A unit item's reading as (value, unit): ``"VALUE UNIT"``, or a bare number in the gold's unit."""
+    text, space, unit = label.partition(" ")
+    try:
+        return float(text), (unit if space else gold_unit(gold) or "")
+    except ValueError:
+        return None, ""
+
+
+def spatialscore_score(item: Mapping[str, object], reply: str) -> float:
+    """One reply's score, as ``main`` scores it (:func:`score_of` of :func:`reading_of`)."""
+    return score_of(item, reading_of(item, reply)[0])
+
+
+def read(reply: str, asked: Asked) -> Reading:
+    """The scripts' reading of a reply (stripped, as their ``generate_response`` returns it) by
+    the item's question type (:func:`reading_of`); an option's letter is that option."""
+    label, why = reading_of(asked.fields, reply.strip())
+    return Reading(label or None, why)  # a multiple-choice item's labels are its letters
+
+
+SPATIALSCORE = component("reader", "spatialscore", "SpatialScore version_0's extractors by question type")(
+    Reader("spatialscore", read, "haoningwu3639/SpatialScore @1995c4f utils/util.py l. 117-386, "
+           "version_0/test_qwen.py l. 166-218",
+           "by question type: extract_option (any case, at last the first a-f anywhere), extract_yes_no, "
+           "a number with its unit (within 2x), the number read (0 where none)"))

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 
+from spatialprobe.readers.base import Reader, letter_reader
+from spatialprobe.registry import component
+
 PROMPT_FORMAT = "\nReply only to the corresponding option.\nAnswer:"
 """``evaluate.py`` l. 36: appended to the question and its choices (no separator before the choices)."""
 _LETTER = re.compile(r"\b([A-D])\b", re.IGNORECASE)
@@ -34,3 +37,13 @@ def read_viewspatial(reply: str | None) -> str | None:
     if reply is None:
         return None
     return extract_option(reply.split("\n")[-1])
+
+
+read = letter_reader(read_viewspatial, "the first whole letter A-D (any case) of the last line",
+                     "no whole letter A-D on the reply's last line")
+"""The authors' reading as a :class:`~spatialprobe.readers.base.Reading`."""
+
+
+VIEWSPATIAL = component("reader", "viewspatial", "ViewSpatial's evaluate.py: the last line's first whole A-D")(
+    Reader("viewspatial", read, "ZJU-REAL/ViewSpatial-Bench @2e85a5e evaluate.py l. 125-127, 343-344",
+           "the reply's last line, its first whole letter A-D in any case (the article 'a' is A)"))

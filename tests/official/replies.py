@@ -108,3 +108,40 @@ def every_shape(options, gold, seed=0):
     """One reply of each shape, in ``SHAPES`` order."""
     rng = random.Random(f"{seed}|every|{'|'.join(options)}|{gold}")
     return [reply(rng, options, gold, shape) for shape in SHAPES]
+
+
+# Numeric replies (shapes named num_*): (rng, value written as the gold is, the value) -> text
+_NUMERIC_MAKERS = {
+    "num_number": lambda r, t, v: t,
+    "num_number_period": lambda r, t, v: f"{t}.",
+    "num_integer": lambda r, t, v: str(round(v)),
+    "num_unit_meters": lambda r, t, v: f"{t} meters",
+    "num_unit_m": lambda r, t, v: f"{t}m",
+    "num_unit_cm": lambda r, t, v: f"{round(v * 100)} cm",
+    "num_unit_feet": lambda r, t, v: f"{v * 3.28084:.1f} feet",
+    "num_square_meters": lambda r, t, v: f"{t} square meters",
+    "num_answer_is": lambda r, t, v: f"The answer is {t}",
+    "num_about": lambda r, t, v: f"about {t} m",
+    "num_bold_unit": lambda r, t, v: f"It is **{t} m** away.",
+    "num_scalar": lambda r, t, v: f"\\scalar{{{t}}} \\distance_unit{{meters}}",
+    "num_sentence": lambda r, t, v: f"There are {t} {r.choice(_NOUNS)}s in the room.",
+    "num_word": lambda r, t, v: r.choice(["two", "three", "seven", "twelve"]),
+    "num_zero": lambda r, t, v: "0",
+    "num_negative": lambda r, t, v: f"-{t}",
+    "num_scientific": lambda r, t, v: f"{v:.2e}",
+    "num_two_numbers": lambda r, t, v: f"{t} or {round(v * 1.5, 2)}",
+    "num_trailing_newline": lambda r, t, v: f"{t}\n",
+    "num_leading_space": lambda r, t, v: f"  {t}",
+    "num_empty": lambda r, t, v: "",
+    "num_refusal": lambda r, t, v: "I cannot tell from these frames.",
+}
+NUMERIC_SHAPES = tuple(_NUMERIC_MAKERS)
+
+
+def numeric_reply(rng, gold, shape=None):
+    """One reply to an item whose gold is the number ``gold`` (text): the shape drawn (or given),
+    the value the gold half of the time, else off by a factor in [0.3, 1.7] (two decimals)."""
+    shape = shape or rng.choice(NUMERIC_SHAPES)
+    value = float(gold) if rng.random() < 0.5 else round(float(gold) * rng.uniform(0.3, 1.7), 2)
+    text = gold if value == float(gold) else f"{value:g}"
+    return Reply(_NUMERIC_MAKERS[shape](rng, text, value), shape, None)
