@@ -12,8 +12,8 @@ from typing import Any
 import typer
 
 from spatialprobe.commands.audit_data import data_command
-from spatialprobe.commands.audit_sources import MODULE_OPTIONS, benchmark
-from spatialprobe.commands.declared import command_group, take_options
+from spatialprobe.commands.audit_sources import benchmark
+from spatialprobe.commands.declared import MODULE_OPTIONS, command_group, take_options
 from spatialprobe.errors import UsageError
 
 audit_app = command_group("Audit a benchmark (blind solvability, a debiased subset) or a run (answer "

@@ -14,8 +14,7 @@ from typing import Any
 
 import typer
 
-from spatialprobe.commands.audit_sources import MODULE_OPTIONS
-from spatialprobe.commands.declared import take_options
+from spatialprobe.commands.declared import MODULE_OPTIONS, take_options
 
 
 @take_options(MODULE_OPTIONS)

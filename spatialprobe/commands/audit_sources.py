@@ -6,16 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import typer
-
-MODULE_OPTIONS = {
-    "subset": typer.Option(None, "--subset", help="A benchmark module: its subset or task."),
-    "limit": typer.Option(None, "--limit", min=1, help="A benchmark module: only its first N items."),
-    "option": typer.Option([], "--option", help="A benchmark module: KEY=VALUE, one of its options."),
-}
-"""The options of a benchmark module's copy that ``audit blind`` and ``audit data`` take
-(:func:`~spatialprobe.commands.declared.take_options`), given to :func:`benchmark` as ``module``."""
-
 
 def benchmark(name: str, data: Path | None, split: str | None, part: str, task: str | None,
               module: tuple[str | None, int | None, list[str]] = (None, None, [])) -> tuple[Any, tuple[Any, ...]]:

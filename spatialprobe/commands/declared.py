@@ -1,6 +1,7 @@
 """Typer declarations that several commands share: a command group (:func:`command_group`) and
-a table of options that commands taking the same inputs declare once (:func:`take_options`; the
-options every command that asks items takes are :mod:`spatialprobe.commands.engine_options`)."""
+a table of options that commands taking the same inputs declare once (:func:`take_options`,
+:data:`MODULE_OPTIONS`; the options every command that asks items takes are
+:mod:`spatialprobe.commands.engine_options`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import typer
+
+MODULE_OPTIONS = {
+    "subset": typer.Option(None, "--subset", help="A benchmark module: its subset or task, where it has several."),
+    "limit": typer.Option(None, "--limit", min=1, help="A benchmark module: only its first N items (smoke tests)."),
+    "option": typer.Option([], "--option", help="A benchmark module: KEY=VALUE, one of its options; repeatable."),
+}
+"""The options that pick what a benchmark module reads of its copy, as ``bench``, ``audit blind``
+and ``audit data`` take them (:func:`take_options`)."""
 
 
 def command_group(help: str) -> typer.Typer:
