@@ -49,8 +49,8 @@ IMAGENET_F16_16384 = {
 
 
 def build_models(root: Path, real_shapes: bool) -> tuple[str, str]:
-    from spatialprobe.tiny.synthesis import vqmodel
-    from spatialprobe.tiny.vision import clip
+    from spatialprobe.tiny.image_generators import vqmodel
+    from spatialprobe.tiny.image_text import clip
     from spatialprobe.tiny.vocab import clip_characters
 
     if not real_shapes:  # the tests' tiny shapes (tests/synthesis_helpers.py)

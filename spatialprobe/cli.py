@@ -49,7 +49,7 @@ COMMAND_MODULES = (
     "spatialprobe.commands.compare",
     "spatialprobe.commands.audit",
     "spatialprobe.commands.interop",
-    "spatialprobe.commands.models",
+    "spatialprobe.commands.tiny",
 )
 
 for _name in COMMAND_MODULES:

@@ -63,8 +63,16 @@ def parse_json(text: str, path: str | Path, line: int | None = None) -> Any:
 def read_json_file(path: str | Path) -> Any:
     """A whole JSON file; a missing file or bad JSON is a DataError naming the file and line."""
     path = Path(path)
-    try:
+    with unreadable_refused(path):
         return parse_json(path.read_text(encoding="utf-8-sig"), path)
+
+
+@contextmanager
+def unreadable_refused(path: Path) -> Iterator[None]:
+    """A user's file that cannot be opened or decoded inside, refused as a DataError naming it:
+    not found, a directory, unreadable, not UTF-8."""
+    try:
+        yield
     except FileNotFoundError:
         raise DataError(path, None, None, "file not found") from None
     except IsADirectoryError:
@@ -78,14 +86,8 @@ def read_json_file(path: str | Path) -> Any:
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, record) for each non-blank line; bad text or JSON is a DataError."""
     path = Path(path)
-    try:
+    with unreadable_refused(path):
         handle = open(path, "rb")  # noqa: SIM115 -- closed by the `with` below; only open() means "not found"
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, None, None, "is a directory, not a file") from None
-    except OSError as err:
-        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:

@@ -192,7 +192,7 @@ _register_tasks()
 # Run kinds (the run spine): what `spatialprobe run CONFIG.json` can replay.
 register("run-kind", "probe", "spatialprobe.probing.run:ProbeRun",
          "probe a masked LM / ViLT / dummy scorer: cloze prompts, per-fold selection")
-register("run-kind", "synthesize", "spatialprobe.synthesis.runner:SynthesisRun",
+register("run-kind", "synthesize", "spatialprobe.synthesis.run:SynthesisRun",
          "text-to-image synthesis: one image per (prompt, image index) into the image store")
 register("run-kind", "judge", "spatialprobe.judging.box:JudgeRun",
          "ISM (Box): detector + depth + rule on an image run's images")

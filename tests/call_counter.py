@@ -23,7 +23,7 @@ def _install() -> None:
 
     torch.set_num_threads(1)
     from spatialprobe.models.masked_lm import MaskedLMScorer
-    from spatialprobe.synthesis import runner
+    from spatialprobe.synthesis import run as synthesis_run
 
     score = MaskedLMScorer.score
 
@@ -37,7 +37,7 @@ def _install() -> None:
         _record("forward", len(ids))
         return logits(self, ids, attention, positions)
 
-    build = runner.build_synthesizer
+    build = synthesis_run.build_synthesizer
 
     def counted_build(backend, args):
         synth = build(backend, args)
@@ -52,7 +52,7 @@ def _install() -> None:
 
     MaskedLMScorer.score = counted_score
     MaskedLMScorer._logits_at = counted_logits
-    runner.build_synthesizer = counted_build
+    synthesis_run.build_synthesizer = counted_build
 
 
 if __name__ == "__main__":

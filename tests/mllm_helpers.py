@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spatialprobe.tiny.mllm import shrink  # noqa: F401 (tests and benches import it from here)
+from spatialprobe.tiny.chat_models import shrink  # noqa: F401 (tests and benches import it from here)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "models"
 
@@ -43,9 +43,9 @@ def processor_loads(family: str) -> str | None:
 def build(family: str, directory: Path, seed: int = 0, bias_word: str | None = None, tiles: int = 4,
           split: bool = True) -> Path:
     """A tiny random ``family`` model with its genuine processor files, saved in ``directory``
-    (:func:`spatialprobe.tiny.mllm.from_genuine`; ``tiles`` and ``split`` are its), wired by
+    (:func:`spatialprobe.tiny.chat_models.from_genuine`; ``tiles`` and ``split`` are its), wired by
     :func:`bias_toward` to answer ``bias_word`` where one is given."""
-    from spatialprobe.tiny.mllm import from_genuine
+    from spatialprobe.tiny.chat_models import from_genuine
 
     folder = SHARED / FOLDERS[family]
     wire = None if bias_word is None else (lambda model: bias_toward(model, first_tokens(folder, bias_word)))

@@ -43,7 +43,7 @@ def make_vilt(path: Path, texts, answer_bias: dict[str, float], image_size: int 
     """A 1-layer ViLT-VQA whose answer classifier outputs ``answer_bias`` whatever the input."""
     import torch
 
-    from spatialprobe.tiny.vision import BERT_SPECIALS, vilt
+    from spatialprobe.tiny.image_text import BERT_SPECIALS, vilt
 
     def fixed_answers(model):
         head = model.classifier[-1]
@@ -87,7 +87,7 @@ def make_vilt_by_image(path: Path, texts, answers: dict[str, float], pairs) -> P
 
 def make_blip(path: Path, texts, answer_bias: dict[str, float], image_size: int = 32) -> Path:
     """A 1-layer BLIP-VQA whose answer decoder outputs fixed logits: ``answer_bias`` per word."""
-    from spatialprobe.tiny.vision import BERT_SPECIALS, blip_vqa
+    from spatialprobe.tiny.image_text import BERT_SPECIALS, blip_vqa
 
     words = [*BERT_SPECIALS, "[DEC]", *_words([*texts, "yes no"])]
     return blip_vqa(path, words, image_size=image_size, answer_bias=answer_bias)

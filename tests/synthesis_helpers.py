@@ -19,14 +19,14 @@ def write_tiny_clip_tokenizer(folder: Path) -> None:
 
 def tiny_clip(folder: Path, seed: int = 0) -> Path:
     """Save a random tiny CLIPModel and its tokenizer to ``folder``."""
-    from spatialprobe.tiny.vision import clip
+    from spatialprobe.tiny.image_text import clip
 
     return clip(folder, seed, hidden=32, image_size=TINY_CLIP_IMAGE, patch=8, max_length=32, processor=False)
 
 
 def tiny_vqmodel(folder: Path, seed: int = 0) -> Path:
     """Save a random tiny VQModel (f=2, 32 codes of dim 4) to ``folder``."""
-    from spatialprobe.tiny.synthesis import vqmodel
+    from spatialprobe.tiny.image_generators import vqmodel
 
     return vqmodel(folder, seed)
 
@@ -52,7 +52,7 @@ def one_torch_thread():
 
 def tiny_stable_diffusion(folder: Path, seed: int = 0) -> Path:
     """Save a random tiny StableDiffusionPipeline (16x16 images, 2 blocks) to ``folder``."""
-    from spatialprobe.tiny.synthesis import stable_diffusion
+    from spatialprobe.tiny.image_generators import stable_diffusion
 
     return stable_diffusion(folder, seed)
 

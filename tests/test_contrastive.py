@@ -20,8 +20,8 @@ TEXTS = ["a cat is left of the dog.", "the dog is on the table.", "a car."]
 
 def tiny_siglip(folder, version: int = 1, seed: int = 0):
     """A random SigLIP (or SigLIP 2) with 16x16 images in 8x8 patches and a tokenizer of :data:`CHARS`
-    (:func:`spatialprobe.tiny.vision.siglip`)."""
-    from spatialprobe.tiny.vision import siglip
+    (:func:`spatialprobe.tiny.image_text.siglip`)."""
+    from spatialprobe.tiny.image_text import siglip
 
     return siglip(folder, seed, version, CHARS)
 

@@ -30,7 +30,7 @@ def tiny_bert_config(vocab_size: int) -> dict:
 
 def tiny_vilt(directory: Path, *, classifier: bool = False, image_size: int = 32):
     """A ViLT masked-LM (or single-image classifier) with a BERT word-piece tokenizer of :data:`WORDS`, saved."""
-    from spatialprobe.tiny.vision import vilt
+    from spatialprobe.tiny.image_text import vilt
 
     return vilt(directory, head="classifier" if classifier else "mlm", words=SPECIALS + WORDS, hidden=16,
                 image_size=image_size, max_positions=40)
@@ -43,7 +43,7 @@ def tiny_clip(directory: Path):
 
     from transformers import CLIPTokenizer
 
-    from spatialprobe.tiny.vision import clip
+    from spatialprobe.tiny.image_text import clip
 
     directory.mkdir(parents=True, exist_ok=True)
     chars = list("abcdefghijklmnopqrstuvwxyz.,'/?0123456789-")
@@ -75,7 +75,7 @@ def tiny_llava(directory: Path, always_left: bool = False):
     """
     import torch
 
-    from spatialprobe.tiny.mllm import llava
+    from spatialprobe.tiny.chat_models import llava
     from spatialprobe.tiny.vocab import word_level
 
     tokenizer = word_level(LLAVA_WORDS, split="whitespace-split", pad_token="<pad>", bos_token="<s>", eos_token="</s>")

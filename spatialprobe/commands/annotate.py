@@ -7,11 +7,11 @@ from pathlib import Path
 import typer
 
 from spatialprobe.commands.console import warn
+from spatialprobe.commands.declared import command_group
 from spatialprobe.commands.image_runs import PARTIAL, SKIP_MISSING, require_image_run, warn_skipped
 from spatialprobe.commands.output_checks import require_out_file, require_run_dir
 
-annotate_app = typer.Typer(help="Human evaluation of generated images: ISM (Human).",
-                           no_args_is_help=True)
+annotate_app = command_group("Human evaluation of generated images: ISM (Human).")
 
 
 @annotate_app.command("export")

@@ -13,10 +13,11 @@ import typer
 
 from spatialprobe.commands.audit_data import data_command
 from spatialprobe.commands.audit_sources import benchmark
+from spatialprobe.commands.declared import MODULE_OPTIONS, command_group, take_options
 from spatialprobe.errors import UsageError
 
-audit_app = typer.Typer(help="Audit a benchmark (blind solvability, a debiased subset) or a run (answer "
-                        "extraction).", no_args_is_help=True)
+audit_app = command_group("Audit a benchmark (blind solvability, a debiased subset) or a run (answer "
+                          "extraction).")
 
 SOURCES = ("size", "height", "posrel", "vsr", "spatialmqa", "qa")
 __all__ = ["SOURCES", "audit_app", "benchmark", "blind_table", "register"]
@@ -52,7 +53,9 @@ def blind_table(found: dict[str, Any]) -> str:
 
 
 @audit_app.command("blind")
+@take_options(MODULE_OPTIONS)
 def blind(
+    *,
     target: str = typer.Argument(..., help="A benchmark (size, height, posrel, vsr, spatialmqa, qa, or a benchmark "
                                  "module: whatsup, cv-bench, ...) or a run folder, asked or imported (its source "
                                  "replayed or its items as the log kept them, its accuracy compared)."),
@@ -60,9 +63,7 @@ def blind(
                                      "a task's release-format file, a QA file, a benchmark module's local copy."),
     split: str | None = typer.Option(None, "--split", help="VSR: random or zeroshot; a benchmark module: the "
                                      "split of a `datasets` copy or Parquet folder \\[default: VSR's random]."),
-    subset: str | None = typer.Option(None, "--subset", help="A benchmark module: its subset or task."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="A benchmark module: only its first N items."),
-    option: list[str] = typer.Option([], "--option", help="A benchmark module: KEY=VALUE, one of its options."),
+    subset: str | None, limit: int | None, option: list[str],  # declared in MODULE_OPTIONS
     part: str = typer.Option("test", "--part", help="VSR, SpatialMQA: the part audited (train, dev or test)."),
     task: str | None = typer.Option(None, "--task", help="qa: the task whose questions are audited."),
     items: Path | None = typer.Option(None, "--items", help="Audit only a subset file's items."),

@@ -14,17 +14,19 @@ from typing import Any
 
 import typer
 
+from spatialprobe.commands.declared import MODULE_OPTIONS, take_options
 
+
+@take_options(MODULE_OPTIONS)
 def data_command(
+    *,
     targets: list[str] = typer.Argument(..., help="A benchmark (with --data) or run folders on the same items, "
                                         "native or imported (spatialprobe import)."),
     data: Path | None = typer.Option(None, "--data", help="The benchmark's local copy (as audit blind reads it)."),
     images: Path | None = typer.Option(None, "--images", help="The folder the items' images are relative to: "
                                        "checks that each exists, and hashes them for --against."),
     split: str | None = typer.Option(None, "--split", help="VSR: random or zeroshot; a benchmark module: its split."),
-    subset: str | None = typer.Option(None, "--subset", help="A benchmark module: its subset or task."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="A benchmark module: only its first N items."),
-    option: list[str] = typer.Option([], "--option", help="A benchmark module: KEY=VALUE, one of its options."),
+    subset: str | None, limit: int | None, option: list[str],  # declared in MODULE_OPTIONS
     part: str = typer.Option("test", "--part", help="VSR, SpatialMQA: the part audited (its train split is "
                              "compared for shared images)."),
     agree: int | None = typer.Option(None, "--agree", min=1, help="Suspect an item where at least this many runs "

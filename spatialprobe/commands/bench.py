@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from spatialprobe.commands.declared import MODULE_OPTIONS, take_options
 from spatialprobe.commands.demo import DemoOption
 from spatialprobe.commands.engine_options import ask_options
 from spatialprobe.commands.hub import hub_model_options
@@ -78,7 +79,9 @@ def source_settings(name: str, data: str, images: Path | None, split: str | None
             "subset": subset, "limit": limit, "options": options, **({"wording": wording} if wording else {})}
 
 
+@take_options(MODULE_OPTIONS)
 def bench_command(
+    *,
     name: str = typer.Argument(..., help="The benchmark (spatialprobe ls source): whatsup, cv-bench, 3dsrbench, ..."),
     model: str | None = typer.Option(None, "--model", help="Any checkpoint whose adapter understands the items "
                                      "(spatialprobe ls): a multimodal LLM, a contrastive image-text model, a text "
@@ -91,15 +94,12 @@ def bench_command(
     images: Path | None = typer.Option(None, "--images", help="The folder the items' image paths are relative to "
                                        "(where images are files, not embedded)."),
     split: str | None = typer.Option(None, "--split", help="The split of a `datasets` copy or Parquet folder."),
-    subset: str | None = typer.Option(None, "--subset", help="The benchmark's subset or task, where it has several."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N items (smoke tests)."),
-    option: list[str] = typer.Option([], "--option", help="KEY=VALUE: an option of the benchmark module; repeatable."),
+    subset: str | None, limit: int | None, option: list[str],  # declared in MODULE_OPTIONS
     wording: str | None = typer.Option(None, "--wording", help="official: the benchmark authors' own prompt, where "
                                        "the module offers it (mmsi) \\[default: the toolkit's lettered question]."),
     demo: bool = DemoOption,
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
-    *,
     asked: Asked,
 ) -> None:
     """A benchmark from your local copy, asked of any model that understands its items: its

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import typer
 
+from spatialprobe.commands.declared import command_group
 from spatialprobe.errors import UsageError
 
-convert_app = typer.Typer(help="Convert released checkpoints to transformers/diffusers format.",
-                          no_args_is_help=True)
+convert_app = command_group("Convert released checkpoints to transformers/diffusers format.")
 
 
 @convert_app.command("vinvl")

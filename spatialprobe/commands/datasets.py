@@ -6,10 +6,11 @@ from pathlib import Path
 
 import typer
 
+from spatialprobe.commands.declared import command_group
 from spatialprobe.commands.output_checks import require_out_dir, require_out_file
 from spatialprobe.errors import UsageError
 
-datasets_app = typer.Typer(help="Build, inspect and export datasets.", no_args_is_help=True)
+datasets_app = command_group("Build, inspect and export datasets.")
 
 
 @datasets_app.command("list")

@@ -8,6 +8,7 @@ import typer
 
 from spatialprobe.commands import judge_vqa
 from spatialprobe.commands.console import warn
+from spatialprobe.commands.declared import command_group
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.image_runs import (
     PARTIAL,
@@ -23,8 +24,9 @@ from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
 from spatialprobe.runner.settings import Component
 
-judge_app = typer.Typer(help="Judge generated images: ISM (Box) with a detector, depth and rules.",
-                        no_args_is_help=True)
+judge_app = command_group("Judge generated images: ISM (Box) with a detector, depth and rules.")
+
+
 def _judge_settings(task: str, run: Path, detector: str, detector_model: str | None, detector_arg: list[str],
                   threshold: float | None, depth: str | None, depth_model: str | None,
                   depth_arg: list[str], rule: str | None, rule_arg: list[str], seed: int,

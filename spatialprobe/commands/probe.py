@@ -324,7 +324,7 @@ def _paired(paths: list[Path], summaries: list[dict]) -> str:
     from spatialprobe.engine.variants import generated
     from spatialprobe.files import read_jsonl
     from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
-    from spatialprobe.reports.paired import official_differences
+    from spatialprobe.reports.paired_report import official_differences
     from spatialprobe.reports.tables import paired_table, unpaired_note
 
     names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]

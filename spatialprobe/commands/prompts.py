@@ -7,11 +7,12 @@ from pathlib import Path
 
 import typer
 
+from spatialprobe.commands.declared import command_group
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.output_checks import require_out_file
 from spatialprobe.errors import UsageError
 
-prompts_app = typer.Typer(help="Prompt templates and answer candidates.", no_args_is_help=True)
+prompts_app = command_group("Prompt templates and answer candidates.")
 
 
 @prompts_app.command("show")

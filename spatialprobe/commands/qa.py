@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from spatialprobe.commands.declared import command_group
 from spatialprobe.commands.engine_options import ask_and_print, ask_options
 from spatialprobe.commands.hub import hub_model_options
 from spatialprobe.commands.output_checks import require_out_file, require_run_dir
@@ -18,8 +19,7 @@ from spatialprobe.errors import UsageError
 if TYPE_CHECKING:
     from spatialprobe.engine.build import Asked
 
-qa_app = typer.Typer(help="Yes/no spatial question answering from text or from synthesized images.",
-                     no_args_is_help=True)
+qa_app = command_group("Yes/no spatial question answering from text or from synthesized images.")
 
 TASK_HELP = "size, height or posrel (built-in dataset; with --data, the file's task)."
 DATA_HELP = "A QA file (e.g. the release's posrel_qa.jsonl) or a dataset file to build questions from."

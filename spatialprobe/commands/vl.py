@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from spatialprobe.commands.declared import take_options
 from spatialprobe.commands.demo import DemoOption
 from spatialprobe.commands.engine_options import ask_options, progress_bar, text_alone
 from spatialprobe.commands.hub import hub_model_options
@@ -25,6 +26,21 @@ Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precisi
 SkipMissing = typer.Option(False, "--skip-missing", help="Evaluate the examples whose image is found when "
                            "some are missing (counted in the table's first line and summary.json); "
                            "else refused, naming the first missing image.")
+
+
+def coco_run_options(name: str, batch_size: int, unit: str) -> dict[str, Any]:
+    """The options ``vsr`` and ``spatialmqa`` share (:func:`~spatialprobe.commands.declared.take_options`):
+    the part asked, the run directory, batch size, a limit of ``unit``, device, missing images, demo."""
+    return {
+        "part": typer.Option("test", "--part", help="train, dev or test."),
+        "out": typer.Option(None, "--out", help="Run directory (resumes if it exists) "
+                            f"\\[default: runs/ask-{name}-MODEL-IDENTITY8]."),
+        "batch_size": typer.Option(batch_size, "--batch-size", min=1),
+        "limit": typer.Option(None, "--limit", min=1, help=f"Only the first N {unit} (smoke tests)."),
+        "device": Device,
+        "skip_missing": SkipMissing,
+        "demo": DemoOption,
+    }
 
 
 VSR_OPTIONS = ("protocol", "image_condition", "blind", "max_new_tokens", "scorer_arg", "seed", "device_map",
@@ -52,7 +68,9 @@ def _report_missing(summary: dict) -> None:
                     "summary.json.", fg=typer.colors.YELLOW, err=True)
 
 
+@take_options(coco_run_options("vsr", 16, "examples"))
 def vsr_command(
+    *,
     model: str | None = typer.Option(None, "--model", help="Any checkpoint whose adapter asks VSR's captions "
                                      "(spatialprobe ls): a contrastive image-text model (CLIP, SigLIP, SigLIP 2: "
                                      "caption vs its negated relation), a multimodal LLM (asked yes or no) or another "
@@ -61,15 +79,8 @@ def vsr_command(
     images: Path | None = typer.Option(None, "--images", help="COCO 2017 image folder (train2017/val2017 inside "
                                        "or flat)."),
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
-    part: str = typer.Option("test", "--part", help="train, dev or test."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
-                                    "\\[default: runs/ask-vsr-MODEL-IDENTITY8]."),
-    batch_size: int = typer.Option(16, "--batch-size", min=1),
-    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N examples (smoke tests)."),
-    device: str = Device,
-    skip_missing: bool = SkipMissing,
-    demo: bool = DemoOption,
-    *,
+    # declared in coco_run_options:
+    part: str, out: Path | None, batch_size: int, limit: int | None, device: str, skip_missing: bool, demo: bool,
     asked: Asked,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
@@ -93,22 +104,17 @@ def vsr_command(
                f"results in {os.fspath(target)}")
 
 
+@take_options(coco_run_options("spatialmqa", 8, "questions"))
 def spatialmqa_command(
+    *,
     model: str | None = typer.Option(None, "--model", help="CLIP-style checkpoint or an image-text-to-text model "
                                      "(id or directory) (with --demo: the tiny model the demo names)."),
     data: Path | None = typer.Option(None, "--data", help="SpatialMQA folder with train/dev/test.jsonl."),
     images: Path | None = typer.Option(None, "--images", help="COCO test2017 image folder."),
-    part: str = typer.Option("test", "--part", help="train, dev or test."),
+    part: str,  # declared in coco_run_options, as are out ... demo
     method: str = typer.Option("auto", "--method", help="auto, clip (score each option against the image: "
                                "a contrastive model) or generate (= --protocol generate)."),
-    out: Path | None = typer.Option(None, "--out", help="Run directory (resumes if it exists) "
-                                    "\\[default: runs/ask-spatialmqa-MODEL-IDENTITY8]."),
-    batch_size: int = typer.Option(8, "--batch-size", min=1),
-    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions (smoke tests)."),
-    device: str = Device,
-    skip_missing: bool = SkipMissing,
-    demo: bool = DemoOption,
-    *,
+    out: Path | None, batch_size: int, limit: int | None, device: str, skip_missing: bool, demo: bool,
     asked: Asked,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores

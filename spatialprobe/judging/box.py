@@ -24,13 +24,7 @@ from spatialprobe import tasks
 from spatialprobe.detectors import rules
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
-from spatialprobe.imagestore import (
-    Completeness,
-    ImageRecord,
-    ImageStore,
-    missing_record,
-    present_images,
-)
+from spatialprobe.imagestore import Completeness, ImageRecord, ImageStore, missing_record
 from spatialprobe.judging.box_scores import (
     benchmark_metrics,
     per_object,
@@ -39,16 +33,7 @@ from spatialprobe.judging.box_scores import (
     protocol_record,
     table_markdown,
 )
-from spatialprobe.judging.judged_images import (
-    image_key,
-    image_run,
-    image_run_source,
-    opened_image_run,
-    source_info,
-    task_images,
-    unscorable_note,
-    unscorable_prompts,
-)
+from spatialprobe.judging.judged_images import image_key, image_run, image_run_source, judged_task_images, source_info
 from spatialprobe.judging.rulebook.lookup import check, rule_of
 from spatialprobe.judging.rulebook.record import Image, JudgeRule
 from spatialprobe.metrics.intervals import Resampling
@@ -158,14 +143,8 @@ class JudgeRun(RunKind):
         check(cfg.task, cfg.rule, cfg.mode, cfg.rule_args, cfg.depth_region)
         self.rule: JudgeRule = rule_of(cfg.task, cfg.rule)
         self.batch_size, self.gallery = cfg.batch_size, gallery
-        source, self.store, self.completeness = opened_image_run(s.source)
-        self.images, self.missing = present_images(source, task_images(self.store, cfg.task),
-                                                   cfg.skip_missing, "judge")
-        self.unscorable = unscorable_prompts(self.store, cfg.task)
-        if not self.images:
-            why = f"; {unscorable_note(self.unscorable, cfg.task, 3)}" if self.unscorable else ""
-            raise UsageError(f"{source} holds no finished images of {cfg.task} instances "
-                             f"(prompt meta needs task, obj_a, obj_b and label){why}.")
+        self.store, self.completeness, self.images, self.missing, self.unscorable = judged_task_images(
+            s.source, cfg.task, cfg.skip_missing)
         self.detector = detector or component("detector", _on_device(cfg.detector, cfg.device))
         reads_depth = self.rule.reads_depth and cfg.depth is not None
         self.depth = depth

@@ -1,8 +1,9 @@
 """The images of an image run that a judge reads: which of its images carry an instance of a
 task (:func:`task_images`), why a prompt cannot be scored as that task (:func:`why_unscorable`),
 the ``source`` setting that names the run (:func:`image_run`) and the one a judgement records
-(:func:`image_run_source`: its identity, its dataset and a digest of the images judged), and what
-a summary says of where the images came from (:func:`source_info`). Read by the judges of
+(:func:`image_run_source`: its identity, its dataset and a digest of the images judged), the
+images a judge of a task reads from it (:func:`judged_task_images`), and what a summary says of
+where the images came from (:func:`source_info`). Read by the judges of
 :mod:`spatialprobe.judging.box`, :mod:`spatialprobe.judging.vqa`, :mod:`spatialprobe.judging.visor`
 and :mod:`spatialprobe.judging.human`.
 """
@@ -13,9 +14,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from spatialprobe.imagestore import Completeness, ImageRecord, ImageStore, open_image_run
+from spatialprobe.errors import UsageError
+from spatialprobe.imagestore import Completeness, ImageRecord, ImageStore, open_image_run, present_images
 from spatialprobe.runner.settings import recorded
 
 
@@ -81,6 +83,32 @@ def opened_image_run(source: Mapping[str, Any]) -> tuple[str, ImageStore, Comple
     one, :func:`image_run`, or a recorded one, :func:`image_run_source`)."""
     path = str(recorded(source, "path", "source"))
     return (path, *open_image_run(path, partial=bool((source.get("completeness") or {}).get("partial"))))
+
+
+class TaskImages(NamedTuple):
+    """The images of an image run that a judge of one task reads (:func:`judged_task_images`)."""
+
+    store: ImageStore
+    completeness: Completeness
+    images: list[ImageRecord]
+    """The finished images of the task's instances whose file is there."""
+    missing: list[ImageRecord]
+    """Those whose file is gone or damaged (only with ``skip_missing``: else refused)."""
+    unscorable: list[str]
+    """One sentence per prompt with images that cannot be scored as the task (:func:`unscorable_prompts`)."""
+
+
+def judged_task_images(source: Mapping[str, Any], task: str, skip_missing: bool) -> TaskImages:
+    """The images of ``task`` instances in the image run a ``source`` setting names; a run that
+    holds none is refused in one sentence, saying why its prompts cannot be scored."""
+    path, store, completeness = opened_image_run(source)
+    images, missing = present_images(path, task_images(store, task), skip_missing, "judge")
+    unscorable = unscorable_prompts(store, task)
+    if not images:
+        why = f"; {unscorable_note(unscorable, task, 3)}" if unscorable else ""
+        raise UsageError(f"{path} holds no finished images of {task} instances "
+                         f"(prompt meta needs task, obj_a, obj_b and label){why}.")
+    return TaskImages(store, completeness, images, missing, unscorable)
 
 
 def image_run_source(store: ImageStore, images: Sequence[ImageRecord],

@@ -30,20 +30,11 @@ from typing import Any
 from spatialprobe import tasks
 from spatialprobe.errors import UsageError
 from spatialprobe.extras import require
-from spatialprobe.imagestore import Completeness, missing_record, present_images
+from spatialprobe.imagestore import Completeness, missing_record
 from spatialprobe.judging import vqa_floor as floor
 from spatialprobe.judging import vqa_questions as Q
 from spatialprobe.judging.box import TASK_LABELS
-from spatialprobe.judging.judged_images import (
-    image_key,
-    image_run,
-    image_run_source,
-    opened_image_run,
-    source_info,
-    task_images,
-    unscorable_note,
-    unscorable_prompts,
-)
+from spatialprobe.judging.judged_images import image_key, image_run, image_run_source, judged_task_images, source_info
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.registry import Spec
 from spatialprobe.runner import Evaluation, Item, RunKind, execute
@@ -126,16 +117,11 @@ class VqaJudgeRun(RunKind):
         if s.questions is not None and given != self.asked:
             raise UsageError("this run's questions or answer words differ from the built-in ones "
                              "(spatialprobe/data/vqa_questions.json); it cannot be replayed as it was.")
-        source, self.store, self.completeness = opened_image_run(s.source)
-        self.images, self.missing = present_images(source, task_images(self.store, s.task), s.skip_missing, "judge")
-        self.unscorable = unscorable_prompts(self.store, s.task)
+        self.store, self.completeness, self.images, self.missing, self.unscorable = judged_task_images(
+            s.source, s.task, s.skip_missing)
         self.variants = floor.variants(s.floor, s.contrast)
         if s.contrast:
             floor.check_contrast([rec.meta["label"] for rec in self.images])
-        if not self.images:
-            why = f"; {unscorable_note(self.unscorable, s.task, 3)}" if self.unscorable else ""
-            raise UsageError(f"{source} holds no finished images of {s.task} instances "
-                             f"(prompt meta needs task, obj_a, obj_b and label){why}.")
         judge = Spec(s.judge.name, s.judge.args)
         self.adapter = adapter or build_judge(judge, s.device, s.batch_size)
         self.tokens = answer_tokens(self.adapter, judge, self.asked["answers"])

@@ -151,11 +151,15 @@ class Declared:
     """Whether it answers a yes/no question about an image by its next-token probabilities, as the
     VQA judge reads a multimodal LLM (:mod:`spatialprobe.judging.vqa`)."""
 
+    model_types: ClassVar[tuple[str, ...]] = ()
+    """The ``model_type``s of the checkpoints it loads, where that says it (:meth:`accepts`)."""
+
     @classmethod
     def accepts(cls, config: Mapping[str, Any]) -> bool:
         """Whether a checkpoint of this ``config.json`` (``model_type``, ``architectures``) loads
-        here; none by default (an adapter chosen only by ``--backend``)."""
-        return False
+        here; by default, whether its ``model_type`` is one of :attr:`model_types` (none declared:
+        an adapter chosen only by ``--backend``)."""
+        return model_type(config) in cls.model_types
 
     @classmethod
     def prefers(cls, config: Mapping[str, Any]) -> bool:

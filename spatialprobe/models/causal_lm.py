@@ -37,9 +37,8 @@ from typing import Any, ClassVar
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
-from spatialprobe.models.masked_lm import weights_hash
+from spatialprobe.models.lm_weights import load_lm
 from spatialprobe.registry import component
-from spatialprobe.sharding import load_placed
 
 NORMALIZE = ("sum", "token", "char")
 FORMATS = ("plain", "chat")
@@ -90,12 +89,9 @@ class CausalLMScorer(Declared):
         if format == "chat" and not getattr(self.tokenizer, "chat_template", None):
             raise ModelLoadError(f"The tokenizer of {model!r} has no chat template, so --format chat "
                                  "cannot wrap the question; use --format plain.")
-        self.model, self.device = load_placed(AutoModelForCausalLM, model, "the causal LM", dtype,
-                                              resolve_device(device), "text scorers", device_map, max_memory,
-                                              model_obj)
-        self.sharded = self.model is not model_obj and hasattr(self.model, "hf_device_map")
-        self.half = dtype != torch.float32
-        self._weights_hash = weights_hash(self.model)
+        self.model, self.device, self.sharded, self.half, self._weights_hash = load_lm(
+            AutoModelForCausalLM, model, "the causal LM", dtype, resolve_device(device), device_map, max_memory,
+            model_obj)
         self._torch = torch
         # bos=False conditions a non-empty context on itself alone, as lm-eval's hf model does by
         # default (no BOS): the likelihood protocol then gives lm-eval's loglikelihood exactly

@@ -6,9 +6,10 @@ reads the family from the checkpoint's configuration.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from spatialprobe.contrastive import FAMILIES
 from spatialprobe.loading import autocast, device_name
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 from spatialprobe.registry import component
@@ -24,15 +25,8 @@ class ClipSimilarity(Declared):
     suffix``) against the request's image."""
     sees_images: ClassVar[bool] = True
     specificity: ClassVar[int] = 30
-
-    @classmethod
-    def accepts(cls, config: Mapping[str, Any]) -> bool:
-        """A dual encoder of a contrastive family (:data:`spatialprobe.contrastive.FAMILIES`)."""
-        from spatialprobe.contrastive import FAMILIES
-        from spatialprobe.models.base import model_type
-
-        return model_type(config) in FAMILIES
-
+    model_types: ClassVar[tuple[str, ...]] = tuple(FAMILIES)
+    """A dual encoder of a contrastive family (:data:`spatialprobe.contrastive.FAMILIES`)."""
 
     name = "contrastive"
     protocols: ClassVar[tuple[str, ...]] = ("score",)

@@ -21,7 +21,6 @@ How a request is scored (see :mod:`spatialprobe.models.base`):
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -31,22 +30,9 @@ import numpy as np
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import ModelLoadError, load_pretrained, resolve_device, resolve_precision
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
+from spatialprobe.models.lm_weights import load_lm
 from spatialprobe.models.mlm_batches import Packed, pack
 from spatialprobe.registry import component
-from spatialprobe.sharding import load_placed, state_tensors
-
-
-def weights_hash(model) -> str:
-    """sha256 over the model's parameters and buffers (names, shapes, bytes), first 16 hex digits;
-    a model spread by ``--device-map`` hashes as the same model on one device."""
-    import torch
-
-    digest = hashlib.sha256()
-    for name, tensor in state_tensors(model):
-        digest.update(name.encode())
-        digest.update(str(tuple(tensor.shape)).encode())
-        digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()[:16]
 
 
 @component("model", "hf-mlm",
@@ -84,12 +70,9 @@ class MaskedLMScorer(Declared):
         if self.tokenizer.mask_token_id is None:
             raise ModelLoadError(f"{model!r} has no mask token: it is not a masked language model.")
         self._mask_id = self.tokenizer.mask_token_id  # read once: the attribute lookup is slow
-        self.model, self.device = load_placed(AutoModelForMaskedLM, model, "the masked LM", dtype,
-                                              resolve_device(device), "text scorers", device_map, max_memory,
-                                              model_obj)
-        self.sharded = self.model is not model_obj and hasattr(self.model, "hf_device_map")
-        self.half = dtype != torch.float32
-        self._weights_hash = weights_hash(self.model)
+        self.model, self.device, self.sharded, self.half, self._weights_hash = load_lm(
+            AutoModelForMaskedLM, model, "the masked LM", dtype, resolve_device(device), device_map, max_memory,
+            model_obj)
         self._torch = torch
         self._piece_cache: dict[tuple[str, bool], list[int]] = {}
         self._segment_cache: dict[tuple[str, str], tuple[list[int], list[int]]] = {}

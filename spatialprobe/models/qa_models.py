@@ -23,7 +23,7 @@ overflows in float16), else float16.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -125,21 +125,11 @@ class T5YesNo(Declared):
     def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
         """Summed log-probability of ``option</s>`` for each option; batches of one option set."""
-        import torch
+        def rows(targets: Any, chunk: list[int]) -> list[list[float]]:
+            return self._scores([unifiedqa_input(requests[i].prefix, requests[i].passage if self.use_context
+                                                 else "", self.lowercase) for i in chunk], targets)
 
-        out: list[tuple[float, ...]] = [()] * len(requests)
-        with torch.no_grad():
-            for options, indices in _by_options(requests).items():
-                targets = self._targets(options)
-                for start in range(0, len(indices), self.batch_size):
-                    chunk = indices[start:start + self.batch_size]
-                    texts = [unifiedqa_input(requests[i].prefix, requests[i].passage if self.use_context
-                                             else "", self.lowercase) for i in chunk]
-                    for i, row in zip(chunk, self._scores(texts, targets), strict=True):
-                        out[i] = tuple(row)
-                    if progress:
-                        progress(len(chunk))
-        return out
+        return _scored_by_options(requests, self._targets, rows, self.batch_size, progress)
 
     def answer(self, questions: Sequence[str], contexts: Sequence[str] | None = None) -> list[Answer]:
         contexts = contexts if contexts is not None else [""] * len(questions)
@@ -159,6 +149,27 @@ def _by_options(requests: Sequence[ScoreRequest]) -> dict[tuple[str, ...], list[
     for i, request in enumerate(requests):
         groups.setdefault(tuple(request.options), []).append(i)
     return groups
+
+
+def _scored_by_options(requests: Sequence[ScoreRequest], targets_of: Callable[[tuple[str, ...]], Any],
+                       rows: Callable[[Any, list[int]], Sequence[Sequence[float]]], batch_size: int | None = None,
+                       progress: Progress | None = None) -> list[tuple[float, ...]]:
+    """Each request's option scores, gradients off: the requests grouped by their options
+    (:func:`_by_options`), each set's targets made once (``targets_of``), then ``rows(targets,
+    indices)`` for batches of at most ``batch_size`` of its requests (None: all at once)."""
+    import torch
+
+    out: list[tuple[float, ...]] = [()] * len(requests)
+    with torch.no_grad():
+        for options, indices in _by_options(requests).items():
+            targets, step = targets_of(options), batch_size or len(indices)
+            for start in range(0, len(indices), step):
+                chunk = indices[start:start + step]
+                for i, row in zip(chunk, rows(targets, chunk), strict=True):
+                    out[i] = tuple(row)
+                if progress:
+                    progress(len(chunk))
+    return out
 
 
 class _VQAModel(Declared):
@@ -220,13 +231,7 @@ class ViltVQA(_VQAModel):
     """``ViltForQuestionAnswering``: each option's logit among its answer classes (``label2id``);
     ``generate`` answers the argmax class."""
     specificity: ClassVar[int] = 10
-
-    @classmethod
-    def accepts(cls, config: Mapping[str, Any]) -> bool:
-        """A ViLT checkpoint (``model_type`` vilt)."""
-        from spatialprobe.models.base import model_type
-
-        return model_type(config) == "vilt"
+    model_types: ClassVar[tuple[str, ...]] = ("vilt",)
 
     @classmethod
     def prefers(cls, config: Mapping[str, Any]) -> bool:
@@ -274,14 +279,7 @@ class ViltVQA(_VQAModel):
 class BlipVQA(_VQAModel):
     """``BlipForQuestionAnswering``: each option's answer-decoder log-likelihood, or its generation."""
     specificity: ClassVar[int] = 20
-
-    @classmethod
-    def accepts(cls, config: Mapping[str, Any]) -> bool:
-        """A BLIP checkpoint (``model_type`` blip)."""
-        from spatialprobe.models.base import model_type
-
-        return model_type(config) == "blip"
-
+    model_types: ClassVar[tuple[str, ...]] = ("blip",)
 
     name, model_class = "blip", "BlipForQuestionAnswering"
 
@@ -313,14 +311,10 @@ class BlipVQA(_VQAModel):
 
     def score(self, requests: Sequence[ScoreRequest], progress: Progress | None = None
               ) -> list[tuple[float, ...]]:
-        import torch
+        def rows(targets: list[list[int]], indices: list[int]) -> list[list[float]]:
+            return self._target_scores(self._encode(*self._requests([requests[i] for i in indices])), targets)
 
-        out: list[tuple[float, ...]] = [()] * len(requests)
-        with torch.no_grad():
-            for options, indices in _by_options(requests).items():
-                enc = self._encode(*self._requests([requests[i] for i in indices]))
-                for i, row in zip(indices, self._target_scores(enc, self._targets(options)), strict=True):
-                    out[i] = tuple(row)
+        out = _scored_by_options(requests, self._targets, rows)
         if progress:
             progress(len(requests))
         return out

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from spatialprobe.errors import UsageError
 from spatialprobe.loading import autocast, device_name, load_pretrained
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
-from spatialprobe.models.masked_lm import weights_hash
+from spatialprobe.models.lm_weights import weights_hash
 from spatialprobe.registry import component
 from spatialprobe.vision import blank_image, open_image
 
@@ -86,13 +86,7 @@ class ViltMaskedLMScorer(Declared):
     """Cloze scoring with ViltForMaskedLM; see the module docstring for the image options."""
     sees_images: ClassVar[bool] = True
     specificity: ClassVar[int] = 10
-
-    @classmethod
-    def accepts(cls, config: Mapping[str, Any]) -> bool:
-        """A ViLT checkpoint (``model_type`` vilt)."""
-        from spatialprobe.models.base import model_type
-
-        return model_type(config) == "vilt"
+    model_types: ClassVar[tuple[str, ...]] = ("vilt",)
 
     @classmethod
     def prefers(cls, config: Mapping[str, Any]) -> bool:

@@ -6,7 +6,7 @@ need them; importing this package is cheap.
 
 from spatialprobe.synthesis.jobs import Job, JobResult, image_seed
 from spatialprobe.synthesis.prompt_sets import PromptSet, load_prompts
-from spatialprobe.synthesis.runner import SynthesisSummary, synthesize
+from spatialprobe.synthesis.run import SynthesisSummary, synthesize
 from spatialprobe.synthesis.settings import VQGANCLIPSettings, load_preset, preset_names, with_overrides
 
 __all__ = ["Job", "JobResult", "PromptSet", "SynthesisSummary", "VQGANCLIPSettings",

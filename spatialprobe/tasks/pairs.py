@@ -13,7 +13,7 @@ from pathlib import Path
 
 from spatialprobe import tasks
 from spatialprobe.errors import UsageError
-from spatialprobe.files import DataError, iter_jsonl, shown
+from spatialprobe.files import DataError, iter_jsonl, shown, unreadable_refused
 from spatialprobe.records import Dataset, Instance
 from spatialprobe.tasks.levels import capitalize_first, content_version, with_article
 from spatialprobe.validate import MAX_ID, cut, pair_problems
@@ -32,31 +32,23 @@ def _rows(path: Path, delimiter: str | None):
     delimiter = delimiter or ("\t" if suffix in (".tsv", ".tab") else ",")
     if len(delimiter) != 1:
         raise UsageError(f"--delimiter must be one character, not {delimiter!r}.")
-    try:  # utf-8-sig: Excel saves CSV with a byte-order mark
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle, delimiter=delimiter)
-            start = 1
-            try:
-                if any("\n" in name or "\r" in name for name in reader.fieldnames or ()):
-                    raise DataError(path, 1, None, "a quoted column name runs over lines: is a quote left open?")
-                start = reader.line_num + 1  # the line after the header
-                for row in reader:
-                    for field, value in row.items():
-                        if isinstance(value, str) and ("\n" in value or "\r" in value):
-                            raise DataError(path, start, cut(field), "a quoted value runs from here to line "
-                                            f"{reader.line_num}: is a quote left open?")
-                    yield start, row
-                    start = reader.line_num + 1
-            except csv.Error as err:
-                raise DataError(path, start, None, f"not valid CSV ({err})") from None
-    except FileNotFoundError:
-        raise DataError(path, None, None, "file not found") from None
-    except IsADirectoryError:
-        raise DataError(path, None, None, "is a directory, not a file") from None
-    except UnicodeDecodeError as err:
-        raise DataError(path, None, None, f"not UTF-8 text ({err.reason})") from None
-    except OSError as err:
-        raise DataError(path, None, None, f"cannot be read ({err.strerror or err})") from None
+    # utf-8-sig: Excel saves CSV with a byte-order mark
+    with unreadable_refused(path), open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        start = 1
+        try:
+            if any("\n" in name or "\r" in name for name in reader.fieldnames or ()):
+                raise DataError(path, 1, None, "a quoted column name runs over lines: is a quote left open?")
+            start = reader.line_num + 1  # the line after the header
+            for row in reader:
+                for field, value in row.items():
+                    if isinstance(value, str) and ("\n" in value or "\r" in value):
+                        raise DataError(path, start, cut(field), "a quoted value runs from here to line "
+                                        f"{reader.line_num}: is a quote left open?")
+                yield start, row
+                start = reader.line_num + 1
+        except csv.Error as err:
+            raise DataError(path, start, None, f"not valid CSV ({err})") from None
 
 
 def _first_is_larger(value, obj_a: str, obj_b: str, labels, path, line, field) -> bool:

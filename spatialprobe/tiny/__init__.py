@@ -41,17 +41,17 @@ FAMILIES = {
                    "plain or --scorer-arg format=chat", "spatialprobe bench posqa --demo --model MODEL"),
     "t5": Family("text:t5", "seq2seq yes/no answerer (T5, word-level): the t5 adapter",
                  "spatialprobe qa text --model MODEL"),
-    "clip": Family("vision:clip", "contrastive image-text (CLIP): the contrastive adapter",
+    "clip": Family("image_text:clip", "contrastive image-text (CLIP): the contrastive adapter",
                    "spatialprobe vsr --demo --model MODEL"),
-    "siglip": Family("vision:siglip", "contrastive image-text (SigLIP, sigmoid scores): the contrastive adapter",
+    "siglip": Family("image_text:siglip", "contrastive image-text (SigLIP, sigmoid scores): the contrastive adapter",
                      "spatialprobe bench whatsup --demo --model MODEL"),
-    "vilt": Family("vision:vilt", "ViLT masked LM (probes with an image): the vilt adapter",
+    "vilt": Family("image_text:vilt", "ViLT masked LM (probes with an image): the vilt adapter",
                    "spatialprobe probe size --model MODEL"),
-    "vilt-vqa": Family("vision:vilt", "ViLT visual question answering (yes/no classes): the vilt-vqa adapter",
+    "vilt-vqa": Family("image_text:vilt", "ViLT visual question answering (yes/no classes): the vilt-vqa adapter",
                        "spatialprobe qa image --model MODEL", (("head", "vqa"),)),
-    "llava": Family("mllm:llava", "multimodal LLM (LLaVA: CLIP vision + Llama, LLaVA-1.5 chat template): "
+    "llava": Family("chat_models:llava", "multimodal LLM (LLaVA: CLIP vision + Llama, LLaVA-1.5 chat template): "
                     "the hf-mllm adapter", "spatialprobe bench cv-bench --demo --model MODEL"),
-    "smolvlm": Family("mllm:smolvlm", "multimodal LLM (SmolVLM / Idefics3: pixel-shuffled vision + Llama, "
+    "smolvlm": Family("chat_models:smolvlm", "multimodal LLM (SmolVLM / Idefics3: pixel-shuffled vision + Llama, "
                       "SmolVLM's chat template): the hf-mllm adapter", "spatialprobe bench blink --demo --model MODEL"),
 }
 """Every family ``spatialprobe models tiny`` builds."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from spatialprobe.tiny import vocab as vocabularies
-from spatialprobe.tiny.vision import pil_variant
+from spatialprobe.tiny.image_text import pil_variant
 
 LLAVA_TEMPLATE = ("{% for message in messages %}{% if message['role'] == 'user' %}USER: {% else %}ASSISTANT: "
                   "{% endif %}{% if message['content'] is string %}{{ message['content'] }}{% else %}"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import typer
 
-models_app = typer.Typer(help="Tiny untrained models of every family, built offline, to try the toolkit.",
-                         no_args_is_help=True)
+from spatialprobe.commands.declared import command_group
+
+models_app = command_group("Tiny untrained models of every family, built offline, to try the toolkit.")
 
 
 @models_app.command("tiny")

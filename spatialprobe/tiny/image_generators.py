@@ -1,6 +1,6 @@
 """Tiny untrained text-to-image parts: a VQGAN (diffusers ``VQModel``) for VQGAN+CLIP and a Stable
 Diffusion pipeline, saved with ``save_pretrained`` (the CLIP they are guided by or encode text
-with: :func:`spatialprobe.tiny.vision.clip`)."""
+with: :func:`spatialprobe.tiny.image_text.clip`)."""
 
 from __future__ import annotations
 
