@@ -18,7 +18,7 @@ import pytest
 from scipy import stats
 
 from spatialprobe.benchmarks.base import Source, SourceItem
-from spatialprobe.engine.build import Asked, ask_kind
+from spatialprobe.engine.build import AskOptions, ask_kind
 from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.engine.run import ask_run
 from spatialprobe.engine.variants import parse_variants, swapped, with_variants
@@ -234,7 +234,7 @@ def test_the_ask_path_generates_variants_from_asked(monkeypatch):
     monkeypatch.setattr(asking, "_declared", lambda name, attribute: FirstOption.protocols if attribute == "protocols"
                         else ())
     monkeypatch.setattr(asking, "_option", lambda name, key: False)
-    kind = ask_kind(lettered_source(), "first", Asked(condition="none", protocol_variants=("circular",)), "bench")
+    kind = ask_kind(lettered_source(), "first", AskOptions(condition="none", protocol_variants=("circular",)), "bench")
     assert len(kind.items()) == 48 and kind.settings.source["protocol_variants"] == ["circular"]
 
 

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import pytest
 
 from spatialprobe.benchmarks.base import Source, SourceItem
-from spatialprobe.engine.build import Asked, run_ask
+from spatialprobe.engine.build import AskOptions, run_ask
 from spatialprobe.metrics.intervals import Resampling
 from spatialprobe.models.base import Declared, Option, Progress, ScoreRequest
 
@@ -178,7 +178,7 @@ def registered(monkeypatch):
 
 
 def _ask(source: Source, model: Path, out: Path) -> dict[str, Any]:
-    _, summary = run_ask(source, str(model), Asked(blind=True, device="cpu"), out, "test")
+    _, summary = run_ask(source, str(model), AskOptions(blind=True, device="cpu"), out, "test")
     return summary
 
 

@@ -61,10 +61,13 @@ class SourceItem:
     key: str
     """Stable within the source: the row's ``instance_id`` and the cache key's tail."""
     question: str
+    """The text the model is asked (its options appended where the benchmark letters them)."""
     options: tuple[str, ...]
+    """What is scored by likelihood, or read from a reply: option texts, or the letters of a lettered item."""
     labels: tuple[str, ...]
     """``labels[i]`` is the label ``options[i]`` means."""
     gold: str
+    """The right label (one of ``labels``; a number's text for an item without options)."""
     image: str | None
     """The item's own image (a path), or None where it has none."""
     objects: tuple[str, ...]
@@ -127,6 +130,7 @@ class Source:
     name: str
     """Its registered name (``task``, ``vsr``, ``spatialmqa``, ``qa``)."""
     task: str
+    """What the run's summary names as its task (a probe task, a benchmark's name or subset)."""
     dataset: str
     """name@content-version of the items."""
     labels: tuple[str, ...]

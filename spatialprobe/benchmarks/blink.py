@@ -73,9 +73,7 @@ def _item(records: Records, n: int, split: str) -> SourceItem:
     row = records.rows[n]
     idx = str(records.require(n, "idx"))
     choices = records.options(n, "choices")
-    gold = str(records.require(n, "answer")).strip("()")
-    if gold not in letters(len(choices)):
-        raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(choices)} choices' letters")
+    gold = records.gold_letter(n, "answer", len(choices), "choices", strip="()")
     shown = [image_file(row[f"image_{k}"], what=records.place(n, f"image_{k}")) for k in range(1, 5)
              if row.get(f"image_{k}")]
     if not shown:

@@ -71,9 +71,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
             raise records.error(n, "idx", f"{key!r:.60} repeats an earlier question's idx")
         seen.add(key)
         choices = records.options(n, "choices")
-        gold = str(records.require(n, "answer")).strip("()")
-        if gold not in letters(len(choices)):
-            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(choices)} choices' letters")
+        gold = records.gold_letter(n, "answer", len(choices), "choices", strip="()")
         source = str(records.require(n, "source"))
         if source not in SHARES:
             raise records.error(n, "source", f"{source!r:.60} is none of {', '.join(SHARES)}")

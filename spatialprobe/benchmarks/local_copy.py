@@ -87,6 +87,15 @@ class Records:
             raise self.error(index, field, "no image")
         return shown
 
+    def gold_letter(self, index: int, field: str, count: int, what: str = "options", strip: str | None = None
+                    ) -> str:
+        """Row ``index``'s gold in ``field``: one of the first ``count`` option letters (white space,
+        or the characters ``strip``, around it removed), refused naming file, line and field otherwise."""
+        gold = str(self.require(index, field)).strip(strip)
+        if gold not in letters(count):
+            raise self.error(index, field, f"{gold!r:.60} is none of the {count} {what}' letters")
+        return gold
+
     def options(self, index: int, field: str) -> tuple[str, ...]:
         """Row ``index``'s option texts in ``field``: a list of at least two (:meth:`listed`)."""
         return tuple(str(v) for v in self.listed(index, field, 2))

@@ -91,9 +91,7 @@ def _item(records: Records, n: int, folders: list[Path]) -> SourceItem:
     options = options_in(question)
     if not options:
         raise records.error(n, "question", "its options (A. ... B. ...) cannot be read")
-    gold = str(records.require(n, "gt_answer")).strip()
-    if gold not in letters(len(options)):
-        raise records.error(n, "gt_answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
+    gold = records.gold_letter(n, "gt_answer", len(options))
     shown = records.images(n, "images", folders)
     group = _GROUP.match(key)
     unit = group.group(1) if group else "|".join(str(p) for p in shown)

@@ -93,9 +93,7 @@ def from_settings(settings: Mapping[str, Any], seed: int) -> Source:
         options = options_in(question)
         if not options:
             raise records.error(n, "question", "its options (Options: A: ..., B: ...) cannot be read")
-        gold = str(records.require(n, "answer")).strip()
-        if gold not in letters(len(options)):
-            raise records.error(n, "answer", f"{gold!r:.60} is none of the {len(options)} options' letters")
+        gold = records.gold_letter(n, "answer", len(options))
         shown = _images(records, n, folders)
         key = str(row.get("id", row.get("index", n)))
         prompt = (f"{question}\n{POST_PROMPT}" if found["wording"] == "official"

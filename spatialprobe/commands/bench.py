@@ -25,7 +25,7 @@ from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
 
 if TYPE_CHECKING:
-    from spatialprobe.engine.build import Asked
+    from spatialprobe.engine.build import AskOptions
 
 OWN_COMMANDS = {"task": "probe TASK --model M", "vsr": "vsr", "spatialmqa": "spatialmqa", "qa": "qa text|image"}
 """The sources asked by a command of their own, and that command."""
@@ -100,7 +100,7 @@ def bench_command(
     demo: bool = DemoOption,
     device: str = typer.Option("auto", "--device", help="auto, cpu or cuda."),
     batch_size: int = typer.Option(8, "--batch-size", min=1),
-    asked: Asked,
+    asked: AskOptions,
 ) -> None:
     """A benchmark from your local copy, asked of any model that understands its items: its
     official metrics, clustered intervals over its declared unit, the answer prior and, with

@@ -8,7 +8,7 @@ declared once, and the one way they run it: build the run's settings
 ``--device-map``, ``--max-memory``, ``--backend``, ``--items``, ``--protocol-variants``, ``--samples``,
 ``--temperature``, ``--base-url``, ``--api-key-env``) to its
 signature, in the order named (none named: all of them), and hands the command the run's
-:class:`~spatialprobe.engine.build.Asked` as ``asked``, read from them: a ``--max-memory``,
+:class:`~spatialprobe.engine.build.AskOptions` as ``asked``, read from them: a ``--max-memory``,
 ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in one sentence before
 the command reads any data. The command sets what is its own (``device``, ``batch_size``, a
 ``--method`` that fixes the protocol) with :func:`dataclasses.replace`.
@@ -30,7 +30,7 @@ from spatialprobe.commands.hub import with_options
 from spatialprobe.commands.model_options import DeviceMapOption, MaxMemoryOption
 
 if TYPE_CHECKING:
-    from spatialprobe.engine.build import Asked
+    from spatialprobe.engine.build import AskOptions
 
 ProtocolOption = typer.Option(None, "--protocol", help="likelihood (score each option), generate (parse the "
                               "reply) or both \\[default: likelihood]; the model adapter must answer them.")
@@ -83,13 +83,13 @@ ASK_OPTIONS: dict[str, tuple[Any, Any]] = {  # typer reads Optional[...], not X 
 """Each shared option's parameter name -> (its type, its typer option: flag, default, help)."""
 
 
-def read_asked(values: Mapping[str, Any]) -> Asked:
-    """The run's :class:`~spatialprobe.engine.build.Asked` from the shared options typed
+def read_asked(values: Mapping[str, Any]) -> AskOptions:
+    """The run's :class:`~spatialprobe.engine.build.AskOptions` from the shared options typed
     (``values``: parameter name -> value; the command sets its device and batch size); a
     ``--max-memory``, ``--protocol-variants`` or ``--scorer-arg`` that does not read is refused in
     one sentence."""
     from spatialprobe.commands.model_options import device_map_settings
-    from spatialprobe.engine.build import Asked
+    from spatialprobe.engine.build import AskOptions
     from spatialprobe.engine.variants import parse_variants
     from spatialprobe.models.options import parse_pairs
 
@@ -98,16 +98,16 @@ def read_asked(values: Mapping[str, Any]) -> Asked:
     variants = parse_variants(given["protocol_variants"])
     scorer_args = parse_pairs(given["scorer_arg"])
     items = given["items"]
-    return Asked(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"], given["seed"],
-                 backend=given["backend"], scorer_args=scorer_args, device_map=device_map, max_memory=max_memory,
-                 items=None if items is None else str(items), protocol_variants=variants,
-                 samples=given["samples"], temperature=given["temperature"],
-                 server={"base_url": given["base_url"], "api_key_env": given["api_key_env"]})
+    return AskOptions(given["protocol"], given["image_condition"], given["blind"], given["max_new_tokens"],
+                      given["seed"], backend=given["backend"], scorer_args=scorer_args, device_map=device_map,
+                      max_memory=max_memory, items=None if items is None else str(items), protocol_variants=variants,
+                      samples=given["samples"], temperature=given["temperature"],
+                      server={"base_url": given["base_url"], "api_key_env": given["api_key_env"]})
 
 
 def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A decorator: the command (whose keyword-only ``asked`` parameter takes the run's
-    :class:`~spatialprobe.engine.build.Asked`) with the shared options ``names`` (keys of
+    :class:`~spatialprobe.engine.build.AskOptions`) with the shared options ``names`` (keys of
     :data:`ASK_OPTIONS`; none named: every one) added after its own, in this order."""
     names = names or tuple(ASK_OPTIONS)
 
@@ -126,7 +126,7 @@ def ask_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any
 
     return decorate
 
-def text_alone(asked: Asked) -> bool:
+def text_alone(asked: AskOptions) -> bool:
     """Whether the run asks the items without any image (``--image-condition none``, no ``--blind``):
     then their image files are neither needed nor looked for."""
     return asked.condition == "none" and not asked.blind

@@ -179,7 +179,7 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
     probe's folds, with the instance's image from a synthesis run, a blank image, or none."""
     from spatialprobe.benchmarks.commonsense import task_source
     from spatialprobe.commands.engine_options import ask_and_print
-    from spatialprobe.engine.build import Asked
+    from spatialprobe.engine.build import AskOptions
 
     if not plain:
         raise UsageError("--candidates and --format do not apply to a multimodal LLM: it is asked each task's own "
@@ -190,9 +190,9 @@ def _ask_task(dataset, source, model, scorer_args, image, condition, protocol, b
                          "(a synthesis run).")
     condition = condition or (image if image in ("none", "blank") else "real")
     source_ask, _ = task_source(dataset, source, image, folds, seed)
-    given = Asked(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
-                  scorer_args, device_map=spread[0], max_memory=spread[1], samples=sampling[0],
-                  temperature=sampling[1], server=server or {})
+    given = AskOptions(protocol, condition, blind, max_new_tokens, seed, device, batch_size, backend,
+                       scorer_args, device_map=spread[0], max_memory=spread[1], samples=sampling[0],
+                       temperature=sampling[1], server=server or {})
     ask_and_print(source_ask, model, given, target, f"{dataset.task} questions answered", "probe")
 
 

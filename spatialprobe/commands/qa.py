@@ -17,7 +17,7 @@ from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
 
 if TYPE_CHECKING:
-    from spatialprobe.engine.build import Asked
+    from spatialprobe.engine.build import AskOptions
 
 qa_app = command_group("Yes/no spatial question answering from text or from synthesized images.")
 
@@ -111,7 +111,7 @@ def text(
     context: bool = typer.Option(True, help="= --scorer-arg use_context=...: give the scenario as "
                                  "UnifiedQA context."),
     *,
-    asked: Asked,
+    asked: AskOptions,
 ) -> None:
     """Answer the questions from text: a QA reader scores yes vs no (T5 by decoder likelihood), a
     multimodal LLM is asked them as text (either protocol)."""
@@ -149,7 +149,7 @@ def image(
     batch_size: int = typer.Option(8, min=1, help="Images per forward pass."),
     partial: bool = typer.Option(False, "--partial", help="Read an unfinished image run (recorded)."),
     *,
-    asked: Asked,
+    asked: AskOptions,
 ) -> None:
     """Answer each question from every image synthesized for its scenario, voted over (a VQA
     classifier, or a multimodal LLM by either protocol, with the blind conditions beside it)."""

@@ -18,7 +18,7 @@ from spatialprobe.commands.scale_options import scale_options
 from spatialprobe.errors import UsageError
 
 if TYPE_CHECKING:
-    from spatialprobe.engine.build import Asked
+    from spatialprobe.engine.build import AskOptions
 
 Device = typer.Option("auto", "--device", help="auto, cpu or cuda (mixed precision on cuda).")
 
@@ -81,7 +81,7 @@ def vsr_command(
     split: str = typer.Option("random", "--split", help="random or zeroshot."),
     # declared in coco_run_options:
     part: str, out: Path | None, batch_size: int, limit: int | None, device: str, skip_missing: bool, demo: bool,
-    asked: Asked,
+    asked: AskOptions,
 ) -> None:
     """VSR: whether each caption is true of its image, asked of any model that understands the
     items - a contrastive model by the caption against its negated relation, a multimodal LLM as a
@@ -115,7 +115,7 @@ def spatialmqa_command(
     method: str = typer.Option("auto", "--method", help="auto, clip (score each option against the image: "
                                "a contrastive model) or generate (= --protocol generate)."),
     out: Path | None, batch_size: int, limit: int | None, device: str, skip_missing: bool, demo: bool,
-    asked: Asked,
+    asked: AskOptions,
 ) -> None:
     """SpatialMQA multiple choice, asked of any model that understands it (a contrastive model scores
     each option in its template; a multimodal LLM is asked the lettered question by likelihood and/or

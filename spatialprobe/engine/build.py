@@ -19,7 +19,7 @@ RUNTIME_OPTIONS = ("batch_size",)
 
 
 @dataclass(frozen=True)
-class Asked:
+class AskOptions:
     """What a command was given for an ask run, beyond the source and the checkpoint."""
 
     protocol: str | None = None
@@ -52,7 +52,7 @@ class Asked:
     """``--temperature T``: sample the generate protocol's replies at T; None: greedy."""
 
 
-def ask_kind(source: Source, model: str, given: Asked, command: str) -> AskRun:
+def ask_kind(source: Source, model: str, given: AskOptions, command: str) -> AskRun:
     """The ask run of ``source`` with ``model``, its adapter loaded; refused in one sentence
     (before anything is written) where a setting does not apply."""
     from spatialprobe.engine.load import load_model
@@ -152,7 +152,7 @@ def _option(name: str, key: str) -> bool:
     return key in getattr(registry.lookup("model", name), "options", {})
 
 
-def run_ask(source: Source, model: str, given: Asked, out: Any, command: str,
+def run_ask(source: Source, model: str, given: AskOptions, out: Any, command: str,
             progress: Any = None) -> tuple[AskRun, dict[str, Any]]:
     """Build the run (:func:`ask_kind`) and execute it into ``out``: (the run, its summary)."""
     from spatialprobe.runner import execute

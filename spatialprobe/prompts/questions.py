@@ -18,7 +18,7 @@ from spatialprobe.tasks.levels import capitalize_first, with_article
 
 
 @dataclass(frozen=True)
-class Asked:
+class TaskQuestion:
     """One instance as a question: the text, the options that answer it, the label of each, gold."""
 
     prompt: str
@@ -52,14 +52,14 @@ def choice_options(task: str, inst: Instance) -> tuple[str, ...]:
     return tuple(capitalize_first(label) for label in spec.labels)
 
 
-def choice_question(task: str, inst: Instance) -> Asked:
+def choice_question(task: str, inst: Instance) -> TaskQuestion:
     prompt = fill(choice_template(task), inst)[0].strip()
-    return Asked(prompt, choice_options(task, inst), tuple(tasks.get(task).labels), inst.label)
+    return TaskQuestion(prompt, choice_options(task, inst), tuple(tasks.get(task).labels), inst.label)
 
 
-def yes_no_question(task: str, inst: Instance, label: str) -> Asked:
+def yes_no_question(task: str, inst: Instance, label: str) -> TaskQuestion:
     """Is the instance's relation ``label``? Options ``Yes``/``No``, gold ``yes`` where it is."""
     spec = tasks.get(task)
     template = spec.questions["yes_no"].replace("[WORD]", spec.questions["words"][label])
-    return Asked(fill(template, inst)[0].strip(), ("Yes", "No"), ("yes", "no"),
+    return TaskQuestion(fill(template, inst)[0].strip(), ("Yes", "No"), ("yes", "no"),
                  "yes" if inst.label == label else "no")

@@ -120,11 +120,17 @@ class Execution:
     """How this invocation computed, for ``summary["provenance"]["execution"]``."""
 
     where: str = "local"
+    """``local`` (this process) or ``ray`` (a Ray cluster's workers)."""
     workers: int = 1
+    """How many processes computed (Ray's actors; 1 locally)."""
     batches: int = 0
+    """Batches computed by this invocation (a resumed run counts only what it computed)."""
     items: int = 0
+    """Items computed by this invocation (the cached ones of a resumed run not counted)."""
     retried_batches: int = 0
+    """Batches computed again after a Ray worker died (each counted once a retry)."""
     gpus: int = 0
+    """GPUs the Ray workers held in all (``num_gpus`` per worker × workers)."""
     devices: list[dict[str, str]] = field(default_factory=list)
     """The device and dtype each component resolved on the Ray workers (provenance.devices)."""
 
