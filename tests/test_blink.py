@@ -1,8 +1,8 @@
 """BLINK (spatialprobe/benchmarks/blink.py): its Hugging Face layout (a folder of Parquet files per
 subtask, images embedded) through the real loader and ``spatialprobe bench``, the images of a
-multi-view item shown together to a multimodal LLM; the mean over subtasks equal to a
-transcription of ``eval_prediction`` (zeyofu/BLINK_Benchmark @2d6a779 ``eval/evaluate.py``) on
-thousands of random predictions."""
+multi-view item shown together to a multimodal LLM; the mean over subtasks equal to the authors'
+``eval_prediction`` (zeyofu/BLINK_Benchmark @2d6a779 ``eval/evaluate.py``) as transcribed in
+tests/official/blink.py on thousands of random predictions."""
 
 from __future__ import annotations
 
@@ -11,37 +11,12 @@ import random
 import numpy as np
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
+from official import blink as o_blink
 from vl_helpers import solid_image
 
 from spatialprobe.benchmarks.blink import SPATIAL, matching
 from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.metrics.weighted import STATISTICS
-
-
-def eval_prediction(split, answers, predictions, subtasks):
-    """Transcribed from eval_prediction (zeyofu/BLINK_Benchmark @2d6a779 eval/evaluate.py): the
-    answer and prediction files as dicts, the accuracy per task and their mean ("Total")."""
-    accu_by_task = {}
-    task_numbers = {}
-    errors = {}
-    for task_name in subtasks:
-        accu_by_task[task_name] = 0
-        task_numbers[task_name] = 0
-        errors[task_name] = []
-    for idx, gold_answer in answers.items():
-        task = '_'.join(idx.split(split)[1][1:].split('_')[:-1])
-        task_numbers[task] += 1
-        if idx in predictions and predictions[idx] == gold_answer:
-            accu_by_task[task] += 1
-        else:
-            errors[task].append(idx)
-    average_accu = 0
-    for task in subtasks:
-        accu_by_task[task] = accu_by_task[task] / task_numbers[task]
-        average_accu += accu_by_task[task]
-    average_accu = average_accu / len(subtasks)
-    accu_by_task["Total"] = average_accu
-    return accu_by_task
 
 
 def _copy(root, sizes=(5, 3, 4), seed=0):
@@ -76,7 +51,7 @@ def test_the_mean_over_subtasks_equals_blinks_on_random_predictions(tmp_path):
     rng = np.random.default_rng(0)
     for _ in range(2000):
         picks = {i.key: chr(65 + int(rng.integers(len(i.options)))) for i in source.items}
-        official = eval_prediction("val", answers, {k: f"({v})" for k, v in picks.items()}, list(SPATIAL))
+        official = o_blink.eval_prediction(answers, {k: f"({v})" for k, v in picks.items()}, list(SPATIAL), "val")
         values = np.array([matching(i, None, picks[i.key])["blink_spatial_value"] for i in source.items])
         ours = STATISTICS["mean"](np.zeros(len(values)), values, np.ones((1, len(values))), 0)[0]
         assert ours == pytest.approx(100 * official["Total"], abs=1e-9)
@@ -89,7 +64,7 @@ def test_multi_view_items_are_asked_with_their_images_together(tmp_path):
     assert {len(i.views) for i in source.items if i.fields["sub_task"] == "Multi-view_Reasoning"} == {1}
     out = tmp_path / "run"
     metrics = bench_a("blink", tmp_path / "BLINK", out, "--blind")
-    official = eval_prediction("val", answers, dict.fromkeys(answers, "(A)"), list(SPATIAL))
+    official = o_blink.eval_prediction(answers, dict.fromkeys(answers, "(A)"), list(SPATIAL), "val")
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(a == "(A)" for a in answers.values()) / len(answers))
     assert metrics["blink_spatial"]["mean"] == pytest.approx(100 * official["Total"])  # the 3 spatial subtasks' mean
     assert "blink" not in metrics  # the authors' Total is the mean of all 14: not reported from 3

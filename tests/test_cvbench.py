@@ -1,18 +1,18 @@
 """CV-Bench (spatialprobe/benchmarks/cvbench.py): test.jsonl + img/ and the Parquet test_2d/test_3d
-through the real loader and ``spatialprobe bench``; the official combination equal to a
-transcription of lmms-eval's ``cv_bench_default_aggregate_results`` (EvolvingLMMs-Lab/lmms-eval
-@75571cf ``lmms_eval/tasks/cv_bench/utils.py`` l. 67-79) on thousands of random predictions."""
+through the real loader and ``spatialprobe bench``; the official combination equal to lmms-eval's
+``cv_bench_default_aggregate_results`` and the official reader to its ``_extract_answer_letter``, both
+as transcribed in tests/official/lmms_first_letter.py, on thousands of random predictions and replies."""
 
 from __future__ import annotations
 
 import json
 import random
 import re
-from collections import defaultdict
 
 import numpy as np
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
+from official import lmms_first_letter as o_lmms
 from vl_helpers import solid_image
 
 from spatialprobe.benchmarks.cvbench import matching
@@ -20,30 +20,6 @@ from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.errors import UsageError
 from spatialprobe.metrics.weighted import STATISTICS
 from spatialprobe.readers.lmms import first_letter as lmms_letter
-
-
-def cv_bench_default_aggregate_results(results):
-    """Transcribed from lmms-eval @75571cf lmms_eval/tasks/cv_bench/utils.py l. 67-79."""
-    source_samples = defaultdict(list)
-    for elem in results:
-        source = elem["source"]
-        source_samples[source].append(elem["is_correct"])
-    source_accuracies = {source: sum(scores) / len(scores) for source, scores in source_samples.items()}
-    ade20k_2d = source_accuracies["ADE20K"]
-    coco_2d = source_accuracies["COCO"]
-    omni_3d = source_accuracies["Omni3D"]
-    cv_bench_accuracy = 1 / 2 * ((ade20k_2d + coco_2d) / 2 + omni_3d)
-    return cv_bench_accuracy
-
-
-def _extract_answer_letter(text: str) -> str:
-    """Transcribed from lmms-eval @75571cf lmms_eval/tasks/cv_bench/utils.py."""
-    text = text.strip()
-    match = re.match(r'[\(\s]*([A-Z])[\)\.\s]*', text, flags=re.IGNORECASE)
-    if match:
-        return match.group(1).upper()
-    return ""
-
 
 SOURCES = ["ADE20K", "COCO", "Omni3D"]
 
@@ -76,7 +52,7 @@ def test_the_combination_equals_lmms_eval_on_random_predictions(tmp_path):
         rng = np.random.default_rng(seed)
         for _ in range(1000):
             picks = [chr(65 + int(rng.integers(len(i.options)))) for i in source.items]
-            official = cv_bench_default_aggregate_results(
+            official = o_lmms.cv_bench_default_aggregate_results(
                 [{"source": i.fields["source"], "is_correct": p == i.gold} for i, p in zip(source.items, picks,
                                                                                          strict=True)])
             values = np.array([matching(i, None, p)["cv_bench_value"]
@@ -107,8 +83,8 @@ def test_a_model_that_answers_a_scores_the_share_of_a_gold_items_from_jsonl_and_
     metrics = bench_a("cv-bench", parquet, tmp_path / "run")
     gold_a = [r["answer"] == "(A)" for r in records]
     assert metrics["accuracy"]["mean"] == pytest.approx(100 * sum(gold_a) / len(records))
-    official = cv_bench_default_aggregate_results([{"source": r["source"], "is_correct": a}
-                                                   for r, a in zip(records, gold_a, strict=True)])
+    official = o_lmms.cv_bench_default_aggregate_results([{"source": r["source"], "is_correct": a}
+                                                          for r, a in zip(records, gold_a, strict=True)])
     assert metrics["cv_bench"]["mean"] == pytest.approx(100 * official)
     assert set(metrics["accuracy"]["breakdown"]) >= {"source ADE20K", "source COCO", "source Omni3D"}
     assert metrics["strict_accuracy"]["mean"] == metrics["accuracy"]["mean"]  # the reply "A" reads the same
@@ -120,7 +96,7 @@ def test_the_official_reader_reads_a_reply_as_lmms_eval_does():
     pieces = ["A", "b", "(C)", "D.", " ", "The answer is B", "(", ")", ".", "x", "1", "\n", "é", "Answer: A"]
     for _ in range(3000):
         reply = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
-        assert lmms_letter(reply) == _extract_answer_letter(reply)
+        assert lmms_letter(reply) == o_lmms._extract_answer_letter(reply)
     assert lmms_letter("The answer is B") == "T"  # the quirk the official reader keeps
 
 

@@ -1,57 +1,24 @@
 """SITE (spatialprobe/benchmarks/site.py): its records with single- and multi-image items through
-the real loader and ``spatialprobe bench``; accuracy and the chance-adjusted accuracy equal to a
-transcription of SITE's scoring as lmms-eval carries it (EvolvingLMMs-Lab/lmms-eval
-``lmms_eval/tasks/sitebench/utils.py`` ``spatial_process_results`` / ``spatial_aggregate_results``,
-read @1309335) on thousands of random predictions."""
+the real loader and ``spatialprobe bench``; accuracy and the chance-adjusted accuracy equal to SITE's
+own scoring (``spatial_process_results`` / ``spatial_aggregate_results`` as transcribed in
+tests/official/site.py; lmms-eval's ``tasks/sitebench/utils.py`` carries the same two functions, only
+its category names differ, which never moves the overall figure compared here) on thousands of
+random predictions, each a bare letter the transcribed parser reads as itself."""
 
 from __future__ import annotations
 
 import json
 import random
-from collections import defaultdict
 
 import numpy as np
 import pytest
 from bench_a_helpers import bench_a, needs_a_llava
+from official import site as o_site
 from vl_helpers import solid_image
 
 from spatialprobe.benchmarks.site import matching
 from spatialprobe.engine.rebuild import rebuild_source
 from spatialprobe.metrics.weighted import STATISTICS
-
-Categories = {"spatial relationship reasoning", "multi-view & cross-image reasoning"}
-
-
-def spatial_process_results(doc, pred_index):
-    """Transcribed (the reply already parsed to ``pred_index``)."""
-    all_choices = [chr(65 + i) for i in range(len(doc["options"]))]
-    gt_index = doc["answer"]
-    score = 1.0 if pred_index == gt_index else 0.0
-    category = doc["category"]
-    dataset = doc["dataset"]
-    adjusted_score = score - 1.0 / len(all_choices)
-    return ({"overall": score, category: score, dataset: score, "total": 1},
-            {"overall": adjusted_score, category: adjusted_score, dataset: adjusted_score,
-             "total": 1.0 - 1.0 / len(all_choices)})
-
-
-def spatial_aggregate_results(results):
-    """Transcribed: the overall figure (its category and dataset parts are not returned)."""
-    total_correct, total_examples = 0, 0
-    category_correct, category_total = defaultdict(int), defaultdict(int)
-    dataset_correct, dataset_total = defaultdict(int), defaultdict(int)
-    for result in results:
-        total_correct += result["overall"]
-        total_examples += result["total"]
-        for key, score in result.items():
-            if key in Categories:
-                category_correct[key] += score
-                category_total[key] += result["total"]
-            elif key != "overall":
-                dataset_correct[key] += score
-                dataset_total[key] += result["total"]
-    overall_accuracy = (total_correct / total_examples) * 100 if total_examples > 0 else 0.0
-    return round(overall_accuracy, 5)
 
 
 def _records(root, n=9, seed=0):
@@ -78,10 +45,11 @@ def test_the_chance_adjusted_accuracy_equals_sites_on_random_predictions(tmp_pat
     rng = np.random.default_rng(0)
     for _ in range(2000):
         picks = [chr(65 + int(rng.integers(len(r["options"])))) for r in rows]
-        done = [spatial_process_results(r, p) for r, p in zip(rows, picks, strict=True)]
+        done = [o_site.spatial_process_results(r, [p], o_site.NoDraw()) for r, p in zip(rows, picks, strict=True)]
         values = np.array([matching(i, None, p)["site_value"] for i, p in zip(source.items, picks, strict=True)])
         ours = STATISTICS["mean"](np.zeros(len(values)), values, np.ones((1, len(values))), 0)[0]
-        assert round(ours, 5) == pytest.approx(spatial_aggregate_results([d[1] for d in done]), abs=1e-5)
+        assert round(ours, 5) == pytest.approx(
+            o_site.spatial_aggregate_results([d["chance_adjusted_acc"] for d in done]), abs=1e-5)
 
 
 @needs_a_llava
@@ -89,7 +57,7 @@ def test_a_model_that_answers_a_scores_the_a_share(tmp_path):
     rows = _records(tmp_path, n=6, seed=1)
     out = tmp_path / "run"
     metrics = bench_a("site", tmp_path / "site.jsonl", out, "--images", str(tmp_path / "images"))
-    done = [spatial_process_results(r, "A") for r in rows]
-    assert metrics["accuracy"]["mean"] == pytest.approx(spatial_aggregate_results([d[0] for d in done]))
+    done = [o_site.spatial_process_results(r, ["A"], o_site.NoDraw()) for r in rows]
+    assert metrics["accuracy"]["mean"] == pytest.approx(o_site.spatial_aggregate_results([d["accuracy"] for d in done]))
     assert metrics["chance_adjusted_accuracy"]["mean"] == pytest.approx(
-        spatial_aggregate_results([d[1] for d in done]), abs=1e-5)
+        o_site.spatial_aggregate_results([d["chance_adjusted_acc"] for d in done]), abs=1e-5)

@@ -1,20 +1,22 @@
 """SpatialEval (spatialprobe/benchmarks/spatialeval.py): a small copy in its Hugging Face layout
 (``tqa/`` and ``vqa/`` folders of Parquet files, images embedded) through the real loader and
 ``spatialprobe bench`` with a tiny LLaVA; the exact-match parser against the authors' quirk; the
-official reader equals a transcription of the authors' evals/evaluation.py on random replies."""
+official reader equals the authors' evals/evaluation.py as transcribed in tests/official/spatialeval.py
+(``official_correct``, no model-specific branch) on random replies."""
 
 from __future__ import annotations
 
 import io
 import json
 import random
-import re
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from official import spatialeval as o_spatialeval
 
 from spatialprobe.benchmarks.spatialeval import from_settings
 from spatialprobe.readers.spatialeval import reference_prediction
@@ -121,124 +123,6 @@ def test_bench_with_a_tiny_llava_that_always_says_yes(copy, tmp_path, monkeypatc
     assert summary["details"]["readers"]["n"] == len(read) == 5  # all of them strict reads nothing in
 
 
-# -- jiayuww/SpatialEval @d82ba38 evals/evaluation.py, transcribed (model_name None-safe: the
-# model-specific branches for claude/geminiv/gpt4o are left out, as for any other model) --------
-def _official_spatialmap(text, question_id):
-    number_mapping = {'zero': 0, 'no': 0, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6,
-                      'seven': 7, 'eight': 8, 'nine': 9}
-    dirs = ['southeast', 'northeast', 'northwest', 'southwest']
-    dir_pattern = rf"\b({'|'.join(dirs)})\b"
-    if question_id == 0:
-        direction_match = re.search(r'\b[A-D]\.\s*(' + '|'.join(dirs) + r')\b', text, re.IGNORECASE)
-        if direction_match:
-            return direction_match.group(1).lower()
-        match = re.search(dir_pattern, text, re.IGNORECASE)
-        if match:
-            return match.group(1)
-        return None
-    elif question_id == 1:
-        match = re.search(rf'^([\w\s\'’]+?)\s+is\s+(?:located\s+|in\s+the\s+|located\s+to\s+the\s+)({dir_pattern})',
-                          text, re.IGNORECASE)
-        if match:
-            return match.group(1)
-        match = re.search(r'\b[A-D]\.\s*(.*)', text)
-        if match:
-            string = match.group(1).replace('**', '').replace('.', '')
-            return string.split(' is', 1)[0].strip()
-        match = re.search(r'\b([ABCD][.,]|[(][abcdABCD][)])\s*(.*?)(?=\sis\b|\.|,|<|$)', text)
-        if match:
-            return re.sub(r'[\.,\?!<]+$', '', match.group(1).strip())
-        match = re.search(rf'Therefore, the object in the {dir_pattern} of [\w\s\'’]+ is ([\w\s\'’]+)', text,
-                          re.IGNORECASE)
-        if match:
-            return match.group(2)
-        match = re.search(r'\bis\b\s+(.*?)(?=\.|,|<|$)', text)
-        if match:
-            return re.sub(r'[\.,\?!<]+$', '', match.group(1).strip())
-        return None
-    elif question_id == 2:
-        match = re.search(r'\b[A-D]\.\s*(\d+)', text)
-        if match:
-            try:
-                return int(match.group(1))
-            except ValueError:
-                return match.group(1)
-        found_numbers = []
-        for text_num, num in number_mapping.items():
-            for match in re.finditer(rf'\b{text_num}\b', text, re.IGNORECASE):
-                found_numbers.append((match.start(), num))  # noqa: PERF401
-        text = re.sub(r'^\n\n\d+\.\s', '', text)
-        for match in re.finditer(r'\d+', text):
-            found_numbers.append((match.start(), int(match.group(0))))  # noqa: PERF401
-        if found_numbers:
-            found_numbers.sort(key=lambda x: x[0])
-            return found_numbers[0][1]
-        return None
-    raise ValueError(f"Question ID {question_id} is not supported.")
-
-
-def _official_mazenav(text, question_id):
-    number_mapping = {'zero': 0, 'no': 0, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6,
-                      'seven': 7, 'eight': 8, 'nine': 9}
-    if question_id == 2:
-        for pattern in [r'\byes\b', r'the answer is yes', r'\"yes\"', r"\'yes\'", r'is the shortest path']:
-            if re.search(pattern, text, re.IGNORECASE):
-                return "Yes"
-        for pattern in [r'\bno\b', r'the answer is no', r'\"no\"', r"\'no\'", r'\bnot\b']:
-            if re.search(pattern, text, re.IGNORECASE):
-                return "No"
-    else:
-        for text_num, num in number_mapping.items():
-            if re.search(rf'\b{text_num}\b', text, re.IGNORECASE):
-                return num
-        patterns = {0: [r'\bThere are\s*(\d+)\s*right turns\b', r'\bThere is\s*(\d+)\s*right turn\b',
-                        r'\b(\d+)\s+right turn(s)?', r'answer is\s+(\d+)', r'answer is:\s*\n*\s*(\d+)',
-                        r'from S to E is\s+(\d+)', r'Answer:\*\*\s*(\d+)\b'],
-                    1: [r'\bThere are\s*(\d+)\s*total turns\b', r'\bThere are\s*(\d+)\s*turns\b',
-                        r'There is\s*(\d+)\s*turn\b', r'There is\s*(\d+)\s*total turn\b', r'answer is\s+(\d+)',
-                        r'answer is:\s*\n*\s*(\d+)', r'from S to E is\s+(\d+)', r'\btotal of\s+(\d+)\s+turn(s)?',
-                        r'Answer:\*\*\s*(\d+)\b', r'(\d+)\s+total turn(s)?', r'\b(\d+)\s+turn(s)?']}
-        for pattern in patterns[question_id]:
-            match = re.search(pattern, text, re.IGNORECASE)
-            if match:
-                return int(match.group(1))
-        fallback_match = re.search(r'\d+', text)
-        if fallback_match:
-            return int(fallback_match.group(0))
-    return None
-
-
-def _official_spatialgrid(text, question_id):
-    number_mapping = {'zero': 0, 'no': 0, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6,
-                      'seven': 7, 'eight': 8, 'nine': 9}
-    animals = ['giraffe', 'cat', 'dog', 'elephant', 'rabbit']
-    if question_id >= 1:
-        match = re.search(rf"\b({'|'.join(animals)})\b", text, re.IGNORECASE)
-        return match.group(1) if match else None
-    found_numbers = []
-    for text_num, num in number_mapping.items():
-        for match in re.finditer(rf'\b{text_num}\b', text, re.IGNORECASE):
-            found_numbers.append((match.start(), num))  # noqa: PERF401
-    text = re.sub(r'^\n\n\d+\.\s', '', text)
-    for match in re.finditer(r'\d+', text):
-        found_numbers.append((match.start(), int(match.group(0))))  # noqa: PERF401
-    if found_numbers:
-        found_numbers.sort(key=lambda x: x[0])
-        return found_numbers[0][1]
-    return None
-
-
-def _official_correct(reply, task, question_id, oracle_answer):
-    """``evaluate_model_accuracy``'s verdict on one line: 1, 0, or None where it skips a ValueError."""
-    extract = {"spatialmap": _official_spatialmap, "mazenav": _official_mazenav,
-               "spatialgrid": _official_spatialgrid}[task]
-    try:
-        model_answer = extract(reply, question_id)
-    except ValueError:
-        return None
-    return int(str(oracle_answer).lower() in str(model_answer).lower())
-
-
 PIECES = ["Yes", "No", "none", "not", "no", "nine", "0", "90", "3", "12", "two", "A. Northeast", "B. 3",
           "northwest", "The Inn is in the southeast of the Cafe", "There are 4 right turns", "a total of 5 turns",
           "the answer is 2", "cat", "rabbit", "dog", "C. Oak Inn is here", "\n\n1. ", "is the shortest path",
@@ -255,7 +139,7 @@ def test_reference_mode_equals_the_authors_evaluation_on_random_replies(task, qi
     for _ in range(334):
         gold = rng.choice(golds)
         reply = " ".join(rng.choice(PIECES) for _ in range(rng.randint(0, 5)))
-        want = _official_correct(reply, task, qid, gold)
+        want = o_spatialeval.official_correct(reply, f"{task}.0.{qid}", gold)
         got = reference_prediction(reply, gold, task, qid)
         assert (got == gold) == bool(want), (reply, task, qid, gold)
         assert want is not None or got == "--"

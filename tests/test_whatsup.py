@@ -1,7 +1,7 @@
 """What'sUp (spatialprobe/benchmarks/whatsup.py): the authors' files through the real loader and
-``spatialprobe bench``, and its pair and set accuracy equal to a transcription of the authors'
-``Controlled_Images.evaluate_scores`` (amitakamath/whatsup_vlms @7c1f255
-``dataset_zoo/aro_datasets.py`` l. 449-500) on thousands of random predictions."""
+``spatialprobe bench``, and its pair and set accuracy equal to the authors'
+``Controlled_Images.evaluate_scores`` as transcribed in tests/official/whatsup.py on thousands of
+random predictions."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from bench_a_helpers import a_llava
 from mllm_helpers import SHARED
+from official import whatsup as o_whatsup
 from typer.testing import CliRunner
 from vl_helpers import solid_image, tiny_clip
 
@@ -24,38 +25,6 @@ A_SLOTS = {"on": "on", "under": "under", "left": "left_of", "right": "right_of"}
 B_SLOTS = {"in-front": "in-front_of", "behind": "behind", "left": "left_of", "right": "right_of"}
 WORDS = {"on": "on", "under": "under", "left": "to the left of", "right": "to the right of",
          "in-front": "in front of", "behind": "behind"}
-
-
-def official_evaluate(dataset, scores, subset):
-    """Transcribed from Controlled_Images.__init__ (eval_dict) and evaluate_scores (amitakamath/
-    whatsup_vlms @7c1f255 dataset_zoo/aro_datasets.py l. 449-500): individual, pair, set percent."""
-    eval_dict = {(d['image_path'].split('/')[-1].split('_')[0],
-                  d['image_path'].split('/')[-1].split('_')[-1][:-5]):
-                 ({'left': 0, 'right': 0, 'on': 0, 'under': 0} if subset == 'A'
-                  else {'left': 0, 'right': 0, 'in-front': 0, 'behind': 0}) for d in dataset}
-    preds = np.argmax(np.squeeze(scores, axis=1), axis=-1)
-    correct_mask = (preds == 0)
-    accuracy = np.mean(correct_mask)
-    for d, correct in zip(dataset, correct_mask):  # noqa: B905 - as transcribed
-        eval_dict[(d['image_path'].split('/')[-1].split('_')[0],
-                   d['image_path'].split('/')[-1].split('_')[-1][:-5])][d['image_path'].split('/')[-1].split('_')[1]] \
-            = correct
-    pair_correct = 0
-    set_correct = 0
-    for obj_pair, correct_dict in eval_dict.items():  # noqa: B007, PERF102 - as transcribed
-        if correct_dict['left'] and correct_dict['right']:
-            pair_correct += 1
-        if subset == 'A':
-            if correct_dict['on'] and correct_dict['under']:
-                pair_correct += 1
-        else:
-            if correct_dict['in-front'] and correct_dict['behind']:
-                pair_correct += 1
-        if sum(correct_dict.values()) == 4:
-            set_correct += 1
-    pair_accuracy = pair_correct * 100 / (len(dataset) / 2)
-    set_accuracy = set_correct * 100 / (len(dataset) / 4)
-    return accuracy * 100, pair_accuracy, set_accuracy
 
 
 def controlled(n_pairs, subset="A", rng=None, drop=0, repeat=0):
@@ -88,7 +57,7 @@ def test_pair_and_set_accuracy_equal_the_authors_on_random_predictions(subset):
             scores = rng.integers(0, 3, size=(len(rows), 1, 4)).astype(float)  # ties on purpose
             if rng.random() < 0.3:
                 scores[:, 0, 0] += 5 * (rng.random(len(rows)) < 0.8)  # mostly right: whole sets count
-            expected = official_evaluate(rows, scores, subset)
+            expected = o_whatsup.evaluate_scores(rows, scores, subset)[0]
             correct = np.argmax(scores[:, 0, :], axis=-1) == 0
             got = official_scores([r["image_path"] for r in rows], list(correct), f"controlled_{subset.lower()}")
             assert (got["individual"], got["pair"], got["set"]) == pytest.approx(expected, abs=1e-9)
@@ -120,7 +89,7 @@ def test_bench_ranks_the_captions_with_clip_and_reports_the_authors_numbers(clip
     predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     predictions.sort(key=lambda r: r["order"])
     scores = np.array([[r["scores"]] for r in predictions])  # the captions in the authors' order
-    individual, pair, set_ = official_evaluate(rows, scores, "A")
+    (individual, pair, set_), _ = o_whatsup.evaluate_scores(rows, scores, "A")
     reported = json.loads((out / "whatsup.json").read_text())["real"]
     assert reported == pytest.approx({"individual": individual, "pair": pair, "set": set_})
     assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(individual)
