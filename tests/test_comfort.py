@@ -1,8 +1,9 @@
 """COMFORT (spatialprobe/benchmarks/comfort.py): a small copy in its own layout (CONFIGURATION/
 VARIATION/config.json + 0..36.png) through ``spatialprobe bench`` with a tiny LLaVA and through the
 engine with a model whose P(yes) follows the cosine (a perfect sweep: error, symmetry and spread 0,
-accuracy 100); the sweep metrics equal a transcription of sled-group/COMFORT @f30830d
-comfort_utils/{symmetry,smoothness,std,accuracy}_metric.py on random sweeps."""
+accuracy 100); the sweep metrics equal sled-group/COMFORT @f30830d
+comfort_utils/{symmetry,smoothness,std,accuracy}_metric.py as transcribed in tests/official/comfort.py
+on random sweeps."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
-import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from official import comfort as o_comfort
 
 from spatialprobe.benchmarks import comfort
 
@@ -116,79 +118,26 @@ def test_bench_with_a_tiny_llava(copy, tmp_path):
     assert report["sweeps"]["left/color"]["smoothness"] is None  # a flat sweep: the authors divide by 0
 
 
-# -- sled-group/COMFORT @f30830d comfort_utils, transcribed (data: [(angle, {"Yes": p})] * 37) --------
-def _normalize_data(data, epsilon=1e-6):
-    from copy import deepcopy
-
-    out = deepcopy(data)
-    for token in data[0][1]:
-        hi, lo = max(dp[1][token] for dp in data), min(dp[1][token] for dp in data)
-        span = hi - lo if hi - lo != 0 else epsilon
-        for i in range(len(data)):
-            out[i][1][token] = (data[i][1][token] - lo) / span
-    return out
-
-
-def _spatial_symmetry_metric(data, token="Yes"):
-    data = _normalize_data(data)[:-1]
-    n = len(data)
-    score = 0
-    for i in range(1, n // 2):
-        score += (data[i][1][token] - data[n - i][1][token]) ** 2
-    return np.sqrt(score / (len(data) - 2) * 2)
-
-
-def _smoothness_lowpass_metric(data):
-    from scipy.signal import butter, filtfilt
-
-    yes = np.array([d[1]["Yes"] for d in data[:-1]])
-    yes = (yes - np.min(yes)) / (np.max(yes) - np.min(yes))
-    b, a = butter(5, 100 / (0.5 * 1000), btype="low", analog=False)
-    return np.sqrt(np.mean((yes - filtfilt(b, a, yes)) ** 2))
-
-
-def _accuracy_metric(data, shift, mode):
-    this_data = _normalize_data(data)[:-1]
-    if mode != "acc":
-        error = 0
-        for angle, likelihoods in this_data:
-            cosine = np.cos((angle + shift) / 180 * np.pi)
-            if np.abs(cosine) < 1e-10:
-                cosine = 0
-            error += ((cosine + 1) / 2 - likelihoods["Yes"]) ** 2
-        return np.sqrt(error / len(data))
-    acc = []
-    for angle, likelihoods in this_data:
-        cosine = np.cos((angle + shift) / 180 * np.pi)
-        if np.abs(cosine) < 1e-10:
-            cosine = 0
-        acc.append(int((1 if cosine > 0 else 0) == (1 if likelihoods["Yes"] > 0.5 else 0)))
-    return sum(acc) / len(acc)
-
-
-def _standard_deviation(variations):
-    all_yes = []
-    for data in variations:
-        yes = np.array([d[1]["Yes"] for d in data])
-        all_yes.append(((yes - np.min(yes)) / (np.max(yes) - np.min(yes)))[:-1])
-    combined = np.stack(all_yes, axis=0)
-    return np.sqrt(np.mean(np.square(combined - np.mean(combined, axis=0))))
+LEFT = {"relation": "totheleft"}  # accuracy_metric only checks that the config names a relation
 
 
 def test_sweep_metrics_equal_comforts_on_random_sweeps():
     rng = random.Random(0)
     angles = [10.0 * k for k in range(37)]
     for _ in range(200):
-        shift = rng.choice(list(comfort.FRAMES.values()))
+        frame = rng.choice(list(comfort.FRAMES))  # the same draw as a choice among the shifts
+        shift = comfort.FRAMES[frame]
         sweeps = [[rng.random() for _ in range(37)] for _ in range(3)]
         if rng.random() < 0.2:  # a flat stretch and the last point equal to the first, as a full turn has
             sweeps[0][5:12] = [sweeps[0][5]] * 7
             sweeps[0][36] = sweeps[0][0]
         p = sweeps[0]
         data = [(a, {"Yes": v}) for a, v in zip(angles, p, strict=True)]
-        assert comfort.symmetry(p) == pytest.approx(_spatial_symmetry_metric(data))
-        assert comfort.smoothness(p) == pytest.approx(_smoothness_lowpass_metric(data))
-        assert comfort.cosine_error(p, angles, shift) == pytest.approx(_accuracy_metric(data, shift, "normalize"))
-        assert comfort.sweep_accuracy(p, angles, shift) == pytest.approx(_accuracy_metric(data, shift, "acc"))
+        assert comfort.symmetry(p) == pytest.approx(o_comfort.spatial_symmetry_metric(data))
+        assert comfort.smoothness(p) == pytest.approx(o_comfort.smoothness_lowpass_metric(data))
+        assert comfort.cosine_error(p, angles, shift) == pytest.approx(
+            o_comfort.accuracy_metric(data, LEFT, frame, mode="normalize"))
+        assert comfort.sweep_accuracy(p, angles, shift) == pytest.approx(
+            o_comfort.accuracy_metric(data, LEFT, frame, mode="acc"))
         variations = [[(a, {"Yes": v}) for a, v in zip(angles, s, strict=True)] for s in sweeps]
-        assert comfort.spread(sweeps) == pytest.approx(_standard_deviation(variations))
+        assert comfort.spread(sweeps) == pytest.approx(o_comfort.calculate_standard_deviation(variations))
