@@ -11,6 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+VARIANT = "engine_variant"
+"""The field of a ``predictions.jsonl`` row of an engine-generated robustness variant
+(``--protocol-variants``): true on such rows, absent on the benchmark's own items."""
+
 
 class _Serializable:
     def to_dict(self) -> dict[str, Any]:

@@ -159,14 +159,32 @@ def test_a_p_value_is_never_printed_as_zero():
 
 
 def test_a_run_of_several_image_conditions_pairs_its_first_conditions_rows():
-    from spatialprobe.commands.probe import _primary_rows
+    from spatialprobe.reports.paired_report import primary_rows
 
     blind = {"details": {"conditions": ["real", "blank", "none"]}}
     real = [{"instance_id": k, "condition": "real"} for k in "ab"]
     rows_a = real + [{"instance_id": k, "condition": c} for c in ("blank", "none") for k in "ab"]
     plain = [{"instance_id": k} for k in "ab"]  # a kind without conditions (CLIP) saw the real images
-    kept, line, reason = _primary_rows([blind, {"details": {}}], [rows_a, plain])
+    kept, line, reason = primary_rows([blind, {"details": {}}], [rows_a, plain])
     assert kept == [real, plain] and reason is None
     assert line == "\nPaired on the `real` condition's rows (A also asked blank, none: not paired).\n"
-    _, _, reason = _primary_rows([blind, {"details": {"conditions": ["blank"]}}], [rows_a, plain])
+    _, _, reason = primary_rows([blind, {"details": {"conditions": ["blank"]}}], [rows_a, plain])
     assert reason == "their primary image conditions differ (real vs blank)"
+
+
+def test_runs_that_report_different_statistics_pair_on_those_both_report(tmp_path):
+    """A run written when its benchmark reported one statistic fewer (an older toolkit) still pairs
+    with a newer run of the same items: on the statistics both report, the other one left out."""
+    import json
+
+    oracle, blind = run(tmp_path, Oracle, "oracle"), run(tmp_path, FirstLabel, "blind")
+    summary = read_json(blind / "summary.json")
+    assert set(summary["intervals"]["statistics"]) == {"accuracy", "macro_f1"}
+    summary["intervals"]["statistics"].pop("macro_f1")
+    summary["metrics"].pop("macro_f1")
+    (blind / "summary.json").write_text(json.dumps(summary))
+    result = runner.invoke(app, ["report", str(oracle), str(blind), "--out", str(tmp_path / "r.md")])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "r.md").read_text()
+    assert "| accuracy | 100.0 | 50.0 | +50.0 | [50.0, 50.0] | < 0.001 | significant |" in text
+    assert "macro-F1 |" not in text.split("## Paired")[1] and "resample different clusters" not in text

@@ -280,6 +280,7 @@ def report(
     runs on the same items, add their paired difference and test. A damaged run is named and
     skipped."""
     from spatialprobe.files import atomic_write_text
+    from spatialprobe.reports.paired_report import paired_section
     from spatialprobe.reports.runs import labels, load_runs
     from spatialprobe.reports.tables import comparison_table, provenance_line
 
@@ -294,7 +295,7 @@ def report(
     two = bool(run_dirs) and len(found) == 2
     text = comparison_table(found, labels(found, ["A", "B"] if two else None))
     if two:
-        text += _paired([r.path for r in found], [dict(r.summary) for r in found])
+        text += paired_section([r.path for r in found], [dict(r.summary) for r in found])
     sources = "\n".join(f"- `{r.path}`: {provenance_line(r.summary)}" for r in found)
     typer.echo(text)
     if out:
@@ -317,65 +318,6 @@ def _by_fact(run_dirs: list[Path] | None, by: str, out: Path | None) -> None:
         if out.suffix != ".json":
             atomic_write_text(out, text)
         atomic_write_text(out.with_suffix(".json"), json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-
-
-def _paired(paths: list[Path], summaries: list[dict]) -> str:
-    """The paired section of ``report A B``, or a note saying why the two runs cannot be paired."""
-    from spatialprobe.engine.variants import generated
-    from spatialprobe.files import read_jsonl
-    from spatialprobe.metrics.paired import paired_differences, resampling_of, unpaired_reason
-    from spatialprobe.reports.paired_report import official_differences
-    from spatialprobe.reports.tables import paired_table, unpaired_note
-
-    names = [f"`{p}` ({s.get('model')})" for p, s in zip(paths, summaries, strict=True)]
-    rows = []
-    for path in paths:
-        file = Path(path) / "predictions.jsonl"
-        try:
-            rows.append(read_jsonl(file) if file.exists() else [])
-        except (ValueError, OSError) as err:  # a truncated or damaged file: named, and no test
-            return unpaired_note(names[0], names[1], f"{file} cannot be read ({str(err).rstrip('.')})")
-    variants = any(generated(r) for part in rows for r in part)  # --protocol-variants: the source's own items pair
-    rows, primary, reason = _primary_rows(summaries, [[r for r in part if not generated(r)] for part in rows])
-    if variants:
-        primary += "\nThe generated robustness variants (--protocol-variants) are not paired; the items are.\n"
-    specs = [resampling_of(s, r) for s, r in zip(summaries, rows, strict=True)]
-    imported = (specs[0].labels, specs[0].pred) != (specs[1].labels, specs[1].pred)
-    if imported:  # a native run beside an imported one
-        from spatialprobe.reports.compare import as_correctness
-
-        scored = [as_correctness(spec, part) for spec, part in zip(specs, rows, strict=True)]
-        specs, rows = [spec for spec, _ in scored], [part for _, part in scored]
-    if specs[0].key != specs[1].key:
-        reason = (f"A's predictions are one per ({', '.join(specs[0].key)}) and B's one per "
-                  f"({', '.join(specs[1].key)}): runs of different kinds ({summaries[0].get('kind')}, "
-                  f"{summaries[1].get('kind')}) do not predict the same rows")
-    reason = reason or unpaired_reason(summaries[0], rows[0], summaries[1], rows[1], specs[0])
-    if reason is None and specs[0] != specs[1]:
-        reason = "their runs resample different clusters or labels"
-    if reason is not None:
-        return unpaired_note(names[0], names[1], reason)
-    if imported:  # scored by correctness: the one share both have
-        differences = paired_differences(rows[0], rows[1], specs[0])  # one robust SE: nothing is drawn
-    else:
-        differences = official_differences(summaries, rows, specs[0])
-    method = specs[0].describe(0, 0)["method"]
-    return paired_table(names[0], names[1], differences, 0, 0, method) + primary
-
-
-def _primary_rows(summaries: list[dict], rows: list[list[dict]]) -> tuple[list[list[dict]], str, str | None]:
-    """Each run's rows of its primary (first) image condition where a run asked several (a
-    ``--blind`` run: real, blank, none, shuffled), the line saying which condition was paired, and
-    why the runs cannot be paired where their primary conditions differ (else None)."""
-    conditions = [list((s.get("details") or {}).get("conditions") or []) for s in summaries]
-    if all(len(c) < 2 for c in conditions):
-        return rows, "", None
-    first = [c[0] if c else "real" for c in conditions]  # a run without conditions saw the real images
-    if first[0] != first[1]:
-        return rows, "", f"their primary image conditions differ ({first[0]} vs {first[1]})"
-    kept = [[r for r in part if r.get("condition", first[0]) == first[0]] for part in rows]
-    extra = [f"{run} also asked {', '.join(c[1:])}" for run, c in zip("AB", conditions, strict=True) if c[1:]]
-    return kept, f"\nPaired on the `{first[0]}` condition's rows ({'; '.join(extra)}: not paired).\n", None
 
 
 def register(app: typer.Typer) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from spatialprobe.benchmarks.base import Source, SourceItem, Wording
 from spatialprobe.errors import UsageError
+from spatialprobe.records import VARIANT
 
 ENGINE = ("circular", "swap")
 """The variants the engine generates for any source."""
@@ -36,7 +37,7 @@ LETTERINGS = ("{letter}. {option}", "({letter}) {option}", "{letter}) {option}")
 SWAPS = (("left", "right"), ("above", "below"), ("over", "under"), ("in front of", "behind"),
          ("top", "bottom"), ("upper", "lower"))
 """The relation words ``swap`` exchanges, both ways."""
-MARK = "engine_variant"
+MARK = VARIANT
 """The row field that marks a generated item (its protocol and rotation)."""
 
 
