@@ -43,7 +43,9 @@ def old_package(into: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(REPO), "archive", LEGACY_COMMIT, "spatialprobe"],
                              capture_output=True, check=True)
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(into, filter="data")
+        # the "data" filter (no absolute paths or links out of the folder) where this Python has it
+        # (3.10.12+, 3.11.4+); the archive is git's own of this repository's history either way
+        tar.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return into
 
 
