@@ -443,6 +443,36 @@ def test_an_lmms_eval_log_joined_to_vsr_pairs_with_a_native_vsr_run(tmp_path):
         read_json(tmp_path / "cmp" / "compare.json")["intervals"])
 
 
+def test_an_lmms_eval_log_joined_to_a_benchmark_module_takes_its_items_clusters_and_pairs(tmp_path, monkeypatch):
+    """Any registered benchmark joins, not only VSR and SpatialMQA: an lmms-eval CV-Bench log joined to the
+    CV-Bench copy a native run read (--source cv-bench --data COPY) takes its item keys, its image clusters and
+    its official breakdown, and pairs with the native run in report and compare."""
+    monkeypatch.chdir(tmp_path)
+    invoke("models", "tiny", "llava", "--out", tmp_path / "tiny-models" / "llava")
+    invoke("bench", "cv-bench", "--demo", "--device", "cpu", "--protocol", "generate", "--out", tmp_path / "native")
+    copy = tmp_path / "demo-data" / "cv-bench" / "test.jsonl"
+    docs = read_jsonl(copy)
+    objects = [{"id": d["idx"], "gt_content": d["answer"].strip("()"), "pred": "(A)", "pred_parsed": "A",
+                "type": d["type"], "task": d["task"], "source": d["source"], "is_correct": d["answer"] == "(A)"}
+               for d in docs]
+    right = sum(o["is_correct"] for o in objects)
+    path = lmms_eval_log(tmp_path / "lmms", "cv_bench", "cv_bench_acc", objects, right / len(objects))
+    invoke("import", "lmms-eval", path, "--model", "other", "--source", "cv-bench", "--data", copy,
+           "--out", tmp_path / "imported")
+    (imported,) = (tmp_path / "imported").iterdir()
+    joined, native = read_jsonl(imported / "predictions.jsonl"), read_jsonl(tmp_path / "native" / "predictions.jsonl")
+    assert sorted(r["instance_id"] for r in joined) == sorted(r["instance_id"] for r in native)
+    assert [r["log_id"] for r in joined] == [str(n) for n in range(len(docs))]
+    summary = read_json(imported / "summary.json")
+    assert summary["accuracy"]["mean"] == pytest.approx(100 * right / len(docs)) == summary["details"]["reported"]
+    assert summary["intervals"]["clusters"] == ["image"]
+    assert {"accuracy_by_source", "accuracy_by_type", "accuracy_by_task"} <= set(summary["metrics"])
+    invoke("report", tmp_path / "native", imported, "--out", tmp_path / "r.md")
+    assert "## Paired" in (tmp_path / "r.md").read_text()
+    invoke("compare", tmp_path / "native", imported, "--out", tmp_path / "cmp")
+    assert read_json(tmp_path / "cmp" / "compare.json")["n"] == len(docs)
+
+
 def test_a_plain_verdict_file_of_object_pairs_imports_with_both_objects_and_replays(tmp_path):
     objects = [f"o{k}" for k in range(8)]
     rng = random.Random(4)
