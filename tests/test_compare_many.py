@@ -21,6 +21,7 @@ from many_helpers import write_ask, yes_no_source
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
+from test_imports_exact import invoke, refused
 from typer.testing import CliRunner
 
 from spatialprobe.cli import app
@@ -153,3 +154,23 @@ def test_the_command_writes_compare_json_the_table_the_plot_and_checks_a_reporte
     mid = next(r for r in saved["reported"]["runs"] if r["label"].startswith("mid"))
     assert mid["inside"] is False and mid["miss"] == pytest.approx(60.9 - mid["ci"][0])
     assert f"lies {abs(mid['miss']):.1f} points below the run's 95 % interval" in result.output
+
+
+# --- compare refusals ---------------------------------------------------------------------------------
+
+def two_runs(tmp_path: Path) -> list[Path]:
+    for name, preds in (("a", "aaab"), ("b", "abbb")):
+        (tmp_path / f"{name}.csv").write_text("id,pred,gold\n" + "".join(f"{i},{p},a\n" for i, p in enumerate(preds)))
+    invoke("import", "plain", tmp_path / "a.csv", tmp_path / "b.csv", "--id", "id", "--prediction", "pred", "--gold",
+           "gold", "--benchmark", "toy", "--out", tmp_path / "runs")
+    return sorted((tmp_path / "runs").iterdir())
+
+
+def test_compare_refuses_a_run_twice_and_a_cut_off_predictions_file(tmp_path):
+    a, b = two_runs(tmp_path)
+    assert "is given twice" in refused("compare", a, a, "--out", tmp_path / "c")
+    assert "is given twice" in refused("compare", a, b, Path(str(a) + "/"), "--out", tmp_path / "c")
+    text = (b / "predictions.jsonl").read_text()
+    (b / "predictions.jsonl").write_text(text[:-25])  # cut off while it was written
+    out = refused("compare", a, b, "--out", tmp_path / "c")
+    assert f"{b / 'predictions.jsonl'}, line 4: is not a JSON row" in out
